@@ -1,0 +1,40 @@
+// Opens the system of record: PGlite inside DATA_DIR by default, a Postgres server when DATABASE_URL is set.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import * as schema from './schema.js';
+import { applyMigrations } from './migrate.js';
+
+export type Schema = typeof schema;
+/** The one database type every route and activity uses, whichever driver is behind it. */
+export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+/** A transaction handle; the same query API as Db. */
+export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+
+export interface Database {
+  db: Db;
+  driver: 'pglite' | 'postgres';
+  close(): Promise<void>;
+}
+
+export async function openDatabase(opts: { dataDir: string; databaseUrl?: string }): Promise<Database> {
+  let database: Database;
+  if (opts.databaseUrl) {
+    const { default: pg } = await import('pg');
+    const { drizzle } = await import('drizzle-orm/node-postgres');
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
+    database = { db: drizzle(pool, { schema }) as unknown as Db, driver: 'postgres', close: () => pool.end() };
+  } else {
+    const { PGlite } = await import('@electric-sql/pglite');
+    const { drizzle } = await import('drizzle-orm/pglite');
+    const dir = join(opts.dataDir, 'pglite');
+    mkdirSync(dir, { recursive: true });
+    const client = await PGlite.create(dir);
+    database = { db: drizzle(client, { schema }) as unknown as Db, driver: 'pglite', close: () => client.close() };
+  }
+  await applyMigrations(database.db);
+  return database;
+}
+
+export { schema, sql };

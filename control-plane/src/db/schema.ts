@@ -1,0 +1,107 @@
+// Drizzle table definitions; they mirror control-plane/migrations/*.sql, which are the source of truth.
+import { pgTable, serial, integer, text, boolean, timestamp, jsonb, bigint, bigserial, primaryKey, customType } from 'drizzle-orm/pg-core';
+
+const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({ dataType: () => 'bytea' });
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+export const users = pgTable('users', {
+  id: serial('id').primaryKey(),
+  email: text('email').notNull().unique(),
+  name: text('name').notNull().default(''),
+  active: boolean('active').notNull().default(true),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
+export const apiKeys = pgTable('api_keys', {
+  id: serial('id').primaryKey(),
+  userId: integer('user_id').notNull().references(() => users.id),
+  name: text('name').notNull().default(''),
+  keyHash: text('key_hash').notNull().unique(),
+  keyPrefix: text('key_prefix').notNull(),
+  readOnly: boolean('read_only').notNull().default(false),
+  expiresAt: ts('expires_at'),
+  revokedAt: ts('revoked_at'),
+  lastUsedAt: ts('last_used_at'),
+  createdAt: ts('created_at').notNull().defaultNow(),
+});
+
+export const plans = pgTable('plans', {
+  id: serial('id').primaryKey(),
+  slug: text('slug').notNull().unique(),
+  name: text('name').notNull(),
+  priceRials: bigint('price_rials', { mode: 'number' }).notNull().default(0),
+  features: jsonb('features').$type<Record<string, unknown>>().notNull(),
+});
+
+export const domains = pgTable('domains', {
+  id: serial('id').primaryKey(),
+  name: text('name').notNull().unique(),
+  ownerId: integer('owner_id').notNull().references(() => users.id),
+  dnsMode: text('dns_mode').$type<'managed' | 'external'>().notNull().default('managed'),
+  state: text('state').notNull(),
+  verificationState: text('verification_state'),
+  nsSetIndex: integer('ns_set_index'),
+  cacheL2TtlDays: integer('cache_l2_ttl_days').notNull().default(3),
+  cacheCapMb: integer('cache_cap_mb').notNull().default(100),
+  originProtocol: text('origin_protocol').notNull().default('auto'),
+  developerModeUntil: ts('developer_mode_until'),
+  verification: jsonb('verification').$type<Record<string, unknown> | null>(),
+  sslDelegation: jsonb('ssl_delegation').$type<Record<string, unknown> | null>(),
+  settings: jsonb('settings').$type<Record<string, unknown>>().notNull().default({}),
+  zoneSerial: integer('zone_serial').notNull().default(1),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
+export const domainMembers = pgTable('domain_members', {
+  domainId: integer('domain_id').notNull().references(() => domains.id),
+  userId: integer('user_id').notNull().references(() => users.id),
+  role: text('role').$type<'admin' | 'editor' | 'viewer'>().notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+}, (t) => [primaryKey({ columns: [t.domainId, t.userId] })]);
+
+export const subscriptions = pgTable('subscriptions', {
+  id: serial('id').primaryKey(),
+  domainId: integer('domain_id').notNull().references(() => domains.id),
+  userId: integer('user_id').notNull().references(() => users.id),
+  planId: integer('plan_id').notNull().references(() => plans.id),
+  status: text('status').notNull().default('active'),
+  isTrial: boolean('is_trial').notNull().default(false),
+  autoRenew: boolean('auto_renew').notNull().default(false),
+  overrides: jsonb('overrides').$type<Record<string, unknown>>().notNull().default({}),
+  startedAt: ts('started_at').notNull().defaultNow(),
+  expiresAt: ts('expires_at'),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
+export const dnsRecords = pgTable('dns_records', {
+  id: serial('id').primaryKey(),
+  domainId: integer('domain_id').notNull().references(() => domains.id),
+  name: text('name').notNull(),
+  type: text('type').notNull(),
+  destination: text('destination').notNull(),
+  mxPriority: integer('mx_priority'),
+  ttl: integer('ttl').notNull().default(120),
+  proxied: boolean('proxied').notNull().default(false),
+  captcha: boolean('captcha').notNull().default(false),
+  scheme: text('scheme').notNull().default('Auto'),
+  port: integer('port').notNull().default(443),
+  hostHeader: text('host_header'),
+  hostHeaderMode: text('host_header_mode').notNull().default('own'),
+  monitor: boolean('monitor').notNull().default(false),
+  timeout: integer('timeout').notNull().default(60),
+  comment: text('comment'),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
+export const configLog = pgTable('config_log', {
+  version: bigserial('version', { mode: 'number' }).primaryKey(),
+  domainId: integer('domain_id').notNull(),
+  domainName: text('domain_name').notNull(),
+  deleted: boolean('deleted').notNull().default(false),
+  payload: bytea('payload').notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+});

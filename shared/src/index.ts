@@ -1,0 +1,4 @@
+// Public entry of @platform/shared: code used by several processes.
+export * from './errors.js';
+export * from './env.js';
+export * from './logger.js';
