@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { join, dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: resolve(process.env.DATA_DIR ?? join(root, 'data')) };
@@ -73,7 +73,9 @@ process.on('SIGTERM', () => void shutdown(0));
 async function main(): Promise<void> {
   const temporalModule = join(root, 'scripts', 'start-temporal.ts');
   if (!env.TEMPORAL_ADDRESS && existsSync(temporalModule)) {
-    const { startTemporalDevServer } = await import('./start-temporal.js');
+    const { startTemporalDevServer } = (await import(pathToFileURL(temporalModule).href)) as {
+      startTemporalDevServer(opts: { dataDir: string }): Promise<{ address: string; uiUrl: string; stop(): Promise<void> }>;
+    };
     const temporal = await startTemporalDevServer({ dataDir: env.DATA_DIR! });
     stops.push(() => temporal.stop());
     env.TEMPORAL_ADDRESS = temporal.address;
