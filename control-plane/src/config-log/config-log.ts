@@ -1,0 +1,99 @@
+// The config log: an append-only, versioned list of per-domain snapshots, written in the same transaction as the change.
+import { and, asc, eq, gt, lte, sql } from 'drizzle-orm';
+import { encodeDomainSnapshot } from '@platform/shared';
+import type { Db, Tx } from '../db/index.js';
+import { rowsOf } from '../db/migrate.js';
+import { configLog, domains } from '../db/schema.js';
+import { buildDomainSnapshot } from './snapshot.js';
+
+/**
+ * Key of the transaction-scoped advisory lock that serialises appends: a version is drawn from the sequence only
+ * while holding it, and it is released at commit, so versions become visible in increasing order. A reader that
+ * has seen version 7 never later finds a 6 (the hub's tail relies on this).
+ */
+export const CONFIG_LOG_LOCK_KEY = 727_006;
+
+/** One stored entry as the hub streams it. */
+export interface StoredEntry {
+  version: number;
+  domainName: string;
+  deleted: boolean;
+  payload: Uint8Array;
+}
+
+export type NudgeListener = () => void;
+
+export class ConfigLog {
+  private readonly listeners = new Set<NudgeListener>();
+
+  /** `nsSets`: the accepted nameserver sets (control-plane config NS_SETS), first set recommended. */
+  constructor(private readonly nsSets: readonly (readonly string[])[]) {}
+
+  /**
+   * Bumps the domain's zone serial, builds its whole snapshot from the rows visible in `tx`, appends ONE entry and
+   * returns its version. Call it as the LAST statement of the transaction that made the change (it holds the
+   * append lock until commit), then `nudge()` after the commit.
+   */
+  async appendSnapshot(tx: Tx, domainId: number): Promise<number> {
+    const [domain] = await tx.update(domains).set({ zoneSerial: sql`${domains.zoneSerial} + 1` })
+      .where(eq(domains.id, domainId)).returning();
+    if (!domain) throw new Error(`config log: domain ${domainId} does not exist`);
+    const payload = encodeDomainSnapshot(await buildDomainSnapshot(tx, domain, this.nsSets));
+    return this.insert(tx, { domainId, domainName: domain.name, deleted: false, payload });
+  }
+
+  /** Appends a tombstone: nodes drop everything held for the domain. Same rules as appendSnapshot. */
+  async appendDeletion(tx: Tx, domain: { id: number; name: string }): Promise<number> {
+    return this.insert(tx, { domainId: domain.id, domainName: domain.name, deleted: true, payload: new Uint8Array(0) });
+  }
+
+  /** Tells the sync hub (in this process) that entries were committed; it streams them at once. */
+  nudge(): void {
+    for (const l of this.listeners) l();
+  }
+
+  /** Registers a nudge listener (the hub); returns the function that removes it. */
+  onNudge(listener: NudgeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Entries with from < version <= upTo, in version order, at most `limit`. */
+  async readAfter(db: Db | Tx, from: number, limit: number, upTo = Number.MAX_SAFE_INTEGER): Promise<StoredEntry[]> {
+    return db.select({ version: configLog.version, domainName: configLog.domainName, deleted: configLog.deleted, payload: configLog.payload })
+      .from(configLog).where(and(gt(configLog.version, from), lte(configLog.version, upTo)))
+      .orderBy(asc(configLog.version)).limit(limit);
+  }
+
+  /**
+   * Catch-up read: like readAfter, but only the latest entry of each domain within (from, upTo]. Each entry is a
+   * whole snapshot or a tombstone, so applying only the latest per domain, in version order, reaches the same state;
+   * a node stopped half-way resumes from the last version it applied and still receives every domain it lacks.
+   */
+  async readLatestAfter(db: Db | Tx, from: number, upTo: number, limit: number): Promise<StoredEntry[]> {
+    const result = await db.execute(sql`
+      SELECT c.version, c.domain_name AS "domainName", c.deleted, c.payload FROM config_log c
+      WHERE c.version > ${from} AND c.version <= ${upTo}
+        AND NOT EXISTS (SELECT 1 FROM config_log n WHERE n.domain_name = c.domain_name AND n.version > c.version AND n.version <= ${upTo})
+      ORDER BY c.version LIMIT ${limit}`);
+    return rowsOf<{ version: string | number; domainName: string; deleted: boolean; payload: Uint8Array }>(result)
+      .map((r) => ({ version: Number(r.version), domainName: r.domainName, deleted: r.deleted, payload: r.payload }));
+  }
+
+  /** The highest committed version (0 when the log is empty). */
+  async head(db: Db | Tx): Promise<number> {
+    const result = await db.execute(sql`SELECT COALESCE(MAX(version), 0) AS head FROM config_log`);
+    return Number(rowsOf<{ head: string | number }>(result)[0]?.head ?? 0);
+  }
+
+  private async insert(tx: Tx, row: Omit<StoredEntry, 'version'> & { domainId: number }): Promise<number> {
+    await tx.execute(sql`SELECT pg_advisory_xact_lock(${CONFIG_LOG_LOCK_KEY})`);
+    const [inserted] = await tx.insert(configLog).values(row).returning({ version: configLog.version });
+    return inserted!.version;
+  }
+}
+
+/** Factory used by app.ts: `createConfigLog(config)` with the control-plane config's nameserver sets. */
+export function createConfigLog(config: { nsSets: readonly (readonly string[])[] }): ConfigLog {
+  return new ConfigLog(config.nsSets);
+}

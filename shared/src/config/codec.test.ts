@@ -1,0 +1,51 @@
+// Round trips of the compiled-config codec, including the hub's splice of stored snapshot bytes.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  SCHEMA_MAJOR, encodeDomainSnapshot, decodeDomainSnapshot, encodeConfigEntry, decodeConfigEntry, splitConfigEntry,
+  type DomainSnapshot,
+} from './index.js';
+
+function sampleSnapshot(): DomainSnapshot {
+  return {
+    schemaMajor: SCHEMA_MAJOR, domainId: 7, name: 'example.org', state: 'active', dnsMode: 'managed',
+    zone: {
+      serial: 3, nameservers: ['ns1.platform.test', 'ns2.platform.test'], soaMname: 'ns1.platform.test',
+      soaRname: 'hostmaster.example.org', soaRefresh: 10000, soaRetry: 2400, soaExpire: 604800, soaMinimum: 300, soaTtl: 3600,
+      records: [{ id: 1, name: 'www', type: 'A', destination: '192.0.2.1', ttl: 120, mxPriority: 0, proxied: true, captcha: false,
+        scheme: 'Auto', port: 443, hostHeader: '', hostHeaderMode: 'own', timeout: 60 }],
+    },
+    settings: { developerMode: true, developerModeExpiresAtMs: 1_800_000_000_000, cacheL2TtlDays: 3, cacheCapMb: 100 },
+    ruleSet: { version: 0, rules: [] },
+    certificates: [],
+  };
+}
+
+test('a snapshot survives encode and decode unchanged', () => {
+  const s = sampleSnapshot();
+  assert.deepEqual(decodeDomainSnapshot(encodeDomainSnapshot(s)), s);
+});
+
+test('an entry built from stored snapshot bytes decodes like one built from the object', () => {
+  const s = sampleSnapshot();
+  const spliced = encodeConfigEntry({ version: 42, domain: 'example.org', deleted: false, snapshotBytes: encodeDomainSnapshot(s) });
+  const direct = encodeConfigEntry({ version: 42, domain: 'example.org', deleted: false, snapshot: s });
+  assert.deepEqual(decodeConfigEntry(spliced), { version: 42, domain: 'example.org', deleted: false, snapshot: s });
+  assert.deepEqual(decodeConfigEntry(direct), decodeConfigEntry(spliced));
+  const split = splitConfigEntry(spliced);
+  assert.equal(split.version, 42);
+  assert.equal(split.domain, 'example.org');
+  assert.deepEqual(decodeDomainSnapshot(split.snapshotBytes), s);
+});
+
+test('a tombstone carries no snapshot', () => {
+  const bytes = encodeConfigEntry({ version: 9, domain: 'gone.example', deleted: true, snapshotBytes: new Uint8Array(0) });
+  assert.deepEqual(decodeConfigEntry(bytes), { version: 9, domain: 'gone.example', deleted: true });
+  assert.equal(splitConfigEntry(bytes).snapshotBytes.length, 0);
+});
+
+test('another schema major and garbage are rejected with codes', () => {
+  const s = { ...sampleSnapshot(), schemaMajor: 2 };
+  assert.throws(() => decodeDomainSnapshot(encodeDomainSnapshot(s)), { code: 'CFG_ERR_SCHEMA_MAJOR' });
+  assert.throws(() => decodeConfigEntry(Uint8Array.from([0x12, 0x10, 0x61])), { code: 'CFG_ERR_DECODE' });
+});

@@ -1,0 +1,88 @@
+// TypeScript shapes of the compiled-config protobuf messages (shared/proto/compiled-config.proto), camelCase as protobufjs maps them.
+
+/** Major version of the compiled-config schema; readers reject snapshots with another major. */
+export const SCHEMA_MAJOR = 1;
+
+/** One config log entry as streamed to nodes: a whole domain snapshot, or a tombstone when `deleted`. */
+export interface ConfigEntry {
+  /** Config log version, strictly increasing across all domains. */
+  version: number;
+  /** Punycode, lower case, no trailing dot. */
+  domain: string;
+  deleted: boolean;
+  /** Absent when deleted. */
+  snapshot?: DomainSnapshot;
+}
+
+export interface DomainSnapshot {
+  schemaMajor: number;
+  domainId: number;
+  name: string;
+  state: string;
+  dnsMode: string;
+  zone: Zone;
+  settings: DomainSettings;
+  ruleSet: RuleSet;
+  certificates: Certificate[];
+}
+
+export interface Zone {
+  /** Increases with every change of the domain. */
+  serial: number;
+  nameservers: string[];
+  soaMname: string;
+  soaRname: string;
+  soaRefresh: number;
+  soaRetry: number;
+  soaExpire: number;
+  soaMinimum: number;
+  soaTtl: number;
+  records: ZoneRecord[];
+}
+
+export interface ZoneRecord {
+  id: number;
+  /** Relative owner name, lower case: "@" is the apex, "www", "*.dev". */
+  name: string;
+  type: string;
+  /** Presentation form of the RDATA (MX: exchange only; SRV: "weight port target"; CAA: "flags tag value"). */
+  destination: string;
+  ttl: number;
+  /** MX preference, SRV priority. */
+  mxPriority: number;
+  proxied: boolean;
+  captcha: boolean;
+  scheme: string;
+  port: number;
+  hostHeader: string;
+  hostHeaderMode: string;
+  timeout: number;
+}
+
+export interface DomainSettings {
+  developerMode: boolean;
+  developerModeExpiresAtMs: number;
+  cacheL2TtlDays: number;
+  cacheCapMb: number;
+}
+
+export interface RuleSet {
+  version: number;
+  rules: Rule[];
+}
+
+export interface Rule {
+  id: number;
+  type: string;
+  enabled: boolean;
+  priority: number;
+  /** Type-specific compiled fields (msgpack), owned by the edge rule engine. */
+  body: Uint8Array;
+}
+
+export interface Certificate {
+  hostnames: string[];
+  certificatePem: string;
+  privateKeyPem: string;
+  notAfterMs: number;
+}
