@@ -1,5 +1,5 @@
 // ConfigLog against a real database: snapshots, serials, tombstones, ordering and the catch-up read.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeDomainSnapshot } from '@platform/shared';
 import { createTestDatabase } from '../../../test/helpers/database.js';
@@ -9,7 +9,7 @@ import { ConfigLog } from './index.js';
 
 const NS_SETS = [['ns1.platform.test', 'ns2.platform.test'], ['ns3.platform.test', 'ns4.platform.test']];
 
-async function setup(t: import('node:test').TestContext) {
+async function setup(t: TestContext) {
   const tdb = await createTestDatabase('config-log');
   const database = await openDatabase(tdb);
   t.after(async () => { await database.close(); await tdb.drop(); });

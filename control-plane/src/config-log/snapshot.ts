@@ -2,7 +2,7 @@
 import { asc, eq } from 'drizzle-orm';
 import { SCHEMA_MAJOR, type DomainSettings, type DomainSnapshot, type RuleSet, type Zone, type ZoneRecord } from '@platform/shared';
 import type { Tx } from '../db/index.js';
-import { dnsRecords, domains } from '../db/schema.js';
+import { dnsRecords, type domains } from '../db/schema.js';
 
 type DomainRow = typeof domains.$inferSelect;
 type RecordRow = typeof dnsRecords.$inferSelect;
