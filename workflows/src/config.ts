@@ -1,0 +1,57 @@
+// The worker's configuration: read once from the environment at boot, validated, frozen.
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { EnvReader, type EnvSource } from '@platform/shared';
+
+export interface Resolver { host: string; port: number }
+
+export interface WorkflowsConfig {
+  temporalAddress: string;
+  temporalNamespace: string;
+  /** Public resolvers asked for delegation, verification records and zone scans ("internet" in tests). */
+  dnsResolvers: Resolver[];
+  /** Milliseconds one DNS query may take before the resolver counts as unanswered. */
+  dnsTimeoutMs: number;
+  /** Base URL of the control plane whose /internal API the activities call. */
+  controlPlaneUrl: string;
+  /** The node token that authenticates the worker to /internal (NODE_TOKEN or DATA_DIR/node-token). */
+  nodeToken: string;
+  dataDir: string;
+  logLevel: string;
+}
+
+export function parseResolvers(list: string[], problems: string[]): Resolver[] {
+  const out: Resolver[] = [];
+  for (const item of list) {
+    const m = /^\[?([^\]]+?)\]?(?::(\d+))?$/.exec(item);
+    const port = m?.[2] === undefined ? 53 : Number(m[2]);
+    if (!m || !Number.isInteger(port) || port < 1 || port > 65535) {
+      problems.push(`DNS_RESOLVERS: "${item}" is not host:port`);
+      continue;
+    }
+    out.push({ host: m[1], port });
+  }
+  return out;
+}
+
+export function loadConfig(env: EnvSource = process.env): Readonly<WorkflowsConfig> {
+  const r = new EnvReader(env);
+  const dataDir = resolve(r.string('DATA_DIR', './data'));
+  const dnsResolvers = parseResolvers(r.list('DNS_RESOLVERS', ['1.1.1.1:53', '8.8.8.8:53']), r.problems);
+  let nodeToken = r.optional('NODE_TOKEN');
+  if (!nodeToken) {
+    const file = join(dataDir, 'node-token');
+    if (existsSync(file)) nodeToken = readFileSync(file, 'utf8').trim();
+    else r.problems.push(`NODE_TOKEN is unset and ${file} does not exist (start the control plane first)`);
+  }
+  return r.done<WorkflowsConfig>({
+    temporalAddress: r.string('TEMPORAL_ADDRESS', '127.0.0.1:7233'),
+    temporalNamespace: r.string('TEMPORAL_NAMESPACE', 'default'),
+    dnsResolvers,
+    dnsTimeoutMs: r.int('DNS_TIMEOUT_MS', 3000, 100, 60_000),
+    controlPlaneUrl: r.string('CONTROL_PLANE_URL', 'http://127.0.0.1:8080').replace(/\/$/, ''),
+    nodeToken: nodeToken ?? '',
+    dataDir,
+    logLevel: r.string('LOG_LEVEL', env.NODE_ENV === 'test' ? 'warn' : 'info'),
+  });
+}

@@ -1,0 +1,8 @@
+// Every workflow the worker runs; the control plane starts them by these names.
+export { watchDelegation } from './watch-delegation.js';
+export { checkNameservers } from './check-nameservers.js';
+export { awaitVerification } from './await-verification.js';
+export { verifyDomain } from './verify-domain.js';
+export { checkSslDelegation } from './check-ssl-delegation.js';
+export { expireDeveloperMode, extendDeveloperModeSignal, stopDeveloperModeSignal } from './expire-developer-mode.js';
+export { scanAndImportZone } from './scan-zone.js';
