@@ -1,0 +1,94 @@
+// Splits an RFC 1035 §5.1 master file into logical entries: parentheses join lines, ';' starts a comment,
+// "..." is one token with \X and \DDD escapes kept for the reader, a line starting with blank keeps the
+// previous owner.
+
+export interface Token {
+  text: string; // raw text; for quoted tokens the inner text, escapes not yet resolved
+  quoted: boolean;
+}
+
+export interface Entry {
+  line: number; // physical line where the entry starts (1-based)
+  blankOwner: boolean; // the entry started with white space: owner is the previous owner
+  tokens: Token[];
+  comment: string | null; // the last comment on the entry, without ';'
+}
+
+export interface TokenizeResult {
+  entries: Entry[];
+  errors: { line: number; error: string }[];
+}
+
+export function tokenize(text: string): TokenizeResult {
+  const entries: Entry[] = [];
+  const errors: { line: number; error: string }[] = [];
+  let line = 1;
+  let depth = 0;
+  let current: Entry | null = null;
+  let atLineStart = true;
+  const src = text.replace(/\r\n?/g, '\n');
+
+  const finish = (): void => {
+    if (current && current.tokens.length) entries.push(current);
+    current = null;
+  };
+  const entry = (blank: boolean): Entry => (current ??= { line, blankOwner: blank, tokens: [], comment: null });
+
+  for (let i = 0; i < src.length; i++) {
+    const c = src[i]!;
+    if (c === '\n') {
+      line++;
+      atLineStart = true;
+      if (depth === 0) finish();
+      continue;
+    }
+    if (c === ' ' || c === '\t') {
+      if (atLineStart && depth === 0) entry(true);
+      atLineStart = false;
+      continue;
+    }
+    atLineStart = false;
+    if (c === ';') {
+      const end = src.indexOf('\n', i);
+      const stop = end === -1 ? src.length : end;
+      if (current) current.comment = src.slice(i + 1, stop).trim();
+      i = stop - 1;
+      continue;
+    }
+    if (c === '(') { entry(false); depth++; continue; }
+    if (c === ')') {
+      if (depth === 0) errors.push({ line, error: 'unbalanced ")"' });
+      else depth--;
+      continue;
+    }
+    if (c === '"') {
+      const startLine = line;
+      let j = i + 1;
+      let s = '';
+      for (; j < src.length && src[j] !== '"'; j++) {
+        if (src[j] === '\\' && j + 1 < src.length) { s += src[j]! + src[j + 1]!; j++; }
+        else s += src[j]!;
+        if (src[j] === '\n') line++;
+      }
+      if (j >= src.length) {
+        errors.push({ line: startLine, error: 'unterminated quoted string' });
+        current = null;
+        return { entries, errors };
+      }
+      entry(false).tokens.push({ text: s, quoted: true });
+      i = j;
+      continue;
+    }
+    let j = i;
+    let s = '';
+    for (; j < src.length && !' \t\n;()"'.includes(src[j]!); j++) {
+      if (src[j] === '\\' && j + 1 < src.length && src[j + 1] !== '\n') { s += src[j]! + src[j + 1]!; j++; }
+      else s += src[j]!;
+    }
+    entry(false).tokens.push({ text: s, quoted: false });
+    i = j - 1;
+  }
+  if (depth > 0) errors.push({ line, error: 'unbalanced "(": missing ")" before the end of the file' });
+  finish();
+  return { entries, errors };
+}
