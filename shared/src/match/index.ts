@@ -1,0 +1,7 @@
+// Pure matchers and canonicalisation shared by the rules API (validation on write) and the edge node (matching).
+export * from './host.js';
+export * from './path.js';
+export * from './ip.js';
+export * from './password.js';
+export * from './validate-rule.js';
+export * from './rule-types.js';

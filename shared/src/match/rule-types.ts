@@ -1,0 +1,211 @@
+// Validation of each rule type's own fields (the nine types with an edge engine; the other six are stored as given).
+import { isIP } from 'node:net';
+import { hashPassword, isPasswordHash } from './password.js';
+import { normaliseHost } from './host.js';
+import type { PathMatchType } from './path.js';
+import type { Problem, RuleType } from './validate-rule.js';
+
+type Fields = Record<string, unknown>;
+type Result = { ok: true; value: Fields } | { ok: false; problems: Problem[] };
+interface Ctx { pathMatchType: PathMatchType }
+
+class Checker {
+  readonly problems: Problem[] = [];
+  readonly out: Fields = {};
+  readonly seen = new Set<string>(['country']);
+  constructor(readonly input: Fields, readonly prefix = '') {}
+  problem(path: string, message: string) { this.problems.push({ path: this.prefix + path, message }); }
+
+  str(key: string, opts: { required?: boolean; max?: number; def?: string; oneOf?: readonly string[] } = {}): string | undefined {
+    this.seen.add(key);
+    const v = this.input[key];
+    if (v === undefined || v === null) {
+      if (opts.required) this.problem(key, 'is required');
+      if (opts.def !== undefined) this.out[key] = opts.def;
+      return opts.def;
+    }
+    if (typeof v !== 'string') { this.problem(key, 'must be a string'); return undefined; }
+    if (opts.max !== undefined && v.length > opts.max) this.problem(key, `at most ${opts.max} characters`);
+    if (opts.oneOf && !opts.oneOf.includes(v)) this.problem(key, `must be one of ${opts.oneOf.join(', ')}`);
+    if (opts.required && v === '') this.problem(key, 'must not be empty');
+    this.out[key] = v;
+    return v;
+  }
+
+  int(key: string, opts: { min: number; max: number; def?: number; oneOf?: readonly number[]; required?: boolean }): number | undefined {
+    this.seen.add(key);
+    const v = this.input[key];
+    if (v === undefined || v === null) {
+      if (opts.required) this.problem(key, 'is required');
+      if (opts.def !== undefined) this.out[key] = opts.def;
+      return opts.def;
+    }
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < opts.min || v > opts.max) { this.problem(key, `must be an integer from ${opts.min} to ${opts.max}`); return undefined; }
+    if (opts.oneOf && !opts.oneOf.includes(v)) { this.problem(key, `must be one of ${opts.oneOf.join(', ')}`); return undefined; }
+    this.out[key] = v;
+    return v;
+  }
+
+  bool(key: string, def: boolean): boolean {
+    this.seen.add(key);
+    const v = this.input[key];
+    if (v === undefined || v === null) { this.out[key] = def; return def; }
+    if (typeof v !== 'boolean') { this.problem(key, 'must be a boolean'); return def; }
+    this.out[key] = v;
+    return v;
+  }
+
+  array(key: string, max: number): unknown[] {
+    this.seen.add(key);
+    const v = this.input[key];
+    if (v === undefined || v === null) return [];
+    if (!Array.isArray(v)) { this.problem(key, 'must be an array'); return []; }
+    if (v.length > max) this.problem(key, `at most ${max} entries`);
+    return v;
+  }
+
+  result(): Result { return this.problems.length > 0 ? { ok: false, problems: this.problems } : { ok: true, value: this.out }; }
+}
+
+const HOST_RE = /^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*$/;
+function addressProblem(v: string): string | undefined {
+  if (isIP(v) || (v.length <= 253 && HOST_RE.test(normaliseHost(v)))) return undefined;
+  return 'must be an IP address or a host name';
+}
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+function headerOps(c: Checker, key: string) {
+  const ops = c.array(key, 100).map((raw, i) => {
+    const path = `${key}[${i}]`;
+    if (typeof raw !== 'object' || raw === null) { c.problem(path, 'must be an object'); return undefined; }
+    const o = raw as Fields;
+    if (!['set', 'add', 'remove'].includes(o.op as string)) c.problem(`${path}.op`, 'must be set, add or remove');
+    if (typeof o.name !== 'string' || !HEADER_NAME.test(o.name)) c.problem(`${path}.name`, 'must be a header name');
+    if (o.op !== 'remove' && (typeof o.value !== 'string' || /[\r\n\0]/.test(o.value))) c.problem(`${path}.value`, 'must be a string without CR, LF or NUL');
+    return { op: o.op, name: typeof o.name === 'string' ? o.name.toLowerCase() : '', ...(o.op === 'remove' ? {} : { value: o.value }) };
+  });
+  c.out[key] = ops;
+  return ops.length;
+}
+
+const STATUS_ENTRY = /^([1-5]\d\d)(?:-([1-5]\d\d))?$/;
+
+const VALIDATORS: Partial<Record<RuleType, (c: Checker, ctx: Ctx) => void>> = {
+  origin_route(c) {
+    const address = c.str('address', { required: true, max: 253 });
+    if (address) { const p = addressProblem(address); if (p) c.problem('address', p); }
+    const scheme = c.str('scheme', { def: 'http', oneOf: ['http', 'https'] });
+    c.int('port', { min: 1, max: 65535, def: scheme === 'https' ? 443 : 80 });
+    const hh = c.str('host_header', { def: '', max: 253 });
+    if (hh) c.out.host_header = normaliseHost(hh);
+    c.str('name', { def: '', max: 64 });
+    // country is read-only: the API detects it from the address (a value sent in is ignored).
+  },
+  origin_pool(c) {
+    const origins = c.array('origins', 64);
+    if (origins.length === 0) c.problem('origins', 'at least one origin is required');
+    c.out.origins = origins.map((raw, i) => {
+      const o = new Checker((raw ?? {}) as Fields, `origins[${i}].`);
+      const address = o.str('address', { required: true, max: 253 });
+      if (address) { const p = addressProblem(address); if (p) o.problem('address', p); }
+      const scheme = o.str('scheme', { def: 'http', oneOf: ['http', 'https'] });
+      o.int('port', { min: 1, max: 65535, def: scheme === 'https' ? 443 : 80 });
+      o.int('weight', { min: 0, max: 1000, def: 1 });
+      o.bool('backup', false);
+      o.str('host_header', { def: '', max: 253 });
+      c.problems.push(...o.problems);
+      return o.out;
+    });
+    c.seen.add('health_check');
+    const hcIn = c.input.health_check;
+    if (hcIn !== undefined && hcIn !== null) {
+      const h = new Checker(hcIn as Fields, 'health_check.');
+      h.bool('enabled', true);
+      h.str('path', { def: '/', max: 2048 });
+      h.int('interval_s', { min: 1, max: 3600, def: 10 });
+      h.int('timeout_s', { min: 1, max: 60, def: 5 });
+      h.int('unhealthy_threshold', { min: 1, max: 20, def: 2 });
+      h.int('healthy_threshold', { min: 1, max: 20, def: 2 });
+      c.problems.push(...h.problems);
+      c.out.health_check = h.out;
+    }
+    c.str('method', { def: 'weighted', oneOf: ['weighted', 'failover'] });
+  },
+  redirect(c) {
+    c.int('status_code', { min: 301, max: 308, def: 302, oneOf: [301, 302, 307, 308] });
+    const t = c.str('target', { required: true, max: 4096 });
+    if (t !== undefined && !/^(https?:\/\/|\/)/.test(t)) c.problem('target', 'must be an absolute http(s) URL or a path starting with /');
+    c.bool('keep_query', true);
+  },
+  rewrite(c) {
+    const p = c.str('path', { max: 4096 });
+    if (p !== undefined && !p.startsWith('/')) c.problem('path', 'must start with /');
+    const q = c.str('query', { max: 4096 });
+    c.bool('append_query', false);
+    if (p === undefined && q === undefined) c.problem('path', 'path or query is required');
+  },
+  header(c) {
+    const n = headerOps(c, 'request_headers') + headerOps(c, 'response_headers');
+    if (n === 0) c.problem('request_headers', 'request_headers or response_headers needs at least one operation');
+  },
+  drop(c) {
+    const action = c.str('action', { def: 'status', oneOf: ['status', 'close'] });
+    c.int('status_code', { min: 400, max: 599, def: 403 });
+    c.str('body', { def: '', max: 65536 });
+    void action;
+  },
+  basic_auth(c) {
+    const realm = c.str('realm', { def: 'Restricted', max: 128 });
+    if (realm && /["\r\n\\]/.test(realm)) c.problem('realm', 'must not contain quotes, backslashes or line breaks');
+    const users = c.array('users', 1000);
+    if (users.length === 0) c.problem('users', 'at least one user is required');
+    const names = new Set<string>();
+    c.out.users = users.map((raw, i) => {
+      const u = (raw ?? {}) as Fields;
+      const path = `users[${i}]`;
+      if (typeof u.username !== 'string' || u.username === '' || u.username.includes(':') || u.username.length > 128) {
+        c.problem(`${path}.username`, 'must be 1 to 128 characters without ":"');
+      } else if (names.has(u.username)) c.problem(`${path}.username`, 'duplicate username');
+      else names.add(u.username);
+      let hash: string | undefined;
+      if (typeof u.password === 'string' && u.password.length > 0 && u.password.length <= 1024) hash = hashPassword(u.password);
+      else if (typeof u.password_hash === 'string' && isPasswordHash(u.password_hash)) hash = u.password_hash;
+      else c.problem(`${path}.password`, 'password (1 to 1024 characters) or a password_hash read back from the API is required');
+      return { username: u.username, password_hash: hash };
+    });
+  },
+  error_page(c) {
+    const statuses = c.array('statuses', 100);
+    if (statuses.length === 0) c.problem('statuses', 'at least one status or range ("404", "500-599") is required');
+    statuses.forEach((s, i) => {
+      const m = typeof s === 'string' ? STATUS_ENTRY.exec(s) : null;
+      if (!m || (m[2] !== undefined && Number(m[2]) < Number(m[1])) || Number(m[1]) < 400) c.problem(`statuses[${i}]`, 'must be a status 400-599 or a range "500-599"');
+    });
+    c.out.statuses = statuses;
+    c.str('body', { required: true, max: 262144 });
+    c.str('content_type', { def: 'text/html; charset=utf-8', max: 256 });
+  },
+  cache(c) {
+    c.str('action', { def: 'cache', oneOf: ['cache', 'bypass'] });
+    c.int('edge_ttl', { min: 0, max: 31536000, def: 0 });
+    c.int('browser_ttl', { min: 0, max: 31536000, def: 0 });
+    c.bool('respect_origin', true);
+    c.bool('stale_on_error', true);
+    c.str('query', { def: 'include', oneOf: ['include', 'ignore', 'sort', 'only'] });
+    const keys = c.array('query_keys', 100);
+    keys.forEach((k, i) => { if (typeof k !== 'string' || k === '') c.problem(`query_keys[${i}]`, 'must be a non-empty string'); });
+    c.out.query_keys = keys;
+  },
+};
+
+/** Validates and normalises the type-specific fields of a rule; types without an engine keep their fields as given. */
+export function validateTypeFields(type: RuleType, input: Fields, ctx: Ctx): Result {
+  const v = VALIDATORS[type];
+  if (!v) return { ok: true, value: { ...input } };
+  const c = new Checker({ ...input });
+  v(c, ctx);
+  for (const k of Object.keys(c.input)) {
+    if (!c.seen.has(k)) c.problem(k, `unknown field for ${type} rules`);
+  }
+  return c.result();
+}
