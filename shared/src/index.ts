@@ -3,3 +3,4 @@ export * from './errors.js';
 export * from './env.js';
 export * from './logger.js';
 export * from './config/index.js';
+export * from './node-store/index.js';

@@ -1,0 +1,117 @@
+// The sync hub in-process with a real database, real sockets and real node stores: catch-up, live entries, refusal.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import WebSocket from 'ws';
+import { openNodeStore, startNodeSync, type NodeStore } from '@platform/shared';
+import { createTestDatabase } from '../../../test/helpers/database.js';
+import { openDatabase, type Db } from '../db/index.js';
+import { dnsRecords, domains, users } from '../db/schema.js';
+import { ConfigLog } from '../config-log/index.js';
+import { startSyncHub } from './index.js';
+
+const TOKEN = 'test-node-token';
+
+async function setup(t: TestContext) {
+  const tdb = await createTestDatabase('sync-hub');
+  const database = await openDatabase(tdb);
+  const configLog = new ConfigLog([['ns1.platform.test', 'ns2.platform.test']]);
+  const [user] = await database.db.insert(users).values({ email: 'owner@example.org' }).returning();
+  const hub = await startSyncHub({ host: '127.0.0.1', port: 0, token: TOKEN, db: database.db, configLog, pollMs: 60_000 });
+  const dirs: string[] = [];
+  t.after(async () => {
+    await hub.close();
+    await database.close();
+    await tdb.drop();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+  const newStore = (): NodeStore => {
+    const dir = mkdtempSync(join(tmpdir(), 'sync-node-'));
+    dirs.push(dir);
+    const store = openNodeStore(join(dir, 'lmdb'));
+    t.after(() => store.close());
+    return store;
+  };
+  return { db: database.db, configLog, hub, userId: user!.id, newStore, hubUrl: `ws://127.0.0.1:${hub.port}` };
+}
+
+async function writeRecord(db: Db, log: ConfigLog, domainId: number, name: string, destination: string): Promise<number> {
+  const v = await db.transaction(async (tx) => {
+    await tx.insert(dnsRecords).values({ domainId, name, type: 'A', destination });
+    return log.appendSnapshot(tx, domainId);
+  });
+  log.nudge();
+  return v;
+}
+
+async function until(cond: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+test('a node catches up with the log, then receives live entries, and a tombstone removes the domain', async (t) => {
+  const { db, configLog, userId, newStore, hubUrl } = await setup(t);
+  const [a] = await db.insert(domains).values({ name: 'a.example', ownerId: userId, state: 'active' }).returning();
+  const [b] = await db.insert(domains).values({ name: 'b.example', ownerId: userId, state: 'active' }).returning();
+  for (let i = 0; i < 5; i++) await writeRecord(db, configLog, a!.id, `h${i}`, `192.0.2.${i + 1}`);
+  const vb = await writeRecord(db, configLog, b!.id, 'www', '198.51.100.1');
+
+  const store = newStore();
+  const applied: number[] = [];
+  store.onApplied((e) => applied.push(e.version));
+  const sync = startNodeSync(store, { hubUrl, token: TOKEN, nodeId: 'n1' });
+  t.after(() => sync.stop());
+  await sync.ready;
+  assert.equal(store.version, vb);
+  assert.equal(store.getSnapshot('a.example')!.zone.records.length, 5);
+  assert.equal(applied.length, 2, 'catch-up sends only the latest snapshot of each domain');
+
+  const live = await writeRecord(db, configLog, a!.id, 'h5', '192.0.2.6');
+  await until(() => store.version === live, 'the live entry');
+  assert.equal(store.getSnapshot('a.example')!.zone.records.length, 6);
+
+  const del = await db.transaction((tx) => configLog.appendDeletion(tx, b!));
+  configLog.nudge();
+  await until(() => store.version === del, 'the tombstone');
+  assert.deepEqual(store.domains(), ['a.example']);
+});
+
+test('a node that reconnects resumes from its version and misses nothing written while away', async (t) => {
+  const { db, configLog, userId, newStore, hubUrl } = await setup(t);
+  const [a] = await db.insert(domains).values({ name: 'a.example', ownerId: userId, state: 'active' }).returning();
+  await writeRecord(db, configLog, a!.id, 'one', '192.0.2.1');
+  const store = newStore();
+  const first = startNodeSync(store, { hubUrl, token: TOKEN });
+  await first.ready;
+  await first.stop();
+  let last = 0;
+  for (let i = 0; i < 10; i++) last = await writeRecord(db, configLog, a!.id, `away${i}`, `192.0.2.${i + 10}`);
+  const seen: number[] = [];
+  store.onApplied((e) => seen.push(e.version));
+  const second = startNodeSync(store, { hubUrl, token: TOKEN });
+  t.after(() => second.stop());
+  await second.ready;
+  assert.equal(store.version, last);
+  assert.equal(store.getSnapshot('a.example')!.zone.records.length, 11);
+  assert.deepEqual(seen, [last]);
+});
+
+test('without the node token, or with a wrong one, the hub answers 401 before upgrading', async (t) => {
+  const { hubUrl } = await setup(t);
+  const statusOf = (headers: Record<string, string>, query = '') => new Promise<number>((resolve, reject) => {
+    const ws = new WebSocket(`${hubUrl}/sync?from=0${query}`, { headers });
+    ws.on('unexpected-response', (_req, res) => { resolve(res.statusCode ?? 0); ws.terminate(); });
+    ws.on('open', () => { ws.close(); resolve(101); });
+    ws.on('error', (err) => { if (!/Unexpected server response/.test(err.message)) reject(err); });
+  });
+  assert.equal(await statusOf({}), 401);
+  assert.equal(await statusOf({ authorization: 'Bearer nope' }), 401);
+  assert.equal(await statusOf({}, '&token=nope'), 401);
+  assert.equal(await statusOf({ authorization: `Bearer ${TOKEN}` }), 101);
+  assert.equal(await statusOf({}, `&token=${TOKEN}`), 101);
+});

@@ -1,0 +1,28 @@
+// Wire frames of the sync protocol: a binary frame holds one or more length-delimited ConfigEntry messages;
+// a text frame is a JSON control message.
+import protobuf from 'protobufjs';
+import { PlatformError } from '../errors.js';
+
+/** Control messages sent by the hub as text frames. */
+export type HubControl =
+  /** Everything up to `version` (the hub's head when the node connected, or later) has been sent. */
+  | { type: 'caught-up'; version: number };
+
+/** Packs already-encoded ConfigEntry messages into one binary frame (each prefixed by its varint length). */
+export function packEntries(entries: readonly Uint8Array[]): Uint8Array {
+  const w = protobuf.Writer.create();
+  for (const e of entries) w.bytes(e);
+  return w.finish();
+}
+
+/** Splits a binary frame into its encoded ConfigEntry messages. */
+export function unpackEntries(frame: Uint8Array): Uint8Array[] {
+  try {
+    const r = protobuf.Reader.create(frame);
+    const out: Uint8Array[] = [];
+    while (r.pos < r.len) out.push(r.bytes());
+    return out;
+  } catch (err) {
+    throw new PlatformError('CFG_ERR_DECODE', `invalid sync frame: ${(err as Error).message}`, { kind: 'system', cause: err });
+  }
+}

@@ -1,0 +1,105 @@
+// NodeStore on a real LMDB directory: apply, tombstones, idempotence, resume after reopen, batches.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SCHEMA_MAJOR, encodeConfigEntry, encodeDomainSnapshot, type DomainSnapshot } from '../config/index.js';
+import { openNodeStore, ensureNodeToken, readNodeToken, packEntries, unpackEntries, type AppliedEvent } from './index.js';
+
+function tempDir(t: TestContext): string {
+  const dir = mkdtempSync(join(tmpdir(), 'node-store-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+function snapshot(name: string, serial: number, addresses: string[]): DomainSnapshot {
+  return {
+    schemaMajor: SCHEMA_MAJOR, domainId: 1, name, state: 'active', dnsMode: 'managed',
+    zone: { serial, nameservers: ['ns1.platform.test'], soaMname: 'ns1.platform.test', soaRname: `hostmaster.${name}`,
+      soaRefresh: 10000, soaRetry: 2400, soaExpire: 604800, soaMinimum: 300, soaTtl: 3600,
+      records: addresses.map((a, i) => ({ id: i + 1, name: 'www', type: 'A', destination: a, ttl: 120, mxPriority: 0, proxied: false,
+        captcha: false, scheme: 'Auto', port: 443, hostHeader: '', hostHeaderMode: 'own', timeout: 60 })) },
+    settings: { developerMode: false, developerModeExpiresAtMs: 0, cacheL2TtlDays: 3, cacheCapMb: 100 },
+    ruleSet: { version: 0, rules: [] }, certificates: [],
+  };
+}
+
+test('apply stores the snapshot with its version, tombstones delete, old versions are ignored', async (t) => {
+  const store = openNodeStore(join(tempDir(t), 'lmdb'));
+  t.after(() => store.close());
+  const events: AppliedEvent[] = [];
+  store.onApplied((e) => events.push(e));
+  assert.equal(store.version, 0);
+  store.apply({ version: 3, domain: 'example.org', deleted: false, snapshot: snapshot('example.org', 2, ['192.0.2.1']) });
+  store.apply({ version: 4, domain: 'example.net', deleted: false, snapshot: snapshot('example.net', 2, ['192.0.2.2']) });
+  assert.equal(store.version, 4);
+  assert.deepEqual(store.domains().sort(), ['example.net', 'example.org']);
+  assert.equal(store.getSnapshot('example.org')!.zone.records[0]!.destination, '192.0.2.1');
+  // An older or repeated version changes nothing and notifies nobody.
+  store.apply({ version: 3, domain: 'example.org', deleted: false, snapshot: snapshot('example.org', 9, ['198.51.100.9']) });
+  store.apply({ version: 4, domain: 'example.org', deleted: true });
+  assert.equal(store.getSnapshot('example.org')!.zone.serial, 2);
+  store.apply({ version: 5, domain: 'example.org', deleted: true });
+  assert.equal(store.getSnapshot('example.org'), undefined);
+  assert.deepEqual(store.domains(), ['example.net']);
+  assert.deepEqual(events.map((e) => [e.version, e.domain, e.deleted, e.snapshot?.zone.serial]),
+    [[3, 'example.org', false, 2], [4, 'example.net', false, 2], [5, 'example.org', true, undefined]]);
+});
+
+test('a reopened store resumes at its version with the same snapshots', async (t) => {
+  const path = join(tempDir(t), 'lmdb');
+  const first = openNodeStore(path);
+  first.apply({ version: 10, domain: 'example.org', deleted: false, snapshot: snapshot('example.org', 5, ['192.0.2.5']) });
+  await first.close();
+  const second = openNodeStore(path);
+  t.after(() => second.close());
+  assert.equal(second.version, 10);
+  assert.deepEqual(second.getSnapshot('example.org'), snapshot('example.org', 5, ['192.0.2.5']));
+});
+
+test('applyEncoded applies a frame of entries at once, skipping those already applied', async (t) => {
+  const store = openNodeStore(join(tempDir(t), 'lmdb'));
+  t.after(() => store.close());
+  store.apply({ version: 2, domain: 'a.example', deleted: false, snapshot: snapshot('a.example', 1, ['192.0.2.1']) });
+  const entry = (version: number, domain: string, s?: DomainSnapshot) => encodeConfigEntry(s
+    ? { version, domain, deleted: false, snapshotBytes: encodeDomainSnapshot(s) }
+    : { version, domain, deleted: true, snapshotBytes: new Uint8Array(0) });
+  const frame = packEntries([
+    entry(1, 'old.example', snapshot('old.example', 1, ['192.0.2.99'])),
+    entry(2, 'a.example', snapshot('a.example', 9, ['192.0.2.99'])),
+    entry(3, 'b.example', snapshot('b.example', 1, ['192.0.2.3'])),
+    entry(4, 'a.example'),
+  ]);
+  let applied = 0;
+  store.onApplied(() => applied++);
+  store.applyEncoded(unpackEntries(frame));
+  assert.equal(applied, 2);
+  assert.equal(store.version, 4);
+  assert.deepEqual(store.domains(), ['b.example']);
+  // Replaying the same frame (a resent stream after a reconnect) applies nothing twice.
+  store.applyEncoded(unpackEntries(frame));
+  assert.equal(applied, 2);
+});
+
+test('an unreadable snapshot keeps the previous one and still moves the version on', async (t) => {
+  const store = openNodeStore(join(tempDir(t), 'lmdb'));
+  t.after(() => store.close());
+  store.apply({ version: 1, domain: 'a.example', deleted: false, snapshot: snapshot('a.example', 1, ['192.0.2.1']) });
+  const future = encodeConfigEntry({ version: 2, domain: 'a.example', deleted: false,
+    snapshotBytes: encodeDomainSnapshot({ ...snapshot('a.example', 2, ['192.0.2.2']), schemaMajor: 2 }) });
+  store.applyEncoded([future]);
+  assert.equal(store.version, 2);
+  assert.equal(store.getSnapshot('a.example')!.zone.serial, 1);
+});
+
+test('the node token is generated once with mode 0600 and a configured token wins', (t) => {
+  const dir = tempDir(t);
+  assert.equal(readNodeToken(dir), undefined);
+  const token = ensureNodeToken(dir);
+  assert.match(token, /^[0-9a-f]{64}$/);
+  assert.equal(statSync(join(dir, 'node-token')).mode & 0o777, 0o600);
+  assert.equal(ensureNodeToken(dir), token);
+  assert.equal(readNodeToken(dir), token);
+  assert.equal(ensureNodeToken(dir, 'configured-secret'), 'configured-secret');
+});
