@@ -1,0 +1,48 @@
+// Builds the control-plane HTTP API (no listen): error model, authentication, rate limit, OpenAPI, route areas.
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Database } from './db/index.js';
+import type { ControlPlaneConfig } from './config.js';
+import { ConfigLog } from './config-log/index.js';
+import context from './plugins/context.js';
+import { installErrorHandlers } from './plugins/error-handler.js';
+import authenticate from './auth/authenticate.js';
+import rateLimit from './plugins/rate-limit.js';
+import openapi from './openapi/index.js';
+import domainRoutes from './routes/domains/index.js';
+import accountRoutes from './routes/account/index.js';
+
+export interface BuildOptions {
+  config: Readonly<ControlPlaneConfig>;
+  database: Database;
+  /** Share one config log with the sync hub; a new one by default. */
+  configLog?: ConfigLog;
+  /** Fastify logger option; by default a pino logger at config.logLevel. */
+  logger?: boolean | { level: string };
+}
+
+export async function build(opts: BuildOptions): Promise<FastifyInstance> {
+  const { config } = opts;
+  const app = Fastify({
+    logger: opts.logger ?? { level: config.logLevel },
+    bodyLimit: config.bodyLimitBytes,
+    // Trailing slashes are significant (spec Global conventions §3): /domains is not /domains/.
+    routerOptions: { ignoreTrailingSlash: false },
+    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // Request bodies are application/json only (spec Global conventions §6); anything else is 415.
+  app.removeContentTypeParser('text/plain');
+  installErrorHandlers(app, config.bodyLimitBytes);
+
+  await app.register(context, { db: opts.database.db, config, configLog: opts.configLog ?? new ConfigLog(config.nsSets) });
+  await app.register(authenticate);
+  await app.register(rateLimit, { perMinute: config.rateLimitPerMinute });
+  await app.register(openapi, { serverUrl: config.publicBaseUrl });
+
+  // Route areas: one line each.
+  await app.register(domainRoutes);
+  await app.register(accountRoutes);
+
+  return app;
+}

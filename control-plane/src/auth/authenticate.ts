@@ -1,0 +1,71 @@
+// The one authentication hook (spec Authentication §1–6): key → principal, then account, read-only and denied-surface checks.
+import fp from 'fastify-plugin';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { eq, sql } from 'drizzle-orm';
+import { apiKeys, users } from '../db/schema.js';
+import { ApiError, MESSAGES } from '../errors.js';
+import { hashKey, KEY_PATTERN, KEY_PREFIX } from './api-keys.js';
+import { isDeniedSurface, isInternalPath, isPublicPath, readOnlyMayCall, requestPath } from './surfaces.js';
+
+/** Who is calling: the owner of the API key presented with the request. */
+export interface Principal { userId: number; keyId: number; readOnly: boolean }
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the authentication hook on every route that takes an API key; null only on public and internal routes. */
+    principal: Principal;
+  }
+}
+
+/** last_used_at is written at most once a minute per key, so reads stay reads. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+/** The key from `Authorization: Bearer <key>` or `X-Api-Key: <key>`; null when absent, false when malformed or contradictory. */
+export function presentedKey(headers: FastifyRequest['headers']): string | null | false {
+  const auth = headers.authorization;
+  const xKey = headers['x-api-key'];
+  let fromAuth: string | undefined;
+  if (auth !== undefined) {
+    const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(auth);
+    if (!m) return false;
+    fromAuth = m[1];
+  }
+  if (Array.isArray(xKey)) return false;
+  const fromHeader = xKey?.trim();
+  if (fromAuth !== undefined && fromHeader !== undefined && fromAuth !== fromHeader) return false;
+  return fromAuth ?? fromHeader ?? null;
+}
+
+async function authenticate(app: FastifyInstance) {
+  app.decorateRequest('principal', null as unknown as Principal);
+
+  app.addHook('onRequest', async (request: FastifyRequest) => {
+    const path = requestPath(request.url);
+    const method = request.method;
+    if (isPublicPath(method, path)) return;
+    const key = presentedKey(request.headers);
+    if (isInternalPath(path)) {
+      // Internal routes authenticate nodes and workers with the node token (their own hook); keys are refused.
+      if (typeof key === 'string' && key.startsWith(KEY_PREFIX)) throw new ApiError(403, MESSAGES.internalForKeys);
+      return;
+    }
+    if (!key || !KEY_PATTERN.test(key)) throw new ApiError(401, MESSAGES.invalidKey);
+
+    const now = new Date();
+    const [row] = await app.db.select({
+      keyId: apiKeys.id, userId: apiKeys.userId, readOnly: apiKeys.readOnly, expiresAt: apiKeys.expiresAt,
+      revokedAt: apiKeys.revokedAt, lastUsedAt: apiKeys.lastUsedAt, active: users.active,
+    }).from(apiKeys).innerJoin(users, eq(users.id, apiKeys.userId)).where(eq(apiKeys.keyHash, hashKey(key))).limit(1);
+    if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= now)) throw new ApiError(401, MESSAGES.invalidKey);
+    if (!row.active) throw new ApiError(403, MESSAGES.inactive);
+    if (row.readOnly && !readOnlyMayCall(method, path)) throw new ApiError(403, MESSAGES.readOnly);
+    if (isDeniedSurface(method, path)) throw new ApiError(403, MESSAGES.deniedSurface);
+
+    request.principal = { userId: row.userId, keyId: row.keyId, readOnly: row.readOnly };
+    if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
+      await app.db.update(apiKeys).set({ lastUsedAt: sql`now()` }).where(eq(apiKeys.id, row.keyId));
+    }
+  });
+}
+
+export default fp(authenticate, { name: 'authenticate', dependencies: ['database'] });

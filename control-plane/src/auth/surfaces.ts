@@ -1,0 +1,33 @@
+// Which paths API keys may never reach (spec Authentication §6), and the one write a read-only key may make (§5).
+
+const DENIED_PREFIXES = ['/users', '/auth', '/billing', '/admin'];
+const DENIED_EXACT_POST = new Set(['/wallet/topup', '/subscriptions/purchase', '/subscriptions/switch', '/subscriptions/auto-renew']);
+const DENIED_DOMAIN_POST = /^\/domains\/[^/]+\/subscriptions\/(?:purchase|switch|auto-renew)\/?$/;
+
+/** The path without query string, percent-decoded so that an encoded spelling cannot slip past the checks. */
+export function requestPath(url: string): string {
+  const path = url.split('?')[0] ?? '/';
+  try { return decodeURI(path); } catch { return path; }
+}
+
+export function isDeniedSurface(method: string, path: string): boolean {
+  const p = path.toLowerCase();
+  if (DENIED_PREFIXES.some((prefix) => p === prefix || p.startsWith(`${prefix}/`))) return true;
+  if (method !== 'POST') return false;
+  return DENIED_EXACT_POST.has(p.replace(/\/$/, '')) || DENIED_DOMAIN_POST.test(p);
+}
+
+export function isInternalPath(path: string): boolean {
+  return path === '/internal' || path.startsWith('/internal/');
+}
+
+/** Paths served without any credential: the interface description. */
+export function isPublicPath(method: string, path: string): boolean {
+  return (method === 'GET' || method === 'HEAD') && path === '/openapi.json';
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export function readOnlyMayCall(method: string, path: string): boolean {
+  return SAFE_METHODS.has(method) || (method === 'POST' && path === '/analytics/query');
+}

@@ -1,0 +1,71 @@
+// The control plane's configuration: read once from the environment at boot, validated, frozen.
+import { resolve } from 'node:path';
+import { EnvReader, type EnvSource } from '@platform/shared';
+import { loadTemporalConfig, type TemporalConfig } from './plugins/temporal-config.js';
+
+export interface ControlPlaneConfig {
+  /** Directory for PGlite data, the node token and other local state. */
+  dataDir: string;
+  /** postgres://… of a Postgres server; unset: PGlite inside dataDir. */
+  databaseUrl?: string;
+  apiHost: string;
+  /** 0 picks a free port (tests). */
+  apiPort: number;
+  /** The server URL the OpenAPI document lists. */
+  publicBaseUrl: string;
+  /** Requests per minute per API key. */
+  rateLimitPerMinute: number;
+  /** Largest accepted request body in bytes (413 above). */
+  bodyLimitBytes: number;
+  /** Accepted nameserver sets; the first one is recommended. */
+  nsSets: string[][];
+  /** Zone under which the ssl_delegation CNAME targets of external domains live. */
+  acmeDelegationZone: string;
+  /** Days a new verification TXT token stays valid. */
+  verificationTokenDays: number;
+  logLevel: string;
+  /** Temporal and the domain-lifecycle workflows (TEMPORAL_ADDRESS, …; see workflows/README.md). */
+  temporal: TemporalConfig;
+  /** Sync hub address (nodes connect to ws://syncHost:syncPort/sync); port 0 picks a free port. */
+  syncHost: string;
+  syncPort: number;
+  /** Safety-net poll of the config log by the sync hub (ms); writes nudge it at once. */
+  syncPollMs: number;
+  /** NODE_TOKEN; undefined: read or generate DATA_DIR/node-token (ensureNodeToken from @platform/shared). */
+  nodeToken: string | undefined;
+}
+
+export const DEFAULT_NS_SETS = 'ns1.platform.test,ns2.platform.test;ns3.platform.test,ns4.platform.test';
+
+export function parseNsSets(raw: string): string[][] {
+  return raw.split(';')
+    .map((set) => set.split(',').map((ns) => ns.trim().toLowerCase().replace(/\.$/, '')).filter(Boolean))
+    .filter((set) => set.length > 0);
+}
+
+export function loadConfig(env: EnvSource = process.env): Readonly<ControlPlaneConfig> {
+  const r = new EnvReader(env);
+  const nsSets = parseNsSets(r.string('NS_SETS', DEFAULT_NS_SETS));
+  if (nsSets.length === 0) r.problems.push('NS_SETS must hold at least one nameserver set');
+  const apiHost = r.string('API_HOST', '127.0.0.1');
+  const apiPort = r.int('API_PORT', 8080, 0, 65535);
+  return r.done<ControlPlaneConfig>({
+    dataDir: resolve(r.string('DATA_DIR', './data')),
+    databaseUrl: r.optional('DATABASE_URL'),
+    apiHost,
+    apiPort,
+    publicBaseUrl: r.string('PUBLIC_BASE_URL', `http://${apiHost}:${apiPort}`).replace(/\/$/, ''),
+    rateLimitPerMinute: r.int('RATE_LIMIT_PER_MINUTE', 300, 1),
+    bodyLimitBytes: r.int('API_BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024),
+    nsSets,
+    acmeDelegationZone: r.string('ACME_DELEGATION_ZONE', 'acme.platform.test').toLowerCase().replace(/\.$/, ''),
+    // VERIFICATION_TOKEN_SECONDS (tests, short expiries) overrides the days.
+    verificationTokenDays: r.optional('VERIFICATION_TOKEN_SECONDS') ? r.int('VERIFICATION_TOKEN_SECONDS', 0, 1) / 86400 : r.int('VERIFICATION_TOKEN_DAYS', 7, 1, 365),
+    logLevel: r.string('LOG_LEVEL', env.NODE_ENV === 'test' ? 'warn' : 'info'),
+    syncHost: r.string('SYNC_HOST', '127.0.0.1'),
+    syncPort: r.int('SYNC_PORT', 8090, 0, 65535),
+    syncPollMs: r.int('SYNC_POLL_MS', 1000, 10, 3_600_000),
+    nodeToken: r.optional('NODE_TOKEN'),
+    temporal: loadTemporalConfig(r, env),
+  });
+}

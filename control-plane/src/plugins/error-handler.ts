@@ -1,0 +1,65 @@
+// One error handler for the whole API: every error is { "error": "<text>" }; a 5xx logs its cause and says nothing more.
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { isApiError, MESSAGES } from '../errors.js';
+
+interface AjvError { instancePath?: string; keyword: string; message?: string; params?: Record<string, unknown> }
+
+/** "cache_l2_ttl_days must be <= 7": the field named as the client wrote it, then what is wrong with it. */
+export function formatValidationError(errors: AjvError[], context: string | undefined): string {
+  const e = errors[0];
+  if (!e) return 'invalid input';
+  const where = (e.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
+  const field = where || (context === 'body' ? 'body' : context ?? 'input');
+  const params = e.params ?? {};
+  switch (e.keyword) {
+    case 'required': {
+      const missing = String(params.missingProperty);
+      return `${where ? `${where}.` : ''}${missing} is required`;
+    }
+    case 'additionalProperties':
+      return `unknown field ${where ? `${where}.` : ''}${String(params.additionalProperty)}`;
+    case 'enum':
+      return `${field} must be one of: ${(params.allowedValues as unknown[]).map(String).join(', ')}`;
+    case 'type':
+      return `${field} must be ${String(params.type).replace(/,/g, ' or ')}`;
+    default:
+      return `${field} ${e.message ?? 'is invalid'}`;
+  }
+}
+
+function clientMessage(err: FastifyError, bodyLimit: number): string {
+  switch (err.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': return 'unsupported content type: request bodies must be application/json';
+    case 'FST_ERR_CTP_BODY_TOO_LARGE': return `request body too large (limit ${bodyLimit} bytes)`;
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY': return 'malformed JSON body: the body is empty';
+    case 'FST_ERR_CTP_INVALID_JSON_BODY': return 'malformed JSON body';
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH': return 'request body does not match Content-Length';
+    default:
+      if (err instanceof SyntaxError || err.name === 'SyntaxError') return 'malformed JSON body';
+      return err.message;
+  }
+}
+
+export function installErrorHandlers(app: FastifyInstance, bodyLimit: number): void {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    if (isApiError(err)) {
+      if (err.statusCode >= 500) request.log.error({ err }, 'request failed');
+      const status = err.statusCode;
+      return reply.code(status).send(status >= 500 ? { error: MESSAGES.internal } : { error: err.message, ...err.extra });
+    }
+    if (err.validation) {
+      return reply.code(400).send({ error: formatValidationError(err.validation as AjvError[], err.validationContext) });
+    }
+    const status = typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
+    if (status === 429) return reply.code(429).send({ error: MESSAGES.rateLimited });
+    if (status >= 500) {
+      request.log.error({ err }, 'request failed');
+      return reply.code(status).send({ error: MESSAGES.internal });
+    }
+    return reply.code(status).send({ error: clientMessage(err, bodyLimit) });
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send({ error: `${MESSAGES.routeNotFound}: ${request.method} ${request.url.split('?')[0]}` });
+  });
+}

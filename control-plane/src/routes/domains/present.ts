@@ -1,0 +1,60 @@
+// Turns domain rows into the DomainDetail and DomainWithSsl bodies of the API.
+import { domainToUnicode } from 'node:url';
+import type { domains } from '../../db/schema.js';
+import type { Permission, Role } from '../../auth/permissions.js';
+import type { ControlPlaneConfig } from '../../config.js';
+import type { DomainDetailT, DomainWithSslT } from './schemas.js';
+
+type DomainRow = typeof domains.$inferSelect;
+
+const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
+
+export function presentDomain(row: DomainRow, role: Role, permissions: Permission[], config: Readonly<ControlPlaneConfig>, now = new Date()): DomainDetailT {
+  const v = row.verification as { name?: string; value?: string; expires_at?: string } | null;
+  const d = row.sslDelegation as { name?: string; target?: string } | null;
+  const devUntil = row.developerModeUntil && row.developerModeUntil > now ? row.developerModeUntil : null;
+  return {
+    id: row.id,
+    name: row.name,
+    unicode_name: domainToUnicode(row.name) || row.name,
+    dns_mode: row.dnsMode,
+    state: row.state,
+    verification_state: row.verificationState,
+    nameservers: [...(config.nsSets[row.nsSetIndex ?? 0] ?? config.nsSets[0] ?? [])],
+    cache_l2_ttl_days: row.cacheL2TtlDays,
+    cache_cap_mb: row.cacheCapMb,
+    origin_protocol: row.originProtocol as DomainDetailT['origin_protocol'],
+    developer_mode: devUntil !== null,
+    developer_mode_expires_at: iso(devUntil),
+    verification: v?.name && v.value && v.expires_at ? { type: 'TXT', name: v.name, value: v.value, expires_at: v.expires_at } : null,
+    ssl_delegation: row.dnsMode === 'external' && d?.name && d.target ? { type: 'CNAME', name: d.name, target: d.target } : null,
+    settings: row.settings,
+    role,
+    permissions,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+export interface ListExtras {
+  plan: { slug: string; name: string; status: string; expiresAt: Date | null } | null;
+}
+
+/** SSL summary: certificates are written into settings.ssl by the certificate workflows; none yet → missing. */
+export function sslSummary(row: DomainRow): DomainWithSslT['ssl'] {
+  const ssl = (row.settings as { ssl?: { status?: unknown; expires_at?: unknown } }).ssl;
+  return {
+    status: typeof ssl?.status === 'string' ? ssl.status : 'missing',
+    expires_at: typeof ssl?.expires_at === 'string' ? ssl.expires_at : null,
+  };
+}
+
+export function presentListItem(row: DomainRow, role: Role, permissions: Permission[], config: Readonly<ControlPlaneConfig>, extras: ListExtras): DomainWithSslT {
+  return {
+    ...presentDomain(row, role, permissions, config),
+    ssl: sslSummary(row),
+    subscription: extras.plan
+      ? { plan: extras.plan.slug, plan_name: extras.plan.name, status: extras.plan.status, expires_at: iso(extras.plan.expiresAt) }
+      : null,
+  };
+}

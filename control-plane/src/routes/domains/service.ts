@@ -1,0 +1,103 @@
+// Domain writes: create (with its free subscription), update settings, delete; each appends to the config log in its transaction.
+import { createHash, randomBytes } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import type { FastifyInstance } from 'fastify';
+import { domains } from '../../db/schema.js';
+import { ApiError } from '../../errors.js';
+import { createFreeSubscription } from '../../plans/subscriptions.js';
+import { effectiveFeatures } from '../../plans/entitlements.js';
+import { CACHE_CAP_TIERS_MB } from './schemas.js';
+
+type DomainRow = typeof domains.$inferSelect;
+type DnsMode = 'managed' | 'external';
+
+export function isUniqueViolation(err: unknown): boolean {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
+    if (e.code === '23505') return true;
+  }
+  return false;
+}
+
+export function newVerification(name: string, tokenDays: number, now = new Date()) {
+  return {
+    type: 'TXT', name: `_platform-verification.${name}`,
+    value: `platform-verification=${randomBytes(16).toString('hex')}`,
+    expires_at: new Date(now.getTime() + tokenDays * 86_400_000).toISOString(),
+  };
+}
+
+/** The CNAME an external domain publishes at _acme-challenge; the canary is the TXT value the delegation check looks for. */
+export function newSslDelegation(name: string, acmeZone: string) {
+  const label = createHash('sha256').update(`${name}:${randomBytes(16).toString('hex')}`).digest('hex').slice(0, 32);
+  return { type: 'CNAME', name: `_acme-challenge.${name}`, target: `${label}.${acmeZone}`, canary: randomBytes(16).toString('hex') };
+}
+
+function initialState(mode: DnsMode) {
+  return mode === 'managed' ? { state: 'pending', verificationState: null } : { state: 'unverified', verificationState: 'awaiting' };
+}
+
+export async function createDomain(app: FastifyInstance, ownerId: number, name: string, mode: DnsMode): Promise<DomainRow> {
+  const conflict = () => new ApiError(409, `domain ${name} already exists`);
+  const [existing] = await app.db.select({ id: domains.id }).from(domains).where(eq(domains.name, name)).limit(1);
+  if (existing) throw conflict();
+  try {
+    const row = await app.db.transaction(async (tx) => {
+      const [created] = await tx.insert(domains).values({
+        name, ownerId, dnsMode: mode, ...initialState(mode),
+        verification: newVerification(name, app.config.verificationTokenDays),
+        sslDelegation: mode === 'external' ? newSslDelegation(name, app.config.acmeDelegationZone) : null,
+      }).returning();
+      await createFreeSubscription(tx, created.id, ownerId);
+      await app.configLog.appendSnapshot(tx, created.id);
+      return created;
+    });
+    app.configLog.nudge();
+    return (await app.db.select().from(domains).where(eq(domains.id, row.id)))[0] ?? row;
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict();
+    throw err;
+  }
+}
+
+export interface DomainChanges { dns_mode?: DnsMode; cache_l2_ttl_days?: number; cache_cap_mb?: number; origin_protocol?: string }
+
+export async function updateDomain(app: FastifyInstance, domain: DomainRow, body: DomainChanges): Promise<DomainRow> {
+  const set: Partial<typeof domains.$inferInsert> = {};
+  if (body.cache_cap_mb !== undefined && body.cache_cap_mb !== domain.cacheCapMb) {
+    if (!(CACHE_CAP_TIERS_MB as readonly number[]).includes(body.cache_cap_mb)) {
+      throw new ApiError(400, `cache_cap_mb must be one of: ${CACHE_CAP_TIERS_MB.join(', ')}`);
+    }
+    const features = await effectiveFeatures(app.db, domain.id);
+    if (body.cache_cap_mb > features.max_cache_cap_mb) {
+      throw new ApiError(403, `cache_cap_mb ${body.cache_cap_mb} exceeds your plan's max_cache_cap_mb of ${features.max_cache_cap_mb}`, { feature: 'max_cache_cap_mb' });
+    }
+    set.cacheCapMb = body.cache_cap_mb;
+  }
+  if (body.cache_l2_ttl_days !== undefined) set.cacheL2TtlDays = body.cache_l2_ttl_days;
+  if (body.origin_protocol !== undefined) set.originProtocol = body.origin_protocol;
+  if (body.dns_mode !== undefined && body.dns_mode !== domain.dnsMode) {
+    // Switching DNS mode restarts the proof of control: managed waits for delegation, external for verification.
+    Object.assign(set, { dnsMode: body.dns_mode, ...initialState(body.dns_mode), nsSetIndex: null,
+      verification: newVerification(domain.name, app.config.verificationTokenDays),
+      sslDelegation: body.dns_mode === 'external' ? newSslDelegation(domain.name, app.config.acmeDelegationZone) : null });
+  }
+  const changed = Object.entries(set).some(([k, v]) => (domain as Record<string, unknown>)[k] !== v);
+  if (!changed) return domain;
+  set.updatedAt = new Date();
+  await app.db.transaction(async (tx) => {
+    await tx.update(domains).set(set).where(eq(domains.id, domain.id));
+    await app.configLog.appendSnapshot(tx, domain.id);
+  });
+  app.configLog.nudge();
+  const [row] = await app.db.select().from(domains).where(eq(domains.id, domain.id));
+  return row;
+}
+
+/** Removes the domain with everything hanging off it (records, rules, members, subscriptions cascade) and tombstones its config. */
+export async function deleteDomain(app: FastifyInstance, domain: DomainRow): Promise<void> {
+  await app.db.transaction(async (tx) => {
+    await tx.delete(domains).where(eq(domains.id, domain.id));
+    await app.configLog.appendDeletion(tx, { id: domain.id, name: domain.name });
+  });
+  app.configLog.nudge();
+}
