@@ -1,9 +1,11 @@
 // Entry point of the control plane: opens the database, builds the API, listens, and shuts down cleanly on SIGTERM/SIGINT.
-import { componentLogger } from '@platform/shared';
+import { componentLogger, ensureNodeToken } from '@platform/shared';
 import { loadConfig } from './config.js';
 import { openDatabase } from './db/index.js';
 import { build } from './app.js';
 import { acquireDataDirLock } from './admin/data-dir-lock.js';
+import { ConfigLog } from './config-log/index.js';
+import { startSyncHub } from './sync/index.js';
 
 const log = componentLogger('control-plane');
 
@@ -12,7 +14,11 @@ async function main(): Promise<void> {
   // With PGlite the database belongs to this process alone: refuse to start beside a running admin CLI or control plane.
   const lock = config.databaseUrl ? null : acquireDataDirLock(config.dataDir, 'control-plane');
   const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
-  const app = await build({ config, database });
+  const configLog = new ConfigLog(config.nsSets);
+  const app = await build({ config, database, configLog });
+  // The sync hub streams the config log to DNS and edge nodes (control-plane/README.md, "Sync").
+  const syncHub = await startSyncHub({ host: config.syncHost, port: config.syncPort, pollMs: config.syncPollMs,
+    token: ensureNodeToken(config.dataDir, config.nodeToken), db: database.db, configLog });
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -22,6 +28,7 @@ async function main(): Promise<void> {
     const force = setTimeout(() => { log.error('shutdown timed out'); process.exit(1); }, 10_000);
     force.unref();
     try {
+      await syncHub.close();
       await app.close();
       await database.close();
     } finally {
