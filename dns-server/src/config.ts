@@ -1,0 +1,42 @@
+// The dns-server's configuration, read once from the environment and frozen (README "Configuration").
+import { resolve } from 'node:path';
+import { isIPv4, isIPv6 } from 'node:net';
+import { EnvReader, type EnvSource } from '@platform/shared';
+
+export interface DnsServerConfig {
+  host: string;
+  port: number;
+  edgeIpv4: string[];
+  edgeIpv6: string[];
+  dataDir: string;
+  /** Hub address; undefined when SYNC_URL=off (serve what the store holds). */
+  syncUrl: string | undefined;
+  /** Undefined: read (or create) DATA_DIR/node-token. */
+  nodeToken: string | undefined;
+  workers: number;
+  tcpIdleMs: number;
+  /** 0 disables the counters endpoint. */
+  metricsPort: number;
+}
+
+export function loadConfig(env: EnvSource = process.env): Readonly<DnsServerConfig> {
+  const r = new EnvReader(env);
+  const edgeIpv4 = r.list('EDGE_IPV4', ['127.0.0.1']);
+  const edgeIpv6 = r.list('EDGE_IPV6', ['::1']);
+  for (const ip of edgeIpv4) if (!isIPv4(ip)) r.problems.push(`EDGE_IPV4 holds "${ip}", which is not an IPv4 address`);
+  for (const ip of edgeIpv6) if (!isIPv6(ip) || ip.includes('%')) r.problems.push(`EDGE_IPV6 holds "${ip}", which is not an IPv6 address`);
+  const sync = r.string('SYNC_URL', 'ws://127.0.0.1:8090');
+  if (sync !== 'off' && !/^wss?:\/\//.test(sync)) r.problems.push(`SYNC_URL must be a ws:// or wss:// address or "off", got "${sync}"`);
+  return r.done({
+    host: r.string('DNS_HOST', '127.0.0.1'),
+    port: r.int('DNS_PORT', 5353, 0, 65535),
+    edgeIpv4,
+    edgeIpv6,
+    dataDir: resolve(r.string('DATA_DIR', './data')),
+    syncUrl: sync === 'off' ? undefined : sync,
+    nodeToken: r.optional('NODE_TOKEN'),
+    workers: r.int('DNS_WORKERS', 1, 1, 64),
+    tcpIdleMs: r.int('DNS_TCP_IDLE_MS', 10000, 100, 600000),
+    metricsPort: r.int('DNS_METRICS_PORT', 0, 0, 65535),
+  });
+}

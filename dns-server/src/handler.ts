@@ -1,0 +1,133 @@
+// Query bytes → response bytes: parse, find the zone, look the answer up, copy it and patch ID, flags,
+// question case and OPT. Synchronous and allocation-light; every outcome is one branch here.
+import { CLASS_ANY, CLASS_IN, EDNS_UDP_SIZE, FLAG, PLAIN_UDP_SIZE, RCODE, TYPE } from './wire/constants.js';
+import { ParsedQuery, parseQuery, PARSE } from './wire/query.js';
+import { NEGATIVE, type CompiledZone, type Template } from './zone/model.js';
+import { lookup, NXDOMAIN } from './zone/lookup.js';
+import type { ZoneTable } from './zone/table.js';
+import type { Counters } from './counters.js';
+
+const OPT_LENGTH = 11;
+const q = new ParsedQuery();
+
+/** Answers one query; null means send nothing (not a query, or too short to hold a header). */
+export function answerQuery(msg: Buffer, len: number, tcp: boolean, table: ZoneTable, c: Counters): Buffer | null {
+  const parsed = parseQuery(msg, len, q);
+  if (parsed !== PARSE.OK) {
+    if (parsed === PARSE.DROP) { c.dns_packets_dropped_total++; return null; }
+    if (parsed === PARSE.NOTIMP) { c.dns_responses_notimp_total++; return headerOnly(RCODE.NOTIMP); }
+    c.dns_responses_formerr_total++;
+    return headerOnly(RCODE.FORMERR);
+  }
+  // RFC 6891 §6.1.3: a version we do not implement gets BADVERS (extended rcode 16 = 1 << 4).
+  if (q.edns && q.ednsVersion > 0) { c.dns_responses_badvers_total++; return withQuestion(msg, 0, false, 1); }
+  const qtype = q.qtype;
+  if (qtype === TYPE.OPT) { c.dns_responses_formerr_total++; return headerOnly(RCODE.FORMERR); }
+  if (qtype === TYPE.MAILA || qtype === TYPE.MAILB) { c.dns_responses_notimp_total++; return withQuestion(msg, RCODE.NOTIMP, false, 0); }
+  if ((q.qclass !== CLASS_IN && q.qclass !== CLASS_ANY) || qtype === TYPE.AXFR || qtype === TYPE.IXFR) {
+    c.dns_responses_refused_total++;
+    return withQuestion(msg, RCODE.REFUSED, false, 0);
+  }
+  const zone = table.find(q.key, q.labelStarts, q.labelCount);
+  if (zone === undefined) { c.dns_responses_refused_total++; return withQuestion(msg, RCODE.REFUSED, false, 0); }
+  const limit = tcp ? 65535 : q.edns ? Math.min(Math.max(q.ednsUdpSize, PLAIN_UDP_SIZE), EDNS_UDP_SIZE) : PLAIN_UDP_SIZE;
+  const r = lookup(zone, q.key, qtype);
+  if (r === NEGATIVE) { c.dns_responses_noerror_total++; return negative(msg, zone, table.apexOffset, RCODE.NOERROR, limit, c); }
+  if (r === NXDOMAIN) { c.dns_responses_nxdomain_total++; return negative(msg, zone, table.apexOffset, RCODE.NXDOMAIN, limit, c); }
+  if ((r.bytes[3] & 0xf) === RCODE.NXDOMAIN) c.dns_responses_nxdomain_total++; else c.dns_responses_noerror_total++;
+  return fromTemplate(msg, r, limit, c);
+}
+
+/** A SERVFAIL for a query whose handling threw (the server's one catch). */
+export function servfail(msg: Buffer, len: number): Buffer | null {
+  if (len < 12 || (msg[2] & 0x80) !== 0) return null;
+  const out = Buffer.alloc(12);
+  msg.copy(out, 0, 0, 2);
+  out[2] = 0x80 | (msg[2] & 0x79);
+  out[3] = RCODE.SERVFAIL;
+  return out;
+}
+
+function headerOnly(rcode: number): Buffer {
+  const out = Buffer.alloc(12);
+  out.writeUInt16BE(q.id, 0);
+  out.writeUInt16BE(FLAG.QR | (q.flags & 0x7910) | rcode, 2); // opcode, RD and CD copied
+  return out;
+}
+
+/** Header, the question as asked and the OPT record when the query had one. */
+function withQuestion(msg: Buffer, rcode: number, aa: boolean, extRcode: number): Buffer {
+  const qEnd = q.questionEnd;
+  const out = Buffer.allocUnsafe(qEnd + (q.edns ? OPT_LENGTH : 0));
+  out.writeUInt16BE(q.id, 0);
+  out.writeUInt16BE(FLAG.QR | (aa ? FLAG.AA : 0) | (q.flags & 0x0110) | rcode, 2);
+  out.writeUInt32BE(0x00010000, 4); // qdcount 1, ancount 0
+  out.writeUInt32BE(q.edns ? 1 : 0, 8); // nscount 0, arcount
+  msg.copy(out, 12, 12, qEnd);
+  if (q.edns) writeOpt(out, qEnd, extRcode);
+  return out;
+}
+
+/** NXDOMAIN or NODATA: the question and the zone's SOA (owner pointing at the apex inside the question). */
+function negative(msg: Buffer, zone: CompiledZone, apexOffset: number, rcode: number, limit: number, c: Counters): Buffer {
+  const qEnd = q.questionEnd;
+  const tail = zone.soaTail;
+  const size = qEnd + 2 + tail.length + (q.edns ? OPT_LENGTH : 0);
+  if (size > limit) { c.dns_responses_truncated_total++; return truncated(msg, FLAG.AA | rcode); }
+  const out = Buffer.allocUnsafe(size);
+  out.writeUInt16BE(q.id, 0);
+  out.writeUInt16BE(FLAG.QR | FLAG.AA | (q.flags & 0x0110) | rcode, 2);
+  out.writeUInt32BE(0x00010000, 4);
+  out.writeUInt32BE(0x00010000 | (q.edns ? 1 : 0), 8);
+  msg.copy(out, 12, 12, qEnd);
+  out.writeUInt16BE(0xc000 | (12 + apexOffset), qEnd);
+  tail.copy(out, qEnd + 2);
+  if (q.edns) writeOpt(out, qEnd + 2 + tail.length, 0);
+  return out;
+}
+
+function fromTemplate(msg: Buffer, t: Template, limit: number, c: Counters): Buffer {
+  const bytes = t.bytes;
+  const opt = q.edns ? OPT_LENGTH : 0;
+  let size = bytes.length;
+  let tc = false;
+  let arcount = bytes.readUInt16BE(10);
+  if (size + opt > limit) {
+    // Drop the whole additional section first (no partial RRsets); TC only when it held required glue.
+    if (t.additionalStart < size && t.additionalStart + opt <= limit) {
+      size = t.additionalStart;
+      arcount = 0;
+      tc = t.glueRequired;
+    } else {
+      c.dns_responses_truncated_total++;
+      return truncated(msg, bytes.readUInt16BE(2) & 0x040f);
+    }
+    if (tc) c.dns_responses_truncated_total++;
+  }
+  const out = Buffer.allocUnsafe(size + opt);
+  bytes.copy(out, 0, 0, size);
+  out.writeUInt16BE(q.id, 0);
+  out[2] |= (q.flags >>> 8) & 0x01 | (tc ? 0x02 : 0);
+  out[3] |= q.flags & 0x10;
+  msg.copy(out, 12, 12, q.questionEnd);
+  if (opt) { writeOpt(out, size, 0); arcount++; }
+  out.writeUInt16BE(arcount, 10);
+  return out;
+}
+
+/** TC=1 with the question only, so the client retries over TCP (RFC 7766 §5). */
+function truncated(msg: Buffer, aaAndRcode: number): Buffer {
+  const out = withQuestion(msg, aaAndRcode & 0xf, (aaAndRcode & FLAG.AA) !== 0, 0);
+  out[2] |= 0x02;
+  return out;
+}
+
+function writeOpt(out: Buffer, at: number, extRcode: number): void {
+  out[at] = 0;
+  out.writeUInt16BE(TYPE.OPT, at + 1);
+  out.writeUInt16BE(EDNS_UDP_SIZE, at + 3);
+  out[at + 5] = extRcode;
+  out[at + 6] = 0; // version 0
+  out.writeUInt16BE(q.ednsDo ? 0x8000 : 0, at + 7); // RFC 3225 §3: DO copied
+  out.writeUInt16BE(0, at + 9);
+}

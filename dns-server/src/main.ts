@@ -1,0 +1,117 @@
+// Entry point of `npm run dns-server`: one process, or a primary running node sync plus DNS_WORKERS workers.
+import cluster, { type Worker } from 'node:cluster';
+import { createSocket } from 'node:dgram';
+import { createServer } from 'node:net';
+import { ensureNodeToken, openNodeStore, startNodeSync, type NodeStore, type NodeSync } from '@platform/shared';
+import { loadConfig, type DnsServerConfig } from './config.js';
+import { createCounters, type Counters } from './counters.js';
+import { startMetrics, sumCounters } from './metrics.js';
+import { log, nodeStorePath, startServingNode } from './node.js';
+
+type WorkerMessage = { type: 'listening'; port: number } | { type: 'counters'; counters: Counters };
+type PrimaryMessage = { type: 'applied'; domain: string };
+
+let config: Readonly<DnsServerConfig>;
+try {
+  config = loadConfig();
+} catch (err) {
+  console.error((err as Error).message);
+  process.exit(1);
+}
+
+function startSync(store: NodeStore, cfg: DnsServerConfig): NodeSync | undefined {
+  if (!cfg.syncUrl) return undefined;
+  return startNodeSync(store, { hubUrl: cfg.syncUrl, token: ensureNodeToken(cfg.dataDir, cfg.nodeToken), nodeId: `dns-${process.pid}` });
+}
+
+function onSignals(stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = () => {
+    if (stopping) return;
+    stopping = true;
+    stop().then(() => process.exit(0), (err) => { log.error({ err }, 'shutdown failed'); process.exit(1); });
+  };
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
+}
+
+async function runSingle(): Promise<void> {
+  const node = await startServingNode(config);
+  node.store.onApplied((e) => node.refresh(e.domain, e.snapshot, e.deleted));
+  const sync = startSync(node.store, config);
+  const metrics = config.metricsPort ? await startMetrics(config.host, config.metricsPort, () => node.counters) : undefined;
+  log.info({ host: config.host, port: node.server.port, zones: node.table.size, workers: 1 }, 'dns-server listening');
+  onSignals(async () => { await sync?.stop(); metrics?.close(); await node.close(); });
+}
+
+async function runWorker(): Promise<void> {
+  const node = await startServingNode(config);
+  process.on('message', (m: PrimaryMessage) => { if (m?.type === 'applied') node.refresh(m.domain); });
+  process.send!({ type: 'listening', port: node.server.port } satisfies WorkerMessage);
+  setInterval(() => process.send!({ type: 'counters', counters: node.counters } satisfies WorkerMessage), 1000).unref();
+  process.on('SIGTERM', () => { void node.close().then(() => process.exit(0)); });
+}
+
+/** A port free for both UDP and TCP, so that workers asked for port 0 share one. */
+async function freePort(host: string): Promise<number> {
+  for (let i = 0; i < 20; i++) {
+    const udp = createSocket(host.includes(':') ? 'udp6' : 'udp4');
+    const port = await new Promise<number>((resolve, reject) => {
+      udp.once('error', reject);
+      udp.bind(0, host, () => resolve(udp.address().port));
+    });
+    const ok = await new Promise<boolean>((resolve) => {
+      const tcp = createServer();
+      tcp.once('error', () => resolve(false));
+      tcp.listen(port, host, () => tcp.close(() => resolve(true)));
+    });
+    udp.close();
+    if (ok) return port;
+  }
+  throw new Error('no free port for UDP and TCP');
+}
+
+async function runPrimary(): Promise<void> {
+  const store = openNodeStore(nodeStorePath(config));
+  const port = config.port || await freePort(config.host);
+  const workers = new Set<Worker>();
+  const counters = new Map<number, Counters>();
+  let listening = 0;
+  let stopping = false;
+  const fork = () => {
+    const w = cluster.fork({ DNS_PORT: String(port) });
+    workers.add(w);
+    w.on('message', (m: WorkerMessage) => {
+      if (m.type === 'counters') counters.set(w.id, m.counters);
+      else if (m.type === 'listening' && ++listening === config.workers) {
+        log.info({ host: config.host, port, zones: store.domains().length, workers: config.workers }, 'dns-server listening');
+      }
+    });
+    w.on('exit', (code) => {
+      workers.delete(w);
+      if (stopping) return;
+      log.error({ worker: w.id, code }, 'dns worker exited; starting another');
+      fork();
+    });
+  };
+  for (let i = 0; i < config.workers; i++) fork();
+  store.onApplied((e) => {
+    for (const w of workers) w.send({ type: 'applied', domain: e.domain } satisfies PrimaryMessage);
+  });
+  const sync = startSync(store, config);
+  const total = createCounters();
+  const metrics = config.metricsPort ? await startMetrics(config.host, config.metricsPort, () => sumCounters(counters.values(), total)) : undefined;
+  onSignals(async () => {
+    stopping = true;
+    await sync?.stop();
+    metrics?.close();
+    await Promise.all([...workers].map((w) => new Promise((r) => { w.once('exit', r); w.process.kill('SIGTERM'); })));
+    await store.close();
+  });
+}
+
+const run = config.workers > 1 ? (cluster.isPrimary ? runPrimary : runWorker) : runSingle;
+run().catch((err) => {
+  log.fatal({ err }, 'dns-server failed to start');
+  process.exit(1);
+});

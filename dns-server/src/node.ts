@@ -1,0 +1,47 @@
+// One serving process: the zone table compiled from the node store, the UDP/TCP listeners, and the counters.
+import { join } from 'node:path';
+import { openNodeStore, componentLogger, type DomainSnapshot, type NodeStore } from '@platform/shared';
+import type { DnsServerConfig } from './config.js';
+import { createCounters, type Counters } from './counters.js';
+import { startDnsServer, type DnsServer } from './server.js';
+import { ZoneTable } from './zone/table.js';
+import { applyDomain, loadAll } from './zone/zone-set.js';
+
+export const log = componentLogger('dns-server');
+export const zoneLog = componentLogger('dns-server.zone');
+
+export interface ServingNode {
+  store: NodeStore;
+  table: ZoneTable;
+  counters: Counters;
+  server: DnsServer;
+  /** Recompiles one domain (after the store applied an entry for it); reads the store unless given the snapshot. */
+  refresh(domain: string, snapshot?: DomainSnapshot, deleted?: boolean): void;
+  close(): Promise<void>;
+}
+
+export function nodeStorePath(config: DnsServerConfig): string {
+  return join(config.dataDir, 'dns-node');
+}
+
+/** Opens the store, compiles every zone it holds, then starts answering: the store is served before the hub answers. */
+export async function startServingNode(config: DnsServerConfig, store = openNodeStore(nodeStorePath(config))): Promise<ServingNode> {
+  const table = new ZoneTable();
+  const counters = createCounters();
+  const opts = { edgeIpv4: config.edgeIpv4, edgeIpv6: config.edgeIpv6 };
+  loadAll(table, store, opts, counters, zoneLog);
+  const server = await startDnsServer({ host: config.host, port: config.port, tcpIdleMs: config.tcpIdleMs, table, counters });
+  return {
+    store, table, counters, server,
+    refresh(domain, given, deleted) {
+      let snapshot = given;
+      if (!deleted && !snapshot) try { snapshot = store.getSnapshot(domain); } catch (err) {
+        counters.dns_zone_compile_failures_total++;
+        zoneLog.error({ err, domain }, 'stored snapshot unreadable; keeping the previous zone');
+        return;
+      }
+      applyDomain(table, domain, snapshot, opts, counters, zoneLog);
+    },
+    async close() { await server.close(); await store.close(); },
+  };
+}

@@ -1,0 +1,119 @@
+// Hand-written parser of an incoming DNS query: header, the one question and the EDNS OPT record (RFC 1035, 6891).
+import { TYPE } from './constants.js';
+
+/** What the parser concluded about a packet. */
+export const PARSE = {
+  OK: 0,
+  /** Too short for a header, or a response (QR=1): never answered. */
+  DROP: 1,
+  /** A header was read but the rest is malformed: answer FORMERR. */
+  FORMERR: 2,
+  /** An opcode other than QUERY: answer NOTIMP. */
+  NOTIMP: 3,
+} as const;
+
+const MAX_LABELS = 128;
+
+/**
+ * The parsed query. One instance is reused for every packet (the handler is synchronous), so parsing
+ * allocates only the lower-case name key.
+ */
+export class ParsedQuery {
+  id = 0;
+  flags = 0;
+  opcode = 0;
+  /** Lower-case name without the trailing dot ('' for the root); a dot inside a label becomes \x00. */
+  key = '';
+  /** Start of each label inside `key`, from the leftmost; `labelCount` entries are valid. */
+  readonly labelStarts = new Int32Array(MAX_LABELS);
+  labelCount = 0;
+  /** Wire length of the question name (labels and the final zero byte). */
+  nameLength = 0;
+  qtype = 0;
+  qclass = 0;
+  /** Offset just after the question (qtype and qclass included). */
+  questionEnd = 0;
+  edns = false;
+  ednsUdpSize = 0;
+  ednsVersion = 0;
+  ednsDo = false;
+}
+
+const scratch = Buffer.allocUnsafe(256);
+
+/** Parses `msg[0, len)` into `q`; returns one of PARSE. Never throws on any input. */
+export function parseQuery(msg: Buffer, len: number, q: ParsedQuery): number {
+  if (len < 12) return PARSE.DROP;
+  const flags = msg.readUInt16BE(2);
+  if ((flags & 0x8000) !== 0) return PARSE.DROP;
+  q.id = msg.readUInt16BE(0);
+  q.flags = flags;
+  q.opcode = (flags >>> 11) & 0xf;
+  q.edns = false;
+  if (q.opcode !== 0) return PARSE.NOTIMP;
+  const qdcount = msg.readUInt16BE(4);
+  if (qdcount !== 1) return PARSE.FORMERR;
+  // Question name: plain labels only (a pointer has nothing to point back to at offset 12).
+  let p = 12;
+  let k = 0;
+  let labels = 0;
+  for (;;) {
+    if (p >= len) return PARSE.FORMERR;
+    const l = msg[p];
+    if (l === 0) { p++; break; }
+    if (l > 63 || p + 1 + l > len || labels >= MAX_LABELS) return PARSE.FORMERR;
+    if (k + l + 1 > 254) return PARSE.FORMERR; // RFC 1035 §2.3.4: 255 octets on the wire
+    if (labels > 0) scratch[k++] = 0x2e;
+    q.labelStarts[labels++] = k;
+    for (let i = 1; i <= l; i++) {
+      let c = msg[p + i];
+      if (c >= 0x41 && c <= 0x5a) c |= 0x20;
+      else if (c === 0x2e) c = 0;
+      scratch[k++] = c;
+    }
+    p += l + 1;
+  }
+  if (p + 4 > len) return PARSE.FORMERR;
+  q.labelCount = labels;
+  q.nameLength = p - 12;
+  q.key = k === 0 ? '' : scratch.toString('latin1', 0, k);
+  q.qtype = msg.readUInt16BE(p);
+  q.qclass = msg.readUInt16BE(p + 2);
+  p += 4;
+  q.questionEnd = p;
+  const ancount = msg.readUInt16BE(6);
+  const nscount = msg.readUInt16BE(8);
+  const arcount = msg.readUInt16BE(10);
+  if (ancount + nscount + arcount === 0) return PARSE.OK;
+  for (let i = 0; i < ancount + nscount + arcount; i++) {
+    const start = p;
+    p = skipName(msg, p, len);
+    if (p < 0 || p + 10 > len) return PARSE.FORMERR;
+    const type = msg.readUInt16BE(p);
+    const rdlen = msg.readUInt16BE(p + 8);
+    if (p + 10 + rdlen > len) return PARSE.FORMERR;
+    if (type === TYPE.OPT) {
+      // RFC 6891 §6.1.1: one OPT, owner is the root, in the additional section; otherwise FORMERR.
+      if (q.edns || i < ancount + nscount || p !== start + 1) return PARSE.FORMERR;
+      q.edns = true;
+      q.ednsUdpSize = msg.readUInt16BE(p + 2);
+      q.ednsVersion = msg[p + 5];
+      q.ednsDo = (msg[p + 6] & 0x80) !== 0;
+    }
+    p += 10 + rdlen;
+  }
+  return PARSE.OK;
+}
+
+/** Skips a possibly compressed name; returns the offset after it, or -1 when malformed. */
+function skipName(msg: Buffer, p: number, len: number): number {
+  for (let n = 0; n < 128; n++) {
+    if (p >= len) return -1;
+    const l = msg[p];
+    if (l === 0) return p + 1;
+    if ((l & 0xc0) === 0xc0) return p + 2 <= len ? p + 2 : -1;
+    if (l > 63) return -1;
+    p += l + 1;
+  }
+  return -1;
+}

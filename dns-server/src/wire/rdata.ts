@@ -1,0 +1,114 @@
+// Presentation form → wire RDATA for the record types a zone may hold (RFC 1035, 3596, 2782, 8659, 7208).
+import { isIPv4, isIPv6 } from 'node:net';
+import { TYPE } from './constants.js';
+import type { NameRef, Rdata } from '../zone/model.js';
+
+export interface ParsedRdata { rdata: Rdata; target?: string }
+
+/** Parses one record's destination; returns the RDATA or a message saying what is wrong. */
+export function parseRdata(type: number, destination: string, priority: number, apex: string): ParsedRdata | string {
+  const d = destination.trim();
+  switch (type) {
+    case TYPE.A:
+      if (!isIPv4(d)) return `invalid IPv4 address "${d}"`;
+      return { rdata: [Buffer.from(d.split('.').map(Number))] };
+    case TYPE.AAAA: {
+      const b = ipv6Bytes(d);
+      return b ? { rdata: [b] } : `invalid IPv6 address "${d}"`;
+    }
+    case TYPE.CNAME: case TYPE.NS: case TYPE.PTR: {
+      const n = normaliseName(d, apex);
+      if (typeof n !== 'string' || n === '') return `invalid target name "${d}"`;
+      return { rdata: [{ name: n, compress: true }], target: n };
+    }
+    case TYPE.MX: {
+      // Destination is the exchange; "pref exchange" is accepted too.
+      const m = /^(\d{1,5})\s+(\S+)$/.exec(d);
+      const pref = m ? Number(m[1]) : priority;
+      const n = normaliseName(m ? m[2] : d, apex);
+      if (n === null || pref > 65535) return `invalid MX "${d}"`;
+      return { rdata: [u16(pref), { name: n, compress: true }], target: n };
+    }
+    case TYPE.SRV: {
+      // "weight port target" with the priority in mx_priority, or "priority weight port target".
+      const f = d.split(/\s+/);
+      if (f.length === 3) f.unshift(String(priority));
+      if (f.length !== 4 || !f.slice(0, 3).every((x) => /^\d{1,5}$/.test(x) && Number(x) <= 65535)) return `invalid SRV "${d}"`;
+      const n = normaliseName(f[3], apex);
+      if (n === null) return `invalid SRV target "${f[3]}"`;
+      const head = Buffer.alloc(6);
+      head.writeUInt16BE(Number(f[0]), 0); head.writeUInt16BE(Number(f[1]), 2); head.writeUInt16BE(Number(f[2]), 4);
+      return { rdata: [head, { name: n, compress: false }], target: n };
+    }
+    case TYPE.TXT: {
+      const parts = txtStrings(destination);
+      const out: Buffer[] = [];
+      for (const p of parts) out.push(Buffer.from([p.length]), p);
+      return { rdata: out.length ? out : [Buffer.from([0])] };
+    }
+    case TYPE.CAA: {
+      const m = /^(\d{1,3})\s+([A-Za-z0-9]{1,15})\s+(.*)$/s.exec(d);
+      if (!m || Number(m[1]) > 255) return `invalid CAA "${d}"`;
+      let value = m[3].trim();
+      if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1).replace(/\\(.)/g, '$1');
+      const tag = Buffer.from(m[2].toLowerCase(), 'latin1');
+      return { rdata: [Buffer.from([Number(m[1]), tag.length]), tag, Buffer.from(value, 'utf8')] };
+    }
+    default:
+      return `unsupported record type ${type}`;
+  }
+}
+
+/** Lower-case absolute name without trailing dot ('' = root); '@' is the apex. Null when invalid. */
+export function normaliseName(raw: string, apex: string): string | null {
+  let n = raw.trim().toLowerCase();
+  if (n === '@') return apex;
+  if (n === '.') return '';
+  if (n.endsWith('.')) n = n.slice(0, -1);
+  if (n === '' || n.length > 253) return null;
+  for (const label of n.split('.')) if (label.length === 0 || label.length > 63) return null;
+  return n;
+}
+
+/**
+ * TXT value → character-strings of at most 255 bytes. A value written as one or more quoted strings
+ * ("a" "b") is taken string by string; any other value is the text itself, split every 255 bytes.
+ */
+export function txtStrings(value: string): Buffer[] {
+  const quoted = /^\s*("(?:[^"\\]|\\.)*"\s*)+$/s.test(value);
+  const texts = quoted ? [...value.matchAll(/"((?:[^"\\]|\\.)*)"/gs)].map((m) => m[1].replace(/\\(.)/gs, '$1')) : [value];
+  const out: Buffer[] = [];
+  for (const t of texts) {
+    const b = Buffer.from(t, 'utf8');
+    if (b.length === 0) out.push(b);
+    for (let i = 0; i < b.length; i += 255) out.push(b.subarray(i, i + 255));
+  }
+  return out;
+}
+
+export function ipv6Bytes(s: string): Buffer | null {
+  if (!isIPv6(s) || s.includes('%')) return null;
+  let text = s;
+  const out = Buffer.alloc(16);
+  // An embedded IPv4 tail (::ffff:192.0.2.1) becomes two hex groups.
+  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (v4) {
+    const o = v4[1].split('.').map(Number);
+    text = text.slice(0, -v4[1].length) + ((o[0] << 8) | o[1]).toString(16) + ':' + ((o[2] << 8) | o[3]).toString(16);
+  }
+  const [head, tail] = text.split('::');
+  const h = head ? head.split(':') : [];
+  const t = tail === undefined ? [] : tail ? tail.split(':') : [];
+  const groups = tail === undefined ? h : [...h, ...new Array<string>(8 - h.length - t.length).fill('0'), ...t];
+  if (groups.length !== 8) return null;
+  groups.forEach((g, i) => out.writeUInt16BE(parseInt(g, 16), i * 2));
+  return out;
+}
+
+export function u16(n: number): Buffer {
+  const b = Buffer.alloc(2);
+  b.writeUInt16BE(n, 0);
+  return b;
+}
+
+export type { NameRef };

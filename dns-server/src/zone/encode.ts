@@ -1,0 +1,30 @@
+// Encodes a resolved Answer into a response template: whole message, ID 0, names compressed.
+import { FLAG } from '../wire/constants.js';
+import { MessageWriter } from '../wire/writer.js';
+import type { Template } from './model.js';
+import type { Answer, Section } from './resolve.js';
+
+export function encodeAnswer(qname: string, qtype: number, a: Answer): Template {
+  const w = new MessageWriter();
+  w.u16(0);
+  w.u16(FLAG.QR | (a.aa ? FLAG.AA : 0) | a.rcode);
+  w.u16(1);
+  w.u16(count(a.answer)); w.u16(count(a.authority)); w.u16(count(a.additional));
+  w.name(qname, true);
+  w.u16(qtype); w.u16(1);
+  for (const s of a.answer) put(w, s);
+  for (const s of a.authority) put(w, s);
+  const additionalStart = w.len;
+  for (const s of a.additional) put(w, s);
+  return { bytes: w.finish(), additionalStart, glueRequired: a.glueRequired };
+}
+
+function count(sections: Section[]): number {
+  let n = 0;
+  for (const s of sections) n += s.rrset.rdatas.length;
+  return n;
+}
+
+function put(w: MessageWriter, s: Section): void {
+  for (const rdata of s.rrset.rdatas) w.record(s.owner, s.rrset.type, s.rrset.ttl, rdata);
+}

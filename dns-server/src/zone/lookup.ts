@@ -1,0 +1,30 @@
+// The hot-path lookup: (zone, lower-case name, qtype) → precompiled template, NODATA or NXDOMAIN.
+import { NEGATIVE, DYNAMIC, type CompiledZone, type Template } from './model.js';
+import { findNode, slotFor } from './resolve.js';
+import { SLOT_OF, OTHER } from './slots.js';
+import { TYPE } from '../wire/constants.js';
+
+/** Lookup result: the name does not exist; answer NXDOMAIN with the SOA in authority. */
+export const NXDOMAIN = 2;
+export type LookupResult = Template | typeof NEGATIVE | typeof NXDOMAIN;
+
+/**
+ * Answers (name, qtype) from the zone. Names present in the zone are one map read and one array read;
+ * names synthesised from a wildcard or below a delegation are resolved on first use and kept (bounded).
+ */
+export function lookup(zone: CompiledZone, name: string, qtype: number): LookupResult {
+  let node = zone.nodes.get(name);
+  if (node === undefined) {
+    node = findNode(zone, name);
+    if (node === undefined) return NXDOMAIN;
+  }
+  const s = SLOT_OF[qtype];
+  let v = node.slots[s];
+  if (v === undefined) {
+    if (s === OTHER) v = node.cut || node.rrsets.has(TYPE.CNAME) ? DYNAMIC : NEGATIVE;
+    else v = slotFor(zone, name, qtype);
+    node.slots[s] = v;
+  }
+  if (v === DYNAMIC) return slotFor(zone, name, qtype) as Template | typeof NEGATIVE;
+  return v as Template | typeof NEGATIVE;
+}

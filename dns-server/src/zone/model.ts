@@ -1,0 +1,52 @@
+// In-memory shape of a compiled zone: nodes by owner name, RRsets by type, precompiled answers per node.
+
+/** A domain name inside RDATA; `compress` is false where RFC 2782/3597 forbid compression (SRV). */
+export interface NameRef { name: string; compress: boolean }
+
+/** One RDATA as wire pieces: raw bytes and names, written in order. */
+export type Rdata = Array<Buffer | NameRef>;
+
+export interface RRset {
+  type: number;
+  ttl: number;
+  rdatas: Rdata[];
+  /** Target names of CNAME/MX/NS/SRV rdatas (absolute, lower case), for chains and additional data. */
+  targets: string[];
+}
+
+/** A precompiled response: the whole message with ID 0, the question in lower case. */
+export interface Template {
+  bytes: Buffer;
+  /** Offset where the additional section starts (== bytes.length when it is empty). */
+  additionalStart: number;
+  /** The additional section holds glue a referral needs (RFC 9471): dropping it means TC. */
+  glueRequired: boolean;
+}
+
+/** Slot value: answer with the zone's SOA in authority, NOERROR (NODATA). */
+export const NEGATIVE = 0;
+/** Slot value: resolve at query time, uncached (a rare qtype at a CNAME). */
+export const DYNAMIC = 1;
+export type Slot = Template | typeof NEGATIVE | typeof DYNAMIC | undefined;
+
+export interface ZoneNode {
+  /** Absolute owner name, lower case, no trailing dot. */
+  name: string;
+  rrsets: Map<number, RRset>;
+  /** The delegation point at or above this node (non-apex NS owner), or '' when none. */
+  cut: string;
+  /** Answers by slot (see SLOT_OF in slots.ts); filled at compile time, lazily for synthesised names. */
+  slots: Slot[];
+}
+
+export interface CompiledZone {
+  apex: string;
+  serial: number;
+  nodes: Map<string, ZoneNode>;
+  /** The SOA RRset with the negative TTL (RFC 2308 §3: min of SOA TTL and SOA minimum). */
+  negativeSoa: RRset;
+  /** Bytes of the negative SOA record after its owner name: type, class, ttl, rdlength, rdata. */
+  soaTail: Buffer;
+  /** Answers of names synthesised from wildcards or below a cut, filled on first query; bounded. */
+  synthesised: Map<string, ZoneNode>;
+}

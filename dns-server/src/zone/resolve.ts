@@ -1,0 +1,133 @@
+// Authoritative resolution inside one zone (RFC 1034 §4.3.2, RFC 4592 wildcards, RFC 2308 negative answers).
+// Runs at compile time for every node and at query time only for synthesised names; the hot path reads slots.
+import { TYPE, RCODE } from '../wire/constants.js';
+import { encodeAnswer } from './encode.js';
+import { NEGATIVE, DYNAMIC, type CompiledZone, type RRset, type Slot, type ZoneNode } from './model.js';
+import { SLOT_TYPES, OTHER } from './slots.js';
+
+export interface Section { owner: string; rrset: RRset }
+
+export interface Answer {
+  rcode: number;
+  aa: boolean;
+  answer: Section[];
+  authority: Section[];
+  additional: Section[];
+  glueRequired: boolean;
+}
+
+/** Longest CNAME chain followed inside a zone. */
+const MAX_CHAIN = 12;
+/** RFC 8482: ANY gets one RRset, the first of these present at the name. */
+const ANY_ORDER = [TYPE.A, TYPE.AAAA, TYPE.MX, TYPE.TXT, TYPE.SOA, TYPE.NS, TYPE.CAA, TYPE.SRV, TYPE.PTR];
+
+export function inZone(zone: CompiledZone, name: string): boolean {
+  return name === zone.apex || name.endsWith(`.${zone.apex}`);
+}
+
+/**
+ * The node answering for `name` (inside the zone): the name's own node, or a node synthesised from the
+ * wildcard at the closest encloser (RFC 4592 §3.3.1), or one standing for a name below a delegation point.
+ * Undefined means the name does not exist (NXDOMAIN).
+ */
+export function findNode(zone: CompiledZone, name: string): ZoneNode | undefined {
+  const own = zone.nodes.get(name) ?? zone.synthesised.get(name);
+  if (own) return own;
+  let encloser: ZoneNode | undefined;
+  for (let p = name; p !== zone.apex && !encloser;) {
+    const dot = p.indexOf('.');
+    if (dot < 0) break;
+    p = p.slice(dot + 1);
+    encloser = zone.nodes.get(p);
+  }
+  encloser ??= zone.nodes.get(zone.apex);
+  if (!encloser) return undefined;
+  let node: ZoneNode;
+  if (encloser.cut) node = { name, rrsets: new Map(), cut: encloser.cut, slots: [] };
+  else {
+    const wild = zone.nodes.get(`*.${encloser.name}`);
+    if (!wild) return undefined;
+    node = { name, rrsets: wild.rrsets, cut: '', slots: [] };
+  }
+  if (zone.synthesised.size >= 10000) zone.synthesised.clear(); // bounded: random names cannot grow memory
+  zone.synthesised.set(name, node);
+  return node;
+}
+
+export function resolve(zone: CompiledZone, qname: string, qtype: number): Answer {
+  const a: Answer = { rcode: RCODE.NOERROR, aa: true, answer: [], authority: [], additional: [], glueRequired: false };
+  const seen = new Set<string>();
+  let name = qname;
+  for (let step = 0; step < MAX_CHAIN; step++) {
+    const node = findNode(zone, name);
+    if (!node) return negative(zone, a, RCODE.NXDOMAIN);
+    if (node.cut) {
+      if (a.answer.length > 0) return a; // the chain leaves our authority; the resolver follows it
+      if (qtype === TYPE.DS && name === node.cut) return negative(zone, a, RCODE.NOERROR); // DS lives in the parent
+      return referral(zone, a, node.cut);
+    }
+    const cname = node.rrsets.get(TYPE.CNAME);
+    if (cname && qtype !== TYPE.CNAME) {
+      a.answer.push({ owner: name, rrset: cname });
+      const target = cname.targets[0];
+      seen.add(name);
+      if (qtype === TYPE.ANY || !inZone(zone, target) || seen.has(target)) return a;
+      name = target;
+      continue;
+    }
+    let rrset = node.rrsets.get(qtype);
+    if (qtype === TYPE.ANY) for (const t of ANY_ORDER) if ((rrset = node.rrsets.get(t))) break;
+    if (!rrset) return negative(zone, a, RCODE.NOERROR);
+    a.answer.push({ owner: name, rrset });
+    if (rrset.type === TYPE.MX || rrset.type === TYPE.SRV || rrset.type === TYPE.NS) addAddresses(zone, a, rrset.targets);
+    return a;
+  }
+  return a;
+}
+
+function negative(zone: CompiledZone, a: Answer, rcode: number): Answer {
+  a.rcode = rcode;
+  a.authority.push({ owner: zone.apex, rrset: zone.negativeSoa });
+  return a;
+}
+
+function referral(zone: CompiledZone, a: Answer, cut: string): Answer {
+  const ns = zone.nodes.get(cut)!.rrsets.get(TYPE.NS)!;
+  a.aa = false;
+  a.authority.push({ owner: cut, rrset: ns });
+  addAddresses(zone, a, ns.targets);
+  a.glueRequired = a.additional.length > 0;
+  return a;
+}
+
+/** Addresses of in-zone targets for the additional section (RFC 1035 §3.3.9, RFC 2782). */
+function addAddresses(zone: CompiledZone, a: Answer, targets: string[]): void {
+  const done = new Set<string>();
+  for (const t of targets) {
+    if (done.has(t) || !inZone(zone, t)) continue;
+    done.add(t);
+    const node = zone.nodes.get(t);
+    if (!node) continue;
+    for (const type of [TYPE.A, TYPE.AAAA]) {
+      const set = node.rrsets.get(type);
+      if (set && !a.answer.some((s) => s.owner === t && s.rrset === set)) a.additional.push({ owner: t, rrset: set });
+    }
+  }
+}
+
+/** The slot value for (name, qtype): NEGATIVE for a plain NODATA, else an encoded template. */
+export function slotFor(zone: CompiledZone, name: string, qtype: number): Slot {
+  const a = resolve(zone, name, qtype);
+  if (a.rcode === RCODE.NOERROR && a.answer.length === 0 && a.aa) return NEGATIVE;
+  return encodeAnswer(name, qtype, a);
+}
+
+/** Precompiles every slot of a node (compile time). */
+export function fillSlots(zone: CompiledZone, node: ZoneNode): void {
+  const plain = !node.cut && !node.rrsets.has(TYPE.CNAME);
+  for (let i = 0; i < SLOT_TYPES.length; i++) {
+    const t = SLOT_TYPES[i];
+    node.slots[i] = plain && t !== TYPE.ANY && !node.rrsets.has(t) ? NEGATIVE : slotFor(zone, node.name, t);
+  }
+  node.slots[OTHER] = plain ? NEGATIVE : DYNAMIC;
+}
