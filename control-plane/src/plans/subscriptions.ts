@@ -25,9 +25,18 @@ export async function setPlan(db: Db, domainId: number, slug: string): Promise<s
   return plan.slug;
 }
 
+const OVERRIDABLE: readonly string[] = [...LIMIT_FIELDS, ...BOOLEAN_FIELDS, 'disabled_rule_types'];
+
+/** The plan field an override name refers to (`override_max_records` or `max_records`), or ApiError 400. */
+export function overridableField(field: string): OverridableField {
+  const name = field.replace(/^override_/, '');
+  if (!OVERRIDABLE.includes(name)) throw new ApiError(400, `unknown plan field "${field}"; overridable: ${OVERRIDABLE.join(', ')}`);
+  return name as OverridableField;
+}
+
 /** Parses an override value given as text (CLI): integers, booleans, or a JSON array for disabled_rule_types. */
 export function parseOverride(field: string, raw: string): { field: OverridableField; value: number | boolean | string } {
-  const name = field.replace(/^override_/, '');
+  const name = overridableField(field);
   if ((LIMIT_FIELDS as readonly string[]).includes(name)) {
     const n = Number(raw);
     if (!Number.isInteger(n) || n < 0) throw new ApiError(400, `${name} takes a non-negative integer, got "${raw}"`);
@@ -37,15 +46,12 @@ export function parseOverride(field: string, raw: string): { field: OverridableF
     if (raw !== 'true' && raw !== 'false') throw new ApiError(400, `${name} takes true or false, got "${raw}"`);
     return { field: name as OverridableField, value: raw === 'true' };
   }
-  if (name === 'disabled_rule_types') {
-    let parsed: unknown;
-    try { parsed = JSON.parse(raw); } catch { parsed = undefined; }
-    if (!Array.isArray(parsed) || parsed.some((t) => typeof t !== 'string')) {
-      throw new ApiError(400, 'disabled_rule_types takes a JSON array of rule types, e.g. \'["waf"]\' (\'[]\' lifts every restriction)');
-    }
-    return { field: 'disabled_rule_types', value: JSON.stringify(parsed) };
+  let parsed: unknown;
+  try { parsed = JSON.parse(raw); } catch { parsed = undefined; }
+  if (!Array.isArray(parsed) || parsed.some((t) => typeof t !== 'string')) {
+    throw new ApiError(400, 'disabled_rule_types takes a JSON array of rule types, e.g. \'["waf"]\' (\'[]\' lifts every restriction)');
   }
-  throw new ApiError(400, `unknown plan field "${field}"; overridable: ${[...LIMIT_FIELDS, ...BOOLEAN_FIELDS, 'disabled_rule_types'].join(', ')}`);
+  return { field: 'disabled_rule_types', value: JSON.stringify(parsed) };
 }
 
 /** Sets (value) or clears (null) one override on the domain's live subscription. */

@@ -1,0 +1,143 @@
+// The admin CLI's commands, each a function of (context, arguments); printing goes through ctx.out.
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { and, eq } from 'drizzle-orm';
+import type { Db } from '../db/index.js';
+import type { ConfigLog } from '../config-log/index.js';
+import { domainMembers, domains, plans } from '../db/schema.js';
+import { ApiError } from '../errors.js';
+import { createApiKey, EXPIRY_CHOICES, listApiKeys, revokeApiKey, type KeyExpiry } from '../auth/api-keys.js';
+import { isMemberRole, MEMBER_ROLES } from '../auth/permissions.js';
+import { effectiveFeatures } from '../plans/entitlements.js';
+import { overridableField, parseOverride, setOverride, setPlan } from '../plans/subscriptions.js';
+import { normalizeDomainName } from '../routes/domains/domain-name.js';
+import { createUser, setUserActive, userByEmail } from './users.js';
+
+export class UsageError extends Error {}
+
+export interface CommandContext { db: Db; configLog: ConfigLog; out: (line: string) => void }
+type Command = (ctx: CommandContext, args: string[]) => Promise<void>;
+
+function positionals(args: string[], names: string[], options: ParseArgsConfig['options'] = {}) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  if (parsed.positionals.length !== names.length) {
+    throw new UsageError(`expected ${names.join(' ')}, got ${parsed.positionals.length ? parsed.positionals.join(' ') : 'nothing'}`);
+  }
+  return { pos: parsed.positionals, values: parsed.values as Record<string, string | boolean | undefined> };
+}
+
+async function domainByName(db: Db, raw: string) {
+  const name = normalizeDomainName(raw);
+  const [domain] = await db.select().from(domains).where(eq(domains.name, name)).limit(1);
+  if (!domain) throw new ApiError(404, `no domain ${name}`);
+  return domain;
+}
+
+/** Plan changes can change what nodes enforce (rule types, features): republish the domain's snapshot. */
+async function republish(ctx: CommandContext, domainId: number) {
+  await ctx.db.transaction(async (tx) => { await ctx.configLog.appendSnapshot(tx, domainId); });
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : '-');
+
+export const COMMANDS: Record<string, Command> = {
+  async 'user create'(ctx, args) {
+    const { pos, values } = positionals(args, ['EMAIL'], { name: { type: 'string' } });
+    const user = await createUser(ctx.db, pos[0], (values.name as string | undefined) ?? '');
+    ctx.out(`created user ${user.email} (id ${user.id})`);
+  },
+  async 'user deactivate'(ctx, args) {
+    const { pos } = positionals(args, ['EMAIL']);
+    await setUserActive(ctx.db, pos[0], false);
+    ctx.out(`deactivated ${pos[0]}: its keys now answer 403 account is inactive`);
+  },
+  async 'user activate'(ctx, args) {
+    const { pos } = positionals(args, ['EMAIL']);
+    await setUserActive(ctx.db, pos[0], true);
+    ctx.out(`activated ${pos[0]}`);
+  },
+  async 'key create'(ctx, args) {
+    const { pos, values } = positionals(args, ['EMAIL'], {
+      'read-only': { type: 'boolean' }, expires: { type: 'string' }, name: { type: 'string' },
+    });
+    const expires = (values.expires as string | undefined) ?? 'never';
+    if (!(EXPIRY_CHOICES as readonly string[]).includes(expires)) throw new UsageError(`--expires must be one of ${EXPIRY_CHOICES.join(', ')}`);
+    const user = await userByEmail(ctx.db, pos[0]);
+    const created = await createApiKey(ctx.db, user.id, {
+      readOnly: values['read-only'] === true, expires: expires as KeyExpiry, name: (values.name as string | undefined) ?? '',
+    });
+    ctx.out(created.key); // alone on its line: `KEY=$(npm run -s admin -- key create a@example.org)`
+  },
+  async 'key list'(ctx, args) {
+    const { pos } = positionals(args, ['EMAIL']);
+    const user = await userByEmail(ctx.db, pos[0]);
+    const now = new Date();
+    ctx.out('id\tprefix\tmode\tstatus\texpires_at\tlast_used_at\tname');
+    for (const k of await listApiKeys(ctx.db, user.id)) {
+      const status = k.revokedAt ? 'revoked' : k.expiresAt && k.expiresAt <= now ? 'expired' : 'active';
+      ctx.out([k.id, `${k.prefix}…`, k.readOnly ? 'read-only' : 'full', status, iso(k.expiresAt), iso(k.lastUsedAt), k.name].join('\t'));
+    }
+  },
+  async 'key revoke'(ctx, args) {
+    const { pos } = positionals(args, ['KEY_ID']);
+    const id = Number(pos[0]);
+    if (!Number.isInteger(id) || id <= 0) throw new UsageError(`KEY_ID must be a positive integer, got "${pos[0]}"`);
+    if (!(await revokeApiKey(ctx.db, id))) throw new ApiError(404, `no active key with id ${id}`);
+    ctx.out(`revoked key ${id}`);
+  },
+  async 'plan list'(ctx, args) {
+    positionals(args, []);
+    for (const p of await ctx.db.select().from(plans).orderBy(plans.priceRials)) ctx.out(`${p.slug}\t${p.name}\t${p.priceRials} rials`);
+  },
+  async 'plan show'(ctx, args) {
+    const { pos } = positionals(args, ['DOMAIN']);
+    const domain = await domainByName(ctx.db, pos[0]);
+    ctx.out(JSON.stringify(await effectiveFeatures(ctx.db, domain.id), null, 2));
+  },
+  async 'plan set'(ctx, args) {
+    const { pos } = positionals(args, ['DOMAIN', 'PLAN_SLUG']);
+    const domain = await domainByName(ctx.db, pos[0]);
+    const slug = await setPlan(ctx.db, domain.id, pos[1]);
+    await republish(ctx, domain.id);
+    ctx.out(`${domain.name} is now on plan ${slug}`);
+  },
+  async 'plan override'(ctx, args) {
+    const { pos } = positionals(args, ['DOMAIN', 'FIELD', 'VALUE']);
+    const domain = await domainByName(ctx.db, pos[0]);
+    const { field, value } = parseOverride(pos[1], pos[2]);
+    await setOverride(ctx.db, domain.id, field, value);
+    await republish(ctx, domain.id);
+    ctx.out(`${domain.name}: override_${field} = ${String(value)}`);
+  },
+  async 'plan clear-override'(ctx, args) {
+    const { pos } = positionals(args, ['DOMAIN', 'FIELD']);
+    const domain = await domainByName(ctx.db, pos[0]);
+    const field = overridableField(pos[1]);
+    await setOverride(ctx.db, domain.id, field, null);
+    await republish(ctx, domain.id);
+    ctx.out(`${domain.name}: override_${field} cleared`);
+  },
+  async 'member add'(ctx, args) {
+    const { pos } = positionals(args, ['DOMAIN', 'EMAIL', 'ROLE']);
+    if (!isMemberRole(pos[2])) throw new UsageError(`ROLE must be one of ${MEMBER_ROLES.join(', ')}`);
+    const domain = await domainByName(ctx.db, pos[0]);
+    const user = await userByEmail(ctx.db, pos[1]);
+    if (user.id === domain.ownerId) throw new ApiError(409, `${user.email} owns ${domain.name}`);
+    await ctx.db.insert(domainMembers).values({ domainId: domain.id, userId: user.id, role: pos[2] })
+      .onConflictDoUpdate({ target: [domainMembers.domainId, domainMembers.userId], set: { role: pos[2] } });
+    ctx.out(`${user.email} is ${pos[2]} of ${domain.name}`);
+  },
+  async 'member remove'(ctx, args) {
+    const { pos } = positionals(args, ['DOMAIN', 'EMAIL']);
+    const domain = await domainByName(ctx.db, pos[0]);
+    const user = await userByEmail(ctx.db, pos[1]);
+    const rows = await ctx.db.delete(domainMembers)
+      .where(and(eq(domainMembers.domainId, domain.id), eq(domainMembers.userId, user.id))).returning();
+    if (rows.length === 0) throw new ApiError(404, `${user.email} is not a member of ${domain.name}`);
+    ctx.out(`${user.email} removed from ${domain.name}`);
+  },
+};
