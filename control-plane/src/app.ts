@@ -42,6 +42,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
 
   // Route areas: one line each.
   await app.register(domainRoutes);
+  await app.register((await import('./routes/records/index.js')).default);
   await app.register(accountRoutes);
 
   return app;

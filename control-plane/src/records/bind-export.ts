@@ -11,8 +11,7 @@ export interface ZoneHeader {
   nsTtl: number;
 }
 
-/** SOA timers of exported zones (seconds), the values large hosted-DNS services publish. */
-export const SOA_DEFAULTS = { refresh: 10000, retry: 2400, expire: 604800, minimum: 1800, ttl: 3600 } as const;
+/** TTL of the apex NS set in exports (the DNS server's choice for served zones may differ). */
 export const APEX_NS_TTL = 86400;
 
 /** One TXT value as quoted character-strings of at most 255 bytes each (RFC 1035 §3.3.14). */

@@ -51,7 +51,8 @@ export function tokenize(text: string): TokenizeResult {
     if (c === ';') {
       const end = src.indexOf('\n', i);
       const stop = end === -1 ? src.length : end;
-      if (current) current.comment = src.slice(i + 1, stop).trim();
+      const open = current as Entry | null; // assigned inside the helpers above, so TS narrows it wrongly
+      if (open) open.comment = src.slice(i + 1, stop).trim();
       i = stop - 1;
       continue;
     }

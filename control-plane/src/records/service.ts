@@ -1,0 +1,210 @@
+// Record operations: each write runs in one transaction that locks the domain, validates against the zone,
+// writes, and appends ONE config-log entry; nothing is stored when any check fails.
+import type { FastifyInstance } from 'fastify';
+import type { Tx } from '../db/index.js';
+import type { domains } from '../db/schema.js';
+import { ApiError, isApiError } from '../errors.js';
+import { effectiveFeatures, requireFeature, type EffectiveFeatures } from '../plans/entitlements.js';
+import { buildZone } from '../config-log/snapshot.js';
+import { APEX_NS_TTL, exportZone } from './bind-export.js';
+import { parseZoneFile } from './bind-parse.js';
+import { RecordError } from './errors.js';
+import { applyPatch, buildRecord } from './normalize.js';
+import {
+  countRecords, deleteRecords, getRecord, insertRecords, listRecords, lockDomain, toStored, updateRecords, type RecordRow,
+} from './store.js';
+import { LIMITS, type RecordCreate, type RecordFields, type RecordPatch, type StoredRecord } from './types.js';
+import { ZoneIndex } from './zone-index.js';
+
+export type DomainRow = typeof domains.$inferSelect;
+
+export interface BulkResult {
+  succeeded: number;
+  failed: number;
+  results: { id: number; ok: boolean; error?: string }[];
+}
+
+export interface ImportPlan {
+  records: (RecordFields & { line: number })[];
+  skipped: { line: number; reason: string }[];
+  errors: { line: number; error: string }[];
+  /** Set when creating `records` would take the domain past its plan's max_records. */
+  limitError: string | null;
+}
+
+const NOT_WRITABLE = new Set(['disabled', 'banned']);
+
+function assertWritable(domain: DomainRow): void {
+  if (NOT_WRITABLE.has(domain.state)) throw new ApiError(409, `domain is ${domain.state}`);
+}
+
+function toApi(err: unknown): unknown {
+  return err instanceof RecordError ? new ApiError(err.statusCode, err.message) : err;
+}
+
+function limitError(features: EffectiveFeatures, total: number): string | null {
+  const max = features.max_records;
+  return total > max ? `record limit reached: your plan (${features.plan}) allows at most ${max} records (max_records)` : null;
+}
+
+function gateHostHeader(features: EffectiveFeatures, next: RecordFields, previous: string | null): void {
+  if (next.hostHeader !== null && next.hostHeader !== previous) requireFeature(features, 'host_header_edit_enabled');
+}
+
+/** Runs `fn` in a transaction holding the domain's lock; appends a snapshot when it changed something. */
+async function write<T>(app: FastifyInstance, domain: DomainRow, fn: (tx: Tx) => Promise<{ value: T; changed: boolean }>): Promise<T> {
+  assertWritable(domain);
+  let changed = false;
+  try {
+    const value = await app.db.transaction(async (tx) => {
+      await lockDomain(tx, domain.id);
+      const r = await fn(tx);
+      if (r.changed) await app.configLog.appendSnapshot(tx, domain.id);
+      changed = r.changed;
+      return r.value;
+    });
+    if (changed) app.configLog.nudge();
+    return value;
+  } catch (err) {
+    throw toApi(err);
+  }
+}
+
+async function indexOf(tx: Tx, domainId: number, names?: string[]): Promise<ZoneIndex> {
+  return new ZoneIndex((await listRecords(tx, domainId, names)).map(toStored));
+}
+
+export async function createRecord(app: FastifyInstance, domain: DomainRow, input: RecordCreate): Promise<RecordRow> {
+  const record = (() => { try { return buildRecord(domain.name, input); } catch (err) { throw toApi(err); } })();
+  return write(app, domain, async (tx) => {
+    const features = await effectiveFeatures(tx, domain.id);
+    const problem = limitError(features, (await countRecords(tx, domain.id)) + 1);
+    if (problem) throw new ApiError(403, problem, { feature: 'max_records' });
+    gateHostHeader(features, record, null);
+    (await indexOf(tx, domain.id, [record.name])).check(record);
+    const [row] = await insertRecords(tx, domain.id, [record]);
+    return { value: row!, changed: true };
+  });
+}
+
+export async function updateRecord(app: FastifyInstance, domain: DomainRow, id: number, patch: RecordPatch): Promise<RecordRow> {
+  return write(app, domain, async (tx) => {
+    const row = await getRecord(tx, domain.id, id);
+    if (!row) throw new ApiError(404, 'record not found');
+    const current = toStored(row);
+    const next = applyPatch(domain.name, current, patch);
+    if (JSON.stringify(next) === JSON.stringify(current)) return { value: row, changed: false };
+    if (next.hostHeader !== current.hostHeader && next.hostHeader !== null) gateHostHeader(await effectiveFeatures(tx, domain.id), next, current.hostHeader);
+    (await indexOf(tx, domain.id, [next.name])).check(next, id);
+    await updateRecords(tx, domain.id, [{ ...next, id }]);
+    return { value: (await getRecord(tx, domain.id, id))!, changed: true };
+  });
+}
+
+export async function deleteRecord(app: FastifyInstance, domain: DomainRow, id: number): Promise<void> {
+  await write(app, domain, async (tx) => {
+    const deleted = await deleteRecords(tx, domain.id, [id]);
+    if (deleted.length === 0) throw new ApiError(404, 'record not found');
+    return { value: undefined, changed: true };
+  });
+}
+
+function itemError(err: unknown): string {
+  if (err instanceof RecordError || isApiError(err)) return err.message;
+  throw err;
+}
+
+/** Best effort: each item is checked against the zone as the earlier items left it; one snapshot for the batch. */
+export async function batchUpdate(app: FastifyInstance, domain: DomainRow, updates: (RecordPatch & { id: number })[]): Promise<BulkResult> {
+  return write(app, domain, async (tx) => {
+    const index = await indexOf(tx, domain.id);
+    let features: EffectiveFeatures | null = null;
+    const changed = new Map<number, StoredRecord>();
+    const results: BulkResult['results'] = [];
+    for (const { id, ...patch } of updates) {
+      try {
+        const current = index.get(id);
+        if (!current) throw new ApiError(404, 'record not found');
+        const next = applyPatch(domain.name, current, patch);
+        if (next.hostHeader !== null && next.hostHeader !== current.hostHeader) {
+          features ??= await effectiveFeatures(tx, domain.id);
+          gateHostHeader(features, next, current.hostHeader);
+        }
+        index.check(next, id);
+        const stored = { ...next, id };
+        index.remove(id);
+        index.add(stored);
+        changed.set(id, stored);
+        results.push({ id, ok: true });
+      } catch (err) {
+        results.push({ id, ok: false, error: itemError(err) });
+      }
+    }
+    await updateRecords(tx, domain.id, [...changed.values()]);
+    const succeeded = results.filter((r) => r.ok).length;
+    return { value: { succeeded, failed: results.length - succeeded, results }, changed: changed.size > 0 };
+  });
+}
+
+export async function deleteMany(app: FastifyInstance, domain: DomainRow, ids: number[]): Promise<BulkResult> {
+  const unique = [...new Set(ids)];
+  return write(app, domain, async (tx) => {
+    const deleted = new Set(await deleteRecords(tx, domain.id, unique));
+    const results = unique.map((id) => (deleted.has(id) ? { id, ok: true } : { id, ok: false, error: 'record not found' }));
+    return { value: { succeeded: deleted.size, failed: unique.length - deleted.size, results }, changed: deleted.size > 0 };
+  });
+}
+
+/** What importing `text` would do, checked exactly as the API checks single creates. Stores nothing. */
+async function planImport(tx: Tx, domain: DomainRow, text: string): Promise<ImportPlan> {
+  const parsed = parseZoneFile(domain.name, text);
+  const plan: ImportPlan = { records: [], skipped: parsed.skipped, errors: parsed.errors, limitError: null };
+  const existing = await listRecords(tx, domain.id);
+  const index = new ZoneIndex(existing.map(toStored));
+  const features = await effectiveFeatures(tx, domain.id);
+  let nextId = -1; // placeholder ids for the index; never stored
+  for (const { line, input } of parsed.records) {
+    try {
+      const record = buildRecord(domain.name, input, { literalTxt: true });
+      gateHostHeader(features, record, null);
+      index.check(record);
+      index.add({ ...record, id: nextId-- });
+      plan.records.push({ ...record, line });
+    } catch (err) {
+      if (err instanceof RecordError && err.code === 'CP_ERR_RECORD_DUPLICATE') plan.skipped.push({ line, reason: 'an identical record already exists' });
+      else plan.errors.push({ line, error: itemError(err) });
+    }
+  }
+  plan.skipped.sort((a, b) => a.line - b.line);
+  plan.errors.sort((a, b) => a.line - b.line);
+  if (plan.records.length > LIMITS.importMaxRecords) plan.errors.unshift({ line: 0, error: `a zone file may hold at most ${LIMITS.importMaxRecords} records` });
+  plan.limitError = limitError(features, existing.length + plan.records.length);
+  return plan;
+}
+
+export async function previewImport(app: FastifyInstance, domain: DomainRow, text: string): Promise<ImportPlan> {
+  return app.db.transaction((tx) => planImport(tx, domain, text));
+}
+
+/** All or nothing: any invalid line (400) or the plan's record limit (403) stores nothing. */
+export async function importZone(app: FastifyInstance, domain: DomainRow, text: string): Promise<{ created: RecordRow[]; skipped: ImportPlan['skipped'] }> {
+  return write(app, domain, async (tx) => {
+    const plan = await planImport(tx, domain, text);
+    if (plan.errors.length) {
+      const n = plan.errors.length;
+      throw new ApiError(400, `the zone file has ${n} invalid line${n > 1 ? 's' : ''}; nothing was imported`, { errors: plan.errors });
+    }
+    if (plan.limitError) throw new ApiError(403, plan.limitError, { feature: 'max_records' });
+    const created = await insertRecords(tx, domain.id, plan.records);
+    return { value: { created, skipped: plan.skipped }, changed: created.length > 0 };
+  });
+}
+
+export async function exportZoneText(app: FastifyInstance, domain: DomainRow): Promise<string> {
+  const rows = await listRecords(app.db, domain.id);
+  const zone = buildZone(domain, [], app.config.nsSets);
+  return exportZone({
+    zone: domain.name, serial: zone.serial, nameservers: zone.nameservers, nsTtl: APEX_NS_TTL,
+    soa: { mname: zone.soaMname, rname: zone.soaRname, refresh: zone.soaRefresh, retry: zone.soaRetry, expire: zone.soaExpire, minimum: zone.soaMinimum, ttl: zone.soaTtl },
+  }, rows.map(toStored));
+}

@@ -1,0 +1,77 @@
+// Database access of the records area; every function runs inside the caller's transaction.
+import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
+import type { Db, Tx } from '../db/index.js';
+import { dnsRecords, domains } from '../db/schema.js';
+import type { HostHeaderMode, RecordFields, RecordType, Scheme, StoredRecord } from './types.js';
+
+export type RecordRow = typeof dnsRecords.$inferSelect;
+
+export function toStored(row: RecordRow): StoredRecord {
+  return {
+    id: row.id, name: row.name, type: row.type as RecordType, destination: row.destination, mxPriority: row.mxPriority,
+    ttl: row.ttl, proxied: row.proxied, captcha: row.captcha, scheme: row.scheme as Scheme, port: row.port,
+    hostHeader: row.hostHeader, hostHeaderMode: row.hostHeaderMode as HostHeaderMode, monitor: row.monitor,
+    timeout: row.timeout, comment: row.comment,
+  };
+}
+
+/** Serialises writers of one domain (CNAME and duplicate checks read, then write). */
+export async function lockDomain(tx: Tx, domainId: number): Promise<void> {
+  await tx.select({ id: domains.id }).from(domains).where(eq(domains.id, domainId)).for('update');
+}
+
+export async function listRecords(db: Db | Tx, domainId: number, names?: string[]): Promise<RecordRow[]> {
+  const where = names ? and(eq(dnsRecords.domainId, domainId), inArray(dnsRecords.name, names)) : eq(dnsRecords.domainId, domainId);
+  return db.select().from(dnsRecords).where(where).orderBy(asc(dnsRecords.id));
+}
+
+export async function getRecord(db: Db | Tx, domainId: number, id: number): Promise<RecordRow | undefined> {
+  const [row] = await db.select().from(dnsRecords).where(and(eq(dnsRecords.domainId, domainId), eq(dnsRecords.id, id)));
+  return row;
+}
+
+export async function countRecords(tx: Tx, domainId: number): Promise<number> {
+  const [row] = await tx.select({ n: count() }).from(dnsRecords).where(eq(dnsRecords.domainId, domainId));
+  return Number(row?.n ?? 0);
+}
+
+const columns = (r: RecordFields) => ({
+  name: r.name, type: r.type, destination: r.destination, mxPriority: r.mxPriority, ttl: r.ttl, proxied: r.proxied,
+  captcha: r.captcha, scheme: r.scheme, port: r.port, hostHeader: r.hostHeader, hostHeaderMode: r.hostHeaderMode,
+  monitor: r.monitor, timeout: r.timeout, comment: r.comment,
+});
+
+/** Inserts in chunks (Postgres allows 65535 parameters per statement); returns the rows in input order. */
+export async function insertRecords(tx: Tx, domainId: number, records: RecordFields[]): Promise<RecordRow[]> {
+  const out: RecordRow[] = [];
+  for (let i = 0; i < records.length; i += 1000) {
+    const chunk = records.slice(i, i + 1000).map((r) => ({ domainId, ...columns(r) }));
+    out.push(...await tx.insert(dnsRecords).values(chunk).returning());
+  }
+  return out;
+}
+
+/** Writes the full new state of each record in ONE statement (a 1000-item batch is one round trip). */
+export async function updateRecords(tx: Tx, domainId: number, records: StoredRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  const json = JSON.stringify(records.map((r) => ({
+    id: r.id, name: r.name, destination: r.destination, mx_priority: r.mxPriority, ttl: r.ttl, proxied: r.proxied,
+    captcha: r.captcha, scheme: r.scheme, port: r.port, host_header: r.hostHeader, host_header_mode: r.hostHeaderMode,
+    monitor: r.monitor, timeout: r.timeout, comment: r.comment,
+  })));
+  await tx.execute(sql`
+    UPDATE dns_records AS r SET name = v.name, destination = v.destination, mx_priority = v.mx_priority, ttl = v.ttl,
+      proxied = v.proxied, captcha = v.captcha, scheme = v.scheme, port = v.port, host_header = v.host_header,
+      host_header_mode = v.host_header_mode, monitor = v.monitor, timeout = v.timeout, comment = v.comment, updated_at = now()
+    FROM jsonb_to_recordset(${json}::jsonb) AS v(id integer, name text, destination text, mx_priority integer, ttl integer,
+      proxied boolean, captcha boolean, scheme text, port integer, host_header text, host_header_mode text, monitor boolean,
+      timeout integer, comment text)
+    WHERE r.id = v.id AND r.domain_id = ${domainId}`);
+}
+
+export async function deleteRecords(tx: Tx, domainId: number, ids: number[]): Promise<number[]> {
+  if (ids.length === 0) return [];
+  const rows = await tx.delete(dnsRecords).where(and(eq(dnsRecords.domainId, domainId), inArray(dnsRecords.id, ids)))
+    .returning({ id: dnsRecords.id });
+  return rows.map((r) => r.id);
+}
