@@ -11,6 +11,10 @@ import rateLimit from './plugins/rate-limit.js';
 import openapi from './openapi/index.js';
 import domainRoutes from './routes/domains/index.js';
 import accountRoutes from './routes/account/index.js';
+import temporal from './plugins/temporal.js';
+import domainLifecycleRoutes from './routes/domain-lifecycle/index.js';
+import internalRoutes from './routes/internal/index.js';
+import ruleRoutes from './routes/rules/index.js';
 
 export interface BuildOptions {
   config: Readonly<ControlPlaneConfig>;
@@ -37,6 +41,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
 
   await app.register(context, { db: opts.database.db, config, configLog: opts.configLog ?? new ConfigLog(config.nsSets) });
   await app.register(authenticate);
+  await app.register(temporal);
   await app.register(rateLimit, { perMinute: config.rateLimitPerMinute });
   await app.register(openapi, { serverUrl: config.publicBaseUrl });
 
@@ -44,6 +49,9 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(domainRoutes);
   await app.register((await import('./routes/records/index.js')).default);
   await app.register(accountRoutes);
+  await app.register(domainLifecycleRoutes);
+  await app.register(internalRoutes);
+  await app.register(ruleRoutes);
 
   return app;
 }

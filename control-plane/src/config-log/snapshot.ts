@@ -3,6 +3,7 @@ import { asc, eq } from 'drizzle-orm';
 import { SCHEMA_MAJOR, type DomainSettings, type DomainSnapshot, type RuleSet, type Zone, type ZoneRecord } from '@platform/shared';
 import type { Tx } from '../db/index.js';
 import { dnsRecords, type domains } from '../db/schema.js';
+import { buildDomainRuleSet } from '../rules/rule-set.js';
 
 type DomainRow = typeof domains.$inferSelect;
 type RecordRow = typeof dnsRecords.$inferSelect;
@@ -74,10 +75,7 @@ export function buildSettings(domain: DomainRow, now: number): DomainSettings {
   };
 }
 
-/**
- * The domain's compiled edge rule set. Empty until the edge rules issue fills it (H6 extends this function:
- * read the domain's rules inside `tx` and compile them here, so every snapshot carries them).
- */
-export async function buildRuleSet(_tx: Tx, _domain: DomainRow): Promise<RuleSet> {
-  return { version: 0, rules: [] };
+/** The domain's edge rules (enabled and disabled), read inside `tx` so every snapshot carries them. */
+export async function buildRuleSet(tx: Tx, domain: DomainRow): Promise<RuleSet> {
+  return buildDomainRuleSet(tx, domain);
 }

@@ -105,3 +105,29 @@ export const configLog = pgTable('config_log', {
   payload: bytea('payload').notNull(),
   createdAt: ts('created_at').notNull().defaultNow(),
 });
+
+// 0004_domain_checks.sql: when each manual check of a domain last ran (per-domain limits) and its result.
+export const domainChecks = pgTable('domain_checks', {
+  domainId: integer('domain_id').notNull().references(() => domains.id),
+  kind: text('kind').$type<'check-ns' | 'delegation'>().notNull(),
+  lastAt: ts('last_at').notNull(),
+  result: jsonb('result').$type<Record<string, unknown> | null>(),
+}, (t) => [primaryKey({ columns: [t.domainId, t.kind] })]);
+
+// 0003_rules.sql: edge rules (common filters and type fields as JSON) and the per-domain cache purge generation.
+export const rules = pgTable('rules', {
+  id: serial('id').primaryKey(),
+  domainId: integer('domain_id').notNull().references(() => domains.id, { onDelete: 'cascade' }),
+  type: text('type').notNull(),
+  enabled: boolean('enabled').notNull().default(true),
+  priority: integer('priority').notNull().default(100),
+  filters: jsonb('filters').$type<Record<string, unknown>>().notNull(),
+  fields: jsonb('fields').$type<Record<string, unknown>>().notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+export const cachePurges = pgTable('cache_purges', {
+  domainId: integer('domain_id').primaryKey().references(() => domains.id, { onDelete: 'cascade' }),
+  generation: integer('generation').notNull().default(0),
+  purgedAt: ts('purged_at').notNull().defaultNow(),
+});

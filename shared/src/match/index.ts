@@ -5,3 +5,4 @@ export * from './ip.js';
 export * from './password.js';
 export * from './validate-rule.js';
 export * from './rule-types.js';
+export * from './rule-body.js';
