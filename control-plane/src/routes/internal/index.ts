@@ -1,0 +1,80 @@
+// The /internal API: how the workflows worker (and operators) change domain state in the database the control
+// plane owns. Authenticated with the node token; API keys are refused (auth hook); hidden from the OpenAPI document.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { ensureNodeToken } from '@platform/shared';
+import { ApiError, MESSAGES } from '../../errors.js';
+import { nodeTokenChecker } from '../../sync/node-auth.js';
+import { parseDomainName } from '../domains/domain-name.js';
+import { StringEnum } from '../../openapi/schemas.js';
+import {
+  applyDelegation, applyVerificationExpired, applyVerified, DOMAIN_STATES, expireDeveloperMode, importRecords, setState,
+} from '../domain-lifecycle/transitions.js';
+
+const Params = Type.Object({ domain: Type.String() });
+const Observations = Type.Array(Type.Object({ resolver: Type.String(), values: Type.Array(Type.String()), error: Type.Optional(Type.String()), cname: Type.Optional(Type.String()) }));
+
+function domainName(raw: string): string {
+  const parsed = parseDomainName(raw);
+  if (!parsed.ok) throw new ApiError(404, MESSAGES.domainNotFound);
+  return parsed.name;
+}
+
+function found<T>(value: T | null): T {
+  if (value === null) throw new ApiError(404, MESSAGES.domainNotFound);
+  return value;
+}
+
+export default async function internalRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const configured = (app.config as { nodeToken?: string }).nodeToken;
+  const checkToken = nodeTokenChecker(ensureNodeToken(app.config.dataDir, configured));
+
+  await app.register(async (scope) => {
+    scope.addHook('onRequest', async (request: FastifyRequest) => {
+      const auth = request.headers.authorization ?? '';
+      const bearer = /^Bearer\s+(\S+)\s*$/i.exec(auth)?.[1];
+      const header = request.headers['x-node-token'];
+      const presented = bearer ?? (typeof header === 'string' ? header.trim() : undefined);
+      if (!checkToken(presented)) throw new ApiError(401, 'invalid node token');
+    });
+    const r = scope.withTypeProvider<TypeBoxTypeProvider>();
+    const hide = { hide: true, params: Params } as const;
+
+    r.post('/internal/domains/:domain/delegation', {
+      schema: { ...hide, body: Type.Object({ observations: Observations, manual: Type.Boolean({ default: false }) }) },
+    }, async (req) => found(await applyDelegation(app, domainName(req.params.domain), req.body.observations, req.body.manual)));
+
+    r.post('/internal/domains/:domain/verified', {
+      schema: { ...hide, body: Type.Object({ method: StringEnum(['cname', 'txt', 'ssl_delegation']) }) },
+    }, async (req) => found(await applyVerified(app, domainName(req.params.domain), req.body.method)));
+
+    r.post('/internal/domains/:domain/verification-expired', {
+      schema: { ...hide, body: Type.Object({ token: Type.String() }) },
+    }, async (req) => found(await applyVerificationExpired(app, domainName(req.params.domain), req.body.token)));
+
+    r.post('/internal/domains/:domain/developer-mode/expire', {
+      schema: { ...hide, body: Type.Object({ expires_at_ms: Type.Number() }) },
+    }, async (req) => found(await expireDeveloperMode(app, domainName(req.params.domain), req.body.expires_at_ms)));
+
+    r.post('/internal/domains/:domain/records/import', {
+      schema: {
+        ...hide,
+        body: Type.Object({ records: Type.Array(Type.Object({
+          name: Type.String(), type: Type.String(), destination: Type.String(),
+          ttl: Type.Optional(Type.Integer()), mx_priority: Type.Optional(Type.Integer()),
+        }), { maxItems: 10_000 }) }),
+      },
+    }, async (req) => found(await importRecords(app, domainName(req.params.domain), req.body.records)));
+
+    // Operators: `curl -H "Authorization: Bearer $(cat data/node-token)" -d '{"state":"disabled"}' …/internal/domains/example.org/state`
+    r.post('/internal/domains/:domain/state', {
+      schema: { ...hide, body: Type.Object({ state: StringEnum([...DOMAIN_STATES]) }) },
+    }, async (req) => {
+      const name = domainName(req.params.domain);
+      const result = found(await setState(app, name, req.body.state));
+      return result;
+    });
+  });
+}
