@@ -1,0 +1,97 @@
+// A stub "internet" DNS server on 127.0.0.1 (UDP) for tests: it plays the parent zone's delegation (NS answers),
+// a domain's old DNS (records for the zone scan) and the TXT/CNAME records of external domains.
+// Records are set per name and type in presentation form; a CNAME is followed inside the stub as a resolver would.
+import { createSocket, type Socket } from 'node:dgram';
+import DNS from 'dns2';
+
+const { Packet } = DNS;
+type TypeName = 'A' | 'AAAA' | 'CNAME' | 'MX' | 'TXT' | 'NS' | 'CAA';
+
+export interface StubDns {
+  port: number;
+  /** e.g. `127.0.0.1:5300`, for DNS_RESOLVERS. */
+  address: string;
+  /** Replaces the values of name/type: A '192.0.2.1', MX '10 mail.example.org', CAA '0 issue "letsencrypt.org"'. */
+  set(name: string, type: TypeName, values: string[], ttl?: number): void;
+  /** The parent zone delegates `domain` to these nameservers (NS answers at the domain's name). */
+  delegate(domain: string, nameservers: string[]): void;
+  /** Removes name (one type, or all). */
+  clear(name: string, type?: TypeName): void;
+  /** How many queries arrived. */
+  queries(): number;
+  close(): Promise<void>;
+}
+
+const norm = (n: string) => n.toLowerCase().replace(/\.$/, '');
+
+function resource(name: string, type: TypeName, value: string, ttl: number): Record<string, unknown> {
+  const base = { name, type: Packet.TYPE[type], class: Packet.CLASS.IN, ttl };
+  switch (type) {
+    case 'A': case 'AAAA': return { ...base, address: value };
+    case 'CNAME': return { ...base, domain: value };
+    case 'NS': return { ...base, ns: value };
+    case 'TXT': return { ...base, data: value };
+    case 'MX': { const [p, ex] = value.split(/\s+/); return { ...base, priority: Number(p), exchange: ex }; }
+    case 'CAA': { const m = /^(\d+)\s+(\S+)\s+"?(.*?)"?$/.exec(value)!; return { ...base, flags: Number(m[1]), tag: m[2], value: m[3] }; }
+  }
+}
+
+export async function startStubDns(): Promise<StubDns> {
+  const zone = new Map<string, Map<TypeName, { values: string[]; ttl: number }>>();
+  let count = 0;
+  const socket: Socket = createSocket('udp4');
+
+  const answer = (request: InstanceType<typeof Packet>) => {
+    const response = Packet.createResponseFromRequest(request);
+    response.header.ra = 1;
+    const q = request.questions[0];
+    if (!q) return response;
+    const typeName = Object.entries(Packet.TYPE).find(([, v]) => v === q.type)?.[0] as TypeName | undefined;
+    let name = norm(q.name);
+    for (let hops = 0; hops < 8; hops++) {
+      const node = zone.get(name);
+      if (!node) {
+        if (hops === 0) response.header.rcode = 3; // NXDOMAIN
+        break;
+      }
+      const cname = node.get('CNAME');
+      if (cname && typeName !== 'CNAME') {
+        response.answers.push(resource(name, 'CNAME', cname.values[0], cname.ttl) as never);
+        name = norm(cname.values[0]);
+        continue;
+      }
+      const rrset = typeName ? node.get(typeName) : undefined;
+      for (const v of rrset?.values ?? []) response.answers.push(resource(name, typeName!, v, rrset!.ttl) as never);
+      break;
+    }
+    return response;
+  };
+
+  socket.on('message', (msg, rinfo) => {
+    count++;
+    let request;
+    try { request = Packet.parse(msg); } catch { return; }
+    socket.send(answer(request).toBuffer(), rinfo.port, rinfo.address);
+  });
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  const port = socket.address().port;
+
+  const stub: StubDns = {
+    port,
+    address: `127.0.0.1:${port}`,
+    set(name, type, values, ttl = 300) {
+      const key = norm(name);
+      const node = zone.get(key) ?? new Map();
+      if (values.length === 0) node.delete(type); else node.set(type, { values, ttl });
+      if (node.size === 0) zone.delete(key); else zone.set(key, node);
+    },
+    delegate(domain, nameservers) { stub.set(domain, 'NS', nameservers, 86400); },
+    clear(name, type) {
+      const key = norm(name);
+      if (!type) zone.delete(key); else stub.set(key, type, []);
+    },
+    queries: () => count,
+    close: () => new Promise<void>((resolve) => socket.close(() => resolve())),
+  };
+  return stub;
+}
