@@ -107,6 +107,7 @@ export function parseDestination(type: RecordType, raw: string, opts: { literalT
       if (!CAA_TAGS.has(tag)) throw invalid('CAA tag must be issue, issuewild or iodef');
       let v = m[3]!.trim();
       if (/^"(?:[^"\\]|\\.)*"$/s.test(v)) v = Buffer.from(unescapeCharString(v.slice(1, -1))).toString('utf8');
+      // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
       if (/["\\\x00-\x1f\x7f]/.test(v)) throw invalid('CAA value may not contain quotes, backslashes or control characters');
       if (tag === 'iodef' && !/^(mailto:|https?:\/\/)\S+$/.test(v)) throw invalid('CAA iodef value must be a mailto:, http:// or https:// URL');
       if (tag !== 'iodef' && !/^[^\s;]*(\s*;.*)?$/s.test(v)) throw invalid(`CAA ${tag} value must be an issuer domain name, optionally followed by "; parameters"`);

@@ -44,15 +44,15 @@ export class ZoneIndex {
     const others = (this.byName.get(candidate.name) ?? []).filter((r) => r.id !== selfId);
     if (others.length === 0) return;
     const label = candidate.name;
+    if (others.some((r) => sameData(r, candidate))) {
+      throw new RecordError('CP_ERR_RECORD_DUPLICATE', 'an identical record already exists');
+    }
     if (candidate.type === 'CNAME') {
       const types = [...new Set(others.map((r) => r.type))].join(', ');
       throw new RecordError('CP_ERR_RECORD_CONFLICT', `a CNAME record cannot share its name with other records: "${label}" already has ${types} records`);
     }
     if (others.some((r) => r.type === 'CNAME')) {
       throw new RecordError('CP_ERR_RECORD_CONFLICT', `"${label}" already has a CNAME record, and a CNAME cannot share its name with other records`);
-    }
-    if (others.some((r) => sameData(r, candidate))) {
-      throw new RecordError('CP_ERR_RECORD_DUPLICATE', 'an identical record already exists');
     }
   }
 }
