@@ -9,6 +9,7 @@ import { installErrorHandlers } from './plugins/error-handler.js';
 import authenticate from './auth/authenticate.js';
 import rateLimit from './plugins/rate-limit.js';
 import openapi from './openapi/index.js';
+import { validationSchemaController } from './plugins/validation.js';
 import domainRoutes from './routes/domains/index.js';
 import accountRoutes from './routes/account/index.js';
 import temporal from './plugins/temporal.js';
@@ -32,7 +33,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
     bodyLimit: config.bodyLimitBytes,
     // Trailing slashes are significant (spec Global conventions §3): /domains is not /domains/.
     routerOptions: { ignoreTrailingSlash: false },
-    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true } },
+    schemaController: validationSchemaController(),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Request bodies are application/json only (spec Global conventions §6); anything else is 415.

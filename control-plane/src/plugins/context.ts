@@ -10,8 +10,12 @@ declare module 'fastify' {
     db: Db;
     config: Readonly<ControlPlaneConfig>;
     configLog: ConfigLog;
+    /** Every route registered after this plugin (method, url, hidden from OpenAPI), for checks and startup logs. */
+    routeTable: RouteEntry[];
   }
 }
+
+export interface RouteEntry { method: string; url: string; hidden: boolean }
 
 export interface ContextOptions { db: Db; config: Readonly<ControlPlaneConfig>; configLog: ConfigLog }
 
@@ -19,6 +23,12 @@ async function context(app: FastifyInstance, opts: ContextOptions) {
   app.decorate('db', opts.db);
   app.decorate('config', opts.config);
   app.decorate('configLog', opts.configLog);
+  const routeTable: RouteEntry[] = [];
+  app.decorate('routeTable', routeTable);
+  app.addHook('onRoute', (route) => {
+    const hidden = (route.schema as { hide?: boolean } | undefined)?.hide === true || route.url.startsWith('/internal');
+    for (const method of [route.method].flat()) routeTable.push({ method, url: route.url, hidden });
+  });
 }
 
 export default fp(context, { name: 'database' });

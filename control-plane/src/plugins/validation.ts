@@ -1,0 +1,19 @@
+// Request validation compilers: bodies are validated as sent (no type coercion: "3" is not 3), while path and query
+// parameters, which are always text, are coerced to the schema's types.
+import { AjvCompiler, type BuildCompilerFromPool, type RouteDefinition } from '@fastify/ajv-compiler';
+import type { FastifyServerOptions } from 'fastify';
+
+const BASE = { useDefaults: true, removeAdditional: true, allErrors: false } as const;
+
+export function validationSchemaController(): NonNullable<FastifyServerOptions['schemaController']> {
+  const factory = AjvCompiler();
+  type Pool = Parameters<BuildCompilerFromPool>[0];
+  const build = (externalSchemas: Pool, options?: { plugins?: [] }) => {
+    const plugins = options?.plugins ?? [];
+    const strict = factory(externalSchemas, { customOptions: { ...BASE, coerceTypes: false }, plugins });
+    const coercing = factory(externalSchemas, { customOptions: { ...BASE, coerceTypes: 'array' }, plugins });
+    return (routeSchema: RouteDefinition) => (String(routeSchema.httpPart) === 'body' ? strict : coercing)(routeSchema);
+  };
+  // The pool type is an overload (Ajv or JTD); this factory only ever builds Ajv validators.
+  return { compilersFactory: { buildValidator: build as unknown as BuildCompilerFromPool } };
+}

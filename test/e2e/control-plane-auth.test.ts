@@ -1,0 +1,234 @@
+// Walks the spec's Authentication and Limits sections line by line against a real control plane (app.inject).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { startTestControlPlane } from '../helpers/control-plane.js';
+import { apiKeys } from '../../control-plane/src/db/schema.js';
+import { createApiKey, revokeApiKey, MAX_ACTIVE_KEYS } from '../../control-plane/src/auth/api-keys.js';
+import { setUserActive } from '../../control-plane/src/admin/users.js';
+
+const INVALID = { error: 'invalid API key' };
+
+test('authentication, read-only keys, denied surfaces and roles (spec Authentication)', async (t) => {
+  const cp = await startTestControlPlane(t);
+  const owner = await cp.user('owner@example.org');
+  const domain = await cp.domain(owner.key, 'auth.example.org');
+
+  await t.test('§1/§3 a missing key is 401 invalid API key', async () => {
+    const res = await cp.call(null, 'GET', '/domains/');
+    assert.equal(res.statusCode, 401);
+    assert.deepEqual(res.json(), INVALID);
+  });
+
+  await t.test('§2 the key works in Authorization: Bearer and in X-Api-Key', async () => {
+    assert.equal((await cp.call(owner.key, 'GET', '/domains/')).statusCode, 200);
+    assert.equal((await cp.call(null, 'GET', '/domains/', undefined, { authorization: `bearer ${owner.key}` })).statusCode, 200);
+    const viaHeader = await cp.call(null, 'GET', '/domains/', undefined, { 'x-api-key': owner.key });
+    assert.equal(viaHeader.statusCode, 200);
+    assert.equal(viaHeader.json<unknown[]>().length, 1);
+    const both = await cp.call(owner.key, 'GET', '/domains/', undefined, { 'x-api-key': owner.key });
+    assert.equal(both.statusCode, 200);
+  });
+
+  await t.test('§3 malformed, unknown and contradictory keys are 401 invalid API key', async () => {
+    const unknown = `svc_${'A'.repeat(65)}`;
+    const cases: Array<[string, Record<string, string>]> = [
+      ['bearer without token', { authorization: 'Bearer' }],
+      ['basic scheme', { authorization: `Basic ${owner.key}` }],
+      ['key without scheme', { authorization: owner.key }],
+      ['too short', { authorization: 'Bearer svc_abc' }],
+      ['too long', { authorization: `Bearer ${owner.key}x` }],
+      ['wrong prefix', { authorization: `Bearer sk_${owner.key.slice(3)}` }],
+      ['not base62', { authorization: `Bearer ${owner.key.slice(0, 68)}!` }],
+      ['a JWT', { authorization: 'Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig' }],
+      ['unknown well-formed key', { authorization: `Bearer ${unknown}` }],
+      ['unknown key in X-Api-Key', { 'x-api-key': unknown }],
+      ['empty X-Api-Key', { 'x-api-key': '' }],
+      ['two different keys', { authorization: `Bearer ${owner.key}`, 'x-api-key': unknown }],
+    ];
+    for (const [name, headers] of cases) {
+      const res = await cp.call(null, 'GET', '/domains/', undefined, headers);
+      assert.equal(res.statusCode, 401, name);
+      assert.deepEqual(res.json(), INVALID, name);
+    }
+  });
+
+  await t.test('§3 a revoked key is refused at once', async () => {
+    const k = await cp.key(owner.id);
+    assert.equal((await cp.call(k.key, 'GET', '/domains/')).statusCode, 200);
+    assert.equal(await revokeApiKey(cp.database.db, k.keyId), true);
+    const res = await cp.call(k.key, 'GET', '/domains/');
+    assert.equal(res.statusCode, 401);
+    assert.deepEqual(res.json(), INVALID);
+  });
+
+  await t.test('§3 an expired key is 401', async () => {
+    const created = await createApiKey(cp.database.db, owner.id, { expires: '30', now: new Date(Date.now() - 31 * 86_400_000) });
+    const res = await cp.call(created.key, 'GET', '/domains/');
+    assert.equal(res.statusCode, 401);
+    assert.deepEqual(res.json(), INVALID);
+    const fresh = await createApiKey(cp.database.db, owner.id, { expires: '30' });
+    assert.equal((await cp.call(fresh.key, 'GET', '/domains/')).statusCode, 200);
+  });
+
+  await t.test('§3 a valid key of a deactivated account is 403 account is inactive', async () => {
+    const u = await cp.user('inactive@example.org');
+    await setUserActive(cp.database.db, u.email, false);
+    const res = await cp.call(u.key, 'GET', '/domains/');
+    assert.equal(res.statusCode, 403);
+    assert.deepEqual(res.json(), { error: 'account is inactive' });
+    await setUserActive(cp.database.db, u.email, true);
+    assert.equal((await cp.call(u.key, 'GET', '/domains/')).statusCode, 200);
+  });
+
+  await t.test('§5 a read-only key may GET, HEAD and OPTIONS; every other method is 403 read-only API key', async () => {
+    const ro = await cp.key(owner.id, { readOnly: true });
+    assert.equal((await cp.call(ro.key, 'GET', '/domains/')).statusCode, 200);
+    assert.equal((await cp.call(ro.key, 'GET', `/domains/${domain}`)).statusCode, 200);
+    assert.equal((await cp.call(ro.key, 'HEAD', `/domains/${domain}`)).statusCode, 200);
+    const writes: Array<[string, string, unknown]> = [
+      ['POST', '/domains/', { name: 'ro.example.org' }],
+      ['PUT', `/domains/${domain}`, { cache_l2_ttl_days: 2 }],
+      ['DELETE', `/domains/${domain}`, undefined],
+      ['PATCH', `/domains/${domain}`, {}],
+      ['POST', `/domains/${domain}/records/`, { name: 'www', type: 'A', destination: '192.0.2.1' }],
+      ['POST', '/notifications/read', {}],
+      ['DELETE', '/no/such/route', undefined],
+    ];
+    for (const [method, url, body] of writes) {
+      const res = await cp.call(ro.key, method as 'POST', url, body);
+      assert.equal(res.statusCode, 403, `${method} ${url}`);
+      assert.deepEqual(res.json(), { error: 'read-only API key' }, `${method} ${url}`);
+    }
+    assert.equal((await cp.call(owner.key, 'GET', `/domains/${domain}`)).json<{ cache_l2_ttl_days: number }>().cache_l2_ttl_days, 3);
+  });
+
+  await t.test('§5 the one exception: a read-only key may POST /analytics/query', async () => {
+    const ro = await cp.key(owner.id, { readOnly: true });
+    const res = await cp.call(ro.key, 'POST', '/analytics/query', { sql: 'SELECT 1' });
+    assert.notEqual(res.json<{ error?: string }>().error, 'read-only API key');
+    assert.notEqual(res.statusCode, 401);
+  });
+
+  await t.test('§6 denied surfaces answer 403 for every key, full access included', async () => {
+    const surfaces: Array<[string, string]> = [
+      ['GET', '/users/me'], ['POST', '/users/api-keys'], ['DELETE', '/users/api-keys/1'], ['GET', '/users'],
+      ['POST', '/auth/login'], ['GET', '/auth/otp'], ['GET', '/billing/plans'], ['PUT', '/billing/settings'],
+      ['GET', '/admin/users'], ['POST', '/wallet/topup'], ['POST', '/subscriptions/purchase'],
+      ['POST', '/subscriptions/switch'], ['POST', '/subscriptions/auto-renew'],
+      ['POST', `/domains/${domain}/subscriptions/purchase`], ['POST', `/domains/${domain}/subscriptions/switch`],
+      ['POST', `/domains/${domain}/subscriptions/auto-renew`], ['GET', '/%75sers/me'],
+    ];
+    for (const [method, url] of surfaces) {
+      const res = await cp.call(owner.key, method as 'GET', url, method === 'GET' || method === 'DELETE' ? undefined : {});
+      assert.equal(res.statusCode, 403, `${method} ${url}`);
+      assert.deepEqual(res.json(), { error: 'this endpoint is not available to API keys' }, `${method} ${url}`);
+    }
+    // Reading wallet and subscription state is allowed (these routes do not exist yet, so 404, never 403).
+    for (const url of ['/wallet/', `/domains/${domain}/subscriptions/`]) {
+      assert.notEqual((await cp.call(owner.key, 'GET', url)).statusCode, 403, url);
+    }
+    const anonymous = await cp.call(null, 'GET', '/users/me');
+    assert.equal(anonymous.statusCode, 401);
+  });
+
+  await t.test('internal routes refuse API keys', async () => {
+    const res = await cp.call(owner.key, 'POST', '/internal/anything', {});
+    assert.equal(res.statusCode, 403);
+    assert.deepEqual(res.json(), { error: 'internal endpoints do not accept API keys' });
+  });
+
+  await t.test('§4/§7 roles: owner, admin, editor, viewer; invisible domains are 404, never 403', async () => {
+    const viewer = await cp.user('viewer@example.org');
+    const editor = await cp.user('editor@example.org');
+    const admin = await cp.user('admin@example.org');
+    const stranger = await cp.user('stranger@example.org');
+    await cp.addMember(domain, viewer.id, 'viewer');
+    await cp.addMember(domain, editor.id, 'editor');
+    await cp.addMember(domain, admin.id, 'admin');
+
+    const roleOf = async (key: string) => (await cp.call(key, 'GET', `/domains/${domain}`)).json<{ role: string; permissions: string[] }>();
+    assert.deepEqual(await roleOf(viewer.key), { ...(await roleOf(viewer.key)), role: 'viewer', permissions: ['domain.view'] });
+    assert.equal((await roleOf(editor.key)).role, 'editor');
+    assert.ok((await roleOf(editor.key)).permissions.includes('records.edit'));
+    assert.ok(!(await roleOf(editor.key)).permissions.includes('domain.settings'));
+    assert.ok((await roleOf(admin.key)).permissions.includes('domain.settings'));
+    assert.ok(!(await roleOf(admin.key)).permissions.includes('domain.delete'));
+    assert.ok((await roleOf(owner.key)).permissions.includes('domain.delete'));
+
+    const list = (await cp.call(viewer.key, 'GET', '/domains/')).json<Array<{ name: string; role: string }>>();
+    assert.deepEqual(list.map((d) => [d.name, d.role]), [[domain, 'viewer']]);
+    assert.deepEqual((await cp.call(stranger.key, 'GET', '/domains/')).json(), []);
+
+    for (const [method, body] of [['GET', undefined], ['PUT', { cache_l2_ttl_days: 2 }], ['DELETE', undefined]] as const) {
+      const res = await cp.call(stranger.key, method, `/domains/${domain}`, body);
+      assert.equal(res.statusCode, 404, `stranger ${method}`);
+      assert.deepEqual(res.json(), { error: 'domain not found' });
+    }
+    const put = (key: string) => cp.call(key, 'PUT', `/domains/${domain}`, { cache_l2_ttl_days: 5 });
+    for (const [who, key] of [['viewer', viewer.key], ['editor', editor.key]] as const) {
+      const res = await put(key);
+      assert.equal(res.statusCode, 403, who);
+      assert.deepEqual(res.json(), { error: `your role (${who}) lacks the domain.settings permission on this domain` });
+    }
+    assert.equal((await put(admin.key)).statusCode, 200);
+    for (const [who, key] of [['viewer', viewer.key], ['editor', editor.key], ['admin', admin.key]] as const) {
+      const res = await cp.call(key, 'DELETE', `/domains/${domain}`);
+      assert.equal(res.statusCode, 403, who);
+      assert.deepEqual(res.json(), { error: `your role (${who}) lacks the domain.delete permission on this domain` });
+    }
+  });
+
+  await t.test('keys: 69 characters, svc_ + 65 from the CSPRNG alphabet, only the sha256 stored, last use recorded', async () => {
+    const k = await cp.key(owner.id, { name: 'format' });
+    assert.equal(k.key.length, 69);
+    assert.match(k.key, /^svc_[A-Za-z0-9]{65}$/);
+    const [row] = await cp.database.db.select().from(apiKeys).where(eq(apiKeys.id, k.keyId));
+    assert.equal(row.keyHash, createHash('sha256').update(k.key).digest('hex'));
+    assert.ok(!JSON.stringify(row).includes(k.key.slice(4)), 'the key itself is not stored');
+    assert.equal(row.lastUsedAt, null);
+    await cp.call(k.key, 'GET', '/domains/');
+    const [used] = await cp.database.db.select().from(apiKeys).where(eq(apiKeys.id, k.keyId));
+    assert.ok(used.lastUsedAt instanceof Date);
+    const keys = new Set(await Promise.all(Array.from({ length: 50 }, async () => (await cp.key((await cp.user()).id)).key)));
+    assert.equal(keys.size, 50);
+  });
+
+  await t.test('limits: at most 10 active keys per account; revoked and expired keys do not count', async () => {
+    const u = await cp.user('cap@example.org'); // holds one key already
+    const ids = [u.keyId];
+    for (let i = 1; i < MAX_ACTIVE_KEYS; i++) ids.push((await cp.key(u.id)).keyId);
+    await assert.rejects(cp.key(u.id), { message: 'an account may have at most 10 active API keys; revoke one first' });
+    await revokeApiKey(cp.database.db, ids[0]);
+    const again = await cp.key(u.id);
+    assert.equal((await cp.call(again.key, 'GET', '/domains/')).statusCode, 200);
+    await assert.rejects(cp.key(u.id), /at most 10 active API keys/);
+    await cp.database.db.update(apiKeys).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(apiKeys.id, ids[1]));
+    await cp.key(u.id);
+  });
+});
+
+test('rate limit: per key, RateLimit headers, then 429 rate limit exceeded with Retry-After', async (t) => {
+  const cp = await startTestControlPlane(t, { RATE_LIMIT_PER_MINUTE: '3' });
+  const a = await cp.user('a@example.org');
+  const b = await cp.user('b@example.org');
+  for (let i = 0; i < 3; i++) {
+    const res = await cp.call(a.key, 'GET', '/domains/');
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers['ratelimit-limit'], '3');
+    assert.equal(res.headers['ratelimit-remaining'], String(2 - i));
+    assert.ok(Number(res.headers['ratelimit-reset']) > 0);
+  }
+  const limited = await cp.call(a.key, 'GET', '/domains/');
+  assert.equal(limited.statusCode, 429);
+  assert.deepEqual(limited.json(), { error: 'rate limit exceeded' });
+  assert.ok(Number(limited.headers['retry-after']) > 0 && Number(limited.headers['retry-after']) <= 60);
+  assert.equal(limited.headers['ratelimit-remaining'], '0');
+  // The same key through the other header is the same key.
+  assert.equal((await cp.call(null, 'GET', '/domains/', undefined, { 'x-api-key': a.key })).statusCode, 429);
+  // Another key of another account has its own budget.
+  assert.equal((await cp.call(b.key, 'GET', '/domains/')).statusCode, 200);
+  // The OpenAPI document takes no key and counts against none.
+  assert.equal((await cp.call(null, 'GET', '/openapi.json')).statusCode, 200);
+});

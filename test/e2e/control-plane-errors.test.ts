@@ -1,0 +1,74 @@
+// The spec's Errors section and global conventions: every error is { "error": "<text>" }, with the exact statuses.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestControlPlane } from '../helpers/control-plane.js';
+
+test('errors: unknown routes, trailing slashes, malformed JSON, content type, body size, validation, 5xx', async (t) => {
+  const cp = await startTestControlPlane(t, { API_BODY_LIMIT_BYTES: '4096' });
+  cp.app.get('/test-only/boom', async () => { throw new Error('secret database detail'); });
+  const u = await cp.user();
+  const domain = await cp.domain(u.key, 'errors.example.org');
+
+  const expectError = async (res: { statusCode: number; json(): unknown; headers: Record<string, unknown> }, status: number, error: string | RegExp) => {
+    assert.equal(res.statusCode, status);
+    assert.match(String(res.headers['content-type']), /^application\/json/);
+    const body = res.json() as { error: unknown };
+    assert.equal(typeof body.error, 'string');
+    if (typeof error === 'string') assert.equal(body.error, error);
+    else assert.match(body.error as string, error);
+  };
+
+  await t.test('unknown routes are 404 with a JSON error', async () => {
+    await expectError(await cp.call(u.key, 'GET', '/no-such-thing'), 404, 'route not found: GET /no-such-thing');
+    await expectError(await cp.call(u.key, 'PATCH', '/domains/'), 404, /^route not found/);
+  });
+
+  await t.test('trailing slashes are significant: /domains is not /domains/', async () => {
+    await expectError(await cp.call(u.key, 'GET', '/domains'), 404, 'route not found: GET /domains');
+    await expectError(await cp.call(u.key, 'POST', '/domains', { name: 'x.example.org' }), 404, /^route not found/);
+    await expectError(await cp.call(u.key, 'GET', `/domains/${domain}/`), 404, /^route not found/);
+    await expectError(await cp.call(u.key, 'GET', '/domains/ns-sets/'), 404, /^route not found/);
+    assert.equal((await cp.call(u.key, 'GET', '/domains/')).statusCode, 200);
+  });
+
+  await t.test('malformed JSON is 400', async () => {
+    await expectError(await cp.call(u.key, 'POST', '/domains/', '{"name": "x.example.org"'), 400, 'malformed JSON body');
+    await expectError(await cp.call(u.key, 'PUT', `/domains/${domain}`, 'not json'), 400, 'malformed JSON body');
+    await expectError(await cp.call(u.key, 'POST', '/domains/', ''), 400, 'malformed JSON body: the body is empty');
+  });
+
+  await t.test('a body that is not application/json is 415', async () => {
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml', 'multipart/form-data; boundary=x']) {
+      await expectError(await cp.call(u.key, 'POST', '/domains/', 'name=x.example.org', { 'content-type': type }), 415,
+        'unsupported content type: request bodies must be application/json');
+    }
+  });
+
+  await t.test('an oversized body is 413', async () => {
+    const big = JSON.stringify({ name: `${'a'.repeat(5000)}.example.org` });
+    await expectError(await cp.call(u.key, 'POST', '/domains/', big), 413, 'request body too large (limit 4096 bytes)');
+  });
+
+  await t.test('validation errors are 400 and name the field', async () => {
+    const cases: Array<[string, string, unknown, string]> = [
+      ['POST', '/domains/', {}, 'name is required'],
+      ['POST', '/domains/', [], 'body must be object'],
+      ['POST', '/domains/', { name: 'v.example.org', dns_mode: 'hosted' }, 'dns_mode must be one of: managed, external'],
+      ['POST', '/domains/', { name: 42 }, 'name must be string'],
+      ['PUT', `/domains/${domain}`, { cache_l2_ttl_days: 8 }, 'cache_l2_ttl_days must be <= 7'],
+      ['PUT', `/domains/${domain}`, { cache_l2_ttl_days: 0 }, 'cache_l2_ttl_days must be >= 1'],
+      ['PUT', `/domains/${domain}`, { cache_l2_ttl_days: 2.5 }, 'cache_l2_ttl_days must be integer'],
+      ['PUT', `/domains/${domain}`, { cache_l2_ttl_days: 'soon' }, 'cache_l2_ttl_days must be integer'],
+      ['PUT', `/domains/${domain}`, { origin_protocol: 'gopher' }, 'origin_protocol must be one of: auto, http1, http2, http3'],
+    ];
+    for (const [method, url, body, error] of cases) {
+      await expectError(await cp.call(u.key, method as 'POST', url, body), 400, error);
+    }
+  });
+
+  await t.test('a 5xx answers a generic text and never leaks the cause', async () => {
+    const res = await cp.call(u.key, 'GET', '/test-only/boom');
+    await expectError(res, 500, 'internal server error');
+    assert.ok(!res.body.includes('secret'));
+  });
+});
