@@ -15,6 +15,8 @@ export function parseDomainName(raw: string): { ok: true; name: string } | { ok:
   if (text === '') return { ok: false, reason: 'the name is empty' };
   if (isIP(text) || isIP(text.replace(/^\[|\]$/g, ''))) return { ok: false, reason: 'an IP address is not a domain name' };
   if (/[\s/\\@:?#*]/.test(text)) return { ok: false, reason: 'the name holds characters not allowed in a host name' };
+  // Checked before domainToASCII, which takes a numeric last label for an IPv4 address and just fails.
+  if (/\.[0-9]+$/.test(text)) return { ok: false, reason: 'the top-level label cannot be numeric' };
   const ascii = domainToASCII(text.toLowerCase());
   if (!ascii) return { ok: false, reason: 'the name is not a valid internationalised domain name' };
   if (ascii.length > 253) return { ok: false, reason: 'the name is longer than 253 characters' };
@@ -25,7 +27,6 @@ export function parseDomainName(raw: string): { ok: true; name: string } | { ok:
     if (label.length > 63) return { ok: false, reason: `label "${label.slice(0, 20)}…" is longer than 63 characters` };
     if (!LABEL.test(label)) return { ok: false, reason: `label "${label}" may hold only letters, digits and inner hyphens` };
   }
-  if (/^[0-9]+$/.test(labels[labels.length - 1])) return { ok: false, reason: 'the top-level label cannot be numeric' };
   return { ok: true, name: ascii };
 }
 
