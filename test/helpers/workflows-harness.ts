@@ -1,0 +1,157 @@
+// End-to-end harness of the domain lifecycle: one Temporal dev server per test file (the provisioned CLI as an
+// existing executable), a stub internet DNS, the control plane and the workflows worker started as a user starts
+// them (node --import tsx …/main.ts) on free ports, with short durations so timers fire in seconds.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { ensureNodeToken } from '@platform/shared';
+// @ts-expect-error -- setup.mjs is plain JavaScript without type declarations
+import { temporalCliPath } from '../../scripts/setup.mjs';
+import { createTestDatabase, type TestDatabase } from './database.js';
+import { startStubDns, type StubDns } from './stub-dns.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Polls `probe` until it returns a value (not undefined); the message says what was awaited and what was last seen. */
+export async function eventually<T>(what: string, probe: () => Promise<T | undefined>, ms = 45_000): Promise<T> {
+  const end = Date.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v !== undefined) return v;
+    } catch (err) { last = err; }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+class Proc {
+  proc?: ChildProcess;
+  out = '';
+  constructor(private readonly script: string, private readonly env: () => Record<string, string>) {}
+  start(): ChildProcess {
+    this.out = '';
+    const p = spawn(process.execPath, ['--import', 'tsx', join(ROOT, this.script)], {
+      cwd: ROOT, env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', ...this.env() }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    p.stdout!.on('data', (d) => { this.out = (this.out + d).slice(-20_000); });
+    p.stderr!.on('data', (d) => { this.out = (this.out + d).slice(-20_000); });
+    this.proc = p;
+    return p;
+  }
+  get running(): boolean { return !!this.proc && this.proc.exitCode === null && this.proc.signalCode === null; }
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    const p = this.proc;
+    if (!p || p.exitCode !== null || p.signalCode !== null) return;
+    const exited = new Promise((r) => p.once('exit', r));
+    p.kill(signal);
+    const timer = setTimeout(() => p.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+export interface ApiResponse<T = any> { status: number; body: T; headers: Headers }
+
+export interface Lifecycle {
+  dns: StubDns;
+  /** A second resolver (DNS_RESOLVERS lists both) for propagation cases; usually kept equal to `dns`. */
+  dns2: StubDns;
+  temporal: TestWorkflowEnvironment;
+  apiUrl: string;
+  dataDir: string;
+  /** Calls the public API with the owner's key. */
+  api<T = any>(method: string, path: string, body?: unknown): Promise<ApiResponse<T>>;
+  /** Calls the /internal API with the node token (as the worker and operators do). */
+  internal<T = any>(method: string, path: string, body?: unknown): Promise<ApiResponse<T>>;
+  startWorker(): Promise<void>;
+  stopWorker(): Promise<void>;
+  workerOutput(): string;
+  close(): Promise<void>;
+}
+
+export async function startLifecycle(label: string, cpEnv: Record<string, string> = {}): Promise<Lifecycle> {
+  const temporal = await TestWorkflowEnvironment.createLocal({
+    server: { executable: { type: 'existing-path', path: temporalCliPath() as string }, ip: '127.0.0.1', log: { format: 'pretty', level: 'error' } },
+  });
+  const dns = await startStubDns();
+  const dns2 = await startStubDns();
+  const tdb: TestDatabase = await createTestDatabase(label);
+  const cli = (...args: string[]) => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'control-plane/src/admin/cli.ts'), ...args], {
+      cwd: ROOT, env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', ...tdb.env }, encoding: 'utf8',
+    });
+    if (r.status !== 0) throw new Error(`admin ${args.join(' ')} failed: ${r.stderr}`);
+    return r.stdout.trim();
+  };
+  cli('user', 'create', `${label}@example.org`);
+  const key = cli('key', 'create', `${label}@example.org`).split('\n').pop()!.trim();
+  const apiPort = await freePort();
+  const apiUrl = `http://127.0.0.1:${apiPort}`;
+  const cp = new Proc('control-plane/src/main.ts', () => ({
+    ...tdb.env, API_PORT: String(apiPort), SYNC_PORT: String(0), RATE_LIMIT_PER_MINUTE: '100000',
+    TEMPORAL_ADDRESS: temporal.address, ...cpEnv,
+  }));
+  const call = async (headers: Record<string, string>, method: string, path: string, body?: unknown): Promise<ApiResponse> => {
+    const res = await fetch(`${apiUrl}${path}`, {
+      method, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+  };
+  const api = (method: string, path: string, body?: unknown) => call({ authorization: `Bearer ${key}` }, method, path, body);
+
+  // The node token is generated up front so the control plane and the worker (which bundles its workflow code
+  // for a while) start in parallel.
+  const nodeToken = ensureNodeToken(tdb.dataDir);
+  const worker = new Proc('workflows/src/main.ts', () => ({
+    TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: 'default', DNS_RESOLVERS: `${dns.address},${dns2.address}`,
+    DNS_TIMEOUT_MS: '1000', CONTROL_PLANE_URL: apiUrl, NODE_TOKEN: nodeToken, DATA_DIR: tdb.dataDir, LOG_LEVEL: 'info',
+  }));
+  const startWorker = async () => {
+    worker.start();
+    await eventually('the worker to poll', async () => {
+      if (!worker.running) throw new Error(`worker exited:\n${worker.out}`);
+      return worker.out.includes('worker polling') ? true : undefined;
+    }, 90_000);
+  };
+  cp.start();
+  await Promise.all([
+    eventually('the control plane API', async () => {
+      if (!cp.running) throw new Error(`control plane exited:\n${cp.out}`);
+      return (await api('GET', '/domains/')).status === 200 ? true : undefined;
+    }, 90_000),
+    startWorker(),
+  ]);
+
+  return {
+    dns, dns2, temporal, apiUrl, dataDir: tdb.dataDir, api,
+    internal: (method, path, body) => call({ authorization: `Bearer ${nodeToken}` }, method, path, body),
+    startWorker,
+    stopWorker: () => worker.stop(),
+    workerOutput: () => worker.out,
+    async close() {
+      await worker.stop();
+      await cp.stop();
+      await temporal.teardown();
+      await dns.close();
+      await dns2.close();
+      await tdb.drop();
+    },
+  };
+}
