@@ -3,7 +3,7 @@ import { asc, eq } from 'drizzle-orm';
 import { SCHEMA_MAJOR, type DomainSettings, type DomainSnapshot, type RuleSet, type Zone, type ZoneRecord } from '@platform/shared';
 import type { Tx } from '../db/index.js';
 import { dnsRecords, type domains } from '../db/schema.js';
-import { buildDomainRuleSet } from '../rules/rule-set.js';
+import { buildDomainRuleSet, cachePurgeGeneration } from '../rules/rule-set.js';
 
 type DomainRow = typeof domains.$inferSelect;
 type RecordRow = typeof dnsRecords.$inferSelect;
@@ -24,7 +24,7 @@ export async function buildDomainSnapshot(tx: Tx, domain: DomainRow, nsSets: rea
     state: domain.state,
     dnsMode: domain.dnsMode,
     zone: buildZone(domain, records, nsSets),
-    settings: buildSettings(domain, now),
+    settings: { ...buildSettings(domain, now), cachePurgeGeneration: await cachePurgeGeneration(tx, domain.id) },
     ruleSet: await buildRuleSet(tx, domain),
     certificates: [],
   };

@@ -64,6 +64,8 @@ export interface DomainSettings {
   developerModeExpiresAtMs: number;
   cacheL2TtlDays: number;
   cacheCapMb: number;
+  /** Bumped by a cache purge; nodes drop the domain's cache when it changes (0 when never purged). */
+  cachePurgeGeneration?: number;
 }
 
 export interface RuleSet {

@@ -1,0 +1,52 @@
+// The edge node's configuration, read once from the environment and frozen (README "Configuration").
+import { resolve } from 'node:path';
+import { EnvReader, type EnvSource } from '@platform/shared';
+
+export interface EdgeConfig {
+  host: string;
+  httpPort: number;
+  /** 0 picks a free port; -1 disables HTTPS. */
+  httpsPort: number;
+  dataDir: string;
+  /** Hub address; undefined when SYNC_URL=off (serve what the store holds). */
+  syncUrl: string | undefined;
+  /** Undefined: read (or create) DATA_DIR/node-token. */
+  nodeToken: string | undefined;
+  workers: number;
+  /** Control-plane base URL for request logs; undefined disables shipping. */
+  controlPlaneUrl: string | undefined;
+  logFlushMs: number;
+  /** Verify origin TLS certificates (off by default: origins commonly use self-signed certificates). */
+  originTlsVerify: boolean;
+  /** Largest response body kept in the cache. */
+  cacheMaxObjectBytes: number;
+  /** PEM files of the certificate served to clients whose SNI names no certificate; generated self-signed when unset. */
+  defaultCertFile: string | undefined;
+  defaultKeyFile: string | undefined;
+}
+
+export function loadConfig(env: EnvSource = process.env): Readonly<EdgeConfig> {
+  const r = new EnvReader(env);
+  const sync = r.string('SYNC_URL', 'ws://127.0.0.1:8090');
+  if (sync !== 'off' && !/^wss?:\/\//.test(sync)) r.problems.push(`SYNC_URL must be a ws:// or wss:// address or "off", got "${sync}"`);
+  const cp = r.string('CONTROL_PLANE_URL', 'http://127.0.0.1:8080');
+  if (cp !== 'off' && !/^https?:\/\//.test(cp)) r.problems.push(`CONTROL_PLANE_URL must be an http(s) address or "off", got "${cp}"`);
+  const cert = r.optional('EDGE_TLS_DEFAULT_CERT');
+  const key = r.optional('EDGE_TLS_DEFAULT_KEY');
+  if ((cert === undefined) !== (key === undefined)) r.problems.push('EDGE_TLS_DEFAULT_CERT and EDGE_TLS_DEFAULT_KEY go together');
+  return r.done({
+    host: r.string('EDGE_HOST', '127.0.0.1'),
+    httpPort: r.int('EDGE_HTTP_PORT', 8081, 0, 65535),
+    httpsPort: r.int('EDGE_HTTPS_PORT', 8443, -1, 65535),
+    dataDir: resolve(r.string('DATA_DIR', './data')),
+    syncUrl: sync === 'off' ? undefined : sync,
+    nodeToken: r.optional('NODE_TOKEN'),
+    workers: r.int('EDGE_WORKERS', 1, 1, 64),
+    controlPlaneUrl: cp === 'off' ? undefined : cp.replace(/\/$/, ''),
+    logFlushMs: r.int('EDGE_LOG_FLUSH_MS', 2000, 50, 600000),
+    originTlsVerify: r.bool('EDGE_ORIGIN_TLS_VERIFY', false),
+    cacheMaxObjectBytes: r.int('EDGE_CACHE_MAX_OBJECT_BYTES', 8 * 1024 * 1024, 0, 1024 * 1024 * 1024),
+    defaultCertFile: cert,
+    defaultKeyFile: key,
+  });
+}

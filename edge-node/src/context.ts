@@ -1,0 +1,69 @@
+// One RequestContext per request: everything read from uWS synchronously, plus what the phases decide on the way.
+import type { PeerAddress } from '@platform/shared/match/index.js';
+import type { ZoneRecord } from '@platform/shared';
+import type { OriginTarget } from './proxy/origin.js';
+
+/** A rule that matched: `dry` when it ran in dry_run mode (would have acted, the request passed unchanged). */
+export interface RuleHit { id: number; type: string; dry: boolean }
+
+export type CacheStatus = '' | 'HIT' | 'MISS' | 'STALE' | 'BYPASS' | 'EXPIRED' | 'DYNAMIC';
+
+export class RequestContext {
+  /** Lower-case method as uWS gives it. */
+  method: string;
+  /** Host without port, lower case, no trailing dot. */
+  host: string;
+  /** Path as received (percent-encoded, no query). */
+  path: string;
+  /** Raw query string without `?`, '' when none. */
+  query: string;
+  /** Request headers, names lower case, in arrival order. */
+  headers: [string, string][];
+  peer: PeerAddress;
+  scheme: 'http' | 'https';
+  startedAt: number;
+
+  /** Set by the match phase. */
+  record: ZoneRecord | undefined;
+  recordId = 0;
+
+  /** Path and query sent to the origin (rewrite changes them). */
+  upstreamPath: string;
+  upstreamQuery: string;
+  /** Origin chosen by origin_route / origin_pool; the record's origin when undefined. */
+  origin: OriginTarget | undefined;
+  /** origin_pool rule id and origin index chosen, for passive health marking. */
+  poolPick: { ruleId: number; index: number } | undefined;
+
+  hits: RuleHit[] = [];
+  cacheStatus: CacheStatus = '';
+  status = 0;
+  bytes = 0;
+  upstreamMs = -1;
+  /** True once the client went away or the response was finished: nothing more may be written. */
+  aborted = false;
+  /** Cancels the origin exchange in flight (set by the upstream dispatch). */
+  abortUpstream: (() => void) | undefined;
+
+  constructor(init: { method: string; host: string; path: string; query: string; headers: [string, string][]; peer: PeerAddress; scheme: 'http' | 'https'; startedAt: number }) {
+    this.method = init.method;
+    this.host = init.host;
+    this.path = init.path;
+    this.query = init.query;
+    this.headers = init.headers;
+    this.peer = init.peer;
+    this.scheme = init.scheme;
+    this.startedAt = init.startedAt;
+    this.upstreamPath = init.path;
+    this.upstreamQuery = init.query;
+  }
+
+  hit(id: number, type: string, dry: boolean): void {
+    this.hits.push({ id, type, dry });
+  }
+
+  header(name: string): string | undefined {
+    for (const [k, v] of this.headers) if (k === name) return v;
+    return undefined;
+  }
+}

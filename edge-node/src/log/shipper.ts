@@ -1,0 +1,44 @@
+// Ships request log batches to the control plane (POST /internal/request-logs, msgpack, node token) on a timer.
+import { pack } from 'msgpackr';
+import { request } from 'undici';
+import { componentLogger, ensureNodeToken } from '@platform/shared';
+import type { EdgeConfig } from '../config.js';
+import type { RequestLogBuffer } from './buffer.js';
+
+const log = componentLogger('edge-node.logs');
+const MAX_BATCH = 5000;
+
+export function startLogShipper(buffer: RequestLogBuffer, config: Pick<EdgeConfig, 'controlPlaneUrl' | 'logFlushMs' | 'dataDir' | 'nodeToken'>): { flush(): Promise<void>; stop(): Promise<void> } {
+  if (!config.controlPlaneUrl) return { flush: async () => undefined, stop: async () => undefined };
+  const url = `${config.controlPlaneUrl}/internal/request-logs`;
+  const token = ensureNodeToken(config.dataDir, config.nodeToken);
+  let running: Promise<void> | undefined;
+  let failures = 0;
+
+  const flush = async (): Promise<void> => {
+    const records = buffer.drain();
+    for (let i = 0; i < records.length; i += MAX_BATCH) {
+      const batch = records.slice(i, i + MAX_BATCH);
+      try {
+        const res = await request(url, {
+          method: 'POST', body: pack({ node: `edge-${process.pid}`, records: batch }),
+          headers: { 'content-type': 'application/x-msgpack', authorization: `Bearer ${token}` },
+          headersTimeout: 10_000, bodyTimeout: 10_000,
+        });
+        await res.body.dump();
+        if (res.statusCode >= 300) throw new Error(`control plane answered ${res.statusCode}`);
+        failures = 0;
+      } catch (err) {
+        if (failures++ % 30 === 0) log.warn({ err: (err as Error).message, records: records.length - i }, 'request log shipment failed; keeping the records');
+        buffer.requeue(records.slice(i));
+        return;
+      }
+    }
+  };
+  const timer = setInterval(() => { if (!running) running = flush().finally(() => { running = undefined; }); }, config.logFlushMs);
+  timer.unref();
+  return {
+    flush,
+    async stop() { clearInterval(timer); await running; await flush(); },
+  };
+}

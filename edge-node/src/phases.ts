@@ -1,0 +1,216 @@
+// The fixed order of work for one request: match → header rules collected → drop → basic_auth → redirect → rewrite
+// → origin_route / origin_pool → cache lookup → upstream → response headers, error_page, cache store → log.
+import type { Readable } from 'node:stream';
+import type { HttpResponse } from 'uWebSockets.js';
+import type { RequestContext } from './context.js';
+import type { EdgeCache } from './cache/store.js';
+import type { CompiledDomain, DomainTable } from './store/snapshot.js';
+import { forward, upstreamHeaders, type ResponsePlan } from './proxy/forward.js';
+import { recordOrigin, type OriginTarget } from './proxy/origin.js';
+import { respond } from './proxy/respond.js';
+import type { UpstreamPools } from './proxy/upstream.js';
+import type { RuleIndex } from './rules/compile.js';
+import { isAuthorized, type BasicAuthAction } from './rules/basic-auth.js';
+import { cacheKeyQuery, edgeTtl, type CacheAction } from './rules/cache.js';
+import type { DropAction } from './rules/drop.js';
+import { coversStatus, type ErrorPageAction } from './rules/error-page.js';
+import { applyHeaderOps, type HeaderAction, type HeaderOp } from './rules/header.js';
+import { markOrigin, pickOrigin, poolTarget, type OriginPoolAction } from './rules/origin-pool.js';
+import { routeTarget, type OriginRouteAction } from './rules/origin-route.js';
+import { redirectLocation, type RedirectAction } from './rules/redirect.js';
+import { applyRewrite, type RewriteAction } from './rules/rewrite.js';
+
+export interface EdgeState {
+  table: DomainTable;
+  pools: UpstreamPools;
+  cache: EdgeCache;
+  cacheMaxObjectBytes: number;
+  /** Called once per finished request. */
+  log(ctx: RequestContext): void;
+}
+
+const TEXT: [string, string][] = [['content-type', 'text/plain; charset=utf-8']];
+const text = (): [string, string][] => [...TEXT];
+const DAY_MS = 86_400_000;
+
+type Rules = Map<string, RuleIndex>;
+const idx = <A>(rules: Rules, type: string) => rules.get(type) as RuleIndex<A> | undefined;
+
+/** Runs the phases for one request. Never throws: a failure answers 502 once and is logged by the caller. */
+export async function runPhases(res: HttpResponse, ctx: RequestContext, state: EdgeState, body: Readable | null): Promise<void> {
+  const match = state.table.lookup(ctx.host);
+  if (!match) {
+    respond(res, ctx, 421, text(), `${ctx.host || '(no host)'} is not served by this edge\n`, null);
+    return state.log(ctx);
+  }
+  const { domain, record } = match;
+  ctx.record = record;
+  ctx.recordId = record.id;
+  const rules = domain.rules;
+
+  // header rules: every matching rule applies, in priority order; collected now, applied on the way out and back.
+  const requestOps: HeaderOp[] = [];
+  const responseOps: HeaderOp[] = [];
+  idx<HeaderAction>(rules, 'header')?.each(ctx, (r) => {
+    ctx.hit(r.id, r.type, false);
+    requestOps.push(...r.action.request);
+    responseOps.push(...r.action.response);
+    return false;
+  });
+
+  const drop = idx<DropAction>(rules, 'drop')?.first(ctx);
+  if (drop) {
+    ctx.hit(drop.id, drop.type, false);
+    if (drop.action.close) {
+      ctx.status = 444;
+      if (!ctx.aborted) { ctx.aborted = true; res.close(); }
+    } else respond(res, ctx, drop.action.status, text(), drop.action.body, responseOps);
+    return state.log(ctx);
+  }
+
+  const auth = idx<BasicAuthAction>(rules, 'basic_auth')?.first(ctx);
+  if (auth) {
+    const verdict = isAuthorized(auth.action, ctx.header('authorization'));
+    const ok = typeof verdict === 'boolean' ? verdict : await verdict;
+    if (!ok) {
+      ctx.hit(auth.id, auth.type, false);
+      respond(res, ctx, 401, [...TEXT, ['www-authenticate', auth.action.challenge]], 'authentication required\n', responseOps);
+      return state.log(ctx);
+    }
+  }
+
+  const redirect = idx<RedirectAction>(rules, 'redirect')?.first(ctx);
+  if (redirect) {
+    ctx.hit(redirect.id, redirect.type, false);
+    respond(res, ctx, redirect.action.status, [['location', redirectLocation(redirect.action, ctx.path, ctx.query)]], '', responseOps);
+    return state.log(ctx);
+  }
+
+  const rewrite = idx<RewriteAction>(rules, 'rewrite')?.first(ctx);
+  if (rewrite) {
+    ctx.hit(rewrite.id, rewrite.type, false);
+    const r = applyRewrite(rewrite.action, ctx.path, ctx.query);
+    ctx.upstreamPath = r.path;
+    ctx.upstreamQuery = r.query;
+  }
+
+  const base = recordOrigin(record, ctx.host);
+  let target: OriginTarget = base;
+  let retarget: () => OriginTarget | undefined = () => undefined;
+  const route = idx<OriginRouteAction>(rules, 'origin_route')?.first(ctx);
+  const pool = route ? undefined : idx<OriginPoolAction>(rules, 'origin_pool')?.first(ctx);
+  if (route) {
+    ctx.hit(route.id, route.type, false);
+    target = routeTarget(route.action, base, ctx.host);
+  } else if (pool) {
+    ctx.hit(pool.id, pool.type, false);
+    const a = pool.action;
+    const tried = new Set<number>();
+    let current = pickOrigin(a, null);
+    tried.add(current);
+    target = poolTarget(a, current, ctx.host, base.timeoutSec);
+    retarget = () => {
+      markOrigin(a, current, false);
+      const next = pickOrigin(a, tried);
+      if (next < 0) return undefined;
+      tried.add(next);
+      current = next;
+      return poolTarget(a, next, ctx.host, base.timeoutSec);
+    };
+    ctx.poolPick = { ruleId: a.ruleId, index: current };
+  }
+
+  // Cache: the first matching cache rule decides (cache ignores dry_run); developer mode bypasses reads and writes.
+  const settings = domain.snapshot.settings;
+  const generation = Number(settings.cachePurgeGeneration ?? 0);
+  const cacheRule = (ctx.method === 'GET' || ctx.method === 'HEAD') ? idx<CacheAction>(rules, 'cache')?.first(ctx, false) : undefined;
+  let cacheKey: string | undefined;
+  let stale: ReturnType<EdgeCache['get']>;
+  const cacheAction = cacheRule?.action;
+  if (cacheRule && cacheAction) {
+    ctx.hit(cacheRule.id, cacheRule.type, false);
+    const devMode = settings.developerMode && (settings.developerModeExpiresAtMs === 0 || settings.developerModeExpiresAtMs > Date.now());
+    if (cacheAction.bypass || devMode) ctx.cacheStatus = 'BYPASS';
+    else {
+      cacheKey = `${ctx.host}${ctx.path}?${cacheKeyQuery(cacheAction, ctx.query)}`;
+      const now = Date.now();
+      const entry = state.cache.get(domain.name, generation, cacheKey, now);
+      if (entry && entry.freshUntil > now) {
+        ctx.cacheStatus = 'HIT';
+        state.cache.hits++;
+        const headers = [...entry.headers, ['age', String(Math.floor((now - entry.storedAt) / 1000))]] as [string, string][];
+        respond(res, ctx, entry.status, headers, entry.body, responseOps);
+        return state.log(ctx);
+      }
+      state.cache.misses++;
+      ctx.cacheStatus = entry ? 'EXPIRED' : 'MISS';
+      stale = entry;
+    }
+  } else if (ctx.method === 'GET' || ctx.method === 'HEAD') ctx.cacheStatus = 'DYNAMIC';
+
+  const reqHeaders = requestOps.length > 0 ? applyOps(ctx.headers, requestOps) : ctx.headers;
+  const plan = responsePlan(res, ctx, state, domain, rules, responseOps, cacheAction, cacheKey, generation, stale, pool?.action);
+  forward(res, ctx, state.pools, target, upstreamHeaders(ctx, target, reqHeaders), body, plan, retarget);
+}
+
+function applyOps(headers: [string, string][], ops: HeaderOp[]): [string, string][] {
+  const copy = headers.map((h) => [h[0], h[1]] as [string, string]);
+  applyHeaderOps(copy, ops);
+  return copy;
+}
+
+function errorPage(ctx: RequestContext, rules: Rules, status: number): ErrorPageAction | undefined {
+  let found: ErrorPageAction | undefined;
+  idx<ErrorPageAction>(rules, 'error_page')?.each(ctx, (r) => {
+    if (!coversStatus(r.action, status)) return false;
+    ctx.hit(r.id, r.type, false);
+    found = r.action;
+    return true;
+  });
+  return found;
+}
+
+function responsePlan(res: HttpResponse, ctx: RequestContext, state: EdgeState, domain: CompiledDomain, rules: Rules, ops: HeaderOp[],
+  cache: CacheAction | undefined, cacheKey: string | undefined, generation: number, stale: ReturnType<EdgeCache['get']>,
+  pool: OriginPoolAction | undefined): ResponsePlan {
+  const settings = domain.snapshot.settings;
+  return {
+    ops,
+    browserTtlSec: cache && !cache.bypass ? cache.browserTtlSec : 0,
+    replaceBody(status) {
+      if (pool && ctx.poolPick) markOrigin(pool, ctx.poolPick.index, status < 500);
+      const ep = errorPage(ctx, rules, status);
+      return ep ? { body: ep.body, contentType: ep.contentType } : undefined;
+    },
+    captureLimit(status, headers) {
+      if (pool && ctx.poolPick) markOrigin(pool, ctx.poolPick.index, true);
+      if (!cache || cacheKey === undefined) return 0;
+      return edgeTtl(cache, status, headers) > 0 ? state.cacheMaxObjectBytes : 0;
+    },
+    onStored(status, headers, body, originHeaders) {
+      if (!cache || cacheKey === undefined) return;
+      const ttl = edgeTtl(cache, status, originHeaders);
+      if (ttl <= 0) return;
+      const now = Date.now();
+      const keepDays = Math.max(1, settings.cacheL2TtlDays || 1);
+      const kept = headers.filter(([k]) => k !== 'x-cache-status' && k !== 'age');
+      state.cache.set(domain.name, generation, cacheKey, {
+        status, headers: kept, body, storedAt: now, freshUntil: now + ttl * 1000, expiresAt: now + keepDays * DAY_MS,
+      }, Math.max(1, settings.cacheCapMb || 100) * 1024 * 1024);
+    },
+    onFailure() {
+      if (stale && cache?.staleOnError) {
+        ctx.cacheStatus = 'STALE';
+        respond(res, ctx, stale.status, [...stale.headers], stale.body, ops);
+        return true;
+      }
+      return false;
+    },
+    sendError(status) {
+      const ep = errorPage(ctx, rules, status);
+      if (ep) respond(res, ctx, status, [['content-type', ep.contentType]], ep.body, ops);
+      else respond(res, ctx, status, text(), status === 504 ? 'origin timed out\n' : 'origin unreachable\n', ops);
+    },
+    done() { state.log(ctx); },
+  };
+}

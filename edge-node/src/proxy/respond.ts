@@ -1,0 +1,41 @@
+// Writing answers with uWS: status line table, header writing with the response header rules, whole-body answers.
+import { STATUS_CODES } from 'node:http';
+import type { HttpResponse } from 'uWebSockets.js';
+import type { RequestContext } from '../context.js';
+import { applyHeaderOps, type HeaderOp } from '../rules/header.js';
+
+const STATUS_LINES: string[] = [];
+for (let s = 100; s < 600; s++) STATUS_LINES[s] = `${s} ${STATUS_CODES[s] ?? 'Status'}`;
+
+export function statusLine(status: number): string {
+  return STATUS_LINES[status] ?? `${status} Status`;
+}
+
+/** Response header operations collected from the matching header rules, in priority order. */
+export type ResponseOps = HeaderOp[];
+
+/** Writes status and headers (call inside res.cork). Response header rules apply last; x-cache-status is added when set. */
+export function writeHead(res: HttpResponse, ctx: RequestContext, status: number, headers: [string, string][], ops: ResponseOps | null): void {
+  ctx.status = status;
+  if (ctx.cacheStatus !== '') headers.push(['x-cache-status', ctx.cacheStatus]);
+  if (ops !== null && ops.length > 0) applyHeaderOps(headers, ops);
+  res.writeStatus(statusLine(status));
+  for (let i = 0; i < headers.length; i++) res.writeHeader(headers[i][0], headers[i][1]);
+}
+
+/** Answers with a whole body (edge-made answers and cache hits). Does nothing when the client is gone. */
+export function respond(res: HttpResponse, ctx: RequestContext, status: number, headers: [string, string][], body: string | Buffer, ops: ResponseOps | null): void {
+  if (ctx.aborted) return;
+  ctx.aborted = true; // the response is finished: later aborts and writes are no-ops
+  ctx.bytes = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+  res.cork(() => {
+    writeHead(res, ctx, status, headers, ops);
+    if (ctx.method === 'HEAD') res.endWithoutBody(ctx.bytes);
+    else res.end(body);
+  });
+}
+
+export function textAnswer(message: string): [string, string][] {
+  void message;
+  return [['content-type', 'text/plain; charset=utf-8']];
+}

@@ -1,0 +1,92 @@
+// Keep-alive connection pools to origins (undici Pool per origin) and a streaming dispatch with no body buffering.
+import { isIP } from 'node:net';
+import { Pool, type Dispatcher } from 'undici';
+import type { OriginTarget } from './origin.js';
+
+export interface UpstreamOptions { tlsVerify: boolean }
+
+/** Callbacks of one upstream exchange; `onData` returns false to ask for a pause (backpressure). */
+export interface UpstreamHandler {
+  onStart(controller: { abort(reason: Error): void; pause(): void; resume(): void }): void;
+  onHead(status: number, headers: Record<string, string | string[]>): void;
+  onData(chunk: Buffer): boolean;
+  onEnd(): void;
+  onError(err: Error): void;
+}
+
+export class UpstreamPools {
+  private readonly pools = new Map<string, Pool>();
+  /** Origins that refused HTTPS under scheme Auto: plain HTTP until the time stored. */
+  private readonly autoHttpUntil = new Map<string, number>();
+
+  constructor(private readonly opts: UpstreamOptions) {}
+
+  private pool(scheme: 'http' | 'https', address: string, port: number, servername: string): Pool {
+    const key = `${scheme}|${address}|${port}|${servername}`;
+    let p = this.pools.get(key);
+    if (!p) {
+      const host = isIP(address) === 6 ? `[${address}]` : address;
+      p = new Pool(`${scheme}://${host}:${port}`, {
+        connections: 256,
+        pipelining: 1,
+        keepAliveTimeout: 30_000,
+        connect: scheme === 'https'
+          ? { rejectUnauthorized: this.opts.tlsVerify, ...(servername && isIP(servername) === 0 ? { servername } : {}), timeout: 10_000 }
+          : { timeout: 10_000 },
+      });
+      this.pools.set(key, p);
+    }
+    return p;
+  }
+
+  /** The scheme to use now for `target` (resolves `auto` with what earlier attempts learned). */
+  effectiveScheme(target: OriginTarget): 'http' | 'https' {
+    if (target.scheme !== 'auto') return target.scheme;
+    const until = this.autoHttpUntil.get(target.address);
+    return until !== undefined && until > Date.now() ? 'http' : 'https';
+  }
+
+  /** Remember for a minute that an Auto origin does not speak HTTPS on 443. */
+  markAutoHttp(target: OriginTarget): void {
+    this.autoHttpUntil.set(target.address, Date.now() + 60_000);
+  }
+
+  /**
+   * Sends the request and streams the answer to `handler`. `headers` is a flat [name, value, …] list; `body` is
+   * null or a stream the request body is piped through.
+   */
+  dispatch(target: OriginTarget, scheme: 'http' | 'https', req: { method: string; path: string; headers: string[]; body: Dispatcher.DispatchOptions['body'] }, handler: UpstreamHandler): void {
+    const port = target.scheme === 'auto' ? (scheme === 'https' ? 443 : 80) : target.port;
+    const pool = this.pool(scheme, target.address, port, target.hostHeader);
+    const timeoutMs = target.timeoutSec * 1000;
+    pool.dispatch({
+      path: req.path, method: req.method, headers: req.headers, body: req.body,
+      headersTimeout: timeoutMs, bodyTimeout: Math.max(timeoutMs, 30_000),
+    }, {
+      onRequestStart(controller) { handler.onStart(controller); },
+      onResponseStart(_controller, statusCode, headers) { if (statusCode >= 200) handler.onHead(statusCode, headers as Record<string, string | string[]>); },
+      onResponseData(controller, chunk) { if (!handler.onData(chunk)) controller.pause(); },
+      onResponseEnd() { handler.onEnd(); },
+      onResponseError(_controller, err) { handler.onError(err); },
+    });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.pools.values()].map((p) => p.close().catch(() => undefined)));
+    this.pools.clear();
+  }
+}
+
+/** True for failures before anything reached the origin (Auto may retry over plain HTTP, a pool may fail over). */
+export function isConnectFailure(err: Error): boolean {
+  const code = (err as { code?: string }).code ?? '';
+  return code === 'ECONNREFUSED' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ECONNRESET' && /connect|handshake|TLS|socket disconnected/i.test(err.message)
+    || code === 'EPROTO' || code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'EHOSTUNREACH' || code === 'ENOTFOUND' || code === 'EAI_AGAIN'
+    || /wrong version number|handshake/i.test(err.message);
+}
+
+/** True when the origin did not answer in time (→ 504). */
+export function isTimeout(err: Error): boolean {
+  const code = (err as { code?: string }).code ?? '';
+  return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
+}

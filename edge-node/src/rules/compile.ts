@@ -1,0 +1,172 @@
+// Compiles a domain's rule set once per snapshot into per-type indexes whose per-request cost barely grows with the
+// number of rules: exact-host maps, wildcard-suffix maps and first-path-segment maps pick the few candidates, and
+// only those run their full filter (records, host, IP ranges by binary search, path).
+import { decodeRuleBody, HostFilter, IpRangeSet, PathFilter, type RuleBody } from '@platform/shared/match/index.js';
+import type { Rule } from '@platform/shared';
+import type { RequestContext } from '../context.js';
+
+/** One compiled rule: its filters and the action its type compiled from the fields. */
+export interface CompiledRule<A = unknown> {
+  id: number;
+  type: string;
+  priority: number;
+  /** Position in (priority, id) order across the whole set: candidates are merged by it. */
+  order: number;
+  dryRun: boolean;
+  records: Set<number> | null;
+  host: HostFilter;
+  path: PathFilter;
+  ipIncludes: IpRangeSet | null;
+  ipExcludes: IpRangeSet | null;
+  fields: RuleBody;
+  action: A;
+  /** Evaluation stamp: a rule found through two buckets is looked at once per evaluation. */
+  stamp: number;
+}
+
+export type ActionCompiler = (fields: RuleBody, rule: { id: number; pathMatchType: string; pathIncludes: string[] }) => unknown;
+
+/** True when the rule's filters all accept the request. */
+export function ruleMatches(r: CompiledRule, ctx: RequestContext): boolean {
+  if (r.records !== null && !r.records.has(ctx.recordId)) return false;
+  if (!r.host.matches(ctx.host)) return false;
+  if (r.ipExcludes !== null && r.ipExcludes.has(ctx.peer)) return false;
+  if (r.ipIncludes !== null && !r.ipIncludes.has(ctx.peer)) return false;
+  return r.path.matches(ctx.path);
+}
+
+/** `/a/b` → `/a`; `/a` → `/a`; used to bucket rules by their first path segment. */
+export function firstSegment(path: string): string {
+  const i = path.indexOf('/', 1);
+  return i < 0 ? path : path.slice(0, i);
+}
+
+let evalStamp = 0;
+
+/** The rules of one type, bucketed. Buckets are sorted by `order`. */
+export class RuleIndex<A = unknown> {
+  private readonly hostExact = new Map<string, CompiledRule<A>[]>();
+  private readonly hostSuffix = new Map<string, CompiledRule<A>[]>();
+  private readonly segment = new Map<string, CompiledRule<A>[]>();
+  private readonly generic: CompiledRule<A>[] = [];
+  private readonly lists: CompiledRule<A>[][] = [];
+  private readonly pos: number[] = [];
+  readonly size: number;
+
+  constructor(readonly rules: CompiledRule<A>[]) {
+    this.size = rules.length;
+    const push = (m: Map<string, CompiledRule<A>[]>, k: string, r: CompiledRule<A>) => {
+      const l = m.get(k);
+      if (l) { if (l[l.length - 1] !== r) l.push(r); } else m.set(k, [r]);
+    };
+    for (const r of rules) {
+      const inc = r.host.includes;
+      if (r.host.type !== '' && !inc.empty && inc.regexes.length === 0) {
+        for (const h of inc.exact) push(this.hostExact, h, r);
+        for (const s of inc.suffixes) push(this.hostSuffix, s, r);
+        continue;
+      }
+      const keys = segmentKeys(r.path);
+      if (keys) for (const k of keys) push(this.segment, k, r);
+      else this.generic.push(r);
+    }
+  }
+
+  /**
+   * Walks the candidates for `ctx` in (priority, id) order and calls `visit` for each that matches; stops when
+   * `visit` returns true. Dry-run rules are reported to the context and never visited (they pass the request).
+   */
+  each(ctx: RequestContext, visit: (r: CompiledRule<A>) => boolean, honourDryRun = true): void {
+    if (this.size === 0) return;
+    const lists = this.lists;
+    lists.length = 0;
+    const exact = this.hostExact.get(ctx.host);
+    if (exact) lists.push(exact);
+    if (this.hostSuffix.size > 0) {
+      const h = ctx.host;
+      for (let i = h.indexOf('.'); i > 0; i = h.indexOf('.', i + 1)) {
+        const l = this.hostSuffix.get(h.slice(i));
+        if (l) lists.push(l);
+      }
+    }
+    if (this.segment.size > 0) {
+      const l = this.segment.get(firstSegment(ctx.path));
+      if (l) lists.push(l);
+    }
+    if (this.generic.length > 0) lists.push(this.generic);
+    if (lists.length === 0) return;
+    const stamp = ++evalStamp;
+    const pos = this.pos;
+    for (let i = 0; i < lists.length; i++) pos[i] = 0;
+    for (;;) {
+      // k-way merge by order; k is small (host bucket, a few suffixes, a segment bucket, the generic list).
+      let best = -1;
+      let bestOrder = Infinity;
+      for (let i = 0; i < lists.length; i++) {
+        const l = lists[i];
+        if (pos[i] < l.length && l[pos[i]].order < bestOrder) { best = i; bestOrder = l[pos[i]].order; }
+      }
+      if (best < 0) return;
+      const r = lists[best][pos[best]++];
+      if (r.stamp === stamp) continue;
+      r.stamp = stamp;
+      if (!ruleMatches(r, ctx)) continue;
+      if (honourDryRun && r.dryRun) { ctx.hit(r.id, r.type, true); continue; }
+      if (visit(r)) return;
+    }
+  }
+
+  /** The first matching enforced rule (dry-run matches are logged on the way), or undefined. */
+  first(ctx: RequestContext, honourDryRun = true): CompiledRule<A> | undefined {
+    let found: CompiledRule<A> | undefined;
+    this.each(ctx, (r) => { found = r; return true; }, honourDryRun);
+    return found;
+  }
+}
+
+/** First-segment keys of a path filter whose includes are all exact or prefix patterns with a whole first segment. */
+function segmentKeys(path: PathFilter): string[] | null {
+  const inc = path.includes;
+  if (inc.all || inc.regexes.length > 0) return null;
+  const keys: string[] = [];
+  for (const p of inc.exact) keys.push(firstSegment(p));
+  for (const p of inc.prefixes) {
+    const i = p.indexOf('/', 1);
+    if (!p.startsWith('/') || i < 0) return null;
+    keys.push(p.slice(0, i));
+  }
+  return keys.length > 0 ? keys : null;
+}
+
+/** Compiles the rules of a set into one index per type, with the type's own compiler for the action. */
+export function compileRuleSet(rules: readonly Rule[], compilers: Readonly<Record<string, ActionCompiler | undefined>>,
+  onError: (rule: Rule, err: unknown) => void): Map<string, RuleIndex> {
+  const sorted = rules.filter((r) => r.enabled && compilers[r.type] !== undefined)
+    .sort((a, b) => a.priority - b.priority || a.id - b.id);
+  const byType = new Map<string, CompiledRule[]>();
+  sorted.forEach((rule, order) => {
+    try {
+      const f = decodeRuleBody(rule.body);
+      const hostIncludes = f.host_pattern ? [...f.host_includes, f.host_pattern] : f.host_includes;
+      const c: CompiledRule = {
+        id: rule.id, type: rule.type, priority: rule.priority, order,
+        dryRun: f.action_mode === 'dry_run' && rule.type !== 'cache',
+        records: f.record_ids.length > 0 ? new Set(f.record_ids) : null,
+        host: new HostFilter(f.host_match_type, hostIncludes, f.host_excludes),
+        path: new PathFilter(f.path_match_type, f.path_includes, f.path_excludes),
+        ipIncludes: f.ip_includes.length > 0 ? new IpRangeSet(f.ip_includes) : null,
+        ipExcludes: f.ip_excludes.length > 0 ? new IpRangeSet(f.ip_excludes) : null,
+        fields: f,
+        action: compilers[rule.type]!(f, { id: rule.id, pathMatchType: f.path_match_type, pathIncludes: f.path_includes }),
+        stamp: 0,
+      };
+      const list = byType.get(rule.type);
+      if (list) list.push(c); else byType.set(rule.type, [c]);
+    } catch (err) {
+      onError(rule, err);
+    }
+  });
+  const out = new Map<string, RuleIndex>();
+  for (const [type, list] of byType) out.set(type, new RuleIndex(list));
+  return out;
+}

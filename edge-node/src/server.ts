@@ -1,0 +1,134 @@
+// uWS wiring: the HTTP and HTTPS apps, SNI certificates from the snapshots, and the per-request entry into the phases.
+import { createHash } from 'node:crypto';
+import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp } from 'uWebSockets.js';
+import { componentLogger, type Certificate } from '@platform/shared';
+import { normaliseHost, parsePeerAddress } from '@platform/shared/match/index.js';
+import { RequestContext } from './context.js';
+import { runPhases, type EdgeState } from './phases.js';
+import { respond } from './proxy/respond.js';
+
+const log = componentLogger('edge-node.server');
+
+export interface EdgeServer {
+  httpPort: number;
+  /** -1 when HTTPS is off. */
+  httpsPort: number;
+  /** Installs the certificates of one domain (replacing what it had); an empty list removes them. */
+  setCertificates(domain: string, certs: readonly Certificate[]): void;
+  close(): void;
+}
+
+/** Request body as a stream fed by uWS onData, pausing the client while the origin is not reading. */
+function bodyStream(res: HttpResponse, ctx: RequestContext): Readable {
+  const stream = new Readable({ read() { if (!ctx.aborted) res.resume(); } });
+  res.onData((chunk, isLast) => {
+    // uWS neuters the ArrayBuffer after the callback: copy it.
+    const more = stream.push(Buffer.from(chunk.slice(0)));
+    if (isLast) stream.push(null);
+    else if (!more) res.pause();
+  });
+  return stream;
+}
+
+function hostOf(raw: string): string {
+  let h = raw;
+  if (h.startsWith('[')) { const end = h.indexOf(']'); h = end > 0 ? h.slice(1, end) : h; }
+  else { const colon = h.lastIndexOf(':'); if (colon >= 0) h = h.slice(0, colon); }
+  return normaliseHost(h);
+}
+
+export function makeHandler(state: EdgeState, scheme: 'http' | 'https') {
+  return (res: HttpResponse, req: HttpRequest) => {
+    const headers: [string, string][] = [];
+    req.forEach((k, v) => { headers.push([k, v]); });
+    const method = req.getCaseSensitiveMethod();
+    const ctx = new RequestContext({
+      method, host: hostOf(req.getHeader('host')), path: req.getUrl(), query: req.getQuery() ?? '', headers,
+      peer: parsePeerAddress(Buffer.from(res.getRemoteAddressAsText()).toString()), scheme, startedAt: performance.now(),
+    });
+    res.onAborted(() => {
+      const finished = ctx.aborted;
+      ctx.aborted = true;
+      if (!finished) ctx.status = ctx.status || 499;
+      ctx.abortUpstream?.();
+    });
+    const hasBody = method !== 'GET' && method !== 'HEAD'
+      && (Number(req.getHeader('content-length') || 0) > 0 || req.getHeader('transfer-encoding') !== '');
+    const body = hasBody ? bodyStream(res, ctx) : null;
+    runPhases(res, ctx, state, body).catch((err) => {
+      log.error({ err, host: ctx.host, path: ctx.path }, 'request failed');
+      respond(res, ctx, 502, [['content-type', 'text/plain; charset=utf-8']], 'edge error\n', null);
+      state.log(ctx);
+    });
+  };
+}
+
+function listen(app: TemplatedApp, host: string, port: number): Promise<{ port: number; socket: unknown }> {
+  return new Promise((resolve, reject) => {
+    app.listen(host, port, (socket) => {
+      if (!socket) reject(new Error(`cannot listen on ${host}:${port}`));
+      else resolve({ port: uWS.us_socket_local_port(socket), socket });
+    });
+  });
+}
+
+export interface ServerOptions {
+  host: string;
+  httpPort: number;
+  httpsPort: number;
+  tlsDir: string;
+  defaultCert: { certFile: string; keyFile: string } | undefined;
+}
+
+export async function startEdgeServer(state: EdgeState, opts: ServerOptions): Promise<EdgeServer> {
+  const httpHandler = makeHandler(state, 'http');
+  const http = uWS.App().any('/*', httpHandler);
+  const httpListen = await listen(http, opts.host, opts.httpPort);
+  let https: TemplatedApp | undefined;
+  let httpsListen: { port: number; socket: unknown } | undefined;
+  const httpsHandler = makeHandler(state, 'https');
+  if (opts.httpsPort >= 0 && opts.defaultCert) {
+    https = uWS.SSLApp({ cert_file_name: opts.defaultCert.certFile, key_file_name: opts.defaultCert.keyFile }).any('/*', httpsHandler);
+    httpsListen = await listen(https, opts.host, opts.httpsPort);
+  }
+  // hostname → fingerprint of the certificate installed for it, and the domain that installed it.
+  const installed = new Map<string, { fingerprint: string; domain: string }>();
+  mkdirSync(opts.tlsDir, { recursive: true, mode: 0o700 });
+
+  return {
+    httpPort: httpListen.port,
+    httpsPort: httpsListen?.port ?? -1,
+    setCertificates(domain, certs) {
+      if (!https) return;
+      const wanted = new Map<string, { fingerprint: string; cert: Certificate }>();
+      for (const c of certs) {
+        const fingerprint = createHash('sha256').update(c.certificatePem).update(c.privateKeyPem).digest('hex').slice(0, 32);
+        for (const h of c.hostnames) wanted.set(normaliseHost(h), { fingerprint, cert: c });
+      }
+      for (const [name, v] of installed) {
+        if (v.domain === domain && wanted.get(name)?.fingerprint !== v.fingerprint) { https.removeServerName(name); installed.delete(name); }
+      }
+      for (const [name, { fingerprint, cert }] of wanted) {
+        if (installed.get(name)?.fingerprint === fingerprint) continue;
+        const certFile = join(opts.tlsDir, `${fingerprint}.crt`);
+        const keyFile = join(opts.tlsDir, `${fingerprint}.key`);
+        if (!existsSync(certFile)) {
+          writeFileSync(keyFile, cert.privateKeyPem, { mode: 0o600 });
+          writeFileSync(certFile, cert.certificatePem, { mode: 0o600 });
+        }
+        if (installed.has(name)) https.removeServerName(name);
+        https.addServerName(name, { cert_file_name: certFile, key_file_name: keyFile });
+        // Each server name has its own router in uWS: give it the same handler.
+        https.domain(name).any('/*', httpsHandler);
+        installed.set(name, { fingerprint, domain });
+      }
+    },
+    close() {
+      uWS.us_listen_socket_close(httpListen.socket as never);
+      if (httpsListen) uWS.us_listen_socket_close(httpsListen.socket as never);
+    },
+  };
+}

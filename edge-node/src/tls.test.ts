@@ -1,0 +1,77 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect } from 'node:tls';
+import { createServer as createHttpsServer } from 'node:https';
+import { selfSigned } from './testing/certs.js';
+import { proxiedRecord, send, snapshot, startStubOrigin, startTestEdge } from './testing/harness.js';
+
+function peerCN(port: number, servername: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = connect({ host: '127.0.0.1', port, servername, rejectUnauthorized: false }, () => {
+      const cn = s.getPeerCertificate().subject?.CN ?? '';
+      s.end();
+      resolve(String(cn));
+    });
+    s.on('error', reject);
+  });
+}
+
+test('HTTPS: SNI picks the certificate from the snapshot; other names get the default certificate', async (t) => {
+  const origin = await startStubOrigin('tls');
+  t.after(() => origin.close());
+  const cert = selfSigned(['secure.example.org', '*.secure.example.org']);
+  const edge = await startTestEdge(t, [
+    snapshot('secure.example.org', { records: [proxiedRecord('@', origin.port), proxiedRecord('*', origin.port)], certificates: [{ hostnames: ['secure.example.org', '*.secure.example.org'], ...cert, notAfterMs: 0 }] }),
+    snapshot('plain.example.org', { records: [proxiedRecord('@', origin.port)] }),
+  ]);
+  const port = edge.node.server.httpsPort;
+  assert.ok(port > 0);
+  assert.equal(await peerCN(port, 'secure.example.org'), 'secure.example.org');
+  assert.equal(await peerCN(port, 'a.secure.example.org'), 'secure.example.org');
+  assert.equal(await peerCN(port, 'plain.example.org'), 'edge-default.invalid');
+
+  const r = await send(port, 'secure.example.org', '/x', { https: true });
+  assert.equal(r.status, 200);
+  assert.equal(r.body, `origin tls /x`);
+  assert.equal(origin.seen.at(-1)!.headers['x-forwarded-proto'], 'https');
+  const w = await send(port, 'www.secure.example.org', '/w', { https: true });
+  assert.equal(w.status, 200);
+
+  // A certificate change in a new snapshot replaces the served one without a restart.
+  const next = selfSigned(['secure.example.org']);
+  edge.apply(snapshot('secure.example.org', { records: [proxiedRecord('@', origin.port)], certificates: [{ hostnames: ['secure.example.org'], ...next, notAfterMs: 0 }] }));
+  const s = connect({ host: '127.0.0.1', port, servername: 'secure.example.org', rejectUnauthorized: false });
+  const fp = await new Promise<string>((resolve) => s.once('secureConnect', () => { resolve(s.getPeerCertificate().fingerprint256); s.end(); }));
+  const { X509Certificate } = await import('node:crypto');
+  assert.equal(fp, new X509Certificate(next.certificatePem).fingerprint256);
+});
+
+test('scheme: Https uses TLS to the port; Auto tries HTTPS on 443 then plain HTTP on 80', async (t) => {
+  const cert = selfSigned(['origin.example.net']);
+  const tlsOrigin = createHttpsServer({ key: cert.privateKeyPem, cert: cert.certificatePem }, (req, res) => res.end(`tls origin ${req.headers.host}`));
+  await new Promise<void>((r) => tlsOrigin.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise<void>((r) => { tlsOrigin.closeAllConnections(); tlsOrigin.close(() => r()); }));
+  const tlsPort = (tlsOrigin.address() as { port: number }).port;
+  // Auto needs ports 443/80: use a loopback address of our own so no other service is in the way.
+  const addr = `127.${10 + (process.pid % 200)}.${Math.floor(Math.random() * 250)}.${1 + Math.floor(Math.random() * 250)}`;
+  const plain80 = await startStubOrigin('auto');
+  const { createServer } = await import('node:http');
+  const auto = createServer((req, res) => res.end(`plain on 80 ${req.url}`));
+  const bound = await new Promise<boolean>((resolve) => { auto.once('error', () => resolve(false)); auto.listen(80, addr, () => resolve(true)); });
+  t.after(() => new Promise<void>((r) => { auto.closeAllConnections(); auto.close(() => r()); }));
+  t.after(() => plain80.close());
+  const edge = await startTestEdge(t, [snapshot('schemes.example.org', {
+    records: [
+      proxiedRecord('tls', tlsPort, { scheme: 'Https' }),
+      proxiedRecord('auto', 0, { scheme: 'Auto', destination: addr }),
+    ],
+  })]);
+  const r = await send(edge.node.server.httpPort, 'tls.schemes.example.org', '/');
+  assert.equal(r.status, 200);
+  assert.equal(r.body, 'tls origin tls.schemes.example.org');
+  if (bound) {
+    const a = await send(edge.node.server.httpPort, 'auto.schemes.example.org', '/p');
+    assert.equal(a.status, 200);
+    assert.equal(a.body, 'plain on 80 /p');
+  } else t.diagnostic('could not bind port 80 on a loopback address; Auto fallback not exercised');
+});
