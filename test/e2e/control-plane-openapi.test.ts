@@ -1,0 +1,60 @@
+// The OpenAPI document: 3.1.0, interface version 1.0.0, both security schemes, every public route with its schemas.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestControlPlane } from '../helpers/control-plane.js';
+
+interface Operation { requestBody?: { content?: Record<string, { schema?: unknown }> }; responses?: Record<string, { content?: Record<string, { schema?: unknown }> }>; security?: unknown[] }
+interface Doc {
+  openapi: string; info: { version: string; title: string }; servers?: Array<{ url: string }>;
+  components: { securitySchemes: Record<string, Record<string, string>> }; security: Array<Record<string, string[]>>;
+  paths: Record<string, Record<string, Operation>>;
+}
+
+test('GET /openapi.json: generated from the route schemas', async (t) => {
+  const cp = await startTestControlPlane(t, { PUBLIC_BASE_URL: 'https://api.example.org/' });
+  const res = await cp.call(null, 'GET', '/openapi.json');
+  assert.equal(res.statusCode, 200, 'served without a key');
+  const doc = res.json<Doc>();
+
+  assert.equal(doc.openapi, '3.1.0');
+  assert.equal(doc.info.version, '1.0.0');
+  assert.deepEqual(doc.servers, [{ url: 'https://api.example.org' }]);
+  assert.deepEqual(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', description: doc.components.securitySchemes.bearerAuth.description });
+  assert.equal(doc.components.securitySchemes.apiKeyHeader.type, 'apiKey');
+  assert.equal(doc.components.securitySchemes.apiKeyHeader.in, 'header');
+  assert.equal(doc.components.securitySchemes.apiKeyHeader.name, 'X-Api-Key');
+  assert.deepEqual(doc.security, [{ bearerAuth: [] }, { apiKeyHeader: [] }]);
+  assert.deepEqual(doc.paths['/openapi.json'].get.security, []);
+
+  const routes = cp.app.routeTable.filter((r) => r.method !== 'HEAD');
+  assert.ok(routes.length >= 7);
+  for (const r of routes) {
+    const path = r.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+    const op = doc.paths[path]?.[r.method.toLowerCase()];
+    if (r.hidden) { assert.equal(op, undefined, `${r.method} ${r.url} is hidden`); continue; }
+    assert.ok(op, `${r.method} ${path} is in the document`);
+    const ok = Object.entries(op.responses ?? {}).find(([status]) => /^2\d\d$/.test(status));
+    assert.ok(Object.values(ok?.[1].content ?? {}).some((c) => c.schema), `${r.method} ${path} has a success response schema`);
+    if (r.url !== '/openapi.json') assert.ok(op.responses?.['401'], `${r.method} ${path} documents 401`);
+  }
+  for (const path of Object.keys(doc.paths)) assert.ok(!path.startsWith('/internal'), `${path} is not public`);
+
+  // Request bodies are documented where routes take them.
+  assert.ok(doc.paths['/domains/'].post.requestBody?.content?.['application/json']?.schema);
+  assert.ok(doc.paths['/domains/{domain}'].put.requestBody?.content?.['application/json']?.schema);
+  // Every schema object is valid JSON (no TypeBox symbols leak) and refs resolve.
+  const text = JSON.stringify(doc);
+  for (const m of text.matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)) {
+    assert.ok((doc.components as unknown as { schemas: Record<string, unknown> }).schemas[m[1]], `$ref ${m[1]} resolves`);
+  }
+});
+
+test('responses are serialized through their schemas: fields outside the schema never leak', async (t) => {
+  const cp = await startTestControlPlane(t);
+  const u = await cp.user();
+  const name = await cp.domain(u.key, 'serialize.example.org', 'external');
+  const body = (await cp.call(u.key, 'GET', `/domains/${name}`)).json<Record<string, unknown>>();
+  assert.equal(Object.hasOwn(body, 'ownerId'), false);
+  assert.equal(Object.hasOwn(body, 'zoneSerial'), false);
+  assert.equal(Object.hasOwn(body.ssl_delegation as object, 'canary'), false, 'the delegation canary stays private');
+});
