@@ -58,6 +58,7 @@ export function forward(res: HttpResponse, ctx: RequestContext, pools: UpstreamP
     let originHeaders: Record<string, string | string[]> = {};
     let controller: { abort(reason: Error): void; pause(): void; resume(): void } | undefined;
     let pending: Buffer | null = null;
+    let answered = false;
     let pendingOffset = 0;
 
     const finish = () => { if (!finished) { finished = true; plan.done(); } };
@@ -72,6 +73,8 @@ export function forward(res: HttpResponse, ctx: RequestContext, pools: UpstreamP
         originHeaders = h;
         ctx.upstreamMs = performance.now() - startedAt;
         if (ctx.aborted) { controller?.abort(new Error('client aborted')); return; }
+        // A 5xx with a stale entry at hand: the stale entry is the answer (the origin body is read and dropped).
+        if (st >= 500 && plan.onFailure(new Error(`origin answered ${st}`), false)) { answered = true; return; }
         replaced = st >= 400 ? plan.replaceBody(st) : undefined;
         if (replaced) return;
         outHeaders = [];
@@ -98,7 +101,7 @@ export function forward(res: HttpResponse, ctx: RequestContext, pools: UpstreamP
         });
       },
       onData(chunk) {
-        if (replaced || ctx.aborted) return true;
+        if (replaced || answered || ctx.aborted) return true;
         ctx.bytes += chunk.length;
         if (capture) {
           if (chunk.length > captureLeft) capture = null;
@@ -129,6 +132,7 @@ export function forward(res: HttpResponse, ctx: RequestContext, pools: UpstreamP
         return ok;
       },
       onEnd() {
+        if (answered) { finish(); return; }
         if (replaced) {
           const r = replaced;
           if (!ctx.aborted) {
@@ -148,6 +152,7 @@ export function forward(res: HttpResponse, ctx: RequestContext, pools: UpstreamP
         finish();
       },
       onError(err) {
+        if (answered) { finish(); return; }
         if (headSent || replaced) {
           if (!ctx.aborted) { ctx.aborted = true; res.close(); }
           finish();
