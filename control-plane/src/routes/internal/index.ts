@@ -4,6 +4,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ensureNodeToken } from '@platform/shared';
+import { eq } from 'drizzle-orm';
+import { domains } from '../../db/schema.js';
 import { ApiError, MESSAGES } from '../../errors.js';
 import { nodeTokenChecker } from '../../sync/node-auth.js';
 import { parseDomainName } from '../domains/domain-name.js';
@@ -41,6 +43,17 @@ export default async function internalRoutes(fastify: FastifyInstance) {
     });
     const r = scope.withTypeProvider<TypeBoxTypeProvider>();
     const hide = { hide: true, params: Params } as const;
+
+    // The lifecycle view of a domain, with the ssl_delegation canary that the ACME delegation zone serves at its target.
+    r.get('/internal/domains/:domain', { schema: hide }, async (req) => {
+      const [row] = await app.db.select().from(domains).where(eq(domains.name, domainName(req.params.domain)));
+      if (!row) throw new ApiError(404, MESSAGES.domainNotFound);
+      return {
+        name: row.name, dns_mode: row.dnsMode, state: row.state, verification_state: row.verificationState, ns_set_index: row.nsSetIndex,
+        verification: row.verification, ssl_delegation: row.sslDelegation,
+        developer_mode_until: row.developerModeUntil?.toISOString() ?? null,
+      };
+    });
 
     r.post('/internal/domains/:domain/delegation', {
       schema: { ...hide, body: Type.Object({ observations: Observations, manual: Type.Boolean({ default: false }) }) },
