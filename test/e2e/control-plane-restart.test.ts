@@ -94,5 +94,4 @@ test('control plane restart loses nothing (clean stop and kill -9)', async (t) =
   const names = ((await res.json()) as Array<{ name: string; state: string }>).map((d) => `${d.name}:${d.state}`);
   assert.deepEqual(names, ['restart.example.org:pending', 'second.example.org:unverified']);
   assert.equal(await stop(cp.child, 'SIGTERM'), 0);
-
 });
