@@ -11,7 +11,7 @@ import { parseZoneFile } from './bind-parse.js';
 import { RecordError } from './errors.js';
 import { applyPatch, buildRecord } from './normalize.js';
 import {
-  countRecords, deleteRecords, getRecord, insertRecords, listRecords, lockDomain, toStored, updateRecords, type RecordRow,
+  apiToStored, countRecords, deleteRecords, listApiRecords, getRecord, insertRecords, listRecords, lockDomain, toStored, updateRecords, type RecordRow,
 } from './store.js';
 import { LIMITS, type RecordCreate, type RecordFields, type RecordPatch, type StoredRecord } from './types.js';
 import { ZoneIndex } from './zone-index.js';
@@ -71,6 +71,7 @@ async function write<T>(app: FastifyInstance, domain: DomainRow, fn: (tx: Tx) =>
 }
 
 async function indexOf(tx: Tx, domainId: number, names?: string[]): Promise<ZoneIndex> {
+  if (!names) return new ZoneIndex((await listApiRecords(tx, domainId)).map(apiToStored));
   return new ZoneIndex((await listRecords(tx, domainId, names)).map(toStored));
 }
 
@@ -159,8 +160,8 @@ export async function deleteMany(app: FastifyInstance, domain: DomainRow, ids: n
 async function planImport(tx: Tx, domain: DomainRow, text: string): Promise<ImportPlan> {
   const parsed = parseZoneFile(domain.name, text);
   const plan: ImportPlan = { records: [], skipped: parsed.skipped, errors: parsed.errors, limitError: null };
-  const existing = await listRecords(tx, domain.id);
-  const index = new ZoneIndex(existing.map(toStored));
+  const index = await indexOf(tx, domain.id);
+  const existingCount = index.size;
   const features = await effectiveFeatures(tx, domain.id);
   let nextId = -1; // placeholder ids for the index; never stored
   for (const { line, input } of parsed.records) {
@@ -178,7 +179,7 @@ async function planImport(tx: Tx, domain: DomainRow, text: string): Promise<Impo
   plan.skipped.sort((a, b) => a.line - b.line);
   plan.errors.sort((a, b) => a.line - b.line);
   if (plan.records.length > LIMITS.importMaxRecords) plan.errors.unshift({ line: 0, error: `a zone file may hold at most ${LIMITS.importMaxRecords} records` });
-  plan.limitError = limitError(features, existing.length + plan.records.length);
+  plan.limitError = limitError(features, existingCount + plan.records.length);
   return plan;
 }
 
@@ -201,10 +202,10 @@ export async function importZone(app: FastifyInstance, domain: DomainRow, text: 
 }
 
 export async function exportZoneText(app: FastifyInstance, domain: DomainRow): Promise<string> {
-  const rows = await listRecords(app.db, domain.id);
+  const rows = (await listApiRecords(app.db, domain.id)).map(apiToStored);
   const zone = buildZone(domain, [], app.config.nsSets);
   return exportZone({
     zone: domain.name, serial: zone.serial, nameservers: zone.nameservers, nsTtl: APEX_NS_TTL,
     soa: { mname: zone.soaMname, rname: zone.soaRname, refresh: zone.soaRefresh, retry: zone.soaRetry, expire: zone.soaExpire, minimum: zone.soaMinimum, ttl: zone.soaTtl },
-  }, rows.map(toStored));
+  }, rows);
 }

@@ -2,6 +2,7 @@
 import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../db/index.js';
 import { dnsRecords, domains } from '../db/schema.js';
+import { rowsOf } from '../db/migrate.js';
 import type { HostHeaderMode, RecordFields, RecordType, Scheme, StoredRecord } from './types.js';
 
 export type RecordRow = typeof dnsRecords.$inferSelect;
@@ -23,6 +24,38 @@ export async function lockDomain(tx: Tx, domainId: number): Promise<void> {
 export async function listRecords(db: Db | Tx, domainId: number, names?: string[]): Promise<RecordRow[]> {
   const where = names ? and(eq(dnsRecords.domainId, domainId), inArray(dnsRecords.name, names)) : eq(dnsRecords.domainId, domainId);
   return db.select().from(dnsRecords).where(where).orderBy(asc(dnsRecords.id));
+}
+
+/** A record in the API's form: snake_case, UTC timestamps, unset mx_priority / host_header / comment absent. */
+export interface ApiRecord {
+  id: number; name: string; type: RecordType; destination: string; mx_priority?: number; ttl: number; proxied: boolean;
+  captcha: boolean; scheme: Scheme; port: number; host_header?: string; host_header_mode: HostHeaderMode; monitor: boolean;
+  timeout: number; comment?: string; created_at: string; updated_at: string;
+}
+
+const utc = (col: string) => sql.raw(`to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
+
+/**
+ * Every record of a domain in API form, ordered by id. The database builds ONE JSON text and JSON.parse reads
+ * it: on PGlite this is about 2.5x faster than decoding 10,000 rows column by column (bench/control-plane/records.bench.ts).
+ */
+export async function listApiRecords(db: Db | Tx, domainId: number): Promise<ApiRecord[]> {
+  const result = await db.execute(sql`
+    SELECT coalesce(json_agg(json_strip_nulls(json_build_object(
+      'id', id, 'name', name, 'type', type, 'destination', destination, 'mx_priority', mx_priority, 'ttl', ttl,
+      'proxied', proxied, 'captcha', captcha, 'scheme', scheme, 'port', port, 'host_header', host_header,
+      'host_header_mode', host_header_mode, 'monitor', monitor, 'timeout', timeout, 'comment', comment,
+      'created_at', ${utc('created_at')}, 'updated_at', ${utc('updated_at')})) ORDER BY id), '[]')::text AS records
+    FROM dns_records WHERE domain_id = ${domainId}`);
+  return JSON.parse(rowsOf<{ records: string }>(result)[0]!.records) as ApiRecord[];
+}
+
+export function apiToStored(r: ApiRecord): StoredRecord {
+  return {
+    id: r.id, name: r.name, type: r.type, destination: r.destination, mxPriority: r.mx_priority ?? null, ttl: r.ttl,
+    proxied: r.proxied, captcha: r.captcha, scheme: r.scheme, port: r.port, hostHeader: r.host_header ?? null,
+    hostHeaderMode: r.host_header_mode, monitor: r.monitor, timeout: r.timeout, comment: r.comment ?? null,
+  };
 }
 
 export async function getRecord(db: Db | Tx, domainId: number, id: number): Promise<RecordRow | undefined> {

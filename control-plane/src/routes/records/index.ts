@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { loadDomain } from '../../auth/domain-access.js';
 import { errorResponses, MessageBody } from '../../openapi/schemas.js';
-import { listRecords, type RecordRow } from '../../records/store.js';
+import { listApiRecords, type RecordRow } from '../../records/store.js';
 import {
   batchUpdate, createRecord, deleteMany, deleteRecord, exportZoneText, importZone, previewImport, updateRecord,
 } from '../../records/service.js';
@@ -43,7 +43,7 @@ export default async function recordRoutes(fastify: FastifyInstance) {
     schema: { summary: 'List all records of the domain', tags, params: DomainParams, response: { 200: Type.Array(Record), ...errorResponses(403, 404) } },
   }, async (request) => {
     const { domain } = await loadDomain(request, request.params.domain, 'domain.view');
-    return (await listRecords(app.db, domain.id)).map(presentRecord);
+    return listApiRecords(app.db, domain.id);
   });
 
   app.post(`${base}/`, {
