@@ -133,6 +133,25 @@ test('domains', async (t) => {
     assert.equal(res.json<Detail>().cache_cap_mb, 1000);
   });
 
+  await t.test('GET /domains/{domain}/subscription: effective features; overrides shown only when set', async () => {
+    let res = await cp.call(a.key, 'GET', '/domains/external.example.org/subscription');
+    assert.equal(res.statusCode, 200);
+    let sub = res.json<Record<string, unknown> & { effective_features: Record<string, unknown> }>();
+    assert.equal((sub.plan as { slug: string }).slug, 'free');
+    assert.equal(sub.status, 'active');
+    assert.equal(sub.domain_name, 'external.example.org');
+    assert.equal(sub.effective_features.max_cache_cap_mb, 250);
+    assert.equal(sub.quota_reset_days, 30);
+    assert.ok(Date.parse(sub.quota_period_end as string) > Date.now());
+    assert.deepEqual(Object.keys(sub).filter((k) => k.startsWith('override_')), []);
+    res = await cp.call(a.key, 'GET', '/domains/managed.example.org/subscription');
+    sub = res.json();
+    assert.equal(sub.override_max_cache_cap_mb, 1000);
+    assert.equal(sub.effective_features.max_cache_cap_mb, 1000);
+    assert.deepEqual(Object.keys(sub).filter((k) => k.startsWith('override_')), ['override_max_cache_cap_mb']);
+    assert.equal((await cp.call(b.key, 'GET', '/domains/managed.example.org/subscription')).statusCode, 404);
+  });
+
   await t.test('PUT dns_mode switches the proof of control', async () => {
     const res = await cp.call(a.key, 'PUT', '/domains/external.example.org', { dns_mode: 'managed' });
     assert.equal(res.statusCode, 200);

@@ -12,10 +12,12 @@ import { normalizeDomainName } from './domain-name.js';
 import { presentDomain, presentListItem } from './present.js';
 import { DomainCreate, DomainDetail, DomainParams, DomainUpdate, DomainWithSsl, NsSets } from './schemas.js';
 import { createDomain, deleteDomain, updateDomain } from './service.js';
+import subscriptionRoutes from './subscription.js';
 
 export default async function domainRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['domains'];
+  await app.register(subscriptionRoutes);
 
   app.get('/domains/', {
     schema: { summary: 'List the domains the caller can see', tags, response: { 200: Type.Array(DomainWithSsl), ...errorResponses(403) } },
