@@ -16,6 +16,7 @@ import temporal from './plugins/temporal.js';
 import domainLifecycleRoutes from './routes/domain-lifecycle/index.js';
 import internalRoutes from './routes/internal/index.js';
 import ruleRoutes from './routes/rules/index.js';
+import cacheRoutes from './routes/cache/index.js';
 
 export interface BuildOptions {
   config: Readonly<ControlPlaneConfig>;
@@ -53,6 +54,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(domainLifecycleRoutes);
   await app.register(internalRoutes);
   await app.register(ruleRoutes);
+  await app.register(cacheRoutes);
 
   return app;
 }

@@ -1,5 +1,5 @@
 // Drizzle table definitions; they mirror control-plane/migrations/*.sql, which are the source of truth.
-import { pgTable, serial, integer, text, boolean, timestamp, jsonb, bigint, bigserial, primaryKey, customType } from 'drizzle-orm/pg-core';
+import { pgTable, serial, integer, text, boolean, timestamp, jsonb, bigint, bigserial, primaryKey, customType, real } from 'drizzle-orm/pg-core';
 
 const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({ dataType: () => 'bytea' });
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -130,4 +130,21 @@ export const cachePurges = pgTable('cache_purges', {
   domainId: integer('domain_id').primaryKey().references(() => domains.id, { onDelete: 'cascade' }),
   generation: integer('generation').notNull().default(0),
   purgedAt: ts('purged_at').notNull().defaultNow(),
+});
+
+// 0003_request_logs.sql: request log records shipped by edge nodes.
+export const requestLogs = pgTable('request_logs', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  at: ts('at').notNull(),
+  node: text('node').notNull(),
+  host: text('host').notNull(),
+  path: text('path').notNull(),
+  method: text('method').notNull(),
+  status: integer('status').notNull(),
+  bytes: bigint('bytes', { mode: 'number' }).notNull(),
+  cacheStatus: text('cache_status').notNull(),
+  ruleHits: jsonb('rule_hits').$type<[number, string, boolean][]>().notNull(),
+  durationMs: real('duration_ms').notNull(),
+  upstreamMs: real('upstream_ms').notNull(),
+  clientIp: text('client_ip').notNull(),
 });

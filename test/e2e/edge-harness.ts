@@ -1,0 +1,67 @@
+// An edge node started as a user starts it (node --import tsx edge-node/src/main.ts) against a control plane process,
+// on free ports on 127.0.0.1 with its own DATA_DIR.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { send } from '../../edge-node/src/testing/harness.js';
+import { freePort, ROOT, type ControlPlaneProcess } from './sync-harness.js';
+
+export interface EdgeNodeProcess {
+  dataDir: string;
+  httpPort: number;
+  httpsPort: number;
+  /** Starts the process again on the same DATA_DIR and ports; `env` overrides (e.g. SYNC_URL of a hub that is down). */
+  restart(env?: Record<string, string>): Promise<void>;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+export async function waitUntil<T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
+  const end = Date.now() + ms;
+  let lastErr: unknown;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v !== undefined) return v;
+    } catch (err) { lastErr = err; }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${lastErr ? `: ${(lastErr as Error).message}` : ''}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export async function startEdgeNodeProcess(cp: ControlPlaneProcess, env: Record<string, string> = {}): Promise<EdgeNodeProcess> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'edge-node-e2e-'));
+  const httpPort = await freePort();
+  const httpsPort = await freePort();
+  let proc!: ChildProcess;
+  let out = '';
+  const launch = async (extra: Record<string, string> = {}) => {
+    proc = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'edge-node/src/main.ts')], {
+      cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', DATA_DIR: dataDir, EDGE_HTTP_PORT: String(httpPort), EDGE_HTTPS_PORT: String(httpsPort),
+        SYNC_URL: cp.syncUrl, NODE_TOKEN: cp.nodeToken, CONTROL_PLANE_URL: cp.apiUrl, EDGE_LOG_FLUSH_MS: '200', ...env, ...extra,
+      },
+    });
+    proc.stdout!.on('data', (d) => { out += d; });
+    proc.stderr!.on('data', (d) => { out += d; });
+    await waitUntil('the edge node to listen', async () => {
+      if (proc.exitCode !== null) throw new Error(`edge node exited ${proc.exitCode}: ${out}`);
+      const res = await send(httpPort, 'probe.invalid', '/');
+      return res.status === 421 ? true : undefined;
+    }, 60_000);
+  };
+  const kill = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return;
+    const exited = new Promise((r) => proc.once('exit', r));
+    proc.kill(signal);
+    await exited;
+  };
+  await launch();
+  return {
+    dataDir, httpPort, httpsPort, kill, restart: launch, output: () => out,
+    async stop() { await kill('SIGTERM'); rmSync(dataDir, { recursive: true, force: true }); },
+  };
+}
