@@ -1,10 +1,17 @@
 // Message writer with name compression (RFC 1035 §4.1.4), used at compile time to build answer templates.
 import type { Rdata } from '../zone/model.js';
 
+// One scratch buffer and compression map shared by every writer: compiling is synchronous and writers never nest,
+// so each template costs one copy of its final bytes (bench/dns-server/lookup.bench.ts reports the compile time).
+const SCRATCH = Buffer.allocUnsafe(65536);
+const NAMES = new Map<string, number>();
+
 export class MessageWriter {
-  buf = Buffer.alloc(512);
+  buf = SCRATCH;
   len = 0;
-  private readonly names = new Map<string, number>();
+  private readonly names = NAMES;
+
+  constructor() { NAMES.clear(); }
 
   private ensure(n: number): void {
     if (this.len + n <= this.buf.length) return;
@@ -30,9 +37,9 @@ export class MessageWriter {
       if (compress && this.len < 0x3fff) this.names.set(rest, this.len);
       const dot = rest.indexOf('.');
       const label = dot < 0 ? rest : rest.slice(0, dot);
-      const b = Buffer.from(label, 'latin1');
-      this.u8(b.length);
-      this.bytes(b);
+      this.ensure(label.length + 1);
+      this.buf[this.len] = label.length;
+      this.len += 1 + this.buf.write(label, this.len + 1, 'latin1');
       rest = dot < 0 ? '' : rest.slice(dot + 1);
     }
     this.u8(0);

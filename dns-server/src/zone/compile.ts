@@ -103,8 +103,9 @@ export function compileZone(snapshot: DomainSnapshot, opts: CompileOptions): Com
     for (let p = owner; p !== apex; p = p.slice(p.indexOf('.') + 1)) ensureNode(p);
   }
   ensureNode(apex);
-  // Delegation points: NS below the apex; the topmost cut covers everything beneath it.
+  // Delegation points: NS below the apex; the topmost cut covers everything beneath it. Wildcards hang on their parent.
   for (const node of nodes.values()) {
+    if (node.name.startsWith('*.')) { const parent = nodes.get(node.name.slice(2)); if (parent) parent.wild = node; }
     for (let p = node.name; p !== apex; p = p.slice(p.indexOf('.') + 1)) {
       if (nodes.get(p)?.rrsets.has(TYPE.NS)) node.cut = p;
     }

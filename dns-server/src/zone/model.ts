@@ -35,6 +35,8 @@ export interface ZoneNode {
   rrsets: Map<number, RRset>;
   /** The delegation point at or above this node (non-apex NS owner), or '' when none. */
   cut: string;
+  /** The wildcard child (`*.<name>`), when there is one: the source of synthesis below this node. */
+  wild?: ZoneNode;
   /** Answers by slot (see SLOT_OF in slots.ts); filled at compile time, lazily for synthesised names. */
   slots: Slot[];
 }

@@ -45,7 +45,7 @@ export function findNode(zone: CompiledZone, name: string): ZoneNode | undefined
   let node: ZoneNode;
   if (encloser.cut) node = { name, rrsets: new Map(), cut: encloser.cut, slots: [] };
   else {
-    const wild = zone.nodes.get(`*.${encloser.name}`);
+    const wild = encloser.wild;
     if (!wild) return undefined;
     node = { name, rrsets: wild.rrsets, cut: '', slots: [] };
   }
