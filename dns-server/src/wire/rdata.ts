@@ -71,18 +71,14 @@ export function normaliseName(raw: string, apex: string): string | null {
 }
 
 /**
- * TXT value → character-strings of at most 255 bytes. A value written as one or more quoted strings
- * ("a" "b") is taken string by string; any other value is the text itself, split every 255 bytes.
+ * TXT value → character-strings of at most 255 bytes. The control plane stores TXT as raw text (quoted input is
+ * joined there), so the value is the text itself, split every 255 bytes.
  */
 export function txtStrings(value: string): Buffer[] {
-  const quoted = /^\s*("(?:[^"\\]|\\.)*"\s*)+$/s.test(value);
-  const texts = quoted ? [...value.matchAll(/"((?:[^"\\]|\\.)*)"/gs)].map((m) => m[1].replace(/\\(.)/gs, '$1')) : [value];
+  const b = Buffer.from(value, 'utf8');
+  if (b.length === 0) return [b];
   const out: Buffer[] = [];
-  for (const t of texts) {
-    const b = Buffer.from(t, 'utf8');
-    if (b.length === 0) out.push(b);
-    for (let i = 0; i < b.length; i += 255) out.push(b.subarray(i, i + 255));
-  }
+  for (let i = 0; i < b.length; i += 255) out.push(b.subarray(i, i + 255));
   return out;
 }
 
