@@ -3,7 +3,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { buildQuery } from '../../dns-server/src/testing/fixtures.js';
 import { decode } from '../../dns-server/src/testing/decode.js';
 import { fuzzPacket, prng } from '../../dns-server/src/testing/mutate.js';
@@ -21,7 +21,10 @@ test('garbage never crashes or stalls the server', async () => {
     r('www', 'A', '192.0.2.10'), r('*.dev', 'A', '192.0.2.50'), r('alias', 'CNAME', 'www.example.org'),
     r('sub', 'NS', 'ns1.sub.example.org'), r('ns1.sub', 'A', '192.0.2.53'), r('big', 'TXT', 'x'.repeat(900)),
   ])]);
-  dns = await startDnsProcess({ DATA_DIR: dataDir, SYNC_URL: 'off', DNS_TCP_IDLE_MS: '1000' });
+  const metricsPort = await new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => resolve(p)); });
+  });
+  dns = await startDnsProcess({ DATA_DIR: dataDir, SYNC_URL: 'off', DNS_TCP_IDLE_MS: '1000', DNS_METRICS_PORT: String(metricsPort) });
   const rand = prng(7);
 
   // UDP: bursts of 100 packets; every answer must be a response (QR=1) with at least a header.
@@ -64,4 +67,12 @@ test('garbage never crashes or stalls the server', async () => {
   assert.deepEqual(u.answer, ['www.example.org 300 A 192.0.2.10']);
   const [t] = await tcpQueries(dns.port, [buildQuery('x.dev.example.org', 1)]);
   assert.deepEqual(decode(t).answer, ['x.dev.example.org 300 A 192.0.2.50']);
+
+  // The counters saw it all: queries on both transports, FORMERR answers, no handler exception.
+  const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  const counter = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(metrics)?.[1]);
+  assert.ok(counter('dns_queries_udp_total') >= answers, metrics);
+  assert.ok(counter('dns_queries_tcp_total') > 0);
+  assert.ok(counter('dns_responses_formerr_total') > 0);
+  assert.equal(counter('dns_handler_errors_total'), 0);
 });
