@@ -45,8 +45,13 @@ export interface ControlPlaneProcess {
   syncUrl: string;
   key: string;
   nodeToken: string;
+  dataDir: string;
   /** Calls the API with the key; a body is sent as JSON. Throws unless the status is `expect` (default 200). */
   api<T = unknown>(method: string, path: string, body?: unknown, expect?: number): Promise<T>;
+  /** Runs the admin CLI (only while the control plane is stopped when the database is PGlite); returns stdout. */
+  cli(...args: string[]): string;
+  /** Stops the process, runs `between` (e.g. admin CLI commands), and starts it again on the same ports and data. */
+  restart(between?: () => void): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -64,11 +69,21 @@ export async function startControlPlane(label = 'sync'): Promise<ControlPlanePro
   const key = cli('key', 'create', 'sync-owner@example.org').split('\n').pop()!.trim();
   const apiPort = await freePort();
   const syncPort = await freePort();
-  const proc = tsx('control-plane/src/main.ts', [], { ...tdb.env, API_PORT: String(apiPort), SYNC_PORT: String(syncPort), SYNC_POLL_MS: '1000', RATE_LIMIT_PER_MINUTE: '1000000' });
-  let out = '';
-  proc.stdout!.on('data', (d) => { out += d; });
-  proc.stderr!.on('data', (d) => { out += d; });
   const apiUrl = `http://127.0.0.1:${apiPort}`;
+  let proc: ChildProcess | undefined;
+  const halt = async () => {
+    if (!proc || proc.exitCode !== null) return;
+    const exited = new Promise((r) => proc!.once('exit', r));
+    proc.kill('SIGTERM');
+    await exited;
+  };
+  const launch = async () => {
+    proc = tsx('control-plane/src/main.ts', [], { ...tdb.env, API_PORT: String(apiPort), SYNC_PORT: String(syncPort), SYNC_POLL_MS: '1000', RATE_LIMIT_PER_MINUTE: '1000000' });
+    let out = '';
+    proc.stdout!.on('data', (d) => { out += d; });
+    proc.stderr!.on('data', (d) => { out += d; });
+    await waitFor('the control plane API', async () => ((await fetch(`${apiUrl}/domains/`, { headers: { authorization: `Bearer ${key}` } })).status === 200 ? true : undefined), 90_000, proc, () => out);
+  };
   const api: ControlPlaneProcess['api'] = async (method, path, body, expect = 200) => {
     const res = await fetch(`${apiUrl}${path}`, {
       method,
@@ -79,21 +94,18 @@ export async function startControlPlane(label = 'sync'): Promise<ControlPlanePro
     if (res.status !== expect) throw new Error(`${method} ${path}: ${res.status} ${text}`);
     return (text ? JSON.parse(text) : undefined) as never;
   };
-  const stop = async () => {
-    if (proc.exitCode === null) {
-      proc.kill('SIGTERM');
-      await new Promise((r) => proc.once('exit', r));
-    }
-    await tdb.drop();
-  };
+  const stop = async () => { await halt(); await tdb.drop(); };
   try {
-    await waitFor('the control plane API', async () => ((await fetch(`${apiUrl}/domains/`, { headers: { authorization: `Bearer ${key}` } })).status === 200 ? true : undefined), 90_000, proc, () => out);
+    await launch();
   } catch (err) {
     await stop();
     throw err;
   }
   const nodeToken = readFileSync(join(tdb.dataDir, 'node-token'), 'utf8').trim();
-  return { apiUrl, syncUrl: `ws://127.0.0.1:${syncPort}`, key, nodeToken, api, stop };
+  return {
+    apiUrl, syncUrl: `ws://127.0.0.1:${syncPort}`, key, nodeToken, dataDir: tdb.dataDir, api, cli, stop,
+    async restart(between) { await halt(); between?.(); await launch(); },
+  };
 }
 
 export interface DnsNodeProcess {

@@ -45,8 +45,8 @@ test('appendSnapshot writes the whole zone with SOA, NS set, settings and a seri
   assert.deepEqual([s2.zone.soaRefresh, s2.zone.soaRetry, s2.zone.soaExpire, s2.zone.soaMinimum, s2.zone.soaTtl], [10000, 2400, 604800, 300, 3600]);
   assert.deepEqual(s2.zone.records.map((r) => [r.name, r.type, r.destination, r.mxPriority, r.ttl, r.proxied]),
     [['@', 'MX', 'mail.example.org', 10, 300, false], ['www', 'A', '192.0.2.1', 0, 120, true]]);
-  assert.deepEqual(s2.settings, { developerMode: true, developerModeExpiresAtMs: until.getTime(), cacheL2TtlDays: 5, cacheCapMb: 100 });
-  assert.deepEqual(s2.ruleSet, { version: 0, rules: [] });
+  assert.deepEqual(s2.settings, { developerMode: true, developerModeExpiresAtMs: until.getTime(), cacheL2TtlDays: 5, cacheCapMb: 100, cachePurgeGeneration: 0 });
+  assert.deepEqual(s2.ruleSet.rules, []);
 });
 
 test('a domain without a matched set serves the first set; a rolled-back change appends nothing', async (t) => {
@@ -105,4 +105,25 @@ test('concurrent appends commit in version order and every one gets its own seri
   off();
   log.nudge();
   assert.equal(nudged, 1);
+});
+
+test('with a hub listening, reads serve the payloads kept in memory, identical to the stored ones, never a rolled-back one', async (t) => {
+  const { db, userId, log } = await setup(t);
+  log.onNudge(() => undefined);
+  const d = await addDomain(db, userId, 'cached.example');
+  await db.transaction(async (tx) => {
+    await tx.insert(dnsRecords).values({ domainId: d.id, name: 'gone', type: 'A', destination: '192.0.2.66' });
+    await log.appendSnapshot(tx, d.id);
+    tx.rollback();
+  }).catch(() => undefined);
+  const v1 = await db.transaction((tx) => log.appendSnapshot(tx, d.id));
+  const v2 = await db.transaction((tx) => log.appendDeletion(tx, d));
+  const fromMemory = await log.readAfter(db, 0, 10);
+  const fromDatabase = await new ConfigLog(NS_SETS).readAfter(db, 0, 10);
+  assert.deepEqual(fromMemory.map((e) => e.version), [v1, v2]);
+  assert.deepEqual(fromMemory.map((e) => [e.version, e.deleted, Buffer.from(e.payload).toString('hex')]),
+    fromDatabase.map((e) => [e.version, e.deleted, Buffer.from(e.payload).toString('hex')]));
+  assert.equal(decodeDomainSnapshot(fromMemory[0]!.payload).zone.records.length, 0);
+  // A second read (after the memory copies were dropped) still returns the same entries.
+  assert.deepEqual((await log.readAfter(db, 0, 10)).map((e) => Buffer.from(e.payload).toString('hex')), fromDatabase.map((e) => Buffer.from(e.payload).toString('hex')));
 });

@@ -1,5 +1,5 @@
 // The config log: an append-only, versioned list of per-domain snapshots, written in the same transaction as the change.
-import { and, asc, eq, gt, lte, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, lte, sql } from 'drizzle-orm';
 import { encodeDomainSnapshot } from '@platform/shared';
 import type { Db, Tx } from '../db/index.js';
 import { rowsOf } from '../db/migrate.js';
@@ -23,8 +23,17 @@ export interface StoredEntry {
 
 export type NudgeListener = () => void;
 
+/** Payloads kept in memory for the in-process hub, at most this many (older ones are read from the database). */
+const RECENT_PAYLOADS = 1024;
+
 export class ConfigLog {
   private readonly listeners = new Set<NudgeListener>();
+  /**
+   * Payloads this process appended, by version, kept while a hub listens so that its tail reads only the small
+   * header columns: decoding a bytea of a large zone costs more than the rest of the path (bench/sync/propagation.ts).
+   * An entry whose transaction rolled back is never read and is evicted with older ones.
+   */
+  private readonly recent = new Map<number, Uint8Array>();
 
   /** `nsSets`: the accepted nameserver sets (control-plane config NS_SETS), first set recommended. */
   constructor(private readonly nsSets: readonly (readonly string[])[]) {}
@@ -60,9 +69,20 @@ export class ConfigLog {
 
   /** Entries with from < version <= upTo, in version order, at most `limit`. */
   async readAfter(db: Db | Tx, from: number, limit: number, upTo = Number.MAX_SAFE_INTEGER): Promise<StoredEntry[]> {
-    return db.select({ version: configLog.version, domainName: configLog.domainName, deleted: configLog.deleted, payload: configLog.payload })
+    const heads = await db.select({ version: configLog.version, domainName: configLog.domainName, deleted: configLog.deleted })
       .from(configLog).where(and(gt(configLog.version, from), lte(configLog.version, upTo)))
       .orderBy(asc(configLog.version)).limit(limit);
+    const missing = heads.filter((h) => !h.deleted && !this.recent.has(h.version)).map((h) => h.version);
+    const fetched = new Map<number, Uint8Array>();
+    if (missing.length > 0) {
+      const rows = await db.select({ version: configLog.version, payload: configLog.payload }).from(configLog).where(inArray(configLog.version, missing));
+      for (const r of rows) fetched.set(r.version, r.payload);
+    }
+    const out = heads.map((h) => ({ ...h, payload: h.deleted ? new Uint8Array(0) : (this.recent.get(h.version) ?? fetched.get(h.version)!) }));
+    // Entries read once are committed and published; later reads of them go to the database.
+    const last = heads.length > 0 ? heads[heads.length - 1]!.version : 0;
+    for (const v of this.recent.keys()) { if (v > last) break; this.recent.delete(v); }
+    return out;
   }
 
   /**
@@ -89,7 +109,12 @@ export class ConfigLog {
   private async insert(tx: Tx, row: Omit<StoredEntry, 'version'> & { domainId: number }): Promise<number> {
     await tx.execute(sql`SELECT pg_advisory_xact_lock(${CONFIG_LOG_LOCK_KEY})`);
     const [inserted] = await tx.insert(configLog).values(row).returning({ version: configLog.version });
-    return inserted!.version;
+    const version = inserted!.version;
+    if (this.listeners.size > 0 && !row.deleted) {
+      this.recent.set(version, row.payload);
+      if (this.recent.size > RECENT_PAYLOADS) this.recent.delete(this.recent.keys().next().value!);
+    }
+    return version;
   }
 }
 

@@ -1,12 +1,17 @@
 // Builds a domain's whole DomainSnapshot from the rows visible in a transaction.
-import { asc, eq } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { SCHEMA_MAJOR, type DomainSettings, type DomainSnapshot, type RuleSet, type Zone, type ZoneRecord } from '@platform/shared';
 import type { Tx } from '../db/index.js';
-import { dnsRecords, type domains } from '../db/schema.js';
+import { rowsOf } from '../db/migrate.js';
+import type { domains } from '../db/schema.js';
 import { buildDomainRuleSet, cachePurgeGeneration } from '../rules/rule-set.js';
 
 type DomainRow = typeof domains.$inferSelect;
-type RecordRow = typeof dnsRecords.$inferSelect;
+/** The dns_records columns a snapshot carries, selected by name (a zone of thousands of records is read per change). */
+export interface RecordRow {
+  id: number; name: string; type: string; destination: string; ttl: number; mx_priority: number | null; proxied: boolean;
+  captcha: boolean; scheme: string; port: number; host_header: string | null; host_header_mode: string; timeout: number;
+}
 
 /** SOA timers of every zone we serve (seconds). */
 export const SOA_TIMERS = { refresh: 10000, retry: 2400, expire: 604800, minimum: 300, ttl: 3600 } as const;
@@ -16,7 +21,9 @@ export const SOA_TIMERS = { refresh: 10000, retry: 2400, expire: 604800, minimum
  * `nsSets` are the accepted nameserver sets; the zone uses the set the domain matched, else the first.
  */
 export async function buildDomainSnapshot(tx: Tx, domain: DomainRow, nsSets: readonly (readonly string[])[], now = Date.now()): Promise<DomainSnapshot> {
-  const records = await tx.select().from(dnsRecords).where(eq(dnsRecords.domainId, domain.id)).orderBy(asc(dnsRecords.id));
+  const records = rowsOf<RecordRow>(await tx.execute(sql`
+    SELECT id, name, type, destination, ttl, mx_priority, proxied, captcha, scheme, port, host_header, host_header_mode, timeout
+    FROM dns_records WHERE domain_id = ${domain.id} ORDER BY id`));
   return {
     schemaMajor: SCHEMA_MAJOR,
     domainId: domain.id,
@@ -53,13 +60,13 @@ function toZoneRecord(r: RecordRow): ZoneRecord {
     type: r.type,
     destination: r.destination,
     ttl: r.ttl,
-    mxPriority: r.mxPriority ?? 0,
+    mxPriority: r.mx_priority ?? 0,
     proxied: r.proxied,
     captcha: r.captcha,
     scheme: r.scheme,
     port: r.port,
-    hostHeader: r.hostHeader ?? '',
-    hostHeaderMode: r.hostHeaderMode,
+    hostHeader: r.host_header ?? '',
+    hostHeaderMode: r.host_header_mode,
     timeout: r.timeout,
   };
 }

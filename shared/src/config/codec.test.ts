@@ -15,7 +15,7 @@ function sampleSnapshot(): DomainSnapshot {
       records: [{ id: 1, name: 'www', type: 'A', destination: '192.0.2.1', ttl: 120, mxPriority: 0, proxied: true, captcha: false,
         scheme: 'Auto', port: 443, hostHeader: '', hostHeaderMode: 'own', timeout: 60 }],
     },
-    settings: { developerMode: true, developerModeExpiresAtMs: 1_800_000_000_000, cacheL2TtlDays: 3, cacheCapMb: 100 },
+    settings: { developerMode: true, developerModeExpiresAtMs: 1_800_000_000_000, cacheL2TtlDays: 3, cacheCapMb: 100, cachePurgeGeneration: 0 },
     ruleSet: { version: 0, rules: [] },
     certificates: [],
   };

@@ -18,8 +18,9 @@ export type ConfigErrorCode =
   | 'CFG_ERR_DECODE' // the bytes are not a valid message of the expected type
   | 'CFG_ERR_SCHEMA_MAJOR'; // the snapshot was written with another major schema version
 
+/** Encodes a snapshot; the object must have the interface's shape (encode reads the fields directly, no fromObject pass). */
 export function encodeDomainSnapshot(snapshot: DomainSnapshot): Uint8Array {
-  return DomainSnapshotType.encode(DomainSnapshotType.fromObject(snapshot)).finish();
+  return DomainSnapshotType.encode(snapshot as unknown as protobuf.Message).finish();
 }
 
 /** Decodes a snapshot; throws CFG_ERR_DECODE on garbage and CFG_ERR_SCHEMA_MAJOR on another major version. */

@@ -20,7 +20,7 @@ function snapshot(name: string, serial: number, addresses: string[]): DomainSnap
       soaRefresh: 10000, soaRetry: 2400, soaExpire: 604800, soaMinimum: 300, soaTtl: 3600,
       records: addresses.map((a, i) => ({ id: i + 1, name: 'www', type: 'A', destination: a, ttl: 120, mxPriority: 0, proxied: false,
         captcha: false, scheme: 'Auto', port: 443, hostHeader: '', hostHeaderMode: 'own', timeout: 60 })) },
-    settings: { developerMode: false, developerModeExpiresAtMs: 0, cacheL2TtlDays: 3, cacheCapMb: 100 },
+    settings: { developerMode: false, developerModeExpiresAtMs: 0, cacheL2TtlDays: 3, cacheCapMb: 100, cachePurgeGeneration: 0 },
     ruleSet: { version: 0, rules: [] }, certificates: [],
   };
 }

@@ -29,12 +29,21 @@ export interface NodeStore {
   close(): Promise<void>;
 }
 
+/**
+ * How commits reach the disk. 'data' (default): data pages are synced, the meta page is not, so an OS crash or power
+ * loss can undo the last transaction (entry and version together: the node fetches it again from the hub) but never
+ * corrupts the store; a killed process loses nothing. 'full': both synced (two fsyncs per entry). 'none': no fsync
+ * (fastest; an OS crash may corrupt the store, which is then deleted and re-synced).
+ */
+export type NodeStoreDurability = 'full' | 'data' | 'none';
+
 const VERSION_KEY = 'version';
 const log = componentLogger('node-store');
 
 /** Opens (creating if needed) the LMDB store at `path`. */
-export function openNodeStore(path: string): NodeStore {
-  const root: RootDatabase = open({ path });
+export function openNodeStore(path: string, opts: { durability?: NodeStoreDurability } = {}): NodeStore {
+  const durability = opts.durability ?? 'data';
+  const root: RootDatabase = open({ path, noMetaSync: durability !== 'full', noSync: durability === 'none' });
   const snapshots: Database<Buffer, string> = root.openDB({ name: 'snapshots', encoding: 'binary' });
   const meta: Database<number, string> = root.openDB({ name: 'meta' });
   const listeners = new Set<AppliedListener>();

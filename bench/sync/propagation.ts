@@ -1,0 +1,84 @@
+// Propagation benchmark: time from the API's 200 on a record write (single, and a 1000-item batch-update) to the new
+// answer from a dns-server process synced through the hub. Run: node --import tsx bench/sync/propagation.ts
+// Options (env): SINGLE_WRITES (default 200), BATCH_WRITES (default 30), BATCH_SIZE (default 1000).
+import { performance } from 'node:perf_hooks';
+import { cpus } from 'node:os';
+import { startControlPlane, startDnsNode, type ControlPlaneProcess, type DnsNodeProcess } from '../../test/e2e/sync-harness.js';
+import { createDnsProbe, type DnsProbe } from './dns-probe.js';
+
+const SINGLE = Number(process.env.SINGLE_WRITES ?? 200);
+const BATCHES = Number(process.env.BATCH_WRITES ?? 30);
+const BATCH_SIZE = Number(process.env.BATCH_SIZE ?? 1000);
+const DOMAIN = 'bench.example';
+const POLL_LIMIT_MS = 10_000;
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+function summary(label: string, ms: number[]) {
+  const s = [...ms].sort((a, b) => a - b);
+  return { case: label, n: s.length, p50_ms: +percentile(s, 50).toFixed(2), p90_ms: +percentile(s, 90).toFixed(2), p99_ms: +percentile(s, 99).toFixed(2), max_ms: +s[s.length - 1]!.toFixed(2) };
+}
+
+/** Polls the DNS node (back to back, 1 ms apart) until `name` answers `address`; returns the time of that answer. */
+async function waitForAnswer(probe: DnsProbe, name: string, address: string): Promise<number> {
+  const end = performance.now() + POLL_LIMIT_MS;
+  while (performance.now() < end) {
+    if (await probe.answers(name, address)) return performance.now();
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  throw new Error(`${name} never answered ${address}`);
+}
+
+const ip = (i: number, base: number) => `10.${base}.${(i >> 8) & 255}.${i & 255}`;
+
+async function main(): Promise<void> {
+  let cp: ControlPlaneProcess | undefined;
+  let node: DnsNodeProcess | undefined;
+  let probe: DnsProbe | undefined;
+  try {
+    cp = await startControlPlane('bench-sync');
+    await cp.api('POST', '/domains/', { name: DOMAIN });
+    // A plan that allows BATCH_SIZE records (the admin CLI owns the PGlite database while the control plane is down).
+    await cp.restart(() => cp!.cli('plan', 'set', DOMAIN, 'business'));
+    const ids: number[] = [];
+    for (let i = 0; i < BATCH_SIZE; i++) {
+      const r = await cp.api<{ id: number }>('POST', `/domains/${DOMAIN}/records/`, { name: `r${i}`, type: 'A', destination: ip(i, 0), ttl: 300, proxied: false });
+      ids.push(r.id);
+    }
+    node = await startDnsNode(cp);
+    probe = createDnsProbe('127.0.0.1', node.dnsPort);
+    await waitForAnswer(probe, `r${BATCH_SIZE - 1}.${DOMAIN}`, ip(BATCH_SIZE - 1, 0));
+
+    // Single writes: one record's destination changes; the zone holds BATCH_SIZE records, so each entry is a whole zone.
+    const single: number[] = [];
+    for (let i = 0; i < SINGLE; i++) {
+      const target = ip(i, 1);
+      await cp.api('PUT', `/domains/${DOMAIN}/records/${ids[0]}`, { destination: target });
+      const t0 = performance.now();
+      single.push((await waitForAnswer(probe, `r0.${DOMAIN}`, target)) - t0);
+    }
+
+    // Batch writes: every record changes in one batch-update (one config entry); wait for the last record's new answer.
+    const batch: number[] = [];
+    for (let b = 0; b < BATCHES; b++) {
+      const base = 2 + b;
+      await cp.api('POST', `/domains/${DOMAIN}/records/batch-update`, { updates: ids.map((id, i) => ({ id, destination: ip(i, base) })) });
+      const t0 = performance.now();
+      batch.push((await waitForAnswer(probe, `r${BATCH_SIZE - 1}.${DOMAIN}`, ip(BATCH_SIZE - 1, base))) - t0);
+    }
+
+    const rows = [summary(`single write (zone of ${BATCH_SIZE} records)`, single), summary(`${BATCH_SIZE}-item batch-update`, batch)];
+    console.table(rows);
+    console.log(`node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}; database: ${process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite'}`);
+    console.log('| case | n | p50 ms | p90 ms | p99 ms | max ms |\n|---|---|---|---|---|---|');
+    for (const r of rows) console.log(`| ${r.case} | ${r.n} | ${r.p50_ms} | ${r.p90_ms} | ${r.p99_ms} | ${r.max_ms} |`);
+  } finally {
+    probe?.close();
+    await node?.stop();
+    await cp?.stop();
+  }
+}
+
+main().catch((err) => { console.error(err); process.exitCode = 1; });
