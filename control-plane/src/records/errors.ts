@@ -4,18 +4,12 @@ import { PlatformError } from '@platform/shared';
 export type RecordErrorCode =
   | 'CP_ERR_RECORD_INVALID' // 400: a field breaks a rule of the record table
   | 'CP_ERR_RECORD_CONFLICT' // 400: CNAME exclusivity or another zone rule
-  | 'CP_ERR_RECORD_DUPLICATE' // 409: an identical record already exists
-  | 'CP_ERR_RECORD_NOT_FOUND' // 404: no such record on this domain
-  | 'CP_ERR_RECORD_LIMIT' // 403: the plan's max_records would be exceeded
-  | 'CP_ERR_DOMAIN_NOT_WRITABLE'; // 409: the domain is disabled or banned
+  | 'CP_ERR_RECORD_DUPLICATE'; // 409: an identical record already exists
 
 const STATUS: Record<RecordErrorCode, number> = {
   CP_ERR_RECORD_INVALID: 400,
   CP_ERR_RECORD_CONFLICT: 400,
   CP_ERR_RECORD_DUPLICATE: 409,
-  CP_ERR_RECORD_NOT_FOUND: 404,
-  CP_ERR_RECORD_LIMIT: 403,
-  CP_ERR_DOMAIN_NOT_WRITABLE: 409,
 };
 
 export class RecordError extends PlatformError<RecordErrorCode> {
