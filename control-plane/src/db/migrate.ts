@@ -16,7 +16,7 @@ export async function applyMigrations(db: Db): Promise<string[]> {
     await tx.execute(sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`);
     await tx.execute(sql`CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
     const done = await tx.execute<{ name: string }>(sql`SELECT name FROM schema_migrations`);
-    const doneNames = new Set(rowsOf(done).map((r) => r.name));
+    const doneNames = new Set(rowsOf<{ name: string }>(done).map((r) => r.name));
     for (const file of files) {
       if (doneNames.has(file)) continue;
       const text = readFileSync(join(MIGRATIONS_DIR, file), 'utf8');
