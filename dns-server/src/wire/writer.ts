@@ -28,21 +28,23 @@ export class MessageWriter {
 
   /** Writes a lower-case absolute name ('' = root), pointing at an earlier copy of a suffix when allowed. */
   name(name: string, compress: boolean): void {
-    let rest = name;
-    while (rest !== '') {
+    this.ensure(name.length + 2);
+    const buf = this.buf;
+    let pos = 0;
+    while (pos < name.length) {
       if (compress) {
-        const at = this.names.get(rest);
+        const suffix = pos === 0 ? name : name.substring(pos);
+        const at = this.names.get(suffix);
         if (at !== undefined) { this.u16(0xc000 | at); return; }
+        if (this.len < 0x3fff) this.names.set(suffix, this.len);
       }
-      if (compress && this.len < 0x3fff) this.names.set(rest, this.len);
-      const dot = rest.indexOf('.');
-      const label = dot < 0 ? rest : rest.slice(0, dot);
-      this.ensure(label.length + 1);
-      this.buf[this.len] = label.length;
-      this.len += 1 + this.buf.write(label, this.len + 1, 'latin1');
-      rest = dot < 0 ? '' : rest.slice(dot + 1);
+      let dot = name.indexOf('.', pos);
+      if (dot < 0) dot = name.length;
+      buf[this.len++] = dot - pos;
+      for (let i = pos; i < dot; i++) buf[this.len++] = name.charCodeAt(i);
+      pos = dot + 1;
     }
-    this.u8(0);
+    buf[this.len++] = 0;
   }
 
   /** Writes one resource record of class IN. */

@@ -3,7 +3,7 @@
 import { TYPE, RCODE } from '../wire/constants.js';
 import { encodeAnswer } from './encode.js';
 import { NEGATIVE, DYNAMIC, type CompiledZone, type RRset, type Slot, type ZoneNode } from './model.js';
-import { SLOT_TYPES, OTHER } from './slots.js';
+import { SLOT_TYPES, SLOT_OF, OTHER } from './slots.js';
 
 export interface Section { owner: string; rrset: RRset }
 
@@ -56,7 +56,7 @@ export function findNode(zone: CompiledZone, name: string): ZoneNode | undefined
 
 export function resolve(zone: CompiledZone, qname: string, qtype: number): Answer {
   const a: Answer = { rcode: RCODE.NOERROR, aa: true, answer: [], authority: [], additional: [], glueRequired: false };
-  const seen = new Set<string>();
+  let seen: Set<string> | undefined;
   let name = qname;
   for (let step = 0; step < MAX_CHAIN; step++) {
     const node = findNode(zone, name);
@@ -70,7 +70,7 @@ export function resolve(zone: CompiledZone, qname: string, qtype: number): Answe
     if (cname && qtype !== TYPE.CNAME) {
       a.answer.push({ owner: name, rrset: cname });
       const target = cname.targets[0];
-      seen.add(name);
+      (seen ??= new Set()).add(name);
       if (qtype === TYPE.ANY || !inZone(zone, target) || seen.has(target)) return a;
       name = target;
       continue;
@@ -127,7 +127,13 @@ export function fillSlots(zone: CompiledZone, node: ZoneNode): void {
   const plain = !node.cut && !node.rrsets.has(TYPE.CNAME);
   for (let i = 0; i < SLOT_TYPES.length; i++) {
     const t = SLOT_TYPES[i];
-    node.slots[i] = plain && t !== TYPE.ANY && !node.rrsets.has(t) ? NEGATIVE : slotFor(zone, node.name, t);
+    if (t === TYPE.ANY && plain) continue;
+    node.slots[i] = plain && !node.rrsets.has(t) ? NEGATIVE : slotFor(zone, node.name, t);
+  }
+  if (plain) {
+    // ANY at a plain name is the answer of the type it picks; the question's type is patched from the query anyway.
+    const pick = ANY_ORDER.find((t) => node.rrsets.has(t));
+    node.slots[SLOT_OF[TYPE.ANY]] = pick === undefined ? NEGATIVE : node.slots[SLOT_OF[pick]];
   }
   node.slots[OTHER] = plain ? NEGATIVE : DYNAMIC;
 }
