@@ -33,7 +33,8 @@ export async function startEdgeNode(config: EdgeConfig, store = openNodeStore(no
   const table = new DomainTable();
   const cache = new EdgeCache();
   const pools = new UpstreamPools({ tlsVerify: config.originTlsVerify });
-  const logs = new RequestLogBuffer();
+  // Without a control plane to ship to, keep only a small window (tests read it; nothing grows under load).
+  const logs = new RequestLogBuffer(config.controlPlaneUrl ? 100_000 : 10_000);
   const state = {
     table, pools, cache, cacheMaxObjectBytes: config.cacheMaxObjectBytes,
     log: (ctx: RequestContext) => logs.add(ctx),

@@ -59,6 +59,7 @@ export function forward(res: HttpResponse, ctx: RequestContext, pools: UpstreamP
     let controller: { abort(reason: Error): void; pause(): void; resume(): void } | undefined;
     let pending: Buffer | null = null;
     let answered = false;
+    let headWritten = false;
     let pendingOffset = 0;
 
     const finish = () => { if (!finished) { finished = true; plan.done(); } };
@@ -94,11 +95,14 @@ export function forward(res: HttpResponse, ctx: RequestContext, pools: UpstreamP
         if (limit > 0 && (contentLength < 0 || contentLength <= limit)) { capture = []; captureLeft = limit; }
         headSent = true;
         const noBody = ctx.method === 'HEAD' || st === 204 || st === 304;
-        res.cork(() => {
-          writeHead(res, ctx, st, outHeaders, plan.ops);
-          if (noBody) { res.endWithoutBody(contentLength >= 0 ? contentLength : undefined); ctx.aborted = true; }
-          else if (contentLength === 0) { res.end(); ctx.aborted = true; }
-        });
+        if (noBody || contentLength === 0) {
+          res.cork(() => {
+            writeHead(res, ctx, st, outHeaders, plan.ops);
+            if (noBody) res.endWithoutBody(contentLength >= 0 ? contentLength : undefined); else res.end();
+          });
+          ctx.aborted = true;
+        }
+        // Otherwise the head goes out with the first body chunk: one write (one send) instead of two.
       },
       onData(chunk) {
         if (replaced || answered || ctx.aborted) return true;
@@ -109,6 +113,7 @@ export function forward(res: HttpResponse, ctx: RequestContext, pools: UpstreamP
         }
         let ok = true;
         res.cork(() => {
+          if (!headWritten) { headWritten = true; writeHead(res, ctx, status, outHeaders, plan.ops); }
           if (contentLength >= 0) {
             const offset = res.getWriteOffset();
             const [written, done] = res.tryEnd(chunk, contentLength);
@@ -146,7 +151,10 @@ export function forward(res: HttpResponse, ctx: RequestContext, pools: UpstreamP
         } else if (!ctx.aborted && headSent) {
           ctx.aborted = true;
           // A chunked answer ends here; a sized one that came up short is cut (the client sees a truncated body).
-          res.cork(() => { if (contentLength < 0) res.end(); else res.close(); });
+          res.cork(() => {
+            if (!headWritten) { headWritten = true; writeHead(res, ctx, status, outHeaders, plan.ops); }
+            if (contentLength < 0) res.end(); else res.close();
+          });
         }
         if (capture) plan.onStored(status, outHeaders, Buffer.concat(capture), originHeaders);
         finish();

@@ -1,0 +1,66 @@
+// Seeded generator of rule sets and requests for the edge rule benchmarks: a realistic mix of types where most rules
+// are scoped by host or by their first path segment (as customers write them), plus a few zone-wide ones.
+import { encodeRuleBody, parsePeerAddress, validateRule, type RuleType } from '@platform/shared/match/index.js';
+import type { Rule } from '@platform/shared';
+import { RequestContext } from '../../edge-node/src/context.js';
+
+export const DOMAIN = 'bench.example.org';
+
+/** Mulberry32: small, fast, seeded. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function make(id: number, type: RuleType, body: Record<string, unknown>): Rule {
+  const v = validateRule(type, body);
+  if (!v.ok) throw new Error(JSON.stringify(v.problems));
+  const { enabled, priority, ...filters } = v.value.common;
+  return { id, type, enabled, priority, body: encodeRuleBody({ ...filters, ...v.value.fields }) };
+}
+
+/** `n` rules: header by host, redirect/rewrite/cache/origin_route/drop by path segment, and 3 zone-wide rules. */
+export function generateRules(n: number, seed = 42): Rule[] {
+  const r = rng(seed);
+  const rules: Rule[] = [
+    make(1, 'header', { response_headers: [{ op: 'set', name: 'x-edge', value: '1' }] }),
+    make(2, 'drop', { ip_includes: ['198.51.100.0/24', '203.0.113.7'] }),
+    make(3, 'cache', { path_includes: ['/*.css', '/*.js'], edge_ttl: 300 }),
+  ];
+  for (let i = rules.length; i < n; i++) {
+    const id = i + 1;
+    const priority = 10 + Math.floor(r() * 200);
+    const kind = r();
+    if (kind < 0.4) rules.push(make(id, 'header', { priority, host_includes: [`h${i}.${DOMAIN}`], request_headers: [{ op: 'set', name: 'x-h', value: String(i) }] }));
+    else if (kind < 0.6) rules.push(make(id, 'redirect', { priority, path_includes: [`/r${i}/*`], target: `/new${i}/$1` }));
+    else if (kind < 0.7) rules.push(make(id, 'rewrite', { priority, path_includes: [`/w${i}/*`], path: `/internal/$1` }));
+    else if (kind < 0.8) rules.push(make(id, 'cache', { priority, path_includes: [`/s${i}/*`], edge_ttl: 60 }));
+    else if (kind < 0.9) rules.push(make(id, 'origin_route', { priority, path_includes: [`/a${i}/*`], address: '192.0.2.1' }));
+    else rules.push(make(id, 'drop', { priority, path_includes: [`/d${i}/*`], ip_includes: [`10.${(i >> 8) & 255}.${i & 255}.0/24`] }));
+  }
+  return rules;
+}
+
+/** `count` request contexts over hosts and paths the rules name (and some they do not). */
+export function generateRequests(n: number, count: number, seed = 7): RequestContext[] {
+  const r = rng(seed);
+  const out: RequestContext[] = [];
+  for (let k = 0; k < count; k++) {
+    const i = Math.floor(r() * n);
+    const pick = r();
+    const host = pick < 0.3 ? `h${i}.${DOMAIN}` : `www.${DOMAIN}`;
+    const path = pick < 0.3 ? '/index.html' : pick < 0.5 ? `/r${i}/x/y` : pick < 0.6 ? `/s${i}/a.png` : pick < 0.7 ? `/d${i}/z`
+      : pick < 0.8 ? '/assets/site.css' : `/plain/${i}`;
+    const peer = parsePeerAddress(r() < 0.5 ? `10.${(i >> 8) & 255}.${i & 255}.9` : '192.0.2.55');
+    const ctx = new RequestContext({ method: 'GET', host, path, query: '', headers: [], peer, scheme: 'http', startedAt: 0 });
+    ctx.recordId = 1;
+    out.push(ctx);
+  }
+  return out;
+}

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# wrk through our edge node and through nginx doing the same work, in the same run: plain proxy, a cache hit, and
+# a proxied request through ~20 rules; on 1 and 2 cores (EDGE_WORKERS / worker_processes, pinned with taskset).
+# Usage: bash bench/edge-node/wrk.sh [seconds-per-run (default 8)] [connections (default 64)]
+# Prints a markdown table (requests/s, p99, edge/nginx ratio). Installs wrk and nginx with apt-get when missing.
+set -euo pipefail
+DUR="${1:-8}"
+CONNS="${2:-64}"
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+for pkg in wrk nginx; do
+  if ! command -v "$pkg" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$pkg" ]; then
+    (apt-get update -qq && apt-get install -y -qq "$pkg") >/dev/null
+  fi
+done
+NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
+TMP="$(mktemp -d /tmp/edge-wrk.XXXXXX)"
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  [ -f "$TMP/origin/nginx.pid" ] && kill "$(cat "$TMP/origin/nginx.pid")" 2>/dev/null || true
+  [ -f "$TMP/proxy/nginx.pid" ] && kill "$(cat "$TMP/proxy/nginx.pid")" 2>/dev/null || true
+  sleep 0.5
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+free_port() { node -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
+ORIGIN_PORT=$(free_port); NGINX_PORT=$(free_port); EDGE_PORT=$(free_port)
+mkdir -p "$TMP/origin" "$TMP/proxy/cache" "$TMP/edge"
+BODY=$(head -c 1024 /dev/zero | tr '\0' 'a')
+
+# The origin both proxies use: nginx answering 1 KB (cacheable for 300 s), pinned to core 0 with wrk.
+cat > "$TMP/origin/nginx.conf" <<CONF
+user root; worker_processes 1; pid $TMP/origin/nginx.pid; error_log $TMP/origin/error.log warn;
+events { worker_connections 4096; }
+http { access_log off; keepalive_requests 100000;
+  server { listen 127.0.0.1:$ORIGIN_PORT; default_type text/plain;
+    location / { add_header cache-control "max-age=300"; return 200 "$BODY"; } } }
+CONF
+taskset -c 0 "$NGINX" -p "$TMP/origin" -c "$TMP/origin/nginx.conf"
+
+# nginx doing what the edge does: the same 20 rules on rules.bench, a proxy_cache on cache.bench.
+nginx_conf() {
+  local workers=$1
+  local redirects="" rewrites="" routes="" caches=""
+  for i in 1 2 3 4 5 6; do redirects+="location /r$i/ { rewrite ^/r$i/(.*)\$ /new$i/\$1 redirect; } "; done
+  for i in 1 2 3 4; do rewrites+="location /w$i/ { rewrite ^/w$i/(.*)\$ /internal/\$1 break; proxy_pass http://origin; } "; done
+  for i in 1 2 3; do routes+="location /a$i/ { proxy_pass http://origin; } "; done
+  for i in 1 2 3; do caches+="location /s$i/ { proxy_cache edge; proxy_cache_valid 200 300s; proxy_pass http://origin; } "; done
+  cat > "$TMP/proxy/nginx.conf" <<CONF
+user root; worker_processes $workers; pid $TMP/proxy/nginx.pid; error_log $TMP/proxy/error.log warn;
+events { worker_connections 8192; }
+http { access_log off; keepalive_requests 100000;
+  proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Host \$host;
+  proxy_set_header X-Forwarded-For \$remote_addr; proxy_set_header X-Forwarded-Proto \$scheme; proxy_set_header X-Forwarded-Host \$host;
+  proxy_cache_path $TMP/proxy/cache levels=1:2 keys_zone=edge:64m max_size=100m inactive=3d use_temp_path=off;
+  upstream origin { server 127.0.0.1:$ORIGIN_PORT; keepalive 256; }
+  server { listen 127.0.0.1:$NGINX_PORT; server_name plain.bench.example.org; location / { proxy_pass http://origin; } }
+  server { listen 127.0.0.1:$NGINX_PORT; server_name cache.bench.example.org;
+    location /static/ { proxy_cache edge; proxy_cache_valid 200 300s; add_header x-cache-status \$upstream_cache_status; proxy_pass http://origin; }
+    location / { proxy_pass http://origin; } }
+  server { listen 127.0.0.1:$NGINX_PORT; server_name rules.bench.example.org;
+    deny 198.51.100.0/24; deny 203.0.113.7; allow all;
+    add_header x-edge 1;
+    $redirects $rewrites $routes $caches
+    location /h/ { proxy_set_header x-h 1; proxy_pass http://origin; }
+    location /admin/ { return 403; }
+    location / { proxy_pass http://origin; } } }
+CONF
+}
+
+node --import tsx "$ROOT/bench/edge-node/wrk-setup.ts" "$TMP/edge" "$ORIGIN_PORT"
+
+# wrk -t1 on core 0 (with the origin); prints "<req/s> <p99 ms>".
+run_wrk() {
+  local port=$1 host=$2 path=$3
+  taskset -c 0 wrk -t1 -c"$CONNS" -d2s -H "Host: $host" "http://127.0.0.1:$port$path" >/dev/null 2>&1 || true  # warm-up
+  local out
+  out=$(taskset -c 0 wrk -t1 -c"$CONNS" -d"${DUR}s" --latency -H "Host: $host" "http://127.0.0.1:$port$path")
+  local rps p99
+  rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
+  p99=$(echo "$out" | awk '$1=="99%" {print $2}')
+  local non2xx
+  non2xx=$(echo "$out" | awk '/Non-2xx/ {print $NF}')
+  echo "$rps $(to_ms "$p99") ${non2xx:-0}"
+}
+to_ms() { local v=$1; case "$v" in *us) echo "scale=3; ${v%us}/1000" | bc;; *ms) echo "${v%ms}";; *s) echo "scale=1; ${v%s}*1000" | bc;; *) echo "$v";; esac; }
+
+wait_port() { for _ in $(seq 1 200); do (echo > "/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; echo "port $1 never opened" >&2; return 1; }
+
+echo "| cores | scenario | edge req/s | edge p99 ms | nginx req/s | nginx p99 ms | edge/nginx |"
+echo "|---|---|---|---|---|---|---|"
+for cores in 1 2; do
+  cpuset=$([ "$cores" = 1 ] && echo 1 || echo 0-1)
+  # Our edge node.
+  DATA_DIR="$TMP/edge" EDGE_HTTP_PORT=$EDGE_PORT EDGE_HTTPS_PORT=-1 EDGE_WORKERS=$cores SYNC_URL=off CONTROL_PLANE_URL=off LOG_LEVEL=warn \
+    taskset -c "$cpuset" node --import tsx "$ROOT/edge-node/src/main.ts" >"$TMP/edge.log" 2>&1 &
+  PIDS+=($!)
+  EDGE_PID=$!
+  wait_port "$EDGE_PORT"
+  sleep 1
+  nginx_conf "$cores"
+  taskset -c "$cpuset" "$NGINX" -p "$TMP/proxy" -c "$TMP/proxy/nginx.conf"
+  wait_port "$NGINX_PORT"
+  for scenario in "plain proxy|plain.bench.example.org|/page" "cache hit|cache.bench.example.org|/static/a.css" "20 rules, proxied|rules.bench.example.org|/plain/x"; do
+    IFS='|' read -r name host path <<<"$scenario"
+    read -r e_rps e_p99 e_bad <<<"$(run_wrk "$EDGE_PORT" "$host" "$path")"
+    read -r n_rps n_p99 n_bad <<<"$(run_wrk "$NGINX_PORT" "$host" "$path")"
+    ratio=$(echo "scale=2; $e_rps / $n_rps" | bc)
+    note=""; [ "$e_bad" != 0 ] && note=" (edge non-2xx: $e_bad)"; [ "$n_bad" != 0 ] && note="$note (nginx non-2xx: $n_bad)"
+    echo "| $cores | $name | $e_rps | $e_p99 | $n_rps | $n_p99 | ${ratio}$note |"
+  done
+  kill "$EDGE_PID" 2>/dev/null || true
+  wait "$EDGE_PID" 2>/dev/null || true
+  kill "$(cat "$TMP/proxy/nginx.pid")" 2>/dev/null || true
+  sleep 1
+done
