@@ -85,12 +85,27 @@ export interface Lifecycle {
 }
 
 export async function startLifecycle(label: string, cpEnv: Record<string, string> = {}): Promise<Lifecycle> {
+  const cleanups: Array<() => Promise<unknown>> = [];
+  try {
+    return await launch(label, cpEnv, cleanups);
+  } catch (err) {
+    // Nothing may outlive a failed start (a Temporal server left running would keep the test process alive).
+    for (const c of cleanups.reverse()) await c().catch(() => undefined);
+    throw err;
+  }
+}
+
+async function launch(label: string, cpEnv: Record<string, string>, cleanups: Array<() => Promise<unknown>>): Promise<Lifecycle> {
   const temporal = await TestWorkflowEnvironment.createLocal({
     server: { executable: { type: 'existing-path', path: temporalCliPath() as string }, ip: '127.0.0.1', log: { format: 'pretty', level: 'error' } },
   });
+  cleanups.push(() => temporal.teardown());
   const dns = await startStubDns();
+  cleanups.push(() => dns.close());
   const dns2 = await startStubDns();
+  cleanups.push(() => dns2.close());
   const tdb: TestDatabase = await createTestDatabase(label);
+  cleanups.push(() => tdb.drop());
   const cli = (...args: string[]) => {
     const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'control-plane/src/admin/cli.ts'), ...args], {
       cwd: ROOT, env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', ...tdb.env }, encoding: 'utf8',
@@ -130,6 +145,7 @@ export async function startLifecycle(label: string, cpEnv: Record<string, string
       return worker.out.includes('worker polling') ? true : undefined;
     }, 90_000);
   };
+  cleanups.push(() => cp.stop(), () => worker.stop());
   cp.start();
   await Promise.all([
     eventually('the control plane API', async () => {
