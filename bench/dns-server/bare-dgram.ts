@@ -9,7 +9,7 @@ const fixed = Buffer.concat([
   Buffer.from([0, 0, 0x84, 0, 0, 1, 0, 1, 0, 0, 0, 0]), name, Buffer.from([0, 1, 0, 1]),
   Buffer.from([0xc0, 12, 0, 1, 0, 1, 0, 0, 1, 0x2c, 0, 4, 10, 0, 0, 1]),
 ]);
-const sock = createSocket('udp4');
+const sock = createSocket({ type: 'udp4', recvBufferSize: 1 << 22 }); // same buffer as the dns-server
 sock.on('message', (msg, rinfo) => {
   const out = Buffer.allocUnsafe(fixed.length);
   fixed.copy(out);

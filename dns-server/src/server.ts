@@ -42,7 +42,8 @@ export async function startDnsServer(o: ServerOptions): Promise<DnsServer> {
 
 function bindUdp(o: ServerOptions): Promise<Socket> {
   const { table, counters } = o;
-  const sock = createSocket({ type: o.host.includes(':') ? 'udp6' : 'udp4' });
+  // A 4 MiB receive buffer (capped by net.core.rmem_max) rides out short stalls without dropping queries.
+  const sock = createSocket({ type: o.host.includes(':') ? 'udp6' : 'udp4', recvBufferSize: 1 << 22 });
   sock.on('message', (msg, rinfo) => {
     counters.dns_queries_udp_total++;
     let out: Buffer | null;
