@@ -115,3 +115,20 @@ test('without the node token, or with a wrong one, the hub answers 401 before up
   assert.equal(await statusOf({ authorization: `Bearer ${TOKEN}` }), 101);
   assert.equal(await statusOf({}, `&token=${TOKEN}`), 101);
 });
+
+test('a node ahead of the log (control plane database replaced) drops its store and rebuilds it from the hub', async (t) => {
+  const { db, configLog, userId, newStore, hubUrl } = await setup(t);
+  const [a] = await db.insert(domains).values({ name: 'a.example', ownerId: userId, state: 'active' }).returning();
+  const v = await writeRecord(db, configLog, a!.id, 'www', '192.0.2.1');
+  const store = newStore();
+  const stale = { schemaMajor: 1, domainId: 99, name: 'stale.example', state: 'active', dnsMode: 'managed' } as const;
+  store.apply({ version: 5000, domain: 'stale.example', deleted: false, snapshot: { ...stale } as never });
+  const dropped: string[] = [];
+  store.onApplied((e) => { if (e.deleted) dropped.push(e.domain); });
+  const sync = startNodeSync(store, { hubUrl, token: TOKEN });
+  t.after(() => sync.stop());
+  await sync.ready;
+  assert.deepEqual(dropped, ['stale.example']);
+  assert.deepEqual(store.domains(), ['a.example']);
+  assert.equal(store.version, v);
+});

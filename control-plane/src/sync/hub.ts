@@ -123,6 +123,20 @@ export async function startSyncHub(opts: SyncHubOptions): Promise<SyncHub> {
   async function catchUp(ws: uWS.WebSocket<NodeConn>): Promise<void> {
     const conn = ws.getUserData();
     let cursor = conn.from;
+    if (cursor > head) {
+      // Ahead of our published head: ahead of the database too (the log was restored or replaced), or just of our tail?
+      const logHead = await configLog.head(db);
+      if (conn.closed) return;
+      if (cursor > logHead) {
+        log.warn({ node: conn.nodeId, from: cursor, head: logHead }, 'node is ahead of the config log; telling it to rebuild');
+        const reset: HubControl = { type: 'reset', version: logHead };
+        ws.cork(() => ws.send(JSON.stringify(reset), false));
+        cursor = 0;
+      } else {
+        await tail();
+        if (conn.closed) return;
+      }
+    }
     for (;;) {
       const target = head;
       for (;;) {

@@ -6,7 +6,10 @@ import { PlatformError } from '../errors.js';
 /** Control messages sent by the hub as text frames. */
 export type HubControl =
   /** Everything up to `version` (the hub's head when the node connected, or later) has been sent. */
-  | { type: 'caught-up'; version: number };
+  | { type: 'caught-up'; version: number }
+  /** The node's version is above the log's head (the control plane's database was restored or replaced): the node
+   *  drops its store and applies the catch-up that follows, which starts from version 0. */
+  | { type: 'reset'; version: number };
 
 /** Packs already-encoded ConfigEntry messages into one binary frame (each prefixed by its varint length). */
 export function packEntries(entries: readonly Uint8Array[]): Uint8Array {

@@ -24,6 +24,11 @@ export interface NodeStore {
   apply(entry: ConfigEntry): void;
   /** Applies encoded ConfigEntry messages (as the hub sends them) in ONE transaction; older versions are skipped. */
   applyEncoded(entries: readonly Uint8Array[]): void;
+  /**
+   * Drops every snapshot and sets the version to 0 in one transaction; listeners hear a deletion (version 0) per domain.
+   * Used when the hub's log is behind this store (a control plane restored or replaced): the store is rebuilt from it.
+   */
+  reset(): void;
   /** Registers a listener called after each applied entry commits; returns the function that removes it. */
   onApplied(listener: AppliedListener): () => void;
   close(): Promise<void>;
@@ -103,6 +108,18 @@ export function openNodeStore(path: string, opts: { durability?: NodeStoreDurabi
         batch.push(p);
       }
       commit(batch);
+    },
+    reset() {
+      const gone = [...snapshots.getKeys()] as string[];
+      root.transactionSync(() => {
+        snapshots.clearSync();
+        meta.putSync(VERSION_KEY, 0);
+      });
+      for (const domain of gone) {
+        for (const l of listeners) {
+          try { l({ version: 0, domain, deleted: true }); } catch (err) { log.error({ err, domain }, 'onApplied listener failed'); }
+        }
+      }
     },
     onApplied(listener) {
       listeners.add(listener);

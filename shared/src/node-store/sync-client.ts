@@ -53,7 +53,10 @@ export function startNodeSync(store: NodeStore, opts: NodeSyncOptions): NodeSync
       try {
         if (isBinary) { store.applyEncoded(unpackEntries(data)); return; }
         const msg = JSON.parse(data.toString('utf8')) as HubControl;
-        if (msg.type === 'caught-up') {
+        if (msg.type === 'reset') {
+          log.warn({ had: store.version, hubHead: msg.version }, 'hub log is behind this store; rebuilding it from the hub');
+          store.reset();
+        } else if (msg.type === 'caught-up') {
           caughtUp = true;
           backoff = minBackoff;
           resolveReady();
