@@ -42,6 +42,11 @@ export function firstSegment(path: string): string {
 }
 
 let evalStamp = 0;
+/**
+ * Up to this many rules of a type, a plain walk in order beats the bucket merge (bench/edge-node/rules.bench.ts:
+ * 10 rules, linear 1.2M ops/s against indexed 0.76M; the two meet between 10 and 100 rules).
+ */
+const LINEAR_MAX = 16;
 
 /** The rules of one type, bucketed. Buckets are sorted by `order`. */
 export class RuleIndex<A = unknown> {
@@ -78,6 +83,14 @@ export class RuleIndex<A = unknown> {
    */
   each(ctx: RequestContext, visit: (r: CompiledRule<A>) => boolean, honourDryRun = true): void {
     if (this.size === 0) return;
+    if (this.size <= LINEAR_MAX) {
+      for (const r of this.rules) {
+        if (!ruleMatches(r, ctx)) continue;
+        if (honourDryRun && r.dryRun) { ctx.hit(r.id, r.type, true); continue; }
+        if (visit(r)) return;
+      }
+      return;
+    }
     const lists = this.lists;
     lists.length = 0;
     const exact = this.hostExact.get(ctx.host);
