@@ -118,6 +118,9 @@ test('records API: validation, zone rules, permissions, limits', async (t) => {
     assert.equal(up.statusCode, 200);
     assert.deepEqual([up.json().destination, up.json().ttl], ['2001:db8::2', 300]);
     assert.equal(await f.logCount(), before + 1);
+    const same = await cp.call(key, 'PUT', url(String(r.id)), { destination: '2001:db8:0::2', ttl: 300, type: 'aaaa' });
+    assert.deepEqual(same.json(), up.json(), 'an update that changes nothing answers the record as it is');
+    assert.equal(await f.logCount(), before + 1, 'and appends nothing');
     assert.deepEqual((await cp.call(key, 'PUT', url(String(r.id)), { type: 'A' })).json(), { error: 'type cannot be changed; delete the record and create a new one' });
     assert.equal((await cp.call(key, 'PUT', url('999999'), { ttl: 60 })).statusCode, 404);
     assert.deepEqual((await cp.call(key, 'DELETE', url('999999'))).json(), { error: 'record not found' });

@@ -44,11 +44,14 @@ test('records bulk operations', async (t) => {
     assert.deepEqual(after.get(ids[1]), { ...after.get(ids[1]), ttl: 300 }, 'a failed item changes nothing');
   });
 
-  await t.test('all failed: still 200, no config-log entry', async () => {
+  await t.test('all failed or nothing changed: still 200, no config-log entry', async () => {
     const before = await f.logCount();
     const res = await cp.call(key, 'POST', url('batch-update'), { updates: [{ id: ids[5], timeout: 5000 }] });
     assert.deepEqual([res.statusCode, res.json()], [200, { succeeded: 0, failed: 1, results: [{ id: ids[5], ok: false, error: 'timeout must be between 1 and 1800' }] }]);
     assert.equal(await f.logCount(), before);
+    const noop = await cp.call(key, 'POST', url('batch-update'), { updates: [{ id: ids[5] }, { id: ids[6], ttl: 300 }] });
+    assert.deepEqual(noop.json(), { succeeded: 2, failed: 0, results: [{ id: ids[5], ok: true }, { id: ids[6], ok: true }] });
+    assert.equal(await f.logCount(), before, 'items that change nothing append nothing');
   });
 
   await t.test('1000 items succeed in one entry; 1001 and empty are 400', async () => {

@@ -122,3 +122,13 @@ export function applyPatch(zone: string, current: RecordFields, patch: RecordPat
 export function sameData(a: RecordFields, b: RecordFields): boolean {
   return a.name === b.name && a.type === b.type && a.destination === b.destination && a.mxPriority === b.mxPriority;
 }
+
+const FIELD_KEYS: (keyof RecordFields)[] = [
+  'name', 'type', 'destination', 'mxPriority', 'ttl', 'proxied', 'captcha', 'scheme', 'port', 'hostHeader',
+  'hostHeaderMode', 'monitor', 'timeout', 'comment',
+];
+
+/** True when every stored field is equal (an update that changes nothing writes nothing). */
+export function sameFields(a: RecordFields, b: RecordFields): boolean {
+  return FIELD_KEYS.every((k) => a[k] === b[k]);
+}

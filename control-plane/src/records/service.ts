@@ -9,7 +9,7 @@ import { buildZone } from '../config-log/snapshot.js';
 import { APEX_NS_TTL, exportZone } from './bind-export.js';
 import { parseZoneFile } from './bind-parse.js';
 import { RecordError } from './errors.js';
-import { applyPatch, buildRecord } from './normalize.js';
+import { applyPatch, buildRecord, sameFields } from './normalize.js';
 import {
   apiToStored, countRecords, deleteRecords, listApiRecords, getRecord, insertRecords, listRecords, lockDomain, toStored, updateRecords, type RecordRow,
 } from './store.js';
@@ -94,7 +94,7 @@ export async function updateRecord(app: FastifyInstance, domain: DomainRow, id: 
     if (!row) throw new ApiError(404, 'record not found');
     const current = toStored(row);
     const next = applyPatch(domain.name, current, patch);
-    if (JSON.stringify(next) === JSON.stringify(current)) return { value: row, changed: false };
+    if (sameFields(next, current)) return { value: row, changed: false };
     if (next.hostHeader !== current.hostHeader && next.hostHeader !== null) gateHostHeader(await effectiveFeatures(tx, domain.id), next, current.hostHeader);
     (await indexOf(tx, domain.id, [next.name])).check(next, id);
     await updateRecords(tx, domain.id, [{ ...next, id }]);
@@ -133,9 +133,11 @@ export async function batchUpdate(app: FastifyInstance, domain: DomainRow, updat
         }
         index.check(next, id);
         const stored = { ...next, id };
-        index.remove(id);
-        index.add(stored);
-        changed.set(id, stored);
+        if (!sameFields(stored, current)) {
+          index.remove(id);
+          index.add(stored);
+          changed.set(id, stored);
+        }
         results.push({ id, ok: true });
       } catch (err) {
         results.push({ id, ok: false, error: itemError(err) });

@@ -12,7 +12,7 @@ import {
 import type { RecordFields } from '../../records/types.js';
 import {
   BatchUpdate, BulkResult, DeleteMany, DomainParams, ImportFailure, ImportPreview, ImportResult, Record, RecordCreate,
-  RecordParams, RecordUpdate, type RecordBody,
+  RecordParams, RecordUpdate, ZoneImport, type RecordBody,
 } from './schemas.js';
 
 function fields(r: RecordFields) {
@@ -70,7 +70,7 @@ export default async function recordRoutes(fastify: FastifyInstance) {
 
   app.post(`${base}/import/parse`, {
     schema: {
-      summary: 'Parse a zone file into an import preview (stores nothing)', tags, params: DomainParams, body: Type.Object({ zone: Type.String() }),
+      summary: 'Parse a zone file into an import preview (stores nothing)', tags, params: DomainParams, body: ZoneImport,
       response: { 200: ImportPreview, ...errorResponses(400, 403, 404, 413, 415) },
     },
   }, async (request) => {
@@ -84,7 +84,7 @@ export default async function recordRoutes(fastify: FastifyInstance) {
 
   app.post(`${base}/import`, {
     schema: {
-      summary: 'Import the records of a zone file (all or nothing; identical records are skipped)', tags, params: DomainParams, body: Type.Object({ zone: Type.String() }),
+      summary: 'Import the records of a zone file (all or nothing; identical records are skipped)', tags, params: DomainParams, body: ZoneImport,
       response: { 200: ImportResult, 400: ImportFailure, ...errorResponses(403, 404, 409, 413, 415) },
     },
   }, async (request) => {
