@@ -191,8 +191,6 @@ test('authentication, read-only keys, denied surfaces and roles (spec Authentica
     await cp.call(k.key, 'GET', '/domains/');
     const [used] = await cp.database.db.select().from(apiKeys).where(eq(apiKeys.id, k.keyId));
     assert.ok(used.lastUsedAt instanceof Date);
-    const keys = new Set(await Promise.all(Array.from({ length: 50 }, async () => (await cp.key((await cp.user()).id)).key)));
-    assert.equal(keys.size, 50);
   });
 
   await t.test('limits: at most 10 active keys per account; revoked and expired keys do not count', async () => {
@@ -207,28 +205,30 @@ test('authentication, read-only keys, denied surfaces and roles (spec Authentica
     await cp.database.db.update(apiKeys).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(apiKeys.id, ids[1]));
     await cp.key(u.id);
   });
-});
 
-test('rate limit: per key, RateLimit headers, then 429 rate limit exceeded with Retry-After', async (t) => {
-  const cp = await startTestControlPlane(t, { RATE_LIMIT_PER_MINUTE: '3' });
-  const a = await cp.user('a@example.org');
-  const b = await cp.user('b@example.org');
-  for (let i = 0; i < 3; i++) {
-    const res = await cp.call(a.key, 'GET', '/domains/');
-    assert.equal(res.statusCode, 200);
-    assert.equal(res.headers['ratelimit-limit'], '3');
-    assert.equal(res.headers['ratelimit-remaining'], String(2 - i));
-    assert.ok(Number(res.headers['ratelimit-reset']) > 0);
-  }
-  const limited = await cp.call(a.key, 'GET', '/domains/');
-  assert.equal(limited.statusCode, 429);
-  assert.deepEqual(limited.json(), { error: 'rate limit exceeded' });
-  assert.ok(Number(limited.headers['retry-after']) > 0 && Number(limited.headers['retry-after']) <= 60);
-  assert.equal(limited.headers['ratelimit-remaining'], '0');
-  // The same key through the other header is the same key.
-  assert.equal((await cp.call(null, 'GET', '/domains/', undefined, { 'x-api-key': a.key })).statusCode, 429);
-  // Another key of another account has its own budget.
-  assert.equal((await cp.call(b.key, 'GET', '/domains/')).statusCode, 200);
-  // The OpenAPI document takes no key and counts against none.
-  assert.equal((await cp.call(null, 'GET', '/openapi.json')).statusCode, 200);
+  await t.test('limits: rate limit per key, RateLimit headers, then 429 rate limit exceeded with Retry-After', async () => {
+    const limitedApp = await cp.withEnv({ RATE_LIMIT_PER_MINUTE: '3' });
+    const call = (key: string | null, method: 'GET', url: string, _body?: undefined, headers: Record<string, string> = {}) =>
+      limitedApp.inject({ method, url, headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers } });
+    const a = await cp.user('a@example.org');
+    const b = await cp.user('b@example.org');
+    for (let i = 0; i < 3; i++) {
+      const res = await call(a.key, 'GET', '/domains/');
+      assert.equal(res.statusCode, 200);
+      assert.equal(res.headers['ratelimit-limit'], '3');
+      assert.equal(res.headers['ratelimit-remaining'], String(2 - i));
+      assert.ok(Number(res.headers['ratelimit-reset']) > 0);
+    }
+    const limited = await call(a.key, 'GET', '/domains/');
+    assert.equal(limited.statusCode, 429);
+    assert.deepEqual(limited.json(), { error: 'rate limit exceeded' });
+    assert.ok(Number(limited.headers['retry-after']) > 0 && Number(limited.headers['retry-after']) <= 60);
+    assert.equal(limited.headers['ratelimit-remaining'], '0');
+    // The same key through the other header is the same key.
+    assert.equal((await call(null, 'GET', '/domains/', undefined, { 'x-api-key': a.key })).statusCode, 429);
+    // Another key of another account has its own budget.
+    assert.equal((await call(b.key, 'GET', '/domains/')).statusCode, 200);
+    // The OpenAPI document takes no key and counts against none.
+    assert.equal((await call(null, 'GET', '/openapi.json')).statusCode, 200);
+  });
 });

@@ -7,7 +7,8 @@ import { createApiKey, type CreateKeyOptions } from '../../control-plane/src/aut
 import { createUser } from '../../control-plane/src/admin/users.js';
 import { domainMembers } from '../../control-plane/src/db/schema.js';
 import type { MemberRole } from '../../control-plane/src/auth/permissions.js';
-import { createTestDatabase, type TestDatabase } from './database.js';
+import type { TestDatabase } from './database.js';
+import { createFastTestDatabase } from './fast-database.js';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 
 export interface TestControlPlane {
@@ -23,6 +24,8 @@ export interface TestControlPlane {
   /** Creates a domain through the API as the given key and returns its name. */
   domain(key: string, name: string, dnsMode?: 'managed' | 'external'): Promise<string>;
   addMember(domainName: string, userId: number, role: MemberRole): Promise<void>;
+  /** A second app on the same database with other settings (e.g. RATE_LIMIT_PER_MINUTE); closed with the first. */
+  withEnv(env: Record<string, string>): Promise<FastifyInstance>;
   close(): Promise<void>;
 }
 
@@ -32,15 +35,17 @@ export async function startTestControlPlane(
   t: { after(fn: () => Promise<void> | void): void } | null,
   env: Record<string, string> = {},
 ): Promise<TestControlPlane> {
-  const testDb = await createTestDatabase(`cp${process.pid}`);
+  const testDb = await createFastTestDatabase(`cp${process.pid}`);
   const config = loadConfig({ ...testDb.env, NODE_ENV: 'test', ...env });
   const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const app = await build({ config, database, logger: false });
   const db = database.db;
   let closed = false;
+  const extraApps: FastifyInstance[] = [];
   const close = async () => {
     if (closed) return;
     closed = true;
+    for (const extra of extraApps) await extra.close();
     await app.close();
     await database.close();
     await testDb.drop();
@@ -69,6 +74,11 @@ export async function startTestControlPlane(
       const res = await call(k, 'POST', '/domains/', { name, dns_mode: dnsMode });
       if (res.statusCode !== 200) throw new Error(`creating ${name} failed: ${res.statusCode} ${res.body}`);
       return res.json<{ name: string }>().name;
+    },
+    async withEnv(extraEnv) {
+      const other = await build({ config: loadConfig({ ...testDb.env, NODE_ENV: 'test', ...env, ...extraEnv }), database, logger: false });
+      extraApps.push(other);
+      return other;
     },
     async addMember(domainName, userId, role) {
       const { domains } = await import('../../control-plane/src/db/schema.js');
