@@ -5,7 +5,7 @@ import type { Database } from './db/index.js';
 import type { ControlPlaneConfig } from './config.js';
 import { ConfigLog } from './config-log/index.js';
 import context from './plugins/context.js';
-import { installErrorHandlers } from './plugins/error-handler.js';
+import { installErrorHandlers, installNotFoundHandler } from './plugins/error-handler.js';
 import authenticate from './auth/authenticate.js';
 import rateLimit from './plugins/rate-limit.js';
 import openapi from './openapi/index.js';
@@ -45,6 +45,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(authenticate);
   await app.register(temporal);
   await app.register(rateLimit, { perMinute: config.rateLimitPerMinute });
+  installNotFoundHandler(app, app.rateLimit());
   await app.register(openapi, { serverUrl: config.publicBaseUrl });
 
   // Route areas: one line each.

@@ -224,6 +224,8 @@ test('authentication, read-only keys, denied surfaces and roles (spec Authentica
     assert.deepEqual(limited.json(), { error: 'rate limit exceeded' });
     assert.ok(Number(limited.headers['retry-after']) > 0 && Number(limited.headers['retry-after']) <= 60);
     assert.equal(limited.headers['ratelimit-remaining'], '0');
+    // Unknown routes count too (no free URL probing) and answer 429 once the budget is spent.
+    assert.equal((await call(a.key, 'GET', '/no/such/route')).statusCode, 429);
     // The same key through the other header is the same key.
     assert.equal((await call(null, 'GET', '/domains/', undefined, { 'x-api-key': a.key })).statusCode, 429);
     // Another key of another account has its own budget.

@@ -6,6 +6,7 @@ import { startTestControlPlane } from '../helpers/control-plane.js';
 test('errors: unknown routes, trailing slashes, malformed JSON, content type, body size, validation, 5xx', async (t) => {
   const cp = await startTestControlPlane(t, { API_BODY_LIMIT_BYTES: '4096' });
   cp.app.get('/test-only/boom', async () => { throw new Error('secret database detail'); });
+  cp.app.get('/test-only/public', { config: { public: true } }, async () => ({ ok: true }));
   const u = await cp.user();
   const domain = await cp.domain(u.key, 'errors.example.org');
 
@@ -64,6 +65,14 @@ test('errors: unknown routes, trailing slashes, malformed JSON, content type, bo
     for (const [method, url, body, error] of cases) {
       await expectError(await cp.call(u.key, method as 'POST', url, body), 400, error);
     }
+  });
+
+  await t.test('routes marked config.public (SSO-style, own credential) take no API key', async () => {
+    const res = await cp.call(null, 'GET', '/test-only/public');
+    assert.equal(res.statusCode, 200);
+    const denied = await cp.call(null, 'GET', '/domains/');
+    assert.equal(denied.statusCode, 401);
+    assert.equal(denied.headers['www-authenticate'], 'Bearer realm="api"');
   });
 
   await t.test('a 5xx answers a generic text and never leaks the cause', async () => {

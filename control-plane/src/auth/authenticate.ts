@@ -42,7 +42,8 @@ async function authenticate(app: FastifyInstance) {
   app.addHook('onRequest', async (request: FastifyRequest) => {
     const path = requestPath(request.url);
     const method = request.method;
-    if (isPublicPath(method, path)) return;
+    // Public: the OpenAPI document, and routes that authenticate with their own credential (config: { public: true }).
+    if (isPublicPath(method, path) || (request.routeOptions.config as { public?: boolean } | undefined)?.public === true) return;
     const key = presentedKey(request.headers);
     if (isInternalPath(path)) {
       // Internal routes authenticate nodes and workers with the node token (their own hook); keys are refused.

@@ -1,5 +1,5 @@
 // One error handler for the whole API: every error is { "error": "<text>" }; a 5xx logs its cause and says nothing more.
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, preHandlerHookHandler } from 'fastify';
 import { isApiError, MESSAGES } from '../errors.js';
 
 interface AjvError { instancePath?: string; keyword: string; message?: string; params?: Record<string, unknown> }
@@ -43,6 +43,7 @@ function clientMessage(err: FastifyError, bodyLimit: number): string {
 export function installErrorHandlers(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (isApiError(err)) {
+      if (err.statusCode === 401) void reply.header('www-authenticate', 'Bearer realm="api"');
       if (err.statusCode >= 500) request.log.error({ err }, 'request failed');
       const status = err.statusCode;
       return reply.code(status).send(status >= 500 ? { error: MESSAGES.internal } : { error: err.message, ...err.extra });
@@ -59,7 +60,11 @@ export function installErrorHandlers(app: FastifyInstance, bodyLimit: number): v
     return reply.code(status).send({ error: clientMessage(err, bodyLimit) });
   });
 
-  app.setNotFoundHandler((request, reply) => {
+}
+
+/** 404 for unknown routes; `preHandler` (the rate limiter) keeps URL probing within the key's budget. */
+export function installNotFoundHandler(app: FastifyInstance, preHandler?: preHandlerHookHandler): void {
+  app.setNotFoundHandler({ preHandler }, (request, reply) => {
     reply.code(404).send({ error: `${MESSAGES.routeNotFound}: ${request.method} ${request.url.split('?')[0]}` });
   });
 }
