@@ -49,6 +49,7 @@ test('records API: validation, zone rules, permissions, limits', async (t) => {
     { name: 'proxied MX', body: { name: '@', type: 'MX', destination: 'mail.example.org', proxied: true }, status: 400, error: 'only A, AAAA and CNAME records can be proxied' },
     { name: 'proxied TXT', body: { name: 'a1', type: 'TXT', destination: 'x', proxied: true }, status: 400, error: 'only A, AAAA and CNAME records can be proxied' },
     { name: 'CNAME at apex', body: { name: '@', type: 'CNAME', destination: 'x.example.net' }, status: 400, error: 'a CNAME record cannot be at the zone apex' },
+    { name: 'CNAME to itself', body: { name: 'loop', type: 'CNAME', destination: 'loop.example.org' }, status: 400, error: 'a CNAME record cannot point to itself' },
     { name: 'NS at apex', body: { name: '@', type: 'NS', destination: 'ns.example.net' }, status: 400, error: 'NS records at the zone apex are managed by the platform' },
     { name: 'CNAME beside A', body: { name: 'www', type: 'CNAME', destination: 'x.example.net' }, status: 400, error: 'a CNAME record cannot share its name with other records: "www" already has A records' },
     { name: 'identical record', body: { ...A }, status: 409, error: 'an identical record already exists' },

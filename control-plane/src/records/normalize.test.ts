@@ -82,6 +82,7 @@ const bad: { name: string; input: Partial<RecordCreate>; error: string; status?:
   { name: 'bad char', input: { name: 'a!b' }, error: 'name "a!b" is not valid: label "a!b" may hold only letters, digits, "-" and "_", and may not start or end with "-"' },
   { name: 'label too long', input: { name: 'a'.repeat(64) }, error: `name "${'a'.repeat(64)}" is not valid: label "${'a'.repeat(20)}…" is longer than 63 characters` },
   { name: 'cname at apex', input: { name: '@', type: 'CNAME', destination: 'x.example.net' }, error: 'a CNAME record cannot be at the zone apex' },
+  { name: 'cname to itself', input: { name: 'loop', type: 'CNAME', destination: 'LOOP.example.org.' }, error: 'a CNAME record cannot point to itself' },
   { name: 'ns at apex', input: { name: '@', type: 'NS', destination: 'ns.example.net' }, error: 'NS records at the zone apex are managed by the platform' },
 ];
 for (const c of bad) {

@@ -2,7 +2,7 @@
 // Field checks only; rules that need the rest of the zone (CNAME exclusivity, duplicates) are in zone-index.ts.
 import { parseDestination } from './destination.js';
 import { invalid } from './errors.js';
-import { normalizeHostName, normalizeOwnerName } from './names.js';
+import { absoluteName, normalizeHostName, normalizeOwnerName } from './names.js';
 import {
   LIMITS, PRIORITY_TYPES, PROXIABLE_TYPES, RECORD_TYPES,
   type HostHeaderMode, type RecordCreate, type RecordFields, type RecordPatch, type RecordType, type Scheme,
@@ -102,6 +102,7 @@ function merge(zone: string, base: RecordFields, patch: RecordPatch, isCreate: b
   if (out.proxied) out.ttl = LIMITS.proxiedTtl;
   if (out.name === '@' && type === 'CNAME') throw invalid('a CNAME record cannot be at the zone apex');
   if (out.name === '@' && type === 'NS') throw invalid('NS records at the zone apex are managed by the platform');
+  if (type === 'CNAME' && out.destination === absoluteName(zone, out.name)) throw invalid('a CNAME record cannot point to itself');
   return out;
 }
 
