@@ -78,3 +78,29 @@ for (const [ip, hex] of v6) test(`IPv6 ${ip}`, () => assert.equal(ipv6Bytes(ip)?
 
 const names: Array<[string, string | null]> = [['@', 'example.org'], ['Mail.Example.ORG.', 'mail.example.org'], ['.', ''], ['a..b', null], ['x'.repeat(64) + '.org', null]];
 for (const [raw, want] of names) test(`name ${raw.slice(0, 20)}`, () => assert.equal(normaliseName(raw, 'example.org'), want));
+
+test('a recompile reuses the answers of unchanged self-contained names and rebuilds the rest', () => {
+  const first = compileZone(sampleSnapshot(), EDGE).zone!;
+  const s = sampleSnapshot();
+  s.zone.serial = 8;
+  s.zone.records = s.zone.records.map((r) => (r.name === 'sip' ? { ...r, destination: '192.0.2.71' } : r));
+  s.zone.records.push(rec('sub2', 'NS', 'ns.example.net'), rec('x.sub2', 'A', '192.0.2.99'));
+  const second = compileZone(s, EDGE, first).zone!;
+  const slots = (z: typeof first, n: string) => z.nodes.get(`${n}.example.org`)!.slots;
+  assert.equal(slots(second, 'www'), slots(first, 'www'), 'unchanged A/AAAA name reused');
+  assert.equal(slots(second, 'shop'), slots(first, 'shop'), 'unchanged proxied name reused');
+  assert.notEqual(slots(second, 'sip'), slots(first, 'sip'), 'changed name rebuilt');
+  assert.notEqual(slots(second, '_sip._tcp'), slots(first, '_sip._tcp'), 'SRV (additional from sip) rebuilt');
+  assert.notEqual(second.nodes.get('example.org')!.slots, first.nodes.get('example.org')!.slots, 'apex (serial) rebuilt');
+  assert.equal(second.nodes.get('x.sub2.example.org')!.cut, 'sub2.example.org');
+  // The same result as compiling from scratch.
+  const fresh = compileZone(s, EDGE).zone!;
+  for (const [name, node] of fresh.nodes) {
+    const got = second.nodes.get(name)!;
+    node.slots.forEach((v, i) => {
+      const g = got.slots[i];
+      if (typeof v === 'object' && v && typeof g === 'object' && g) assert.ok(v.bytes.equals(g.bytes), `${name} slot ${i}`);
+      else assert.equal(g, v, `${name} slot ${i}`);
+    });
+  }
+});

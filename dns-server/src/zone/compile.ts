@@ -24,7 +24,21 @@ export const SERVED_STATES: ReadonlySet<string> = new Set(['pending', 'active', 
 
 const DEFAULT_SOA = { refresh: 10000, retry: 2400, expire: 604800, minimum: 300, ttl: 3600 };
 
-export function compileZone(snapshot: DomainSnapshot, opts: CompileOptions): CompileResult {
+/** Types whose answers depend on their own RRset alone (no chains, no additional section). */
+const SELF_CONTAINED = new Set<number>([TYPE.A, TYPE.AAAA, TYPE.TXT, TYPE.CAA, TYPE.PTR]);
+
+function selfContained(node: ZoneNode): boolean {
+  if (node.cut !== '' || node.rrsets.size === 0) return false;
+  for (const t of node.rrsets.keys()) if (!SELF_CONTAINED.has(t)) return false;
+  return true;
+}
+
+/**
+ * Compiles a snapshot. With `previous` (the zone currently served), names whose records are unchanged and whose
+ * answers depend on nothing else (A, AAAA, TXT, CAA, PTR only, outside any delegation) keep their parsed RRsets and
+ * precompiled answers, so a change costs about the size of what changed plus a walk over the names.
+ */
+export function compileZone(snapshot: DomainSnapshot, opts: CompileOptions, previous?: CompiledZone): CompileResult {
   const problems: string[] = [];
   const apex = snapshot.name.toLowerCase().replace(/\.$/, '');
   if (!SERVED_STATES.has(snapshot.state) || snapshot.dnsMode !== 'managed') return { zone: null, problems };
@@ -40,9 +54,27 @@ export function compileZone(snapshot: DomainSnapshot, opts: CompileOptions): Com
     return set;
   };
 
+  // Owners and a signature of each owner's records, to find what is unchanged since `previous`.
+  const owners = z.records.map((r) => (r.name === '@' || r.name === '' ? apex : normaliseName(`${r.name}.${apex}`, apex)));
+  const signatures = new Map<string, string>();
+  z.records.forEach((r, i) => {
+    const owner = owners[i];
+    if (owner !== null) signatures.set(owner, `${signatures.get(owner) ?? ''}${r.type}\t${r.ttl}\t${r.mxPriority}\t${r.proxied ? 1 : 0}\t${r.destination}\n`);
+  });
+  const reused = new Set<string>();
+  if (previous && previous.apex === apex) {
+    for (const [owner, sig] of signatures) {
+      const prev = previous.nodes.get(owner);
+      if (owner === apex || !prev || previous.signatures.get(owner) !== sig || !selfContained(prev)) continue;
+      reused.add(owner);
+      sets.set(owner, new Map(prev.rrsets));
+    }
+  }
+
   z.records.forEach((r, i) => {
     const type = TYPE_BY_NAME[r.type.toUpperCase()];
-    const owner = r.name === '@' || r.name === '' ? apex : normaliseName(`${r.name}.${apex}`, apex);
+    const owner = owners[i];
+    if (owner !== null && reused.has(owner)) return;
     if (type === undefined) { problems.push(`records[${i}]: unsupported type "${r.type}"`); return; }
     if (owner === null) { problems.push(`records[${i}]: invalid name "${r.name}"`); return; }
     if (owner === apex && type === TYPE.NS) return; // the apex NS set comes from the accepted nameservers
@@ -100,19 +132,29 @@ export function compileZone(snapshot: DomainSnapshot, opts: CompileOptions): Com
   for (const [owner, byType] of sets) {
     if (owner !== apex && !owner.endsWith(`.${apex}`)) { problems.push(`${owner}: outside the zone`); continue; }
     for (const [t, set] of byType) if (set.rdatas.length > 0) ensureNode(owner).rrsets.set(t, set);
-    for (let p = owner; p !== apex; p = p.slice(p.indexOf('.') + 1)) ensureNode(p);
+    // Empty non-terminals up to the apex; a chain already present is complete above that point.
+    ensureNode(owner);
+    for (let p = owner; p !== apex;) {
+      p = p.slice(p.indexOf('.') + 1);
+      if (nodes.has(p)) break;
+      ensureNode(p);
+    }
   }
   ensureNode(apex);
   // Delegation points: NS below the apex; the topmost cut covers everything beneath it. Wildcards hang on their parent.
+  const cuts = [...sets.keys()].filter((o) => o !== apex && nodes.get(o)?.rrsets.has(TYPE.NS)).sort((a, b) => b.length - a.length);
   for (const node of nodes.values()) {
     if (node.name.startsWith('*.')) { const parent = nodes.get(node.name.slice(2)); if (parent) parent.wild = node; }
-    for (let p = node.name; p !== apex; p = p.slice(p.indexOf('.') + 1)) {
-      if (nodes.get(p)?.rrsets.has(TYPE.NS)) node.cut = p;
-    }
+    // Longest first, so the last match is the shortest name: the topmost cut.
+    for (const cut of cuts) if (node.name === cut || node.name.endsWith(`.${cut}`)) node.cut = cut;
   }
 
-  const zone: CompiledZone = { apex, serial: z.serial, nodes, negativeSoa, soaTail: soaTail(negativeSoa), synthesised: new Map() };
-  for (const node of nodes.values()) fillSlots(zone, node);
+  const zone: CompiledZone = { apex, serial: z.serial, nodes, negativeSoa, soaTail: soaTail(negativeSoa), synthesised: new Map(), signatures };
+  for (const node of nodes.values()) {
+    const prev = reused.has(node.name) ? previous!.nodes.get(node.name) : undefined;
+    if (prev && selfContained(node)) node.slots = prev.slots; // same records, same self-contained answers
+    else fillSlots(zone, node);
+  }
   return { zone, problems };
 }
 

@@ -51,4 +51,6 @@ export interface CompiledZone {
   soaTail: Buffer;
   /** Answers of names synthesised from wildcards or below a cut, filled on first query; bounded. */
   synthesised: Map<string, ZoneNode>;
+  /** Per owner, the records it was compiled from (type, ttl, priority, proxied, destination): what a recompile may reuse. */
+  signatures: Map<string, string>;
 }

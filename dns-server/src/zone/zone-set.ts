@@ -18,7 +18,7 @@ export function applyDomain(table: ZoneTable, domain: string, snapshot: DomainSn
   const apex = domain.toLowerCase();
   if (!snapshot) { table.delete(apex); return; }
   try {
-    const { zone, problems } = compileZone(snapshot, opts);
+    const { zone, problems } = compileZone(snapshot, opts, table.get(apex));
     counters.dns_zone_compiles_total++;
     if (problems.length > 0) log.warn({ domain: apex, problems }, 'zone compiled with records skipped');
     if (zone) table.set(zone); else table.delete(apex);
