@@ -65,3 +65,11 @@ test('IpRangeSet binary search agrees with a linear scan on many ranges', () => 
     assert.equal(s.has(parsePeerAddress(ip)), linear, ip);
   }
 });
+
+test('parsePeerAddress reads IPv4 exactly like the general parser', () => {
+  for (const ip of ['0.0.0.0', '255.255.255.255', '192.0.2.1', '10.0.0.255']) {
+    assert.equal(parsePeerAddress(ip).v4, Number(ip.split('.').reduce((a, p) => a * 256 + Number(p), 0)));
+  }
+  for (const ip of ['256.0.0.1', '1.2.3', '1.2.3.4.5', '01.2.3.4', 'a.b.c.d', '']) assert.equal(parsePeerAddress(ip).v4, -1, ip);
+  assert.equal(parsePeerAddress('::ffff:192.0.2.1').v4, parsePeerAddress('192.0.2.1').v4);
+});

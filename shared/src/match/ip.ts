@@ -194,9 +194,30 @@ export interface PeerAddress { v4: number; v6: bigint | undefined; text: string 
 
 /** Parses the TCP peer's text address once per request (IPv4-mapped IPv6 peers count as IPv4). */
 export function parsePeerAddress(text: string): PeerAddress {
-  if (isIPv4(text)) return { v4: Number(v4ToBigint(text)), v6: undefined, text };
+  const v4 = fastV4(text);
+  if (v4 >= 0) return { v4, v6: undefined, text };
   const p = parseIp(text);
   if (!p) return { v4: -1, v6: undefined, text };
   if (!p.v6) return { v4: Number(p.value), v6: undefined, text: formatIp(p) };
   return { v4: -1, v6: p.value, text };
+}
+
+/** Dotted-quad IPv4 to its 32-bit value without bigint or regex (the per-request path), -1 when not IPv4. */
+function fastV4(text: string): number {
+  let value = 0, part = 0, digits = 0, dots = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 46) {
+      if (digits === 0 || ++dots > 3) return -1;
+      value = value * 256 + part;
+      part = 0;
+      digits = 0;
+    } else if (c >= 48 && c <= 57) {
+      if (digits > 0 && part === 0) return -1; // no leading zeros, as isIPv4
+      part = part * 10 + (c - 48);
+      if (++digits > 3 || part > 255) return -1;
+    } else return -1;
+  }
+  if (dots !== 3 || digits === 0) return -1;
+  return value * 256 + part;
 }
