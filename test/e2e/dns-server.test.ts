@@ -206,3 +206,24 @@ test('the question keeps its case', async () => {
   assert.deepEqual(d.answer, ['WwW.ExAmPlE.OrG 300 A 192.0.2.10']);
   assert.equal((await udp('NoThErE.example.ORG', A)).qname, 'NoThErE.example.ORG');
 });
+
+test('TCP: a query split across several segments is reassembled', async () => {
+  const { connect } = await import('node:net');
+  const q = buildQuery('www.example.org', A, { id: 777 });
+  const framed = Buffer.concat([Buffer.from([q.length >> 8, q.length & 0xff]), q]);
+  const sock = connect(dns.port, '127.0.0.1');
+  await new Promise((r) => sock.once('connect', r));
+  const answer = new Promise<Buffer>((resolve, reject) => {
+    let buf = Buffer.alloc(0);
+    sock.on('data', (d) => { buf = Buffer.concat([buf, d]); if (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) resolve(buf.subarray(2)); });
+    sock.on('error', reject);
+  });
+  for (const part of [framed.subarray(0, 1), framed.subarray(1, 7), framed.subarray(7)]) {
+    sock.write(part);
+    await new Promise((r) => setTimeout(r, 30));
+  }
+  const d = decode(await answer);
+  sock.destroy();
+  assert.equal(d.id, 777);
+  assert.deepEqual(d.answer, ['www.example.org 300 A 192.0.2.10']);
+});
