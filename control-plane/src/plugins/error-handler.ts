@@ -46,7 +46,8 @@ export function installErrorHandlers(app: FastifyInstance, bodyLimit: number): v
       if (err.statusCode === 401) void reply.header('www-authenticate', 'Bearer realm="api"');
       if (err.statusCode >= 500) request.log.error({ err }, 'request failed');
       const status = err.statusCode;
-      return reply.code(status).send(status >= 500 ? { error: MESSAGES.internal } : { error: err.message, ...err.extra });
+      // 503 is a designed answer (issuer or workflow service unavailable): its text helps the caller and leaks nothing.
+      return reply.code(status).send(status >= 500 && status !== 503 ? { error: MESSAGES.internal } : { error: err.message, ...err.extra });
     }
     if (err.validation) {
       return reply.code(400).send({ error: formatValidationError(err.validation as AjvError[], err.validationContext) });
