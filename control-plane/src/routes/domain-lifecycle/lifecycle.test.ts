@@ -3,10 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { desc, eq } from 'drizzle-orm';
-import { decodeDomainSnapshot } from '@platform/shared';
+import { decodeDomainSnapshot, ensureNodeToken } from '@platform/shared';
 import { startTestControlPlane, type TestControlPlane } from '../../../../test/helpers/control-plane.js';
 import { configLog, domains } from '../../db/schema.js';
-import { ensureNodeToken } from '@platform/shared';
 
 async function lastSnapshot(cp: TestControlPlane, name: string) {
   const [row] = await cp.database.db.select().from(configLog).where(eq(configLog.domainName, name)).orderBy(desc(configLog.version)).limit(1);
