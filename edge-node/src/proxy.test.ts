@@ -60,6 +60,13 @@ test('proxying: host selection, records, forwarding headers, scheme, timeout', a
     assert.equal(origin.seen.at(-1)!.body.length, body.length);
   });
 
+  await t.test('HEAD is proxied without a body', async () => {
+    const r = await send(port, 'www.example.org', '/head', { method: 'HEAD' });
+    assert.equal(r.status, 200);
+    assert.equal(r.body, '');
+    assert.equal(origin.seen.at(-1)!.method, 'HEAD');
+  });
+
   await t.test('an origin slower than the record timeout gets 504', async () => {
     const r = await send(port, 'slow.example.org', '/');
     assert.equal(r.status, 504);
