@@ -2,6 +2,9 @@
 // error body, CNAME exclusivity, proxied rules, scheme/port, permissions, plan limit, state, config-log entries.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { desc, eq } from 'drizzle-orm';
+import { decodeDomainSnapshot } from '@platform/shared';
+import { configLog } from '../../control-plane/src/db/schema.js';
 import { recordsFixture } from './records-helpers.js';
 
 test('records API: validation, zone rules, permissions, limits', async (t) => {
@@ -151,6 +154,28 @@ test('records API: validation, zone rules, permissions, limits', async (t) => {
     const res = await post({ ...A, name: 'over' });
     assert.deepEqual([res.statusCode, res.json()], [403, { error: `record limit reached: your plan (free) allows at most ${n} records (max_records)`, feature: 'max_records' }]);
     await f.setOverride('max_records', null);
+  });
+
+  await t.test('the config-log entry of a write carries the zone with the change', async () => {
+    const created = (await post({ name: 'logged', type: 'TXT', destination: 'hello', ttl: 77 })).json();
+    const [entry] = await cp.database.db.select().from(configLog).where(eq(configLog.domainId, f.domainId)).orderBy(desc(configLog.version)).limit(1);
+    const zone = decodeDomainSnapshot(entry!.payload).zone!;
+    const rec = zone.records.find((r) => Number(r.id) === created.id);
+    assert.deepEqual([rec?.name, rec?.type, rec?.destination, rec?.ttl], ['logged', 'TXT', 'hello', 77]);
+  });
+
+  await t.test('concurrent conflicting creates: exactly one wins', async () => {
+    const bodies = Array.from({ length: 8 }, (_, i) => (i % 2 === 0
+      ? { name: 'race', type: 'CNAME', destination: `t${i}.example.net` }
+      : { name: 'race', type: 'A', destination: `192.0.2.${i}` }));
+    const answers = await Promise.all(bodies.map((b) => post(b)));
+    const won = answers.filter((r) => r.statusCode === 200).map((r) => r.json().type as string);
+    assert.ok(answers.every((r) => r.statusCode === 200 || r.statusCode === 400), answers.map((r) => r.body).join('\n'));
+    const types = new Set(won);
+    assert.equal(types.size, 1, `only one kind can hold the name: ${won.join(', ')}`);
+    if (types.has('CNAME')) assert.equal(won.length, 1, 'a single CNAME');
+    const stored = ((await cp.call(key, 'GET', url())).json() as { name: string }[]).filter((r) => r.name === 'race');
+    assert.equal(stored.length, won.length);
   });
 
   await t.test('a disabled or banned domain takes no writes (409)', async () => {
