@@ -6,7 +6,7 @@ import { ensureNodeToken, openNodeStore, startNodeSync, type NodeStore, type Nod
 import { loadConfig, type DnsServerConfig } from './config.js';
 import { createCounters, type Counters } from './counters.js';
 import { startMetrics, sumCounters } from './metrics.js';
-import { log, nodeStorePath, startServingNode } from './node.js';
+import { log, nodeStorePath, startServingNode, type ServingNode } from './node.js';
 
 type WorkerMessage = { type: 'listening'; port: number } | { type: 'counters'; counters: Counters };
 type PrimaryMessage = { type: 'applied'; domain: string };
@@ -45,8 +45,16 @@ async function runSingle(): Promise<void> {
 }
 
 async function runWorker(): Promise<void> {
+  // Listen before loading: a change applied while this worker starts is either in what it loads or in `early`.
+  const early = new Set<string>();
+  const serving: { node?: ServingNode } = {};
+  process.on('message', (m: PrimaryMessage) => {
+    if (m?.type !== 'applied') return;
+    if (serving.node) serving.node.refresh(m.domain); else early.add(m.domain);
+  });
   const node = await startServingNode(config);
-  process.on('message', (m: PrimaryMessage) => { if (m?.type === 'applied') node.refresh(m.domain); });
+  serving.node = node;
+  for (const domain of early) node.refresh(domain);
   process.send!({ type: 'listening', port: node.server.port } satisfies WorkerMessage);
   setInterval(() => process.send!({ type: 'counters', counters: node.counters } satisfies WorkerMessage), 1000).unref();
   process.on('SIGTERM', () => { void node.close().then(() => process.exit(0)); });
@@ -96,7 +104,10 @@ async function runPrimary(): Promise<void> {
   };
   for (let i = 0; i < config.workers; i++) fork();
   store.onApplied((e) => {
-    for (const w of workers) w.send({ type: 'applied', domain: e.domain } satisfies PrimaryMessage);
+    for (const w of workers) {
+      // A worker that is exiting is replaced, and its successor loads the store afresh.
+      if (w.isConnected()) w.send({ type: 'applied', domain: e.domain } satisfies PrimaryMessage, undefined, () => undefined);
+    }
   });
   const sync = startSync(store, config);
   const total = createCounters();
