@@ -10,6 +10,7 @@ import authenticate from './auth/authenticate.js';
 import rateLimit from './plugins/rate-limit.js';
 import openapi from './openapi/index.js';
 import { validationSchemaController } from './plugins/validation.js';
+import { installJsonBodyParser } from './plugins/json-body.js';
 import domainRoutes from './routes/domains/index.js';
 import accountRoutes from './routes/account/index.js';
 import temporal from './plugins/temporal.js';
@@ -38,7 +39,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Request bodies are application/json only (spec Global conventions §6); anything else is 415.
-  app.removeContentTypeParser('text/plain');
+  installJsonBodyParser(app);
   installErrorHandlers(app, config.bodyLimitBytes);
 
   await app.register(context, { db: opts.database.db, config, configLog: opts.configLog ?? new ConfigLog(config.nsSets) });

@@ -35,7 +35,15 @@ test('errors: unknown routes, trailing slashes, malformed JSON, content type, bo
   await t.test('malformed JSON is 400', async () => {
     await expectError(await cp.call(u.key, 'POST', '/domains/', '{"name": "x.example.org"'), 400, 'malformed JSON body');
     await expectError(await cp.call(u.key, 'PUT', `/domains/${domain}`, 'not json'), 400, 'malformed JSON body');
-    await expectError(await cp.call(u.key, 'POST', '/domains/', ''), 400, 'malformed JSON body: the body is empty');
+    await expectError(await cp.call(u.key, 'POST', '/domains/', ''), 400, 'body must be object');
+    await expectError(await cp.call(u.key, 'POST', '/domains/', '{"name": "x.example.org"}{'), 400, 'malformed JSON body');
+    await expectError(await cp.call(u.key, 'POST', '/domains/', '{"__proto__": {"x": 1}, "name": "p.example.org"}'), 400, 'malformed JSON body');
+  });
+
+  await t.test('an empty JSON body is no body: DELETE with Content-Type application/json works', async () => {
+    const name = await cp.domain(u.key, 'empty-body.example.org');
+    const res = await cp.call(u.key, 'DELETE', `/domains/${name}`, '');
+    assert.equal(res.statusCode, 200);
   });
 
   await t.test('a body that is not application/json is 415', async () => {
