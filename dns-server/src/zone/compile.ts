@@ -65,7 +65,8 @@ export function compileZone(snapshot: DomainSnapshot, opts: CompileOptions, prev
   if (previous && previous.apex === apex) {
     for (const [owner, sig] of signatures) {
       const prev = previous.nodes.get(owner);
-      if (owner === apex || !prev || previous.signatures.get(owner) !== sig || !selfContained(prev)) continue;
+      // Same records → same parsed RRsets (the apex is rebuilt: its SOA and NS come from the zone fields).
+      if (owner === apex || !prev || previous.signatures.get(owner) !== sig) continue;
       reused.add(owner);
       sets.set(owner, new Map(prev.rrsets));
     }
@@ -150,9 +151,30 @@ export function compileZone(snapshot: DomainSnapshot, opts: CompileOptions, prev
   }
 
   const zone: CompiledZone = { apex, serial: z.serial, nodes, negativeSoa, soaTail: soaTail(negativeSoa), synthesised: new Map(), signatures };
+  // Answers reused: self-contained names with the same records, then MX/SRV names whose in-zone targets are such
+  // names (their additional section is unchanged). Everything else (CNAMEs, whose negative answers carry the new
+  // serial, delegations, the apex) is rebuilt. compile.test.ts checks the result equals a compile from scratch.
+  const sameAnswers = new Set<string>();
+  const prevNode = (name: string) => (reused.has(name) ? previous!.nodes.get(name) : undefined);
   for (const node of nodes.values()) {
-    const prev = reused.has(node.name) ? previous!.nodes.get(node.name) : undefined;
-    if (prev && selfContained(node)) node.slots = prev.slots; // same records, same self-contained answers
+    const prev = prevNode(node.name);
+    if (prev && selfContained(prev) && selfContained(node)) sameAnswers.add(node.name);
+  }
+  const targetsUnchanged = (node: ZoneNode): boolean => {
+    for (const set of node.rrsets.values()) {
+      if (SELF_CONTAINED.has(set.type)) continue;
+      if (set.type !== TYPE.MX && set.type !== TYPE.SRV) return false;
+      for (const t of set.targets) {
+        if (t !== apex && !t.endsWith(`.${apex}`)) continue;
+        const absentBoth = !nodes.has(t) && !previous!.nodes.has(t);
+        if (!sameAnswers.has(t) && !absentBoth) return false;
+      }
+    }
+    return true;
+  };
+  for (const node of nodes.values()) {
+    const prev = prevNode(node.name);
+    if (sameAnswers.has(node.name) || (prev && node.cut === '' && prev.cut === '' && targetsUnchanged(node))) node.slots = prev!.slots;
     else fillSlots(zone, node);
   }
   return { zone, problems };
