@@ -51,12 +51,14 @@ export async function runPhases(res: HttpResponse, ctx: RequestContext, state: E
   // header rules: every matching rule applies, in priority order; collected now, applied on the way out and back.
   const requestOps: HeaderOp[] = [];
   const responseOps: HeaderOp[] = [];
-  idx<HeaderAction>(rules, 'header')?.each(ctx, (r) => {
-    ctx.hit(r.id, r.type, false);
-    requestOps.push(...r.action.request);
-    responseOps.push(...r.action.response);
-    return false;
-  });
+  const headerIdx = idx<HeaderAction>(rules, 'header');
+  if (headerIdx) {
+    for (const r of headerIdx.all(ctx, [])) {
+      ctx.hit(r.id, r.type, false);
+      for (const op of r.action.request) requestOps.push(op);
+      for (const op of r.action.response) responseOps.push(op);
+    }
+  }
 
   const drop = idx<DropAction>(rules, 'drop')?.first(ctx);
   if (drop) {
@@ -96,7 +98,6 @@ export async function runPhases(res: HttpResponse, ctx: RequestContext, state: E
 
   const base = recordOrigin(record, ctx.host);
   let target: OriginTarget = base;
-  let retarget: () => OriginTarget | undefined = () => undefined;
   const route = idx<OriginRouteAction>(rules, 'origin_route')?.first(ctx);
   const pool = route ? undefined : idx<OriginPoolAction>(rules, 'origin_pool')?.first(ctx);
   if (route) {
@@ -104,20 +105,9 @@ export async function runPhases(res: HttpResponse, ctx: RequestContext, state: E
     target = routeTarget(route.action, base, ctx.host);
   } else if (pool) {
     ctx.hit(pool.id, pool.type, false);
-    const a = pool.action;
-    const tried = new Set<number>();
-    let current = pickOrigin(a, null);
-    tried.add(current);
-    target = poolTarget(a, current, ctx.host, base.timeoutSec);
-    retarget = () => {
-      markOrigin(a, current, false);
-      const next = pickOrigin(a, tried);
-      if (next < 0) return undefined;
-      tried.add(next);
-      current = next;
-      return poolTarget(a, next, ctx.host, base.timeoutSec);
-    };
-    ctx.poolPick = { ruleId: a.ruleId, index: current };
+    const current = pickOrigin(pool.action, null);
+    target = poolTarget(pool.action, current, ctx.host, base.timeoutSec);
+    ctx.poolPick = { ruleId: pool.action.ruleId, index: current };
   }
 
   // Cache: the first matching cache rule decides (cache ignores dry_run); developer mode bypasses reads and writes.
@@ -149,8 +139,8 @@ export async function runPhases(res: HttpResponse, ctx: RequestContext, state: E
   } else if (ctx.method === 'GET' || ctx.method === 'HEAD') ctx.cacheStatus = 'DYNAMIC';
 
   const reqHeaders = requestOps.length > 0 ? applyOps(ctx.headers, requestOps) : ctx.headers;
-  const plan = responsePlan(res, ctx, state, domain, rules, responseOps, cacheAction, cacheKey, generation, stale, pool?.action);
-  forward(res, ctx, state.pools, target, upstreamHeaders(ctx, target, reqHeaders), body, plan, retarget);
+  const plan = new Plan(res, ctx, state, domain, rules, responseOps, cacheAction, cacheKey, generation, stale, pool?.action, base.timeoutSec);
+  forward(res, ctx, state.pools, target, upstreamHeaders(ctx, target, reqHeaders), body, plan);
 }
 
 function applyOps(headers: [string, string][], ops: HeaderOp[]): [string, string][] {
@@ -160,57 +150,80 @@ function applyOps(headers: [string, string][], ops: HeaderOp[]): [string, string
 }
 
 function errorPage(ctx: RequestContext, rules: Rules, status: number): ErrorPageAction | undefined {
-  let found: ErrorPageAction | undefined;
-  idx<ErrorPageAction>(rules, 'error_page')?.each(ctx, (r) => {
-    if (!coversStatus(r.action, status)) return false;
+  const index = idx<ErrorPageAction>(rules, 'error_page');
+  if (!index) return undefined;
+  for (const r of index.all(ctx, [])) {
+    if (!coversStatus(r.action, status)) continue;
     ctx.hit(r.id, r.type, false);
-    found = r.action;
-    return true;
-  });
-  return found;
+    return r.action;
+  }
+  return undefined;
 }
 
-function responsePlan(res: HttpResponse, ctx: RequestContext, state: EdgeState, domain: CompiledDomain, rules: Rules, ops: HeaderOp[],
-  cache: CacheAction | undefined, cacheKey: string | undefined, generation: number, stale: ReturnType<EdgeCache['get']>,
-  pool: OriginPoolAction | undefined): ResponsePlan {
-  const settings = domain.snapshot.settings;
-  return {
-    ops,
-    browserTtlSec: cache && !cache.bypass ? cache.browserTtlSec : 0,
-    replaceBody(status) {
-      if (pool && ctx.poolPick) markOrigin(pool, ctx.poolPick.index, status < 500);
-      const ep = errorPage(ctx, rules, status);
-      return ep ? { body: ep.body, contentType: ep.contentType } : undefined;
-    },
-    captureLimit(status, headers) {
-      if (pool && ctx.poolPick) markOrigin(pool, ctx.poolPick.index, true);
-      if (!cache || cacheKey === undefined) return 0;
-      return edgeTtl(cache, status, headers) > 0 ? state.cacheMaxObjectBytes : 0;
-    },
-    onStored(status, headers, body, originHeaders) {
-      if (!cache || cacheKey === undefined) return;
-      const ttl = edgeTtl(cache, status, originHeaders);
-      if (ttl <= 0) return;
-      const now = Date.now();
-      const keepDays = Math.max(1, settings.cacheL2TtlDays || 1);
-      const kept = headers.filter(([k]) => k !== 'x-cache-status' && k !== 'age');
-      state.cache.set(domain.name, generation, cacheKey, {
-        status, headers: kept, body, storedAt: now, freshUntil: now + ttl * 1000, expiresAt: now + keepDays * DAY_MS,
-      }, Math.max(1, settings.cacheCapMb || 100) * 1024 * 1024);
-    },
-    onFailure() {
-      if (stale && cache?.staleOnError) {
-        ctx.cacheStatus = 'STALE';
-        respond(res, ctx, stale.status, [...stale.headers], stale.body, ops);
-        return true;
-      }
-      return false;
-    },
-    sendError(status) {
-      const ep = errorPage(ctx, rules, status);
-      if (ep) respond(res, ctx, status, [['content-type', ep.contentType]], ep.body, ops);
-      else respond(res, ctx, status, text(), status === 504 ? 'origin timed out\n' : 'origin unreachable\n', ops);
-    },
-    done() { state.log(ctx); },
-  };
+/** The response side of one proxied request: error pages, cache store, stale answers, pool failover and health. */
+class Plan implements ResponsePlan {
+  readonly browserTtlSec: number;
+  private tried: Set<number> | null = null;
+
+  constructor(private readonly res: HttpResponse, private readonly ctx: RequestContext, private readonly state: EdgeState,
+    private readonly domain: CompiledDomain, private readonly rules: Rules, readonly ops: HeaderOp[],
+    private readonly cache: CacheAction | undefined, private readonly cacheKey: string | undefined, private readonly generation: number,
+    private readonly stale: ReturnType<EdgeCache['get']>, private readonly pool: OriginPoolAction | undefined, private readonly timeoutSec: number) {
+    this.browserTtlSec = cache && !cache.bypass ? cache.browserTtlSec : 0;
+  }
+
+  replaceBody(status: number): { body: Buffer; contentType: string } | undefined {
+    if (this.pool && this.ctx.poolPick) markOrigin(this.pool, this.ctx.poolPick.index, status < 500);
+    const ep = errorPage(this.ctx, this.rules, status);
+    return ep ? { body: ep.body, contentType: ep.contentType } : undefined;
+  }
+
+  captureLimit(status: number, headers: Record<string, string | string[]>): number {
+    if (this.pool && this.ctx.poolPick) markOrigin(this.pool, this.ctx.poolPick.index, true);
+    if (!this.cache || this.cacheKey === undefined) return 0;
+    return edgeTtl(this.cache, status, headers) > 0 ? this.state.cacheMaxObjectBytes : 0;
+  }
+
+  onStored(status: number, headers: [string, string][], body: Buffer, originHeaders: Record<string, string | string[]>): void {
+    if (!this.cache || this.cacheKey === undefined) return;
+    const ttl = edgeTtl(this.cache, status, originHeaders);
+    if (ttl <= 0) return;
+    const settings = this.domain.snapshot.settings;
+    const now = Date.now();
+    const keepDays = Math.max(1, settings.cacheL2TtlDays || 1);
+    const kept = headers.filter(([k]) => k !== 'x-cache-status' && k !== 'age');
+    this.state.cache.set(this.domain.name, this.generation, this.cacheKey, {
+      status, headers: kept, body, storedAt: now, freshUntil: now + ttl * 1000, expiresAt: now + keepDays * DAY_MS,
+    }, Math.max(1, settings.cacheCapMb || 100) * 1024 * 1024);
+  }
+
+  onFailure(): boolean {
+    if (this.stale && this.cache?.staleOnError) {
+      this.ctx.cacheStatus = 'STALE';
+      respond(this.res, this.ctx, this.stale.status, [...this.stale.headers], this.stale.body, this.ops);
+      return true;
+    }
+    return false;
+  }
+
+  sendError(status: number): void {
+    const ep = errorPage(this.ctx, this.rules, status);
+    if (ep) respond(this.res, this.ctx, status, [['content-type', ep.contentType]], ep.body, this.ops);
+    else respond(this.res, this.ctx, status, text(), status === 504 ? 'origin timed out\n' : 'origin unreachable\n', this.ops);
+  }
+
+  retarget(): OriginTarget | undefined {
+    const a = this.pool;
+    const pick = this.ctx.poolPick;
+    if (!a || !pick) return undefined;
+    markOrigin(a, pick.index, false);
+    this.tried ??= new Set([pick.index]);
+    const next = pickOrigin(a, this.tried);
+    if (next < 0) return undefined;
+    this.tried.add(next);
+    pick.index = next;
+    return poolTarget(a, next, this.ctx.host, this.timeoutSec);
+  }
+
+  done(): void { this.state.log(this.ctx); }
 }

@@ -1,6 +1,8 @@
 // Sends a request to its origin and streams the answer back through uWS with backpressure, no body buffering
-// (except a bounded copy when the answer is being stored in the cache).
+// (except a bounded copy when the answer is being stored in the cache). One Attempt object per origin try, with
+// prototype methods as undici's dispatch handler: no closures are created per request on this path.
 import type { Readable } from 'node:stream';
+import type { Dispatcher } from 'undici';
 import type { HttpResponse } from 'uWebSockets.js';
 import type { RequestContext } from '../context.js';
 import type { OriginTarget } from './origin.js';
@@ -23,10 +25,12 @@ export interface ResponsePlan {
   browserTtlSec: number;
   /** The origin answered and the whole body was copied. */
   onStored(status: number, headers: [string, string][], body: Buffer, originHeaders: Record<string, string | string[]>): void;
-  /** The origin could not be reached: return true when the phases answered (stale entry, failover); else 502/504 is sent. */
+  /** The origin failed or answered 5xx: return true when the phases answered (stale entry); else 502/504 is sent. */
   onFailure(err: Error, connectFailure: boolean): boolean;
   /** Edge error answer (502/504) with error_page applied. */
   sendError(status: number): void;
+  /** Another origin to try after a connection failure (origin_pool failover), or undefined. */
+  retarget(): OriginTarget | undefined;
   /** The exchange is over (answered, failed or aborted): log it. */
   done(): void;
 }
@@ -40,148 +44,192 @@ export function upstreamHeaders(ctx: RequestContext, target: OriginTarget, reque
   return out;
 }
 
-export function forward(res: HttpResponse, ctx: RequestContext, pools: UpstreamPools, target: OriginTarget, headers: string[],
-  body: Readable | null, plan: ResponsePlan, retarget: () => OriginTarget | undefined): void {
-  let scheme = pools.effectiveScheme(target);
-  let current = target;
-  const startedAt = performance.now();
+interface Controller { abort(reason: Error): void; pause(): void; resume(): void }
 
-  const attempt = () => {
-    let headSent = false;
-    let replaced: { body: Buffer; contentType: string } | undefined;
-    let contentLength = -1;
-    let capture: Buffer[] | null = null;
-    let captureLeft = 0;
-    let finished = false;
-    let status = 0;
-    let outHeaders: [string, string][] = [];
-    let originHeaders: Record<string, string | string[]> = {};
-    let controller: { abort(reason: Error): void; pause(): void; resume(): void } | undefined;
-    let pending: Buffer | null = null;
-    let answered = false;
-    let headWritten = false;
-    let pendingOffset = 0;
+/** Shared state of one proxied request across its attempts (Auto fallback, pool failover). */
+class Exchange {
+  scheme: 'http' | 'https';
+  readonly startedAt = performance.now();
+  finished = false;
+  constructor(readonly res: HttpResponse, readonly ctx: RequestContext, readonly pools: UpstreamPools, public target: OriginTarget,
+    readonly headers: string[], readonly body: Readable | null, readonly plan: ResponsePlan) {
+    this.scheme = pools.effectiveScheme(target);
+  }
 
-    const finish = () => { if (!finished) { finished = true; plan.done(); } };
+  start(): void {
+    const ctx = this.ctx;
+    const path = ctx.upstreamQuery ? `${ctx.upstreamPath}?${ctx.upstreamQuery}` : ctx.upstreamPath;
+    this.pools.dispatch(this.target, this.scheme, { method: ctx.method, path, headers: this.headers, body: this.body }, new Attempt(this));
+  }
 
-    pools.dispatch(current, scheme, { method: ctx.method, path: ctx.upstreamQuery ? `${ctx.upstreamPath}?${ctx.upstreamQuery}` : ctx.upstreamPath, headers, body }, {
-      onStart(c) {
-        controller = c;
-        ctx.abortUpstream = () => c.abort(new Error('client aborted'));
-      },
-      onHead(st, h) {
-        status = st;
-        originHeaders = h;
-        ctx.upstreamMs = performance.now() - startedAt;
-        if (ctx.aborted) { controller?.abort(new Error('client aborted')); return; }
-        // A 5xx with a stale entry at hand: the stale entry is the answer (the origin body is read and dropped).
-        if (st >= 500 && plan.onFailure(new Error(`origin answered ${st}`), false)) { answered = true; return; }
-        replaced = st >= 400 ? plan.replaceBody(st) : undefined;
-        if (replaced) return;
-        outHeaders = [];
-        for (const name in h) {
-          if (HOP_RESPONSE.has(name)) continue;
-          const v = h[name];
-          if (Array.isArray(v)) for (const x of v) outHeaders.push([name, x]);
-          else outHeaders.push([name, v]);
-        }
-        if (plan.browserTtlSec > 0) {
-          for (let i = outHeaders.length - 1; i >= 0; i--) if (outHeaders[i][0] === 'cache-control') outHeaders.splice(i, 1);
-          outHeaders.push(['cache-control', `max-age=${plan.browserTtlSec}`]);
-        }
-        const cl = h['content-length'];
-        contentLength = typeof cl === 'string' && /^\d+$/.test(cl) ? Number(cl) : -1;
-        const limit = ctx.method === 'GET' ? plan.captureLimit(st, h) : 0;
-        if (limit > 0 && (contentLength < 0 || contentLength <= limit)) { capture = []; captureLeft = limit; }
-        headSent = true;
-        const noBody = ctx.method === 'HEAD' || st === 204 || st === 304;
-        if (noBody || contentLength === 0) {
-          res.cork(() => {
-            writeHead(res, ctx, st, outHeaders, plan.ops);
-            if (noBody) res.endWithoutBody(contentLength >= 0 ? contentLength : undefined); else res.end();
-          });
-          ctx.aborted = true;
-        }
-        // Otherwise the head goes out with the first body chunk: one write (one send) instead of two.
-      },
-      onData(chunk) {
-        if (replaced || answered || ctx.aborted) return true;
-        ctx.bytes += chunk.length;
-        if (capture) {
-          if (chunk.length > captureLeft) capture = null;
-          else { capture.push(chunk); captureLeft -= chunk.length; }
-        }
-        let ok = true;
-        res.cork(() => {
-          if (!headWritten) { headWritten = true; writeHead(res, ctx, status, outHeaders, plan.ops); }
-          if (contentLength >= 0) {
-            const offset = res.getWriteOffset();
-            const [written, done] = res.tryEnd(chunk, contentLength);
-            if (done) ctx.aborted = true;
-            else if (!written) { ok = false; pending = chunk; pendingOffset = offset; }
-          } else ok = res.write(chunk);
-        });
-        if (!ok) {
-          res.onWritable((offset) => {
-            if (ctx.aborted) return true;
-            if (pending) {
-              const [written, done] = res.tryEnd(pending.subarray(offset - pendingOffset), contentLength);
-              if (done) ctx.aborted = true;
-              if (!written) return false;
-              pending = null;
-            }
-            controller?.resume();
-            return true;
-          });
-        }
-        return ok;
-      },
-      onEnd() {
-        if (answered) { finish(); return; }
-        if (replaced) {
-          const r = replaced;
-          if (!ctx.aborted) {
-            ctx.aborted = true;
-            ctx.bytes = r.body.length;
-            res.cork(() => {
-              writeHead(res, ctx, status, [['content-type', r.contentType]], plan.ops);
-              if (ctx.method === 'HEAD') res.endWithoutBody(r.body.length); else res.end(r.body);
-            });
-          }
-        } else if (!ctx.aborted && headSent) {
-          ctx.aborted = true;
-          // A chunked answer ends here; a sized one that came up short is cut (the client sees a truncated body).
-          res.cork(() => {
-            if (!headWritten) { headWritten = true; writeHead(res, ctx, status, outHeaders, plan.ops); }
-            if (contentLength < 0) res.end(); else res.close();
-          });
-        }
-        if (capture) plan.onStored(status, outHeaders, Buffer.concat(capture), originHeaders);
-        finish();
-      },
-      onError(err) {
-        if (answered) { finish(); return; }
-        if (headSent || replaced) {
-          if (!ctx.aborted) { ctx.aborted = true; res.close(); }
-          finish();
-          return;
-        }
-        if (ctx.aborted) { finish(); return; }
-        const connectFailure = isConnectFailure(err);
-        if (connectFailure && body === null) {
-          if (current.scheme === 'auto' && scheme === 'https') {
-            pools.markAutoHttp(current);
-            scheme = 'http';
-            attempt();
-            return;
-          }
-          const next = retarget();
-          if (next) { current = next; scheme = pools.effectiveScheme(next); attempt(); return; }
-        }
-        if (!plan.onFailure(err, connectFailure)) plan.sendError(isTimeout(err) ? 504 : 502);
-        finish();
-      },
-    });
+  finish(): void {
+    if (!this.finished) { this.finished = true; this.plan.done(); }
+  }
+}
+
+/** One try at the origin, as undici's dispatch handler. */
+class Attempt implements Dispatcher.DispatchHandler {
+  private controller: Controller | undefined;
+  private headSent = false;
+  private headWritten = false;
+  private answered = false;
+  private replaced: { body: Buffer; contentType: string } | undefined;
+  private contentLength = -1;
+  private capture: Buffer[] | null = null;
+  private captureLeft = 0;
+  private status = 0;
+  private outHeaders: [string, string][] = [];
+  private originHeaders: Record<string, string | string[]> = {};
+  private pending: Buffer | null = null;
+  private pendingOffset = 0;
+
+  constructor(private readonly x: Exchange) {}
+
+  onRequestStart(controller: Controller): void {
+    this.controller = controller;
+    this.x.ctx.abortUpstream = () => controller.abort(new Error('client aborted'));
+  }
+
+  onResponseStart(_c: Controller, st: number, h: Record<string, string | string[] | undefined>): void {
+    if (st < 200) return;
+    const { ctx, plan, res } = this.x;
+    const headers = h as Record<string, string | string[]>;
+    this.status = st;
+    this.originHeaders = headers;
+    ctx.upstreamMs = performance.now() - this.x.startedAt;
+    if (ctx.aborted) { this.controller?.abort(new Error('client aborted')); return; }
+    // A 5xx with a stale entry at hand: the stale entry is the answer (the origin body is read and dropped).
+    if (st >= 500 && plan.onFailure(new Error(`origin answered ${st}`), false)) { this.answered = true; return; }
+    this.replaced = st >= 400 ? plan.replaceBody(st) : undefined;
+    if (this.replaced) return;
+    const out: [string, string][] = [];
+    for (const name in headers) {
+      if (HOP_RESPONSE.has(name)) continue;
+      const v = headers[name];
+      if (Array.isArray(v)) for (const x of v) out.push([name, x]);
+      else out.push([name, v]);
+    }
+    if (plan.browserTtlSec > 0) {
+      for (let i = out.length - 1; i >= 0; i--) if (out[i][0] === 'cache-control') out.splice(i, 1);
+      out.push(['cache-control', `max-age=${plan.browserTtlSec}`]);
+    }
+    this.outHeaders = out;
+    const cl = headers['content-length'];
+    this.contentLength = typeof cl === 'string' && /^\d+$/.test(cl) ? Number(cl) : -1;
+    const limit = ctx.method === 'GET' ? plan.captureLimit(st, headers) : 0;
+    if (limit > 0 && (this.contentLength < 0 || this.contentLength <= limit)) { this.capture = []; this.captureLeft = limit; }
+    this.headSent = true;
+    const noBody = ctx.method === 'HEAD' || st === 204 || st === 304;
+    if (noBody || this.contentLength === 0) {
+      const len = this.contentLength;
+      res.cork(() => {
+        writeHead(res, ctx, st, out, plan.ops);
+        if (noBody) res.endWithoutBody(len >= 0 ? len : undefined); else res.end();
+      });
+      this.headWritten = true;
+      ctx.aborted = true;
+    }
+    // Otherwise the head goes out with the first body chunk: one write (one send) instead of two.
+  }
+
+  onResponseData(_c: Controller, chunk: Buffer): void {
+    const { ctx, res } = this.x;
+    if (this.replaced || this.answered || ctx.aborted) return;
+    ctx.bytes += chunk.length;
+    if (this.capture) {
+      if (chunk.length > this.captureLeft) this.capture = null;
+      else { this.capture.push(chunk); this.captureLeft -= chunk.length; }
+    }
+    this.chunk = chunk;
+    this.ok = true;
+    res.cork(this.writeChunk);
+    if (!this.ok) {
+      this.controller?.pause();
+      res.onWritable(this.onWritable);
+    }
+  }
+
+  private chunk: Buffer | null = null;
+  private ok = true;
+
+  /** Writes the current chunk (inside cork); bound once per attempt. */
+  private readonly writeChunk = () => {
+    const { ctx, res, plan } = this.x;
+    const chunk = this.chunk!;
+    if (!this.headWritten) { this.headWritten = true; writeHead(res, ctx, this.status, this.outHeaders, plan.ops); }
+    if (this.contentLength >= 0) {
+      const offset = res.getWriteOffset();
+      const [written, done] = res.tryEnd(chunk, this.contentLength);
+      if (done) ctx.aborted = true;
+      else if (!written) { this.ok = false; this.pending = chunk; this.pendingOffset = offset; }
+    } else this.ok = res.write(chunk);
   };
-  attempt();
+
+  private readonly onWritable = (offset: number): boolean => {
+    const { ctx, res } = this.x;
+    if (ctx.aborted) return true;
+    if (this.pending) {
+      const [written, done] = res.tryEnd(this.pending.subarray(offset - this.pendingOffset), this.contentLength);
+      if (done) ctx.aborted = true;
+      if (!written) return false;
+      this.pending = null;
+    }
+    this.controller?.resume();
+    return true;
+  };
+
+  onResponseEnd(): void {
+    const { ctx, res, plan } = this.x;
+    if (this.answered) { this.x.finish(); return; }
+    if (this.replaced) {
+      const r = this.replaced;
+      if (!ctx.aborted) {
+        ctx.aborted = true;
+        ctx.bytes = r.body.length;
+        res.cork(() => {
+          writeHead(res, ctx, this.status, [['content-type', r.contentType]], plan.ops);
+          if (ctx.method === 'HEAD') res.endWithoutBody(r.body.length); else res.end(r.body);
+        });
+      }
+    } else if (!ctx.aborted && this.headSent) {
+      ctx.aborted = true;
+      // A chunked answer ends here; a sized one that came up short is cut (the client sees a truncated body).
+      res.cork(() => {
+        if (!this.headWritten) { this.headWritten = true; writeHead(res, ctx, this.status, this.outHeaders, plan.ops); }
+        if (this.contentLength < 0) res.end(); else res.close();
+      });
+    }
+    if (this.capture) plan.onStored(this.status, this.outHeaders, Buffer.concat(this.capture), this.originHeaders);
+    this.x.finish();
+  }
+
+  onResponseError(_c: Controller, err: Error): void {
+    const x = this.x;
+    const { ctx, res, plan } = x;
+    if (this.answered) { x.finish(); return; }
+    if (this.headSent || this.replaced) {
+      if (!ctx.aborted) { ctx.aborted = true; res.close(); }
+      x.finish();
+      return;
+    }
+    if (ctx.aborted) { x.finish(); return; }
+    const connectFailure = isConnectFailure(err);
+    if (connectFailure && x.body === null) {
+      if (x.target.scheme === 'auto' && x.scheme === 'https') {
+        x.pools.markAutoHttp(x.target);
+        x.scheme = 'http';
+        x.start();
+        return;
+      }
+      const next = plan.retarget();
+      if (next) { x.target = next; x.scheme = x.pools.effectiveScheme(next); x.start(); return; }
+    }
+    if (!plan.onFailure(err, connectFailure)) plan.sendError(isTimeout(err) ? 504 : 502);
+    x.finish();
+  }
+}
+
+export function forward(res: HttpResponse, ctx: RequestContext, pools: UpstreamPools, target: OriginTarget, headers: string[],
+  body: Readable | null, plan: ResponsePlan): void {
+  new Exchange(res, ctx, pools, target, headers, body, plan).start();
 }

@@ -5,15 +5,6 @@ import type { OriginTarget } from './origin.js';
 
 export interface UpstreamOptions { tlsVerify: boolean }
 
-/** Callbacks of one upstream exchange; `onData` returns false to ask for a pause (backpressure). */
-export interface UpstreamHandler {
-  onStart(controller: { abort(reason: Error): void; pause(): void; resume(): void }): void;
-  onHead(status: number, headers: Record<string, string | string[]>): void;
-  onData(chunk: Buffer): boolean;
-  onEnd(): void;
-  onError(err: Error): void;
-}
-
 export class UpstreamPools {
   private readonly pools = new Map<string, Pool>();
   /** Origins that refused HTTPS under scheme Auto: plain HTTP until the time stored. */
@@ -52,23 +43,17 @@ export class UpstreamPools {
   }
 
   /**
-   * Sends the request and streams the answer to `handler`. `headers` is a flat [name, value, …] list; `body` is
-   * null or a stream the request body is piped through.
+   * Sends the request; `handler` (undici's dispatch handler) streams the answer. `headers` is a flat [name, value, …]
+   * list; `body` is null or a stream the request body is piped through.
    */
-  dispatch(target: OriginTarget, scheme: 'http' | 'https', req: { method: string; path: string; headers: string[]; body: Dispatcher.DispatchOptions['body'] }, handler: UpstreamHandler): void {
+  dispatch(target: OriginTarget, scheme: 'http' | 'https', req: { method: string; path: string; headers: string[]; body: Dispatcher.DispatchOptions['body'] }, handler: Dispatcher.DispatchHandler): void {
     const port = target.scheme === 'auto' ? (scheme === 'https' ? 443 : 80) : target.port;
     const pool = this.pool(scheme, target.address, port, target.hostHeader);
     const timeoutMs = target.timeoutSec * 1000;
     pool.dispatch({
       path: req.path, method: req.method, headers: req.headers, body: req.body,
       headersTimeout: timeoutMs, bodyTimeout: Math.max(timeoutMs, 30_000),
-    }, {
-      onRequestStart(controller) { handler.onStart(controller); },
-      onResponseStart(_controller, statusCode, headers) { if (statusCode >= 200) handler.onHead(statusCode, headers as Record<string, string | string[]>); },
-      onResponseData(controller, chunk) { if (!handler.onData(chunk)) controller.pause(); },
-      onResponseEnd() { handler.onEnd(); },
-      onResponseError(_controller, err) { handler.onError(err); },
-    });
+    }, handler);
   }
 
   async close(): Promise<void> {

@@ -78,18 +78,20 @@ export class RuleIndex<A = unknown> {
   }
 
   /**
-   * Walks the candidates for `ctx` in (priority, id) order and calls `visit` for each that matches; stops when
-   * `visit` returns true. Dry-run rules are reported to the context and never visited (they pass the request).
+   * Walks the candidates for `ctx` in (priority, id) order. With `out` null it returns the first matching rule;
+   * otherwise it appends every matching rule to `out` and returns undefined. Dry-run matches are reported to the
+   * context and skipped (they pass the request) when `honourDryRun`. No closure is made per call (hot path).
    */
-  each(ctx: RequestContext, visit: (r: CompiledRule<A>) => boolean, honourDryRun = true): void {
-    if (this.size === 0) return;
+  private walk(ctx: RequestContext, honourDryRun: boolean, out: CompiledRule<A>[] | null): CompiledRule<A> | undefined {
+    if (this.size === 0) return undefined;
     if (this.size <= LINEAR_MAX) {
       for (const r of this.rules) {
         if (!ruleMatches(r, ctx)) continue;
         if (honourDryRun && r.dryRun) { ctx.hit(r.id, r.type, true); continue; }
-        if (visit(r)) return;
+        if (out === null) return r;
+        out.push(r);
       }
-      return;
+      return undefined;
     }
     const lists = this.lists;
     lists.length = 0;
@@ -107,7 +109,7 @@ export class RuleIndex<A = unknown> {
       if (l) lists.push(l);
     }
     if (this.generic.length > 0) lists.push(this.generic);
-    if (lists.length === 0) return;
+    if (lists.length === 0) return undefined;
     const stamp = ++evalStamp;
     const pos = this.pos;
     for (let i = 0; i < lists.length; i++) pos[i] = 0;
@@ -119,21 +121,31 @@ export class RuleIndex<A = unknown> {
         const l = lists[i];
         if (pos[i] < l.length && l[pos[i]].order < bestOrder) { best = i; bestOrder = l[pos[i]].order; }
       }
-      if (best < 0) return;
+      if (best < 0) return undefined;
       const r = lists[best][pos[best]++];
       if (r.stamp === stamp) continue;
       r.stamp = stamp;
       if (!ruleMatches(r, ctx)) continue;
       if (honourDryRun && r.dryRun) { ctx.hit(r.id, r.type, true); continue; }
-      if (visit(r)) return;
+      if (out === null) return r;
+      out.push(r);
     }
   }
 
   /** The first matching enforced rule (dry-run matches are logged on the way), or undefined. */
   first(ctx: RequestContext, honourDryRun = true): CompiledRule<A> | undefined {
-    let found: CompiledRule<A> | undefined;
-    this.each(ctx, (r) => { found = r; return true; }, honourDryRun);
-    return found;
+    return this.walk(ctx, honourDryRun, null);
+  }
+
+  /** Appends every matching enforced rule to `out`, in priority order; returns `out`. */
+  all(ctx: RequestContext, out: CompiledRule<A>[], honourDryRun = true): CompiledRule<A>[] {
+    this.walk(ctx, honourDryRun, out);
+    return out;
+  }
+
+  /** Calls `visit` for each matching enforced rule in order until it returns true (convenience; not for the hot path). */
+  each(ctx: RequestContext, visit: (r: CompiledRule<A>) => boolean, honourDryRun = true): void {
+    for (const r of this.all(ctx, [], honourDryRun)) if (visit(r)) return;
   }
 }
 
