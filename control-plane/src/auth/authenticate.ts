@@ -38,6 +38,12 @@ export function presentedKey(headers: FastifyRequest['headers']): string | null 
 
 async function authenticate(app: FastifyInstance) {
   app.decorateRequest('principal', null as unknown as Principal);
+  // Prepared once: this lookup runs on every request (revocation must apply to the next one, so nothing is cached).
+  const lookup = app.db.select({
+    keyId: apiKeys.id, userId: apiKeys.userId, readOnly: apiKeys.readOnly, expiresAt: apiKeys.expiresAt,
+    revokedAt: apiKeys.revokedAt, lastUsedAt: apiKeys.lastUsedAt, active: users.active,
+  }).from(apiKeys).innerJoin(users, eq(users.id, apiKeys.userId))
+    .where(eq(apiKeys.keyHash, sql.placeholder('hash'))).limit(1).prepare('auth_key_lookup');
 
   app.addHook('onRequest', async (request: FastifyRequest) => {
     const path = requestPath(request.url);
@@ -53,10 +59,7 @@ async function authenticate(app: FastifyInstance) {
     if (!key || !KEY_PATTERN.test(key)) throw new ApiError(401, MESSAGES.invalidKey);
 
     const now = new Date();
-    const [row] = await app.db.select({
-      keyId: apiKeys.id, userId: apiKeys.userId, readOnly: apiKeys.readOnly, expiresAt: apiKeys.expiresAt,
-      revokedAt: apiKeys.revokedAt, lastUsedAt: apiKeys.lastUsedAt, active: users.active,
-    }).from(apiKeys).innerJoin(users, eq(users.id, apiKeys.userId)).where(eq(apiKeys.keyHash, hashKey(key))).limit(1);
+    const [row] = await lookup.execute({ hash: hashKey(key) });
     if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= now)) throw new ApiError(401, MESSAGES.invalidKey);
     if (!row.active) throw new ApiError(403, MESSAGES.inactive);
     if (row.readOnly && !readOnlyMayCall(method, path)) throw new ApiError(403, MESSAGES.readOnly);
