@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
-import { createTestDatabase } from '../helpers/database.js';
+import { createFastTestDatabase } from '../helpers/fast-database.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -47,7 +47,8 @@ async function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<number
 }
 
 test('control plane restart loses nothing (clean stop and kill -9)', async (t) => {
-  const testDb = await createTestDatabase('cprestart');
+  // A migrated PGlite copy saves the initdb; migrations at start are covered by every other test.
+  const testDb = await createFastTestDatabase('cprestart');
   const children: ChildProcess[] = [];
   t.after(async () => {
     for (const c of children) await stop(c, 'SIGKILL');
