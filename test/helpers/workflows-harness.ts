@@ -2,7 +2,6 @@
 // existing executable), a stub internet DNS, the control plane and the workflows worker started as a user starts
 // them (node --import tsx …/main.ts) on free ports, with short durations so timers fire in seconds.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -11,19 +10,9 @@ import { ensureNodeToken } from '@platform/shared';
 import { temporalCliPath } from '../../scripts/setup.mjs';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { startStubDns, type StubDns } from './stub-dns.js';
+import { freePort } from '../e2e/sync-harness.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Polls `probe` until it returns a value (not undefined); the message says what was awaited and what was last seen. */
 export async function eventually<T>(what: string, probe: () => Promise<T | undefined>, ms = 45_000): Promise<T> {
