@@ -3,20 +3,9 @@
 import { encodeRuleBody, parsePeerAddress, validateRule, type RuleType } from '@platform/shared/match/index.js';
 import type { Rule } from '@platform/shared';
 import { RequestContext } from '../../edge-node/src/context.js';
+import { prng as rng } from '../dns-server/zone-gen.js';
 
 export const DOMAIN = 'bench.example.org';
-
-/** Mulberry32: small, fast, seeded. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function make(id: number, type: RuleType, body: Record<string, unknown>): Rule {
   const v = validateRule(type, body);

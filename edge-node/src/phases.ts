@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import type { HttpResponse } from 'uWebSockets.js';
 import type { RequestContext } from './context.js';
 import type { EdgeCache } from './cache/store.js';
+import type { EdgeErrorCode } from './errors.js';
 import type { CompiledDomain, DomainTable } from './store/snapshot.js';
 import { forward, upstreamHeaders, type ResponsePlan } from './proxy/forward.js';
 import { recordOrigin, type OriginTarget } from './proxy/origin.js';
@@ -40,7 +41,7 @@ const idx = <A>(rules: Rules, type: string) => rules.get(type) as RuleIndex<A> |
 export async function runPhases(res: HttpResponse, ctx: RequestContext, state: EdgeState, body: Readable | null): Promise<void> {
   const match = state.table.lookup(ctx.host);
   if (!match) {
-    respond(res, ctx, 421, text(), `${ctx.host || '(no host)'} is not served by this edge\n`, null);
+    respond(res, ctx, 421, [...TEXT, ['x-edge-error', 'EDGE_ERR_HOST_NOT_SERVED']], `${ctx.host || '(no host)'} is not served by this edge\n`, null);
     return state.log(ctx);
   }
   const { domain, record } = match;
@@ -208,8 +209,9 @@ class Plan implements ResponsePlan {
 
   sendError(status: number): void {
     const ep = errorPage(this.ctx, this.rules, status);
-    if (ep) respond(this.res, this.ctx, status, [['content-type', ep.contentType]], ep.body, this.ops);
-    else respond(this.res, this.ctx, status, text(), status === 504 ? 'origin timed out\n' : 'origin unreachable\n', this.ops);
+    const code: EdgeErrorCode = status === 504 ? 'EDGE_ERR_UPSTREAM_TIMEOUT' : 'EDGE_ERR_UPSTREAM_UNREACHABLE';
+    if (ep) respond(this.res, this.ctx, status, [['content-type', ep.contentType], ['x-edge-error', code]], ep.body, this.ops);
+    else respond(this.res, this.ctx, status, [...TEXT, ['x-edge-error', code]], status === 504 ? 'origin timed out\n' : 'origin unreachable\n', this.ops);
   }
 
   retarget(): OriginTarget | undefined {

@@ -36,6 +36,7 @@ test('proxying: host selection, records, forwarding headers, scheme, timeout', a
       const r = await send(port, host, '/');
       assert.equal(r.status, 421, host);
       assert.match(r.body, /not served by this edge/);
+      assert.equal(r.headers['x-edge-error'], 'EDGE_ERR_HOST_NOT_SERVED');
     }
   });
 
@@ -70,10 +71,12 @@ test('proxying: host selection, records, forwarding headers, scheme, timeout', a
   await t.test('an origin slower than the record timeout gets 504', async () => {
     const r = await send(port, 'slow.example.org', '/');
     assert.equal(r.status, 504);
+    assert.equal(r.headers['x-edge-error'], 'EDGE_ERR_UPSTREAM_TIMEOUT');
   });
 
   await t.test('an unreachable origin gets 502', async () => {
     const r = await send(port, 'closed.example.org', '/');
     assert.equal(r.status, 502);
+    assert.equal(r.headers['x-edge-error'], 'EDGE_ERR_UPSTREAM_UNREACHABLE');
   });
 });

@@ -7,6 +7,7 @@ import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp } from 'uWe
 import { componentLogger, type Certificate } from '@platform/shared';
 import { normaliseHost, parsePeerAddress } from '@platform/shared/match/index.js';
 import { RequestContext } from './context.js';
+import type { EdgeErrorCode } from './errors.js';
 import { runPhases, type EdgeState } from './phases.js';
 import { respond } from './proxy/respond.js';
 
@@ -60,7 +61,7 @@ export function makeHandler(state: EdgeState, scheme: 'http' | 'https') {
     const body = hasBody ? bodyStream(res, ctx) : null;
     runPhases(res, ctx, state, body).catch((err) => {
       log.error({ err, host: ctx.host, path: ctx.path }, 'request failed');
-      respond(res, ctx, 502, [['content-type', 'text/plain; charset=utf-8']], 'edge error\n', null);
+      respond(res, ctx, 502, [['content-type', 'text/plain; charset=utf-8'], ['x-edge-error', 'EDGE_ERR_INTERNAL' satisfies EdgeErrorCode]], 'edge error\n', null);
       state.log(ctx);
     });
   };
