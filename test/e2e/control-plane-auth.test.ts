@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { PassThrough } from 'node:stream';
 import { eq } from 'drizzle-orm';
 import { startTestControlPlane } from '../helpers/control-plane.js';
 import { apiKeys } from '../../control-plane/src/db/schema.js';
@@ -61,6 +62,28 @@ test('authentication, read-only keys, denied surfaces and roles (spec Authentica
     const res = await cp.call(k.key, 'GET', '/domains/');
     assert.equal(res.statusCode, 401);
     assert.deepEqual(res.json(), INVALID);
+  });
+
+  await t.test('§3 revocation applies to in-flight requests: a write whose body is still arriving is refused', async () => {
+    const k = await cp.key(owner.id);
+    const body = new PassThrough();
+    const pending = cp.app.inject({
+      method: 'POST', url: '/domains/', payload: body,
+      headers: { authorization: `Bearer ${k.key}`, 'content-type': 'application/json' },
+    });
+    body.write('{"name": "in-flight');
+    // Wait until the request is past authentication (last_used_at is written there), then revoke mid-body.
+    for (let i = 0; i < 200; i++) {
+      const [row] = await cp.database.db.select().from(apiKeys).where(eq(apiKeys.id, k.keyId));
+      if (row.lastUsedAt) break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    await revokeApiKey(cp.database.db, k.keyId);
+    body.end('.example.org"}');
+    const res = await pending;
+    assert.equal(res.statusCode, 401);
+    assert.deepEqual(res.json(), INVALID);
+    assert.equal((await cp.call(owner.key, 'GET', '/domains/in-flight.example.org')).statusCode, 404, 'nothing was written');
   });
 
   await t.test('§3 an expired key is 401', async () => {

@@ -8,7 +8,13 @@ import { hashKey, KEY_PATTERN, KEY_PREFIX } from './api-keys.js';
 import { isDeniedSurface, isInternalPath, isPublicPath, readOnlyMayCall, requestPath } from './surfaces.js';
 
 /** Who is calling: the owner of the API key presented with the request. */
-export interface Principal { userId: number; keyId: number; readOnly: boolean }
+export interface Principal {
+  userId: number;
+  keyId: number;
+  readOnly: boolean;
+  /** sha256 of the key, to check it again before a write runs. */
+  keyHash: string;
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -59,17 +65,30 @@ async function authenticate(app: FastifyInstance) {
     if (!key || !KEY_PATTERN.test(key)) throw new ApiError(401, MESSAGES.invalidKey);
 
     const now = new Date();
-    const [row] = await lookup.execute({ hash: hashKey(key) });
+    const hash = hashKey(key);
+    const [row] = await lookup.execute({ hash });
     if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= now)) throw new ApiError(401, MESSAGES.invalidKey);
     if (!row.active) throw new ApiError(403, MESSAGES.inactive);
     if (row.readOnly && !readOnlyMayCall(method, path)) throw new ApiError(403, MESSAGES.readOnly);
     if (isDeniedSurface(method, path)) throw new ApiError(403, MESSAGES.deniedSurface);
 
-    request.principal = { userId: row.userId, keyId: row.keyId, readOnly: row.readOnly };
+    request.principal = { userId: row.userId, keyId: row.keyId, readOnly: row.readOnly, keyHash: hash };
     if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
       await app.db.update(apiKeys).set({ lastUsedAt: sql`now()` }).where(eq(apiKeys.id, row.keyId));
     }
   });
+
+  // "Revocation applies at once, including in-flight requests" (spec Authentication §3): a write whose body was
+  // still arriving when its key was revoked, expired or its account deactivated is refused before it changes anything.
+  app.addHook('preHandler', async (request: FastifyRequest) => {
+    const principal = request.principal;
+    if (!principal || SAFE_METHODS.has(request.method)) return;
+    const [row] = await lookup.execute({ hash: principal.keyHash });
+    if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= new Date())) throw new ApiError(401, MESSAGES.invalidKey);
+    if (!row.active) throw new ApiError(403, MESSAGES.inactive);
+  });
 }
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export default fp(authenticate, { name: 'authenticate', dependencies: ['database'] });
