@@ -1,7 +1,8 @@
 // Domains: names (IDN, percent-encoding, invalid names), create/list/get/update/delete, limits, config-log entries.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { asc, eq } from 'drizzle-orm';
+import { asc, eq, sql } from 'drizzle-orm';
+import { rowsOf } from '../../control-plane/src/db/migrate.js';
 import { startTestControlPlane } from '../helpers/control-plane.js';
 import { configLog, dnsRecords, domains, subscriptions } from '../../control-plane/src/db/schema.js';
 import { setOverride } from '../../control-plane/src/plans/subscriptions.js';
@@ -162,9 +163,10 @@ test('domains', async (t) => {
     assert.equal(back.ssl_delegation?.name, '_acme-challenge.external.example.org');
   });
 
-  await t.test('DELETE: owner only; removes records, subscription and zone; tombstone in the config log; name free again', async () => {
+  await t.test('DELETE: owner only; removes records, rules, subscription and zone; tombstone in the config log; name free again', async () => {
     const [d] = await db.select().from(domains).where(eq(domains.name, 'managed.example.org'));
     await db.insert(dnsRecords).values({ domainId: d.id, name: 'www', type: 'A', destination: '192.0.2.1' });
+    await db.execute(sql`INSERT INTO rules (domain_id, type, filters, fields) VALUES (${d.id}, 'cache', '{}'::jsonb, '{}'::jsonb)`);
     await cp.addMember('managed.example.org', b.id, 'admin');
     const denied = await cp.call(b.key, 'DELETE', '/domains/managed.example.org');
     assert.equal(denied.statusCode, 403);
@@ -176,6 +178,7 @@ test('domains', async (t) => {
     assert.equal((await cp.call(b.key, 'GET', '/domains/managed.example.org')).statusCode, 404);
     assert.equal((await db.select().from(dnsRecords).where(eq(dnsRecords.domainId, d.id))).length, 0);
     assert.equal((await db.select().from(subscriptions).where(eq(subscriptions.domainId, d.id))).length, 0);
+    assert.equal(rowsOf(await db.execute(sql`SELECT id FROM rules WHERE domain_id = ${d.id}`)).length, 0);
     const entries = await logEntries('managed.example.org');
     assert.equal(entries.at(-1)?.deleted, true);
     assert.equal((await cp.call(a.key, 'DELETE', '/domains/managed.example.org')).statusCode, 404);
