@@ -1,13 +1,16 @@
 // End-to-end harness of the domain lifecycle: one Temporal dev server per test file (the provisioned CLI as an
 // existing executable), a stub internet DNS, the control plane and the workflows worker started as a user starts
 // them (node --import tsx …/main.ts) on free ports, with short durations so timers fire in seconds.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ensureNodeToken } from '@platform/shared';
 // @ts-expect-error -- setup.mjs is plain JavaScript without type declarations
 import { temporalCliPath } from '../../scripts/setup.mjs';
+import { openDatabase } from '../../control-plane/src/db/index.js';
+import { createUser } from '../../control-plane/src/admin/users.js';
+import { createApiKey } from '../../control-plane/src/auth/api-keys.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { startStubDns, type StubDns } from './stub-dns.js';
 import { freePort } from '../e2e/sync-harness.js';
@@ -85,25 +88,29 @@ export async function startLifecycle(label: string, cpEnv: Record<string, string
 }
 
 async function launch(label: string, cpEnv: Record<string, string>, cleanups: Array<() => Promise<unknown>>): Promise<Lifecycle> {
-  const temporal = await TestWorkflowEnvironment.createLocal({
-    server: { executable: { type: 'existing-path', path: temporalCliPath() as string }, ip: '127.0.0.1', log: { format: 'pretty', level: 'error' } },
-  });
+  const tdb: TestDatabase = await createTestDatabase(label);
+  cleanups.push(() => tdb.drop());
+  // The Temporal server starts while the account and key are written (in-process, before the control plane owns
+  // the database: with PGlite only one process may open it).
+  const [temporal, key] = await Promise.all([
+    TestWorkflowEnvironment.createLocal({
+      server: { executable: { type: 'existing-path', path: temporalCliPath() as string }, ip: '127.0.0.1', log: { format: 'pretty', level: 'error' } },
+    }),
+    (async () => {
+      const database = await openDatabase({ dataDir: tdb.dataDir, databaseUrl: tdb.databaseUrl });
+      try {
+        const user = await createUser(database.db, `${label}@example.org`);
+        return (await createApiKey(database.db, user.id)).key;
+      } finally {
+        await database.close();
+      }
+    })(),
+  ]);
   cleanups.push(() => temporal.teardown());
   const dns = await startStubDns();
   cleanups.push(() => dns.close());
   const dns2 = await startStubDns();
   cleanups.push(() => dns2.close());
-  const tdb: TestDatabase = await createTestDatabase(label);
-  cleanups.push(() => tdb.drop());
-  const cli = (...args: string[]) => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'control-plane/src/admin/cli.ts'), ...args], {
-      cwd: ROOT, env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', ...tdb.env }, encoding: 'utf8',
-    });
-    if (r.status !== 0) throw new Error(`admin ${args.join(' ')} failed: ${r.stderr}`);
-    return r.stdout.trim();
-  };
-  cli('user', 'create', `${label}@example.org`);
-  const key = cli('key', 'create', `${label}@example.org`).split('\n').pop()!.trim();
   const apiPort = await freePort();
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   const cp = new Proc('control-plane/src/main.ts', () => ({
