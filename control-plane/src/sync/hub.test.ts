@@ -14,12 +14,12 @@ import { startSyncHub } from './index.js';
 
 const TOKEN = 'test-node-token';
 
-async function setup(t: TestContext) {
+async function setup(t: TestContext, hubOpts: { maxBackpressure?: number } = {}) {
   const tdb = await createTestDatabase('sync-hub');
   const database = await openDatabase(tdb);
   const configLog = new ConfigLog([['ns1.platform.test', 'ns2.platform.test']]);
   const [user] = await database.db.insert(users).values({ email: 'owner@example.org' }).returning();
-  const hub = await startSyncHub({ host: '127.0.0.1', port: 0, token: TOKEN, db: database.db, configLog, pollMs: 60_000 });
+  const hub = await startSyncHub({ host: '127.0.0.1', port: 0, token: TOKEN, db: database.db, configLog, pollMs: 60_000, ...hubOpts });
   const dirs: string[] = [];
   t.after(async () => {
     await hub.close();
@@ -131,4 +131,29 @@ test('a node ahead of the log (control plane database replaced) drops its store 
   assert.deepEqual(dropped, ['stale.example']);
   assert.deepEqual(store.domains(), ['a.example']);
   assert.equal(store.version, v);
+});
+
+test('a node that stops reading is dropped once its queue passes the limit, and the others receive everything', async (t) => {
+  const { db, configLog, hub, userId, newStore, hubUrl } = await setup(t, { maxBackpressure: 4 * 1024 * 1024 });
+  const store = newStore();
+  const fast = startNodeSync(store, { hubUrl, token: TOKEN });
+  t.after(() => fast.stop());
+  await fast.ready;
+  const slow = new WebSocket(`${hubUrl}/sync?from=0`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  t.after(() => slow.terminate());
+  await new Promise<void>((resolve) => slow.on('message', (_d, isBinary) => { if (!isBinary) resolve(); }));
+  (slow as unknown as { _socket: { pause(): void } })._socket.pause();
+
+  // 24 entries of about 1 MB each: far more than the kernel's socket buffers plus the 4 MiB limit.
+  const [d] = await db.insert(domains).values({ name: 'big.example', ownerId: userId, state: 'active' }).returning();
+  await db.insert(dnsRecords).values({ domainId: d!.id, name: '@', type: 'TXT', destination: 'x'.repeat(1_000_000) });
+  let last = 0;
+  for (let i = 0; i < 24; i++) {
+    last = await db.transaction((tx) => configLog.appendSnapshot(tx, d!.id));
+    configLog.nudge();
+  }
+  await until(() => store.version === last, 'the fast node to receive every entry', 60_000);
+  // The paused client cannot see the close (it reads nothing); the hub's count shows it was dropped.
+  await until(() => hub.nodes === 1, 'the slow node to be dropped');
+  assert.equal(store.getSnapshot('big.example')!.zone.serial, 25);
 });

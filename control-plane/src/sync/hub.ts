@@ -39,6 +39,7 @@ const TOPIC = 'config';
 /** Upper bound of one frame; a snapshot larger than this still goes alone in its own frame. */
 const MAX_FRAME_BYTES = 1 << 20;
 const CATCH_UP_PAGE = 256;
+const YIELD_AFTER_BYTES = 64 * 1024;
 const TAIL_PAGE = 500;
 const log = componentLogger('control-plane.sync');
 
@@ -173,7 +174,12 @@ export async function startSyncHub(opts: SyncHubOptions): Promise<SyncHub> {
         for (;;) {
           const rows = await configLog.readAfter(db, head, TAIL_PAGE);
           if (rows.length === 0 || closing) break;
-          for (const frame of framesOf(rows)) app.publish(TOPIC, frame, true);
+          for (const frame of framesOf(rows)) {
+            app.publish(TOPIC, frame, true);
+            // After a large frame, let the event loop flush sockets before the next one, so that a burst of big
+            // snapshots does not pile up in every node's queue at once (only nodes that do not read get dropped).
+            if (frame.length >= YIELD_AFTER_BYTES) await new Promise((r) => setImmediate(r));
+          }
           head = rows[rows.length - 1]!.version;
           if (rows.length < TAIL_PAGE) break;
         }

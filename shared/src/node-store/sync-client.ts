@@ -25,6 +25,8 @@ export interface NodeSync {
 }
 
 const log = componentLogger('node-sync');
+/** No frame nor ping from the hub for this long: the connection is dropped and re-established. */
+const DEAD_AFTER_MS = 150_000;
 
 /** Connects to the hub, resumes from store.version, applies every entry, and reconnects with backoff when dropped. */
 export function startNodeSync(store: NodeStore, opts: NodeSyncOptions): NodeSync {
@@ -49,7 +51,13 @@ export function startNodeSync(store: NodeStore, opts: NodeSyncOptions): NodeSync
     });
     ws = socket;
     socket.binaryType = 'nodebuffer';
+    // The hub pings an idle connection about once a minute; silence well beyond that means a dead peer (half-open TCP).
+    let lastHeard = Date.now();
+    const watchdog = setInterval(() => { if (Date.now() - lastHeard > DEAD_AFTER_MS) socket.terminate(); }, DEAD_AFTER_MS / 5);
+    watchdog.unref();
+    socket.on('ping', () => { lastHeard = Date.now(); });
     socket.on('message', (data: Buffer, isBinary: boolean) => {
+      lastHeard = Date.now();
       try {
         if (isBinary) { store.applyEncoded(unpackEntries(data)); return; }
         const msg = JSON.parse(data.toString('utf8')) as HubControl;
@@ -73,6 +81,7 @@ export function startNodeSync(store: NodeStore, opts: NodeSyncOptions): NodeSync
     });
     socket.on('error', (err) => { log.debug({ err: err.message }, 'sync connection error'); });
     socket.on('close', () => {
+      clearInterval(watchdog);
       caughtUp = false;
       if (ws === socket) ws = undefined;
       if (stopped) return;
