@@ -54,6 +54,10 @@ export async function startEdgeNode(config: EdgeConfig, store = openNodeStore(no
     }
     const compiled = table.set(domain, deleted ? undefined : snapshot);
     if (!compiled) cache.drop(domain);
+    else {
+      const st = compiled.snapshot.settings;
+      if (st.cachePurges && st.cachePurges.length > 0) cache.applyPurges(domain, Number(st.cachePurgeGeneration ?? 0), st.cachePurges);
+    }
     server.setCertificates(domain, compiled?.snapshot.certificates ?? []);
   };
   for (const d of store.domains()) refresh(d);

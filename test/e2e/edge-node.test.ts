@@ -51,6 +51,11 @@ test('edge node with a control plane: API changes take effect live, restart serv
     await cp.api('DELETE', `/domains/${domain}/cache/`);
     const after = await waitUntil('the purge', async () => { const x = await get('/cached/a'); return x.headers['x-cache-status'] === 'MISS' ? x : undefined; });
     assert.notEqual(after.body, first.body);
+    await get('/cached/b');
+    assert.equal((await get('/cached/b')).headers['x-cache-status'], 'HIT');
+    await cp.api('POST', `/domains/${domain}/cache/purge`, { urls: [`https://${host}/cached/a`] });
+    await waitUntil('the selective purge', async () => ((await get('/cached/a')).headers['x-cache-status'] === 'MISS' ? true : undefined));
+    assert.equal((await get('/cached/b')).headers['x-cache-status'], 'HIT', 'entries outside the purged prefix stay');
   });
 
   await t.test('a restarted edge node serves from LMDB before it reconnects', async () => {

@@ -4,7 +4,7 @@ import { SCHEMA_MAJOR, type DomainSettings, type DomainSnapshot, type RuleSet, t
 import type { Tx } from '../db/index.js';
 import { rowsOf } from '../db/migrate.js';
 import type { domains } from '../db/schema.js';
-import { buildDomainRuleSet, cachePurgeGeneration } from '../rules/rule-set.js';
+import { buildDomainRuleSet, cachePurgeSettings } from '../rules/rule-set.js';
 
 type DomainRow = typeof domains.$inferSelect;
 /** The dns_records columns a snapshot carries, selected by name (a zone of thousands of records is read per change). */
@@ -31,7 +31,7 @@ export async function buildDomainSnapshot(tx: Tx, domain: DomainRow, nsSets: rea
     state: domain.state,
     dnsMode: domain.dnsMode,
     zone: buildZone(domain, records, nsSets),
-    settings: { ...buildSettings(domain, now), cachePurgeGeneration: await cachePurgeGeneration(tx, domain.id) },
+    settings: { ...buildSettings(domain, now), ...(await cachePurgeSettings(tx, domain.id)) },
     ruleSet: await buildRuleSet(tx, domain),
     certificates: [],
   };

@@ -148,3 +148,11 @@ export const requestLogs = pgTable('request_logs', {
   upstreamMs: real('upstream_ms').notNull(),
   clientIp: text('client_ip').notNull(),
 });
+
+// 0003_cache_purge_requests.sql: selective cache purges; the recent ones travel in the domain snapshot.
+export const cachePurgeRequests = pgTable('cache_purge_requests', {
+  id: serial('id').primaryKey(),
+  domainId: integer('domain_id').notNull().references(() => domains.id, { onDelete: 'cascade' }),
+  prefixes: jsonb('prefixes').$type<string[]>().notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+});

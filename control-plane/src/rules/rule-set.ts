@@ -1,9 +1,9 @@
 // The RuleSet of a domain's snapshot: every rule (enabled and disabled) with its filters and fields as the rule body.
-import { asc, eq } from 'drizzle-orm';
+import { asc, desc, eq } from 'drizzle-orm';
 import { encodeRuleBody, type RuleBody } from '@platform/shared/match/index.js';
-import type { RuleSet } from '@platform/shared';
+import type { CachePurge, RuleSet } from '@platform/shared';
 import type { Tx } from '../db/index.js';
-import { cachePurges, rules } from '../db/schema.js';
+import { cachePurgeRequests, cachePurges, rules } from '../db/schema.js';
 
 export async function buildDomainRuleSet(tx: Tx, domain: { id: number; zoneSerial: number }): Promise<RuleSet> {
   const rows = await tx.select().from(rules).where(eq(rules.domainId, domain.id)).orderBy(asc(rules.priority), asc(rules.id));
@@ -16,8 +16,13 @@ export async function buildDomainRuleSet(tx: Tx, domain: { id: number; zoneSeria
   };
 }
 
-/** The domain's cache purge generation: edge nodes drop the domain's cache whenever it changes. */
-export async function cachePurgeGeneration(tx: Tx, domainId: number): Promise<number> {
+/** Selective purges carried in each snapshot (nodes apply each one once, by id). */
+export const SNAPSHOT_PURGES = 100;
+
+/** The domain's cache purge state for its snapshot settings: the whole-cache generation and the recent selective purges. */
+export async function cachePurgeSettings(tx: Tx, domainId: number): Promise<{ cachePurgeGeneration: number; cachePurges: CachePurge[] }> {
   const [row] = await tx.select({ g: cachePurges.generation }).from(cachePurges).where(eq(cachePurges.domainId, domainId));
-  return row?.g ?? 0;
+  const recent = await tx.select({ id: cachePurgeRequests.id, prefixes: cachePurgeRequests.prefixes }).from(cachePurgeRequests)
+    .where(eq(cachePurgeRequests.domainId, domainId)).orderBy(desc(cachePurgeRequests.id)).limit(SNAPSHOT_PURGES);
+  return { cachePurgeGeneration: row?.g ?? 0, cachePurges: recent.reverse().map((r) => ({ id: r.id, prefixes: r.prefixes })) };
 }

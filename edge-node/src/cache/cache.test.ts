@@ -96,6 +96,19 @@ test('cache through the edge', async (t) => {
     assert.equal((await get('/page')).headers['x-cache-status'], 'HIT');
   });
 
+  await t.test('a selective purge drops only the entries under its prefixes, once', async () => {
+    await get('/maxage/x');
+    assert.equal((await get('/maxage/x')).headers['x-cache-status'], 'HIT');
+    assert.equal((await get('/page')).headers['x-cache-status'], 'HIT');
+    const purges = [{ id: 7, prefixes: ['www.cache.example.org/page'] }];
+    edge.apply(snap({ cachePurgeGeneration: 1, cachePurges: purges }));
+    assert.equal((await get('/page')).headers['x-cache-status'], 'MISS');
+    assert.equal((await get('/maxage/x')).headers['x-cache-status'], 'HIT');
+    // The same purge in the next snapshot is not applied again.
+    edge.apply(snap({ cachePurgeGeneration: 1, cachePurges: purges }));
+    assert.equal((await get('/page')).headers['x-cache-status'], 'HIT');
+  });
+
   await t.test('the cache stays within cache_cap_mb', async () => {
     edge.apply(snap({ cachePurgeGeneration: 2, cacheCapMb: 1 }));
     for (let i = 0; i < 4; i++) await get(`/big?i=${i}`);

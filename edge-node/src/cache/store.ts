@@ -23,6 +23,8 @@ function sizeOf(e: CacheEntry): number {
 class DomainCache {
   readonly entries = new Map<string, CacheEntry>();
   bytes = 0;
+  /** Highest selective purge id applied. */
+  lastPurgeId = 0;
   constructor(public generation: number) {}
 
   clear(): void { this.entries.clear(); this.bytes = 0; }
@@ -66,6 +68,26 @@ export class EdgeCache {
       d.entries.delete(k);
       d.bytes -= sizeOf(e);
     }
+  }
+
+  /**
+   * Applies the selective purges of a snapshot not applied yet: entries whose key (host + path + '?' + query) starts
+   * with one of a purge's prefixes are dropped. Returns how many entries were dropped.
+   */
+  applyPurges(domain: string, generation: number, purges: readonly { id: number; prefixes: string[] }[]): number {
+    const d = this.domain(domain, generation);
+    let dropped = 0;
+    for (const p of purges) {
+      if (p.id <= d.lastPurgeId) continue;
+      d.lastPurgeId = p.id;
+      for (const [k, e] of d.entries) {
+        if (!p.prefixes.some((prefix) => k.startsWith(prefix))) continue;
+        d.entries.delete(k);
+        d.bytes -= sizeOf(e);
+        dropped++;
+      }
+    }
+    return dropped;
   }
 
   /** Drops a domain's whole cache (domain deleted). */

@@ -66,6 +66,13 @@ export interface DomainSettings {
   cacheCapMb: number;
   /** Bumped by a cache purge; nodes drop the domain's cache when it changes (0 when never purged). */
   cachePurgeGeneration?: number;
+  /** Recent selective purges, oldest first: entries whose key (host + path) starts with a prefix are dropped once. */
+  cachePurges?: CachePurge[];
+}
+
+export interface CachePurge {
+  id: number;
+  prefixes: string[];
 }
 
 export interface RuleSet {

@@ -26,6 +26,19 @@ test('cache purge and request logs', async (t) => {
     assert.equal((await lastSnapshot()).settings.cachePurgeGeneration, before + 2);
   });
 
+  await t.test('POST /domains/{domain}/cache/purge sends host/path prefixes to the nodes', async () => {
+    const res = await cp.call(owner.key, 'POST', `/domains/${name}/cache/purge`, { urls: ['https://www.purge.example.org/static/*', 'purge.example.org/a.css', 'WWW.purge.example.org'] });
+    assert.equal(res.statusCode, 200, res.body);
+    const want = ['www.purge.example.org/static/', 'purge.example.org/a.css', 'www.purge.example.org/'];
+    assert.deepEqual(res.json().prefixes, want);
+    const purges = (await lastSnapshot()).settings.cachePurges ?? [];
+    assert.deepEqual(purges.at(-1)!.prefixes, want);
+    const bad = await cp.call(owner.key, 'POST', `/domains/${name}/cache/purge`, { urls: ['https://example.net/x', 'www.purge.example.org/ok'] });
+    assert.equal(bad.statusCode, 400);
+    assert.match(bad.json().error, /urls\[0\]/);
+    assert.equal((await cp.call(owner.key, 'POST', `/domains/${name}/cache/purge`, { urls: [] })).statusCode, 400);
+  });
+
   await t.test('a viewer cannot purge; another user sees 404', async () => {
     const viewer = await cp.user();
     await cp.addMember(name, viewer.id, 'viewer');
