@@ -122,18 +122,29 @@ export function slotFor(zone: CompiledZone, name: string, qtype: number): Slot {
   return encodeAnswer(name, qtype, a);
 }
 
-/** Precompiles every slot of a node (compile time). */
+/** Types precompiled at a CNAME; the other slot types of a CNAME are resolved on first query (lookup.ts). */
+const CNAME_EAGER = [TYPE.A, TYPE.AAAA, TYPE.CNAME, TYPE.MX, TYPE.TXT];
+
+/** Precompiles the slots of a node (compile time). */
 export function fillSlots(zone: CompiledZone, node: ZoneNode): void {
-  const plain = !node.cut && !node.rrsets.has(TYPE.CNAME);
+  if (node.cut) {
+    // Every type below a delegation gets the same referral (the question is patched from the query); DS is OTHER.
+    const referral = slotFor(zone, node.name, TYPE.A);
+    for (let i = 0; i < SLOT_TYPES.length; i++) node.slots[i] = referral;
+    node.slots[OTHER] = DYNAMIC;
+    return;
+  }
+  if (node.rrsets.has(TYPE.CNAME)) {
+    for (const t of CNAME_EAGER) node.slots[SLOT_OF[t]] = slotFor(zone, node.name, t);
+    node.slots[OTHER] = DYNAMIC;
+    return;
+  }
   for (let i = 0; i < SLOT_TYPES.length; i++) {
     const t = SLOT_TYPES[i];
-    if (t === TYPE.ANY && plain) continue;
-    node.slots[i] = plain && !node.rrsets.has(t) ? NEGATIVE : slotFor(zone, node.name, t);
+    if (t !== TYPE.ANY) node.slots[i] = node.rrsets.has(t) ? slotFor(zone, node.name, t) : NEGATIVE;
   }
-  if (plain) {
-    // ANY at a plain name is the answer of the type it picks; the question's type is patched from the query anyway.
-    const pick = ANY_ORDER.find((t) => node.rrsets.has(t));
-    node.slots[SLOT_OF[TYPE.ANY]] = pick === undefined ? NEGATIVE : node.slots[SLOT_OF[pick]];
-  }
-  node.slots[OTHER] = plain ? NEGATIVE : DYNAMIC;
+  // ANY at a plain name is the answer of the type it picks; the question's type is patched from the query anyway.
+  const pick = ANY_ORDER.find((t) => node.rrsets.has(t));
+  node.slots[SLOT_OF[TYPE.ANY]] = pick === undefined ? NEGATIVE : node.slots[SLOT_OF[pick]];
+  node.slots[OTHER] = NEGATIVE;
 }
