@@ -2,6 +2,13 @@
 // watch's backoff, the verification expiry, and developer mode's re-arm and stop signals. Durations are arguments.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
+import protos from '@temporalio/proto';
+
+const { temporal } = protos;
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 // @ts-expect-error -- setup.mjs is plain JavaScript without type declarations
@@ -9,6 +16,34 @@ import { temporalCliPath } from '../../scripts/setup.mjs';
 import type { Activities } from './activities/index.js';
 import type { NsCheckResult } from './types.js';
 import { WORKFLOWS_PATH } from './worker.js';
+
+/** Recorded histories (RECORD_HISTORIES=1 rewrites them); every one must replay on the current workflow code. */
+const HISTORIES = fileURLToPath(new URL('../../test/fixtures/histories/', import.meta.url));
+
+async function keepHistory(workflowId: string, file: string): Promise<void> {
+  if (!process.env.RECORD_HISTORIES) return;
+  mkdirSync(HISTORIES, { recursive: true });
+  // The CLI writes the JSON history format that replay reads (historyToJSON trips over duplicate protobufjs copies).
+  const json = execFileSync(temporalCliPath() as string, ['workflow', 'show', '--workflow-id', workflowId, '--address', env.address, '--output', 'json'], { encoding: 'utf8' });
+  writeFileSync(join(HISTORIES, file), json);
+}
+
+/**
+ * The CLI writes proto3 JSON; protobufjs' fromObject takes it except for the well-known Timestamp ("…Z") and Duration
+ * ("1.5s") strings, converted here. (historyFromJSON would do it all, but trips over duplicate protobufjs copies.)
+ */
+function wellKnownTypes(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(wellKnownTypes);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, wellKnownTypes(v)]));
+  if (typeof value !== 'string') return value;
+  const duration = /^(\d+)(?:\.(\d{1,9}))?s$/.exec(value);
+  if (duration) return { seconds: duration[1], nanos: Number((duration[2] ?? '').padEnd(9, '0')) };
+  if (/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/.test(value)) {
+    const frac = /\.(\d+)Z$/.exec(value)?.[1] ?? '';
+    return { seconds: String(Math.floor(Date.parse(value) / 1000)), nanos: Number(frac.slice(0, 9).padEnd(9, '0')) };
+  }
+  return value;
+}
 
 let env: TestWorkflowEnvironment;
 let bundle: WorkflowBundleWithSourceMap;
@@ -43,6 +78,7 @@ test('watchDelegation checks at once, then backs off until the domain is no long
   }));
   assert.equal(result, 'active');
   assert.equal(calls.length, 3);
+  await keepHistory('domain-delegation:a.example.org', 'watch-delegation.json');
 });
 
 test('watchDelegation gives up after its window and ends when the domain is deleted', async () => {
@@ -74,6 +110,7 @@ test('awaitVerification marks the token expired when nothing is found in time', 
   }));
   assert.equal(result, 'expired:failed');
   assert.deepEqual(expired, ['tok']);
+  await keepHistory('domain-verification:d.example.org', 'await-verification.json');
 });
 
 test('expireDeveloperMode: a re-arm moves the expiry; a stop ends it without switching anything', async () => {
@@ -86,10 +123,20 @@ test('expireDeveloperMode: a re-arm moves the expiry; a stop ends it without swi
     await handle.signal('extendDeveloperMode', later);
     assert.equal(await handle.result(), 'off');
     assert.deepEqual(ended, [later]);
+    await keepHistory('developer-mode:e.example.org', 'expire-developer-mode.json');
 
     const stopped = await env.client.workflow.start('expireDeveloperMode', { taskQueue, workflowId: 'developer-mode:f.example.org', args: [{ domain: 'f.example.org', expiresAtMs: Date.now() + 60_000 }] });
     await stopped.signal('stopDeveloperMode');
     assert.equal(await stopped.result(), 'stopped');
     assert.equal(ended.length, 1);
   });
+});
+
+test('recorded histories replay on the current workflow code (a non-deterministic change fails here: gate it with patched())', async () => {
+  const files = readdirSync(HISTORIES).filter((f) => f.endsWith('.json'));
+  assert.ok(files.length >= 3);
+  for (const file of files) {
+    const history = temporal.api.history.v1.History.fromObject(wellKnownTypes(JSON.parse(readFileSync(join(HISTORIES, file), 'utf8'))) as Record<string, unknown>);
+    await Worker.runReplayHistory({ workflowBundle: bundle }, history, file);
+  }
 });
