@@ -12,6 +12,7 @@ const SINGLE = Number(process.env.SINGLE_WRITES ?? 200);
 const BATCHES = Number(process.env.BATCH_WRITES ?? 30);
 const BATCH_SIZE = Number(process.env.BATCH_SIZE ?? 1000);
 const DOMAIN = 'bench.example';
+const SMALL = 'small.example';
 const POLL_LIMIT_MS = 10_000;
 
 function percentile(sorted: number[], p: number): number {
@@ -72,8 +73,22 @@ async function main(): Promise<void> {
     probe = createDnsProbe('127.0.0.1', node.dnsPort);
     await waitForAnswer(probe, `r${BATCH_SIZE - 1}.${DOMAIN}`, ip(BATCH_SIZE - 1, 0));
 
-    // Single writes: one record's destination changes; the zone holds BATCH_SIZE records, so each entry is a whole zone.
     store = openNodeStore(join(node.dataDir, 'dns-node'));
+
+    // Single writes to a small zone (10 records): the common case.
+    await cp.api('POST', '/domains/', { name: SMALL });
+    const smallIds: number[] = [];
+    for (let i = 0; i < 10; i++) smallIds.push((await cp.api<{ id: number }>('POST', `/domains/${SMALL}/records/`, { name: `s${i}`, type: 'A', destination: ip(i, 0), ttl: 300, proxied: false })).id);
+    await waitForAnswer(probe, `s9.${SMALL}`, ip(9, 0));
+    const small: Array<[number, number]> = [];
+    for (let i = 0; i < SINGLE; i++) {
+      const target = ip(i, 200);
+      const before = store.version;
+      await cp.api('PUT', `/domains/${SMALL}/records/${smallIds[0]}`, { destination: target });
+      small.push(await measure(store, before, probe, `s0.${SMALL}`, target, performance.now()));
+    }
+
+    // Single writes: one record's destination changes; the zone holds BATCH_SIZE records, so each entry is a whole zone.
     const single: Array<[number, number]> = [];
     for (let i = 0; i < SINGLE; i++) {
       const target = ip(i, 1);
@@ -92,8 +107,10 @@ async function main(): Promise<void> {
     }
 
     const rows = [
+      summary('single write → DNS answer (zone of 10 records)', small.map((x) => x[1])),
+      summary('single write → node store applied (10 records)', small.map((x) => x[0])),
       summary(`single write → DNS answer (zone of ${BATCH_SIZE} records)`, single.map((x) => x[1])),
-      summary(`single write → node store applied`, single.map((x) => x[0])),
+      summary(`single write → node store applied (${BATCH_SIZE} records)`, single.map((x) => x[0])),
       summary(`${BATCH_SIZE}-item batch-update → DNS answer`, batch.map((x) => x[1])),
       summary(`${BATCH_SIZE}-item batch-update → node store applied`, batch.map((x) => x[0])),
     ];
