@@ -110,12 +110,12 @@ test('rules API: the seven operations, validation, scope, plan limits and the co
   await t.test('a rule read back can be sent back unchanged (PUT round trip), basic_auth hashes included', async () => {
     const created = await cp.call(owner.key, 'POST', `/domains/${name}/rules/basic_auth/`, { users: [{ username: 'ann', password: 'pw1' }], realm: 'R' });
     assert.equal(created.statusCode, 200, created.body);
-    const rule = created.json();
+    const rule = created.json<Record<string, unknown> & { id: number; users: { password?: string; password_hash: string }[] }>();
     assert.equal(rule.users[0].password, undefined, 'passwords are never read back');
     assert.match(rule.users[0].password_hash, /^scrypt\$/);
     const back = await cp.call(owner.key, 'PUT', `/domains/${name}/rules/basic_auth/${rule.id}`, rule);
     assert.equal(back.statusCode, 200, back.body);
-    assert.deepEqual({ ...back.json(), updated_at: '' }, { ...rule, updated_at: '' });
+    assert.deepEqual({ ...back.json<Record<string, unknown>>(), updated_at: '' }, { ...rule, updated_at: '' });
   });
 
   await t.test('404 for a rule of another type or another domain', async () => {
