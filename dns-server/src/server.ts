@@ -20,6 +20,8 @@ export interface DnsServer {
 
 /** Largest number of bytes a TCP client may leave unread before it is disconnected. */
 const MAX_TCP_BACKLOG = 1 << 20;
+/** Open TCP connections per process; beyond it new ones are refused (idle ones close after tcpIdleMs). */
+const MAX_TCP_CONNECTIONS = 4096;
 
 export async function startDnsServer(o: ServerOptions): Promise<DnsServer> {
   const udp = await bindUdp(o);
@@ -68,6 +70,7 @@ function bindUdp(o: ServerOptions): Promise<Socket> {
 
 function listenTcp(o: ServerOptions, port: number): Promise<Server> {
   const server = createServer({ noDelay: true }, (socket) => serveConnection(socket, o));
+  server.maxConnections = MAX_TCP_CONNECTIONS;
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen({ port, host: o.host, exclusive: false }, () => { server.off('error', reject); resolve(server); });
