@@ -4,6 +4,7 @@ import { loadConfig } from './config.js';
 import { openDatabase } from './db/index.js';
 import { build } from './app.js';
 import { acquireDataDirLock } from './admin/data-dir-lock.js';
+import { startAdminSocket } from './admin/socket.js';
 import { ConfigLog } from './config-log/index.js';
 import { startSyncHub } from './sync/index.js';
 
@@ -17,6 +18,13 @@ async function main(): Promise<void> {
   const configLog = new ConfigLog(config.nsSets);
   const app = await build({ config, database, configLog });
   // The sync hub streams the config log to DNS and edge nodes (control-plane/README.md, "Sync").
+  // With PGlite the admin CLI cannot open the database while we run; it sends its commands through this socket.
+  const adminSocket = lock
+    ? await startAdminSocket({ dataDir: config.dataDir, db: database.db, configLog }).catch((err: unknown) => {
+      log.warn({ err }, 'admin socket unavailable (a DATA_DIR path too long for a Unix socket?): the admin CLI needs the control plane stopped');
+      return null;
+    })
+    : null;
   const syncHub = await startSyncHub({ host: config.syncHost, port: config.syncPort, pollMs: config.syncPollMs,
     token: ensureNodeToken(config.dataDir, config.nodeToken), db: database.db, configLog });
 
@@ -28,6 +36,7 @@ async function main(): Promise<void> {
     const force = setTimeout(() => { log.error('shutdown timed out'); process.exit(1); }, 10_000);
     force.unref();
     try {
+      await adminSocket?.close();
       await syncHub.close();
       await app.close();
       await database.close();

@@ -2,6 +2,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { acquireDataDirLock } from '../../control-plane/src/admin/data-dir-lock.js';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startTestControlPlane } from '../helpers/control-plane.js';
@@ -95,4 +98,15 @@ test('admin CLI process: usage errors exit 2 with the usage text', () => {
   assert.equal(r.status, 2);
   assert.equal(r.stdout, '');
   assert.match(r.stderr, /^unknown command "user explode"\nusage: npm run admin -- <command>/);
+});
+
+test('admin CLI process: a PGlite DATA_DIR held without an admin socket exits 3 and says why', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'platform-cli-lock-'));
+  const lock = acquireDataDirLock(dataDir, 'control-plane');
+  t.after(() => { lock.release(); rmSync(dataDir, { recursive: true, force: true }); });
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir };
+  delete env.DATABASE_URL;
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'control-plane/src/admin/cli.ts', 'user', 'create', 'x@example.org'], { cwd: root, env, encoding: 'utf8', timeout: 60_000 });
+  assert.equal(r.status, 3);
+  assert.match(r.stderr, new RegExp(`^error: the PGlite database in ${dataDir} is in use by control-plane \\(pid ${process.pid}\\); with PGlite only one process may open it`));
 });

@@ -1,5 +1,5 @@
 // The control plane started as a user starts it (node --import tsx control-plane/src/main.ts): writes survive a clean
-// stop and a kill -9 on the same DATA_DIR (or DATABASE_URL); the admin CLI refuses to share a PGlite DATA_DIR.
+// stop and a kill -9 on the same DATA_DIR (or DATABASE_URL); the admin CLI works beside it (admin socket with PGlite).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -70,11 +70,15 @@ test('control plane restart loses nothing (clean stop and kill -9)', async (t) =
   assert.equal(res.status, 200);
   res = await fetch(`${cp.base}/domains/restart.example.org`, { method: 'PUT', headers, body: JSON.stringify({ cache_l2_ttl_days: 6 }) });
   assert.equal(res.status, 200);
-  if (!testDb.databaseUrl) {
-    const locked = admin(env, 'user', 'create', 'late@example.org');
-    assert.equal(locked.code, 3);
-    assert.match(locked.stderr, /is in use by control-plane \(pid \d+\); with PGlite only one process may open it/);
-  }
+  // The admin CLI works while the control plane runs: with PGlite through its admin socket, with Postgres directly.
+  assert.equal(admin(env, 'user', 'create', 'late@example.org').code, 0);
+  const late = admin(env, 'key', 'create', 'late@example.org', '--read-only');
+  assert.equal(late.code, 0, late.stderr);
+  assert.match(late.stdout, /^svc_[A-Za-z0-9]{65}\n$/);
+  res = await fetch(`${cp.base}/domains/`, { headers: { authorization: `Bearer ${late.stdout.trim()}` } });
+  assert.equal(res.status, 200);
+  const missing = admin(env, 'key', 'list', 'nobody@example.org');
+  assert.deepEqual([missing.code, missing.stdout, missing.stderr], [1, '', 'error: no user nobody@example.org\n']);
   assert.equal(await stop(cp.child, 'SIGTERM'), 0, 'graceful shutdown exits 0');
 
   // 2. Start again on the same data: the write is there; write more; kill -9.

@@ -14,6 +14,43 @@ import { createUser, setUserActive, userByEmail } from './users.js';
 
 export class UsageError extends Error {}
 
+export const USAGE = `usage: npm run admin -- <command>
+  user create EMAIL [--name NAME]
+  user deactivate EMAIL
+  user activate EMAIL
+  key create EMAIL [--read-only] [--expires never|30|90|365] [--name NAME]   (prints the key alone on stdout)
+  key list EMAIL
+  key revoke KEY_ID
+  plan list
+  plan show DOMAIN
+  plan set DOMAIN PLAN_SLUG
+  plan override DOMAIN FIELD VALUE
+  plan clear-override DOMAIN FIELD
+  member add DOMAIN EMAIL admin|editor|viewer
+  member remove DOMAIN EMAIL`;
+
+/** The command named by argv, or null after writing the usage error. */
+export function findCommand(argv: string[], err: (line: string) => void): Command | null {
+  const [group, action] = argv;
+  const command = COMMANDS[`${group ?? ''} ${action ?? ''}`];
+  if (!command) err(group === undefined || group === 'help' || group === '--help' ? USAGE : `unknown command "${argv.join(' ')}"\n${USAGE}`);
+  return command ?? null;
+}
+
+/** Runs one command line; returns the exit code: 0 done, 1 the command failed, 2 usage error. */
+export async function executeCommand(ctx: CommandContext, argv: string[], err: (line: string) => void): Promise<number> {
+  const command = findCommand(argv, err);
+  if (!command) return 2;
+  try {
+    await command(ctx, argv.slice(2));
+    return 0;
+  } catch (e) {
+    if (e instanceof UsageError) { err(`error: ${e.message}\n${USAGE}`); return 2; }
+    err(`error: ${e instanceof Error ? e.message : String(e)}`);
+    return 1;
+  }
+}
+
 export interface CommandContext { db: Db; configLog: ConfigLog; out: (line: string) => void }
 type Command = (ctx: CommandContext, args: string[]) => Promise<void>;
 
