@@ -5,7 +5,8 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import type * as wf from '../../../workflows/src/workflows/index.js';
-import type { domains } from '../db/schema.js';
+import { and, eq, or } from 'drizzle-orm';
+import { domains } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 
 type DomainRow = typeof domains.$inferSelect;
@@ -77,15 +78,24 @@ async function temporalPlugin(app: FastifyInstance) {
     });
   });
 
-  const startVerificationWatch = (row: DomainRow) => background(workflowId.verification(row.name), async () => {
+  const verificationArgs = (row: DomainRow) => {
     const verification = row.verification as { name: string; type: string; value: string; expires_at: string } | null;
     const sslDelegation = row.sslDelegation as { name: string; type: string; target: string; canary?: string } | null;
     const expiresAtMs = verification?.expires_at ? Date.parse(verification.expires_at) : Date.now();
+    return [{ domain: row.name, verification, sslDelegation, expiresAtMs, backoff: cfg.verificationBackoff }] as [Parameters<typeof wf.awaitVerification>[0]];
+  };
+  const resumeVerificationWatch = async (row: DomainRow) => {
+    await (await client()).workflow.start<typeof wf.awaitVerification>('awaitVerification', {
+      ...startOptions(workflowId.verification(row.name)), args: verificationArgs(row),
+    });
+  };
+
+  const startVerificationWatch = (row: DomainRow) => background(workflowId.verification(row.name), async () => {
     await (await client()).workflow.start<typeof wf.awaitVerification>('awaitVerification', {
       ...startOptions(workflowId.verification(row.name)),
       // A new token (verify/retry) replaces a watch still running for the old one.
       workflowIdConflictPolicy: 'TERMINATE_EXISTING',
-      args: [{ domain: row.name, verification, sslDelegation, expiresAtMs, backoff: cfg.verificationBackoff }],
+      args: verificationArgs(row),
     });
   });
 
@@ -134,6 +144,21 @@ async function temporalPlugin(app: FastifyInstance) {
   };
 
   app.decorate('temporal', temporal);
+
+  // Domains added while Temporal was unreachable have no watch yet: on start, (re)start the watches of every domain
+  // still waiting (idempotent: a running watch is found by its id). In the background; failures are logged.
+  app.addHook('onReady', async () => {
+    if (!cfg.address) return;
+    void (async () => {
+      const waiting = await app.db.select().from(domains)
+        .where(or(and(eq(domains.dnsMode, 'managed'), eq(domains.state, 'pending')), and(eq(domains.dnsMode, 'external'), eq(domains.state, 'unverified'), eq(domains.verificationState, 'awaiting'))));
+      for (const row of waiting) {
+        if (row.dnsMode === 'managed') await startDelegationWatch(row.name);
+        else await background(workflowId.verification(row.name), () => resumeVerificationWatch(row));
+      }
+      if (waiting.length > 0) log.info({ domains: waiting.length }, 'watches of waiting domains ensured');
+    })().catch((err: unknown) => log.warn({ err }, 'could not ensure the watches of waiting domains'));
+  });
   app.addHook('onClose', async () => {
     const c = await clientPromise?.catch(() => undefined);
     await c?.connection.close();
