@@ -157,3 +157,29 @@ test('a node that stops reading is dropped once its queue passes the limit, and 
   await until(() => hub.nodes === 1, 'the slow node to be dropped');
   assert.equal(store.getSnapshot('big.example')!.zone.serial, 25);
 });
+
+test('nodes that connect while a burst is being published each end with every domain at its last version', async (t) => {
+  const { db, configLog, userId, newStore, hubUrl } = await setup(t);
+  const ids: number[] = [];
+  for (let i = 0; i < 4; i++) {
+    const [d] = await db.insert(domains).values({ name: `d${i}.example`, ownerId: userId, state: 'active' }).returning();
+    // ~100 KB snapshots: large enough that the hub yields between frames.
+    await db.insert(dnsRecords).values({ domainId: d!.id, name: '@', type: 'TXT', destination: `${i}`.repeat(100_000) });
+    ids.push(d!.id);
+  }
+  const stores = [newStore(), newStore(), newStore()];
+  const syncs: Array<ReturnType<typeof startNodeSync>> = [];
+  t.after(() => Promise.all(syncs.map((s) => s.stop())));
+  let last = 0;
+  for (let i = 0; i < 24; i++) {
+    last = await db.transaction((tx) => configLog.appendSnapshot(tx, ids[i % 4]!));
+    configLog.nudge();
+    if (i % 8 === 3) syncs.push(startNodeSync(stores[syncs.length]!, { hubUrl, token: TOKEN }));
+  }
+  await Promise.all(syncs.map((s) => s.ready));
+  await until(() => stores.every((s) => s.version === last), 'every node to reach the last version', 30_000);
+  for (const store of stores) {
+    assert.deepEqual(store.domains(), ['d0.example', 'd1.example', 'd2.example', 'd3.example']);
+    for (let i = 0; i < 4; i++) assert.equal(store.getSnapshot(`d${i}.example`)!.zone.serial, 7, `d${i}.example has its last serial`);
+  }
+});

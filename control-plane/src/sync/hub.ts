@@ -43,18 +43,20 @@ const YIELD_AFTER_BYTES = 64 * 1024;
 const TAIL_PAGE = 500;
 const log = componentLogger('control-plane.sync');
 
-/** Encodes stored rows into frames of at most MAX_FRAME_BYTES (one row alone may exceed it). */
-export function framesOf(rows: readonly StoredEntry[]): Uint8Array[] {
-  const frames: Uint8Array[] = [];
+/** Encodes stored rows into frames of at most MAX_FRAME_BYTES (one row alone may exceed it), each with its last version. */
+export function framesOf(rows: readonly StoredEntry[]): Array<{ frame: Uint8Array; lastVersion: number }> {
+  const frames: Array<{ frame: Uint8Array; lastVersion: number }> = [];
   let batch: Uint8Array[] = [];
   let size = 0;
+  let lastVersion = 0;
   for (const r of rows) {
     const bytes = encodeConfigEntry({ version: r.version, domain: r.domainName, deleted: r.deleted, snapshotBytes: r.payload });
-    if (batch.length > 0 && size + bytes.length > MAX_FRAME_BYTES) { frames.push(packEntries(batch)); batch = []; size = 0; }
+    if (batch.length > 0 && size + bytes.length > MAX_FRAME_BYTES) { frames.push({ frame: packEntries(batch), lastVersion }); batch = []; size = 0; }
     batch.push(bytes);
     size += bytes.length + 5;
+    lastVersion = r.version;
   }
-  if (batch.length > 0) frames.push(packEntries(batch));
+  if (batch.length > 0) frames.push({ frame: packEntries(batch), lastVersion });
   return frames;
 }
 
@@ -143,7 +145,7 @@ export async function startSyncHub(opts: SyncHubOptions): Promise<SyncHub> {
       for (;;) {
         const rows = cursor < target ? await configLog.readLatestAfter(db, cursor, target, CATCH_UP_PAGE) : [];
         if (conn.closed) return;
-        for (const frame of framesOf(rows)) {
+        for (const { frame } of framesOf(rows)) {
           ws.cork(() => ws.send(frame, true));
           if (ws.getBufferedAmount() > maxBackpressure / 2) {
             await new Promise<void>((resolve) => { conn.onDrain = resolve; });
@@ -174,13 +176,14 @@ export async function startSyncHub(opts: SyncHubOptions): Promise<SyncHub> {
         for (;;) {
           const rows = await configLog.readAfter(db, head, TAIL_PAGE);
           if (rows.length === 0 || closing) break;
-          for (const frame of framesOf(rows)) {
+          for (const { frame, lastVersion } of framesOf(rows)) {
             app.publish(TOPIC, frame, true);
+            // `head` moves with each publish: a node whose catch-up ends during the yield below reads up to it.
+            head = lastVersion;
             // After a large frame, let the event loop flush sockets before the next one, so that a burst of big
             // snapshots does not pile up in every node's queue at once (only nodes that do not read get dropped).
             if (frame.length >= YIELD_AFTER_BYTES) await new Promise((r) => setImmediate(r));
           }
-          head = rows[rows.length - 1]!.version;
           if (rows.length < TAIL_PAGE) break;
         }
       } while (again && !closing);
