@@ -98,6 +98,7 @@ export function developerModeBody(until: Date | null, now = new Date()) {
 /** Sets developer mode on until `until`, or off (null); nodes get the flag through the config log. */
 export async function setDeveloperMode(app: FastifyInstance, name: string, until: Date | null) {
   return withDomain(app, name, async (tx, row) => {
+    if (!until && !row.developerModeUntil) return { result: developerModeBody(null), publish: false }; // already off
     await tx.update(domains).set({ developerModeUntil: until, updatedAt: new Date() }).where(eq(domains.id, row.id));
     return { result: developerModeBody(until), publish: true };
   });
