@@ -1,8 +1,8 @@
 // Entry point of `npm run dns-server`: one process, or a primary running node sync plus DNS_WORKERS workers.
-import cluster, { type Worker } from 'node:cluster';
+import cluster from 'node:cluster';
 import { createSocket } from 'node:dgram';
 import { createServer } from 'node:net';
-import { ensureNodeToken, openNodeStore, startNodeSync, type NodeStore, type NodeSync } from '@platform/shared';
+import { onShutdownSignals, openNodeStore, startNodeSyncFromConfig, startWorkerPool, type NodeStore, type NodeSync } from '@platform/shared';
 import { loadConfig, type DnsServerConfig } from './config.js';
 import { createCounters, type Counters } from './counters.js';
 import { startMetrics, sumCounters } from './metrics.js';
@@ -19,29 +19,17 @@ try {
   process.exit(1);
 }
 
-function startSync(store: NodeStore, cfg: DnsServerConfig): NodeSync | undefined {
-  if (!cfg.syncUrl) return undefined;
-  return startNodeSync(store, { hubUrl: cfg.syncUrl, token: ensureNodeToken(cfg.dataDir, cfg.nodeToken), nodeId: `dns-${process.pid}` });
-}
-
-function onSignals(stop: () => Promise<void>): void {
-  let stopping = false;
-  const handler = () => {
-    if (stopping) return;
-    stopping = true;
-    stop().then(() => process.exit(0), (err) => { log.error({ err }, 'shutdown failed'); process.exit(1); });
-  };
-  process.on('SIGTERM', handler);
-  process.on('SIGINT', handler);
+function startSync(store: NodeStore): NodeSync | undefined {
+  return startNodeSyncFromConfig(store, { syncUrl: config.syncUrl, dataDir: config.dataDir, nodeToken: config.nodeToken, nodeIdPrefix: 'dns' });
 }
 
 async function runSingle(): Promise<void> {
   const node = await startServingNode(config);
   node.store.onApplied((e) => node.refresh(e.domain, e.snapshot, e.deleted));
-  const sync = startSync(node.store, config);
+  const sync = startSync(node.store);
   const metrics = config.metricsPort ? await startMetrics(config.host, config.metricsPort, () => node.counters) : undefined;
   log.info({ host: config.host, port: node.server.port, zones: node.table.size, workers: 1 }, 'dns-server listening');
-  onSignals(async () => { await sync?.stop(); metrics?.close(); await node.close(); });
+  onShutdownSignals(async () => { await sync?.stop(); metrics?.close(); await node.close(); }, log);
 }
 
 async function runWorker(): Promise<void> {
@@ -82,43 +70,33 @@ async function freePort(host: string): Promise<number> {
 async function runPrimary(): Promise<void> {
   const store = openNodeStore(nodeStorePath(config));
   const port = config.port || await freePort(config.host);
-  const workers = new Set<Worker>();
   const counters = new Map<number, Counters>();
   let listening = 0;
-  let stopping = false;
-  const fork = () => {
-    const w = cluster.fork({ DNS_PORT: String(port) });
-    workers.add(w);
-    w.on('message', (m: WorkerMessage) => {
+  const pool = startWorkerPool<WorkerMessage>({
+    count: config.workers, env: { DNS_PORT: String(port) }, name: 'dns', log,
+    onMessage(w, m) {
       if (m.type === 'counters') counters.set(w.id, m.counters);
       else if (m.type === 'listening' && ++listening === config.workers) {
         log.info({ host: config.host, port, zones: store.domains().length, workers: config.workers }, 'dns-server listening');
       }
-    });
-    w.on('exit', (code) => {
-      workers.delete(w);
-      if (stopping) return;
-      log.error({ worker: w.id, code }, 'dns worker exited; starting another');
-      fork();
-    });
-  };
-  for (let i = 0; i < config.workers; i++) fork();
+    },
+  });
   store.onApplied((e) => {
-    for (const w of workers) {
+    for (const w of pool.workers) {
       // A worker that is exiting is replaced, and its successor loads the store afresh.
       if (w.isConnected()) w.send({ type: 'applied', domain: e.domain } satisfies PrimaryMessage, undefined, () => undefined);
     }
   });
-  const sync = startSync(store, config);
+  const sync = startSync(store);
   const total = createCounters();
   const metrics = config.metricsPort ? await startMetrics(config.host, config.metricsPort, () => sumCounters(counters.values(), total)) : undefined;
-  onSignals(async () => {
-    stopping = true;
+  onShutdownSignals(async () => {
+    pool.stopRespawning();
     await sync?.stop();
     metrics?.close();
-    await Promise.all([...workers].map((w) => new Promise((r) => { w.once('exit', r); w.process.kill('SIGTERM'); })));
+    await pool.stop();
     await store.close();
-  });
+  }, log);
 }
 
 const run = config.workers > 1 ? (cluster.isPrimary ? runPrimary : runWorker) : runSingle;

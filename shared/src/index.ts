@@ -4,3 +4,4 @@ export * from './env.js';
 export * from './logger.js';
 export * from './config/index.js';
 export * from './node-store/index.js';
+export * from './node-process.js';
