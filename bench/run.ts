@@ -1,0 +1,32 @@
+// `npm run bench [name...]`: runs the benchmarks one after another (each bounded), printing their tables.
+// Names: records, dns-lookup, dnsperf, rules, wrk, propagation. Without names, all of them.
+import { spawnSync } from 'node:child_process';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const tsx = (file: string): string[] => [process.execPath, '--import', 'tsx', file];
+
+const BENCHES: Record<string, string[]> = {
+  records: tsx('bench/control-plane/records.bench.ts'),
+  'dns-lookup': tsx('bench/dns-server/lookup.bench.ts'),
+  dnsperf: tsx('bench/dns-server/dnsperf.ts'),
+  rules: tsx('bench/edge-node/rules.bench.ts'),
+  wrk: ['bash', 'bench/edge-node/wrk.sh'],
+  propagation: tsx('bench/sync/propagation.ts'),
+};
+
+const wanted = process.argv.slice(2);
+const unknown = wanted.filter((n) => !(n in BENCHES));
+if (unknown.length > 0) {
+  console.error(`unknown benchmark(s): ${unknown.join(', ')}; choose from ${Object.keys(BENCHES).join(', ')}`);
+  process.exit(2);
+}
+let failed = 0;
+for (const name of wanted.length > 0 ? wanted : Object.keys(BENCHES)) {
+  const [cmd, ...args] = BENCHES[name]!;
+  console.log(`\n== ${name}: ${[cmd === process.execPath ? 'node' : cmd, ...args].join(' ')}`);
+  const r = spawnSync(cmd!, args, { cwd: root, stdio: 'inherit' });
+  if (r.status !== 0) { failed++; console.error(`== ${name} failed (${r.status ?? r.signal})`); }
+}
+process.exit(failed > 0 ? 1 : 0);
