@@ -1,20 +1,10 @@
 // Seeded generator of the benchmark zone (records, BIND zone file, DomainSnapshot) and its dnsperf query file.
 import type { DomainSnapshot, ZoneRecord } from '@platform/shared';
+// mulberry32, so every run benchmarks the same zone and queries.
+import { prng } from '@platform/shared/testing/prng.js';
 
 export const APEX = 'bench.example';
 export const NAMESERVERS = ['ns1.platform.test', 'ns2.platform.test'];
-
-/** mulberry32, so every run benchmarks the same zone and queries. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export interface BenchZone {
   records: ZoneRecord[];

@@ -3,7 +3,7 @@
 import { encodeRuleBody, parsePeerAddress, validateRule, type RuleType } from '@platform/shared/match/index.js';
 import type { Rule } from '@platform/shared';
 import { RequestContext } from '../../edge-node/src/context.js';
-import { prng as rng } from '../dns-server/zone-gen.js';
+import { prng as rng } from '@platform/shared/testing/prng.js';
 
 export const DOMAIN = 'bench.example.org';
 

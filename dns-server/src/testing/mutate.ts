@@ -1,17 +1,8 @@
 // Seeded random and mutated DNS packets for the fuzz tests.
 import { buildQuery } from './fixtures.js';
 
-/** mulberry32: a small seeded PRNG, so a failing run can be replayed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (shared with the benchmarks), so a failing run can be replayed. */
+export { prng } from '@platform/shared/testing/prng.js';
 
 const NAMES = ['www.example.org', 'example.org', 'x.dev.example.org', 'nothere.example.org', 'big.example.org', 'host.sub.example.org', 'example.com', 'alias.example.org'];
 const TYPES = [1, 2, 5, 6, 12, 15, 16, 28, 33, 41, 43, 251, 252, 255, 257, 0, 65535];
