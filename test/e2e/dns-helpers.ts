@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openNodeStore, type DomainSnapshot, type ZoneRecord } from '@platform/shared';
+import { stopProcess } from '../helpers/child-process.js';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -66,12 +67,7 @@ export async function startDnsProcess(env: Record<string, string>): Promise<DnsP
   });
   return {
     port, proc, output: () => out,
-    async stop() {
-      if (proc.exitCode !== null || proc.signalCode !== null) return;
-      const exited = new Promise((r) => proc.once('exit', r));
-      proc.kill('SIGTERM');
-      await exited;
-    },
+    stop: () => stopProcess(proc, 'SIGTERM'),
   };
 }
 

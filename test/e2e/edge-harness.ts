@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { send } from '../../edge-node/src/testing/harness.js';
+import { stopProcess } from '../helpers/child-process.js';
 import { freePort, ROOT, type ControlPlaneProcess } from './sync-harness.js';
 
 export interface EdgeNodeProcess {
@@ -53,12 +54,7 @@ export async function startEdgeNodeProcess(cp: ControlPlaneProcess, env: Record<
       return res.status === 421 ? true : undefined;
     }, 60_000);
   };
-  const kill = async (signal: NodeJS.Signals = 'SIGTERM') => {
-    if (proc.exitCode !== null || proc.signalCode !== null) return;
-    const exited = new Promise((r) => proc.once('exit', r));
-    proc.kill(signal);
-    await exited;
-  };
+  const kill = (signal: NodeJS.Signals = 'SIGTERM') => stopProcess(proc, signal);
   await launch();
   return {
     dataDir, httpPort, httpsPort, kill, restart: launch, output: () => out,

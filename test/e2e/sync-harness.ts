@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openNodeStore } from '@platform/shared';
+import { stopProcess } from '../helpers/child-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -136,12 +137,7 @@ export async function startDnsNode(cp: ControlPlaneProcess, env: Record<string, 
     // The store exists once the process has opened it; serving starts right after.
     await waitFor('the dns-server', async () => (existsSync(join(dataDir, 'dns-node')) ? true : undefined), 60_000, proc, () => out);
   };
-  const kill = async (signal: NodeJS.Signals = 'SIGKILL') => {
-    if (proc.exitCode !== null || proc.signalCode !== null) return;
-    const exited = new Promise((r) => proc.once('exit', r));
-    proc.kill(signal);
-    await exited;
-  };
+  const kill = (signal: NodeJS.Signals = 'SIGKILL') => stopProcess(proc, signal);
   await launch();
   return {
     dataDir, dnsPort, get proc() { return proc; },
