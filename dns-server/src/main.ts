@@ -2,7 +2,7 @@
 import cluster from 'node:cluster';
 import { createSocket } from 'node:dgram';
 import { createServer } from 'node:net';
-import { onShutdownSignals, openNodeStore, startNodeSyncFromConfig, startWorkerPool, type NodeStore, type NodeSync } from '@platform/shared';
+import { onShutdownSignals, openNodeStore, startNodeSyncFromConfig, startWorkerPool } from '@platform/shared';
 import { loadConfig, type DnsServerConfig } from './config.js';
 import { createCounters, type Counters } from './counters.js';
 import { startMetrics, sumCounters } from './metrics.js';
@@ -19,14 +19,10 @@ try {
   process.exit(1);
 }
 
-function startSync(store: NodeStore): NodeSync | undefined {
-  return startNodeSyncFromConfig(store, { syncUrl: config.syncUrl, dataDir: config.dataDir, nodeToken: config.nodeToken, nodeIdPrefix: 'dns' });
-}
-
 async function runSingle(): Promise<void> {
   const node = await startServingNode(config);
   node.store.onApplied((e) => node.refresh(e.domain, e.snapshot, e.deleted));
-  const sync = startSync(node.store);
+  const sync = startNodeSyncFromConfig(node.store, { ...config, nodeIdPrefix: 'dns' });
   const metrics = config.metricsPort ? await startMetrics(config.host, config.metricsPort, () => node.counters) : undefined;
   log.info({ host: config.host, port: node.server.port, zones: node.table.size, workers: 1 }, 'dns-server listening');
   onShutdownSignals(async () => { await sync?.stop(); metrics?.close(); await node.close(); }, log);
@@ -87,7 +83,7 @@ async function runPrimary(): Promise<void> {
       if (w.isConnected()) w.send({ type: 'applied', domain: e.domain } satisfies PrimaryMessage, undefined, () => undefined);
     }
   });
-  const sync = startSync(store);
+  const sync = startNodeSyncFromConfig(store, { ...config, nodeIdPrefix: 'dns' });
   const total = createCounters();
   const metrics = config.metricsPort ? await startMetrics(config.host, config.metricsPort, () => sumCounters(counters.values(), total)) : undefined;
   onShutdownSignals(async () => {

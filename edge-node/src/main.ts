@@ -1,6 +1,6 @@
 // Entry point of `npm run edge-node`: one process, or a primary running node sync plus EDGE_WORKERS workers.
 import cluster from 'node:cluster';
-import { onShutdownSignals, openNodeStore, startNodeSyncFromConfig, startWorkerPool, type NodeStore, type NodeSync } from '@platform/shared';
+import { onShutdownSignals, openNodeStore, startNodeSyncFromConfig, startWorkerPool } from '@platform/shared';
 import { loadConfig, type EdgeConfig } from './config.js';
 import { startLogShipper } from './log/shipper.js';
 import { log, nodeStorePath, startEdgeNode } from './node.js';
@@ -15,14 +15,10 @@ try {
   process.exit(1);
 }
 
-function startSync(store: NodeStore): NodeSync | undefined {
-  return startNodeSyncFromConfig(store, { syncUrl: config.syncUrl, dataDir: config.dataDir, nodeToken: config.nodeToken, nodeIdPrefix: 'edge' });
-}
-
 async function runSingle(): Promise<void> {
   const node = await startEdgeNode(config);
   node.store.onApplied((e) => node.refresh(e.domain, e.snapshot, e.deleted));
-  const sync = startSync(node.store);
+  const sync = startNodeSyncFromConfig(node.store, { ...config, nodeIdPrefix: 'edge' });
   const shipper = startLogShipper(node.logs, config);
   log.info({ host: config.host, httpPort: node.server.httpPort, httpsPort: node.server.httpsPort, domains: node.table.size, workers: 1 }, 'edge-node listening');
   onShutdownSignals(async () => { await sync?.stop(); await shipper.stop(); await node.close(); }, log);
@@ -40,7 +36,7 @@ async function runPrimary(): Promise<void> {
   const store = openNodeStore(nodeStorePath(config));
   const pool = startWorkerPool({ count: config.workers, name: 'edge', log });
   store.onApplied((e) => { for (const w of pool.workers) w.send({ type: 'applied', domain: e.domain } satisfies PrimaryMessage); });
-  const sync = startSync(store);
+  const sync = startNodeSyncFromConfig(store, { ...config, nodeIdPrefix: 'edge' });
   log.info({ host: config.host, httpPort: config.httpPort, httpsPort: config.httpsPort, workers: config.workers }, 'edge-node listening');
   onShutdownSignals(async () => {
     pool.stopRespawning();
