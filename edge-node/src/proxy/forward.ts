@@ -67,6 +67,11 @@ class Exchange {
   }
 }
 
+/** The attempt whose chunk res.cork is writing: cork runs its callback synchronously, so one module-level callback
+ * serves every request (no closure per request or per chunk). */
+let corking: Attempt | null = null;
+function corkWriteChunk(): void { corking!.writeChunk(); }
+
 /** One try at the origin, as undici's dispatch handler. */
 class Attempt implements Dispatcher.DispatchHandler {
   private controller: Controller | undefined;
@@ -142,20 +147,25 @@ class Attempt implements Dispatcher.DispatchHandler {
     }
     this.chunk = chunk;
     this.ok = true;
-    res.cork(this.writeChunk);
+    corking = this;
+    res.cork(corkWriteChunk);
+    corking = null;
     if (!this.ok) {
       this.controller?.pause();
-      res.onWritable(this.onWritable);
+      res.onWritable(this.onWritableFn ??= (offset) => this.onWritable(offset));
     }
   }
 
-  private chunk: Buffer | null = null;
-  private ok = true;
+  chunk: Buffer | null = null;
+  ok = true;
+  /** Created on the first backpressure only (most answers never need it). */
+  private onWritableFn: ((offset: number) => boolean) | undefined;
 
-  /** Writes the current chunk (inside cork); bound once per attempt. */
-  private readonly writeChunk = () => {
+  /** Writes the current chunk (called inside cork by corkWriteChunk). */
+  writeChunk(): void {
     const { ctx, res, plan } = this.x;
     const chunk = this.chunk!;
+    this.chunk = null;
     if (!this.headWritten) { this.headWritten = true; writeHead(res, ctx, this.status, this.outHeaders, plan.ops); }
     if (this.contentLength >= 0) {
       const offset = res.getWriteOffset();
@@ -163,9 +173,9 @@ class Attempt implements Dispatcher.DispatchHandler {
       if (done) ctx.aborted = true;
       else if (!written) { this.ok = false; this.pending = chunk; this.pendingOffset = offset; }
     } else this.ok = res.write(chunk);
-  };
+  }
 
-  private readonly onWritable = (offset: number): boolean => {
+  private onWritable(offset: number): boolean {
     const { ctx, res } = this.x;
     if (ctx.aborted) return true;
     if (this.pending) {
