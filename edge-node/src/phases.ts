@@ -164,6 +164,7 @@ function errorPage(ctx: RequestContext, rules: Rules, status: number): ErrorPage
 /** The response side of one proxied request: error pages, cache store, stale answers, pool failover and health. */
 class Plan implements ResponsePlan {
   readonly browserTtlSec: number;
+  readonly needsOriginHeaders: boolean;
   private tried: Set<number> | null = null;
 
   constructor(private readonly res: HttpResponse, private readonly ctx: RequestContext, private readonly state: EdgeState,
@@ -171,6 +172,7 @@ class Plan implements ResponsePlan {
     private readonly cache: CacheAction | undefined, private readonly cacheKey: string | undefined, private readonly generation: number,
     private readonly stale: ReturnType<EdgeCache['get']>, private readonly pool: OriginPoolAction | undefined, private readonly timeoutSec: number) {
     this.browserTtlSec = cache && !cache.bypass ? cache.browserTtlSec : 0;
+    this.needsOriginHeaders = cache !== undefined && cacheKey !== undefined;
   }
 
   replaceBody(status: number): { body: Buffer; contentType: string } | undefined {

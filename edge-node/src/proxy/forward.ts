@@ -14,9 +14,13 @@ const HOP_REQUEST = new Set(['connection', 'keep-alive', 'proxy-connection', 'te
   'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-real-ip', 'forwarded', 'expect']);
 const HOP_RESPONSE = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'transfer-encoding', 'content-length', 'date']);
 
+const EMPTY_HEADERS: Record<string, string | string[]> = Object.freeze({}) as Record<string, string | string[]>;
+
 /** What the phases decided about the answer before it arrives. */
 export interface ResponsePlan {
   ops: ResponseOps | null;
+  /** captureLimit reads the origin's headers (a cache rule applies); otherwise it is given an empty record. */
+  needsOriginHeaders: boolean;
   /** Called with the status: a body to send instead (error_page), or undefined to stream the origin's. */
   replaceBody(status: number): { body: Buffer; contentType: string } | undefined;
   /** Called with status and headers: max bytes to copy for the cache (0: do not store). */
@@ -44,7 +48,22 @@ export function upstreamHeaders(ctx: RequestContext, target: OriginTarget, reque
   return out;
 }
 
-interface Controller { abort(reason: Error): void; pause(): void; resume(): void }
+/**
+ * The origin's raw header list ([name, value, …] buffers, as undici's parser gives them) as a record: names lower case,
+ * values latin1, repeated names as arrays — the same shape as undici's own parseHeaders. Built only when the cache needs it.
+ */
+function headerRecord(raw: Buffer[]): Record<string, string | string[]> {
+  const obj: Record<string, string | string[]> = {};
+  for (let i = 0; i < raw.length; i += 2) {
+    const key = raw[i].toString('latin1').toLowerCase();
+    const value = raw[i + 1].toString('latin1');
+    const prev = Object.hasOwn(obj, key) ? obj[key] : undefined;
+    if (prev === undefined) Object.defineProperty(obj, key, { value, enumerable: true, configurable: true, writable: true });
+    else if (typeof prev === 'string') obj[key] = [prev, value];
+    else prev.push(value);
+  }
+  return obj;
+}
 
 /** Shared state of one proxied request across its attempts (Auto fallback, pool failover). */
 class Exchange {
@@ -72,9 +91,14 @@ class Exchange {
 let corking: Attempt | null = null;
 function corkWriteChunk(): void { corking!.writeChunk(); }
 
-/** One try at the origin, as undici's dispatch handler. */
+/**
+ * One try at the origin, as undici's dispatch handler. It uses undici's raw handler methods (onConnect, onHeaders with
+ * the raw header buffers, onData returning false to pause): the newer onRequestStart/onResponseStart API wraps every
+ * request in an UnwrapHandler that parses the headers into an object first.
+ */
 class Attempt implements Dispatcher.DispatchHandler {
-  private controller: Controller | undefined;
+  private abort: ((reason: Error) => void) | undefined;
+  private resume: (() => void) | undefined;
   private headSent = false;
   private headWritten = false;
   private answered = false;
@@ -84,44 +108,51 @@ class Attempt implements Dispatcher.DispatchHandler {
   private captureLeft = 0;
   private status = 0;
   private outHeaders: [string, string][] = [];
-  private originHeaders: Record<string, string | string[]> = {};
+  private rawHeaders: Buffer[] = [];
+  private originHeadersRecord: Record<string, string | string[]> | undefined;
   private pending: Buffer | null = null;
   private pendingOffset = 0;
 
   constructor(private readonly x: Exchange) {}
 
-  onRequestStart(controller: Controller): void {
-    this.controller = controller;
-    this.x.ctx.abortUpstream = () => controller.abort(new Error('client aborted'));
+  private get originHeaders(): Record<string, string | string[]> {
+    return this.originHeadersRecord ??= headerRecord(this.rawHeaders);
   }
 
-  onResponseStart(_c: Controller, st: number, h: Record<string, string | string[] | undefined>): void {
-    if (st < 200) return;
+  onConnect(abort: (reason: Error) => void): void {
+    this.abort = abort;
+    this.x.ctx.abortUpstream = () => abort(new Error('client aborted'));
+  }
+
+  onHeaders(st: number, raw: Buffer[], resume: () => void): boolean {
+    if (st < 200) return true;
     const { ctx, plan, res } = this.x;
-    const headers = h as Record<string, string | string[]>;
     this.status = st;
-    this.originHeaders = headers;
+    this.rawHeaders = raw;
+    this.resume = resume;
     ctx.upstreamMs = performance.now() - this.x.startedAt;
-    if (ctx.aborted) { this.controller?.abort(new Error('client aborted')); return; }
+    if (ctx.aborted) { this.abort?.(new Error('client aborted')); return true; }
     // A 5xx with a stale entry at hand: the stale entry is the answer (the origin body is read and dropped).
-    if (st >= 500 && plan.onFailure(new Error(`origin answered ${st}`), false)) { this.answered = true; return; }
+    if (st >= 500 && plan.onFailure(new Error(`origin answered ${st}`), false)) { this.answered = true; return true; }
     this.replaced = st >= 400 ? plan.replaceBody(st) : undefined;
-    if (this.replaced) return;
+    if (this.replaced) return true;
+    // One pass over the raw list: names lower case, values latin1 (as undici's parseHeaders), hop-by-hop dropped.
     const out: [string, string][] = [];
-    for (const name in headers) {
+    let cl: string | undefined;
+    let clCount = 0;
+    for (let i = 0; i < raw.length; i += 2) {
+      const name = raw[i].toString('latin1').toLowerCase();
+      if (name === 'content-length') { cl = raw[i + 1].toString('latin1'); clCount++; continue; }
       if (HOP_RESPONSE.has(name)) continue;
-      const v = headers[name];
-      if (Array.isArray(v)) for (const x of v) out.push([name, x]);
-      else out.push([name, v]);
+      out.push([name, raw[i + 1].toString('latin1')]);
     }
     if (plan.browserTtlSec > 0) {
       for (let i = out.length - 1; i >= 0; i--) if (out[i][0] === 'cache-control') out.splice(i, 1);
       out.push(['cache-control', `max-age=${plan.browserTtlSec}`]);
     }
     this.outHeaders = out;
-    const cl = headers['content-length'];
-    this.contentLength = typeof cl === 'string' && /^\d+$/.test(cl) ? Number(cl) : -1;
-    const limit = ctx.method === 'GET' ? plan.captureLimit(st, headers) : 0;
+    this.contentLength = clCount === 1 && /^\d+$/.test(cl!) ? Number(cl) : -1;
+    const limit = ctx.method === 'GET' ? plan.captureLimit(st, plan.needsOriginHeaders ? this.originHeaders : EMPTY_HEADERS) : 0;
     if (limit > 0 && (this.contentLength < 0 || this.contentLength <= limit)) { this.capture = []; this.captureLeft = limit; }
     this.headSent = true;
     const noBody = ctx.method === 'HEAD' || st === 204 || st === 304;
@@ -135,11 +166,13 @@ class Attempt implements Dispatcher.DispatchHandler {
       ctx.aborted = true;
     }
     // Otherwise the head goes out with the first body chunk: one write (one send) instead of two.
+    return true;
   }
 
-  onResponseData(_c: Controller, chunk: Buffer): void {
+  /** Returns false to pause the origin while uWS has backpressure (resumed from onWritable). */
+  onData(chunk: Buffer): boolean {
     const { ctx, res } = this.x;
-    if (this.replaced || this.answered || ctx.aborted) return;
+    if (this.replaced || this.answered || ctx.aborted) return true;
     ctx.bytes += chunk.length;
     if (this.capture) {
       if (chunk.length > this.captureLeft) this.capture = null;
@@ -151,9 +184,10 @@ class Attempt implements Dispatcher.DispatchHandler {
     res.cork(corkWriteChunk);
     corking = null;
     if (!this.ok) {
-      this.controller?.pause();
       res.onWritable(this.onWritableFn ??= (offset) => this.onWritable(offset));
+      return false;
     }
+    return true;
   }
 
   chunk: Buffer | null = null;
@@ -184,11 +218,11 @@ class Attempt implements Dispatcher.DispatchHandler {
       if (!written) return false;
       this.pending = null;
     }
-    this.controller?.resume();
+    this.resume?.();
     return true;
   };
 
-  onResponseEnd(): void {
+  onComplete(): void {
     const { ctx, res, plan } = this.x;
     if (this.answered) { this.x.finish(); return; }
     if (this.replaced) {
@@ -213,7 +247,7 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.x.finish();
   }
 
-  onResponseError(_c: Controller, err: Error): void {
+  onError(err: Error): void {
     const x = this.x;
     const { ctx, res, plan } = x;
     if (this.answered) { x.finish(); return; }
