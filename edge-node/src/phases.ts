@@ -37,12 +37,17 @@ const DAY_MS = 86_400_000;
 type Rules = Map<string, RuleIndex>;
 const idx = <A>(rules: Rules, type: string) => rules.get(type) as RuleIndex<A> | undefined;
 
-/** Runs the phases for one request. Never throws: a failure answers 502 once and is logged by the caller. */
-export async function runPhases(res: HttpResponse, ctx: RequestContext, state: EdgeState, body: Readable | null): Promise<void> {
+/**
+ * Runs the phases for one request. Synchronous unless a basic_auth verdict must be awaited (scrypt): then the rest
+ * runs when it settles and the returned promise carries any failure. A failure answers 502 once and is logged by the
+ * caller (thrown, or rejected from the returned promise).
+ */
+export function runPhases(res: HttpResponse, ctx: RequestContext, state: EdgeState, body: Readable | null): Promise<void> | undefined {
   const match = state.table.lookup(ctx.host);
   if (!match) {
     respond(res, ctx, 421, [...TEXT, ['x-edge-error', 'EDGE_ERR_HOST_NOT_SERVED']], `${ctx.host || '(no host)'} is not served by this edge\n`, null);
-    return state.log(ctx);
+    state.log(ctx);
+    return undefined;
   }
   const { domain, record } = match;
   ctx.record = record;
@@ -68,18 +73,30 @@ export async function runPhases(res: HttpResponse, ctx: RequestContext, state: E
       ctx.status = 444;
       if (!ctx.aborted) { ctx.aborted = true; res.close(); }
     } else respond(res, ctx, drop.action.status, text(), drop.action.body, responseOps);
-    return state.log(ctx);
+    state.log(ctx);
+    return undefined;
   }
 
   const auth = idx<BasicAuthAction>(rules, 'basic_auth')?.first(ctx);
   if (auth) {
     const verdict = isAuthorized(auth.action, ctx.header('authorization'));
-    const ok = typeof verdict === 'boolean' ? verdict : await verdict;
-    if (!ok) {
-      ctx.hit(auth.id, auth.type, false);
-      respond(res, ctx, 401, [...TEXT, ['www-authenticate', auth.action.challenge]], 'authentication required\n', responseOps);
-      return state.log(ctx);
+    if (typeof verdict !== 'boolean') {
+      return verdict.then((ok) => { afterAuth(res, ctx, state, body, match, auth, ok, requestOps, responseOps); });
     }
+    afterAuth(res, ctx, state, body, match, auth, verdict, requestOps, responseOps);
+  } else afterAuth(res, ctx, state, body, match, undefined, true, requestOps, responseOps);
+  return undefined;
+}
+
+/** The phases after basic_auth's verdict: 401, or redirect → rewrite → routing → cache → upstream. */
+function afterAuth(res: HttpResponse, ctx: RequestContext, state: EdgeState, body: Readable | null, match: NonNullable<ReturnType<DomainTable['lookup']>>,
+  auth: ReturnType<RuleIndex<BasicAuthAction>['first']>, ok: boolean, requestOps: HeaderOp[], responseOps: HeaderOp[]): void {
+  const { domain, record } = match;
+  const rules = domain.rules;
+  if (auth && !ok) {
+    ctx.hit(auth.id, auth.type, false);
+    respond(res, ctx, 401, [...TEXT, ['www-authenticate', auth.action.challenge]], 'authentication required\n', responseOps);
+    return state.log(ctx);
   }
 
   const redirect = idx<RedirectAction>(rules, 'redirect')?.first(ctx);

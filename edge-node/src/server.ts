@@ -59,12 +59,23 @@ export function makeHandler(state: EdgeState, scheme: 'http' | 'https') {
     const hasBody = method !== 'GET' && method !== 'HEAD'
       && (Number(req.getHeader('content-length') || 0) > 0 || req.getHeader('transfer-encoding') !== '');
     const body = hasBody ? bodyStream(res, ctx) : null;
-    runPhases(res, ctx, state, body).catch((err) => {
-      log.error({ err, host: ctx.host, path: ctx.path }, 'request failed');
-      respond(res, ctx, 502, [['content-type', 'text/plain; charset=utf-8'], ['x-edge-error', 'EDGE_ERR_INTERNAL' satisfies EdgeErrorCode]], 'edge error\n', null);
-      state.log(ctx);
-    });
+    // Synchronous on the common path: no promise per request; only an awaited basic_auth verdict returns one.
+    let pending: Promise<void> | undefined;
+    try {
+      pending = runPhases(res, ctx, state, body);
+    } catch (err) {
+      failed(res, ctx, state, err);
+      return;
+    }
+    pending?.catch((err) => failed(res, ctx, state, err));
   };
+}
+
+/** One catch per request: 502 `edge error` once, logged. */
+function failed(res: HttpResponse, ctx: RequestContext, state: EdgeState, err: unknown): void {
+  log.error({ err, host: ctx.host, path: ctx.path }, 'request failed');
+  respond(res, ctx, 502, [['content-type', 'text/plain; charset=utf-8'], ['x-edge-error', 'EDGE_ERR_INTERNAL' satisfies EdgeErrorCode]], 'edge error\n', null);
+  state.log(ctx);
 }
 
 function listen(app: TemplatedApp, host: string, port: number): Promise<{ port: number; socket: unknown }> {
