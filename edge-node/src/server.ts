@@ -41,10 +41,15 @@ function hostOf(raw: string): string {
   return normaliseHost(h);
 }
 
+/** The list req.forEach is filling: forEach runs its callback synchronously, so one module-level callback serves every request. */
+let collecting: [string, string][] = [];
+function collectHeader(k: string, v: string): void { collecting.push([k, v]); }
+
 export function makeHandler(state: EdgeState, scheme: 'http' | 'https') {
   return (res: HttpResponse, req: HttpRequest) => {
     const headers: [string, string][] = [];
-    req.forEach((k, v) => { headers.push([k, v]); });
+    collecting = headers;
+    req.forEach(collectHeader);
     const method = req.getCaseSensitiveMethod();
     const ctx = new RequestContext({
       method, host: hostOf(req.getHeader('host')), path: req.getUrl(), query: req.getQuery() ?? '', headers,
