@@ -180,6 +180,7 @@ class Attempt implements Dispatcher.DispatchHandler {
     }
     this.chunk = chunk;
     this.ok = true;
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- hands this attempt to the module-level cork callback, so no closure is made per chunk
     corking = this;
     res.cork(corkWriteChunk);
     corking = null;
