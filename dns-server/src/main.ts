@@ -25,7 +25,7 @@ async function runSingle(): Promise<void> {
   const sync = startNodeSyncFromConfig(node.store, { ...config, nodeIdPrefix: 'dns' });
   const metrics = config.metricsPort ? await startMetrics(config.host, config.metricsPort, () => node.counters) : undefined;
   log.info({ host: config.host, port: node.server.port, zones: node.table.size, workers: 1 }, 'dns-server listening');
-  onShutdownSignals(async () => { await sync?.stop(); metrics?.close(); await node.close(); }, log);
+  onShutdownSignals(async () => { await sync?.stop(); metrics?.close(); await node.close(); }, log, process.exit);
 }
 
 async function runWorker(): Promise<void> {
@@ -92,7 +92,7 @@ async function runPrimary(): Promise<void> {
     metrics?.close();
     await pool.stop();
     await store.close();
-  }, log);
+  }, log, process.exit);
 }
 
 const run = config.workers > 1 ? (cluster.isPrimary ? runPrimary : runWorker) : runSingle;

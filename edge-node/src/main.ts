@@ -21,7 +21,7 @@ async function runSingle(): Promise<void> {
   const sync = startNodeSyncFromConfig(node.store, { ...config, nodeIdPrefix: 'edge' });
   const shipper = startLogShipper(node.logs, config);
   log.info({ host: config.host, httpPort: node.server.httpPort, httpsPort: node.server.httpsPort, domains: node.table.size, workers: 1 }, 'edge-node listening');
-  onShutdownSignals(async () => { await sync?.stop(); await shipper.stop(); await node.close(); }, log);
+  onShutdownSignals(async () => { await sync?.stop(); await shipper.stop(); await node.close(); }, log, process.exit);
 }
 
 async function runWorker(): Promise<void> {
@@ -43,7 +43,7 @@ async function runPrimary(): Promise<void> {
     await sync?.stop();
     await pool.stop();
     await store.close();
-  }, log);
+  }, log, process.exit);
 }
 
 const run = config.workers > 1 ? (cluster.isPrimary ? runPrimary : runWorker) : runSingle;

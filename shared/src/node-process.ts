@@ -20,13 +20,14 @@ export function startNodeSyncFromConfig(store: NodeStore, cfg: NodeSyncConfig): 
   return startNodeSync(store, { hubUrl: cfg.syncUrl, token: ensureNodeToken(cfg.dataDir, cfg.nodeToken), nodeId: `${cfg.nodeIdPrefix}-${process.pid}` });
 }
 
-/** Runs `stop` once on the first SIGTERM or SIGINT, then exits 0, or 1 (after logging) if it failed. */
-export function onShutdownSignals(stop: () => Promise<void>, log: Logger): void {
+/** Runs `stop` once on the first SIGTERM or SIGINT, then calls `exit` with 0, or 1 (after logging) if it failed.
+ *  The entry point passes `process.exit`: only main.ts ends the process (STYLE.md §1). */
+export function onShutdownSignals(stop: () => Promise<void>, log: Logger, exit: (code: number) => void): void {
   let stopping = false;
   const handler = () => {
     if (stopping) return;
     stopping = true;
-    stop().then(() => process.exit(0), (err) => { log.error({ err }, 'shutdown failed'); process.exit(1); });
+    stop().then(() => exit(0), (err) => { log.error({ err }, 'shutdown failed'); exit(1); });
   };
   process.on('SIGTERM', handler);
   process.on('SIGINT', handler);

@@ -6,6 +6,7 @@ import { parseTtl, parseZoneFile } from './bind-parse.js';
 import { exportZone, quoteTxt } from './bind-export.js';
 import { buildRecord } from './normalize.js';
 import type { RecordCreate, StoredRecord } from './types.js';
+import { prng } from '@platform/shared/testing/prng.js';
 
 const ZONE = 'example.org';
 const HEADER = {
@@ -54,18 +55,8 @@ test('parser: directives and line errors', () => {
   ]);
 });
 
-/** Deterministic generator (mulberry32) so a failure reproduces. */
-function rng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 test('seeded round trip: export then parse yields the same records, every field', () => {
-  const rand = rng(42);
+  const rand = prng(42);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
   const int = (n: number) => Math.floor(rand() * n);
   const chars = 'abc XYZ;"\\()é\t$@0';

@@ -16,14 +16,17 @@ class Checker {
   constructor(readonly input: Fields, readonly prefix = '') {}
   problem(path: string, message: string) { this.problems.push({ path: this.prefix + path, message }); }
 
+  /** A field left out: a problem when required, else its default (recorded in the output when there is one). */
+  private absent<T>(key: string, opts: { required?: boolean; def?: T }): T | undefined {
+    if (opts.required) this.problem(key, 'is required');
+    if (opts.def !== undefined) this.out[key] = opts.def;
+    return opts.def;
+  }
+
   str(key: string, opts: { required?: boolean; max?: number; def?: string; oneOf?: readonly string[] } = {}): string | undefined {
     this.seen.add(key);
     const v = this.input[key];
-    if (v === undefined || v === null) {
-      if (opts.required) this.problem(key, 'is required');
-      if (opts.def !== undefined) this.out[key] = opts.def;
-      return opts.def;
-    }
+    if (v === undefined || v === null) return this.absent(key, opts);
     if (typeof v !== 'string') { this.problem(key, 'must be a string'); return undefined; }
     if (opts.max !== undefined && v.length > opts.max) this.problem(key, `at most ${opts.max} characters`);
     if (opts.oneOf && !opts.oneOf.includes(v)) this.problem(key, `must be one of ${opts.oneOf.join(', ')}`);
@@ -35,11 +38,7 @@ class Checker {
   int(key: string, opts: { min: number; max: number; def?: number; oneOf?: readonly number[]; required?: boolean }): number | undefined {
     this.seen.add(key);
     const v = this.input[key];
-    if (v === undefined || v === null) {
-      if (opts.required) this.problem(key, 'is required');
-      if (opts.def !== undefined) this.out[key] = opts.def;
-      return opts.def;
-    }
+    if (v === undefined || v === null) return this.absent(key, opts);
     if (typeof v !== 'number' || !Number.isInteger(v) || v < opts.min || v > opts.max) { this.problem(key, `must be an integer from ${opts.min} to ${opts.max}`); return undefined; }
     if (opts.oneOf && !opts.oneOf.includes(v)) { this.problem(key, `must be one of ${opts.oneOf.join(', ')}`); return undefined; }
     this.out[key] = v;
