@@ -32,7 +32,8 @@ export interface DomainWorkflows {
   readonly enabled: boolean;
   /** After POST /domains/ (or a dns_mode switch): delegation watch + zone scan (managed) or verification watch (external). */
   domainAdded(row: DomainRow): Promise<void>;
-  startDelegationWatch(domain: string): Promise<void>;
+  /** `restart`: replace a run that is still open (enable must not attach to a watch that is just finishing). */
+  startDelegationWatch(domain: string, opts?: { restart?: boolean }): Promise<void>;
   startVerificationWatch(row: DomainRow): Promise<void>;
   /** Runs a short workflow a user waits for and returns its result; 503 when Temporal or the worker do not answer. */
   execute<R>(workflowType: string, id: string, args: unknown[]): Promise<R>;
@@ -72,9 +73,11 @@ async function temporalPlugin(app: FastifyInstance) {
     try { await fn(); } catch (err) { log.warn({ err }, `could not start ${what}`); }
   };
 
-  const startDelegationWatch = (domain: string) => background(workflowId.delegation(domain), async () => {
+  const startDelegationWatch = (domain: string, opts: { restart?: boolean } = {}) => background(workflowId.delegation(domain), async () => {
     await (await client()).workflow.start<typeof wf.watchDelegation>('watchDelegation', {
-      ...startOptions(workflowId.delegation(domain)), args: [{ domain, backoff: cfg.delegationBackoff }],
+      ...startOptions(workflowId.delegation(domain)),
+      ...(opts.restart ? { workflowIdConflictPolicy: 'TERMINATE_EXISTING' as const } : {}),
+      args: [{ domain, backoff: cfg.delegationBackoff }],
     });
   });
 

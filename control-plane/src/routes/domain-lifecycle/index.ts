@@ -155,7 +155,7 @@ export default async function domainLifecycleRoutes(fastify: FastifyInstance) {
       return { result: updated, publish: true };
     });
     if (!row) throw gone();
-    if (row.dnsMode === 'managed') await app.temporal.startDelegationWatch(row.name);
+    if (row.dnsMode === 'managed') await app.temporal.startDelegationWatch(row.name, { restart: true });
     else await app.temporal.startVerificationWatch(row);
     return presentDomain(row, access.role, access.permissions, app.config);
   });
