@@ -3,8 +3,11 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { sql } from 'drizzle-orm';
+import { componentLogger } from '@platform/shared';
 import * as schema from './schema.js';
 import { applyMigrations } from './migrate.js';
+
+const log = componentLogger('control-plane.db');
 
 export type Schema = typeof schema;
 /** The one database type every route and activity uses, whichever driver is behind it. */
@@ -24,6 +27,9 @@ export async function openDatabase(opts: { dataDir: string; databaseUrl?: string
     const { default: pg } = await import('pg');
     const { drizzle } = await import('drizzle-orm/node-postgres');
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
+    // An idle client whose server connection ends (Postgres restarted, database dropped) emits 'error' on the pool;
+    // unhandled it would crash the process. The pool discards that client and connects anew on the next query.
+    pool.on('error', (err) => log.warn({ err }, 'idle Postgres connection closed by the server'));
     database = { db: drizzle(pool, { schema }) as unknown as Db, driver: 'postgres', close: () => pool.end() };
   } else {
     const { PGlite } = await import('@electric-sql/pglite');
