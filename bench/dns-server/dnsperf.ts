@@ -10,7 +10,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openNodeStore } from '@platform/shared';
+import { openNodeStore } from '@platform/shared/node-store';
 import { Packet } from 'dns2';
 import { APEX, generateZone } from './zone-gen.js';
 

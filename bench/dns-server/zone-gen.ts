@@ -1,7 +1,7 @@
 // Seeded generator of the benchmark zone (records, BIND zone file, DomainSnapshot) and its dnsperf query file.
-import type { DomainSnapshot, ZoneRecord } from '@platform/shared';
+import type { DomainSnapshot, ZoneRecord } from '@platform/shared/config';
 // mulberry32, so every run benchmarks the same zone and queries.
-import { prng } from '@platform/shared/testing/prng.js';
+import { prng } from '@platform/shared/testing/prng';
 
 export const APEX = 'bench.example';
 export const NAMESERVERS = ['ns1.platform.test', 'ns2.platform.test'];

@@ -1,9 +1,9 @@
 // Seeded generator of rule sets and requests for the edge rule benchmarks: a realistic mix of types where most rules
 // are scoped by host or by their first path segment (as customers write them), plus a few zone-wide ones.
-import { encodeRuleBody, parsePeerAddress, validateRule, type RuleType } from '@platform/shared/match/index.js';
-import type { Rule } from '@platform/shared';
+import { encodeRuleBody, parsePeerAddress, validateRule, type RuleType } from '@platform/shared/match';
+import type { Rule } from '@platform/shared/config';
 import { RequestContext } from '../../edge-node/src/context.js';
-import { prng as rng } from '@platform/shared/testing/prng.js';
+import { prng as rng } from '@platform/shared/testing/prng';
 
 export const DOMAIN = 'bench.example.org';
 

@@ -2,7 +2,8 @@
 // plain.bench.example.org (no rules), rules.bench.example.org (20 rules), cache.bench.example.org (a cache rule).
 // Usage: node --import tsx bench/edge-node/wrk-setup.ts <DATA_DIR> <ORIGIN_PORT>
 import { join } from 'node:path';
-import { openNodeStore, type Rule } from '@platform/shared';
+import { openNodeStore } from '@platform/shared/node-store';
+import type { Rule } from '@platform/shared/config';
 import { proxiedRecord, rule, snapshot } from '../../edge-node/src/testing/harness.js';
 
 const [dataDir, originPortText] = process.argv.slice(2);

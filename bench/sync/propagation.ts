@@ -4,7 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { openNodeStore, type NodeStore } from '@platform/shared';
+import { openNodeStore, type NodeStore } from '@platform/shared/node-store';
 import { startControlPlane, startDnsNode, type ControlPlaneProcess, type DnsNodeProcess } from '../../test/e2e/sync-harness.js';
 import { createDnsProbe, type DnsProbe } from './dns-probe.js';
 

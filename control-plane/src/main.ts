@@ -1,5 +1,6 @@
 // Entry point of the control plane: opens the database, builds the API, listens, and shuts down cleanly on SIGTERM/SIGINT.
-import { componentLogger, ensureNodeToken } from '@platform/shared';
+import { componentLogger } from '@platform/shared';
+import { ensureNodeToken } from '@platform/shared/node-token';
 import { loadConfig } from './config.js';
 import { openDatabase } from './db/index.js';
 import { build } from './app.js';

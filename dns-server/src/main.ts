@@ -2,7 +2,8 @@
 import cluster from 'node:cluster';
 import { createSocket } from 'node:dgram';
 import { createServer } from 'node:net';
-import { onShutdownSignals, openNodeStore, startNodeSyncFromConfig, startWorkerPool } from '@platform/shared';
+import { onShutdownSignals, startNodeSyncFromConfig, startWorkerPool } from '@platform/shared/node-process';
+import { openNodeStore } from '@platform/shared/node-store';
 import { loadConfig, type DnsServerConfig } from './config.js';
 import { createCounters, type Counters } from './counters.js';
 import { startMetrics, sumCounters } from './metrics.js';

@@ -1,6 +1,8 @@
 // One serving process: the zone table compiled from the node store, the UDP/TCP listeners, and the counters.
 import { join } from 'node:path';
-import { openNodeStore, componentLogger, type DomainSnapshot, type NodeStore } from '@platform/shared';
+import { openNodeStore, type NodeStore } from '@platform/shared/node-store';
+import { componentLogger } from '@platform/shared';
+import type { DomainSnapshot } from '@platform/shared/config';
 import type { DnsServerConfig } from './config.js';
 import { createCounters, type Counters } from './counters.js';
 import { startDnsServer, type DnsServer } from './server.js';

@@ -1,6 +1,6 @@
 // One RequestContext per request: everything read from uWS synchronously, plus what the phases decide on the way.
-import type { PeerAddress } from '@platform/shared/match/index.js';
-import type { ZoneRecord } from '@platform/shared';
+import type { PeerAddress } from '@platform/shared/match';
+import type { ZoneRecord } from '@platform/shared/config';
 import type { OriginTarget } from './proxy/origin.js';
 
 /** A rule that matched: `dry` when it ran in dry_run mode (would have acted, the request passed unchanged). */

@@ -1,6 +1,7 @@
 // Entry point of `npm run edge-node`: one process, or a primary running node sync plus EDGE_WORKERS workers.
 import cluster from 'node:cluster';
-import { onShutdownSignals, openNodeStore, startNodeSyncFromConfig, startWorkerPool } from '@platform/shared';
+import { onShutdownSignals, startNodeSyncFromConfig, startWorkerPool } from '@platform/shared/node-process';
+import { openNodeStore } from '@platform/shared/node-store';
 import { loadConfig, type EdgeConfig } from './config.js';
 import { startLogShipper } from './log/shipper.js';
 import { log, nodeStorePath, startEdgeNode } from './node.js';

@@ -1,6 +1,8 @@
 // One serving edge process: the node store read into a compiled domain table, the uWS servers, health checks, logs.
 import { join } from 'node:path';
-import { componentLogger, openNodeStore, type DomainSnapshot, type NodeStore } from '@platform/shared';
+import { componentLogger } from '@platform/shared';
+import { openNodeStore, type NodeStore } from '@platform/shared/node-store';
+import type { DomainSnapshot } from '@platform/shared/config';
 import type { EdgeConfig } from './config.js';
 import type { RequestContext } from './context.js';
 import { EdgeCache } from './cache/store.js';

@@ -1,7 +1,7 @@
 // Process plumbing shared by the edge and DNS node entry points: config sync, shutdown signals, the cluster worker pool.
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from './logger.js';
-import { ensureNodeToken } from './node-store/node-token.js';
+import { ensureNodeToken } from './node-token.js';
 import { startNodeSync, type NodeSync } from './node-store/sync-client.js';
 import type { NodeStore } from './node-store/store.js';
 

@@ -7,7 +7,8 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openNodeStore, type DomainSnapshot, type ZoneRecord } from '@platform/shared';
+import { openNodeStore } from '@platform/shared/node-store';
+import type { DomainSnapshot, ZoneRecord } from '@platform/shared/config';
 import { stopProcess } from '../helpers/child-process.js';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');

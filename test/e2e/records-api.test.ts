@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { desc, eq } from 'drizzle-orm';
-import { decodeDomainSnapshot } from '@platform/shared';
+import { decodeDomainSnapshot } from '@platform/shared/config';
 import { configLog } from '../../control-plane/src/db/schema.js';
 import { recordsFixture } from './records-helpers.js';
 

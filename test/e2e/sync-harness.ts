@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openNodeStore } from '@platform/shared';
+import { openNodeStore } from '@platform/shared/node-store';
 import { stopProcess } from '../helpers/child-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 

@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { ensureNodeToken } from '@platform/shared';
+import { ensureNodeToken } from '@platform/shared/node-token';
 // @ts-expect-error -- setup.mjs is plain JavaScript without type declarations
 import { temporalCliPath } from '../../scripts/setup.mjs';
 import { openDatabase } from '../../control-plane/src/db/index.js';

@@ -1,7 +1,7 @@
 // ConfigLog against a real database: snapshots, serials, tombstones, ordering and the catch-up read.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeDomainSnapshot } from '@platform/shared';
+import { decodeDomainSnapshot } from '@platform/shared/config';
 import { createTestDatabase } from '../../../test/helpers/database.js';
 import { openDatabase, type Db } from '../db/index.js';
 import { dnsRecords, domains, users } from '../db/schema.js';

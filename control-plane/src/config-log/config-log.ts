@@ -1,6 +1,6 @@
 // The config log: an append-only, versioned list of per-domain snapshots, written in the same transaction as the change.
 import { and, asc, eq, gt, inArray, lte, sql } from 'drizzle-orm';
-import { encodeDomainSnapshot } from '@platform/shared';
+import { encodeDomainSnapshot } from '@platform/shared/config';
 import type { Db, Tx } from '../db/index.js';
 import { rowsOf } from '../db/migrate.js';
 import { configLog, domains } from '../db/schema.js';

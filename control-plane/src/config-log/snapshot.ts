@@ -1,6 +1,6 @@
 // Builds a domain's whole DomainSnapshot from the rows visible in a transaction.
 import { sql } from 'drizzle-orm';
-import { SCHEMA_MAJOR, type DomainSettings, type DomainSnapshot, type RuleSet, type Zone, type ZoneRecord } from '@platform/shared';
+import { SCHEMA_MAJOR, type DomainSettings, type DomainSnapshot, type RuleSet, type Zone, type ZoneRecord } from '@platform/shared/config';
 import type { Tx } from '../db/index.js';
 import { rowsOf } from '../db/migrate.js';
 import type { domains } from '../db/schema.js';

@@ -6,7 +6,7 @@ import { parseTtl, parseZoneFile } from './bind-parse.js';
 import { exportZone, quoteTxt } from './bind-export.js';
 import { buildRecord } from './normalize.js';
 import type { RecordCreate, StoredRecord } from './types.js';
-import { prng } from '@platform/shared/testing/prng.js';
+import { prng } from '@platform/shared/testing/prng';
 
 const ZONE = 'example.org';
 const HEADER = {

@@ -1,7 +1,7 @@
 // The RuleSet of a domain's snapshot: every rule (enabled and disabled) with its filters and fields as the rule body.
 import { asc, desc, eq } from 'drizzle-orm';
-import { encodeRuleBody, type RuleBody } from '@platform/shared/match/index.js';
-import type { CachePurge, RuleSet } from '@platform/shared';
+import { encodeRuleBody, type RuleBody } from '@platform/shared/match';
+import type { CachePurge, RuleSet } from '@platform/shared/config';
 import type { Tx } from '../db/index.js';
 import { cachePurgeRequests, cachePurges, rules } from '../db/schema.js';
 

@@ -2,7 +2,7 @@
 // and one config log entry per write in the same transaction.
 import type { FastifyInstance } from 'fastify';
 import { and, asc, eq, sql } from 'drizzle-orm';
-import { describeProblems, validateRule, type NormalisedRule, type Problem, type RuleType } from '@platform/shared/match/index.js';
+import { describeProblems, validateRule, type NormalisedRule, type Problem, type RuleType } from '@platform/shared/match';
 import type { Tx } from '../db/index.js';
 import { dnsRecords, domains, rules } from '../db/schema.js';
 import { ApiError } from '../errors.js';

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { openNodeStore, startNodeSync, type NodeStore } from '@platform/shared';
+import { openNodeStore, startNodeSync, type NodeStore } from '@platform/shared/node-store';
 import { createTestDatabase } from '../../../test/helpers/database.js';
 import { openDatabase, type Db } from '../db/index.js';
 import { dnsRecords, domains, users } from '../db/schema.js';

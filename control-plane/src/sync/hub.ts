@@ -1,6 +1,7 @@
 // The sync hub: streams the config log to nodes over WebSocket (uWebSockets.js), catch-up from the database then live pub/sub.
 import uWS from 'uWebSockets.js';
-import { componentLogger, encodeConfigEntry, packEntries, type HubControl } from '@platform/shared';
+import { componentLogger } from '@platform/shared';
+import { encodeConfigEntry, packEntries, type HubControl } from '@platform/shared/config';
 import type { Db } from '../db/index.js';
 import type { ConfigLog, StoredEntry } from '../config-log/index.js';
 import { nodeTokenChecker, presentedToken } from './node-auth.js';

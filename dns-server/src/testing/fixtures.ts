@@ -1,5 +1,5 @@
 // Test fixtures: a sample DomainSnapshot exercising every behaviour of the zone compiler, and a query builder.
-import type { DomainSnapshot, ZoneRecord } from '@platform/shared';
+import type { DomainSnapshot, ZoneRecord } from '@platform/shared/config';
 
 let nextId = 1;
 export function rec(name: string, type: string, destination: string, extra: Partial<ZoneRecord> = {}): ZoneRecord {

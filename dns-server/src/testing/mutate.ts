@@ -2,7 +2,7 @@
 import { buildQuery } from './fixtures.js';
 
 /** mulberry32 (shared with the benchmarks), so a failing run can be replayed. */
-export { prng } from '@platform/shared/testing/prng.js';
+export { prng } from '@platform/shared/testing/prng';
 
 const NAMES = ['www.example.org', 'example.org', 'x.dev.example.org', 'nothere.example.org', 'big.example.org', 'host.sub.example.org', 'example.com', 'alias.example.org'];
 const TYPES = [1, 2, 5, 6, 12, 15, 16, 28, 33, 41, 43, 251, 252, 255, 257, 0, 65535];

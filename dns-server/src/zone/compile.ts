@@ -1,5 +1,5 @@
 // Compiles a DomainSnapshot into a CompiledZone: RRsets by owner, delegation points, precompiled answers.
-import type { DomainSnapshot } from '@platform/shared';
+import type { DomainSnapshot } from '@platform/shared/config';
 import { TYPE, TYPE_BY_NAME, PROXIED_TTL } from '../wire/constants.js';
 import { parseRdata, normaliseName, ipv6Bytes } from '../wire/rdata.js';
 import { MessageWriter } from '../wire/writer.js';

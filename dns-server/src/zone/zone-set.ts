@@ -1,5 +1,6 @@
 // Keeps the ZoneTable in step with the node store: compiles every zone at start, recompiles one zone per change.
-import type { DomainSnapshot, Logger } from '@platform/shared';
+import type { DomainSnapshot } from '@platform/shared/config';
+import type { Logger } from '@platform/shared';
 import type { Counters } from '../counters.js';
 import { compileZone, type CompileOptions } from './compile.js';
 import type { ZoneTable } from './table.js';

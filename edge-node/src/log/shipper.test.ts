@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parsePeerAddress } from '@platform/shared/match/index.js';
+import { parsePeerAddress } from '@platform/shared/match';
 import { RequestContext } from '../context.js';
 import { startStubOrigin } from '../testing/harness.js';
 import { RequestLogBuffer } from './buffer.js';

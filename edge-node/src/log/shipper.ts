@@ -1,7 +1,8 @@
 // Ships request log batches to the control plane (POST /internal/request-logs, msgpack, node token) on a timer.
 import { pack } from 'msgpackr';
 import { request } from 'undici';
-import { componentLogger, ensureNodeToken } from '@platform/shared';
+import { componentLogger } from '@platform/shared';
+import { ensureNodeToken } from '@platform/shared/node-token';
 import type { EdgeConfig } from '../config.js';
 import type { RequestLogBuffer } from './buffer.js';
 

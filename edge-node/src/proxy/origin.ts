@@ -1,6 +1,6 @@
 // Where a request goes: the origin of a proxied record (spec "Scheme behaviour"), or one chosen by a routing rule.
 import { isIP } from 'node:net';
-import type { ZoneRecord } from '@platform/shared';
+import type { ZoneRecord } from '@platform/shared/config';
 
 /** An origin to connect to. `auto` tries HTTPS on 443 and falls back to plain HTTP on 80. */
 export interface OriginTarget {

@@ -1,6 +1,6 @@
 // basic_auth: HTTP Basic authentication (RFC 7617) against scrypt-hashed users; verified credentials are remembered.
 import { scrypt, timingSafeEqual } from 'node:crypto';
-import type { RuleBody } from '@platform/shared/match/index.js';
+import type { RuleBody } from '@platform/shared/match';
 
 export interface BasicAuthAction {
   challenge: string;

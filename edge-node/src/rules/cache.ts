@@ -1,5 +1,5 @@
 // cache: whether and how long matching responses are kept at the edge and in browsers, and the cache key's query part.
-import type { RuleBody } from '@platform/shared/match/index.js';
+import type { RuleBody } from '@platform/shared/match';
 
 export interface CacheAction {
   bypass: boolean;

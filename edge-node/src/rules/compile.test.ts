@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parsePeerAddress } from '@platform/shared/match/index.js';
+import { parsePeerAddress } from '@platform/shared/match';
 import { RequestContext } from '../context.js';
 import { rule } from '../testing/harness.js';
 import { compileRuleSet, ruleMatches, type CompiledRule } from './compile.js';

@@ -1,8 +1,8 @@
 // Compiles a domain's rule set once per snapshot into per-type indexes whose per-request cost barely grows with the
 // number of rules: exact-host maps, wildcard-suffix maps and first-path-segment maps pick the few candidates, and
 // only those run their full filter (records, host, IP ranges by binary search, path).
-import { decodeRuleBody, HostFilter, IpRangeSet, PathFilter, type RuleBody } from '@platform/shared/match/index.js';
-import type { Rule } from '@platform/shared';
+import { decodeRuleBody, HostFilter, IpRangeSet, PathFilter, type RuleBody } from '@platform/shared/match';
+import type { Rule } from '@platform/shared/config';
 import type { RequestContext } from '../context.js';
 
 /** One compiled rule: its filters and the action its type compiled from the fields. */

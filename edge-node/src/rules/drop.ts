@@ -1,5 +1,5 @@
 // drop: answer a status (default 403) with an optional body, or close the connection without an answer.
-import type { RuleBody } from '@platform/shared/match/index.js';
+import type { RuleBody } from '@platform/shared/match';
 
 export interface DropAction { close: boolean; status: number; body: string }
 

@@ -1,5 +1,5 @@
 // error_page: replace the body of origin or edge answers whose status is in the rule's statuses or ranges.
-import type { RuleBody } from '@platform/shared/match/index.js';
+import type { RuleBody } from '@platform/shared/match';
 
 export interface ErrorPageAction { ranges: [number, number][]; body: Buffer; contentType: string }
 

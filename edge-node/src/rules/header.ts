@@ -1,5 +1,5 @@
 // header: set/add/remove request headers (towards the origin) and response headers (towards the client).
-import type { RuleBody } from '@platform/shared/match/index.js';
+import type { RuleBody } from '@platform/shared/match';
 
 export interface HeaderOp { op: 'set' | 'add' | 'remove'; name: string; value: string }
 export interface HeaderAction { request: HeaderOp[]; response: HeaderOp[] }

@@ -1,6 +1,6 @@
 // origin_pool: weighted (or ordered failover) choice among origins, with passive and active health checks.
 import { Agent, request } from 'undici';
-import type { RuleBody } from '@platform/shared/match/index.js';
+import type { RuleBody } from '@platform/shared/match';
 import type { OriginTarget } from '../proxy/origin.js';
 
 export interface PoolOrigin { address: string; port: number; scheme: 'http' | 'https'; weight: number; backup: boolean; hostHeader: string }

@@ -1,5 +1,5 @@
 // origin_route: send matching requests to another origin (address, port, scheme, host header/SNI).
-import type { RuleBody } from '@platform/shared/match/index.js';
+import type { RuleBody } from '@platform/shared/match';
 import type { OriginTarget } from '../proxy/origin.js';
 
 export interface OriginRouteAction { address: string; port: number; scheme: 'http' | 'https'; hostHeader: string }

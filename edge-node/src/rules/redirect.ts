@@ -1,5 +1,5 @@
 // redirect: 301/302/307/308 to a target with $1..$9 from the matching path pattern, keeping the query by default.
-import type { RuleBody } from '@platform/shared/match/index.js';
+import type { RuleBody } from '@platform/shared/match';
 import { captureRegexes, capturesOf, expandTemplate } from './captures.js';
 
 export interface RedirectAction { status: number; target: string; keepQuery: boolean; regexes: RegExp[] }

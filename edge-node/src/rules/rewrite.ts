@@ -1,5 +1,5 @@
 // rewrite: change the path and/or query sent to the origin (the client sees nothing).
-import type { RuleBody } from '@platform/shared/match/index.js';
+import type { RuleBody } from '@platform/shared/match';
 import { captureRegexes, capturesOf, expandTemplate } from './captures.js';
 
 export interface RewriteAction { path: string | undefined; query: string | undefined; append: boolean; regexes: RegExp[] }

@@ -1,6 +1,7 @@
 // The node's read view of the config: per-domain compiled snapshots (records by name, rule indexes), swapped whole
 // when the node store applies a new entry.
-import { componentLogger, type DomainSnapshot, type ZoneRecord } from '@platform/shared';
+import { componentLogger } from '@platform/shared';
+import type { DomainSnapshot, ZoneRecord } from '@platform/shared/config';
 import { compileRuleSet, type RuleIndex } from '../rules/compile.js';
 import { RULE_COMPILERS } from '../rules/index.js';
 import type { OriginPoolAction } from '../rules/origin-pool.js';

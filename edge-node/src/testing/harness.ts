@@ -5,8 +5,9 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openNodeStore, SCHEMA_MAJOR, type Certificate, type DomainSnapshot, type Rule, type ZoneRecord } from '@platform/shared';
-import { encodeRuleBody, validateRule, type RuleType } from '@platform/shared/match/index.js';
+import { openNodeStore } from '@platform/shared/node-store';
+import { SCHEMA_MAJOR, type Certificate, type DomainSnapshot, type Rule, type ZoneRecord } from '@platform/shared/config';
+import { encodeRuleBody, validateRule, type RuleType } from '@platform/shared/match';
 import { loadConfig } from '../config.js';
 import { startEdgeNode, type EdgeNode } from '../node.js';
 

@@ -1,3 +1,4 @@
 // Compiled config: the protobuf messages streamed from the control plane to nodes, and their codec.
 export * from './types.js';
 export * from './codec.js';
+export * from './frames.js';

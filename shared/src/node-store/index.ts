@@ -1,5 +1,3 @@
 // Node-side config: the LMDB store of domain snapshots and the client that keeps it in sync with the hub.
 export { openNodeStore, type NodeStore, type AppliedEvent, type AppliedListener } from './store.js';
 export { startNodeSync, type NodeSync, type NodeSyncOptions } from './sync-client.js';
-export { packEntries, unpackEntries, type HubControl } from './frames.js';
-export { readNodeToken, ensureNodeToken, NODE_TOKEN_FILE } from './node-token.js';

@@ -5,7 +5,9 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SCHEMA_MAJOR, decodeDomainSnapshot, encodeConfigEntry, encodeDomainSnapshot, type DomainSnapshot } from '../config/index.js';
-import { openNodeStore, ensureNodeToken, readNodeToken, packEntries, unpackEntries, type AppliedEvent } from './index.js';
+import { openNodeStore, type AppliedEvent } from './index.js';
+import { packEntries, unpackEntries } from '../config/frames.js';
+import { ensureNodeToken, readNodeToken } from '../node-token.js';
 
 function tempDir(t: TestContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'node-store-'));

@@ -1,7 +1,7 @@
 // The node side of config sync: a WebSocket client that resumes from the store's version and applies what the hub sends.
 import WebSocket from 'ws';
 import { componentLogger } from '../logger.js';
-import { unpackEntries, type HubControl } from './frames.js';
+import { unpackEntries, type HubControl } from '../config/frames.js';
 import type { NodeStore } from './store.js';
 
 export interface NodeSyncOptions {

@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { desc, eq } from 'drizzle-orm';
 import { pack } from 'msgpackr';
-import { decodeDomainSnapshot, ensureNodeToken } from '@platform/shared';
+import { decodeDomainSnapshot } from '@platform/shared/config';
+import { ensureNodeToken } from '@platform/shared/node-token';
 import { startTestControlPlane } from '../../../../test/helpers/control-plane.js';
 import { configLog, domains, requestLogs } from '../../db/schema.js';
 

@@ -2,7 +2,7 @@
 // token, stored in request_logs for analytics. Hidden from the OpenAPI document.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { unpack } from 'msgpackr';
-import { ensureNodeToken } from '@platform/shared';
+import { ensureNodeToken } from '@platform/shared/node-token';
 import { requestLogs } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
 import { nodeTokenChecker } from '../../sync/node-auth.js';

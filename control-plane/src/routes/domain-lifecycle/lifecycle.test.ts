@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { desc, eq } from 'drizzle-orm';
-import { decodeDomainSnapshot, ensureNodeToken } from '@platform/shared';
+import { decodeDomainSnapshot } from '@platform/shared/config';
+import { ensureNodeToken } from '@platform/shared/node-token';
 import { startTestControlPlane, type TestControlPlane } from '../../../../test/helpers/control-plane.js';
 import { configLog, domains } from '../../db/schema.js';
 

@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { ensureNodeToken } from '@platform/shared';
+import { ensureNodeToken } from '@platform/shared/node-token';
 import { eq } from 'drizzle-orm';
 import { domains } from '../../db/schema.js';
 import { ApiError, MESSAGES } from '../../errors.js';

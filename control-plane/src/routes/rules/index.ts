@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { RULE_TYPES, type RuleType } from '@platform/shared/match/index.js';
+import { RULE_TYPES, type RuleType } from '@platform/shared/match';
 import { loadDomain } from '../../auth/domain-access.js';
 import { errorResponses, MessageBody } from '../../openapi/schemas.js';
 import { DomainParams } from '../domains/schemas.js';

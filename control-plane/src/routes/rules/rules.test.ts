@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eq } from 'drizzle-orm';
-import { decodeDomainSnapshot } from '@platform/shared';
-import { decodeRuleBody } from '@platform/shared/match/index.js';
+import { decodeDomainSnapshot } from '@platform/shared/config';
+import { decodeRuleBody } from '@platform/shared/match';
 import { startTestControlPlane } from '../../../../test/helpers/control-plane.js';
 import { configLog, dnsRecords, domains } from '../../db/schema.js';
 

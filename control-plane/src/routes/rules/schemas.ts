@@ -1,6 +1,6 @@
 // TypeBox schemas of the rules API: the common Rule fields (spec "Rule") and the own fields of each of the fifteen types.
 import { OptionalKind, Type, type TObject, type TProperties } from '@sinclair/typebox';
-import { RULE_TYPES, type RuleType } from '@platform/shared/match/index.js';
+import { RULE_TYPES, type RuleType } from '@platform/shared/match';
 import { StringEnum } from '../../openapi/schemas.js';
 
 const Str = (description: string, o: Record<string, unknown> = {}) => Type.String({ description, ...o });
