@@ -27,6 +27,9 @@ for (const name of wanted.length > 0 ? wanted : Object.keys(BENCHES)) {
   const [cmd, ...args] = BENCHES[name]!;
   console.log(`\n== ${name}: ${[cmd === process.execPath ? 'node' : cmd, ...args].join(' ')}`);
   const r = spawnSync(cmd!, args, { cwd: root, stdio: 'inherit' });
-  if (r.status !== 0) { failed++; console.error(`== ${name} failed (${r.status ?? r.signal})`); }
+  if (r.status !== 0) {
+    failed++;
+    console.error(`== ${name} failed (${r.status ?? r.signal})`);
+  }
 }
 process.exit(failed > 0 ? 1 : 0);

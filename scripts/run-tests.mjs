@@ -19,9 +19,16 @@ function find(dir, out) {
 }
 
 const filters = process.argv.slice(2);
-const files = find(root, []).sort().filter((f) => filters.length === 0 || filters.some((p) => f.includes(p)));
-if (files.length === 0) { console.error('no test files matched'); process.exit(1); }
-const r = spawnSync(process.execPath, [
-  '--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', ...files,
-], { cwd: root, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } });
+const files = find(root, [])
+  .sort()
+  .filter((f) => filters.length === 0 || filters.some((p) => f.includes(p)));
+if (files.length === 0) {
+  console.error('no test files matched');
+  process.exit(1);
+}
+const r = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', ...files],
+  { cwd: root, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } },
+);
 process.exit(r.status ?? 1);

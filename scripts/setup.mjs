@@ -10,7 +10,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const modulesOnly = process.argv.includes('--modules-only');
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
 
-function log(msg) { process.stderr.write(`[setup] ${msg}\n`); }
+function log(msg) {
+  process.stderr.write(`[setup] ${msg}\n`);
+}
 
 function ensureNodeModules() {
   const marker = join(root, 'node_modules', '.package-lock.json');
@@ -19,7 +21,10 @@ function ensureNodeModules() {
   if (!stale) return;
   log('installing node modules (npm install)…');
   const r = spawnSync('npm', ['install', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
-  if (r.status !== 0) { log('npm install failed'); process.exit(r.status ?? 1); }
+  if (r.status !== 0) {
+    log('npm install failed');
+    process.exit(r.status ?? 1);
+  }
 }
 
 function onPath(cmd) {
@@ -28,7 +33,9 @@ function onPath(cmd) {
 
 /** Where the provisioned temporal CLI lives; shared by every clone on this machine so it is built once. */
 export function temporalCliPath() {
-  const cacheDir = process.env.PLATFORM_TOOLS_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'edge-dns-platform', 'bin');
+  const cacheDir =
+    process.env.PLATFORM_TOOLS_DIR ??
+    join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'edge-dns-platform', 'bin');
   return join(cacheDir, 'temporal');
 }
 
@@ -37,15 +44,21 @@ function ensureTemporalCli() {
   const target = temporalCliPath();
   if (existsSync(target)) return;
   if (!onPath('go')) {
-    log('the Temporal CLI is missing and Go is not installed: install Go (https://go.dev/doc/install) or set TEMPORAL_CLI to an existing `temporal` binary');
+    log(
+      'the Temporal CLI is missing and Go is not installed: install Go (https://go.dev/doc/install) or set TEMPORAL_CLI to an existing `temporal` binary',
+    );
     process.exit(1);
   }
   mkdirSync(dirname(target), { recursive: true });
   log(`building the Temporal CLI ${TEMPORAL_CLI_VERSION} with go install (first run only, a few minutes)…`);
   const r = spawnSync('go', ['install', `github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_VERSION}`], {
-    stdio: 'inherit', env: { ...process.env, GOBIN: dirname(target) },
+    stdio: 'inherit',
+    env: { ...process.env, GOBIN: dirname(target) },
   });
-  if (r.status !== 0 || !existsSync(target)) { log('go install of the Temporal CLI failed'); process.exit(1); }
+  if (r.status !== 0 || !existsSync(target)) {
+    log('go install of the Temporal CLI failed');
+    process.exit(1);
+  }
   log(`Temporal CLI ready at ${target}`);
 }
 
@@ -60,10 +73,16 @@ function ensureDebianTools() {
   }
   log(`installing Debian packages: ${missing.join(' ')}`);
   try {
-    execFileSync('apt-get', ['install', '-y', '--no-install-recommends', ...missing], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    execFileSync('apt-get', ['install', '-y', '--no-install-recommends', ...missing], {
+      stdio: 'inherit',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
   } catch {
     execFileSync('apt-get', ['update'], { stdio: 'inherit' });
-    execFileSync('apt-get', ['install', '-y', '--no-install-recommends', ...missing], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    execFileSync('apt-get', ['install', '-y', '--no-install-recommends', ...missing], {
+      stdio: 'inherit',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
   }
 }
 

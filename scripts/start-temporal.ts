@@ -29,8 +29,14 @@ export interface StartTemporalOptions {
 function portOpen(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = createConnection({ host, port });
-    socket.once('connect', () => { socket.destroy(); resolve(true); });
-    socket.once('error', () => { socket.destroy(); resolve(false); });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => {
+      socket.destroy();
+      resolve(false);
+    });
   });
 }
 
@@ -38,18 +44,44 @@ export async function startTemporalDevServer(opts: StartTemporalOptions): Promis
   const host = opts.host ?? '127.0.0.1';
   const port = opts.port ?? 7233;
   const uiPort = opts.uiPort ?? 8233;
-  const cli = process.env.TEMPORAL_CLI && existsSync(process.env.TEMPORAL_CLI) ? process.env.TEMPORAL_CLI : (temporalCliPath() as string);
+  const cli =
+    process.env.TEMPORAL_CLI && existsSync(process.env.TEMPORAL_CLI)
+      ? process.env.TEMPORAL_CLI
+      : (temporalCliPath() as string);
   if (!existsSync(cli)) throw new Error(`the Temporal CLI is missing at ${cli}: run npm run setup`);
-  if (await portOpen(host, port)) throw new Error(`something already listens on ${host}:${port}; set TEMPORAL_ADDRESS to use a running Temporal server`);
+  if (await portOpen(host, port))
+    throw new Error(
+      `something already listens on ${host}:${port}; set TEMPORAL_ADDRESS to use a running Temporal server`,
+    );
   mkdirSync(opts.dataDir, { recursive: true });
-  const child = spawn(cli, [
-    'server', 'start-dev', '--db-filename', join(opts.dataDir, 'temporal.db'), '--ip', host,
-    '--port', String(port), '--ui-port', String(uiPort), '--namespace', 'default', '--log-level', 'error',
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    cli,
+    [
+      'server',
+      'start-dev',
+      '--db-filename',
+      join(opts.dataDir, 'temporal.db'),
+      '--ip',
+      host,
+      '--port',
+      String(port),
+      '--ui-port',
+      String(uiPort),
+      '--namespace',
+      'default',
+      '--log-level',
+      'error',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   const out = opts.output ?? process.stderr;
   let stopping = false; // the dev server logs errors of its own shutdown; they mean nothing
-  child.stdout!.on('data', (d: Buffer) => { if (!stopping) out.write(`[temporal] ${d}`); });
-  child.stderr!.on('data', (d: Buffer) => { if (!stopping) out.write(`[temporal] ${d}`); });
+  child.stdout!.on('data', (d: Buffer) => {
+    if (!stopping) out.write(`[temporal] ${d}`);
+  });
+  child.stderr!.on('data', (d: Buffer) => {
+    if (!stopping) out.write(`[temporal] ${d}`);
+  });
 
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async () => {
@@ -60,13 +92,18 @@ export async function startTemporalDevServer(opts: StartTemporalOptions): Promis
     await exited;
     clearTimeout(timer);
   };
-  const onExit = () => { if (child.exitCode === null) child.kill('SIGTERM'); };
+  const onExit = () => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+  };
   process.once('exit', onExit);
 
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
   while (!(await portOpen(host, port))) {
     if (child.exitCode !== null) throw new Error(`temporal server start-dev exited with ${child.exitCode}`);
-    if (Date.now() > deadline) { await stop(); throw new Error(`Temporal did not answer on ${host}:${port}`); }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`Temporal did not answer on ${host}:${port}`);
+    }
     await new Promise((r) => setTimeout(r, 200));
   }
   return { address: `${host}:${port}`, uiUrl: `http://${host}:${uiPort}`, process: child, stop };

@@ -30,7 +30,11 @@ function run(name: string, entry: string): ChildProcess | undefined {
     process.stderr.write(`[start] ${name}: ${entry} not present yet, skipped\n`);
     return undefined;
   }
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   prefixLines(name, child.stdout!, process.stdout);
   prefixLines(name, child.stderr!, process.stderr);
   child.on('exit', (code, signal) => {
@@ -47,7 +51,10 @@ function waitForPort(host: string, port: number, timeoutMs: number): Promise<voi
   return new Promise((resolvePort, reject) => {
     const attempt = () => {
       const socket = createConnection({ host, port });
-      socket.once('connect', () => { socket.destroy(); resolvePort(); });
+      socket.once('connect', () => {
+        socket.destroy();
+        resolvePort();
+      });
       socket.once('error', () => {
         socket.destroy();
         if (Date.now() > deadline) reject(new Error(`nothing answered on ${host}:${port} within ${timeoutMs} ms`));
@@ -62,7 +69,11 @@ async function shutdown(code: number): Promise<void> {
   if (stopping) return;
   stopping = true;
   for (const child of children) child.kill('SIGTERM');
-  await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r(null) : c.once('exit', r)))));
+  await Promise.all(
+    children.map(
+      (c) => new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r(null) : c.once('exit', r))),
+    ),
+  );
   for (const stop of stops.reverse()) await stop().catch(() => undefined);
   process.exit(code);
 }
@@ -74,7 +85,9 @@ async function main(): Promise<void> {
   const temporalModule = join(root, 'scripts', 'start-temporal.ts');
   if (!env.TEMPORAL_ADDRESS && existsSync(temporalModule)) {
     const { startTemporalDevServer } = (await import(pathToFileURL(temporalModule).href)) as {
-      startTemporalDevServer(opts: { dataDir: string }): Promise<{ address: string; uiUrl: string; stop(): Promise<void> }>;
+      startTemporalDevServer(opts: {
+        dataDir: string;
+      }): Promise<{ address: string; uiUrl: string; stop(): Promise<void> }>;
     };
     const temporal = await startTemporalDevServer({ dataDir: env.DATA_DIR! });
     stops.push(() => temporal.stop());

@@ -22,7 +22,9 @@ try {
   const [row] = await cp.database.db.select().from(domains).where(eq(domains.name, domain));
   await setOverride(cp.database.db, row!.id, 'max_records', RECORDS * 2);
   // Seed through the API itself: one import of 10,000 A records (seeded, deterministic names and addresses).
-  const zone = Array.from({ length: RECORDS }, (_, i) => `host${i} 300 IN A 198.51.${(i >> 8) & 255}.${i & 255}`).join('\n');
+  const zone = Array.from({ length: RECORDS }, (_, i) => `host${i} 300 IN A 198.51.${(i >> 8) & 255}.${i & 255}`).join(
+    '\n',
+  );
   const seeded = await cp.call(user.key, 'POST', `/domains/${domain}/records/import`, { zone });
   assert.equal(seeded.statusCode, 200, seeded.body.slice(0, 200));
 
@@ -33,8 +35,11 @@ try {
   let ttl = 600;
   const batch = async () => {
     ttl = ttl === 600 ? 900 : 600; // every item really changes
-    const res = await cp.call(user.key, 'POST', `/domains/${domain}/records/batch-update`, { updates: ids.slice(0, BATCH).map((id) => ({ id, ttl })) });
-    if (res.statusCode !== 200 || res.json().succeeded !== BATCH) throw new Error(`batch-update failed: ${res.body.slice(0, 200)}`);
+    const res = await cp.call(user.key, 'POST', `/domains/${domain}/records/batch-update`, {
+      updates: ids.slice(0, BATCH).map((id) => ({ id, ttl })),
+    });
+    if (res.statusCode !== 200 || res.json().succeeded !== BATCH)
+      throw new Error(`batch-update failed: ${res.body.slice(0, 200)}`);
   };
   await batch(); // correctness before timing
 
@@ -51,22 +56,31 @@ try {
   const bench = new Bench({ time, iterations, warmupIterations: 3 });
   const getName = `GET records/ (${RECORDS} records)`;
   const batchName = `POST records/batch-update (${BATCH} items)`;
-  bench.add(getName, timed(getName, async () => {
-    const res = await cp.call(user.key, 'GET', listUrl);
-    if (res.statusCode !== 200 || res.body.length < RECORDS * 100) throw new Error('bad list');
-  }));
+  bench.add(
+    getName,
+    timed(getName, async () => {
+      const res = await cp.call(user.key, 'GET', listUrl);
+      if (res.statusCode !== 200 || res.body.length < RECORDS * 100) throw new Error('bad list');
+    }),
+  );
   bench.add(batchName, timed(batchName, batch));
   await bench.run();
   console.table(bench.table());
   const driver = cp.database.driver;
   console.log(`\nNode ${process.version}, ${cpus().length} × ${cpus()[0]?.model}, database ${driver}`);
-  console.log(`load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  console.log(
+    `load average ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  );
   console.log('| task | p50 ms | p99 ms | mean ms | CPU ms/op | samples |');
   console.log('|---|---|---|---|---|---|');
   for (const task of bench.tasks) {
     const l = task.result!.latency;
     const c = cpu.get(task.name)!;
-    console.log(`| ${task.name} | ${l.p50!.toFixed(1)} | ${l.p99!.toFixed(1)} | ${l.mean.toFixed(1)} | ${(c.us / c.n / 1000).toFixed(1)} | ${l.samples.length} |`);
+    console.log(
+      `| ${task.name} | ${l.p50!.toFixed(1)} | ${l.p99!.toFixed(1)} | ${l.mean.toFixed(1)} | ${(c.us / c.n / 1000).toFixed(1)} | ${l.samples.length} |`,
+    );
   }
 } finally {
   await cp.close();

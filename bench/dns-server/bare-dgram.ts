@@ -6,7 +6,9 @@ const port = Number(process.argv[2] ?? 5399);
 // www.bench.example A 10.0.0.1, TTL 300, question name at offset 12.
 const name = Buffer.from('\x03www\x05bench\x07example\x00', 'latin1');
 const fixed = Buffer.concat([
-  Buffer.from([0, 0, 0x84, 0, 0, 1, 0, 1, 0, 0, 0, 0]), name, Buffer.from([0, 1, 0, 1]),
+  Buffer.from([0, 0, 0x84, 0, 0, 1, 0, 1, 0, 0, 0, 0]),
+  name,
+  Buffer.from([0, 1, 0, 1]),
   Buffer.from([0xc0, 12, 0, 1, 0, 1, 0, 0, 1, 0x2c, 0, 4, 10, 0, 0, 1]),
 ]);
 const sock = createSocket({ type: 'udp4', recvBufferSize: 1 << 22 }); // same buffer as the dns-server

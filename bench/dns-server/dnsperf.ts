@@ -28,14 +28,20 @@ function ensureTools(): void {
   console.log(`installing ${pkgs.join(' ')} with apt-get`);
   const sudo = process.getuid?.() === 0 ? [] : ['sudo'];
   spawnSync([...sudo, 'apt-get', 'update'].join(' '), { shell: true, stdio: 'inherit' });
-  const r = spawnSync([...sudo, 'env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', 'install', '-y', ...pkgs].join(' '), { shell: true, stdio: 'inherit' });
+  const r = spawnSync(
+    [...sudo, 'env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', 'install', '-y', ...pkgs].join(' '),
+    { shell: true, stdio: 'inherit' },
+  );
   if (r.status !== 0) throw new Error(`could not install ${pkgs.join(' ')}`);
 }
 
 async function freePort(): Promise<number> {
   for (;;) {
     const port = await new Promise<number>((resolve) => {
-      const s = createServer().listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => resolve(p)); });
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
     });
     const udpFree = await new Promise<boolean>((resolve) => {
       const u = createSocket('udp4');
@@ -52,8 +58,15 @@ function query(port: number, name: string, type: string): Promise<Buffer | null>
     q.header.id = 1 + Math.floor(Math.random() * 65000);
     q.questions.push({ name, type: Packet.TYPE[type as keyof typeof Packet.TYPE], class: 1 } as never);
     const sock = createSocket('udp4');
-    const t = setTimeout(() => { sock.close(); resolve(null); }, 500);
-    sock.once('message', (m) => { clearTimeout(t); sock.close(); resolve(m); });
+    const t = setTimeout(() => {
+      sock.close();
+      resolve(null);
+    }, 500);
+    sock.once('message', (m) => {
+      clearTimeout(t);
+      sock.close();
+      resolve(m);
+    });
     sock.send(q.toBuffer(), port, '127.0.0.1');
   });
 }
@@ -79,10 +92,34 @@ function answerKey(buf: Buffer | null): string {
   return `${p.header.rcode} ${p.header.aa} ${p.answers.map(fmt).sort().join('|')} ${authority}`;
 }
 
-interface Result { subject: string; cores: string; qps: number; avgLatencyMs: number; stddevMs: number; lostPct: number }
+interface Result {
+  subject: string;
+  cores: string;
+  qps: number;
+  avgLatencyMs: number;
+  stddevMs: number;
+  lostPct: number;
+}
 
 function dnsperf(port: number, queryFile: string, pin: boolean): Omit<Result, 'subject' | 'cores'> {
-  const args = ['-s', '127.0.0.1', '-p', String(port), '-d', queryFile, '-l', String(SECONDS), '-c', String(CLIENTS), '-T', '1', '-q', '1000', '-t', '1'];
+  const args = [
+    '-s',
+    '127.0.0.1',
+    '-p',
+    String(port),
+    '-d',
+    queryFile,
+    '-l',
+    String(SECONDS),
+    '-c',
+    String(CLIENTS),
+    '-T',
+    '1',
+    '-q',
+    '1000',
+    '-t',
+    '1',
+  ];
   const cmd = pin ? ['taskset', '-c', '1', 'dnsperf', ...args] : ['dnsperf', ...args];
   const r = spawnSync(cmd[0], cmd.slice(1), { encoding: 'utf8' });
   const out = r.stdout;
@@ -119,23 +156,56 @@ async function main(): Promise<void> {
 
     const nsd = async (servers: number, port: number, pin: boolean) => {
       const conf = join(dir, `nsd-${servers}.conf`);
-      writeFileSync(conf, [
-        'server:', `  ip-address: 127.0.0.1@${port}`, `  port: ${port}`, '  username: ""', '  chroot: ""', `  zonesdir: "${dir}"`,
-        `  pidfile: "${dir}/nsd-${servers}.pid"`, `  zonelistfile: "${dir}/zone.list"`, `  xfrdfile: "${dir}/xfrd.state"`,
-        `  xfrdir: "${dir}"`, '  database: ""', `  server-count: ${servers}`, '  verbosity: 0', `  logfile: "${dir}/nsd.log"`,
-        '  hide-version: yes', '  reuseport: yes', '  minimal-responses: yes',
-        // Response rate limiting (on by default in Debian's build, 200 qps per /24) would drop most of dnsperf's queries.
-        '  rrl-ratelimit: 0', '  rrl-whitelist-ratelimit: 0', '  receive-buffer-size: 4194304',
-        'remote-control:', '  control-enable: no',
-        'zone:', `  name: ${APEX}`, `  zonefile: ${APEX}.zone`, '',
-      ].join('\n'));
+      writeFileSync(
+        conf,
+        [
+          'server:',
+          `  ip-address: 127.0.0.1@${port}`,
+          `  port: ${port}`,
+          '  username: ""',
+          '  chroot: ""',
+          `  zonesdir: "${dir}"`,
+          `  pidfile: "${dir}/nsd-${servers}.pid"`,
+          `  zonelistfile: "${dir}/zone.list"`,
+          `  xfrdfile: "${dir}/xfrd.state"`,
+          `  xfrdir: "${dir}"`,
+          '  database: ""',
+          `  server-count: ${servers}`,
+          '  verbosity: 0',
+          `  logfile: "${dir}/nsd.log"`,
+          '  hide-version: yes',
+          '  reuseport: yes',
+          '  minimal-responses: yes',
+          // Response rate limiting (on by default in Debian's build, 200 qps per /24) would drop most of dnsperf's queries.
+          '  rrl-ratelimit: 0',
+          '  rrl-whitelist-ratelimit: 0',
+          '  receive-buffer-size: 4194304',
+          'remote-control:',
+          '  control-enable: no',
+          'zone:',
+          `  name: ${APEX}`,
+          `  zonefile: ${APEX}.zone`,
+          '',
+        ].join('\n'),
+      );
       const cmd = pin ? ['taskset', '-c', '0', 'nsd', '-d', '-c', conf] : ['nsd', '-d', '-c', conf];
       return spawn(cmd[0], cmd.slice(1), { stdio: 'ignore' });
     };
     const ours = (workers: number, port: number, pin: boolean) => {
       const node = [process.execPath, '--import', 'tsx', join(ROOT, 'dns-server/src/main.ts')];
       const cmd = pin ? ['taskset', '-c', '0', ...node] : node;
-      return spawn(cmd[0], cmd.slice(1), { cwd: ROOT, stdio: 'ignore', env: { ...process.env, DATA_DIR: dataDir, DNS_PORT: String(port), SYNC_URL: 'off', DNS_WORKERS: String(workers), LOG_LEVEL: 'warn' } });
+      return spawn(cmd[0], cmd.slice(1), {
+        cwd: ROOT,
+        stdio: 'ignore',
+        env: {
+          ...process.env,
+          DATA_DIR: dataDir,
+          DNS_PORT: String(port),
+          SYNC_URL: 'off',
+          DNS_WORKERS: String(workers),
+          LOG_LEVEL: 'warn',
+        },
+      });
     };
     const bare = (port: number, pin: boolean) => {
       const node = [process.execPath, '--import', 'tsx', join(ROOT, 'bench/dns-server/bare-dgram.ts'), String(port)];
@@ -146,20 +216,34 @@ async function main(): Promise<void> {
     // Correctness first: a sample of the query file answers the same from NSD and from the dns-server.
     {
       const [pn, po] = [await freePort(), await freePort()];
-      const n = await nsd(1, pn, false); procs.push(n);
-      const o = ours(1, po, false); procs.push(o);
-      await waitReady(pn, n, 'nsd'); await waitReady(po, o, 'dns-server');
+      const n = await nsd(1, pn, false);
+      procs.push(n);
+      const o = ours(1, po, false);
+      procs.push(o);
+      await waitReady(pn, n, 'nsd');
+      await waitReady(po, o, 'dns-server');
       let differ = 0;
       for (const line of zone.queries.slice(0, 300)) {
         const [name, type] = line.split(' ');
         const [a, b] = [answerKey(await query(pn, name, type)), answerKey(await query(po, name, type))];
-        if (a !== b) { differ++; if (differ <= 3) console.log(`differs: ${line}\n  nsd  ${a}\n  ours ${b}`); }
+        if (a !== b) {
+          differ++;
+          if (differ <= 3) console.log(`differs: ${line}\n  nsd  ${a}\n  ours ${b}`);
+        }
       }
-      console.log(`correctness: ${300 - differ}/300 sampled queries answer identically (rcode, AA, answer section; authority when the answer is empty)`);
-      await stop(n); await stop(o);
+      console.log(
+        `correctness: ${300 - differ}/300 sampled queries answer identically (rcode, AA, answer section; authority when the answer is empty)`,
+      );
+      await stop(n);
+      await stop(o);
     }
 
-    const subjects: Array<{ subject: string; cores: string; pin: boolean; start: (port: number) => ChildProcess | Promise<ChildProcess> }> = [
+    const subjects: Array<{
+      subject: string;
+      cores: string;
+      pin: boolean;
+      start: (port: number) => ChildProcess | Promise<ChildProcess>;
+    }> = [
       { subject: 'NSD 4 (server-count 1)', cores: '1', pin: true, start: (p) => nsd(1, p, true) },
       { subject: 'dns-server (1 worker)', cores: '1', pin: true, start: (p) => ours(1, p, true) },
       { subject: 'bare Node dgram (fixed answer)', cores: '1', pin: true, start: (p) => bare(p, true) },
@@ -183,14 +267,23 @@ async function main(): Promise<void> {
     // Best round per subject: on a shared machine the best round is the one least disturbed by other processes.
     const results = subjects.map((s) => runs.get(s.subject)!.reduce((a, b) => (b.qps > a.qps ? b : a)));
     const nsdQps = (cores: string) => results.find((r) => r.cores === cores && r.subject.startsWith('NSD'))!.qps;
-    console.log(`\nmachine: ${cpus().length}× ${cpus()[0]?.model}, Node ${process.version}; dnsperf -l ${SECONDS} -c ${CLIENTS} -T 1 -q 1000 -t 1, ${zone.queries.length} queries (10% NXDOMAIN), ${RECORDS} records`);
-    console.log('1-core runs: server pinned to CPU 0 and dnsperf to CPU 1 (taskset); 2-core runs: unpinned, sharing both cores with dnsperf\n');
+    console.log(
+      `\nmachine: ${cpus().length}× ${cpus()[0]?.model}, Node ${process.version}; dnsperf -l ${SECONDS} -c ${CLIENTS} -T 1 -q 1000 -t 1, ${zone.queries.length} queries (10% NXDOMAIN), ${RECORDS} records`,
+    );
+    console.log(
+      '1-core runs: server pinned to CPU 0 and dnsperf to CPU 1 (taskset); 2-core runs: unpinned, sharing both cores with dnsperf\n',
+    );
     console.log(`best of ${ROUNDS} interleaved rounds per subject (all rounds' QPS in the last column)\n`);
     console.log('| subject | cores | QPS | vs NSD | avg latency ms | stddev ms | lost % | QPS per round |');
     console.log('|---|---|---|---|---|---|---|---|');
     for (const r of results) {
-      const all = runs.get(r.subject)!.map((x) => Math.round(x.qps)).join(', ');
-      console.log(`| ${r.subject} | ${r.cores} | ${Math.round(r.qps)} | ${(r.qps / nsdQps(r.cores)).toFixed(2)}× | ${r.avgLatencyMs.toFixed(3)} | ${r.stddevMs.toFixed(3)} | ${r.lostPct} | ${all} |`);
+      const all = runs
+        .get(r.subject)!
+        .map((x) => Math.round(x.qps))
+        .join(', ');
+      console.log(
+        `| ${r.subject} | ${r.cores} | ${Math.round(r.qps)} | ${(r.qps / nsdQps(r.cores)).toFixed(2)}× | ${r.avgLatencyMs.toFixed(3)} | ${r.stddevMs.toFixed(3)} | ${r.lostPct} | ${all} |`,
+      );
     }
   } finally {
     for (const p of procs) await stop(p);
@@ -198,4 +291,7 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => { console.error(err); process.exit(1); });
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

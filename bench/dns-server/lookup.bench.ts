@@ -25,7 +25,10 @@ const zone = compiled.zone!;
 const table = new ZoneTable();
 table.set(zone);
 const counters = createCounters();
-const queries = gen.queries.map((l) => { const [name, type] = l.split(' '); return { name, qtype: TYPES[type] }; });
+const queries = gen.queries.map((l) => {
+  const [name, type] = l.split(' ');
+  return { name, qtype: TYPES[type] };
+});
 const packets = queries.map((q, i) => buildQuery(q.name, q.qtype, { id: i }));
 
 // Correctness before timing: existing names answer, the generated NXDOMAIN names do not.
@@ -40,12 +43,20 @@ const floorMap = new Map(queries.map((q) => [q.name, fixed]));
 let i = 0;
 const bench = new Bench({ time: 1500, warmupTime: 300 });
 bench
-  .add('lookup(zone, name, qtype)', () => { const q = queries[i++ & 4095]; lookup(zone, q.name, q.qtype); })
-  .add('answerQuery: parse + zone + lookup + copy/patch', () => { const p = packets[i++ & 4095]; answerQuery(p, p.length, false, table, counters); })
+  .add('lookup(zone, name, qtype)', () => {
+    const q = queries[i++ & 4095];
+    lookup(zone, q.name, q.qtype);
+  })
+  .add('answerQuery: parse + zone + lookup + copy/patch', () => {
+    const p = packets[i++ & 4095];
+    answerQuery(p, p.length, false, table, counters);
+  })
   .add('floor: Map.get + Buffer copy + ID patch', () => {
     const q = queries[i++ & 4095];
     const t = floorMap.get(q.name)!;
-    const out = Buffer.allocUnsafe(t.length); t.copy(out); out[0] = 1;
+    const out = Buffer.allocUnsafe(t.length);
+    t.copy(out);
+    out[0] = 1;
   })
   .add('dns2: Packet.parse(query) + encode response', () => {
     const p = packets[i++ & 4095];
@@ -74,7 +85,14 @@ for (const n of [1000, 10_000]) {
   }
   let served = compileZone(snap, EDGE).zone!;
   for (let k = 0; k < 10; k++) {
-    const changed = { ...snap, zone: { ...snap.zone, serial: snap.zone.serial + k + 1, records: snap.zone.records.map((r, j) => (j === k * 7 ? { ...r, ttl: r.ttl + k + 1 } : r)) } };
+    const changed = {
+      ...snap,
+      zone: {
+        ...snap.zone,
+        serial: snap.zone.serial + k + 1,
+        records: snap.zone.records.map((r, j) => (j === k * 7 ? { ...r, ttl: r.ttl + k + 1 } : r)),
+      },
+    };
     const s = performance.now();
     served = compileZone(changed, EDGE, served).zone!;
     incremental.push(performance.now() - s);
@@ -82,6 +100,8 @@ for (const n of [1000, 10_000]) {
   stats(n, 'from scratch', full);
   stats(n, 'one record changed', incremental);
 }
-console.log(`zone ${APEX}: ${gen.records.length} records, ${zone.nodes.size} names, compiled in ${compileMs.toFixed(0)} ms; ${cpus()[0]?.model}, Node ${process.version}`);
+console.log(
+  `zone ${APEX}: ${gen.records.length} records, ${zone.nodes.size} names, compiled in ${compileMs.toFixed(0)} ms; ${cpus()[0]?.model}, Node ${process.version}`,
+);
 console.table(bench.table());
 console.table(compileTimes);

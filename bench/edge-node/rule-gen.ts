@@ -26,12 +26,29 @@ export function generateRules(n: number, seed = 42): Rule[] {
     const id = i + 1;
     const priority = 10 + Math.floor(r() * 200);
     const kind = r();
-    if (kind < 0.4) rules.push(make(id, 'header', { priority, host_includes: [`h${i}.${DOMAIN}`], request_headers: [{ op: 'set', name: 'x-h', value: String(i) }] }));
-    else if (kind < 0.6) rules.push(make(id, 'redirect', { priority, path_includes: [`/r${i}/*`], target: `/new${i}/$1` }));
-    else if (kind < 0.7) rules.push(make(id, 'rewrite', { priority, path_includes: [`/w${i}/*`], path: `/internal/$1` }));
+    if (kind < 0.4)
+      rules.push(
+        make(id, 'header', {
+          priority,
+          host_includes: [`h${i}.${DOMAIN}`],
+          request_headers: [{ op: 'set', name: 'x-h', value: String(i) }],
+        }),
+      );
+    else if (kind < 0.6)
+      rules.push(make(id, 'redirect', { priority, path_includes: [`/r${i}/*`], target: `/new${i}/$1` }));
+    else if (kind < 0.7)
+      rules.push(make(id, 'rewrite', { priority, path_includes: [`/w${i}/*`], path: `/internal/$1` }));
     else if (kind < 0.8) rules.push(make(id, 'cache', { priority, path_includes: [`/s${i}/*`], edge_ttl: 60 }));
-    else if (kind < 0.9) rules.push(make(id, 'origin_route', { priority, path_includes: [`/a${i}/*`], address: '192.0.2.1' }));
-    else rules.push(make(id, 'drop', { priority, path_includes: [`/d${i}/*`], ip_includes: [`10.${(i >> 8) & 255}.${i & 255}.0/24`] }));
+    else if (kind < 0.9)
+      rules.push(make(id, 'origin_route', { priority, path_includes: [`/a${i}/*`], address: '192.0.2.1' }));
+    else
+      rules.push(
+        make(id, 'drop', {
+          priority,
+          path_includes: [`/d${i}/*`],
+          ip_includes: [`10.${(i >> 8) & 255}.${i & 255}.0/24`],
+        }),
+      );
   }
   return rules;
 }
@@ -44,10 +61,29 @@ export function generateRequests(n: number, count: number, seed = 7): RequestCon
     const i = Math.floor(r() * n);
     const pick = r();
     const host = pick < 0.3 ? `h${i}.${DOMAIN}` : `www.${DOMAIN}`;
-    const path = pick < 0.3 ? '/index.html' : pick < 0.5 ? `/r${i}/x/y` : pick < 0.6 ? `/s${i}/a.png` : pick < 0.7 ? `/d${i}/z`
-      : pick < 0.8 ? '/assets/site.css' : `/plain/${i}`;
+    const path =
+      pick < 0.3
+        ? '/index.html'
+        : pick < 0.5
+          ? `/r${i}/x/y`
+          : pick < 0.6
+            ? `/s${i}/a.png`
+            : pick < 0.7
+              ? `/d${i}/z`
+              : pick < 0.8
+                ? '/assets/site.css'
+                : `/plain/${i}`;
     const peer = parsePeerAddress(r() < 0.5 ? `10.${(i >> 8) & 255}.${i & 255}.9` : '192.0.2.55');
-    const ctx = new RequestContext({ method: 'GET', host, path, query: '', headers: [], peer, scheme: 'http', startedAt: 0 });
+    const ctx = new RequestContext({
+      method: 'GET',
+      host,
+      path,
+      query: '',
+      headers: [],
+      peer,
+      scheme: 'http',
+      startedAt: 0,
+    });
     ctx.recordId = 1;
     out.push(ctx);
   }

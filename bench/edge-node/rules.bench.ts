@@ -15,10 +15,16 @@ const FIRST_TYPES = ['drop', 'basic_auth', 'redirect', 'rewrite', 'origin_route'
 function indexed(idx: Map<string, RuleIndex>, ctx: RequestContext): string {
   ctx.hits.length = 0;
   let sig = '';
-  idx.get('header')?.each(ctx, (r) => { sig += `h${r.id},`; return false; });
+  idx.get('header')?.each(ctx, (r) => {
+    sig += `h${r.id},`;
+    return false;
+  });
   for (const t of FIRST_TYPES) {
     const r = idx.get(t)?.first(ctx, t !== 'cache');
-    if (r) { sig += `${t}${r.id},`; if (t === 'drop' || t === 'redirect') break; }
+    if (r) {
+      sig += `${t}${r.id},`;
+      if (t === 'drop' || t === 'redirect') break;
+    }
   }
   return sig;
 }
@@ -29,7 +35,10 @@ function linear(byType: Map<string, CompiledRule[]>, ctx: RequestContext): strin
   for (const r of byType.get('header') ?? []) if (ruleMatches(r, ctx)) sig += `h${r.id},`;
   for (const t of FIRST_TYPES) {
     const r = (byType.get(t) ?? []).find((x) => ruleMatches(x, ctx));
-    if (r) { sig += `${t}${r.id},`; if (t === 'drop' || t === 'redirect') break; }
+    if (r) {
+      sig += `${t}${r.id},`;
+      if (t === 'drop' || t === 'redirect') break;
+    }
   }
   return sig;
 }
@@ -38,7 +47,9 @@ const results: Record<string, unknown>[] = [];
 for (const n of [10, 100, 1_000, 10_000]) {
   const rules = generateRules(n);
   const t0 = performance.now();
-  const idx = compileRuleSet(rules, RULE_COMPILERS, (_r, err) => { throw err; });
+  const idx = compileRuleSet(rules, RULE_COMPILERS, (_r, err) => {
+    throw err;
+  });
   const compileMs = performance.now() - t0;
   const byType = new Map([...idx].map(([t, i]) => [t, i.rules as CompiledRule[]]));
   const requests = generateRequests(n, 4096);
@@ -46,14 +57,23 @@ for (const n of [10, 100, 1_000, 10_000]) {
   for (const ctx of requests) assert.equal(indexed(idx, ctx), linear(byType, ctx));
   let k = 0;
   const bench = new Bench({ time: n >= 10_000 ? 1500 : 800, warmupTime: 200 });
-  bench.add(`indexed ${n} rules`, () => { indexed(idx, requests[k++ & 4095]); });
-  bench.add(`linear ${n} rules (baseline)`, () => { linear(byType, requests[k++ & 4095]); });
+  bench.add(`indexed ${n} rules`, () => {
+    indexed(idx, requests[k++ & 4095]);
+  });
+  bench.add(`linear ${n} rules (baseline)`, () => {
+    linear(byType, requests[k++ & 4095]);
+  });
   await bench.run();
   for (const task of bench.tasks) {
     const r = task.result as { throughput?: { mean: number } } | undefined;
     const ops = r?.throughput?.mean ?? 0;
     // ns/op from throughput: tinybench's per-sample latency includes the timer's own cost at these speeds.
-    results.push({ task: task.name, 'ops/s': Math.round(ops), 'ns/op': ops > 0 ? Math.round(1e9 / ops) : 0, 'compile ms': Math.round(compileMs) });
+    results.push({
+      task: task.name,
+      'ops/s': Math.round(ops),
+      'ns/op': ops > 0 ? Math.round(1e9 / ops) : 0,
+      'compile ms': Math.round(compileMs),
+    });
   }
 }
 console.log(`Node ${process.version}, ${cpus()[0]?.model ?? 'cpu'} x${cpus().length}`);

@@ -18,7 +18,8 @@ export function twentyRules(): Rule[] {
   ];
   for (let i = 1; i <= 6; i++) rules.push(rule('redirect', { path_includes: [`/r${i}/*`], target: `/new${i}/$1` }));
   for (let i = 1; i <= 4; i++) rules.push(rule('rewrite', { path_includes: [`/w${i}/*`], path: '/internal/$1' }));
-  for (let i = 1; i <= 3; i++) rules.push(rule('origin_route', { path_includes: [`/a${i}/*`], address: '127.0.0.1', port: originPort }));
+  for (let i = 1; i <= 3; i++)
+    rules.push(rule('origin_route', { path_includes: [`/a${i}/*`], address: '127.0.0.1', port: originPort }));
   for (let i = 1; i <= 3; i++) rules.push(rule('cache', { path_includes: [`/s${i}/*`], edge_ttl: 300 }));
   rules.push(rule('header', { path_includes: ['/h/*'], request_headers: [{ op: 'set', name: 'x-h', value: '1' }] }));
   rules.push(rule('drop', { path_includes: ['/admin/*'], status_code: 403 }));
@@ -31,6 +32,11 @@ let version = store.version;
 for (const s of [
   snapshot('plain.bench.example.org', { records: [rec('@')] }),
   snapshot('rules.bench.example.org', { records: [rec('@')], rules: twentyRules() }),
-  snapshot('cache.bench.example.org', { records: [rec('@')], rules: [rule('cache', { path_includes: ['/static/*'], edge_ttl: 300 })], settings: { cacheCapMb: 100 } }),
-]) store.apply({ version: ++version, domain: s.name, deleted: false, snapshot: s });
+  snapshot('cache.bench.example.org', {
+    records: [rec('@')],
+    rules: [rule('cache', { path_includes: ['/static/*'], edge_ttl: 300 })],
+    settings: { cacheCapMb: 100 },
+  }),
+])
+  store.apply({ version: ++version, domain: s.name, deleted: false, snapshot: s });
 await store.close();

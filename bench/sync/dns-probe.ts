@@ -8,7 +8,10 @@ export interface DnsProbe {
 }
 
 function encodeName(name: string): Buffer {
-  const parts = name.split('.').filter(Boolean).map((l) => Buffer.concat([Buffer.from([l.length]), Buffer.from(l, 'ascii')]));
+  const parts = name
+    .split('.')
+    .filter(Boolean)
+    .map((l) => Buffer.concat([Buffer.from([l.length]), Buffer.from(l, 'ascii')]));
   return Buffer.concat([...parts, Buffer.from([0])]);
 }
 
@@ -45,23 +48,38 @@ export function createDnsProbe(host: string, port: number, timeoutMs = 200): Dns
   let nextId = 1;
   let pending: { id: number; resolve: (b: Buffer | undefined) => void } | undefined;
   socket.on('message', (msg) => {
-    if (pending && msg.length >= 2 && msg.readUInt16BE(0) === pending.id) { const p = pending; pending = undefined; p.resolve(msg); }
+    if (pending && msg.length >= 2 && msg.readUInt16BE(0) === pending.id) {
+      const p = pending;
+      pending = undefined;
+      p.resolve(msg);
+    }
   });
   return {
     async answers(name, address) {
-      const id = nextId = (nextId % 0xffff) + 1;
+      const id = (nextId = (nextId % 0xffff) + 1);
       const header = Buffer.alloc(12);
       header.writeUInt16BE(id, 0);
       header.writeUInt16BE(0x0000, 2);
       header.writeUInt16BE(1, 4);
       const packet = Buffer.concat([header, encodeName(name), Buffer.from([0, 1, 0, 1])]);
       const reply = await new Promise<Buffer | undefined>((resolve) => {
-        const timer = setTimeout(() => { pending = undefined; resolve(undefined); }, timeoutMs);
-        pending = { id, resolve: (b) => { clearTimeout(timer); resolve(b); } };
+        const timer = setTimeout(() => {
+          pending = undefined;
+          resolve(undefined);
+        }, timeoutMs);
+        pending = {
+          id,
+          resolve: (b) => {
+            clearTimeout(timer);
+            resolve(b);
+          },
+        };
         socket.send(packet, port, host);
       });
       return reply ? (answeredAddresses(reply, id)?.includes(address) ?? false) : false;
     },
-    close() { socket.close(); },
+    close() {
+      socket.close();
+    },
   };
 }

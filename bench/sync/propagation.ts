@@ -5,7 +5,12 @@ import { performance } from 'node:perf_hooks';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { openNodeStore, type NodeStore } from '@platform/shared/node-store';
-import { startControlPlane, startDnsNode, type ControlPlaneProcess, type DnsNodeProcess } from '../../test/e2e/sync-harness.js';
+import {
+  startControlPlane,
+  startDnsNode,
+  type ControlPlaneProcess,
+  type DnsNodeProcess,
+} from '../../test/e2e/sync-harness.js';
 import { createDnsProbe, type DnsProbe } from './dns-probe.js';
 
 const SINGLE = Number(process.env.SINGLE_WRITES ?? 200);
@@ -21,7 +26,14 @@ function percentile(sorted: number[], p: number): number {
 
 function summary(label: string, ms: number[]) {
   const s = [...ms].sort((a, b) => a - b);
-  return { case: label, n: s.length, p50_ms: +percentile(s, 50).toFixed(2), p90_ms: +percentile(s, 90).toFixed(2), p99_ms: +percentile(s, 99).toFixed(2), max_ms: +s[s.length - 1]!.toFixed(2) };
+  return {
+    case: label,
+    n: s.length,
+    p50_ms: +percentile(s, 50).toFixed(2),
+    p90_ms: +percentile(s, 90).toFixed(2),
+    p99_ms: +percentile(s, 99).toFixed(2),
+    max_ms: +s[s.length - 1]!.toFixed(2),
+  };
 }
 
 /** Polls the DNS node (back to back, 1 ms apart) until `name` answers `address`; returns the time of that answer. */
@@ -38,7 +50,14 @@ async function waitForAnswer(probe: DnsProbe, name: string, address: string): Pr
  * After a write acknowledged at t0: the delay until the node's LMDB store holds a version above `before` (read from
  * this process; LMDB readers see other processes' commits) and until the DNS answer changes.
  */
-async function measure(store: NodeStore, before: number, probe: DnsProbe, name: string, address: string, t0: number): Promise<[number, number]> {
+async function measure(
+  store: NodeStore,
+  before: number,
+  probe: DnsProbe,
+  name: string,
+  address: string,
+  t0: number,
+): Promise<[number, number]> {
   const end = t0 + POLL_LIMIT_MS;
   // Two independent pollers: a DNS query in flight must not delay noticing the store's commit.
   const storeSeen = (async () => {
@@ -66,7 +85,11 @@ async function main(): Promise<void> {
     await cp.restart(() => cp!.cli('plan', 'set', DOMAIN, 'business'));
     // The zone's BATCH_SIZE records arrive in one zone-file import (one config entry).
     const zone = Array.from({ length: BATCH_SIZE }, (_, i) => `r${i}.${DOMAIN}. 300 IN A ${ip(i, 0)}`).join('\n');
-    const imported = await cp.api<{ records: Array<{ id: number; name: string }> }>('POST', `/domains/${DOMAIN}/records/import`, { zone });
+    const imported = await cp.api<{ records: Array<{ id: number; name: string }> }>(
+      'POST',
+      `/domains/${DOMAIN}/records/import`,
+      { zone },
+    );
     const byName = new Map(imported.records.map((r) => [r.name, r.id]));
     const ids = Array.from({ length: BATCH_SIZE }, (_, i) => byName.get(`r${i}`)!);
     node = await startDnsNode(cp);
@@ -78,7 +101,18 @@ async function main(): Promise<void> {
     // Single writes to a small zone (10 records): the common case.
     await cp.api('POST', '/domains/', { name: SMALL });
     const smallIds: number[] = [];
-    for (let i = 0; i < 10; i++) smallIds.push((await cp.api<{ id: number }>('POST', `/domains/${SMALL}/records/`, { name: `s${i}`, type: 'A', destination: ip(i, 0), ttl: 300, proxied: false })).id);
+    for (let i = 0; i < 10; i++)
+      smallIds.push(
+        (
+          await cp.api<{ id: number }>('POST', `/domains/${SMALL}/records/`, {
+            name: `s${i}`,
+            type: 'A',
+            destination: ip(i, 0),
+            ttl: 300,
+            proxied: false,
+          })
+        ).id,
+      );
     await waitForAnswer(probe, `s9.${SMALL}`, ip(9, 0));
     const small: Array<[number, number]> = [];
     for (let i = 0; i < SINGLE; i++) {
@@ -102,20 +136,53 @@ async function main(): Promise<void> {
     for (let b = 0; b < BATCHES; b++) {
       const base = 2 + b;
       const before = store.version;
-      await cp.api('POST', `/domains/${DOMAIN}/records/batch-update`, { updates: ids.map((id, i) => ({ id, destination: ip(i, base) })) });
-      batch.push(await measure(store, before, probe, `r${BATCH_SIZE - 1}.${DOMAIN}`, ip(BATCH_SIZE - 1, base), performance.now()));
+      await cp.api('POST', `/domains/${DOMAIN}/records/batch-update`, {
+        updates: ids.map((id, i) => ({ id, destination: ip(i, base) })),
+      });
+      batch.push(
+        await measure(
+          store,
+          before,
+          probe,
+          `r${BATCH_SIZE - 1}.${DOMAIN}`,
+          ip(BATCH_SIZE - 1, base),
+          performance.now(),
+        ),
+      );
     }
 
     const rows = [
-      summary('single write → DNS answer (zone of 10 records)', small.map((x) => x[1])),
-      summary('single write → node store applied (10 records)', small.map((x) => x[0])),
-      summary(`single write → DNS answer (zone of ${BATCH_SIZE} records)`, single.map((x) => x[1])),
-      summary(`single write → node store applied (${BATCH_SIZE} records)`, single.map((x) => x[0])),
-      summary(`${BATCH_SIZE}-item batch-update → DNS answer`, batch.map((x) => x[1])),
-      summary(`${BATCH_SIZE}-item batch-update → node store applied`, batch.map((x) => x[0])),
+      summary(
+        'single write → DNS answer (zone of 10 records)',
+        small.map((x) => x[1]),
+      ),
+      summary(
+        'single write → node store applied (10 records)',
+        small.map((x) => x[0]),
+      ),
+      summary(
+        `single write → DNS answer (zone of ${BATCH_SIZE} records)`,
+        single.map((x) => x[1]),
+      ),
+      summary(
+        `single write → node store applied (${BATCH_SIZE} records)`,
+        single.map((x) => x[0]),
+      ),
+      summary(
+        `${BATCH_SIZE}-item batch-update → DNS answer`,
+        batch.map((x) => x[1]),
+      ),
+      summary(
+        `${BATCH_SIZE}-item batch-update → node store applied`,
+        batch.map((x) => x[0]),
+      ),
     ];
     console.table(rows);
-    console.log(`node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}; database: ${process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite'}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    console.log(
+      `node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}; database: ${process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite'}; load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
     console.log('| case | n | p50 ms | p90 ms | p99 ms | max ms |\n|---|---|---|---|---|---|');
     for (const r of rows) console.log(`| ${r.case} | ${r.n} | ${r.p50_ms} | ${r.p90_ms} | ${r.p99_ms} | ${r.max_ms} |`);
   } finally {
@@ -126,4 +193,7 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => { console.error(err); process.exitCode = 1; });
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});

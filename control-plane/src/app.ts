@@ -42,7 +42,11 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   installJsonBodyParser(app);
   installErrorHandlers(app, config.bodyLimitBytes);
 
-  await app.register(context, { db: opts.database.db, config, configLog: opts.configLog ?? new ConfigLog(config.nsSets) });
+  await app.register(context, {
+    db: opts.database.db,
+    config,
+    configLog: opts.configLog ?? new ConfigLog(config.nsSets),
+  });
   await app.register(authenticate);
   await app.register(temporal);
   await app.register(rateLimit, { perMinute: config.rateLimitPerMinute });

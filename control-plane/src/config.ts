@@ -38,8 +38,14 @@ export interface ControlPlaneConfig {
 export const DEFAULT_NS_SETS = 'ns1.platform.test,ns2.platform.test;ns3.platform.test,ns4.platform.test';
 
 export function parseNsSets(raw: string): string[][] {
-  return raw.split(';')
-    .map((set) => set.split(',').map((ns) => ns.trim().toLowerCase().replace(/\.$/, '')).filter(Boolean))
+  return raw
+    .split(';')
+    .map((set) =>
+      set
+        .split(',')
+        .map((ns) => ns.trim().toLowerCase().replace(/\.$/, ''))
+        .filter(Boolean),
+    )
     .filter((set) => set.length > 0);
 }
 
@@ -60,7 +66,9 @@ export function loadConfig(env: EnvSource = process.env): Readonly<ControlPlaneC
     nsSets,
     acmeDelegationZone: r.string('ACME_DELEGATION_ZONE', 'acme.platform.test').toLowerCase().replace(/\.$/, ''),
     // VERIFICATION_TOKEN_SECONDS (tests, short expiries) overrides the days.
-    verificationTokenDays: r.optional('VERIFICATION_TOKEN_SECONDS') ? r.int('VERIFICATION_TOKEN_SECONDS', 0, 1) / 86400 : r.int('VERIFICATION_TOKEN_DAYS', 7, 1, 365),
+    verificationTokenDays: r.optional('VERIFICATION_TOKEN_SECONDS')
+      ? r.int('VERIFICATION_TOKEN_SECONDS', 0, 1) / 86400
+      : r.int('VERIFICATION_TOKEN_DAYS', 7, 1, 365),
     logLevel: r.string('LOG_LEVEL', env.NODE_ENV === 'test' ? 'warn' : 'info'),
     syncHost: r.string('SYNC_HOST', '127.0.0.1'),
     syncPort: r.int('SYNC_PORT', 8090, 0, 65535),

@@ -44,6 +44,10 @@ export class ApiError extends PlatformError<ApiErrorCode> {
 }
 
 export function isApiError(err: unknown): err is ApiError {
-  return typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'PlatformError'
-    && typeof (err as { statusCode?: unknown }).statusCode === 'number';
+  return (
+    typeof err === 'object' &&
+    err !== null &&
+    (err as { name?: unknown }).name === 'PlatformError' &&
+    typeof (err as { statusCode?: unknown }).statusCode === 'number'
+  );
 }

@@ -22,19 +22,31 @@ async function main(): Promise<void> {
   // With PGlite the admin CLI cannot open the database while we run; it sends its commands through this socket.
   const adminSocket = lock
     ? await startAdminSocket({ dataDir: config.dataDir, db: database.db, configLog }).catch((err: unknown) => {
-      log.warn({ err }, 'admin socket unavailable (a DATA_DIR path too long for a Unix socket?): the admin CLI needs the control plane stopped');
-      return null;
-    })
+        log.warn(
+          { err },
+          'admin socket unavailable (a DATA_DIR path too long for a Unix socket?): the admin CLI needs the control plane stopped',
+        );
+        return null;
+      })
     : null;
-  const syncHub = await startSyncHub({ host: config.syncHost, port: config.syncPort, pollMs: config.syncPollMs,
-    token: ensureNodeToken(config.dataDir, config.nodeToken), db: database.db, configLog });
+  const syncHub = await startSyncHub({
+    host: config.syncHost,
+    port: config.syncPort,
+    pollMs: config.syncPollMs,
+    token: ensureNodeToken(config.dataDir, config.nodeToken),
+    db: database.db,
+    configLog,
+  });
 
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down');
-    const force = setTimeout(() => { log.error('shutdown timed out'); process.exit(1); }, 10_000);
+    const force = setTimeout(() => {
+      log.error('shutdown timed out');
+      process.exit(1);
+    }, 10_000);
     force.unref();
     try {
       await adminSocket?.close();

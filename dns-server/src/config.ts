@@ -24,9 +24,11 @@ export function loadConfig(env: EnvSource = process.env): Readonly<DnsServerConf
   const edgeIpv4 = r.list('EDGE_IPV4', ['127.0.0.1']);
   const edgeIpv6 = r.list('EDGE_IPV6', ['::1']);
   for (const ip of edgeIpv4) if (!isIPv4(ip)) r.problems.push(`EDGE_IPV4 holds "${ip}", which is not an IPv4 address`);
-  for (const ip of edgeIpv6) if (!isIPv6(ip) || ip.includes('%')) r.problems.push(`EDGE_IPV6 holds "${ip}", which is not an IPv6 address`);
+  for (const ip of edgeIpv6)
+    if (!isIPv6(ip) || ip.includes('%')) r.problems.push(`EDGE_IPV6 holds "${ip}", which is not an IPv6 address`);
   const sync = r.string('SYNC_URL', 'ws://127.0.0.1:8090');
-  if (sync !== 'off' && !/^wss?:\/\//.test(sync)) r.problems.push(`SYNC_URL must be a ws:// or wss:// address or "off", got "${sync}"`);
+  if (sync !== 'off' && !/^wss?:\/\//.test(sync))
+    r.problems.push(`SYNC_URL must be a ws:// or wss:// address or "off", got "${sync}"`);
   return r.done({
     host: r.string('DNS_HOST', '127.0.0.1'),
     port: r.int('DNS_PORT', 5353, 0, 65535),

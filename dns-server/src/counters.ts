@@ -20,11 +20,20 @@ export interface Counters {
 
 export function createCounters(): Counters {
   return {
-    dns_queries_udp_total: 0, dns_queries_tcp_total: 0,
-    dns_responses_noerror_total: 0, dns_responses_nxdomain_total: 0, dns_responses_refused_total: 0,
-    dns_responses_formerr_total: 0, dns_responses_notimp_total: 0, dns_responses_servfail_total: 0,
-    dns_responses_badvers_total: 0, dns_responses_truncated_total: 0, dns_packets_dropped_total: 0,
-    dns_handler_errors_total: 0, dns_tcp_connections_total: 0, dns_zone_compiles_total: 0,
+    dns_queries_udp_total: 0,
+    dns_queries_tcp_total: 0,
+    dns_responses_noerror_total: 0,
+    dns_responses_nxdomain_total: 0,
+    dns_responses_refused_total: 0,
+    dns_responses_formerr_total: 0,
+    dns_responses_notimp_total: 0,
+    dns_responses_servfail_total: 0,
+    dns_responses_badvers_total: 0,
+    dns_responses_truncated_total: 0,
+    dns_packets_dropped_total: 0,
+    dns_handler_errors_total: 0,
+    dns_tcp_connections_total: 0,
+    dns_zone_compiles_total: 0,
     dns_zone_compile_failures_total: 0,
   };
 }

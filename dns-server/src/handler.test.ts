@@ -23,7 +23,8 @@ test('20,000 random and mutated packets: no throw; answers carry QR, the query I
     assert.ok(out.length >= 12);
     assert.equal(out[2] & 0x80, 0x80, 'QR set');
     assert.equal(out.readUInt16BE(0), q.readUInt16BE(0), 'ID copied');
-    if ((out[3] & 0xf) === 0 || (out[3] & 0xf) === 3) assert.doesNotThrow(() => Packet.parse(out), `decodes: ${q.toString('hex')}`);
+    if ((out[3] & 0xf) === 0 || (out[3] & 0xf) === 3)
+      assert.doesNotThrow(() => Packet.parse(out), `decodes: ${q.toString('hex')}`);
   }
   assert.ok(answered > 5000, `answered ${answered}`);
 });

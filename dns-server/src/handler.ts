@@ -14,27 +14,56 @@ const q = new ParsedQuery();
 export function answerQuery(msg: Buffer, len: number, tcp: boolean, table: ZoneTable, c: Counters): Buffer | null {
   const parsed = parseQuery(msg, len, q);
   if (parsed !== PARSE.OK) {
-    if (parsed === PARSE.DROP) { c.dns_packets_dropped_total++; return null; }
-    if (parsed === PARSE.NOTIMP) { c.dns_responses_notimp_total++; return headerOnly(RCODE.NOTIMP); }
+    if (parsed === PARSE.DROP) {
+      c.dns_packets_dropped_total++;
+      return null;
+    }
+    if (parsed === PARSE.NOTIMP) {
+      c.dns_responses_notimp_total++;
+      return headerOnly(RCODE.NOTIMP);
+    }
     c.dns_responses_formerr_total++;
     return headerOnly(RCODE.FORMERR);
   }
   // RFC 6891 §6.1.3: a version we do not implement gets BADVERS (extended rcode 16 = 1 << 4).
-  if (q.edns && q.ednsVersion > 0) { c.dns_responses_badvers_total++; return withQuestion(msg, 0, false, 1); }
+  if (q.edns && q.ednsVersion > 0) {
+    c.dns_responses_badvers_total++;
+    return withQuestion(msg, 0, false, 1);
+  }
   const qtype = q.qtype;
-  if (qtype === TYPE.OPT) { c.dns_responses_formerr_total++; return headerOnly(RCODE.FORMERR); }
-  if (qtype === TYPE.MAILA || qtype === TYPE.MAILB) { c.dns_responses_notimp_total++; return withQuestion(msg, RCODE.NOTIMP, false, 0); }
+  if (qtype === TYPE.OPT) {
+    c.dns_responses_formerr_total++;
+    return headerOnly(RCODE.FORMERR);
+  }
+  if (qtype === TYPE.MAILA || qtype === TYPE.MAILB) {
+    c.dns_responses_notimp_total++;
+    return withQuestion(msg, RCODE.NOTIMP, false, 0);
+  }
   if ((q.qclass !== CLASS_IN && q.qclass !== CLASS_ANY) || qtype === TYPE.AXFR || qtype === TYPE.IXFR) {
     c.dns_responses_refused_total++;
     return withQuestion(msg, RCODE.REFUSED, false, 0);
   }
   const zone = table.find(q.key, q.labelStarts, q.labelCount);
-  if (zone === undefined) { c.dns_responses_refused_total++; return withQuestion(msg, RCODE.REFUSED, false, 0); }
-  const limit = tcp ? 65535 : q.edns ? Math.min(Math.max(q.ednsUdpSize, PLAIN_UDP_SIZE), EDNS_UDP_SIZE) : PLAIN_UDP_SIZE;
+  if (zone === undefined) {
+    c.dns_responses_refused_total++;
+    return withQuestion(msg, RCODE.REFUSED, false, 0);
+  }
+  const limit = tcp
+    ? 65535
+    : q.edns
+      ? Math.min(Math.max(q.ednsUdpSize, PLAIN_UDP_SIZE), EDNS_UDP_SIZE)
+      : PLAIN_UDP_SIZE;
   const r = lookup(zone, q.key, qtype);
-  if (r === NEGATIVE) { c.dns_responses_noerror_total++; return negative(msg, zone, table.apexOffset, RCODE.NOERROR, limit, c); }
-  if (r === NXDOMAIN) { c.dns_responses_nxdomain_total++; return negative(msg, zone, table.apexOffset, RCODE.NXDOMAIN, limit, c); }
-  if ((r.bytes[3] & 0xf) === RCODE.NXDOMAIN) c.dns_responses_nxdomain_total++; else c.dns_responses_noerror_total++;
+  if (r === NEGATIVE) {
+    c.dns_responses_noerror_total++;
+    return negative(msg, zone, table.apexOffset, RCODE.NOERROR, limit, c);
+  }
+  if (r === NXDOMAIN) {
+    c.dns_responses_nxdomain_total++;
+    return negative(msg, zone, table.apexOffset, RCODE.NXDOMAIN, limit, c);
+  }
+  if ((r.bytes[3] & 0xf) === RCODE.NXDOMAIN) c.dns_responses_nxdomain_total++;
+  else c.dns_responses_noerror_total++;
   return fromTemplate(msg, r, limit, c);
 }
 
@@ -69,11 +98,21 @@ function withQuestion(msg: Buffer, rcode: number, aa: boolean, extRcode: number)
 }
 
 /** NXDOMAIN or NODATA: the question and the zone's SOA (owner pointing at the apex inside the question). */
-function negative(msg: Buffer, zone: CompiledZone, apexOffset: number, rcode: number, limit: number, c: Counters): Buffer {
+function negative(
+  msg: Buffer,
+  zone: CompiledZone,
+  apexOffset: number,
+  rcode: number,
+  limit: number,
+  c: Counters,
+): Buffer {
   const qEnd = q.questionEnd;
   const tail = zone.soaTail;
   const size = qEnd + 2 + tail.length + (q.edns ? OPT_LENGTH : 0);
-  if (size > limit) { c.dns_responses_truncated_total++; return truncated(msg, FLAG.AA | rcode); }
+  if (size > limit) {
+    c.dns_responses_truncated_total++;
+    return truncated(msg, FLAG.AA | rcode);
+  }
   const out = Buffer.allocUnsafe(size);
   out.writeUInt16BE(q.id, 0);
   out.writeUInt16BE(FLAG.QR | FLAG.AA | (q.flags & 0x0110) | rcode, 2);
@@ -107,10 +146,13 @@ function fromTemplate(msg: Buffer, t: Template, limit: number, c: Counters): Buf
   const out = Buffer.allocUnsafe(size + opt);
   bytes.copy(out, 0, 0, size);
   out.writeUInt16BE(q.id, 0);
-  out[2] |= (q.flags >>> 8) & 0x01 | (tc ? 0x02 : 0);
+  out[2] |= ((q.flags >>> 8) & 0x01) | (tc ? 0x02 : 0);
   out[3] |= q.flags & 0x10;
   msg.copy(out, 12, 12, q.questionEnd);
-  if (opt) { writeOpt(out, size, 0); arcount++; }
+  if (opt) {
+    writeOpt(out, size, 0);
+    arcount++;
+  }
   out.writeUInt16BE(arcount, 10);
   return out;
 }

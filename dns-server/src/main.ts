@@ -24,9 +24,19 @@ async function runSingle(): Promise<void> {
   const node = await startServingNode(config);
   node.store.onApplied((e) => node.refresh(e.domain, e.snapshot, e.deleted));
   const sync = startNodeSyncFromConfig(node.store, { ...config, nodeIdPrefix: 'dns' });
-  const metrics = config.metricsPort ? await startMetrics(config.host, config.metricsPort, () => node.counters) : undefined;
+  const metrics = config.metricsPort
+    ? await startMetrics(config.host, config.metricsPort, () => node.counters)
+    : undefined;
   log.info({ host: config.host, port: node.server.port, zones: node.table.size, workers: 1 }, 'dns-server listening');
-  onShutdownSignals(async () => { await sync?.stop(); metrics?.close(); await node.close(); }, log, process.exit);
+  onShutdownSignals(
+    async () => {
+      await sync?.stop();
+      metrics?.close();
+      await node.close();
+    },
+    log,
+    process.exit,
+  );
 }
 
 async function runWorker(): Promise<void> {
@@ -35,14 +45,17 @@ async function runWorker(): Promise<void> {
   const serving: { node?: ServingNode } = {};
   process.on('message', (m: PrimaryMessage) => {
     if (m?.type !== 'applied') return;
-    if (serving.node) serving.node.refresh(m.domain); else early.add(m.domain);
+    if (serving.node) serving.node.refresh(m.domain);
+    else early.add(m.domain);
   });
   const node = await startServingNode(config);
   serving.node = node;
   for (const domain of early) node.refresh(domain);
   process.send!({ type: 'listening', port: node.server.port } satisfies WorkerMessage);
   setInterval(() => process.send!({ type: 'counters', counters: node.counters } satisfies WorkerMessage), 1000).unref();
-  process.on('SIGTERM', () => { void node.close().then(() => process.exit(0)); });
+  process.on('SIGTERM', () => {
+    void node.close().then(() => process.exit(0));
+  });
 }
 
 /** A port free for both UDP and TCP, so that workers asked for port 0 share one. */
@@ -66,34 +79,47 @@ async function freePort(host: string): Promise<number> {
 
 async function runPrimary(): Promise<void> {
   const store = openNodeStore(nodeStorePath(config));
-  const port = config.port || await freePort(config.host);
+  const port = config.port || (await freePort(config.host));
   const counters = new Map<number, Counters>();
   let listening = 0;
   const pool = startWorkerPool<WorkerMessage>({
-    count: config.workers, env: { DNS_PORT: String(port) }, name: 'dns', log,
+    count: config.workers,
+    env: { DNS_PORT: String(port) },
+    name: 'dns',
+    log,
     onMessage(w, m) {
       if (m.type === 'counters') counters.set(w.id, m.counters);
       else if (m.type === 'listening' && ++listening === config.workers) {
-        log.info({ host: config.host, port, zones: store.domains().length, workers: config.workers }, 'dns-server listening');
+        log.info(
+          { host: config.host, port, zones: store.domains().length, workers: config.workers },
+          'dns-server listening',
+        );
       }
     },
   });
   store.onApplied((e) => {
     for (const w of pool.workers) {
       // A worker that is exiting is replaced, and its successor loads the store afresh.
-      if (w.isConnected()) w.send({ type: 'applied', domain: e.domain } satisfies PrimaryMessage, undefined, () => undefined);
+      if (w.isConnected())
+        w.send({ type: 'applied', domain: e.domain } satisfies PrimaryMessage, undefined, () => undefined);
     }
   });
   const sync = startNodeSyncFromConfig(store, { ...config, nodeIdPrefix: 'dns' });
   const total = createCounters();
-  const metrics = config.metricsPort ? await startMetrics(config.host, config.metricsPort, () => sumCounters(counters.values(), total)) : undefined;
-  onShutdownSignals(async () => {
-    pool.stopRespawning();
-    await sync?.stop();
-    metrics?.close();
-    await pool.stop();
-    await store.close();
-  }, log, process.exit);
+  const metrics = config.metricsPort
+    ? await startMetrics(config.host, config.metricsPort, () => sumCounters(counters.values(), total))
+    : undefined;
+  onShutdownSignals(
+    async () => {
+      pool.stopRespawning();
+      await sync?.stop();
+      metrics?.close();
+      await pool.stop();
+      await store.close();
+    },
+    log,
+    process.exit,
+  );
 }
 
 const run = config.workers > 1 ? (cluster.isPrimary ? runPrimary : runWorker) : runSingle;

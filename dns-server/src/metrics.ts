@@ -4,7 +4,10 @@ import { formatCounters, type Counters } from './counters.js';
 
 export function startMetrics(host: string, port: number, read: () => Counters): Promise<Server> {
   const server = createServer((req, res) => {
-    if (req.url !== '/metrics') { res.writeHead(404).end(); return; }
+    if (req.url !== '/metrics') {
+      res.writeHead(404).end();
+      return;
+    }
     res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(formatCounters(read()));
   });
   return new Promise((resolve, reject) => {

@@ -27,23 +27,41 @@ export function nodeStorePath(config: DnsServerConfig): string {
 }
 
 /** Opens the store, compiles every zone it holds, then starts answering: the store is served before the hub answers. */
-export async function startServingNode(config: DnsServerConfig, store = openNodeStore(nodeStorePath(config))): Promise<ServingNode> {
+export async function startServingNode(
+  config: DnsServerConfig,
+  store = openNodeStore(nodeStorePath(config)),
+): Promise<ServingNode> {
   const table = new ZoneTable();
   const counters = createCounters();
   const opts = { edgeIpv4: config.edgeIpv4, edgeIpv6: config.edgeIpv6 };
   loadAll(table, store, opts, counters, zoneLog);
-  const server = await startDnsServer({ host: config.host, port: config.port, tcpIdleMs: config.tcpIdleMs, table, counters });
+  const server = await startDnsServer({
+    host: config.host,
+    port: config.port,
+    tcpIdleMs: config.tcpIdleMs,
+    table,
+    counters,
+  });
   return {
-    store, table, counters, server,
+    store,
+    table,
+    counters,
+    server,
     refresh(domain, given, deleted) {
       let snapshot = given;
-      if (!deleted && !snapshot) try { snapshot = store.getSnapshot(domain); } catch (err) {
-        counters.dns_zone_compile_failures_total++;
-        zoneLog.error({ err, domain }, 'stored snapshot unreadable; keeping the previous zone');
-        return;
-      }
+      if (!deleted && !snapshot)
+        try {
+          snapshot = store.getSnapshot(domain);
+        } catch (err) {
+          counters.dns_zone_compile_failures_total++;
+          zoneLog.error({ err, domain }, 'stored snapshot unreadable; keeping the previous zone');
+          return;
+        }
       applyDomain(table, domain, snapshot, opts, counters, zoneLog);
     },
-    async close() { await server.close(); await store.close(); },
+    async close() {
+      await server.close();
+      await store.close();
+    },
   };
 }

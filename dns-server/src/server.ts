@@ -25,7 +25,7 @@ const MAX_TCP_CONNECTIONS = 4096;
 
 export async function startDnsServer(o: ServerOptions): Promise<DnsServer> {
   const udp = await bindUdp(o);
-  const port = (udp.address()).port;
+  const port = udp.address().port;
   let tcp: Server;
   try {
     tcp = await listenTcp(o, port);
@@ -35,10 +35,11 @@ export async function startDnsServer(o: ServerOptions): Promise<DnsServer> {
   }
   return {
     port,
-    close: () => new Promise<void>((resolve) => {
-      udp.close();
-      tcp.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        udp.close();
+        tcp.close(() => resolve());
+      }),
   };
 }
 
@@ -62,7 +63,9 @@ function bindUdp(o: ServerOptions): Promise<Socket> {
     // exclusive: false lets cluster workers share the primary's socket (node:cluster, Linux).
     sock.bind({ port: o.port, address: o.host, exclusive: false }, () => {
       sock.off('error', reject);
-      sock.on('error', () => { /* ICMP errors on send: nothing to do per packet */ });
+      sock.on('error', () => {
+        /* ICMP errors on send: nothing to do per packet */
+      });
       resolve(sock);
     });
   });
@@ -73,7 +76,10 @@ function listenTcp(o: ServerOptions, port: number): Promise<Server> {
   server.maxConnections = MAX_TCP_CONNECTIONS;
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen({ port, host: o.host, exclusive: false }, () => { server.off('error', reject); resolve(server); });
+    server.listen({ port, host: o.host, exclusive: false }, () => {
+      server.off('error', reject);
+      resolve(server);
+    });
   });
 }
 

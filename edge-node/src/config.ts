@@ -28,12 +28,15 @@ export interface EdgeConfig {
 export function loadConfig(env: EnvSource = process.env): Readonly<EdgeConfig> {
   const r = new EnvReader(env);
   const sync = r.string('SYNC_URL', 'ws://127.0.0.1:8090');
-  if (sync !== 'off' && !/^wss?:\/\//.test(sync)) r.problems.push(`SYNC_URL must be a ws:// or wss:// address or "off", got "${sync}"`);
+  if (sync !== 'off' && !/^wss?:\/\//.test(sync))
+    r.problems.push(`SYNC_URL must be a ws:// or wss:// address or "off", got "${sync}"`);
   const cp = r.string('CONTROL_PLANE_URL', 'http://127.0.0.1:8080');
-  if (cp !== 'off' && !/^https?:\/\//.test(cp)) r.problems.push(`CONTROL_PLANE_URL must be an http(s) address or "off", got "${cp}"`);
+  if (cp !== 'off' && !/^https?:\/\//.test(cp))
+    r.problems.push(`CONTROL_PLANE_URL must be an http(s) address or "off", got "${cp}"`);
   const cert = r.optional('EDGE_TLS_DEFAULT_CERT');
   const key = r.optional('EDGE_TLS_DEFAULT_KEY');
-  if ((cert === undefined) !== (key === undefined)) r.problems.push('EDGE_TLS_DEFAULT_CERT and EDGE_TLS_DEFAULT_KEY go together');
+  if ((cert === undefined) !== (key === undefined))
+    r.problems.push('EDGE_TLS_DEFAULT_CERT and EDGE_TLS_DEFAULT_KEY go together');
   return r.done({
     host: r.string('EDGE_HOST', '127.0.0.1'),
     httpPort: r.int('EDGE_HTTP_PORT', 8081, 0, 65535),

@@ -4,7 +4,11 @@ import type { ZoneRecord } from '@platform/shared/config';
 import type { OriginTarget } from './proxy/origin.js';
 
 /** A rule that matched: `dry` when it ran in dry_run mode (would have acted, the request passed unchanged). */
-export interface RuleHit { id: number; type: string; dry: boolean }
+export interface RuleHit {
+  id: number;
+  type: string;
+  dry: boolean;
+}
 
 export type CacheStatus = '' | 'HIT' | 'MISS' | 'STALE' | 'BYPASS' | 'EXPIRED' | 'DYNAMIC';
 
@@ -45,7 +49,16 @@ export class RequestContext {
   /** Cancels the origin exchange in flight (set by the upstream dispatch). */
   abortUpstream: (() => void) | undefined;
 
-  constructor(init: { method: string; host: string; path: string; query: string; headers: [string, string][]; peer: PeerAddress; scheme: 'http' | 'https'; startedAt: number }) {
+  constructor(init: {
+    method: string;
+    host: string;
+    path: string;
+    query: string;
+    headers: [string, string][];
+    peer: PeerAddress;
+    scheme: 'http' | 'https';
+    startedAt: number;
+  }) {
     this.method = init.method;
     this.host = init.host;
     this.path = init.path;

@@ -21,30 +21,63 @@ async function runSingle(): Promise<void> {
   node.store.onApplied((e) => node.refresh(e.domain, e.snapshot, e.deleted));
   const sync = startNodeSyncFromConfig(node.store, { ...config, nodeIdPrefix: 'edge' });
   const shipper = startLogShipper(node.logs, config);
-  log.info({ host: config.host, httpPort: node.server.httpPort, httpsPort: node.server.httpsPort, domains: node.table.size, workers: 1 }, 'edge-node listening');
-  onShutdownSignals(async () => { await sync?.stop(); await shipper.stop(); await node.close(); }, log, process.exit);
+  log.info(
+    {
+      host: config.host,
+      httpPort: node.server.httpPort,
+      httpsPort: node.server.httpsPort,
+      domains: node.table.size,
+      workers: 1,
+    },
+    'edge-node listening',
+  );
+  onShutdownSignals(
+    async () => {
+      await sync?.stop();
+      await shipper.stop();
+      await node.close();
+    },
+    log,
+    process.exit,
+  );
 }
 
 async function runWorker(): Promise<void> {
   // Workers share the listening ports (SO_REUSEPORT in uWS) and read the store the primary keeps in sync.
   const node = await startEdgeNode(config);
   const shipper = startLogShipper(node.logs, config);
-  process.on('message', (m: PrimaryMessage) => { if (m?.type === 'applied') node.refresh(m.domain); });
-  process.on('SIGTERM', () => { void shipper.stop().then(() => node.close()).then(() => process.exit(0)); });
+  process.on('message', (m: PrimaryMessage) => {
+    if (m?.type === 'applied') node.refresh(m.domain);
+  });
+  process.on('SIGTERM', () => {
+    void shipper
+      .stop()
+      .then(() => node.close())
+      .then(() => process.exit(0));
+  });
 }
 
 async function runPrimary(): Promise<void> {
   const store = openNodeStore(nodeStorePath(config));
   const pool = startWorkerPool({ count: config.workers, name: 'edge', log });
-  store.onApplied((e) => { for (const w of pool.workers) w.send({ type: 'applied', domain: e.domain } satisfies PrimaryMessage); });
+  store.onApplied((e) => {
+    for (const w of pool.workers) w.send({ type: 'applied', domain: e.domain } satisfies PrimaryMessage);
+  });
   const sync = startNodeSyncFromConfig(store, { ...config, nodeIdPrefix: 'edge' });
-  log.info({ host: config.host, httpPort: config.httpPort, httpsPort: config.httpsPort, workers: config.workers }, 'edge-node listening');
-  onShutdownSignals(async () => {
-    pool.stopRespawning();
-    await sync?.stop();
-    await pool.stop();
-    await store.close();
-  }, log, process.exit);
+  log.info(
+    { host: config.host, httpPort: config.httpPort, httpsPort: config.httpsPort, workers: config.workers },
+    'edge-node listening',
+  );
+  onShutdownSignals(
+    async () => {
+      pool.stopRespawning();
+      await sync?.stop();
+      await pool.stop();
+      await store.close();
+    },
+    log,
+    process.exit,
+  );
 }
 
 const run = config.workers > 1 ? (cluster.isPrimary ? runPrimary : runWorker) : runSingle;

@@ -31,25 +31,43 @@ export interface EdgeNode {
 }
 
 /** Opens the store and compiles every domain it holds, then listens: what LMDB holds is served before the hub answers. */
-export async function startEdgeNode(config: EdgeConfig, store = openNodeStore(nodeStorePath(config))): Promise<EdgeNode> {
+export async function startEdgeNode(
+  config: EdgeConfig,
+  store = openNodeStore(nodeStorePath(config)),
+): Promise<EdgeNode> {
   const table = new DomainTable();
   const cache = new EdgeCache();
   const pools = new UpstreamPools({ tlsVerify: config.originTlsVerify });
   // Without a control plane to ship to, keep only a small window (tests read it; nothing grows under load).
   const logs = new RequestLogBuffer(config.controlPlaneUrl ? 100_000 : 10_000);
   const state = {
-    table, pools, cache, cacheMaxObjectBytes: config.cacheMaxObjectBytes,
+    table,
+    pools,
+    cache,
+    cacheMaxObjectBytes: config.cacheMaxObjectBytes,
     log: (ctx: RequestContext) => logs.add(ctx),
   };
   const tlsDir = join(config.dataDir, 'edge-node-tls');
-  const defaultCert = config.httpsPort >= 0 ? defaultCertificate(tlsDir, { certFile: config.defaultCertFile, keyFile: config.defaultKeyFile }) : undefined;
-  if (config.httpsPort >= 0 && !defaultCert) log.error('no default certificate (openssl missing and EDGE_TLS_DEFAULT_CERT unset): HTTPS is off');
-  const server = await startEdgeServer(state, { host: config.host, httpPort: config.httpPort, httpsPort: config.httpsPort, tlsDir, defaultCert });
+  const defaultCert =
+    config.httpsPort >= 0
+      ? defaultCertificate(tlsDir, { certFile: config.defaultCertFile, keyFile: config.defaultKeyFile })
+      : undefined;
+  if (config.httpsPort >= 0 && !defaultCert)
+    log.error('no default certificate (openssl missing and EDGE_TLS_DEFAULT_CERT unset): HTTPS is off');
+  const server = await startEdgeServer(state, {
+    host: config.host,
+    httpPort: config.httpPort,
+    httpsPort: config.httpsPort,
+    tlsDir,
+    defaultCert,
+  });
 
   const refresh = (domain: string, given?: DomainSnapshot, deleted?: boolean) => {
     let snapshot = given;
     if (!deleted && !snapshot) {
-      try { snapshot = store.getSnapshot(domain); } catch (err) {
+      try {
+        snapshot = store.getSnapshot(domain);
+      } catch (err) {
         log.error({ err, domain }, 'stored snapshot unreadable; keeping the previous one');
         return;
       }
@@ -58,7 +76,8 @@ export async function startEdgeNode(config: EdgeConfig, store = openNodeStore(no
     if (!compiled) cache.drop(domain);
     else {
       const st = compiled.snapshot.settings;
-      if (st.cachePurges && st.cachePurges.length > 0) cache.applyPurges(domain, Number(st.cachePurgeGeneration ?? 0), st.cachePurges);
+      if (st.cachePurges && st.cachePurges.length > 0)
+        cache.applyPurges(domain, Number(st.cachePurgeGeneration ?? 0), st.cachePurges);
     }
     server.setCertificates(domain, compiled?.snapshot.certificates ?? []);
   };
@@ -70,7 +89,12 @@ export async function startEdgeNode(config: EdgeConfig, store = openNodeStore(no
   health.unref();
 
   return {
-    store, table, cache, server, logs, refresh,
+    store,
+    table,
+    cache,
+    server,
+    logs,
+    refresh,
     async close() {
       clearInterval(health);
       server.close();

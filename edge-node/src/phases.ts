@@ -42,10 +42,22 @@ const idx = <A>(rules: Rules, type: string) => rules.get(type) as RuleIndex<A> |
  * runs when it settles and the returned promise carries any failure. A failure answers 502 once and is logged by the
  * caller (thrown, or rejected from the returned promise).
  */
-export function runPhases(res: HttpResponse, ctx: RequestContext, state: EdgeState, body: Readable | null): Promise<void> | undefined {
+export function runPhases(
+  res: HttpResponse,
+  ctx: RequestContext,
+  state: EdgeState,
+  body: Readable | null,
+): Promise<void> | undefined {
   const match = state.table.lookup(ctx.host);
   if (!match) {
-    respond(res, ctx, 421, [...TEXT, ['x-edge-error', 'EDGE_ERR_HOST_NOT_SERVED']], `${ctx.host || '(no host)'} is not served by this edge\n`, null);
+    respond(
+      res,
+      ctx,
+      421,
+      [...TEXT, ['x-edge-error', 'EDGE_ERR_HOST_NOT_SERVED']],
+      `${ctx.host || '(no host)'} is not served by this edge\n`,
+      null,
+    );
     state.log(ctx);
     return undefined;
   }
@@ -71,7 +83,10 @@ export function runPhases(res: HttpResponse, ctx: RequestContext, state: EdgeSta
     ctx.hit(drop.id, drop.type, false);
     if (drop.action.close) {
       ctx.status = 444;
-      if (!ctx.aborted) { ctx.aborted = true; res.close(); }
+      if (!ctx.aborted) {
+        ctx.aborted = true;
+        res.close();
+      }
     } else respond(res, ctx, drop.action.status, text(), drop.action.body, responseOps);
     state.log(ctx);
     return undefined;
@@ -81,7 +96,9 @@ export function runPhases(res: HttpResponse, ctx: RequestContext, state: EdgeSta
   if (auth) {
     const verdict = isAuthorized(auth.action, ctx.header('authorization'));
     if (typeof verdict !== 'boolean') {
-      return verdict.then((ok) => { afterAuth(res, ctx, state, body, match, auth, ok, requestOps, responseOps); });
+      return verdict.then((ok) => {
+        afterAuth(res, ctx, state, body, match, auth, ok, requestOps, responseOps);
+      });
     }
     afterAuth(res, ctx, state, body, match, auth, verdict, requestOps, responseOps);
   } else afterAuth(res, ctx, state, body, match, undefined, true, requestOps, responseOps);
@@ -89,20 +106,43 @@ export function runPhases(res: HttpResponse, ctx: RequestContext, state: EdgeSta
 }
 
 /** The phases after basic_auth's verdict: 401, or redirect → rewrite → routing → cache → upstream. */
-function afterAuth(res: HttpResponse, ctx: RequestContext, state: EdgeState, body: Readable | null, match: NonNullable<ReturnType<DomainTable['lookup']>>,
-  auth: ReturnType<RuleIndex<BasicAuthAction>['first']>, ok: boolean, requestOps: HeaderOp[], responseOps: HeaderOp[]): void {
+function afterAuth(
+  res: HttpResponse,
+  ctx: RequestContext,
+  state: EdgeState,
+  body: Readable | null,
+  match: NonNullable<ReturnType<DomainTable['lookup']>>,
+  auth: ReturnType<RuleIndex<BasicAuthAction>['first']>,
+  ok: boolean,
+  requestOps: HeaderOp[],
+  responseOps: HeaderOp[],
+): void {
   const { domain, record } = match;
   const rules = domain.rules;
   if (auth && !ok) {
     ctx.hit(auth.id, auth.type, false);
-    respond(res, ctx, 401, [...TEXT, ['www-authenticate', auth.action.challenge]], 'authentication required\n', responseOps);
+    respond(
+      res,
+      ctx,
+      401,
+      [...TEXT, ['www-authenticate', auth.action.challenge]],
+      'authentication required\n',
+      responseOps,
+    );
     return state.log(ctx);
   }
 
   const redirect = idx<RedirectAction>(rules, 'redirect')?.first(ctx);
   if (redirect) {
     ctx.hit(redirect.id, redirect.type, false);
-    respond(res, ctx, redirect.action.status, [['location', redirectLocation(redirect.action, ctx.path, ctx.query)]], '', responseOps);
+    respond(
+      res,
+      ctx,
+      redirect.action.status,
+      [['location', redirectLocation(redirect.action, ctx.path, ctx.query)]],
+      '',
+      responseOps,
+    );
     return state.log(ctx);
   }
 
@@ -131,13 +171,16 @@ function afterAuth(res: HttpResponse, ctx: RequestContext, state: EdgeState, bod
   // Cache: the first matching cache rule decides (cache ignores dry_run); developer mode bypasses reads and writes.
   const settings = domain.snapshot.settings;
   const generation = Number(settings.cachePurgeGeneration ?? 0);
-  const cacheRule = (ctx.method === 'GET' || ctx.method === 'HEAD') ? idx<CacheAction>(rules, 'cache')?.first(ctx, false) : undefined;
+  const cacheRule =
+    ctx.method === 'GET' || ctx.method === 'HEAD' ? idx<CacheAction>(rules, 'cache')?.first(ctx, false) : undefined;
   let cacheKey: string | undefined;
   let stale: ReturnType<EdgeCache['get']>;
   const cacheAction = cacheRule?.action;
   if (cacheRule && cacheAction) {
     ctx.hit(cacheRule.id, cacheRule.type, false);
-    const devMode = settings.developerMode && (settings.developerModeExpiresAtMs === 0 || settings.developerModeExpiresAtMs > Date.now());
+    const devMode =
+      settings.developerMode &&
+      (settings.developerModeExpiresAtMs === 0 || settings.developerModeExpiresAtMs > Date.now());
     if (cacheAction.bypass || devMode) ctx.cacheStatus = 'BYPASS';
     else {
       cacheKey = `${ctx.host}${ctx.path}?${cacheKeyQuery(cacheAction, ctx.query)}`;
@@ -146,7 +189,10 @@ function afterAuth(res: HttpResponse, ctx: RequestContext, state: EdgeState, bod
       if (entry && entry.freshUntil > now) {
         ctx.cacheStatus = 'HIT';
         state.cache.hits++;
-        const headers = [...entry.headers, ['age', String(Math.floor((now - entry.storedAt) / 1000))]] as [string, string][];
+        const headers = [...entry.headers, ['age', String(Math.floor((now - entry.storedAt) / 1000))]] as [
+          string,
+          string,
+        ][];
         respond(res, ctx, entry.status, headers, entry.body, responseOps);
         return state.log(ctx);
       }
@@ -157,7 +203,20 @@ function afterAuth(res: HttpResponse, ctx: RequestContext, state: EdgeState, bod
   } else if (ctx.method === 'GET' || ctx.method === 'HEAD') ctx.cacheStatus = 'DYNAMIC';
 
   const reqHeaders = requestOps.length > 0 ? applyOps(ctx.headers, requestOps) : ctx.headers;
-  const plan = new Plan(res, ctx, state, domain, rules, responseOps, cacheAction, cacheKey, generation, stale, pool?.action, base.timeoutSec);
+  const plan = new Plan(
+    res,
+    ctx,
+    state,
+    domain,
+    rules,
+    responseOps,
+    cacheAction,
+    cacheKey,
+    generation,
+    stale,
+    pool?.action,
+    base.timeoutSec,
+  );
   forward(res, ctx, state.pools, target, upstreamHeaders(ctx, target, reqHeaders), body, plan);
 }
 
@@ -184,10 +243,20 @@ class Plan implements ResponsePlan {
   readonly needsOriginHeaders: boolean;
   private tried: Set<number> | null = null;
 
-  constructor(private readonly res: HttpResponse, private readonly ctx: RequestContext, private readonly state: EdgeState,
-    private readonly domain: CompiledDomain, private readonly rules: Rules, readonly ops: HeaderOp[],
-    private readonly cache: CacheAction | undefined, private readonly cacheKey: string | undefined, private readonly generation: number,
-    private readonly stale: ReturnType<EdgeCache['get']>, private readonly pool: OriginPoolAction | undefined, private readonly timeoutSec: number) {
+  constructor(
+    private readonly res: HttpResponse,
+    private readonly ctx: RequestContext,
+    private readonly state: EdgeState,
+    private readonly domain: CompiledDomain,
+    private readonly rules: Rules,
+    readonly ops: HeaderOp[],
+    private readonly cache: CacheAction | undefined,
+    private readonly cacheKey: string | undefined,
+    private readonly generation: number,
+    private readonly stale: ReturnType<EdgeCache['get']>,
+    private readonly pool: OriginPoolAction | undefined,
+    private readonly timeoutSec: number,
+  ) {
     this.browserTtlSec = cache && !cache.bypass ? cache.browserTtlSec : 0;
     this.needsOriginHeaders = cache !== undefined && cacheKey !== undefined;
   }
@@ -204,7 +273,12 @@ class Plan implements ResponsePlan {
     return edgeTtl(this.cache, status, headers) > 0 ? this.state.cacheMaxObjectBytes : 0;
   }
 
-  onStored(status: number, headers: [string, string][], body: Buffer, originHeaders: Record<string, string | string[]>): void {
+  onStored(
+    status: number,
+    headers: [string, string][],
+    body: Buffer,
+    originHeaders: Record<string, string | string[]>,
+  ): void {
     if (!this.cache || this.cacheKey === undefined) return;
     const ttl = edgeTtl(this.cache, status, originHeaders);
     if (ttl <= 0) return;
@@ -212,9 +286,20 @@ class Plan implements ResponsePlan {
     const now = Date.now();
     const keepDays = Math.max(1, settings.cacheL2TtlDays || 1);
     const kept = headers.filter(([k]) => k !== 'x-cache-status' && k !== 'age');
-    this.state.cache.set(this.domain.name, this.generation, this.cacheKey, {
-      status, headers: kept, body, storedAt: now, freshUntil: now + ttl * 1000, expiresAt: now + keepDays * DAY_MS,
-    }, Math.max(1, settings.cacheCapMb || 100) * 1024 * 1024);
+    this.state.cache.set(
+      this.domain.name,
+      this.generation,
+      this.cacheKey,
+      {
+        status,
+        headers: kept,
+        body,
+        storedAt: now,
+        freshUntil: now + ttl * 1000,
+        expiresAt: now + keepDays * DAY_MS,
+      },
+      Math.max(1, settings.cacheCapMb || 100) * 1024 * 1024,
+    );
   }
 
   onFailure(): boolean {
@@ -229,8 +314,27 @@ class Plan implements ResponsePlan {
   sendError(status: number): void {
     const ep = errorPage(this.ctx, this.rules, status);
     const code: EdgeErrorCode = status === 504 ? 'EDGE_ERR_UPSTREAM_TIMEOUT' : 'EDGE_ERR_UPSTREAM_UNREACHABLE';
-    if (ep) respond(this.res, this.ctx, status, [['content-type', ep.contentType], ['x-edge-error', code]], ep.body, this.ops);
-    else respond(this.res, this.ctx, status, [...TEXT, ['x-edge-error', code]], status === 504 ? 'origin timed out\n' : 'origin unreachable\n', this.ops);
+    if (ep)
+      respond(
+        this.res,
+        this.ctx,
+        status,
+        [
+          ['content-type', ep.contentType],
+          ['x-edge-error', code],
+        ],
+        ep.body,
+        this.ops,
+      );
+    else
+      respond(
+        this.res,
+        this.ctx,
+        status,
+        [...TEXT, ['x-edge-error', code]],
+        status === 504 ? 'origin timed out\n' : 'origin unreachable\n',
+        this.ops,
+      );
   }
 
   retarget(): OriginTarget | undefined {
@@ -246,5 +350,7 @@ class Plan implements ResponsePlan {
     return poolTarget(a, next, this.ctx.host, this.timeoutSec);
   }
 
-  done(): void { this.state.log(this.ctx); }
+  done(): void {
+    this.state.log(this.ctx);
+  }
 }

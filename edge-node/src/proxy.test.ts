@@ -4,19 +4,25 @@ import { proxiedRecord, send, snapshot, startStubOrigin, startTestEdge } from '.
 
 test('proxying: host selection, records, forwarding headers, scheme, timeout', async (t) => {
   const origin = await startStubOrigin('a');
-  const slow = await startStubOrigin('slow', (_req, res) => { setTimeout(() => { res.end('late'); }, 3000).unref(); });
+  const slow = await startStubOrigin('slow', (_req, res) => {
+    setTimeout(() => {
+      res.end('late');
+    }, 3000).unref();
+  });
   t.after(() => origin.close());
   t.after(() => slow.close());
-  const edge = await startTestEdge(t, [snapshot('example.org', {
-    records: [
-      proxiedRecord('www', origin.port),
-      proxiedRecord('*.dev', origin.port),
-      { ...proxiedRecord('mail', origin.port), proxied: false },
-      proxiedRecord('override', origin.port, { hostHeader: 'origin.example.net' }),
-      proxiedRecord('slow', slow.port, { timeout: 1 }),
-      proxiedRecord('closed', 1, { scheme: 'Http' }),
-    ],
-  })]);
+  const edge = await startTestEdge(t, [
+    snapshot('example.org', {
+      records: [
+        proxiedRecord('www', origin.port),
+        proxiedRecord('*.dev', origin.port),
+        { ...proxiedRecord('mail', origin.port), proxied: false },
+        proxiedRecord('override', origin.port, { hostHeader: 'origin.example.net' }),
+        proxiedRecord('slow', slow.port, { timeout: 1 }),
+        proxiedRecord('closed', 1, { scheme: 'Http' }),
+      ],
+    }),
+  ]);
   const port = edge.node.server.httpPort;
 
   await t.test('a proxied record is served from its origin with the visitor Host', async () => {
@@ -41,7 +47,10 @@ test('proxying: host selection, records, forwarding headers, scheme, timeout', a
   });
 
   await t.test('forwarding headers come from the TCP peer, never from the client', async () => {
-    await send(port, 'www.example.org', '/', { headers: { 'x-forwarded-for': '203.0.113.9', 'x-real-ip': '203.0.113.9' }, localAddress: '127.0.0.7' });
+    await send(port, 'www.example.org', '/', {
+      headers: { 'x-forwarded-for': '203.0.113.9', 'x-real-ip': '203.0.113.9' },
+      localAddress: '127.0.0.7',
+    });
     const h = origin.seen.at(-1)!.headers;
     assert.equal(h['x-forwarded-for'], '127.0.0.7');
     assert.equal(h['x-real-ip'], '127.0.0.7');

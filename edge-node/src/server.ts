@@ -25,7 +25,11 @@ export interface EdgeServer {
 
 /** Request body as a stream fed by uWS onData, pausing the client while the origin is not reading. */
 function bodyStream(res: HttpResponse, ctx: RequestContext): Readable {
-  const stream = new Readable({ read() { if (!ctx.aborted) res.resume(); } });
+  const stream = new Readable({
+    read() {
+      if (!ctx.aborted) res.resume();
+    },
+  });
   res.onData((chunk, isLast) => {
     // uWS neuters the ArrayBuffer after the callback: copy it.
     const more = stream.push(Buffer.from(chunk.slice(0)));
@@ -37,14 +41,21 @@ function bodyStream(res: HttpResponse, ctx: RequestContext): Readable {
 
 function hostOf(raw: string): string {
   let h = raw;
-  if (h.startsWith('[')) { const end = h.indexOf(']'); h = end > 0 ? h.slice(1, end) : h; }
-  else { const colon = h.lastIndexOf(':'); if (colon >= 0) h = h.slice(0, colon); }
+  if (h.startsWith('[')) {
+    const end = h.indexOf(']');
+    h = end > 0 ? h.slice(1, end) : h;
+  } else {
+    const colon = h.lastIndexOf(':');
+    if (colon >= 0) h = h.slice(0, colon);
+  }
   return normaliseHost(h);
 }
 
 /** The list req.forEach is filling: forEach runs its callback synchronously, so one module-level callback serves every request. */
 let collecting: [string, string][] = [];
-function collectHeader(k: string, v: string): void { collecting.push([k, v]); }
+function collectHeader(k: string, v: string): void {
+  collecting.push([k, v]);
+}
 
 export function makeHandler(state: EdgeState, scheme: 'http' | 'https') {
   return (res: HttpResponse, req: HttpRequest) => {
@@ -53,8 +64,14 @@ export function makeHandler(state: EdgeState, scheme: 'http' | 'https') {
     req.forEach(collectHeader);
     const method = req.getCaseSensitiveMethod();
     const ctx = new RequestContext({
-      method, host: hostOf(req.getHeader('host')), path: req.getUrl(), query: req.getQuery() ?? '', headers,
-      peer: parsePeerAddress(Buffer.from(res.getRemoteAddressAsText()).toString()), scheme, startedAt: performance.now(),
+      method,
+      host: hostOf(req.getHeader('host')),
+      path: req.getUrl(),
+      query: req.getQuery() ?? '',
+      headers,
+      peer: parsePeerAddress(Buffer.from(res.getRemoteAddressAsText()).toString()),
+      scheme,
+      startedAt: performance.now(),
     });
     res.onAborted(() => {
       const finished = ctx.aborted;
@@ -62,8 +79,10 @@ export function makeHandler(state: EdgeState, scheme: 'http' | 'https') {
       if (!finished) ctx.status = ctx.status || 499;
       ctx.abortUpstream?.();
     });
-    const hasBody = method !== 'GET' && method !== 'HEAD'
-      && (Number(req.getHeader('content-length') || 0) > 0 || req.getHeader('transfer-encoding') !== '');
+    const hasBody =
+      method !== 'GET' &&
+      method !== 'HEAD' &&
+      (Number(req.getHeader('content-length') || 0) > 0 || req.getHeader('transfer-encoding') !== '');
     const body = hasBody ? bodyStream(res, ctx) : null;
     // Synchronous on the common path: no promise per request; only an awaited basic_auth verdict returns one.
     let pending: Promise<void> | undefined;
@@ -80,7 +99,17 @@ export function makeHandler(state: EdgeState, scheme: 'http' | 'https') {
 /** One catch per request: 502 `edge error` once, logged. */
 function failed(res: HttpResponse, ctx: RequestContext, state: EdgeState, err: unknown): void {
   log.error({ err, host: ctx.host, path: ctx.path }, 'request failed');
-  respond(res, ctx, 502, [['content-type', 'text/plain; charset=utf-8'], ['x-edge-error', 'EDGE_ERR_INTERNAL' satisfies EdgeErrorCode]], 'edge error\n', null);
+  respond(
+    res,
+    ctx,
+    502,
+    [
+      ['content-type', 'text/plain; charset=utf-8'],
+      ['x-edge-error', 'EDGE_ERR_INTERNAL' satisfies EdgeErrorCode],
+    ],
+    'edge error\n',
+    null,
+  );
   state.log(ctx);
 }
 
@@ -109,7 +138,9 @@ export async function startEdgeServer(state: EdgeState, opts: ServerOptions): Pr
   let httpsListen: { port: number; socket: unknown } | undefined;
   const httpsHandler = makeHandler(state, 'https');
   if (opts.httpsPort >= 0 && opts.defaultCert) {
-    https = uWS.SSLApp({ cert_file_name: opts.defaultCert.certFile, key_file_name: opts.defaultCert.keyFile }).any('/*', httpsHandler);
+    https = uWS
+      .SSLApp({ cert_file_name: opts.defaultCert.certFile, key_file_name: opts.defaultCert.keyFile })
+      .any('/*', httpsHandler);
     httpsListen = await listen(https, opts.host, opts.httpsPort);
   }
   // hostname → fingerprint of the certificate installed for it, and the domain that installed it.
@@ -123,11 +154,18 @@ export async function startEdgeServer(state: EdgeState, opts: ServerOptions): Pr
       if (!https) return;
       const wanted = new Map<string, { fingerprint: string; cert: Certificate }>();
       for (const c of certs) {
-        const fingerprint = createHash('sha256').update(c.certificatePem).update(c.privateKeyPem).digest('hex').slice(0, 32);
+        const fingerprint = createHash('sha256')
+          .update(c.certificatePem)
+          .update(c.privateKeyPem)
+          .digest('hex')
+          .slice(0, 32);
         for (const h of c.hostnames) wanted.set(normaliseHost(h), { fingerprint, cert: c });
       }
       for (const [name, v] of installed) {
-        if (v.domain === domain && wanted.get(name)?.fingerprint !== v.fingerprint) { https.removeServerName(name); installed.delete(name); }
+        if (v.domain === domain && wanted.get(name)?.fingerprint !== v.fingerprint) {
+          https.removeServerName(name);
+          installed.delete(name);
+        }
       }
       for (const [name, { fingerprint, cert }] of wanted) {
         if (installed.get(name)?.fingerprint === fingerprint) continue;

@@ -21,7 +21,10 @@ test('HTTPS: SNI picks the certificate from the snapshot; other names get the de
   t.after(() => origin.close());
   const cert = selfSigned(['secure.example.org', '*.secure.example.org']);
   const edge = await startTestEdge(t, [
-    snapshot('secure.example.org', { records: [proxiedRecord('@', origin.port), proxiedRecord('*', origin.port)], certificates: [{ hostnames: ['secure.example.org', '*.secure.example.org'], ...cert, notAfterMs: 0 }] }),
+    snapshot('secure.example.org', {
+      records: [proxiedRecord('@', origin.port), proxiedRecord('*', origin.port)],
+      certificates: [{ hostnames: ['secure.example.org', '*.secure.example.org'], ...cert, notAfterMs: 0 }],
+    }),
     snapshot('plain.example.org', { records: [proxiedRecord('@', origin.port)] }),
   ]);
   const port = edge.node.server.httpsPort;
@@ -39,33 +42,62 @@ test('HTTPS: SNI picks the certificate from the snapshot; other names get the de
 
   // A certificate change in a new snapshot replaces the served one without a restart.
   const next = selfSigned(['secure.example.org']);
-  edge.apply(snapshot('secure.example.org', { records: [proxiedRecord('@', origin.port)], certificates: [{ hostnames: ['secure.example.org'], ...next, notAfterMs: 0 }] }));
+  edge.apply(
+    snapshot('secure.example.org', {
+      records: [proxiedRecord('@', origin.port)],
+      certificates: [{ hostnames: ['secure.example.org'], ...next, notAfterMs: 0 }],
+    }),
+  );
   const s = connect({ host: '127.0.0.1', port, servername: 'secure.example.org', rejectUnauthorized: false });
-  const fp = await new Promise<string>((resolve) => s.once('secureConnect', () => { resolve(s.getPeerCertificate().fingerprint256); s.end(); }));
+  const fp = await new Promise<string>((resolve) =>
+    s.once('secureConnect', () => {
+      resolve(s.getPeerCertificate().fingerprint256);
+      s.end();
+    }),
+  );
   const { X509Certificate } = await import('node:crypto');
   assert.equal(fp, new X509Certificate(next.certificatePem).fingerprint256);
 });
 
 test('scheme: Https uses TLS to the port; Auto tries HTTPS on 443 then plain HTTP on 80', async (t) => {
   const cert = selfSigned(['origin.example.net']);
-  const tlsOrigin = createHttpsServer({ key: cert.privateKeyPem, cert: cert.certificatePem }, (req, res) => res.end(`tls origin ${req.headers.host}`));
+  const tlsOrigin = createHttpsServer({ key: cert.privateKeyPem, cert: cert.certificatePem }, (req, res) =>
+    res.end(`tls origin ${req.headers.host}`),
+  );
   await new Promise<void>((r) => tlsOrigin.listen(0, '127.0.0.1', r));
-  t.after(() => new Promise<void>((r) => { tlsOrigin.closeAllConnections(); tlsOrigin.close(() => r()); }));
+  t.after(
+    () =>
+      new Promise<void>((r) => {
+        tlsOrigin.closeAllConnections();
+        tlsOrigin.close(() => r());
+      }),
+  );
   const tlsPort = (tlsOrigin.address() as { port: number }).port;
   // Auto needs ports 443/80: use a loopback address of our own so no other service is in the way.
   const addr = `127.${10 + (process.pid % 200)}.${Math.floor(Math.random() * 250)}.${1 + Math.floor(Math.random() * 250)}`;
   const plain80 = await startStubOrigin('auto');
   const { createServer } = await import('node:http');
   const auto = createServer((req, res) => res.end(`plain on 80 ${req.url}`));
-  const bound = await new Promise<boolean>((resolve) => { auto.once('error', () => resolve(false)); auto.listen(80, addr, () => resolve(true)); });
-  t.after(() => new Promise<void>((r) => { auto.closeAllConnections(); auto.close(() => r()); }));
+  const bound = await new Promise<boolean>((resolve) => {
+    auto.once('error', () => resolve(false));
+    auto.listen(80, addr, () => resolve(true));
+  });
+  t.after(
+    () =>
+      new Promise<void>((r) => {
+        auto.closeAllConnections();
+        auto.close(() => r());
+      }),
+  );
   t.after(() => plain80.close());
-  const edge = await startTestEdge(t, [snapshot('schemes.example.org', {
-    records: [
-      proxiedRecord('tls', tlsPort, { scheme: 'Https' }),
-      proxiedRecord('auto', 0, { scheme: 'Auto', destination: addr }),
-    ],
-  })]);
+  const edge = await startTestEdge(t, [
+    snapshot('schemes.example.org', {
+      records: [
+        proxiedRecord('tls', tlsPort, { scheme: 'Https' }),
+        proxiedRecord('auto', 0, { scheme: 'Auto', destination: addr }),
+      ],
+    }),
+  ]);
   const r = await send(edge.node.server.httpPort, 'tls.schemes.example.org', '/');
   assert.equal(r.status, 200);
   assert.equal(r.body, 'tls origin tls.schemes.example.org');

@@ -30,7 +30,10 @@ export class EnvReader {
   list(key: string, fallback: string[]): string[] {
     const raw = this.env[key];
     if (raw === undefined || raw.trim() === '') return fallback;
-    return raw.split(',').map((s) => s.trim()).filter(Boolean);
+    return raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   }
 
   bool(key: string, fallback: boolean): boolean {

@@ -15,6 +15,10 @@ export class PlatformError<C extends string = string> extends Error {
 }
 
 export function isPlatformError(err: unknown): err is PlatformError {
-  return typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string'
-    && (err as { name?: unknown }).name === 'PlatformError';
+  return (
+    typeof err === 'object' &&
+    err !== null &&
+    typeof (err as { code?: unknown }).code === 'string' &&
+    (err as { name?: unknown }).name === 'PlatformError'
+  );
 }

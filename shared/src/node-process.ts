@@ -17,7 +17,11 @@ export interface NodeSyncConfig {
 /** Starts syncing the store from the hub, or returns undefined when no SYNC_URL is configured. */
 export function startNodeSyncFromConfig(store: NodeStore, cfg: NodeSyncConfig): NodeSync | undefined {
   if (!cfg.syncUrl) return undefined;
-  return startNodeSync(store, { hubUrl: cfg.syncUrl, token: ensureNodeToken(cfg.dataDir, cfg.nodeToken), nodeId: `${cfg.nodeIdPrefix}-${process.pid}` });
+  return startNodeSync(store, {
+    hubUrl: cfg.syncUrl,
+    token: ensureNodeToken(cfg.dataDir, cfg.nodeToken),
+    nodeId: `${cfg.nodeIdPrefix}-${process.pid}`,
+  });
 }
 
 /** Runs `stop` once on the first SIGTERM or SIGINT, then calls `exit` with 0, or 1 (after logging) if it failed.
@@ -27,7 +31,13 @@ export function onShutdownSignals(stop: () => Promise<void>, log: Logger, exit: 
   const handler = () => {
     if (stopping) return;
     stopping = true;
-    stop().then(() => exit(0), (err) => { log.error({ err }, 'shutdown failed'); exit(1); });
+    stop().then(
+      () => exit(0),
+      (err) => {
+        log.error({ err }, 'shutdown failed');
+        exit(1);
+      },
+    );
   };
   process.on('SIGTERM', handler);
   process.on('SIGINT', handler);
@@ -70,10 +80,20 @@ export function startWorkerPool<M>(opts: WorkerPoolOptions<M>): WorkerPool {
   for (let i = 0; i < opts.count; i++) fork();
   return {
     workers,
-    stopRespawning() { stopping = true; },
+    stopRespawning() {
+      stopping = true;
+    },
     async stop() {
       stopping = true;
-      await Promise.all([...workers].map((w) => new Promise((r) => { w.once('exit', r); w.process.kill('SIGTERM'); })));
+      await Promise.all(
+        [...workers].map(
+          (w) =>
+            new Promise((r) => {
+              w.once('exit', r);
+              w.process.kill('SIGTERM');
+            }),
+        ),
+      );
     },
   };
 }

@@ -78,15 +78,22 @@ test('admin CLI commands', async (t) => {
     f = await effectiveFeatures(cp.database.db, d.id);
     assert.equal(f.max_records, 1000);
     assert.equal(JSON.parse((await run('plan', 'show', 'plans.example.org')).join('\n')).max_records, 1000);
-    await assert.rejects(run('plan', 'override', 'plans.example.org', 'max_records', 'lots'), { message: 'max_records takes a non-negative integer, got "lots"' });
+    await assert.rejects(run('plan', 'override', 'plans.example.org', 'max_records', 'lots'), {
+      message: 'max_records takes a non-negative integer, got "lots"',
+    });
     await assert.rejects(run('plan', 'override', 'plans.example.org', 'colour', '1'), /unknown plan field "colour"/);
     await assert.rejects(run('plan', 'set', 'plans.example.org', 'platinum'), { message: 'unknown plan "platinum"' });
 
     await run('user', 'create', 'member@example.org');
     const [memberKey] = await run('key', 'create', 'member@example.org');
     assert.equal((await cp.call(memberKey, 'GET', '/domains/plans.example.org')).statusCode, 404);
-    assert.deepEqual(await run('member', 'add', 'plans.example.org', 'member@example.org', 'editor'), ['member@example.org is editor of plans.example.org']);
-    assert.equal((await cp.call(memberKey, 'GET', '/domains/plans.example.org')).json<{ role: string }>().role, 'editor');
+    assert.deepEqual(await run('member', 'add', 'plans.example.org', 'member@example.org', 'editor'), [
+      'member@example.org is editor of plans.example.org',
+    ]);
+    assert.equal(
+      (await cp.call(memberKey, 'GET', '/domains/plans.example.org')).json<{ role: string }>().role,
+      'editor',
+    );
     await assert.rejects(run('member', 'add', 'plans.example.org', 'member@example.org', 'owner'), UsageError);
     await run('member', 'remove', 'plans.example.org', 'member@example.org');
     assert.equal((await cp.call(memberKey, 'GET', '/domains/plans.example.org')).statusCode, 404);
@@ -94,7 +101,11 @@ test('admin CLI commands', async (t) => {
 });
 
 test('admin CLI process: usage errors exit 2 with the usage text', () => {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'control-plane/src/admin/cli.ts', 'user', 'explode'], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'control-plane/src/admin/cli.ts', 'user', 'explode'], {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   assert.equal(r.status, 2);
   assert.equal(r.stdout, '');
   assert.match(r.stderr, /^unknown command "user explode"\nusage: npm run admin -- <command>/);
@@ -103,10 +114,22 @@ test('admin CLI process: usage errors exit 2 with the usage text', () => {
 test('admin CLI process: a PGlite DATA_DIR held without an admin socket exits 3 and says why', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'platform-cli-lock-'));
   const lock = acquireDataDirLock(dataDir, 'control-plane');
-  t.after(() => { lock.release(); rmSync(dataDir, { recursive: true, force: true }); });
+  t.after(() => {
+    lock.release();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir };
   delete env.DATABASE_URL;
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'control-plane/src/admin/cli.ts', 'user', 'create', 'x@example.org'], { cwd: root, env, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', 'control-plane/src/admin/cli.ts', 'user', 'create', 'x@example.org'],
+    { cwd: root, env, encoding: 'utf8', timeout: 60_000 },
+  );
   assert.equal(r.status, 3);
-  assert.match(r.stderr, new RegExp(`^error: the PGlite database in ${dataDir} is in use by control-plane \\(pid ${process.pid}\\); with PGlite only one process may open it`));
+  assert.match(
+    r.stderr,
+    new RegExp(
+      `^error: the PGlite database in ${dataDir} is in use by control-plane \\(pid ${process.pid}\\); with PGlite only one process may open it`,
+    ),
+  );
 });

@@ -24,7 +24,10 @@ test('authentication, read-only keys, denied surfaces and roles (spec Authentica
 
   await t.test('§2 the key works in Authorization: Bearer and in X-Api-Key', async () => {
     assert.equal((await cp.call(owner.key, 'GET', '/domains/')).statusCode, 200);
-    assert.equal((await cp.call(null, 'GET', '/domains/', undefined, { authorization: `bearer ${owner.key}` })).statusCode, 200);
+    assert.equal(
+      (await cp.call(null, 'GET', '/domains/', undefined, { authorization: `bearer ${owner.key}` })).statusCode,
+      200,
+    );
     const viaHeader = await cp.call(null, 'GET', '/domains/', undefined, { 'x-api-key': owner.key });
     assert.equal(viaHeader.statusCode, 200);
     assert.equal(viaHeader.json<unknown[]>().length, 1);
@@ -64,30 +67,42 @@ test('authentication, read-only keys, denied surfaces and roles (spec Authentica
     assert.deepEqual(res.json(), INVALID);
   });
 
-  await t.test('§3 revocation applies to in-flight requests: a write whose body is still arriving is refused', async () => {
-    const k = await cp.key(owner.id);
-    const body = new PassThrough();
-    const pending = cp.app.inject({
-      method: 'POST', url: '/domains/', payload: body,
-      headers: { authorization: `Bearer ${k.key}`, 'content-type': 'application/json' },
-    });
-    body.write('{"name": "in-flight');
-    // Wait until the request is past authentication (last_used_at is written there), then revoke mid-body.
-    for (let i = 0; i < 200; i++) {
-      const [row] = await cp.database.db.select().from(apiKeys).where(eq(apiKeys.id, k.keyId));
-      if (row.lastUsedAt) break;
-      await new Promise((r) => setTimeout(r, 25));
-    }
-    await revokeApiKey(cp.database.db, k.keyId);
-    body.end('.example.org"}');
-    const res = await pending;
-    assert.equal(res.statusCode, 401);
-    assert.deepEqual(res.json(), INVALID);
-    assert.equal((await cp.call(owner.key, 'GET', '/domains/in-flight.example.org')).statusCode, 404, 'nothing was written');
-  });
+  await t.test(
+    '§3 revocation applies to in-flight requests: a write whose body is still arriving is refused',
+    async () => {
+      const k = await cp.key(owner.id);
+      const body = new PassThrough();
+      const pending = cp.app.inject({
+        method: 'POST',
+        url: '/domains/',
+        payload: body,
+        headers: { authorization: `Bearer ${k.key}`, 'content-type': 'application/json' },
+      });
+      body.write('{"name": "in-flight');
+      // Wait until the request is past authentication (last_used_at is written there), then revoke mid-body.
+      for (let i = 0; i < 200; i++) {
+        const [row] = await cp.database.db.select().from(apiKeys).where(eq(apiKeys.id, k.keyId));
+        if (row.lastUsedAt) break;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      await revokeApiKey(cp.database.db, k.keyId);
+      body.end('.example.org"}');
+      const res = await pending;
+      assert.equal(res.statusCode, 401);
+      assert.deepEqual(res.json(), INVALID);
+      assert.equal(
+        (await cp.call(owner.key, 'GET', '/domains/in-flight.example.org')).statusCode,
+        404,
+        'nothing was written',
+      );
+    },
+  );
 
   await t.test('§3 an expired key is 401', async () => {
-    const created = await createApiKey(cp.database.db, owner.id, { expires: '30', now: new Date(Date.now() - 31 * 86_400_000) });
+    const created = await createApiKey(cp.database.db, owner.id, {
+      expires: '30',
+      now: new Date(Date.now() - 31 * 86_400_000),
+    });
     const res = await cp.call(created.key, 'GET', '/domains/');
     assert.equal(res.statusCode, 401);
     assert.deepEqual(res.json(), INVALID);
@@ -105,27 +120,33 @@ test('authentication, read-only keys, denied surfaces and roles (spec Authentica
     assert.equal((await cp.call(u.key, 'GET', '/domains/')).statusCode, 200);
   });
 
-  await t.test('§5 a read-only key may GET, HEAD and OPTIONS; every other method is 403 read-only API key', async () => {
-    const ro = await cp.key(owner.id, { readOnly: true });
-    assert.equal((await cp.call(ro.key, 'GET', '/domains/')).statusCode, 200);
-    assert.equal((await cp.call(ro.key, 'GET', `/domains/${domain}`)).statusCode, 200);
-    assert.equal((await cp.call(ro.key, 'HEAD', `/domains/${domain}`)).statusCode, 200);
-    const writes: Array<[string, string, unknown]> = [
-      ['POST', '/domains/', { name: 'ro.example.org' }],
-      ['PUT', `/domains/${domain}`, { cache_l2_ttl_days: 2 }],
-      ['DELETE', `/domains/${domain}`, undefined],
-      ['PATCH', `/domains/${domain}`, {}],
-      ['POST', `/domains/${domain}/records/`, { name: 'www', type: 'A', destination: '192.0.2.1' }],
-      ['POST', '/notifications/read', {}],
-      ['DELETE', '/no/such/route', undefined],
-    ];
-    for (const [method, url, body] of writes) {
-      const res = await cp.call(ro.key, method as 'POST', url, body);
-      assert.equal(res.statusCode, 403, `${method} ${url}`);
-      assert.deepEqual(res.json(), { error: 'read-only API key' }, `${method} ${url}`);
-    }
-    assert.equal((await cp.call(owner.key, 'GET', `/domains/${domain}`)).json<{ cache_l2_ttl_days: number }>().cache_l2_ttl_days, 3);
-  });
+  await t.test(
+    '§5 a read-only key may GET, HEAD and OPTIONS; every other method is 403 read-only API key',
+    async () => {
+      const ro = await cp.key(owner.id, { readOnly: true });
+      assert.equal((await cp.call(ro.key, 'GET', '/domains/')).statusCode, 200);
+      assert.equal((await cp.call(ro.key, 'GET', `/domains/${domain}`)).statusCode, 200);
+      assert.equal((await cp.call(ro.key, 'HEAD', `/domains/${domain}`)).statusCode, 200);
+      const writes: Array<[string, string, unknown]> = [
+        ['POST', '/domains/', { name: 'ro.example.org' }],
+        ['PUT', `/domains/${domain}`, { cache_l2_ttl_days: 2 }],
+        ['DELETE', `/domains/${domain}`, undefined],
+        ['PATCH', `/domains/${domain}`, {}],
+        ['POST', `/domains/${domain}/records/`, { name: 'www', type: 'A', destination: '192.0.2.1' }],
+        ['POST', '/notifications/read', {}],
+        ['DELETE', '/no/such/route', undefined],
+      ];
+      for (const [method, url, body] of writes) {
+        const res = await cp.call(ro.key, method as 'POST', url, body);
+        assert.equal(res.statusCode, 403, `${method} ${url}`);
+        assert.deepEqual(res.json(), { error: 'read-only API key' }, `${method} ${url}`);
+      }
+      assert.equal(
+        (await cp.call(owner.key, 'GET', `/domains/${domain}`)).json<{ cache_l2_ttl_days: number }>().cache_l2_ttl_days,
+        3,
+      );
+    },
+  );
 
   await t.test('§5 the one exception: a read-only key may POST /analytics/query', async () => {
     const ro = await cp.key(owner.id, { readOnly: true });
@@ -136,15 +157,31 @@ test('authentication, read-only keys, denied surfaces and roles (spec Authentica
 
   await t.test('§6 denied surfaces answer 403 for every key, full access included', async () => {
     const surfaces: Array<[string, string]> = [
-      ['GET', '/users/me'], ['POST', '/users/api-keys'], ['DELETE', '/users/api-keys/1'], ['GET', '/users'],
-      ['POST', '/auth/login'], ['GET', '/auth/otp'], ['GET', '/billing/plans'], ['PUT', '/billing/settings'],
-      ['GET', '/admin/users'], ['POST', '/wallet/topup'], ['POST', '/subscriptions/purchase'],
-      ['POST', '/subscriptions/switch'], ['POST', '/subscriptions/auto-renew'],
-      ['POST', `/domains/${domain}/subscriptions/purchase`], ['POST', `/domains/${domain}/subscriptions/switch`],
-      ['POST', `/domains/${domain}/subscriptions/auto-renew`], ['GET', '/%75sers/me'],
+      ['GET', '/users/me'],
+      ['POST', '/users/api-keys'],
+      ['DELETE', '/users/api-keys/1'],
+      ['GET', '/users'],
+      ['POST', '/auth/login'],
+      ['GET', '/auth/otp'],
+      ['GET', '/billing/plans'],
+      ['PUT', '/billing/settings'],
+      ['GET', '/admin/users'],
+      ['POST', '/wallet/topup'],
+      ['POST', '/subscriptions/purchase'],
+      ['POST', '/subscriptions/switch'],
+      ['POST', '/subscriptions/auto-renew'],
+      ['POST', `/domains/${domain}/subscriptions/purchase`],
+      ['POST', `/domains/${domain}/subscriptions/switch`],
+      ['POST', `/domains/${domain}/subscriptions/auto-renew`],
+      ['GET', '/%75sers/me'],
     ];
     for (const [method, url] of surfaces) {
-      const res = await cp.call(owner.key, method as 'GET', url, method === 'GET' || method === 'DELETE' ? undefined : {});
+      const res = await cp.call(
+        owner.key,
+        method as 'GET',
+        url,
+        method === 'GET' || method === 'DELETE' ? undefined : {},
+      );
       assert.equal(res.statusCode, 403, `${method} ${url}`);
       assert.deepEqual(res.json(), { error: 'this endpoint is not available to API keys' }, `${method} ${url}`);
     }
@@ -171,8 +208,13 @@ test('authentication, read-only keys, denied surfaces and roles (spec Authentica
     await cp.addMember(domain, editor.id, 'editor');
     await cp.addMember(domain, admin.id, 'admin');
 
-    const roleOf = async (key: string) => (await cp.call(key, 'GET', `/domains/${domain}`)).json<{ role: string; permissions: string[] }>();
-    assert.deepEqual(await roleOf(viewer.key), { ...(await roleOf(viewer.key)), role: 'viewer', permissions: ['domain.view'] });
+    const roleOf = async (key: string) =>
+      (await cp.call(key, 'GET', `/domains/${domain}`)).json<{ role: string; permissions: string[] }>();
+    assert.deepEqual(await roleOf(viewer.key), {
+      ...(await roleOf(viewer.key)),
+      role: 'viewer',
+      permissions: ['domain.view'],
+    });
     assert.equal((await roleOf(editor.key)).role, 'editor');
     assert.ok((await roleOf(editor.key)).permissions.includes('records.edit'));
     assert.ok(!(await roleOf(editor.key)).permissions.includes('domain.settings'));
@@ -181,40 +223,57 @@ test('authentication, read-only keys, denied surfaces and roles (spec Authentica
     assert.ok((await roleOf(owner.key)).permissions.includes('domain.delete'));
 
     const list = (await cp.call(viewer.key, 'GET', '/domains/')).json<Array<{ name: string; role: string }>>();
-    assert.deepEqual(list.map((d) => [d.name, d.role]), [[domain, 'viewer']]);
+    assert.deepEqual(
+      list.map((d) => [d.name, d.role]),
+      [[domain, 'viewer']],
+    );
     assert.deepEqual((await cp.call(stranger.key, 'GET', '/domains/')).json(), []);
 
-    for (const [method, body] of [['GET', undefined], ['PUT', { cache_l2_ttl_days: 2 }], ['DELETE', undefined]] as const) {
+    for (const [method, body] of [
+      ['GET', undefined],
+      ['PUT', { cache_l2_ttl_days: 2 }],
+      ['DELETE', undefined],
+    ] as const) {
       const res = await cp.call(stranger.key, method, `/domains/${domain}`, body);
       assert.equal(res.statusCode, 404, `stranger ${method}`);
       assert.deepEqual(res.json(), { error: 'domain not found' });
     }
     const put = (key: string) => cp.call(key, 'PUT', `/domains/${domain}`, { cache_l2_ttl_days: 5 });
-    for (const [who, key] of [['viewer', viewer.key], ['editor', editor.key]] as const) {
+    for (const [who, key] of [
+      ['viewer', viewer.key],
+      ['editor', editor.key],
+    ] as const) {
       const res = await put(key);
       assert.equal(res.statusCode, 403, who);
       assert.deepEqual(res.json(), { error: `your role (${who}) lacks the domain.settings permission on this domain` });
     }
     assert.equal((await put(admin.key)).statusCode, 200);
-    for (const [who, key] of [['viewer', viewer.key], ['editor', editor.key], ['admin', admin.key]] as const) {
+    for (const [who, key] of [
+      ['viewer', viewer.key],
+      ['editor', editor.key],
+      ['admin', admin.key],
+    ] as const) {
       const res = await cp.call(key, 'DELETE', `/domains/${domain}`);
       assert.equal(res.statusCode, 403, who);
       assert.deepEqual(res.json(), { error: `your role (${who}) lacks the domain.delete permission on this domain` });
     }
   });
 
-  await t.test('keys: 69 characters, svc_ + 65 from the CSPRNG alphabet, only the sha256 stored, last use recorded', async () => {
-    const k = await cp.key(owner.id, { name: 'format' });
-    assert.equal(k.key.length, 69);
-    assert.match(k.key, /^svc_[A-Za-z0-9]{65}$/);
-    const [row] = await cp.database.db.select().from(apiKeys).where(eq(apiKeys.id, k.keyId));
-    assert.equal(row.keyHash, createHash('sha256').update(k.key).digest('hex'));
-    assert.ok(!JSON.stringify(row).includes(k.key.slice(4)), 'the key itself is not stored');
-    assert.equal(row.lastUsedAt, null);
-    await cp.call(k.key, 'GET', '/domains/');
-    const [used] = await cp.database.db.select().from(apiKeys).where(eq(apiKeys.id, k.keyId));
-    assert.ok(used.lastUsedAt instanceof Date);
-  });
+  await t.test(
+    'keys: 69 characters, svc_ + 65 from the CSPRNG alphabet, only the sha256 stored, last use recorded',
+    async () => {
+      const k = await cp.key(owner.id, { name: 'format' });
+      assert.equal(k.key.length, 69);
+      assert.match(k.key, /^svc_[A-Za-z0-9]{65}$/);
+      const [row] = await cp.database.db.select().from(apiKeys).where(eq(apiKeys.id, k.keyId));
+      assert.equal(row.keyHash, createHash('sha256').update(k.key).digest('hex'));
+      assert.ok(!JSON.stringify(row).includes(k.key.slice(4)), 'the key itself is not stored');
+      assert.equal(row.lastUsedAt, null);
+      await cp.call(k.key, 'GET', '/domains/');
+      const [used] = await cp.database.db.select().from(apiKeys).where(eq(apiKeys.id, k.keyId));
+      assert.ok(used.lastUsedAt instanceof Date);
+    },
+  );
 
   await t.test('limits: at most 10 active keys per account; revoked and expired keys do not count', async () => {
     const u = await cp.user('cap@example.org'); // holds one key already
@@ -225,35 +284,47 @@ test('authentication, read-only keys, denied surfaces and roles (spec Authentica
     const again = await cp.key(u.id);
     assert.equal((await cp.call(again.key, 'GET', '/domains/')).statusCode, 200);
     await assert.rejects(cp.key(u.id), /at most 10 active API keys/);
-    await cp.database.db.update(apiKeys).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(apiKeys.id, ids[1]));
+    await cp.database.db
+      .update(apiKeys)
+      .set({ expiresAt: new Date(Date.now() - 1000) })
+      .where(eq(apiKeys.id, ids[1]));
     await cp.key(u.id);
   });
 
-  await t.test('limits: rate limit per key, RateLimit headers, then 429 rate limit exceeded with Retry-After', async () => {
-    const limitedApp = await cp.withEnv({ RATE_LIMIT_PER_MINUTE: '3' });
-    const call = (key: string | null, method: 'GET', url: string, _body?: undefined, headers: Record<string, string> = {}) =>
-      limitedApp.inject({ method, url, headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers } });
-    const a = await cp.user('a@example.org');
-    const b = await cp.user('b@example.org');
-    for (let i = 0; i < 3; i++) {
-      const res = await call(a.key, 'GET', '/domains/');
-      assert.equal(res.statusCode, 200);
-      assert.equal(res.headers['ratelimit-limit'], '3');
-      assert.equal(res.headers['ratelimit-remaining'], String(2 - i));
-      assert.ok(Number(res.headers['ratelimit-reset']) > 0);
-    }
-    const limited = await call(a.key, 'GET', '/domains/');
-    assert.equal(limited.statusCode, 429);
-    assert.deepEqual(limited.json(), { error: 'rate limit exceeded' });
-    assert.ok(Number(limited.headers['retry-after']) > 0 && Number(limited.headers['retry-after']) <= 60);
-    assert.equal(limited.headers['ratelimit-remaining'], '0');
-    // Unknown routes count too (no free URL probing) and answer 429 once the budget is spent.
-    assert.equal((await call(a.key, 'GET', '/no/such/route')).statusCode, 429);
-    // The same key through the other header is the same key.
-    assert.equal((await call(null, 'GET', '/domains/', undefined, { 'x-api-key': a.key })).statusCode, 429);
-    // Another key of another account has its own budget.
-    assert.equal((await call(b.key, 'GET', '/domains/')).statusCode, 200);
-    // The OpenAPI document takes no key and counts against none.
-    assert.equal((await call(null, 'GET', '/openapi.json')).statusCode, 200);
-  });
+  await t.test(
+    'limits: rate limit per key, RateLimit headers, then 429 rate limit exceeded with Retry-After',
+    async () => {
+      const limitedApp = await cp.withEnv({ RATE_LIMIT_PER_MINUTE: '3' });
+      const call = (
+        key: string | null,
+        method: 'GET',
+        url: string,
+        _body?: undefined,
+        headers: Record<string, string> = {},
+      ) =>
+        limitedApp.inject({ method, url, headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers } });
+      const a = await cp.user('a@example.org');
+      const b = await cp.user('b@example.org');
+      for (let i = 0; i < 3; i++) {
+        const res = await call(a.key, 'GET', '/domains/');
+        assert.equal(res.statusCode, 200);
+        assert.equal(res.headers['ratelimit-limit'], '3');
+        assert.equal(res.headers['ratelimit-remaining'], String(2 - i));
+        assert.ok(Number(res.headers['ratelimit-reset']) > 0);
+      }
+      const limited = await call(a.key, 'GET', '/domains/');
+      assert.equal(limited.statusCode, 429);
+      assert.deepEqual(limited.json(), { error: 'rate limit exceeded' });
+      assert.ok(Number(limited.headers['retry-after']) > 0 && Number(limited.headers['retry-after']) <= 60);
+      assert.equal(limited.headers['ratelimit-remaining'], '0');
+      // Unknown routes count too (no free URL probing) and answer 429 once the budget is spent.
+      assert.equal((await call(a.key, 'GET', '/no/such/route')).statusCode, 429);
+      // The same key through the other header is the same key.
+      assert.equal((await call(null, 'GET', '/domains/', undefined, { 'x-api-key': a.key })).statusCode, 429);
+      // Another key of another account has its own budget.
+      assert.equal((await call(b.key, 'GET', '/domains/')).statusCode, 200);
+      // The OpenAPI document takes no key and counts against none.
+      assert.equal((await call(null, 'GET', '/openapi.json')).statusCode, 200);
+    },
+  );
 });

@@ -8,48 +8,75 @@ import { configLog, dnsRecords, domains, subscriptions } from '../../control-pla
 import { setOverride } from '../../control-plane/src/plans/subscriptions.js';
 
 interface Detail {
-  id: number; name: string; unicode_name: string; dns_mode: string; state: string; cache_l2_ttl_days: number; cache_cap_mb: number;
-  origin_protocol: string; nameservers: string[]; role: string; permissions: string[];
+  id: number;
+  name: string;
+  unicode_name: string;
+  dns_mode: string;
+  state: string;
+  cache_l2_ttl_days: number;
+  cache_cap_mb: number;
+  origin_protocol: string;
+  nameservers: string[];
+  role: string;
+  permissions: string[];
   verification: { type: string; name: string; value: string; expires_at: string } | null;
   ssl_delegation: { type: string; name: string; target: string } | null;
 }
 
 test('domains', async (t) => {
-  const cp = await startTestControlPlane(t, { NS_SETS: 'ns1.example.net,ns2.example.net;ns3.example.net,ns4.example.net,ns5.example.net' });
+  const cp = await startTestControlPlane(t, {
+    NS_SETS: 'ns1.example.net,ns2.example.net;ns3.example.net,ns4.example.net,ns5.example.net',
+  });
   const a = await cp.user('alice@example.org');
   const b = await cp.user('bob@example.org');
   const db = cp.database.db;
-  const logEntries = async (name: string) => db.select().from(configLog).where(eq(configLog.domainName, name)).orderBy(asc(configLog.version));
+  const logEntries = async (name: string) =>
+    db.select().from(configLog).where(eq(configLog.domainName, name)).orderBy(asc(configLog.version));
 
   await t.test('GET /domains/ns-sets lists the configured sets, the recommended one first', async () => {
     const res = await cp.call(a.key, 'GET', '/domains/ns-sets');
     assert.equal(res.statusCode, 200);
-    assert.deepEqual(res.json(), { sets: [['ns1.example.net', 'ns2.example.net'], ['ns3.example.net', 'ns4.example.net', 'ns5.example.net']] });
+    assert.deepEqual(res.json(), {
+      sets: [
+        ['ns1.example.net', 'ns2.example.net'],
+        ['ns3.example.net', 'ns4.example.net', 'ns5.example.net'],
+      ],
+    });
   });
 
-  await t.test('POST /domains/ managed: pending, verification block, no ssl_delegation, free subscription, one config-log entry', async () => {
-    const res = await cp.call(a.key, 'POST', '/domains/', { name: 'managed.example.org' });
-    assert.equal(res.statusCode, 200);
-    const d = res.json<Detail>();
-    assert.equal(d.name, 'managed.example.org');
-    assert.equal(d.dns_mode, 'managed');
-    assert.equal(d.state, 'pending');
-    assert.equal(d.role, 'owner');
-    assert.deepEqual(d.nameservers, ['ns1.example.net', 'ns2.example.net']);
-    assert.equal(d.cache_l2_ttl_days, 3);
-    assert.equal(d.cache_cap_mb, 100);
-    assert.equal(d.verification?.type, 'TXT');
-    assert.ok(d.verification?.value && Date.parse(d.verification.expires_at) > Date.now());
-    assert.equal(d.ssl_delegation, null);
-    const list = (await cp.call(a.key, 'GET', '/domains/')).json<Array<Detail & { ssl: { status: string }; subscription: { plan: string; status: string } }>>();
-    const item = list.find((x) => x.name === 'managed.example.org');
-    assert.deepEqual(item?.subscription && { plan: item.subscription.plan, status: item.subscription.status }, { plan: 'free', status: 'active' });
-    assert.equal(item?.ssl.status, 'missing');
-    assert.equal((await logEntries('managed.example.org')).length, 1);
-  });
+  await t.test(
+    'POST /domains/ managed: pending, verification block, no ssl_delegation, free subscription, one config-log entry',
+    async () => {
+      const res = await cp.call(a.key, 'POST', '/domains/', { name: 'managed.example.org' });
+      assert.equal(res.statusCode, 200);
+      const d = res.json<Detail>();
+      assert.equal(d.name, 'managed.example.org');
+      assert.equal(d.dns_mode, 'managed');
+      assert.equal(d.state, 'pending');
+      assert.equal(d.role, 'owner');
+      assert.deepEqual(d.nameservers, ['ns1.example.net', 'ns2.example.net']);
+      assert.equal(d.cache_l2_ttl_days, 3);
+      assert.equal(d.cache_cap_mb, 100);
+      assert.equal(d.verification?.type, 'TXT');
+      assert.ok(d.verification?.value && Date.parse(d.verification.expires_at) > Date.now());
+      assert.equal(d.ssl_delegation, null);
+      const list = (await cp.call(a.key, 'GET', '/domains/')).json<
+        Array<Detail & { ssl: { status: string }; subscription: { plan: string; status: string } }>
+      >();
+      const item = list.find((x) => x.name === 'managed.example.org');
+      assert.deepEqual(item?.subscription && { plan: item.subscription.plan, status: item.subscription.status }, {
+        plan: 'free',
+        status: 'active',
+      });
+      assert.equal(item?.ssl.status, 'missing');
+      assert.equal((await logEntries('managed.example.org')).length, 1);
+    },
+  );
 
   await t.test('POST /domains/ external: unverified with the ssl_delegation CNAME at _acme-challenge', async () => {
-    const d = (await cp.call(a.key, 'POST', '/domains/', { name: 'external.example.org', dns_mode: 'external' })).json<Detail>();
+    const d = (
+      await cp.call(a.key, 'POST', '/domains/', { name: 'external.example.org', dns_mode: 'external' })
+    ).json<Detail>();
     assert.equal(d.state, 'unverified');
     assert.equal(d.ssl_delegation?.type, 'CNAME');
     assert.equal(d.ssl_delegation?.name, '_acme-challenge.external.example.org');
@@ -57,16 +84,24 @@ test('domains', async (t) => {
     assert.equal(d.verification?.type, 'TXT');
   });
 
-  await t.test('names: IDN to punycode, lower case, trailing dot dropped; percent-encoded path segments accepted', async () => {
-    const created = (await cp.call(a.key, 'POST', '/domains/', { name: 'Bücher.Example.ORG.' })).json<Detail>();
-    assert.equal(created.name, 'xn--bcher-kva.example.org');
-    assert.equal(created.unicode_name, 'bücher.example.org');
-    for (const path of ['xn--bcher-kva.example.org', 'b%C3%BCcher.example.org', 'B%C3%9Ccher.EXAMPLE.org', 'xn--bcher-kva.example.org.']) {
-      const res = await cp.call(a.key, 'GET', `/domains/${path}`);
-      assert.equal(res.statusCode, 200, path);
-      assert.equal(res.json<Detail>().name, 'xn--bcher-kva.example.org');
-    }
-  });
+  await t.test(
+    'names: IDN to punycode, lower case, trailing dot dropped; percent-encoded path segments accepted',
+    async () => {
+      const created = (await cp.call(a.key, 'POST', '/domains/', { name: 'Bücher.Example.ORG.' })).json<Detail>();
+      assert.equal(created.name, 'xn--bcher-kva.example.org');
+      assert.equal(created.unicode_name, 'bücher.example.org');
+      for (const path of [
+        'xn--bcher-kva.example.org',
+        'b%C3%BCcher.example.org',
+        'B%C3%9Ccher.EXAMPLE.org',
+        'xn--bcher-kva.example.org.',
+      ]) {
+        const res = await cp.call(a.key, 'GET', `/domains/${path}`);
+        assert.equal(res.statusCode, 200, path);
+        assert.equal(res.json<Detail>().name, 'xn--bcher-kva.example.org');
+      }
+    },
+  );
 
   await t.test('invalid names are 400 with a clear message', async () => {
     const cases: Array<[string, string]> = [
@@ -92,7 +127,11 @@ test('domains', async (t) => {
   });
 
   await t.test('409 when the name exists on this or another account (any spelling)', async () => {
-    for (const [key, name] of [[a.key, 'managed.example.org'], [b.key, 'MANAGED.example.org.'], [b.key, 'bücher.example.org']] as const) {
+    for (const [key, name] of [
+      [a.key, 'managed.example.org'],
+      [b.key, 'MANAGED.example.org.'],
+      [b.key, 'bücher.example.org'],
+    ] as const) {
       const res = await cp.call(key, 'POST', '/domains/', { name });
       assert.equal(res.statusCode, 409, name);
       assert.match(res.json<{ error: string }>().error, /^domain .+ already exists$/);
@@ -103,36 +142,42 @@ test('domains', async (t) => {
     assert.equal((await cp.call(a.key, 'GET', '/domains/not..valid')).statusCode, 404);
   });
 
-  await t.test('PUT: partial update, limits, plan-bounded cache_cap_mb tiers, one config-log entry per change', async () => {
-    const url = '/domains/managed.example.org';
-    const before = (await logEntries('managed.example.org')).length;
-    let res = await cp.call(a.key, 'PUT', url, { cache_l2_ttl_days: 7, origin_protocol: 'http2' });
-    assert.equal(res.statusCode, 200);
-    assert.equal(res.json<Detail>().cache_l2_ttl_days, 7);
-    assert.equal(res.json<Detail>().origin_protocol, 'http2');
-    assert.equal(res.json<Detail>().cache_cap_mb, 100, 'omitted fields unchanged');
-    assert.equal((await logEntries('managed.example.org')).length, before + 1);
-    res = await cp.call(a.key, 'PUT', url, {});
-    assert.equal(res.statusCode, 200);
-    assert.equal((await logEntries('managed.example.org')).length, before + 1, 'no change, no entry');
+  await t.test(
+    'PUT: partial update, limits, plan-bounded cache_cap_mb tiers, one config-log entry per change',
+    async () => {
+      const url = '/domains/managed.example.org';
+      const before = (await logEntries('managed.example.org')).length;
+      let res = await cp.call(a.key, 'PUT', url, { cache_l2_ttl_days: 7, origin_protocol: 'http2' });
+      assert.equal(res.statusCode, 200);
+      assert.equal(res.json<Detail>().cache_l2_ttl_days, 7);
+      assert.equal(res.json<Detail>().origin_protocol, 'http2');
+      assert.equal(res.json<Detail>().cache_cap_mb, 100, 'omitted fields unchanged');
+      assert.equal((await logEntries('managed.example.org')).length, before + 1);
+      res = await cp.call(a.key, 'PUT', url, {});
+      assert.equal(res.statusCode, 200);
+      assert.equal((await logEntries('managed.example.org')).length, before + 1, 'no change, no entry');
 
-    res = await cp.call(a.key, 'PUT', url, { cache_cap_mb: 300 });
-    assert.equal(res.statusCode, 400);
-    assert.deepEqual(res.json(), { error: 'cache_cap_mb must be one of: 100, 250, 500, 1000, 2000, 5000, 10000' });
-    res = await cp.call(a.key, 'PUT', url, { cache_cap_mb: 1000 });
-    assert.equal(res.statusCode, 403);
-    assert.equal(res.json<{ error: string }>().error, "cache_cap_mb 1000 exceeds your plan's max_cache_cap_mb of 250");
-    assert.equal((await cp.call(a.key, 'PUT', url, { cache_cap_mb: 250 })).statusCode, 200);
-    res = await cp.call(a.key, 'PUT', url, { dns_mode: 'hosted' });
-    assert.equal(res.statusCode, 400);
-    assert.deepEqual(res.json(), { error: 'dns_mode must be one of: managed, external' });
+      res = await cp.call(a.key, 'PUT', url, { cache_cap_mb: 300 });
+      assert.equal(res.statusCode, 400);
+      assert.deepEqual(res.json(), { error: 'cache_cap_mb must be one of: 100, 250, 500, 1000, 2000, 5000, 10000' });
+      res = await cp.call(a.key, 'PUT', url, { cache_cap_mb: 1000 });
+      assert.equal(res.statusCode, 403);
+      assert.equal(
+        res.json<{ error: string }>().error,
+        "cache_cap_mb 1000 exceeds your plan's max_cache_cap_mb of 250",
+      );
+      assert.equal((await cp.call(a.key, 'PUT', url, { cache_cap_mb: 250 })).statusCode, 200);
+      res = await cp.call(a.key, 'PUT', url, { dns_mode: 'hosted' });
+      assert.equal(res.statusCode, 400);
+      assert.deepEqual(res.json(), { error: 'dns_mode must be one of: managed, external' });
 
-    const [d] = await db.select().from(domains).where(eq(domains.name, 'managed.example.org'));
-    await setOverride(db, d.id, 'max_cache_cap_mb', 1000);
-    res = await cp.call(a.key, 'PUT', url, { cache_cap_mb: 1000 });
-    assert.equal(res.statusCode, 200);
-    assert.equal(res.json<Detail>().cache_cap_mb, 1000);
-  });
+      const [d] = await db.select().from(domains).where(eq(domains.name, 'managed.example.org'));
+      await setOverride(db, d.id, 'max_cache_cap_mb', 1000);
+      res = await cp.call(a.key, 'PUT', url, { cache_cap_mb: 1000 });
+      assert.equal(res.statusCode, 200);
+      assert.equal(res.json<Detail>().cache_cap_mb, 1000);
+    },
+  );
 
   await t.test('GET /domains/{domain}/subscription: effective features; overrides shown only when set', async () => {
     let res = await cp.call(a.key, 'GET', '/domains/external.example.org/subscription');
@@ -144,12 +189,18 @@ test('domains', async (t) => {
     assert.equal(sub.effective_features.max_cache_cap_mb, 250);
     assert.equal(sub.quota_reset_days, 30);
     assert.ok(Date.parse(sub.quota_period_end as string) > Date.now());
-    assert.deepEqual(Object.keys(sub).filter((k) => k.startsWith('override_')), []);
+    assert.deepEqual(
+      Object.keys(sub).filter((k) => k.startsWith('override_')),
+      [],
+    );
     res = await cp.call(a.key, 'GET', '/domains/managed.example.org/subscription');
     sub = res.json();
     assert.equal(sub.override_max_cache_cap_mb, 1000);
     assert.equal(sub.effective_features.max_cache_cap_mb, 1000);
-    assert.deepEqual(Object.keys(sub).filter((k) => k.startsWith('override_')), ['override_max_cache_cap_mb']);
+    assert.deepEqual(
+      Object.keys(sub).filter((k) => k.startsWith('override_')),
+      ['override_max_cache_cap_mb'],
+    );
     assert.equal((await cp.call(b.key, 'GET', '/domains/managed.example.org/subscription')).statusCode, 404);
   });
 
@@ -158,30 +209,37 @@ test('domains', async (t) => {
     assert.equal(res.statusCode, 200);
     assert.equal(res.json<Detail>().state, 'pending');
     assert.equal(res.json<Detail>().ssl_delegation, null);
-    const back = (await cp.call(a.key, 'PUT', '/domains/external.example.org', { dns_mode: 'external' })).json<Detail>();
+    const back = (
+      await cp.call(a.key, 'PUT', '/domains/external.example.org', { dns_mode: 'external' })
+    ).json<Detail>();
     assert.equal(back.state, 'unverified');
     assert.equal(back.ssl_delegation?.name, '_acme-challenge.external.example.org');
   });
 
-  await t.test('DELETE: owner only; removes records, rules, subscription and zone; tombstone in the config log; name free again', async () => {
-    const [d] = await db.select().from(domains).where(eq(domains.name, 'managed.example.org'));
-    await db.insert(dnsRecords).values({ domainId: d.id, name: 'www', type: 'A', destination: '192.0.2.1' });
-    await db.execute(sql`INSERT INTO rules (domain_id, type, filters, fields) VALUES (${d.id}, 'cache', '{}'::jsonb, '{}'::jsonb)`);
-    await cp.addMember('managed.example.org', b.id, 'admin');
-    const denied = await cp.call(b.key, 'DELETE', '/domains/managed.example.org');
-    assert.equal(denied.statusCode, 403);
+  await t.test(
+    'DELETE: owner only; removes records, rules, subscription and zone; tombstone in the config log; name free again',
+    async () => {
+      const [d] = await db.select().from(domains).where(eq(domains.name, 'managed.example.org'));
+      await db.insert(dnsRecords).values({ domainId: d.id, name: 'www', type: 'A', destination: '192.0.2.1' });
+      await db.execute(
+        sql`INSERT INTO rules (domain_id, type, filters, fields) VALUES (${d.id}, 'cache', '{}'::jsonb, '{}'::jsonb)`,
+      );
+      await cp.addMember('managed.example.org', b.id, 'admin');
+      const denied = await cp.call(b.key, 'DELETE', '/domains/managed.example.org');
+      assert.equal(denied.statusCode, 403);
 
-    const res = await cp.call(a.key, 'DELETE', '/domains/managed.example.org');
-    assert.equal(res.statusCode, 200);
-    assert.deepEqual(res.json(), { message: 'domain managed.example.org deleted' });
-    assert.equal((await cp.call(a.key, 'GET', '/domains/managed.example.org')).statusCode, 404);
-    assert.equal((await cp.call(b.key, 'GET', '/domains/managed.example.org')).statusCode, 404);
-    assert.equal((await db.select().from(dnsRecords).where(eq(dnsRecords.domainId, d.id))).length, 0);
-    assert.equal((await db.select().from(subscriptions).where(eq(subscriptions.domainId, d.id))).length, 0);
-    assert.equal(rowsOf(await db.execute(sql`SELECT id FROM rules WHERE domain_id = ${d.id}`)).length, 0);
-    const entries = await logEntries('managed.example.org');
-    assert.equal(entries.at(-1)?.deleted, true);
-    assert.equal((await cp.call(a.key, 'DELETE', '/domains/managed.example.org')).statusCode, 404);
-    assert.equal((await cp.call(b.key, 'POST', '/domains/', { name: 'managed.example.org' })).statusCode, 200);
-  });
+      const res = await cp.call(a.key, 'DELETE', '/domains/managed.example.org');
+      assert.equal(res.statusCode, 200);
+      assert.deepEqual(res.json(), { message: 'domain managed.example.org deleted' });
+      assert.equal((await cp.call(a.key, 'GET', '/domains/managed.example.org')).statusCode, 404);
+      assert.equal((await cp.call(b.key, 'GET', '/domains/managed.example.org')).statusCode, 404);
+      assert.equal((await db.select().from(dnsRecords).where(eq(dnsRecords.domainId, d.id))).length, 0);
+      assert.equal((await db.select().from(subscriptions).where(eq(subscriptions.domainId, d.id))).length, 0);
+      assert.equal(rowsOf(await db.execute(sql`SELECT id FROM rules WHERE domain_id = ${d.id}`)).length, 0);
+      const entries = await logEntries('managed.example.org');
+      assert.equal(entries.at(-1)?.deleted, true);
+      assert.equal((await cp.call(a.key, 'DELETE', '/domains/managed.example.org')).statusCode, 404);
+      assert.equal((await cp.call(b.key, 'POST', '/domains/', { name: 'managed.example.org' })).statusCode, 200);
+    },
+  );
 });

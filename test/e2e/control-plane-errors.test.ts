@@ -5,12 +5,18 @@ import { startTestControlPlane } from '../helpers/control-plane.js';
 
 test('errors: unknown routes, trailing slashes, malformed JSON, content type, body size, validation, 5xx', async (t) => {
   const cp = await startTestControlPlane(t, { API_BODY_LIMIT_BYTES: '4096' });
-  cp.app.get('/test-only/boom', async () => { throw new Error('secret database detail'); });
+  cp.app.get('/test-only/boom', async () => {
+    throw new Error('secret database detail');
+  });
   cp.app.get('/test-only/public', { config: { public: true } }, async () => ({ ok: true }));
   const u = await cp.user();
   const domain = await cp.domain(u.key, 'errors.example.org');
 
-  const expectError = async (res: { statusCode: number; json(): unknown; headers: Record<string, unknown> }, status: number, error: string | RegExp) => {
+  const expectError = async (
+    res: { statusCode: number; json(): unknown; headers: Record<string, unknown> },
+    status: number,
+    error: string | RegExp,
+  ) => {
     assert.equal(res.statusCode, status);
     assert.match(String(res.headers['content-type']), /^application\/json/);
     const body = res.json() as { error: unknown };
@@ -33,11 +39,23 @@ test('errors: unknown routes, trailing slashes, malformed JSON, content type, bo
   });
 
   await t.test('malformed JSON is 400', async () => {
-    await expectError(await cp.call(u.key, 'POST', '/domains/', '{"name": "x.example.org"'), 400, 'malformed JSON body');
+    await expectError(
+      await cp.call(u.key, 'POST', '/domains/', '{"name": "x.example.org"'),
+      400,
+      'malformed JSON body',
+    );
     await expectError(await cp.call(u.key, 'PUT', `/domains/${domain}`, 'not json'), 400, 'malformed JSON body');
     await expectError(await cp.call(u.key, 'POST', '/domains/', ''), 400, 'body must be object');
-    await expectError(await cp.call(u.key, 'POST', '/domains/', '{"name": "x.example.org"}{'), 400, 'malformed JSON body');
-    await expectError(await cp.call(u.key, 'POST', '/domains/', '{"__proto__": {"x": 1}, "name": "p.example.org"}'), 400, 'malformed JSON body');
+    await expectError(
+      await cp.call(u.key, 'POST', '/domains/', '{"name": "x.example.org"}{'),
+      400,
+      'malformed JSON body',
+    );
+    await expectError(
+      await cp.call(u.key, 'POST', '/domains/', '{"__proto__": {"x": 1}, "name": "p.example.org"}'),
+      400,
+      'malformed JSON body',
+    );
   });
 
   await t.test('an empty JSON body is no body: DELETE with Content-Type application/json works', async () => {
@@ -47,9 +65,17 @@ test('errors: unknown routes, trailing slashes, malformed JSON, content type, bo
   });
 
   await t.test('a body that is not application/json is 415', async () => {
-    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml', 'multipart/form-data; boundary=x']) {
-      await expectError(await cp.call(u.key, 'POST', '/domains/', 'name=x.example.org', { 'content-type': type }), 415,
-        'unsupported content type: request bodies must be application/json');
+    for (const type of [
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'application/xml',
+      'multipart/form-data; boundary=x',
+    ]) {
+      await expectError(
+        await cp.call(u.key, 'POST', '/domains/', 'name=x.example.org', { 'content-type': type }),
+        415,
+        'unsupported content type: request bodies must be application/json',
+      );
     }
   });
 
@@ -62,13 +88,23 @@ test('errors: unknown routes, trailing slashes, malformed JSON, content type, bo
     const cases: Array<[string, string, unknown, string]> = [
       ['POST', '/domains/', {}, 'name is required'],
       ['POST', '/domains/', [], 'body must be object'],
-      ['POST', '/domains/', { name: 'v.example.org', dns_mode: 'hosted' }, 'dns_mode must be one of: managed, external'],
+      [
+        'POST',
+        '/domains/',
+        { name: 'v.example.org', dns_mode: 'hosted' },
+        'dns_mode must be one of: managed, external',
+      ],
       ['POST', '/domains/', { name: 42 }, 'name must be string'],
       ['PUT', `/domains/${domain}`, { cache_l2_ttl_days: 8 }, 'cache_l2_ttl_days must be <= 7'],
       ['PUT', `/domains/${domain}`, { cache_l2_ttl_days: 0 }, 'cache_l2_ttl_days must be >= 1'],
       ['PUT', `/domains/${domain}`, { cache_l2_ttl_days: 2.5 }, 'cache_l2_ttl_days must be integer'],
       ['PUT', `/domains/${domain}`, { cache_l2_ttl_days: 'soon' }, 'cache_l2_ttl_days must be integer'],
-      ['PUT', `/domains/${domain}`, { origin_protocol: 'gopher' }, 'origin_protocol must be one of: auto, http1, http2, http3'],
+      [
+        'PUT',
+        `/domains/${domain}`,
+        { origin_protocol: 'gopher' },
+        'origin_protocol must be one of: auto, http1, http2, http3',
+      ],
     ];
     for (const [method, url, body, error] of cases) {
       await expectError(await cp.call(u.key, method as 'POST', url, body), 400, error);

@@ -3,10 +3,17 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestControlPlane } from '../helpers/control-plane.js';
 
-interface Operation { requestBody?: { content?: Record<string, { schema?: unknown }> }; responses?: Record<string, { content?: Record<string, { schema?: unknown }> }>; security?: unknown[] }
+interface Operation {
+  requestBody?: { content?: Record<string, { schema?: unknown }> };
+  responses?: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+  security?: unknown[];
+}
 interface Doc {
-  openapi: string; info: { version: string; title: string }; servers?: Array<{ url: string }>;
-  components: { securitySchemes: Record<string, Record<string, string>> }; security: Array<Record<string, string[]>>;
+  openapi: string;
+  info: { version: string; title: string };
+  servers?: Array<{ url: string }>;
+  components: { securitySchemes: Record<string, Record<string, string>> };
+  security: Array<Record<string, string[]>>;
   paths: Record<string, Record<string, Operation>>;
 }
 
@@ -19,7 +26,11 @@ test('GET /openapi.json: generated from the route schemas; responses serialized 
   assert.equal(doc.openapi, '3.1.0');
   assert.equal(doc.info.version, '1.0.0');
   assert.deepEqual(doc.servers, [{ url: 'https://api.example.org' }]);
-  assert.deepEqual(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', description: doc.components.securitySchemes.bearerAuth.description });
+  assert.deepEqual(doc.components.securitySchemes.bearerAuth, {
+    type: 'http',
+    scheme: 'bearer',
+    description: doc.components.securitySchemes.bearerAuth.description,
+  });
   assert.equal(doc.components.securitySchemes.apiKeyHeader.type, 'apiKey');
   assert.equal(doc.components.securitySchemes.apiKeyHeader.in, 'header');
   assert.equal(doc.components.securitySchemes.apiKeyHeader.name, 'X-Api-Key');
@@ -31,10 +42,16 @@ test('GET /openapi.json: generated from the route schemas; responses serialized 
   for (const r of routes) {
     const path = r.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
     const op = doc.paths[path]?.[r.method.toLowerCase()];
-    if (r.hidden) { assert.equal(op, undefined, `${r.method} ${r.url} is hidden`); continue; }
+    if (r.hidden) {
+      assert.equal(op, undefined, `${r.method} ${r.url} is hidden`);
+      continue;
+    }
     assert.ok(op, `${r.method} ${path} is in the document`);
     const ok = Object.entries(op.responses ?? {}).find(([status]) => /^2\d\d$/.test(status));
-    assert.ok(Object.values(ok?.[1].content ?? {}).some((c) => c.schema), `${r.method} ${path} has a success response schema`);
+    assert.ok(
+      Object.values(ok?.[1].content ?? {}).some((c) => c.schema),
+      `${r.method} ${path} has a success response schema`,
+    );
     if (r.url !== '/openapi.json') assert.ok(op.responses?.['401'], `${r.method} ${path} documents 401`);
   }
   for (const path of Object.keys(doc.paths)) assert.ok(!path.startsWith('/internal'), `${path} is not public`);
@@ -45,7 +62,10 @@ test('GET /openapi.json: generated from the route schemas; responses serialized 
   // Every schema object is valid JSON (no TypeBox symbols leak) and refs resolve.
   const text = JSON.stringify(doc);
   for (const m of text.matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)) {
-    assert.ok((doc.components as unknown as { schemas: Record<string, unknown> }).schemas[m[1]], `$ref ${m[1]} resolves`);
+    assert.ok(
+      (doc.components as unknown as { schemas: Record<string, unknown> }).schemas[m[1]],
+      `$ref ${m[1]} resolves`,
+    );
   }
 
   // Responses are serialized through their schemas: fields outside the schema never leak.

@@ -13,26 +13,41 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 function admin(env: Record<string, string>, ...args: string[]) {
   const r = spawnSync(process.execPath, ['--import', 'tsx', 'control-plane/src/admin/cli.ts', ...args], {
-    cwd: root, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 120_000,
+    cwd: root,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    timeout: 120_000,
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 async function startControlPlane(env: Record<string, string>): Promise<{ child: ChildProcess; base: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'control-plane/src/main.ts'], {
-    cwd: root, env: { ...process.env, ...env, API_PORT: '0', SYNC_PORT: '0', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: root,
+    env: { ...process.env, ...env, API_PORT: '0', SYNC_PORT: '0', LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
-  child.stderr!.on('data', (c: Buffer) => { stderr += c.toString(); });
+  child.stderr!.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
   const lines = createInterface({ input: child.stdout! });
   const base = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no "listening" line within 90 s; stderr: ${stderr}`)), 90_000);
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`control plane exited with ${code}: ${stderr}`)); });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`control plane exited with ${code}: ${stderr}`));
+    });
     lines.on('line', (line) => {
       try {
         const entry = JSON.parse(line) as { msg?: string; address?: string };
-        if (entry.msg === 'control plane listening' && entry.address) { clearTimeout(timer); resolve(entry.address); }
-      } catch { /* not a log line */ }
+        if (entry.msg === 'control plane listening' && entry.address) {
+          clearTimeout(timer);
+          resolve(entry.address);
+        }
+      } catch {
+        /* not a log line */
+      }
     });
   });
   return { child, base };
@@ -42,7 +57,7 @@ async function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<number
   if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
   const exited = once(child, 'exit');
   child.kill(signal);
-  const [code] = await exited as [number | null];
+  const [code] = (await exited) as [number | null];
   return code;
 }
 
@@ -66,9 +81,17 @@ test('control plane restart loses nothing (clean stop and kill -9)', async (t) =
   // 1. Start, write, stop cleanly.
   let cp = await startControlPlane(env);
   children.push(cp.child);
-  let res = await fetch(`${cp.base}/domains/`, { method: 'POST', headers, body: JSON.stringify({ name: 'restart.example.org' }) });
+  let res = await fetch(`${cp.base}/domains/`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ name: 'restart.example.org' }),
+  });
   assert.equal(res.status, 200);
-  res = await fetch(`${cp.base}/domains/restart.example.org`, { method: 'PUT', headers, body: JSON.stringify({ cache_l2_ttl_days: 6 }) });
+  res = await fetch(`${cp.base}/domains/restart.example.org`, {
+    method: 'PUT',
+    headers,
+    body: JSON.stringify({ cache_l2_ttl_days: 6 }),
+  });
   assert.equal(res.status, 200);
   // The admin CLI works while the control plane runs: with PGlite through its admin socket, with Postgres directly.
   assert.equal(admin(env, 'user', 'create', 'late@example.org').code, 0);
@@ -87,7 +110,11 @@ test('control plane restart loses nothing (clean stop and kill -9)', async (t) =
   res = await fetch(`${cp.base}/domains/restart.example.org`, { headers });
   assert.equal(res.status, 200);
   assert.equal(((await res.json()) as { cache_l2_ttl_days: number }).cache_l2_ttl_days, 6);
-  res = await fetch(`${cp.base}/domains/`, { method: 'POST', headers, body: JSON.stringify({ name: 'second.example.org', dns_mode: 'external' }) });
+  res = await fetch(`${cp.base}/domains/`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ name: 'second.example.org', dns_mode: 'external' }),
+  });
   assert.equal(res.status, 200);
   await stop(cp.child, 'SIGKILL');
 

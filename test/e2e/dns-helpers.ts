@@ -16,17 +16,45 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 let nextId = 1;
 export function record(name: string, type: string, destination: string, extra: Partial<ZoneRecord> = {}): ZoneRecord {
   return {
-    id: nextId++, name, type, destination, ttl: 300, mxPriority: 10, proxied: false, captcha: false, scheme: 'Auto',
-    port: 443, hostHeader: '', hostHeaderMode: 'own', timeout: 60, ...extra,
+    id: nextId++,
+    name,
+    type,
+    destination,
+    ttl: 300,
+    mxPriority: 10,
+    proxied: false,
+    captcha: false,
+    scheme: 'Auto',
+    port: 443,
+    hostHeader: '',
+    hostHeaderMode: 'own',
+    timeout: 60,
+    ...extra,
   };
 }
 
-export function snapshot(name: string, records: ZoneRecord[], o: { state?: string; serial?: number } = {}): DomainSnapshot {
+export function snapshot(
+  name: string,
+  records: ZoneRecord[],
+  o: { state?: string; serial?: number } = {},
+): DomainSnapshot {
   return {
-    schemaMajor: 1, domainId: nextId++, name, state: o.state ?? 'active', dnsMode: 'managed',
+    schemaMajor: 1,
+    domainId: nextId++,
+    name,
+    state: o.state ?? 'active',
+    dnsMode: 'managed',
     zone: {
-      serial: o.serial ?? 1, nameservers: ['ns1.platform.test', 'ns2.platform.test'], soaMname: 'ns1.platform.test',
-      soaRname: `hostmaster.${name}`, soaRefresh: 10000, soaRetry: 2400, soaExpire: 604800, soaMinimum: 300, soaTtl: 3600, records,
+      serial: o.serial ?? 1,
+      nameservers: ['ns1.platform.test', 'ns2.platform.test'],
+      soaMname: 'ns1.platform.test',
+      soaRname: `hostmaster.${name}`,
+      soaRefresh: 10000,
+      soaRetry: 2400,
+      soaExpire: 604800,
+      soaMinimum: 300,
+      soaTtl: 3600,
+      records,
     },
     settings: { developerMode: false, developerModeExpiresAtMs: 0, cacheL2TtlDays: 1, cacheCapMb: 0 },
     ruleSet: { version: 0, rules: [] },
@@ -53,33 +81,54 @@ export interface DnsProcess {
 /** Starts the dns-server on a free port (DNS_PORT=0) and waits for its "listening" log line. */
 export async function startDnsProcess(env: Record<string, string>): Promise<DnsProcess> {
   const proc = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'dns-server/src/main.ts')], {
-    cwd: ROOT, env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'info', DNS_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: ROOT,
+    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'info', DNS_PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  proc.stderr!.on('data', (d) => { out += d; });
+  proc.stderr!.on('data', (d) => {
+    out += d;
+  });
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`dns-server did not start:\n${out}`)), 60_000);
     proc.stdout!.on('data', (d) => {
       out += d;
       const m = /"port":(\d+)[^\n]*"msg":"dns-server listening"/.exec(out);
-      if (m) { clearTimeout(timer); resolve(Number(m[1])); }
+      if (m) {
+        clearTimeout(timer);
+        resolve(Number(m[1]));
+      }
     });
-    proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`dns-server exited with ${code}:\n${out}`)); });
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`dns-server exited with ${code}:\n${out}`));
+    });
   });
   return {
-    port, proc, output: () => out,
+    port,
+    proc,
+    output: () => out,
     stop: () => stopProcess(proc, 'SIGTERM'),
   };
 }
 
-export function removeDir(dir: string): void { rmSync(dir, { recursive: true, force: true }); }
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
 
 /** Sends one UDP packet and returns the first answer, or null after `timeoutMs`. */
 export function udpQuery(port: number, msg: Buffer, timeoutMs = 3000): Promise<Buffer | null> {
   return new Promise((resolve) => {
     const sock = createSocket('udp4');
-    const timer = setTimeout(() => { sock.close(); resolve(null); }, timeoutMs);
-    sock.once('message', (m) => { clearTimeout(timer); sock.close(); resolve(m); });
+    const timer = setTimeout(() => {
+      sock.close();
+      resolve(null);
+    }, timeoutMs);
+    sock.once('message', (m) => {
+      clearTimeout(timer);
+      sock.close();
+      resolve(m);
+    });
     sock.send(msg, port, '127.0.0.1');
   });
 }
@@ -90,23 +139,35 @@ export function tcpQueries(port: number, msgs: Buffer[], timeoutMs = 5000): Prom
     const sock = connect(port, '127.0.0.1');
     const answers: Buffer[] = [];
     let buf = Buffer.alloc(0);
-    const timer = setTimeout(() => { sock.destroy(); reject(new Error(`TCP: ${answers.length} of ${msgs.length} answers`)); }, timeoutMs);
+    const timer = setTimeout(() => {
+      sock.destroy();
+      reject(new Error(`TCP: ${answers.length} of ${msgs.length} answers`));
+    }, timeoutMs);
     sock.on('data', (d) => {
       buf = Buffer.concat([buf, d]);
       while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
         answers.push(buf.subarray(2, 2 + buf.readUInt16BE(0)));
         buf = buf.subarray(2 + buf.readUInt16BE(0));
       }
-      if (answers.length === msgs.length) { clearTimeout(timer); sock.end(); resolve(answers); }
+      if (answers.length === msgs.length) {
+        clearTimeout(timer);
+        sock.end();
+        resolve(answers);
+      }
     });
-    sock.on('error', (e) => { clearTimeout(timer); reject(e); });
+    sock.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
     sock.write(Buffer.concat(msgs.flatMap((m) => [Buffer.from([m.length >> 8, m.length & 0xff]), m])));
   });
 }
 
 /** kdig's text answer (a second, independent decoder), or null when kdig is not installed. */
 export function kdig(port: number, ...args: string[]): string | null {
-  const r = spawnSync('kdig', [`@127.0.0.1`, '-p', String(port), '+norec', '+timeout=3', '+retry=1', ...args], { encoding: 'utf8' });
+  const r = spawnSync('kdig', [`@127.0.0.1`, '-p', String(port), '+norec', '+timeout=3', '+retry=1', ...args], {
+    encoding: 'utf8',
+  });
   if (r.error) return null;
   return r.stdout;
 }

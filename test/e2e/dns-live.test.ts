@@ -13,7 +13,10 @@ import { join } from 'node:path';
 let cp: ControlPlaneProcess | undefined;
 const nodes: Array<{ dns: DnsProcess; dir: string }> = [];
 after(async () => {
-  for (const n of nodes) { await n.dns.stop(); removeDir(n.dir); }
+  for (const n of nodes) {
+    await n.dns.stop();
+    removeDir(n.dir);
+  }
   await cp?.stop();
 });
 
@@ -42,13 +45,24 @@ test('API writes are answered by every dns-server, the serial grows, deletions a
   await cp.api('POST', '/domains/', { name: 'live.example' });
   for (const workers of ['1', '2']) {
     const dir = mkdtempSync(join(tmpdir(), 'dns-live-'));
-    const dns = await startDnsProcess({ DATA_DIR: dir, SYNC_URL: cp.syncUrl, NODE_TOKEN: cp.nodeToken, DNS_WORKERS: workers });
+    const dns = await startDnsProcess({
+      DATA_DIR: dir,
+      SYNC_URL: cp.syncUrl,
+      NODE_TOKEN: cp.nodeToken,
+      DNS_WORKERS: workers,
+    });
     nodes.push({ dns, dir });
   }
   // A pending domain is served (its delegation can be checked): SOA answered before any record exists.
   const before = await Promise.all(nodes.map(({ dns }) => until(dns, 'live.example', 6, (d) => d.answer.length === 1)));
 
-  const created = await cp.api<{ id: number }>('POST', '/domains/live.example/records/', { name: 'www', type: 'A', destination: '192.0.2.1', proxied: false, ttl: 300 });
+  const created = await cp.api<{ id: number }>('POST', '/domains/live.example/records/', {
+    name: 'www',
+    type: 'A',
+    destination: '192.0.2.1',
+    proxied: false,
+    ttl: 300,
+  });
   for (const [i, { dns }] of nodes.entries()) {
     await until(dns, 'www.live.example', 1, (d) => d.answer[0] === 'www.live.example 300 A 192.0.2.1');
     assert.deepEqual((await ask(dns, 'www.live.example', 1, true)).answer, ['www.live.example 300 A 192.0.2.1']);
@@ -57,7 +71,8 @@ test('API writes are answered by every dns-server, the serial grows, deletions a
   }
 
   await cp.api('PUT', `/domains/live.example/records/${created.id}`, { destination: '192.0.2.2' });
-  for (const { dns } of nodes) await until(dns, 'www.live.example', 1, (d) => d.answer[0] === 'www.live.example 300 A 192.0.2.2');
+  for (const { dns } of nodes)
+    await until(dns, 'www.live.example', 1, (d) => d.answer[0] === 'www.live.example 300 A 192.0.2.2');
 
   await cp.api('DELETE', `/domains/live.example/records/${created.id}`);
   for (const { dns } of nodes) await until(dns, 'www.live.example', 1, (d) => d.rcode === 3);

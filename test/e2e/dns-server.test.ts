@@ -5,9 +5,29 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildQuery, type QueryOptions } from '../../dns-server/src/testing/fixtures.js';
 import { decode, type Decoded } from '../../dns-server/src/testing/decode.js';
-import { dataDirWith, kdig, record as r, removeDir, snapshot, startDnsProcess, tcpQueries, udpQuery, type DnsProcess } from './dns-helpers.js';
+import {
+  dataDirWith,
+  kdig,
+  record as r,
+  removeDir,
+  snapshot,
+  startDnsProcess,
+  tcpQueries,
+  udpQuery,
+  type DnsProcess,
+} from './dns-helpers.js';
 
-const A = 1, NS = 2, CNAME = 5, SOA = 6, PTR = 12, MX = 15, TXT = 16, AAAA = 28, SRV = 33, CAA = 257, ANY = 255;
+const A = 1,
+  NS = 2,
+  CNAME = 5,
+  SOA = 6,
+  PTR = 12,
+  MX = 15,
+  TXT = 16,
+  AAAA = 28,
+  SRV = 33,
+  CAA = 257,
+  ANY = 255;
 const LONG = 'v=DKIM1; p=' + 'k'.repeat(600);
 
 let dns: DnsProcess;
@@ -15,25 +35,45 @@ let dataDir: string;
 
 before(async () => {
   dataDir = await dataDirWith([
-    snapshot('example.org', [
-      r('@', 'A', '192.0.2.1'), r('@', 'MX', 'mail.example.org'), r('@', 'TXT', LONG), r('@', 'CAA', '0 issue "letsencrypt.org"'),
-      r('www', 'A', '192.0.2.10'), r('www', 'AAAA', '2001:db8::10'),
-      r('mail', 'A', '192.0.2.25'),
-      r('shop', 'A', '198.51.100.7', { proxied: true }), r('cdn', 'CNAME', 'origin.example.net', { proxied: true }),
-      r('alias', 'CNAME', 'hop.example.org'), r('hop', 'CNAME', 'www.example.org'),
-      r('loop1', 'CNAME', 'loop2.example.org'), r('loop2', 'CNAME', 'loop1.example.org'),
-      r('*.dev', 'A', '192.0.2.50'), r('a.b.ent', 'A', '192.0.2.60'),
-      r('_sip._tcp', 'SRV', '5 5060 mail.example.org', { mxPriority: 10 }), r('1.2', 'PTR', 'www.example.org'),
-      r('sub', 'NS', 'ns1.sub.example.org'), r('ns1.sub', 'A', '192.0.2.53'),
-      r('big', 'TXT', 'a'.repeat(250)), r('big', 'TXT', 'b'.repeat(250)), r('big', 'TXT', 'c'.repeat(250)),
-    ], { serial: 2026112201 }),
+    snapshot(
+      'example.org',
+      [
+        r('@', 'A', '192.0.2.1'),
+        r('@', 'MX', 'mail.example.org'),
+        r('@', 'TXT', LONG),
+        r('@', 'CAA', '0 issue "letsencrypt.org"'),
+        r('www', 'A', '192.0.2.10'),
+        r('www', 'AAAA', '2001:db8::10'),
+        r('mail', 'A', '192.0.2.25'),
+        r('shop', 'A', '198.51.100.7', { proxied: true }),
+        r('cdn', 'CNAME', 'origin.example.net', { proxied: true }),
+        r('alias', 'CNAME', 'hop.example.org'),
+        r('hop', 'CNAME', 'www.example.org'),
+        r('loop1', 'CNAME', 'loop2.example.org'),
+        r('loop2', 'CNAME', 'loop1.example.org'),
+        r('*.dev', 'A', '192.0.2.50'),
+        r('a.b.ent', 'A', '192.0.2.60'),
+        r('_sip._tcp', 'SRV', '5 5060 mail.example.org', { mxPriority: 10 }),
+        r('1.2', 'PTR', 'www.example.org'),
+        r('sub', 'NS', 'ns1.sub.example.org'),
+        r('ns1.sub', 'A', '192.0.2.53'),
+        r('big', 'TXT', 'a'.repeat(250)),
+        r('big', 'TXT', 'b'.repeat(250)),
+        r('big', 'TXT', 'c'.repeat(250)),
+      ],
+      { serial: 2026112201 },
+    ),
     snapshot('pending.example', [r('www', 'A', '192.0.2.80')], { state: 'pending' }),
     snapshot('disabled.example', [r('www', 'A', '192.0.2.81')], { state: 'disabled' }),
     snapshot('banned.example', [r('www', 'A', '192.0.2.82')], { state: 'banned' }),
   ]);
   dns = await startDnsProcess({
-    DATA_DIR: dataDir, SYNC_URL: 'ws://127.0.0.1:9', NODE_TOKEN: 'unused',
-    EDGE_IPV4: '203.0.113.1,203.0.113.2', EDGE_IPV6: '2001:db8:ffff::1', DNS_TCP_IDLE_MS: '400',
+    DATA_DIR: dataDir,
+    SYNC_URL: 'ws://127.0.0.1:9',
+    NODE_TOKEN: 'unused',
+    EDGE_IPV4: '203.0.113.1,203.0.113.2',
+    EDGE_IPV6: '2001:db8:ffff::1',
+    DNS_TCP_IDLE_MS: '400',
   });
 });
 
@@ -63,11 +103,17 @@ test('A over UDP and over TCP, authoritative', async () => {
   }
 });
 
-test('AAAA', async () => assert.deepEqual((await udp('www.example.org', AAAA)).answer, ['www.example.org 300 AAAA 2001:db8::10']));
+test('AAAA', async () =>
+  assert.deepEqual((await udp('www.example.org', AAAA)).answer, ['www.example.org 300 AAAA 2001:db8::10']));
 
 test('apex SOA carries the snapshot serial; apex NS is the nameserver set', async () => {
-  assert.deepEqual((await udp('example.org', SOA)).answer, ['example.org 3600 SOA ns1.platform.test hostmaster.example.org 2026112201']);
-  assert.deepEqual((await udp('example.org', NS)).answer, ['example.org 3600 NS ns1.platform.test', 'example.org 3600 NS ns2.platform.test']);
+  assert.deepEqual((await udp('example.org', SOA)).answer, [
+    'example.org 3600 SOA ns1.platform.test hostmaster.example.org 2026112201',
+  ]);
+  assert.deepEqual((await udp('example.org', NS)).answer, [
+    'example.org 3600 NS ns1.platform.test',
+    'example.org 3600 NS ns2.platform.test',
+  ]);
 });
 
 test('MX with the exchange address in additional', async () => {
@@ -81,21 +127,32 @@ test('TXT longer than 255 bytes is split into 255-byte strings', async () => {
   assert.deepEqual(d.answer, [`example.org 300 TXT ${LONG}`]);
   const text = kdig(dns.port, 'example.org', 'TXT', '+tcp');
   if (text !== null) {
-    const strings = /IN\s+TXT\s+(".*)/.exec(text)![1].match(/"[^"]*"/g)!.map((s) => s.length - 2);
+    const strings = /IN\s+TXT\s+(".*)/
+      .exec(text)![1]
+      .match(/"[^"]*"/g)!
+      .map((s) => s.length - 2);
     assert.deepEqual(strings, [255, 255, LONG.length - 510]);
   }
 });
 
 test('SRV, CAA and PTR', async () => {
-  assert.deepEqual((await udp('_sip._tcp.example.org', SRV)).answer, ['_sip._tcp.example.org 300 SRV 10 5 5060 mail.example.org']);
+  assert.deepEqual((await udp('_sip._tcp.example.org', SRV)).answer, [
+    '_sip._tcp.example.org 300 SRV 10 5 5060 mail.example.org',
+  ]);
   assert.deepEqual((await udp('example.org', CAA)).answer, ['example.org 300 CAA 0 issue letsencrypt.org']);
   assert.deepEqual((await udp('1.2.example.org', PTR)).answer, ['1.2.example.org 300 PTR www.example.org']);
 });
 
 test('proxied A and CNAME answer with the edge addresses, TTL 120', async () => {
-  assert.deepEqual((await udp('shop.example.org', A)).answer, ['shop.example.org 120 A 203.0.113.1', 'shop.example.org 120 A 203.0.113.2']);
+  assert.deepEqual((await udp('shop.example.org', A)).answer, [
+    'shop.example.org 120 A 203.0.113.1',
+    'shop.example.org 120 A 203.0.113.2',
+  ]);
   assert.deepEqual((await udp('shop.example.org', AAAA)).answer, ['shop.example.org 120 AAAA 2001:db8:ffff::1']);
-  assert.deepEqual((await udp('cdn.example.org', A)).answer, ['cdn.example.org 120 A 203.0.113.1', 'cdn.example.org 120 A 203.0.113.2']);
+  assert.deepEqual((await udp('cdn.example.org', A)).answer, [
+    'cdn.example.org 120 A 203.0.113.1',
+    'cdn.example.org 120 A 203.0.113.2',
+  ]);
   assert.deepEqual((await udp('cdn.example.org', CNAME)).answer, []);
 });
 
@@ -122,8 +179,11 @@ test('wildcard answers below it; an empty non-terminal is NODATA', async () => {
 });
 
 test('a CNAME chain is followed inside the zone; a loop ends', async () => {
-  assert.deepEqual((await udp('alias.example.org', A)).answer,
-    ['alias.example.org 300 CNAME hop.example.org', 'hop.example.org 300 CNAME www.example.org', 'www.example.org 300 A 192.0.2.10']);
+  assert.deepEqual((await udp('alias.example.org', A)).answer, [
+    'alias.example.org 300 CNAME hop.example.org',
+    'hop.example.org 300 CNAME www.example.org',
+    'www.example.org 300 A 192.0.2.10',
+  ]);
   const loop = await udp('loop1.example.org', A);
   assert.equal(loop.rcode, 0);
   assert.equal(loop.answer.length, 2);
@@ -136,7 +196,8 @@ test('a delegation below the apex answers a referral with glue, AA off', async (
   assert.deepEqual(d.authority, ['sub.example.org 300 NS ns1.sub.example.org']);
   assert.deepEqual(d.additional, ['ns1.sub.example.org 300 A 192.0.2.53']);
   const text = kdig(dns.port, 'host.sub.example.org', 'A');
-  if (text !== null) assert.match(text, /AUTHORITY SECTION:\nsub\.example\.org\.\s+300\s+IN\s+NS\s+ns1\.sub\.example\.org\./);
+  if (text !== null)
+    assert.match(text, /AUTHORITY SECTION:\nsub\.example\.org\.\s+300\s+IN\s+NS\s+ns1\.sub\.example\.org\./);
 });
 
 test('ANY gets one RRset (RFC 8482)', async () => {
@@ -144,7 +205,12 @@ test('ANY gets one RRset (RFC 8482)', async () => {
 });
 
 test('EDNS: OPT echoed with 1232, BADVERS for version 1', async () => {
-  assert.deepEqual((await udp('www.example.org', A, { edns: { udpSize: 4096 } })).opt, { udpSize: 1232, extRcode: 0, version: 0, do: false });
+  assert.deepEqual((await udp('www.example.org', A, { edns: { udpSize: 4096 } })).opt, {
+    udpSize: 1232,
+    extRcode: 0,
+    version: 0,
+    do: false,
+  });
   const bad = await udp('www.example.org', A, { edns: { version: 1 } });
   assert.equal(bad.opt?.extRcode, 1);
   assert.deepEqual(bad.answer, []);
@@ -165,17 +231,32 @@ test('answers over 512 bytes (no EDNS) or over the EDNS buffer are truncated wit
 
 test('TCP: several queries on one connection, answered in order', async () => {
   const names = ['www.example.org', 'mail.example.org', 'nothere.example.org', 'example.org'];
-  const answers = await tcpQueries(dns.port, names.map((n, i) => buildQuery(n, A, { id: 100 + i })));
-  assert.deepEqual(answers.map((a) => decode(a).id), [100, 101, 102, 103]);
-  assert.deepEqual(answers.map((a) => decode(a).rcode), [0, 0, 3, 0]);
+  const answers = await tcpQueries(
+    dns.port,
+    names.map((n, i) => buildQuery(n, A, { id: 100 + i })),
+  );
+  assert.deepEqual(
+    answers.map((a) => decode(a).id),
+    [100, 101, 102, 103],
+  );
+  assert.deepEqual(
+    answers.map((a) => decode(a).rcode),
+    [0, 0, 3, 0],
+  );
 });
 
 test('TCP: an idle connection is closed by the server', async () => {
   const { connect } = await import('node:net');
   const sock = connect(dns.port, '127.0.0.1');
   const closed = await new Promise<boolean>((resolve) => {
-    const timer = setTimeout(() => { sock.destroy(); resolve(false); }, 10_000);
-    sock.on('close', () => { clearTimeout(timer); resolve(true); });
+    const timer = setTimeout(() => {
+      sock.destroy();
+      resolve(false);
+    }, 10_000);
+    sock.on('close', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
     sock.on('error', () => undefined);
   });
   assert.equal(closed, true);
@@ -215,7 +296,10 @@ test('TCP: a query split across several segments is reassembled', async () => {
   await new Promise((r) => sock.once('connect', r));
   const answer = new Promise<Buffer>((resolve, reject) => {
     let buf = Buffer.alloc(0);
-    sock.on('data', (d) => { buf = Buffer.concat([buf, d]); if (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) resolve(buf.subarray(2)); });
+    sock.on('data', (d) => {
+      buf = Buffer.concat([buf, d]);
+      if (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) resolve(buf.subarray(2));
+    });
     sock.on('error', reject);
   });
   for (const part of [framed.subarray(0, 1), framed.subarray(1, 7), framed.subarray(7)]) {

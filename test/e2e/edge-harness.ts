@@ -26,13 +26,19 @@ export async function waitUntil<T>(what: string, probe: () => Promise<T | undefi
     try {
       const v = await probe();
       if (v !== undefined) return v;
-    } catch (err) { lastErr = err; }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${lastErr ? `: ${(lastErr as Error).message}` : ''}`);
+    } catch (err) {
+      lastErr = err;
+    }
+    if (Date.now() > end)
+      throw new Error(`timed out waiting for ${what}${lastErr ? `: ${(lastErr as Error).message}` : ''}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
 
-export async function startEdgeNodeProcess(cp: ControlPlaneProcess, env: Record<string, string> = {}): Promise<EdgeNodeProcess> {
+export async function startEdgeNodeProcess(
+  cp: ControlPlaneProcess,
+  env: Record<string, string> = {},
+): Promise<EdgeNodeProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'edge-node-e2e-'));
   const httpPort = await freePort();
   const httpsPort = await freePort();
@@ -40,24 +46,51 @@ export async function startEdgeNodeProcess(cp: ControlPlaneProcess, env: Record<
   let out = '';
   const launch = async (extra: Record<string, string> = {}) => {
     proc = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'edge-node/src/main.ts')], {
-      cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
       env: {
-        ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', DATA_DIR: dataDir, EDGE_HTTP_PORT: String(httpPort), EDGE_HTTPS_PORT: String(httpsPort),
-        SYNC_URL: cp.syncUrl, NODE_TOKEN: cp.nodeToken, CONTROL_PLANE_URL: cp.apiUrl, EDGE_LOG_FLUSH_MS: '200', ...env, ...extra,
+        ...process.env,
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'warn',
+        DATA_DIR: dataDir,
+        EDGE_HTTP_PORT: String(httpPort),
+        EDGE_HTTPS_PORT: String(httpsPort),
+        SYNC_URL: cp.syncUrl,
+        NODE_TOKEN: cp.nodeToken,
+        CONTROL_PLANE_URL: cp.apiUrl,
+        EDGE_LOG_FLUSH_MS: '200',
+        ...env,
+        ...extra,
       },
     });
-    proc.stdout!.on('data', (d) => { out += d; });
-    proc.stderr!.on('data', (d) => { out += d; });
-    await waitUntil('the edge node to listen', async () => {
-      if (proc.exitCode !== null) throw new Error(`edge node exited ${proc.exitCode}: ${out}`);
-      const res = await send(httpPort, 'probe.invalid', '/');
-      return res.status === 421 ? true : undefined;
-    }, 60_000);
+    proc.stdout!.on('data', (d) => {
+      out += d;
+    });
+    proc.stderr!.on('data', (d) => {
+      out += d;
+    });
+    await waitUntil(
+      'the edge node to listen',
+      async () => {
+        if (proc.exitCode !== null) throw new Error(`edge node exited ${proc.exitCode}: ${out}`);
+        const res = await send(httpPort, 'probe.invalid', '/');
+        return res.status === 421 ? true : undefined;
+      },
+      60_000,
+    );
   };
   const kill = (signal: NodeJS.Signals = 'SIGTERM') => stopProcess(proc, signal);
   await launch();
   return {
-    dataDir, httpPort, httpsPort, kill, restart: launch, output: () => out,
-    async stop() { await kill('SIGTERM'); rmSync(dataDir, { recursive: true, force: true }); },
+    dataDir,
+    httpPort,
+    httpsPort,
+    kill,
+    restart: launch,
+    output: () => out,
+    async stop() {
+      await kill('SIGTERM');
+      rmSync(dataDir, { recursive: true, force: true });
+    },
   };
 }

@@ -11,7 +11,16 @@ import { recordsFixture } from './records-helpers.js';
 const EVERY_TYPE: Record<string, unknown>[] = [
   { name: '@', type: 'A', destination: '192.0.2.10', ttl: 3600 },
   { name: '@', type: 'AAAA', destination: '2001:db8::10' },
-  { name: 'www', type: 'A', destination: '192.0.2.11', proxied: true, captcha: true, scheme: 'Https', port: 8443, comment: 'edge; "quoted" note' },
+  {
+    name: 'www',
+    type: 'A',
+    destination: '192.0.2.11',
+    proxied: true,
+    captcha: true,
+    scheme: 'Https',
+    port: 8443,
+    comment: 'edge; "quoted" note',
+  },
   { name: 'www', type: 'AAAA', destination: '2001:DB8:0:0::11', proxied: true, monitor: true, timeout: 90 },
   { name: 'blog', type: 'CNAME', destination: 'blog.example.net.', proxied: true, scheme: 'Http', port: 8080 },
   { name: '*.dev', type: 'A', destination: '192.0.2.12' },
@@ -33,8 +42,10 @@ const EVERY_TYPE: Record<string, unknown>[] = [
 ];
 
 type Rec = Record<string, unknown> & { id: number; created_at: string; updated_at: string };
-const comparable = (records: Rec[]) => records.map(({ id: _i, created_at: _c, updated_at: _u, ...rest }) => rest)
-  .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+const comparable = (records: Rec[]) =>
+  records
+    .map(({ id: _i, created_at: _c, updated_at: _u, ...rest }) => rest)
+    .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
 
 test('BIND export and import', async (t) => {
   const f = await recordsFixture(t);
@@ -44,7 +55,15 @@ test('BIND export and import', async (t) => {
     const res = await cp.call(key, 'POST', url(), body);
     assert.equal(res.statusCode, 200, `${JSON.stringify(body)}: ${res.body}`);
   }
-  const hh = (await cp.call(key, 'POST', url(), { name: 'api', type: 'A', destination: '192.0.2.80', host_header: 'api.example.net', host_header_mode: 'target' })).json();
+  const hh = (
+    await cp.call(key, 'POST', url(), {
+      name: 'api',
+      type: 'A',
+      destination: '192.0.2.80',
+      host_header: 'api.example.net',
+      host_header_mode: 'target',
+    })
+  ).json();
   assert.equal(hh.host_header, 'api.example.net');
   const original = (await cp.call(key, 'GET', url())).json() as Rec[];
   const dir = mkdtempSync(join(tmpdir(), 'records-bind-'));
@@ -82,9 +101,14 @@ test('BIND export and import', async (t) => {
     assert.equal(preview.statusCode, 200);
     assert.equal(preview.json().records.length, original.length);
     assert.deepEqual(preview.json().errors, []);
-    assert.deepEqual(preview.json().skipped.map((s: { reason: string }) => s.reason), [
-      'SOA is managed by the platform', 'NS records at the zone apex are managed by the platform', 'NS records at the zone apex are managed by the platform',
-    ]);
+    assert.deepEqual(
+      preview.json().skipped.map((s: { reason: string }) => s.reason),
+      [
+        'SOA is managed by the platform',
+        'NS records at the zone apex are managed by the platform',
+        'NS records at the zone apex are managed by the platform',
+      ],
+    );
     assert.equal((await cp.call(key, 'GET', url())).json().length, 0, 'the preview stores nothing');
     const before = await f.logCount();
     const res = await cp.call(key, 'POST', url('import'), { zone: exported });
@@ -100,7 +124,10 @@ test('BIND export and import', async (t) => {
     const res = await cp.call(key, 'POST', url('import'), { zone: exported });
     assert.equal(res.statusCode, 200);
     assert.equal(res.json().created, 0);
-    assert.equal(res.json().skipped.filter((s: { reason: string }) => s.reason === 'an identical record already exists').length, original.length);
+    assert.equal(
+      res.json().skipped.filter((s: { reason: string }) => s.reason === 'an identical record already exists').length,
+      original.length,
+    );
     assert.equal(await f.logCount(), before, 'nothing changed, nothing appended');
   });
 
@@ -124,28 +151,34 @@ test('BIND export and import', async (t) => {
     'y IN CH A 192.0.2.1',
   ].join('\n');
 
-  await t.test('parse preview: parentheses, comments, $ORIGIN, $TTL units, blank owners, relative names, line errors', async () => {
-    const res = await cp.call(key, 'POST', url('import/parse'), { zone: handWritten });
-    assert.equal(res.statusCode, 200);
-    const body = res.json();
-    assert.deepEqual(body.records.map((r: Record<string, unknown>) => [r.line, r.name, r.type, r.destination, r.ttl, r.mx_priority]), [
-      [7, 'app', 'A', '192.0.2.90', 300, undefined],
-      [8, 'app', 'AAAA', '2001:db8::90', 3600, undefined],
-      [9, 'txt', 'TXT', 'part one part two', 3600, undefined],
-      [11, 'rel', 'CNAME', 'app.example.org', 3600, undefined],
-      [13, 'x.deep', 'MX', 'mail.example.org', 86400, 5],
-    ]);
-    assert.deepEqual(body.skipped, [
-      { line: 3, reason: 'SOA is managed by the platform' },
-      { line: 6, reason: 'NS records at the zone apex are managed by the platform' },
-    ]);
-    assert.deepEqual(body.errors, [
-      { line: 14, error: 'A destination must be an IPv4 address' },
-      { line: 15, error: 'name "other.example.net." is not inside the zone example.org' },
-      { line: 16, error: 'unsupported record type HINFO' },
-      { line: 17, error: 'class CH is not supported; only IN' },
-    ]);
-  });
+  await t.test(
+    'parse preview: parentheses, comments, $ORIGIN, $TTL units, blank owners, relative names, line errors',
+    async () => {
+      const res = await cp.call(key, 'POST', url('import/parse'), { zone: handWritten });
+      assert.equal(res.statusCode, 200);
+      const body = res.json();
+      assert.deepEqual(
+        body.records.map((r: Record<string, unknown>) => [r.line, r.name, r.type, r.destination, r.ttl, r.mx_priority]),
+        [
+          [7, 'app', 'A', '192.0.2.90', 300, undefined],
+          [8, 'app', 'AAAA', '2001:db8::90', 3600, undefined],
+          [9, 'txt', 'TXT', 'part one part two', 3600, undefined],
+          [11, 'rel', 'CNAME', 'app.example.org', 3600, undefined],
+          [13, 'x.deep', 'MX', 'mail.example.org', 86400, 5],
+        ],
+      );
+      assert.deepEqual(body.skipped, [
+        { line: 3, reason: 'SOA is managed by the platform' },
+        { line: 6, reason: 'NS records at the zone apex are managed by the platform' },
+      ]);
+      assert.deepEqual(body.errors, [
+        { line: 14, error: 'A destination must be an IPv4 address' },
+        { line: 15, error: 'name "other.example.net." is not inside the zone example.org' },
+        { line: 16, error: 'unsupported record type HINFO' },
+        { line: 17, error: 'class CH is not supported; only IN' },
+      ]);
+    },
+  );
 
   await t.test('an import with any bad line stores nothing (400 with the line errors)', async () => {
     const count = (await cp.call(key, 'GET', url())).json().length;
@@ -155,9 +188,15 @@ test('BIND export and import', async (t) => {
     assert.equal(res.json().errors.length, 4);
     assert.equal((await cp.call(key, 'GET', url())).json().length, count);
     const conflict = await cp.call(key, 'POST', url('import'), { zone: 'www 60 IN CNAME elsewhere.example.net.' });
-    assert.deepEqual(conflict.json(), { error: 'the zone file has 1 invalid line; nothing was imported', errors: [
-      { line: 1, error: 'a CNAME record cannot share its name with other records: "www" already has A, AAAA records' },
-    ] });
+    assert.deepEqual(conflict.json(), {
+      error: 'the zone file has 1 invalid line; nothing was imported',
+      errors: [
+        {
+          line: 1,
+          error: 'a CNAME record cannot share its name with other records: "www" already has A, AAAA records',
+        },
+      ],
+    });
     const unterminated = await cp.call(key, 'POST', url('import/parse'), { zone: 'a IN TXT "open\nb IN A 192.0.2.1' });
     assert.deepEqual(unterminated.json().errors, [{ line: 1, error: 'unterminated quoted string' }]);
   });
@@ -166,7 +205,16 @@ test('BIND export and import', async (t) => {
     const count = (await cp.call(key, 'GET', url())).json().length;
     await f.setOverride('max_records', count + 1);
     const res = await cp.call(key, 'POST', url('import'), { zone: 'n1 IN A 192.0.2.1\nn2 IN A 192.0.2.2' });
-    assert.deepEqual([res.statusCode, res.json()], [403, { error: `record limit reached: your plan (free) allows at most ${count + 1} records (max_records)`, feature: 'max_records' }]);
+    assert.deepEqual(
+      [res.statusCode, res.json()],
+      [
+        403,
+        {
+          error: `record limit reached: your plan (free) allows at most ${count + 1} records (max_records)`,
+          feature: 'max_records',
+        },
+      ],
+    );
     assert.equal((await cp.call(key, 'GET', url())).json().length, count);
   });
 });

@@ -18,17 +18,21 @@ test('records bulk operations', async (t) => {
 
   await t.test('mixed success: each item independent, one config-log entry', async () => {
     const before = await f.logCount();
-    const res = await cp.call(key, 'POST', url('batch-update'), { updates: [
-      { id: ids[0], ttl: 600, comment: 'first' },
-      { id: ids[1], ttl: 0 },
-      { id: 999999, ttl: 60 },
-      { id: ids[2], proxied: true, scheme: 'Http' },
-      { id: ids[3], name: 'h0', destination: '198.51.100.0' },
-      { id: ids[4], destination: 'not-an-ip' },
-    ] });
+    const res = await cp.call(key, 'POST', url('batch-update'), {
+      updates: [
+        { id: ids[0], ttl: 600, comment: 'first' },
+        { id: ids[1], ttl: 0 },
+        { id: 999999, ttl: 60 },
+        { id: ids[2], proxied: true, scheme: 'Http' },
+        { id: ids[3], name: 'h0', destination: '198.51.100.0' },
+        { id: ids[4], destination: 'not-an-ip' },
+      ],
+    });
     assert.equal(res.statusCode, 200);
     assert.deepEqual(res.json(), {
-      succeeded: 2, failed: 4, results: [
+      succeeded: 2,
+      failed: 4,
+      results: [
         { id: ids[0], ok: true },
         { id: ids[1], ok: false, error: 'ttl must be between 1 and 604800' },
         { id: 999999, ok: false, error: 'record not found' },
@@ -47,10 +51,25 @@ test('records bulk operations', async (t) => {
   await t.test('all failed or nothing changed: still 200, no config-log entry', async () => {
     const before = await f.logCount();
     const res = await cp.call(key, 'POST', url('batch-update'), { updates: [{ id: ids[5], timeout: 5000 }] });
-    assert.deepEqual([res.statusCode, res.json()], [200, { succeeded: 0, failed: 1, results: [{ id: ids[5], ok: false, error: 'timeout must be between 1 and 1800' }] }]);
+    assert.deepEqual(
+      [res.statusCode, res.json()],
+      [
+        200,
+        { succeeded: 0, failed: 1, results: [{ id: ids[5], ok: false, error: 'timeout must be between 1 and 1800' }] },
+      ],
+    );
     assert.equal(await f.logCount(), before);
-    const noop = await cp.call(key, 'POST', url('batch-update'), { updates: [{ id: ids[5] }, { id: ids[6], ttl: 300 }] });
-    assert.deepEqual(noop.json(), { succeeded: 2, failed: 0, results: [{ id: ids[5], ok: true }, { id: ids[6], ok: true }] });
+    const noop = await cp.call(key, 'POST', url('batch-update'), {
+      updates: [{ id: ids[5] }, { id: ids[6], ttl: 300 }],
+    });
+    assert.deepEqual(noop.json(), {
+      succeeded: 2,
+      failed: 0,
+      results: [
+        { id: ids[5], ok: true },
+        { id: ids[6], ok: true },
+      ],
+    });
     assert.equal(await f.logCount(), before, 'items that change nothing append nothing');
   });
 
@@ -60,7 +79,9 @@ test('records bulk operations', async (t) => {
     assert.equal(res.statusCode, 200);
     assert.deepEqual([res.json().succeeded, res.json().failed], [1000, 0]);
     assert.equal(await f.logCount(), before + 1);
-    const over = await cp.call(key, 'POST', url('batch-update'), { updates: [...ids, ids[0]].map((id) => ({ id, ttl: 60 })) });
+    const over = await cp.call(key, 'POST', url('batch-update'), {
+      updates: [...ids, ids[0]].map((id) => ({ id, ttl: 60 })),
+    });
     assert.deepEqual([over.statusCode, over.json()], [400, { error: 'updates must NOT have more than 1000 items' }]);
     const empty = await cp.call(key, 'POST', url('batch-update'), { updates: [] });
     assert.deepEqual([empty.statusCode, empty.json()], [400, { error: 'updates must NOT have fewer than 1 items' }]);
@@ -73,8 +94,15 @@ test('records bulk operations', async (t) => {
 
   await t.test('batch-update: 403 read-only, 404 domain, 409 disabled', async () => {
     const ro = await cp.key(f.userId, { readOnly: true });
-    assert.equal((await cp.call(ro.key, 'POST', url('batch-update'), { updates: [{ id: ids[0], ttl: 60 }] })).statusCode, 403);
-    assert.equal((await cp.call(key, 'POST', '/domains/nothing.example/records/batch-update', { updates: [{ id: 1, ttl: 60 }] })).statusCode, 404);
+    assert.equal(
+      (await cp.call(ro.key, 'POST', url('batch-update'), { updates: [{ id: ids[0], ttl: 60 }] })).statusCode,
+      403,
+    );
+    assert.equal(
+      (await cp.call(key, 'POST', '/domains/nothing.example/records/batch-update', { updates: [{ id: 1, ttl: 60 }] }))
+        .statusCode,
+      404,
+    );
     await f.setState('disabled');
     const res = await cp.call(key, 'POST', url('batch-update'), { updates: [{ id: ids[0], ttl: 60 }] });
     assert.deepEqual([res.statusCode, res.json()], [409, { error: 'domain is disabled' }]);
@@ -89,9 +117,15 @@ test('records bulk operations', async (t) => {
   await t.test('delete-many: best effort, one entry', async () => {
     const before = await f.logCount();
     const res = await cp.call(key, 'POST', url('delete-many'), { ids: [ids[0], ids[1], 424242] });
-    assert.deepEqual(res.json(), { succeeded: 2, failed: 1, results: [
-      { id: ids[0], ok: true }, { id: ids[1], ok: true }, { id: 424242, ok: false, error: 'record not found' },
-    ] });
+    assert.deepEqual(res.json(), {
+      succeeded: 2,
+      failed: 1,
+      results: [
+        { id: ids[0], ok: true },
+        { id: ids[1], ok: true },
+        { id: 424242, ok: false, error: 'record not found' },
+      ],
+    });
     assert.equal(await f.logCount(), before + 1);
     assert.equal((await cp.call(key, 'GET', url())).json().length, 998);
     assert.equal((await cp.call(key, 'POST', url('delete-many'), { ids: [] })).statusCode, 400);

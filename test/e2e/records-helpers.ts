@@ -18,18 +18,33 @@ export interface RecordsFixture {
   setState: (state: string) => Promise<void>;
 }
 
-export async function recordsFixture(t: { after(fn: () => Promise<void> | void): void }, name = 'example.org'): Promise<RecordsFixture> {
+export async function recordsFixture(
+  t: { after(fn: () => Promise<void> | void): void },
+  name = 'example.org',
+): Promise<RecordsFixture> {
   const cp = await startTestControlPlane(t);
   const u = await cp.user();
   const domain = await cp.domain(u.key, name);
   const [row] = await cp.database.db.select().from(domains).where(eq(domains.name, domain));
   const domainId = row!.id;
   return {
-    cp, key: u.key, userId: u.id, domain, domainId,
+    cp,
+    key: u.key,
+    userId: u.id,
+    domain,
+    domainId,
     url: (path = '') => `/domains/${domain}/records/${path}`,
-    logCount: async () => Number(rowsOf<{ n: string | number }>(await cp.database.db.execute(
-      sql`SELECT count(*) AS n FROM config_log WHERE domain_id = ${domainId}`))[0]!.n),
-    setOverride: async (field, value) => { await setOverride(cp.database.db, domainId, field as never, value); },
-    setState: async (state) => { await cp.database.db.update(domains).set({ state }).where(eq(domains.id, domainId)); },
+    logCount: async () =>
+      Number(
+        rowsOf<{ n: string | number }>(
+          await cp.database.db.execute(sql`SELECT count(*) AS n FROM config_log WHERE domain_id = ${domainId}`),
+        )[0]!.n,
+      ),
+    setOverride: async (field, value) => {
+      await setOverride(cp.database.db, domainId, field as never, value);
+    },
+    setState: async (state) => {
+      await cp.database.db.update(domains).set({ state }).where(eq(domains.id, domainId));
+    },
   };
 }

@@ -3,7 +3,14 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
-import { startControlPlane, startDnsNode, waitConverged, readControlPlaneState, type ControlPlaneProcess, type DnsNodeProcess } from './sync-harness.js';
+import {
+  startControlPlane,
+  startDnsNode,
+  waitConverged,
+  readControlPlaneState,
+  type ControlPlaneProcess,
+  type DnsNodeProcess,
+} from './sync-harness.js';
 
 let cp: ControlPlaneProcess;
 const nodes: DnsNodeProcess[] = [];
@@ -27,7 +34,13 @@ test('writes through the API reach a node, two nodes converge after a burst, and
 
   // (a) single writes reach the node exactly.
   const www = await createRecord('example.org', 'www', '192.0.2.1');
-  await cp.api('POST', '/domains/example.org/records/', { name: '@', type: 'MX', destination: 'mail.example.org', mx_priority: 10, ttl: 3600 });
+  await cp.api('POST', '/domains/example.org/records/', {
+    name: '@',
+    type: 'MX',
+    destination: 'mail.example.org',
+    mx_priority: 10,
+    ttl: 3600,
+  });
   let state = await waitConverged(cp, [first]);
   assert.ok(state['example.org']!.some((r) => r[0] === www.id && r[3] === '192.0.2.1'));
 
@@ -35,11 +48,21 @@ test('writes through the API reach a node, two nodes converge after a burst, and
   const second = await startDnsNode(cp);
   nodes.push(second);
   const ids: number[] = [];
-  for (let i = 0; i < 24; i++) ids.push((await createRecord(i % 2 ? 'example.org' : 'example.net', `h${i}`, `198.51.100.${i + 1}`)).id);
-  await Promise.all(ids.slice(0, 10).map((id, i) => cp.api('PUT', `/domains/${i % 2 ? 'example.org' : 'example.net'}/records/${id}`, { destination: `203.0.113.${i + 1}` })));
-  for (const [i, id] of ids.slice(10, 16).entries()) await cp.api('DELETE', `/domains/${i % 2 ? 'example.org' : 'example.net'}/records/${id}`);
+  for (let i = 0; i < 24; i++)
+    ids.push((await createRecord(i % 2 ? 'example.org' : 'example.net', `h${i}`, `198.51.100.${i + 1}`)).id);
+  await Promise.all(
+    ids.slice(0, 10).map((id, i) =>
+      cp.api('PUT', `/domains/${i % 2 ? 'example.org' : 'example.net'}/records/${id}`, {
+        destination: `203.0.113.${i + 1}`,
+      }),
+    ),
+  );
+  for (const [i, id] of ids.slice(10, 16).entries())
+    await cp.api('DELETE', `/domains/${i % 2 ? 'example.org' : 'example.net'}/records/${id}`);
   const netIds = ids.filter((_, i) => i % 2 === 0 && i >= 16);
-  await cp.api('POST', '/domains/example.net/records/batch-update', { updates: netIds.map((id) => ({ id, ttl: 600 })) });
+  await cp.api('POST', '/domains/example.net/records/batch-update', {
+    updates: netIds.map((id) => ({ id, ttl: 600 })),
+  });
   state = await waitConverged(cp, [first, second]);
   assert.equal(state['example.net']!.filter((r) => r[4] === 600).length, netIds.length);
 
@@ -59,12 +82,21 @@ test('writes through the API reach a node, two nodes converge after a burst, and
 });
 
 test('the hub refuses a missing or wrong node token with 401 and accepts the right one', async () => {
-  const statusOf = (headers: Record<string, string>) => new Promise<number>((resolve, reject) => {
-    const ws = new WebSocket(`${cp.syncUrl}/sync?from=0`, { headers });
-    ws.on('unexpected-response', (_req, res) => { resolve(res.statusCode ?? 0); ws.terminate(); });
-    ws.on('open', () => { ws.close(); resolve(101); });
-    ws.on('error', (err) => { if (!/Unexpected server response/.test(err.message)) reject(err); });
-  });
+  const statusOf = (headers: Record<string, string>) =>
+    new Promise<number>((resolve, reject) => {
+      const ws = new WebSocket(`${cp.syncUrl}/sync?from=0`, { headers });
+      ws.on('unexpected-response', (_req, res) => {
+        resolve(res.statusCode ?? 0);
+        ws.terminate();
+      });
+      ws.on('open', () => {
+        ws.close();
+        resolve(101);
+      });
+      ws.on('error', (err) => {
+        if (!/Unexpected server response/.test(err.message)) reject(err);
+      });
+    });
   assert.equal(await statusOf({}), 401);
   assert.equal(await statusOf({ authorization: 'Bearer 0000' }), 401);
   assert.equal(await statusOf({ authorization: `Bearer ${cp.nodeToken}` }), 101);

@@ -26,14 +26,23 @@ export async function freePort(): Promise<number> {
 
 function tsx(script: string, args: string[], env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', join(ROOT, script), ...args], {
-    cwd: ROOT, env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: ROOT,
+    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
 }
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 60_000, proc?: ChildProcess, output?: () => string): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  ms = 60_000,
+  proc?: ChildProcess,
+  output?: () => string,
+): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
-    if (proc && proc.exitCode !== null) throw new Error(`${what}: process exited with ${proc.exitCode}\n${output?.() ?? ''}`);
+    if (proc && proc.exitCode !== null)
+      throw new Error(`${what}: process exited with ${proc.exitCode}\n${output?.() ?? ''}`);
     const v = await probe().catch(() => undefined);
     if (v !== undefined) return v;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${output?.() ?? ''}`);
@@ -61,7 +70,9 @@ export async function startControlPlane(label = 'sync'): Promise<ControlPlanePro
   const tdb: TestDatabase = await createTestDatabase(label);
   const cli = (...args: string[]) => {
     const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'control-plane/src/admin/cli.ts'), ...args], {
-      cwd: ROOT, env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', ...tdb.env }, encoding: 'utf8',
+      cwd: ROOT,
+      env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', ...tdb.env },
+      encoding: 'utf8',
     });
     if (r.status !== 0) throw new Error(`admin ${args.join(' ')} failed: ${r.stderr}`);
     return r.stdout.trim();
@@ -79,23 +90,48 @@ export async function startControlPlane(label = 'sync'): Promise<ControlPlanePro
     await exited;
   };
   const launch = async () => {
-    proc = tsx('control-plane/src/main.ts', [], { ...tdb.env, API_PORT: String(apiPort), SYNC_PORT: String(syncPort), SYNC_POLL_MS: '1000', RATE_LIMIT_PER_MINUTE: '1000000' });
+    proc = tsx('control-plane/src/main.ts', [], {
+      ...tdb.env,
+      API_PORT: String(apiPort),
+      SYNC_PORT: String(syncPort),
+      SYNC_POLL_MS: '1000',
+      RATE_LIMIT_PER_MINUTE: '1000000',
+    });
     let out = '';
-    proc.stdout!.on('data', (d) => { out += d; });
-    proc.stderr!.on('data', (d) => { out += d; });
-    await waitFor('the control plane API', async () => ((await fetch(`${apiUrl}/domains/`, { headers: { authorization: `Bearer ${key}` } })).status === 200 ? true : undefined), 90_000, proc, () => out);
+    proc.stdout!.on('data', (d) => {
+      out += d;
+    });
+    proc.stderr!.on('data', (d) => {
+      out += d;
+    });
+    await waitFor(
+      'the control plane API',
+      async () =>
+        (await fetch(`${apiUrl}/domains/`, { headers: { authorization: `Bearer ${key}` } })).status === 200
+          ? true
+          : undefined,
+      90_000,
+      proc,
+      () => out,
+    );
   };
   const api: ControlPlaneProcess['api'] = async (method, path, body, expect = 200) => {
     const res = await fetch(`${apiUrl}${path}`, {
       method,
-      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await res.text();
     if (res.status !== expect) throw new Error(`${method} ${path}: ${res.status} ${text}`);
     return (text ? JSON.parse(text) : undefined) as never;
   };
-  const stop = async () => { await halt(); await tdb.drop(); };
+  const stop = async () => {
+    await halt();
+    await tdb.drop();
+  };
   try {
     await launch();
   } catch (err) {
@@ -104,8 +140,19 @@ export async function startControlPlane(label = 'sync'): Promise<ControlPlanePro
   }
   const nodeToken = readFileSync(join(tdb.dataDir, 'node-token'), 'utf8').trim();
   return {
-    apiUrl, syncUrl: `ws://127.0.0.1:${syncPort}`, key, nodeToken, dataDir: tdb.dataDir, api, cli, stop,
-    async restart(between) { await halt(); between?.(); await launch(); },
+    apiUrl,
+    syncUrl: `ws://127.0.0.1:${syncPort}`,
+    key,
+    nodeToken,
+    dataDir: tdb.dataDir,
+    api,
+    cli,
+    stop,
+    async restart(between) {
+      await halt();
+      between?.();
+      await launch();
+    },
   };
 }
 
@@ -131,20 +178,44 @@ export async function startDnsNode(cp: ControlPlaneProcess, env: Record<string, 
   let out = '';
   const launch = async () => {
     out = '';
-    proc = tsx('dns-server/src/main.ts', [], { DATA_DIR: dataDir, DNS_PORT: String(dnsPort), SYNC_URL: cp.syncUrl, NODE_TOKEN: cp.nodeToken, DNS_WORKERS: '1', ...env });
-    proc.stdout!.on('data', (d) => { out += d; });
-    proc.stderr!.on('data', (d) => { out += d; });
+    proc = tsx('dns-server/src/main.ts', [], {
+      DATA_DIR: dataDir,
+      DNS_PORT: String(dnsPort),
+      SYNC_URL: cp.syncUrl,
+      NODE_TOKEN: cp.nodeToken,
+      DNS_WORKERS: '1',
+      ...env,
+    });
+    proc.stdout!.on('data', (d) => {
+      out += d;
+    });
+    proc.stderr!.on('data', (d) => {
+      out += d;
+    });
     // The store exists once the process has opened it; serving starts right after.
-    await waitFor('the dns-server', async () => (existsSync(join(dataDir, 'dns-node')) ? true : undefined), 60_000, proc, () => out);
+    await waitFor(
+      'the dns-server',
+      async () => (existsSync(join(dataDir, 'dns-node')) ? true : undefined),
+      60_000,
+      proc,
+      () => out,
+    );
   };
   const kill = (signal: NodeJS.Signals = 'SIGKILL') => stopProcess(proc, signal);
   await launch();
   return {
-    dataDir, dnsPort, get proc() { return proc; },
+    dataDir,
+    dnsPort,
+    get proc() {
+      return proc;
+    },
     restart: launch,
     kill,
     readState: () => readNodeState(join(dataDir, 'dns-node')),
-    async stop() { await kill('SIGTERM'); rmSync(dataDir, { recursive: true, force: true }); },
+    async stop() {
+      await kill('SIGTERM');
+      rmSync(dataDir, { recursive: true, force: true });
+    },
   };
 }
 
@@ -155,7 +226,8 @@ export function readNodeState(path: string): NodeState {
     const state: NodeState = {};
     for (const domain of store.domains().sort()) {
       const s = store.getSnapshot(domain)!;
-      state[domain] = s.zone.records.map((r) => [r.id, r.name, r.type, r.destination, r.ttl, r.proxied, r.mxPriority] as NodeState[string][number])
+      state[domain] = s.zone.records
+        .map((r) => [r.id, r.name, r.type, r.destination, r.ttl, r.proxied, r.mxPriority] as NodeState[string][number])
         .sort((a, b) => a[0] - b[0]);
     }
     return state;
@@ -164,7 +236,15 @@ export function readNodeState(path: string): NodeState {
   }
 }
 
-interface ApiRecord { id: number; name: string; type: string; destination: string; ttl: number; proxied: boolean; mx_priority?: number }
+interface ApiRecord {
+  id: number;
+  name: string;
+  type: string;
+  destination: string;
+  ttl: number;
+  proxied: boolean;
+  mx_priority?: number;
+}
 
 /** The control plane's state in the same shape, through the API. */
 export async function readControlPlaneState(cp: ControlPlaneProcess): Promise<NodeState> {
@@ -172,7 +252,10 @@ export async function readControlPlaneState(cp: ControlPlaneProcess): Promise<No
   const state: NodeState = {};
   for (const { name } of [...domains].sort((a, b) => a.name.localeCompare(b.name))) {
     const records = await cp.api<ApiRecord[]>('GET', `/domains/${name}/records/`);
-    state[name] = records.map((r) => [r.id, r.name, r.type, r.destination, r.ttl, r.proxied, r.mx_priority ?? 0] as NodeState[string][number])
+    state[name] = records
+      .map(
+        (r) => [r.id, r.name, r.type, r.destination, r.ttl, r.proxied, r.mx_priority ?? 0] as NodeState[string][number],
+      )
       .sort((a, b) => a[0] - b[0]);
   }
   return state;
@@ -183,10 +266,16 @@ export async function waitConverged(cp: ControlPlaneProcess, nodes: DnsNodeProce
   const want = await readControlPlaneState(cp);
   const wantJson = JSON.stringify(want);
   let last = '';
-  await waitFor('the nodes to converge', async () => {
-    const states = nodes.map((n) => JSON.stringify(n.readState()));
-    last = states.find((s) => s !== wantJson) ?? '';
-    return states.every((s) => s === wantJson) ? true : undefined;
-  }, ms, undefined, () => `want ${wantJson.slice(0, 2000)}\ngot ${last.slice(0, 2000)}`);
+  await waitFor(
+    'the nodes to converge',
+    async () => {
+      const states = nodes.map((n) => JSON.stringify(n.readState()));
+      last = states.find((s) => s !== wantJson) ?? '';
+      return states.every((s) => s === wantJson) ? true : undefined;
+    },
+    ms,
+    undefined,
+    () => `want ${wantJson.slice(0, 2000)}\ngot ${last.slice(0, 2000)}`,
+  );
   return want;
 }

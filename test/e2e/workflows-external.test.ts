@@ -6,7 +6,10 @@ import assert from 'node:assert/strict';
 import { eventually, startLifecycle, type Lifecycle } from '../helpers/workflows-harness.js';
 
 let L: Lifecycle;
-const both = (fn: (s: Lifecycle['dns']) => void) => { fn(L.dns); fn(L.dns2); };
+const both = (fn: (s: Lifecycle['dns']) => void) => {
+  fn(L.dns);
+  fn(L.dns2);
+};
 const EXPIRING = 'expiring.example.org';
 let expiringToken = '';
 
@@ -19,11 +22,16 @@ const lifecycle = async (name: string) => (await L.internal('GET', `/internal/do
 
 before(async () => {
   // Tokens live 20 s here, so the expiry timer fires during this file; background checks are left to the timer.
-  L = await startLifecycle('wf-external', { VERIFICATION_TOKEN_SECONDS: '20', VERIFICATION_WATCH_FIRST_SECONDS: '3600' });
+  L = await startLifecycle('wf-external', {
+    VERIFICATION_TOKEN_SECONDS: '20',
+    VERIFICATION_WATCH_FIRST_SECONDS: '3600',
+  });
   const d = await external(EXPIRING);
   expiringToken = d.verification.value;
 });
-after(async () => { await L?.close(); });
+after(async () => {
+  await L?.close();
+});
 
 test('a new external domain is unverified and awaits verification with a TXT block and an ssl_delegation CNAME', async () => {
   const d = await external('fresh.example.org');
@@ -40,7 +48,8 @@ test('POST verify: 422 with what was seen and verified false; a second call with
   const r = await L.api('POST', '/domains/missing.example.org/verify');
   assert.equal(r.status, 422);
   assert.deepEqual(r.body, {
-    error: 'no CNAME at _acme-challenge.missing.example.org; no TXT record at _platform-verification.missing.example.org',
+    error:
+      'no CNAME at _acme-challenge.missing.example.org; no TXT record at _platform-verification.missing.example.org',
     verified: false,
   });
   const again = await L.api('POST', '/domains/missing.example.org/verify');
@@ -53,7 +62,10 @@ test('POST verify: 422 with what was seen and verified false; a second call with
   await external('wrong.example.org');
   const wrong = await L.api('POST', '/domains/wrong.example.org/verify');
   assert.equal(wrong.status, 422);
-  assert.match(wrong.body.error, /TXT at _platform-verification\.wrong\.example\.org holds "platform-verification=not-the-token", not the verification token/);
+  assert.match(
+    wrong.body.error,
+    /TXT at _platform-verification\.wrong\.example\.org holds "platform-verification=not-the-token", not the verification token/,
+  );
 });
 
 test('POST verify: the TXT token → active; then 400 (not awaiting verification); managed domains 400', async () => {
@@ -88,7 +100,16 @@ test('POST ssl/delegation/check: 422 missing, pointing at another domain, not pr
 
   const a = await external('ssl-missing.example.org');
   const missing = await L.api('POST', '/domains/ssl-missing.example.org/ssl/delegation/check');
-  assert.deepEqual([missing.status, missing.body], [422, { ok: false, error: `no record at _acme-challenge.ssl-missing.example.org: add a CNAME to ${a.ssl_delegation.target}` }]);
+  assert.deepEqual(
+    [missing.status, missing.body],
+    [
+      422,
+      {
+        ok: false,
+        error: `no record at _acme-challenge.ssl-missing.example.org: add a CNAME to ${a.ssl_delegation.target}`,
+      },
+    ],
+  );
 
   // Another domain's delegation (with its own canary) is what the CNAME points at.
   const other = await lifecycle((await external('ssl-other.example.org')).name);
@@ -98,20 +119,39 @@ test('POST ssl/delegation/check: 422 missing, pointing at another domain, not pr
   const foreign = await L.api('POST', '/domains/ssl-foreign.example.org/ssl/delegation/check');
   assert.equal(foreign.status, 422);
   assert.equal(foreign.body.ok, false);
-  assert.equal(foreign.body.error, `_acme-challenge.ssl-foreign.example.org points at ${other.ssl_delegation.target}, the delegation of another domain; expected ${b.ssl_delegation.target}`);
+  assert.equal(
+    foreign.body.error,
+    `_acme-challenge.ssl-foreign.example.org points at ${other.ssl_delegation.target}, the delegation of another domain; expected ${b.ssl_delegation.target}`,
+  );
 
   // One resolver sees the delegation, the other not yet.
   const c = await lifecycle((await external('ssl-half.example.org')).name);
   L.dns.set(c.ssl_delegation.name, 'CNAME', [c.ssl_delegation.target]);
   L.dns.set(c.ssl_delegation.target, 'TXT', [c.ssl_delegation.canary]);
   const half = await L.api('POST', '/domains/ssl-half.example.org/ssl/delegation/check');
-  assert.deepEqual([half.status, half.body], [422, { ok: false, error: 'not propagated yet: 1 of 2 resolvers see the delegation of _acme-challenge.ssl-half.example.org' }]);
+  assert.deepEqual(
+    [half.status, half.body],
+    [
+      422,
+      {
+        ok: false,
+        error: 'not propagated yet: 1 of 2 resolvers see the delegation of _acme-challenge.ssl-half.example.org',
+      },
+    ],
+  );
 
   const e = await lifecycle((await external('ssl-ok.example.org')).name);
-  both((s) => { s.set(e.ssl_delegation.name, 'CNAME', [e.ssl_delegation.target]); s.set(e.ssl_delegation.target, 'TXT', [e.ssl_delegation.canary]); });
+  both((s) => {
+    s.set(e.ssl_delegation.name, 'CNAME', [e.ssl_delegation.target]);
+    s.set(e.ssl_delegation.target, 'TXT', [e.ssl_delegation.canary]);
+  });
   const ok = await L.api('POST', '/domains/ssl-ok.example.org/ssl/delegation/check');
   assert.deepEqual([ok.status, ok.body], [200, { ok: true }]);
-  assert.equal((await L.api('GET', '/domains/ssl-ok.example.org')).body.state, 'active', 'awaiting verification → active');
+  assert.equal(
+    (await L.api('GET', '/domains/ssl-ok.example.org')).body.state,
+    'active',
+    'awaiting verification → active',
+  );
 
   await external('ssl-disabled.example.org');
   await L.internal('POST', '/internal/domains/ssl-disabled.example.org/state', { state: 'disabled' });
@@ -120,13 +160,20 @@ test('POST ssl/delegation/check: 422 missing, pointing at another domain, not pr
 });
 
 test('token expiry: the timer marks verification failed; verify 409; verify/retry mints a new token; then TXT → active', async () => {
-  const failed = await eventually('verification to fail at token expiry', async () => {
-    const d = (await L.api('GET', `/domains/${EXPIRING}`)).body;
-    return d.verification_state === 'failed' ? d : undefined;
-  }, 60_000);
+  const failed = await eventually(
+    'verification to fail at token expiry',
+    async () => {
+      const d = (await L.api('GET', `/domains/${EXPIRING}`)).body;
+      return d.verification_state === 'failed' ? d : undefined;
+    },
+    60_000,
+  );
   assert.equal(failed.state, 'unverified');
   const v = await L.api('POST', `/domains/${EXPIRING}/verify`);
-  assert.deepEqual([v.status, v.body], [409, { error: `verification token expired; request a new one with POST /domains/${EXPIRING}/verify/retry` }]);
+  assert.deepEqual(
+    [v.status, v.body],
+    [409, { error: `verification token expired; request a new one with POST /domains/${EXPIRING}/verify/retry` }],
+  );
 
   const retry = await L.api('POST', `/domains/${EXPIRING}/verify/retry`);
   assert.equal(retry.status, 200);
@@ -135,7 +182,10 @@ test('token expiry: the timer marks verification failed; verify 409; verify/retr
   assert.notEqual(retry.body.verification.value, expiringToken);
   assert.ok(Date.parse(retry.body.verification.expires_at) > Date.now());
   const twice = await L.api('POST', `/domains/${EXPIRING}/verify/retry`);
-  assert.deepEqual([twice.status, twice.body], [400, { error: 'domain is not in failed verification; nothing to retry' }]);
+  assert.deepEqual(
+    [twice.status, twice.body],
+    [400, { error: 'domain is not in failed verification; nothing to retry' }],
+  );
 
   both((s) => s.set(retry.body.verification.name, 'TXT', [retry.body.verification.value]));
   const ok = await L.api('POST', `/domains/${EXPIRING}/verify`);

@@ -10,15 +10,22 @@ const SECOND = ['ns3.platform.test', 'ns4.platform.test'];
 const OLD = ['a.iana-servers.net', 'b.iana-servers.net'];
 
 let L: Lifecycle;
-const delegate = (domain: string, ns: string[]) => { L.dns.delegate(domain, ns); L.dns2.delegate(domain, ns); };
+const delegate = (domain: string, ns: string[]) => {
+  L.dns.delegate(domain, ns);
+  L.dns2.delegate(domain, ns);
+};
 const state = async (domain: string) => (await L.api('GET', `/domains/${domain}`)).body.state as string;
 
 before(async () => {
   L = await startLifecycle('wf-managed', {
-    DELEGATION_WATCH_FIRST_SECONDS: '1', DELEGATION_WATCH_MAX_SECONDS: '2', DEVELOPER_MODE_SECONDS: '3',
+    DELEGATION_WATCH_FIRST_SECONDS: '1',
+    DELEGATION_WATCH_MAX_SECONDS: '2',
+    DEVELOPER_MODE_SECONDS: '3',
   });
 });
-after(async () => { await L?.close(); });
+after(async () => {
+  await L?.close();
+});
 
 test('adding a managed domain scans its old DNS and imports the records (visible in GET records)', async () => {
   const d = 'scanned.example.org';
@@ -41,11 +48,22 @@ test('adding a managed domain scans its old DNS and imports the records (visible
     const r = await L.api('GET', `/domains/${d}/records/`);
     return r.status === 200 && r.body.length >= 8 ? r.body : undefined;
   });
-  const seen = records.map((r: any) => `${r.name} ${r.type} ${r.type === 'MX' ? `${r.mx_priority} ` : ''}${r.destination}`).sort();
-  assert.deepEqual(seen.map((s: string) => s.replace(/\.$/, '')), [
-    '@ A 192.0.2.10', '@ CAA 0 issue "letsencrypt.org"', '@ MX 10 mail.scanned.example.org', '@ TXT v=spf1 -all',
-    'api AAAA 2001:db8::11', 'dev NS ns.elsewhere.example.net', 'mail A 192.0.2.11', 'www CNAME scanned.example.org',
-  ]);
+  const seen = records
+    .map((r: any) => `${r.name} ${r.type} ${r.type === 'MX' ? `${r.mx_priority} ` : ''}${r.destination}`)
+    .sort();
+  assert.deepEqual(
+    seen.map((s: string) => s.replace(/\.$/, '')),
+    [
+      '@ A 192.0.2.10',
+      '@ CAA 0 issue "letsencrypt.org"',
+      '@ MX 10 mail.scanned.example.org',
+      '@ TXT v=spf1 -all',
+      'api AAAA 2001:db8::11',
+      'dev NS ns.elsewhere.example.net',
+      'mail A 192.0.2.11',
+      'www CNAME scanned.example.org',
+    ],
+  );
   assert.equal(await state(d), 'pending', 'still delegated elsewhere');
 });
 
@@ -108,14 +126,19 @@ test('POST check-ns: pending → active at once, and moved → active; then 400 
   assert.equal(r.body.matched_set, 0);
   assert.equal(await state(d), 'active');
   const done = await L.api('POST', `/domains/${d}/check-ns`);
-  assert.deepEqual([done.status, done.body], [400, { error: 'domain is not awaiting nameserver changes (state active)' }]);
+  assert.deepEqual(
+    [done.status, done.body],
+    [400, { error: 'domain is not awaiting nameserver changes (state active)' }],
+  );
 
   const moved = 'moved.example.org';
   delegate(moved, OURS);
   await L.api('POST', '/domains/', { name: moved });
   await eventually('activation', async () => ((await state(moved)) === 'active' ? true : undefined));
   // An operator marks it moved (the delegation went elsewhere); the customer points it back and checks.
-  assert.deepEqual((await L.internal('POST', `/internal/domains/${moved}/state`, { state: 'moved' })).body, { state: 'moved' });
+  assert.deepEqual((await L.internal('POST', `/internal/domains/${moved}/state`, { state: 'moved' })).body, {
+    state: 'moved',
+  });
   const back = await L.api('POST', `/domains/${moved}/check-ns`);
   assert.equal(back.status, 200);
   assert.equal(back.body.state, 'active');
@@ -136,7 +159,9 @@ test('disabled → POST enable → pending, re-checked against our nameservers �
   assert.equal(enabled.body.state, 'pending');
   assert.equal(enabled.body.name, d);
   delegate(d, OURS);
-  await eventually('re-activation by the delegation check', async () => ((await state(d)) === 'active' ? true : undefined));
+  await eventually('re-activation by the delegation check', async () =>
+    (await state(d)) === 'active' ? true : undefined,
+  );
 });
 
 test('developer mode: POST on with expiry, the timer turns it off; DELETE turns it off at once', async () => {

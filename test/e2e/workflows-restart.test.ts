@@ -7,9 +7,15 @@ import { eventually, startLifecycle, type Lifecycle } from '../helpers/workflows
 let L: Lifecycle;
 
 before(async () => {
-  L = await startLifecycle('wf-restart', { DELEGATION_WATCH_FIRST_SECONDS: '3', DELEGATION_WATCH_MAX_SECONDS: '3', DEVELOPER_MODE_SECONDS: '8' });
+  L = await startLifecycle('wf-restart', {
+    DELEGATION_WATCH_FIRST_SECONDS: '3',
+    DELEGATION_WATCH_MAX_SECONDS: '3',
+    DEVELOPER_MODE_SECONDS: '8',
+  });
 });
-after(async () => { await L?.close(); });
+after(async () => {
+  await L?.close();
+});
 
 /** Waits until the workflow's history holds a started timer (it is sleeping, not running an activity). */
 async function waitingOnTimer(workflowId: string) {

@@ -20,7 +20,13 @@ export interface TestControlPlane {
   user(email?: string, keyOpts?: CreateKeyOptions): Promise<{ id: number; email: string; key: string; keyId: number }>;
   key(userId: number, opts?: CreateKeyOptions): Promise<{ key: string; keyId: number }>;
   /** Inject with `Authorization: Bearer <key>`; a body object is sent as JSON. */
-  call(key: string | null, method: InjectOptions['method'], url: string, body?: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+  call(
+    key: string | null,
+    method: InjectOptions['method'],
+    url: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<LightMyRequestResponse>;
   /** Creates a domain through the API as the given key and returns its name. */
   domain(key: string, name: string, dnsMode?: 'managed' | 'external'): Promise<string>;
   addMember(domainName: string, userId: number, role: MemberRole): Promise<void>;
@@ -52,11 +58,17 @@ export async function startTestControlPlane(
   };
   t?.after(close);
 
-  const call: TestControlPlane['call'] = (key, method, url, body, headers = {}) => app.inject({
-    method, url,
-    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-    ...(body !== undefined ? { payload: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
-  });
+  const call: TestControlPlane['call'] = (key, method, url, body, headers = {}) =>
+    app.inject({
+      method,
+      url,
+      headers: {
+        ...(key ? { authorization: `Bearer ${key}` } : {}),
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
+      ...(body !== undefined ? { payload: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+    });
 
   const key: TestControlPlane['key'] = async (userId, opts) => {
     const created = await createApiKey(db, userId, opts);
@@ -64,7 +76,13 @@ export async function startTestControlPlane(
   };
 
   return {
-    app, database, testDb, config, call, key, close,
+    app,
+    database,
+    testDb,
+    config,
+    call,
+    key,
+    close,
     async user(email, keyOpts) {
       const u = await createUser(db, email ?? `user${++counter}-${process.pid}@example.org`);
       const k = await key(u.id, keyOpts);
@@ -76,7 +94,11 @@ export async function startTestControlPlane(
       return res.json<{ name: string }>().name;
     },
     async withEnv(extraEnv) {
-      const other = await build({ config: loadConfig({ ...testDb.env, NODE_ENV: 'test', ...env, ...extraEnv }), database, logger: false });
+      const other = await build({
+        config: loadConfig({ ...testDb.env, NODE_ENV: 'test', ...env, ...extraEnv }),
+        database,
+        logger: false,
+      });
       extraApps.push(other);
       return other;
     },

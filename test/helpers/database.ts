@@ -29,7 +29,9 @@ export async function createTestDatabase(label = 'test'): Promise<TestDatabase> 
   url.pathname = `/${name}`;
   const databaseUrl = url.toString();
   return {
-    dataDir, databaseUrl, env: { DATA_DIR: dataDir, DATABASE_URL: databaseUrl },
+    dataDir,
+    databaseUrl,
+    env: { DATA_DIR: dataDir, DATABASE_URL: databaseUrl },
     drop: async () => {
       rmSync(dataDir, { recursive: true, force: true });
       const c = new pg.Client({ connectionString: serverUrl });

@@ -25,12 +25,17 @@ async function template(): Promise<string> {
   const building = `${dir}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
   const database = await openDatabase({ dataDir: building });
   await database.close();
-  try { renameSync(building, dir); } catch { rmSync(building, { recursive: true, force: true }); } // another process won
+  try {
+    renameSync(building, dir);
+  } catch {
+    rmSync(building, { recursive: true, force: true });
+  } // another process won
   return dir;
 }
 
 export async function createFastTestDatabase(label = 'test'): Promise<TestDatabase> {
   const testDb = await createTestDatabase(label);
-  if (!testDb.databaseUrl) cpSync(join(await template(), 'pglite'), join(testDb.dataDir, 'pglite'), { recursive: true });
+  if (!testDb.databaseUrl)
+    cpSync(join(await template(), 'pglite'), join(testDb.dataDir, 'pglite'), { recursive: true });
   return testDb;
 }

@@ -27,12 +27,23 @@ const norm = (n: string) => n.toLowerCase().replace(/\.$/, '');
 function resource(name: string, type: TypeName, value: string, ttl: number): Record<string, unknown> {
   const base = { name, type: Packet.TYPE[type], class: Packet.CLASS.IN, ttl };
   switch (type) {
-    case 'A': case 'AAAA': return { ...base, address: value };
-    case 'CNAME': return { ...base, domain: value };
-    case 'NS': return { ...base, ns: value };
-    case 'TXT': return { ...base, data: value };
-    case 'MX': { const [p, ex] = value.split(/\s+/); return { ...base, priority: Number(p), exchange: ex }; }
-    case 'CAA': { const m = /^(\d+)\s+(\S+)\s+"?(.*?)"?$/.exec(value)!; return { ...base, flags: Number(m[1]), tag: m[2], value: m[3] }; }
+    case 'A':
+    case 'AAAA':
+      return { ...base, address: value };
+    case 'CNAME':
+      return { ...base, domain: value };
+    case 'NS':
+      return { ...base, ns: value };
+    case 'TXT':
+      return { ...base, data: value };
+    case 'MX': {
+      const [p, ex] = value.split(/\s+/);
+      return { ...base, priority: Number(p), exchange: ex };
+    }
+    case 'CAA': {
+      const m = /^(\d+)\s+(\S+)\s+"?(.*?)"?$/.exec(value)!;
+      return { ...base, flags: Number(m[1]), tag: m[2], value: m[3] };
+    }
   }
 }
 
@@ -70,7 +81,11 @@ export async function startStubDns(): Promise<StubDns> {
   socket.on('message', (msg, rinfo) => {
     count++;
     let request;
-    try { request = Packet.parse(msg); } catch { return; }
+    try {
+      request = Packet.parse(msg);
+    } catch {
+      return;
+    }
     socket.send(answer(request).toBuffer(), rinfo.port, rinfo.address);
   });
   await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
@@ -82,13 +97,18 @@ export async function startStubDns(): Promise<StubDns> {
     set(name, type, values, ttl = 300) {
       const key = norm(name);
       const node = zone.get(key) ?? new Map();
-      if (values.length === 0) node.delete(type); else node.set(type, { values, ttl });
-      if (node.size === 0) zone.delete(key); else zone.set(key, node);
+      if (values.length === 0) node.delete(type);
+      else node.set(type, { values, ttl });
+      if (node.size === 0) zone.delete(key);
+      else zone.set(key, node);
     },
-    delegate(domain, nameservers) { stub.set(domain, 'NS', nameservers, 86400); },
+    delegate(domain, nameservers) {
+      stub.set(domain, 'NS', nameservers, 86400);
+    },
     clear(name, type) {
       const key = norm(name);
-      if (!type) zone.delete(key); else stub.set(key, type, []);
+      if (!type) zone.delete(key);
+      else stub.set(key, type, []);
     },
     queries: () => count,
     close: () => new Promise<void>((resolve) => socket.close(() => resolve())),

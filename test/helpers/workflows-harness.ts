@@ -25,7 +25,9 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
     try {
       const v = await probe();
       if (v !== undefined) return v;
-    } catch (err) { last = err; }
+    } catch (err) {
+      last = err;
+    }
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -34,18 +36,29 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
 class Proc {
   proc?: ChildProcess;
   out = '';
-  constructor(private readonly script: string, private readonly env: () => Record<string, string>) {}
+  constructor(
+    private readonly script: string,
+    private readonly env: () => Record<string, string>,
+  ) {}
   start(): ChildProcess {
     this.out = '';
     const p = spawn(process.execPath, ['--import', 'tsx', join(ROOT, this.script)], {
-      cwd: ROOT, env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', ...this.env() }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: ROOT,
+      env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', ...this.env() },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    p.stdout!.on('data', (d) => { this.out = (this.out + d).slice(-20_000); });
-    p.stderr!.on('data', (d) => { this.out = (this.out + d).slice(-20_000); });
+    p.stdout!.on('data', (d) => {
+      this.out = (this.out + d).slice(-20_000);
+    });
+    p.stderr!.on('data', (d) => {
+      this.out = (this.out + d).slice(-20_000);
+    });
     this.proc = p;
     return p;
   }
-  get running(): boolean { return !!this.proc && this.proc.exitCode === null && this.proc.signalCode === null; }
+  get running(): boolean {
+    return !!this.proc && this.proc.exitCode === null && this.proc.signalCode === null;
+  }
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
     const p = this.proc;
     if (!p || p.exitCode !== null || p.signalCode !== null) return;
@@ -57,7 +70,11 @@ class Proc {
   }
 }
 
-export interface ApiResponse<T = any> { status: number; body: T; headers: Headers }
+export interface ApiResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
 
 export interface Lifecycle {
   dns: StubDns;
@@ -87,14 +104,22 @@ export async function startLifecycle(label: string, cpEnv: Record<string, string
   }
 }
 
-async function launch(label: string, cpEnv: Record<string, string>, cleanups: Array<() => Promise<unknown>>): Promise<Lifecycle> {
+async function launch(
+  label: string,
+  cpEnv: Record<string, string>,
+  cleanups: Array<() => Promise<unknown>>,
+): Promise<Lifecycle> {
   const tdb: TestDatabase = await createTestDatabase(label);
   cleanups.push(() => tdb.drop());
   // The Temporal server starts while the account and key are written (in-process, before the control plane owns
   // the database: with PGlite only one process may open it).
   const [temporal, key] = await Promise.all([
     TestWorkflowEnvironment.createLocal({
-      server: { executable: { type: 'existing-path', path: temporalCliPath() as string }, ip: '127.0.0.1', log: { format: 'pretty', level: 'error' } },
+      server: {
+        executable: { type: 'existing-path', path: temporalCliPath() as string },
+        ip: '127.0.0.1',
+        log: { format: 'pretty', level: 'error' },
+      },
     }),
     (async () => {
       const database = await openDatabase({ dataDir: tdb.dataDir, databaseUrl: tdb.databaseUrl });
@@ -114,45 +139,78 @@ async function launch(label: string, cpEnv: Record<string, string>, cleanups: Ar
   const apiPort = await freePort();
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   const cp = new Proc('control-plane/src/main.ts', () => ({
-    ...tdb.env, API_PORT: String(apiPort), SYNC_PORT: String(0), RATE_LIMIT_PER_MINUTE: '100000',
-    TEMPORAL_ADDRESS: temporal.address, ...cpEnv,
+    ...tdb.env,
+    API_PORT: String(apiPort),
+    SYNC_PORT: String(0),
+    RATE_LIMIT_PER_MINUTE: '100000',
+    TEMPORAL_ADDRESS: temporal.address,
+    ...cpEnv,
   }));
-  const call = async (headers: Record<string, string>, method: string, path: string, body?: unknown): Promise<ApiResponse> => {
+  const call = async (
+    headers: Record<string, string>,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<ApiResponse> => {
     const res = await fetch(`${apiUrl}${path}`, {
-      method, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      method,
+      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
   };
-  const api = (method: string, path: string, body?: unknown) => call({ authorization: `Bearer ${key}` }, method, path, body);
+  const api = (method: string, path: string, body?: unknown) =>
+    call({ authorization: `Bearer ${key}` }, method, path, body);
 
   // The node token is generated up front so the control plane and the worker (which bundles its workflow code
   // for a while) start in parallel.
   const nodeToken = ensureNodeToken(tdb.dataDir);
   const worker = new Proc('workflows/src/main.ts', () => ({
-    TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: 'default', DNS_RESOLVERS: `${dns.address},${dns2.address}`,
-    DNS_TIMEOUT_MS: '1000', CONTROL_PLANE_URL: apiUrl, NODE_TOKEN: nodeToken, DATA_DIR: tdb.dataDir, LOG_LEVEL: 'info',
+    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_NAMESPACE: 'default',
+    DNS_RESOLVERS: `${dns.address},${dns2.address}`,
+    DNS_TIMEOUT_MS: '1000',
+    CONTROL_PLANE_URL: apiUrl,
+    NODE_TOKEN: nodeToken,
+    DATA_DIR: tdb.dataDir,
+    LOG_LEVEL: 'info',
   }));
   const startWorker = async () => {
     worker.start();
-    await eventually('the worker to poll', async () => {
-      if (!worker.running) throw new Error(`worker exited:\n${worker.out}`);
-      return worker.out.includes('worker polling') ? true : undefined;
-    }, 90_000);
+    await eventually(
+      'the worker to poll',
+      async () => {
+        if (!worker.running) throw new Error(`worker exited:\n${worker.out}`);
+        return worker.out.includes('worker polling') ? true : undefined;
+      },
+      90_000,
+    );
   };
-  cleanups.push(() => cp.stop(), () => worker.stop());
+  cleanups.push(
+    () => cp.stop(),
+    () => worker.stop(),
+  );
   cp.start();
   await Promise.all([
-    eventually('the control plane API', async () => {
-      if (!cp.running) throw new Error(`control plane exited:\n${cp.out}`);
-      return (await api('GET', '/domains/')).status === 200 ? true : undefined;
-    }, 90_000),
+    eventually(
+      'the control plane API',
+      async () => {
+        if (!cp.running) throw new Error(`control plane exited:\n${cp.out}`);
+        return (await api('GET', '/domains/')).status === 200 ? true : undefined;
+      },
+      90_000,
+    ),
     startWorker(),
   ]);
 
   return {
-    dns, dns2, temporal, apiUrl, dataDir: tdb.dataDir, api,
+    dns,
+    dns2,
+    temporal,
+    apiUrl,
+    dataDir: tdb.dataDir,
+    api,
     internal: (method, path, body) => call({ authorization: `Bearer ${nodeToken}` }, method, path, body),
     startWorker,
     stopWorker: () => worker.stop(),

@@ -3,7 +3,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { EnvReader, type EnvSource } from '@platform/shared';
 
-export interface Resolver { host: string; port: number }
+export interface Resolver {
+  host: string;
+  port: number;
+}
 
 export interface WorkflowsConfig {
   temporalAddress: string;

@@ -22,7 +22,15 @@ async function connectWithRetry<T>(connect: () => Promise<T>, forMs: number): Pr
 async function main(): Promise<void> {
   const config = loadConfig();
   const { worker, connection } = await connectWithRetry(() => createWorker(config), 60_000);
-  log.info({ temporal: config.temporalAddress, namespace: config.temporalNamespace, resolvers: config.dnsResolvers, controlPlane: config.controlPlaneUrl }, 'worker polling');
+  log.info(
+    {
+      temporal: config.temporalAddress,
+      namespace: config.temporalNamespace,
+      resolvers: config.dnsResolvers,
+      controlPlane: config.controlPlaneUrl,
+    },
+    'worker polling',
+  );
   const stop = () => worker.shutdown();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

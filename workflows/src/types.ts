@@ -44,8 +44,22 @@ export interface ScannedRecord {
   mx_priority?: number;
 }
 
-export interface VerificationBlock { name: string; type: string; value: string; expires_at?: string }
-export interface SslDelegationBlock { name: string; type: string; target: string; canary?: string }
+export interface VerificationBlock {
+  name: string;
+  type: string;
+  value: string;
+  expires_at?: string;
+}
+export interface SslDelegationBlock {
+  name: string;
+  type: string;
+  target: string;
+  canary?: string;
+}
 
 /** Backoff of a background check: first interval, doubling up to the maximum, until giving up. */
-export interface Backoff { initialMs: number; maxMs: number; giveUpAfterMs: number }
+export interface Backoff {
+  initialMs: number;
+  maxMs: number;
+  giveUpAfterMs: number;
+}

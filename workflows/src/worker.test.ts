@@ -24,7 +24,11 @@ async function keepHistory(workflowId: string, file: string): Promise<void> {
   if (!process.env.RECORD_HISTORIES) return;
   mkdirSync(HISTORIES, { recursive: true });
   // The CLI writes the JSON history format that replay reads (historyToJSON trips over duplicate protobufjs copies).
-  const json = execFileSync(temporalCliPath() as string, ['workflow', 'show', '--workflow-id', workflowId, '--address', env.address, '--output', 'json'], { encoding: 'utf8' });
+  const json = execFileSync(
+    temporalCliPath() as string,
+    ['workflow', 'show', '--workflow-id', workflowId, '--address', env.address, '--output', 'json'],
+    { encoding: 'utf8' },
+  );
   writeFileSync(join(HISTORIES, file), json);
 }
 
@@ -34,7 +38,8 @@ async function keepHistory(workflowId: string, file: string): Promise<void> {
  */
 function wellKnownTypes(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(wellKnownTypes);
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, wellKnownTypes(v)]));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, wellKnownTypes(v)]));
   if (typeof value !== 'string') return value;
   const duration = /^(\d+)(?:\.(\d{1,9}))?s$/.exec(value);
   if (duration) return { seconds: duration[1], nanos: Number((duration[2] ?? '').padEnd(9, '0')) };
@@ -51,63 +56,114 @@ let n = 0;
 
 before(async () => {
   [env, bundle] = await Promise.all([
-    TestWorkflowEnvironment.createLocal({ server: { executable: { type: 'existing-path', path: temporalCliPath() as string }, ip: '127.0.0.1' } }),
-    bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never }),
+    TestWorkflowEnvironment.createLocal({
+      server: { executable: { type: 'existing-path', path: temporalCliPath() as string }, ip: '127.0.0.1' },
+    }),
+    bundleWorkflowCode({
+      workflowsPath: WORKFLOWS_PATH,
+      logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never,
+    }),
   ]);
 });
-after(async () => { await env?.teardown(); });
+after(async () => {
+  await env?.teardown();
+});
 
 /** Runs `fn` with a worker whose activities are `mocks` on a fresh task queue. */
 async function withWorker<T>(mocks: Partial<Activities>, fn: (taskQueue: string) => Promise<T>): Promise<T> {
   const taskQueue = `test-${process.pid}-${++n}`;
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: bundle, activities: mocks });
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: bundle,
+    activities: mocks,
+  });
   return worker.runUntil(fn(taskQueue));
 }
 
-const report = (state: string): NsCheckResult => ({ ok: state === 'active', state, nameservers: [], expected: [], matched_set: null, checked_at: '' });
+const report = (state: string): NsCheckResult => ({
+  ok: state === 'active',
+  state,
+  nameservers: [],
+  expected: [],
+  matched_set: null,
+  checked_at: '',
+});
 
 test('watchDelegation checks at once, then backs off until the domain is no longer pending', async () => {
   const states = ['pending', 'pending', 'active'];
   const calls: number[] = [];
-  const result = await withWorker({
-    lookupNameservers: async () => [{ resolver: 'r', values: [] }],
-    reportDelegation: async () => { calls.push(Date.now()); return report(states.shift()!); },
-  }, (taskQueue) => env.client.workflow.execute('watchDelegation', {
-    taskQueue, workflowId: 'domain-delegation:a.example.org',
-    args: [{ domain: 'a.example.org', backoff: { initialMs: 200, maxMs: 400, giveUpAfterMs: 60_000 } }],
-  }));
+  const result = await withWorker(
+    {
+      lookupNameservers: async () => [{ resolver: 'r', values: [] }],
+      reportDelegation: async () => {
+        calls.push(Date.now());
+        return report(states.shift()!);
+      },
+    },
+    (taskQueue) =>
+      env.client.workflow.execute('watchDelegation', {
+        taskQueue,
+        workflowId: 'domain-delegation:a.example.org',
+        args: [{ domain: 'a.example.org', backoff: { initialMs: 200, maxMs: 400, giveUpAfterMs: 60_000 } }],
+      }),
+  );
   assert.equal(result, 'active');
   assert.equal(calls.length, 3);
   await keepHistory('domain-delegation:a.example.org', 'watch-delegation.json');
 });
 
 test('watchDelegation gives up after its window and ends when the domain is deleted', async () => {
-  const gaveUp = await withWorker({
-    lookupNameservers: async () => [],
-    reportDelegation: async () => report('pending'),
-  }, (taskQueue) => env.client.workflow.execute('watchDelegation', {
-    taskQueue, workflowId: 'domain-delegation:b.example.org',
-    args: [{ domain: 'b.example.org', backoff: { initialMs: 100, maxMs: 100, giveUpAfterMs: 350 } }],
-  }));
+  const gaveUp = await withWorker(
+    {
+      lookupNameservers: async () => [],
+      reportDelegation: async () => report('pending'),
+    },
+    (taskQueue) =>
+      env.client.workflow.execute('watchDelegation', {
+        taskQueue,
+        workflowId: 'domain-delegation:b.example.org',
+        args: [{ domain: 'b.example.org', backoff: { initialMs: 100, maxMs: 100, giveUpAfterMs: 350 } }],
+      }),
+  );
   assert.equal(gaveUp, 'gave-up');
-  const deleted = await withWorker({ lookupNameservers: async () => [], reportDelegation: async () => null },
-    (taskQueue) => env.client.workflow.execute('watchDelegation', {
-      taskQueue, workflowId: 'domain-delegation:c.example.org',
-      args: [{ domain: 'c.example.org', backoff: { initialMs: 100, maxMs: 100, giveUpAfterMs: 10_000 } }],
-    }));
+  const deleted = await withWorker(
+    { lookupNameservers: async () => [], reportDelegation: async () => null },
+    (taskQueue) =>
+      env.client.workflow.execute('watchDelegation', {
+        taskQueue,
+        workflowId: 'domain-delegation:c.example.org',
+        args: [{ domain: 'c.example.org', backoff: { initialMs: 100, maxMs: 100, giveUpAfterMs: 10_000 } }],
+      }),
+  );
   assert.equal(deleted, 'deleted');
 });
 
 test('awaitVerification marks the token expired when nothing is found in time', async () => {
   const expired: string[] = [];
-  const result = await withWorker({
-    lookupVerification: async () => ({ found: null, seen: 'nothing' }),
-    expireVerification: async (_d: string, token: string) => { expired.push(token); return { state: 'unverified', verification_state: 'failed' }; },
-  }, (taskQueue) => env.client.workflow.execute('awaitVerification', {
-    taskQueue, workflowId: 'domain-verification:d.example.org',
-    args: [{ domain: 'd.example.org', verification: { name: '_v.d.example.org', type: 'TXT', value: 'tok' }, sslDelegation: null,
-      expiresAtMs: Date.now() + 1500, backoff: { initialMs: 300, maxMs: 300, giveUpAfterMs: 0 } }],
-  }));
+  const result = await withWorker(
+    {
+      lookupVerification: async () => ({ found: null, seen: 'nothing' }),
+      expireVerification: async (_d: string, token: string) => {
+        expired.push(token);
+        return { state: 'unverified', verification_state: 'failed' };
+      },
+    },
+    (taskQueue) =>
+      env.client.workflow.execute('awaitVerification', {
+        taskQueue,
+        workflowId: 'domain-verification:d.example.org',
+        args: [
+          {
+            domain: 'd.example.org',
+            verification: { name: '_v.d.example.org', type: 'TXT', value: 'tok' },
+            sslDelegation: null,
+            expiresAtMs: Date.now() + 1500,
+            backoff: { initialMs: 300, maxMs: 300, giveUpAfterMs: 0 },
+          },
+        ],
+      }),
+  );
   assert.equal(result, 'expired:failed');
   assert.deepEqual(expired, ['tok']);
   await keepHistory('domain-verification:d.example.org', 'await-verification.json');
@@ -115,17 +171,30 @@ test('awaitVerification marks the token expired when nothing is found in time', 
 
 test('expireDeveloperMode: a re-arm moves the expiry; a stop ends it without switching anything', async () => {
   const ended: number[] = [];
-  const mocks = { endDeveloperMode: async (_d: string, ms: number) => { ended.push(ms); return { enabled: false, expires_at: null }; } };
+  const mocks = {
+    endDeveloperMode: async (_d: string, ms: number) => {
+      ended.push(ms);
+      return { enabled: false, expires_at: null };
+    },
+  };
   await withWorker(mocks, async (taskQueue) => {
     const first = Date.now() + 1000;
-    const handle = await env.client.workflow.start('expireDeveloperMode', { taskQueue, workflowId: 'developer-mode:e.example.org', args: [{ domain: 'e.example.org', expiresAtMs: first }] });
+    const handle = await env.client.workflow.start('expireDeveloperMode', {
+      taskQueue,
+      workflowId: 'developer-mode:e.example.org',
+      args: [{ domain: 'e.example.org', expiresAtMs: first }],
+    });
     const later = Date.now() + 2000;
     await handle.signal('extendDeveloperMode', later);
     assert.equal(await handle.result(), 'off');
     assert.deepEqual(ended, [later]);
     await keepHistory('developer-mode:e.example.org', 'expire-developer-mode.json');
 
-    const stopped = await env.client.workflow.start('expireDeveloperMode', { taskQueue, workflowId: 'developer-mode:f.example.org', args: [{ domain: 'f.example.org', expiresAtMs: Date.now() + 60_000 }] });
+    const stopped = await env.client.workflow.start('expireDeveloperMode', {
+      taskQueue,
+      workflowId: 'developer-mode:f.example.org',
+      args: [{ domain: 'f.example.org', expiresAtMs: Date.now() + 60_000 }],
+    });
     await stopped.signal('stopDeveloperMode');
     assert.equal(await stopped.result(), 'stopped');
     assert.equal(ended.length, 1);
@@ -136,7 +205,9 @@ test('recorded histories replay on the current workflow code (a non-deterministi
   const files = readdirSync(HISTORIES).filter((f) => f.endsWith('.json'));
   assert.ok(files.length >= 3);
   for (const file of files) {
-    const history = temporal.api.history.v1.History.fromObject(wellKnownTypes(JSON.parse(readFileSync(join(HISTORIES, file), 'utf8'))) as Record<string, unknown>);
+    const history = temporal.api.history.v1.History.fromObject(
+      wellKnownTypes(JSON.parse(readFileSync(join(HISTORIES, file), 'utf8'))) as Record<string, unknown>,
+    );
     await Worker.runReplayHistory({ workflowBundle: bundle }, history, file);
   }
 });

@@ -13,7 +13,10 @@ export interface WorkerOptions extends ActivityDeps {
   workflowBundle?: WorkflowBundleWithSourceMap;
 }
 
-export interface RunningWorker { worker: Worker; connection: NativeConnection }
+export interface RunningWorker {
+  worker: Worker;
+  connection: NativeConnection;
+}
 
 export async function createWorker(opts: WorkerOptions): Promise<RunningWorker> {
   const connection = await NativeConnection.connect({ address: opts.temporalAddress });

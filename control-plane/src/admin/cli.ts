@@ -18,7 +18,10 @@ async function runCli(argv: string[], out: (line: string) => void, err: (line: s
   } catch (e) {
     if (!(e instanceof DataDirLockedError)) throw e;
     const forwarded = e.holder.owner === 'control-plane' ? await sendToAdminSocket(config.dataDir, argv) : null;
-    if (!forwarded) { err(`error: ${e.message}`); return 3; }
+    if (!forwarded) {
+      err(`error: ${e.message}`);
+      return 3;
+    }
     forwarded.stdout.forEach(out);
     forwarded.stderr.forEach(err);
     return forwarded.code;
@@ -33,4 +36,8 @@ async function runCli(argv: string[], out: (line: string) => void, err: (line: s
   }
 }
 
-process.exitCode = await runCli(process.argv.slice(2), (l) => process.stdout.write(`${l}\n`), (l) => process.stderr.write(`${l}\n`));
+process.exitCode = await runCli(
+  process.argv.slice(2),
+  (l) => process.stdout.write(`${l}\n`),
+  (l) => process.stderr.write(`${l}\n`),
+);

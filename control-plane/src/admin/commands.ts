@@ -33,25 +33,41 @@ export const USAGE = `usage: npm run admin -- <command>
 export function findCommand(argv: string[], err: (line: string) => void): Command | null {
   const [group, action] = argv;
   const command = COMMANDS[`${group ?? ''} ${action ?? ''}`];
-  if (!command) err(group === undefined || group === 'help' || group === '--help' ? USAGE : `unknown command "${argv.join(' ')}"\n${USAGE}`);
+  if (!command)
+    err(
+      group === undefined || group === 'help' || group === '--help'
+        ? USAGE
+        : `unknown command "${argv.join(' ')}"\n${USAGE}`,
+    );
   return command ?? null;
 }
 
 /** Runs one command line; returns the exit code: 0 done, 1 the command failed, 2 usage error. */
-export async function executeCommand(ctx: CommandContext, argv: string[], err: (line: string) => void): Promise<number> {
+export async function executeCommand(
+  ctx: CommandContext,
+  argv: string[],
+  err: (line: string) => void,
+): Promise<number> {
   const command = findCommand(argv, err);
   if (!command) return 2;
   try {
     await command(ctx, argv.slice(2));
     return 0;
   } catch (e) {
-    if (e instanceof UsageError) { err(`error: ${e.message}\n${USAGE}`); return 2; }
+    if (e instanceof UsageError) {
+      err(`error: ${e.message}\n${USAGE}`);
+      return 2;
+    }
     err(`error: ${e instanceof Error ? e.message : String(e)}`);
     return 1;
   }
 }
 
-export interface CommandContext { db: Db; configLog: ConfigLog; out: (line: string) => void }
+export interface CommandContext {
+  db: Db;
+  configLog: ConfigLog;
+  out: (line: string) => void;
+}
 type Command = (ctx: CommandContext, args: string[]) => Promise<void>;
 
 function positionals(args: string[], names: string[], options: ParseArgsConfig['options'] = {}) {
@@ -62,7 +78,9 @@ function positionals(args: string[], names: string[], options: ParseArgsConfig['
     throw new UsageError((e as Error).message);
   }
   if (parsed.positionals.length !== names.length) {
-    throw new UsageError(`expected ${names.join(' ')}, got ${parsed.positionals.length ? parsed.positionals.join(' ') : 'nothing'}`);
+    throw new UsageError(
+      `expected ${names.join(' ')}, got ${parsed.positionals.length ? parsed.positionals.join(' ') : 'nothing'}`,
+    );
   }
   return { pos: parsed.positionals, values: parsed.values as Record<string, string | boolean | undefined> };
 }
@@ -76,7 +94,9 @@ async function domainByName(db: Db, raw: string) {
 
 /** Plan changes can change what nodes enforce (rule types, features): republish the domain's snapshot. */
 async function republish(ctx: CommandContext, domainId: number) {
-  await ctx.db.transaction(async (tx) => { await ctx.configLog.appendSnapshot(tx, domainId); });
+  await ctx.db.transaction(async (tx) => {
+    await ctx.configLog.appendSnapshot(tx, domainId);
+  });
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : '-');
@@ -99,13 +119,18 @@ export const COMMANDS: Record<string, Command> = {
   },
   async 'key create'(ctx, args) {
     const { pos, values } = positionals(args, ['EMAIL'], {
-      'read-only': { type: 'boolean' }, expires: { type: 'string' }, name: { type: 'string' },
+      'read-only': { type: 'boolean' },
+      expires: { type: 'string' },
+      name: { type: 'string' },
     });
     const expires = (values.expires as string | undefined) ?? 'never';
-    if (!(EXPIRY_CHOICES as readonly string[]).includes(expires)) throw new UsageError(`--expires must be one of ${EXPIRY_CHOICES.join(', ')}`);
+    if (!(EXPIRY_CHOICES as readonly string[]).includes(expires))
+      throw new UsageError(`--expires must be one of ${EXPIRY_CHOICES.join(', ')}`);
     const user = await userByEmail(ctx.db, pos[0]);
     const created = await createApiKey(ctx.db, user.id, {
-      readOnly: values['read-only'] === true, expires: expires as KeyExpiry, name: (values.name as string | undefined) ?? '',
+      readOnly: values['read-only'] === true,
+      expires: expires as KeyExpiry,
+      name: (values.name as string | undefined) ?? '',
     });
     ctx.out(created.key); // alone on its line: `KEY=$(npm run -s admin -- key create a@example.org)`
   },
@@ -116,7 +141,17 @@ export const COMMANDS: Record<string, Command> = {
     ctx.out('id\tprefix\tmode\tstatus\texpires_at\tlast_used_at\tname');
     for (const k of await listApiKeys(ctx.db, user.id)) {
       const status = k.revokedAt ? 'revoked' : k.expiresAt && k.expiresAt <= now ? 'expired' : 'active';
-      ctx.out([k.id, `${k.prefix}…`, k.readOnly ? 'read-only' : 'full', status, iso(k.expiresAt), iso(k.lastUsedAt), k.name].join('\t'));
+      ctx.out(
+        [
+          k.id,
+          `${k.prefix}…`,
+          k.readOnly ? 'read-only' : 'full',
+          status,
+          iso(k.expiresAt),
+          iso(k.lastUsedAt),
+          k.name,
+        ].join('\t'),
+      );
     }
   },
   async 'key revoke'(ctx, args) {
@@ -128,7 +163,8 @@ export const COMMANDS: Record<string, Command> = {
   },
   async 'plan list'(ctx, args) {
     positionals(args, []);
-    for (const p of await ctx.db.select().from(plans).orderBy(plans.priceRials)) ctx.out(`${p.slug}\t${p.name}\t${p.priceRials} rials`);
+    for (const p of await ctx.db.select().from(plans).orderBy(plans.priceRials))
+      ctx.out(`${p.slug}\t${p.name}\t${p.priceRials} rials`);
   },
   async 'plan show'(ctx, args) {
     const { pos } = positionals(args, ['DOMAIN']);
@@ -164,7 +200,9 @@ export const COMMANDS: Record<string, Command> = {
     const domain = await domainByName(ctx.db, pos[0]);
     const user = await userByEmail(ctx.db, pos[1]);
     if (user.id === domain.ownerId) throw new ApiError(409, `${user.email} owns ${domain.name}`);
-    await ctx.db.insert(domainMembers).values({ domainId: domain.id, userId: user.id, role: pos[2] })
+    await ctx.db
+      .insert(domainMembers)
+      .values({ domainId: domain.id, userId: user.id, role: pos[2] })
       .onConflictDoUpdate({ target: [domainMembers.domainId, domainMembers.userId], set: { role: pos[2] } });
     ctx.out(`${user.email} is ${pos[2]} of ${domain.name}`);
   },
@@ -172,8 +210,10 @@ export const COMMANDS: Record<string, Command> = {
     const { pos } = positionals(args, ['DOMAIN', 'EMAIL']);
     const domain = await domainByName(ctx.db, pos[0]);
     const user = await userByEmail(ctx.db, pos[1]);
-    const rows = await ctx.db.delete(domainMembers)
-      .where(and(eq(domainMembers.domainId, domain.id), eq(domainMembers.userId, user.id))).returning();
+    const rows = await ctx.db
+      .delete(domainMembers)
+      .where(and(eq(domainMembers.domainId, domain.id), eq(domainMembers.userId, user.id)))
+      .returning();
     if (rows.length === 0) throw new ApiError(404, `${user.email} is not a member of ${domain.name}`);
     ctx.out(`${user.email} removed from ${domain.name}`);
   },

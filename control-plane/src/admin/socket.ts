@@ -9,21 +9,32 @@ import { executeCommand } from './commands.js';
 
 export const ADMIN_SOCKET = 'admin.sock';
 
-export interface AdminResult { code: number; stdout: string[]; stderr: string[] }
+export interface AdminResult {
+  code: number;
+  stdout: string[];
+  stderr: string[];
+}
 
-export async function startAdminSocket(opts: { dataDir: string; db: Db; configLog: ConfigLog }): Promise<{ close(): Promise<void> }> {
+export async function startAdminSocket(opts: {
+  dataDir: string;
+  db: Db;
+  configLog: ConfigLog;
+}): Promise<{ close(): Promise<void> }> {
   const path = join(opts.dataDir, ADMIN_SOCKET);
   rmSync(path, { force: true }); // left by a process that died; the data-dir lock says we own DATA_DIR now
   const server: Server = createServer((req, res) => {
     let body = '';
     req.setEncoding('utf8');
-    req.on('data', (c: string) => { body += c; });
+    req.on('data', (c: string) => {
+      body += c;
+    });
     req.on('end', () => {
       void (async () => {
         const result: AdminResult = { code: 2, stdout: [], stderr: [] };
         try {
           const { argv } = JSON.parse(body) as { argv: unknown };
-          if (!Array.isArray(argv) || argv.some((a) => typeof a !== 'string')) throw new Error('argv must be an array of strings');
+          if (!Array.isArray(argv) || argv.some((a) => typeof a !== 'string'))
+            throw new Error('argv must be an array of strings');
           const ctx = { db: opts.db, configLog: opts.configLog, out: (l: string) => result.stdout.push(l) };
           result.code = await executeCommand(ctx, argv as string[], (l) => result.stderr.push(l));
           if (result.code === 0) opts.configLog.nudge();
@@ -34,10 +45,19 @@ export async function startAdminSocket(opts: { dataDir: string; db: Db; configLo
       })();
     });
   });
-  await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(path, resolve); });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(path, resolve);
+  });
   chmodSync(path, 0o600);
   return {
-    close: () => new Promise<void>((resolve) => { server.close(() => { rmSync(path, { force: true }); resolve(); }); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => {
+          rmSync(path, { force: true });
+          resolve();
+        });
+      }),
   };
 }
 
@@ -46,12 +66,23 @@ export function sendToAdminSocket(dataDir: string, argv: string[]): Promise<Admi
   const socketPath = join(dataDir, ADMIN_SOCKET);
   if (!existsSync(socketPath)) return Promise.resolve(null);
   return new Promise((resolve) => {
-    const req = request({ socketPath, path: '/', method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => { body += c; });
-      res.on('end', () => { try { resolve(JSON.parse(body) as AdminResult); } catch { resolve(null); } });
-    });
+    const req = request(
+      { socketPath, path: '/', method: 'POST', headers: { 'content-type': 'application/json' } },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          body += c;
+        });
+        res.on('end', () => {
+          try {
+            resolve(JSON.parse(body) as AdminResult);
+          } catch {
+            resolve(null);
+          }
+        });
+      },
+    );
     req.on('error', () => resolve(null));
     req.end(JSON.stringify({ argv }));
   });

@@ -14,14 +14,21 @@ export function normalizeEmail(email: string): string {
 
 export async function createUser(db: Db, email: string, name = ''): Promise<{ id: number; email: string }> {
   const normalized = normalizeEmail(email);
-  const rows = await db.insert(users).values({ email: normalized, name }).onConflictDoNothing()
+  const rows = await db
+    .insert(users)
+    .values({ email: normalized, name })
+    .onConflictDoNothing()
     .returning({ id: users.id, email: users.email });
   if (rows.length === 0) throw new ApiError(409, `user ${normalized} already exists`);
   return rows[0];
 }
 
 export async function userByEmail(db: Db, email: string) {
-  const [user] = await db.select().from(users).where(eq(users.email, normalizeEmail(email))).limit(1);
+  const [user] = await db
+    .select()
+    .from(users)
+    .where(eq(users.email, normalizeEmail(email)))
+    .limit(1);
   if (!user) throw new ApiError(404, `no user ${email.trim().toLowerCase()}`);
   return user;
 }

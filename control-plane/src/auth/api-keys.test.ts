@@ -5,7 +5,10 @@ import { generateKey, hashKey, KEY_LENGTH, KEY_PATTERN } from './api-keys.js';
 test('keys are svc_ + 65 base62 characters, 69 in all, each one different', () => {
   const keys = Array.from({ length: 2000 }, generateKey);
   assert.equal(KEY_LENGTH, 69);
-  for (const k of keys) { assert.equal(k.length, 69); assert.match(k, KEY_PATTERN); }
+  for (const k of keys) {
+    assert.equal(k.length, 69);
+    assert.match(k, KEY_PATTERN);
+  }
   assert.equal(new Set(keys).size, keys.length);
 });
 

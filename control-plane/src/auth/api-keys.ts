@@ -31,8 +31,17 @@ export function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }
 
-export interface CreateKeyOptions { readOnly?: boolean; expires?: KeyExpiry; name?: string; now?: Date }
-export interface CreatedKey { id: number; key: string; expiresAt: Date | null }
+export interface CreateKeyOptions {
+  readOnly?: boolean;
+  expires?: KeyExpiry;
+  name?: string;
+  now?: Date;
+}
+export interface CreatedKey {
+  id: number;
+  key: string;
+  expiresAt: Date | null;
+}
 
 /** Active = neither revoked nor expired. */
 export function activeKeyCondition(now: Date) {
@@ -49,29 +58,52 @@ export async function createApiKey(db: Db, userId: number, opts: CreateKeyOption
     // Lock the account row so two concurrent creations cannot both pass the cap.
     const owner = await tx.select({ id: users.id }).from(users).where(eq(users.id, userId)).for('update');
     if (owner.length === 0) throw new ApiError(404, 'user not found');
-    const [{ count }] = await tx.select({ count: sql<number>`count(*)::int` }).from(apiKeys)
+    const [{ count }] = await tx
+      .select({ count: sql<number>`count(*)::int` })
+      .from(apiKeys)
       .where(and(eq(apiKeys.userId, userId), activeKeyCondition(now)));
     if (count >= MAX_ACTIVE_KEYS) {
       throw new ApiError(400, `an account may have at most ${MAX_ACTIVE_KEYS} active API keys; revoke one first`);
     }
-    const [row] = await tx.insert(apiKeys).values({
-      userId, name: opts.name ?? '', keyHash: hashKey(key), keyPrefix: key.slice(0, 8),
-      readOnly: opts.readOnly ?? false, expiresAt, createdAt: now,
-    }).returning({ id: apiKeys.id });
+    const [row] = await tx
+      .insert(apiKeys)
+      .values({
+        userId,
+        name: opts.name ?? '',
+        keyHash: hashKey(key),
+        keyPrefix: key.slice(0, 8),
+        readOnly: opts.readOnly ?? false,
+        expiresAt,
+        createdAt: now,
+      })
+      .returning({ id: apiKeys.id });
     return row.id;
   });
   return { id, key, expiresAt };
 }
 
 export async function revokeApiKey(db: Db, keyId: number, now = new Date()): Promise<boolean> {
-  const rows = await db.update(apiKeys).set({ revokedAt: now })
-    .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt))).returning({ id: apiKeys.id });
+  const rows = await db
+    .update(apiKeys)
+    .set({ revokedAt: now })
+    .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id });
   return rows.length > 0;
 }
 
 export async function listApiKeys(db: Db, userId: number) {
-  return db.select({
-    id: apiKeys.id, name: apiKeys.name, prefix: apiKeys.keyPrefix, readOnly: apiKeys.readOnly,
-    expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt, lastUsedAt: apiKeys.lastUsedAt, createdAt: apiKeys.createdAt,
-  }).from(apiKeys).where(eq(apiKeys.userId, userId)).orderBy(apiKeys.id);
+  return db
+    .select({
+      id: apiKeys.id,
+      name: apiKeys.name,
+      prefix: apiKeys.keyPrefix,
+      readOnly: apiKeys.readOnly,
+      expiresAt: apiKeys.expiresAt,
+      revokedAt: apiKeys.revokedAt,
+      lastUsedAt: apiKeys.lastUsedAt,
+      createdAt: apiKeys.createdAt,
+    })
+    .from(apiKeys)
+    .where(eq(apiKeys.userId, userId))
+    .orderBy(apiKeys.id);
 }

@@ -45,17 +45,31 @@ export function presentedKey(headers: FastifyRequest['headers']): string | null 
 async function authenticate(app: FastifyInstance) {
   app.decorateRequest('principal', null as unknown as Principal);
   // Prepared once: this lookup runs on every request (revocation must apply to the next one, so nothing is cached).
-  const lookup = app.db.select({
-    keyId: apiKeys.id, userId: apiKeys.userId, readOnly: apiKeys.readOnly, expiresAt: apiKeys.expiresAt,
-    revokedAt: apiKeys.revokedAt, lastUsedAt: apiKeys.lastUsedAt, active: users.active,
-  }).from(apiKeys).innerJoin(users, eq(users.id, apiKeys.userId))
-    .where(eq(apiKeys.keyHash, sql.placeholder('hash'))).limit(1).prepare('auth_key_lookup');
+  const lookup = app.db
+    .select({
+      keyId: apiKeys.id,
+      userId: apiKeys.userId,
+      readOnly: apiKeys.readOnly,
+      expiresAt: apiKeys.expiresAt,
+      revokedAt: apiKeys.revokedAt,
+      lastUsedAt: apiKeys.lastUsedAt,
+      active: users.active,
+    })
+    .from(apiKeys)
+    .innerJoin(users, eq(users.id, apiKeys.userId))
+    .where(eq(apiKeys.keyHash, sql.placeholder('hash')))
+    .limit(1)
+    .prepare('auth_key_lookup');
 
   app.addHook('onRequest', async (request: FastifyRequest) => {
     const path = requestPath(request.url);
     const method = request.method;
     // Public: the OpenAPI document, and routes that authenticate with their own credential (config: { public: true }).
-    if (isPublicPath(method, path) || (request.routeOptions.config as { public?: boolean } | undefined)?.public === true) return;
+    if (
+      isPublicPath(method, path) ||
+      (request.routeOptions.config as { public?: boolean } | undefined)?.public === true
+    )
+      return;
     const key = presentedKey(request.headers);
     if (isInternalPath(path)) {
       // Internal routes authenticate nodes and workers with the node token (their own hook); keys are refused.
@@ -74,7 +88,10 @@ async function authenticate(app: FastifyInstance) {
 
     request.principal = { userId: row.userId, keyId: row.keyId, readOnly: row.readOnly, keyHash: hash };
     if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
-      await app.db.update(apiKeys).set({ lastUsedAt: sql`now()` }).where(eq(apiKeys.id, row.keyId));
+      await app.db
+        .update(apiKeys)
+        .set({ lastUsedAt: sql`now()` })
+        .where(eq(apiKeys.id, row.keyId));
     }
   });
 
@@ -84,7 +101,8 @@ async function authenticate(app: FastifyInstance) {
     const principal = request.principal;
     if (!principal || SAFE_METHODS.has(request.method)) return;
     const [row] = await lookup.execute({ hash: principal.keyHash });
-    if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= new Date())) throw new ApiError(401, MESSAGES.invalidKey);
+    if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= new Date()))
+      throw new ApiError(401, MESSAGES.invalidKey);
     if (!row.active) throw new ApiError(403, MESSAGES.inactive);
   });
 }

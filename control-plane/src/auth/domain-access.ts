@@ -16,8 +16,11 @@ export interface DomainAccess {
 export async function roleOn(request: FastifyRequest, domain: typeof domains.$inferSelect): Promise<Role | null> {
   const userId = request.principal.userId;
   if (domain.ownerId === userId) return 'owner';
-  const [member] = await request.server.db.select({ role: domainMembers.role }).from(domainMembers)
-    .where(and(eq(domainMembers.domainId, domain.id), eq(domainMembers.userId, userId))).limit(1);
+  const [member] = await request.server.db
+    .select({ role: domainMembers.role })
+    .from(domainMembers)
+    .where(and(eq(domainMembers.domainId, domain.id), eq(domainMembers.userId, userId)))
+    .limit(1);
   return member ? member.role : null;
 }
 
@@ -25,7 +28,11 @@ export async function roleOn(request: FastifyRequest, domain: typeof domains.$in
  * domainParam is the raw path segment (percent-decoded or not; IDN → punycode, lower case, trailing dot dropped).
  * permission null: any visible domain. A name that cannot be a domain is also 404: it names nothing the caller can see.
  */
-export async function loadDomain(request: FastifyRequest, domainParam: string, permission: Permission | null): Promise<DomainAccess> {
+export async function loadDomain(
+  request: FastifyRequest,
+  domainParam: string,
+  permission: Permission | null,
+): Promise<DomainAccess> {
   const parsed = parseDomainName(domainParam);
   if (!parsed.ok) throw new ApiError(404, MESSAGES.domainNotFound);
   const [domain] = await request.server.db.select().from(domains).where(eq(domains.name, parsed.name)).limit(1);

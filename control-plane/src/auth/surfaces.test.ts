@@ -3,12 +3,25 @@ import assert from 'node:assert/strict';
 import { isDeniedSurface, readOnlyMayCall, requestPath } from './surfaces.js';
 
 const cases: Array<[string, string, boolean]> = [
-  ['GET', '/users/me', true], ['GET', '/users', true], ['GET', '/usersx', false], ['POST', '/auth/login', true],
-  ['GET', '/billing/plans', true], ['DELETE', '/admin/x', true], ['POST', '/wallet/topup', true], ['GET', '/wallet/topup', false],
-  ['GET', '/wallet/', false], ['POST', '/subscriptions/purchase', true], ['POST', '/subscriptions/switch', true],
-  ['POST', '/subscriptions/auto-renew', true], ['GET', '/subscriptions/', false], ['POST', '/domains/a.org/subscriptions/purchase', true],
-  ['POST', '/domains/a.org/subscriptions/switch', true], ['POST', '/domains/a.org/subscriptions/auto-renew', true],
-  ['GET', '/domains/a.org/subscription', false], ['POST', '/domains/a.org/records/', false], ['GET', '/USERS/me', true],
+  ['GET', '/users/me', true],
+  ['GET', '/users', true],
+  ['GET', '/usersx', false],
+  ['POST', '/auth/login', true],
+  ['GET', '/billing/plans', true],
+  ['DELETE', '/admin/x', true],
+  ['POST', '/wallet/topup', true],
+  ['GET', '/wallet/topup', false],
+  ['GET', '/wallet/', false],
+  ['POST', '/subscriptions/purchase', true],
+  ['POST', '/subscriptions/switch', true],
+  ['POST', '/subscriptions/auto-renew', true],
+  ['GET', '/subscriptions/', false],
+  ['POST', '/domains/a.org/subscriptions/purchase', true],
+  ['POST', '/domains/a.org/subscriptions/switch', true],
+  ['POST', '/domains/a.org/subscriptions/auto-renew', true],
+  ['GET', '/domains/a.org/subscription', false],
+  ['POST', '/domains/a.org/records/', false],
+  ['GET', '/USERS/me', true],
 ];
 for (const [method, path, denied] of cases) {
   test(`${method} ${path} denied=${denied}`, () => assert.equal(isDeniedSurface(method, path), denied));

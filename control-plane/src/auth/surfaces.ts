@@ -1,13 +1,22 @@
 // Which paths API keys may never reach (spec Authentication §6), and the one write a read-only key may make (§5).
 
 const DENIED_PREFIXES = ['/users', '/auth', '/billing', '/admin'];
-const DENIED_EXACT_POST = new Set(['/wallet/topup', '/subscriptions/purchase', '/subscriptions/switch', '/subscriptions/auto-renew']);
+const DENIED_EXACT_POST = new Set([
+  '/wallet/topup',
+  '/subscriptions/purchase',
+  '/subscriptions/switch',
+  '/subscriptions/auto-renew',
+]);
 const DENIED_DOMAIN_POST = /^\/domains\/[^/]+\/subscriptions\/(?:purchase|switch|auto-renew)\/?$/;
 
 /** The path without query string, percent-decoded so that an encoded spelling cannot slip past the checks. */
 export function requestPath(url: string): string {
   const path = url.split('?')[0] ?? '/';
-  try { return decodeURI(path); } catch { return path; }
+  try {
+    return decodeURI(path);
+  } catch {
+    return path;
+  }
 }
 
 export function isDeniedSurface(method: string, path: string): boolean {

@@ -44,8 +44,11 @@ export class ConfigLog {
    * append lock until commit), then `nudge()` after the commit.
    */
   async appendSnapshot(tx: Tx, domainId: number): Promise<number> {
-    const [domain] = await tx.update(domains).set({ zoneSerial: sql`${domains.zoneSerial} + 1` })
-      .where(eq(domains.id, domainId)).returning();
+    const [domain] = await tx
+      .update(domains)
+      .set({ zoneSerial: sql`${domains.zoneSerial} + 1` })
+      .where(eq(domains.id, domainId))
+      .returning();
     if (!domain) throw new Error(`config log: domain ${domainId} does not exist`);
     const payload = encodeDomainSnapshot(await buildDomainSnapshot(tx, domain, this.nsSets));
     return this.insert(tx, { domainId, domainName: domain.name, deleted: false, payload });
@@ -69,19 +72,31 @@ export class ConfigLog {
 
   /** Entries with from < version <= upTo, in version order, at most `limit`. */
   async readAfter(db: Db | Tx, from: number, limit: number, upTo = Number.MAX_SAFE_INTEGER): Promise<StoredEntry[]> {
-    const heads = await db.select({ version: configLog.version, domainName: configLog.domainName, deleted: configLog.deleted })
-      .from(configLog).where(and(gt(configLog.version, from), lte(configLog.version, upTo)))
-      .orderBy(asc(configLog.version)).limit(limit);
+    const heads = await db
+      .select({ version: configLog.version, domainName: configLog.domainName, deleted: configLog.deleted })
+      .from(configLog)
+      .where(and(gt(configLog.version, from), lte(configLog.version, upTo)))
+      .orderBy(asc(configLog.version))
+      .limit(limit);
     const missing = heads.filter((h) => !h.deleted && !this.recent.has(h.version)).map((h) => h.version);
     const fetched = new Map<number, Uint8Array>();
     if (missing.length > 0) {
-      const rows = await db.select({ version: configLog.version, payload: configLog.payload }).from(configLog).where(inArray(configLog.version, missing));
+      const rows = await db
+        .select({ version: configLog.version, payload: configLog.payload })
+        .from(configLog)
+        .where(inArray(configLog.version, missing));
       for (const r of rows) fetched.set(r.version, r.payload);
     }
-    const out = heads.map((h) => ({ ...h, payload: h.deleted ? new Uint8Array(0) : (this.recent.get(h.version) ?? fetched.get(h.version)!) }));
+    const out = heads.map((h) => ({
+      ...h,
+      payload: h.deleted ? new Uint8Array(0) : (this.recent.get(h.version) ?? fetched.get(h.version)!),
+    }));
     // Entries read once are committed and published; later reads of them go to the database.
     const last = heads.length > 0 ? heads[heads.length - 1]!.version : 0;
-    for (const v of this.recent.keys()) { if (v > last) break; this.recent.delete(v); }
+    for (const v of this.recent.keys()) {
+      if (v > last) break;
+      this.recent.delete(v);
+    }
     return out;
   }
 
@@ -96,8 +111,9 @@ export class ConfigLog {
       WHERE c.version > ${from} AND c.version <= ${upTo}
         AND NOT EXISTS (SELECT 1 FROM config_log n WHERE n.domain_name = c.domain_name AND n.version > c.version AND n.version <= ${upTo})
       ORDER BY c.version LIMIT ${limit}`);
-    return rowsOf<{ version: string | number; domainName: string; deleted: boolean; payload: Uint8Array }>(result)
-      .map((r) => ({ version: Number(r.version), domainName: r.domainName, deleted: r.deleted, payload: r.payload }));
+    return rowsOf<{ version: string | number; domainName: string; deleted: boolean; payload: Uint8Array }>(result).map(
+      (r) => ({ version: Number(r.version), domainName: r.domainName, deleted: r.deleted, payload: r.payload }),
+    );
   }
 
   /** The highest committed version (0 when the log is empty). */

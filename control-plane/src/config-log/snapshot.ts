@@ -1,6 +1,13 @@
 // Builds a domain's whole DomainSnapshot from the rows visible in a transaction.
 import { sql } from 'drizzle-orm';
-import { SCHEMA_MAJOR, type DomainSettings, type DomainSnapshot, type RuleSet, type Zone, type ZoneRecord } from '@platform/shared/config';
+import {
+  SCHEMA_MAJOR,
+  type DomainSettings,
+  type DomainSnapshot,
+  type RuleSet,
+  type Zone,
+  type ZoneRecord,
+} from '@platform/shared/config';
 import type { Tx } from '../db/index.js';
 import { rowsOf } from '../db/migrate.js';
 import type { domains } from '../db/schema.js';
@@ -9,8 +16,19 @@ import { buildDomainRuleSet, cachePurgeSettings } from '../rules/rule-set.js';
 type DomainRow = typeof domains.$inferSelect;
 /** The dns_records columns a snapshot carries, selected by name (a zone of thousands of records is read per change). */
 export interface RecordRow {
-  id: number; name: string; type: string; destination: string; ttl: number; mx_priority: number | null; proxied: boolean;
-  captcha: boolean; scheme: string; port: number; host_header: string | null; host_header_mode: string; timeout: number;
+  id: number;
+  name: string;
+  type: string;
+  destination: string;
+  ttl: number;
+  mx_priority: number | null;
+  proxied: boolean;
+  captcha: boolean;
+  scheme: string;
+  port: number;
+  host_header: string | null;
+  host_header_mode: string;
+  timeout: number;
 }
 
 /** SOA timers of every zone we serve (seconds). */
@@ -20,10 +38,17 @@ export const SOA_TIMERS = { refresh: 10000, retry: 2400, expire: 604800, minimum
  * The snapshot of `domain` (whose zone_serial is already the new serial) as nodes will serve it.
  * `nsSets` are the accepted nameserver sets; the zone uses the set the domain matched, else the first.
  */
-export async function buildDomainSnapshot(tx: Tx, domain: DomainRow, nsSets: readonly (readonly string[])[], now = Date.now()): Promise<DomainSnapshot> {
-  const records = rowsOf<RecordRow>(await tx.execute(sql`
+export async function buildDomainSnapshot(
+  tx: Tx,
+  domain: DomainRow,
+  nsSets: readonly (readonly string[])[],
+  now = Date.now(),
+): Promise<DomainSnapshot> {
+  const records = rowsOf<RecordRow>(
+    await tx.execute(sql`
     SELECT id, name, type, destination, ttl, mx_priority, proxied, captcha, scheme, port, host_header, host_header_mode, timeout
-    FROM dns_records WHERE domain_id = ${domain.id} ORDER BY id`));
+    FROM dns_records WHERE domain_id = ${domain.id} ORDER BY id`),
+  );
   return {
     schemaMajor: SCHEMA_MAJOR,
     domainId: domain.id,

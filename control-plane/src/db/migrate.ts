@@ -10,11 +10,15 @@ const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..',
 const MIGRATION_LOCK_KEY = 727_001;
 
 export async function applyMigrations(db: Db): Promise<string[]> {
-  const files = readdirSync(MIGRATIONS_DIR).filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f)).sort();
+  const files = readdirSync(MIGRATIONS_DIR)
+    .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
+    .sort();
   const applied: string[] = [];
   await db.transaction(async (tx) => {
     await tx.execute(sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`);
-    await tx.execute(sql`CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+    await tx.execute(
+      sql`CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
     const done = await tx.execute<{ name: string }>(sql`SELECT name FROM schema_migrations`);
     const doneNames = new Set(rowsOf<{ name: string }>(done).map((r) => r.name));
     for (const file of files) {
@@ -30,10 +34,13 @@ export async function applyMigrations(db: Db): Promise<string[]> {
 
 /** Rows of db.execute(), whose result shape differs between the pglite and node-postgres drivers. */
 export function rowsOf<T>(result: unknown): T[] {
-  return ((result as { rows?: T[] }).rows ?? (result as T[]));
+  return (result as { rows?: T[] }).rows ?? (result as T[]);
 }
 
 /** Statements of a migration file: each ends with ';' at the end of a line (prepared statements take one at a time). */
 export function splitStatements(text: string): string[] {
-  return text.split(/;[ \t]*(?:--[^\n]*)?$/m).map((s) => s.replace(/^\s*--.*$/gm, '').trim()).filter(Boolean);
+  return text
+    .split(/;[ \t]*(?:--[^\n]*)?$/m)
+    .map((s) => s.replace(/^\s*--.*$/gm, '').trim())
+    .filter(Boolean);
 }

@@ -1,5 +1,18 @@
 // Drizzle table definitions; they mirror control-plane/migrations/*.sql, which are the source of truth.
-import { pgTable, serial, integer, text, boolean, timestamp, jsonb, bigint, bigserial, primaryKey, customType, real } from 'drizzle-orm/pg-core';
+import {
+  pgTable,
+  serial,
+  integer,
+  text,
+  boolean,
+  timestamp,
+  jsonb,
+  bigint,
+  bigserial,
+  primaryKey,
+  customType,
+  real,
+} from 'drizzle-orm/pg-core';
 
 const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({ dataType: () => 'bytea' });
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -15,7 +28,9 @@ export const users = pgTable('users', {
 
 export const apiKeys = pgTable('api_keys', {
   id: serial('id').primaryKey(),
-  userId: integer('user_id').notNull().references(() => users.id),
+  userId: integer('user_id')
+    .notNull()
+    .references(() => users.id),
   name: text('name').notNull().default(''),
   keyHash: text('key_hash').notNull().unique(),
   keyPrefix: text('key_prefix').notNull(),
@@ -37,7 +52,9 @@ export const plans = pgTable('plans', {
 export const domains = pgTable('domains', {
   id: serial('id').primaryKey(),
   name: text('name').notNull().unique(),
-  ownerId: integer('owner_id').notNull().references(() => users.id),
+  ownerId: integer('owner_id')
+    .notNull()
+    .references(() => users.id),
   dnsMode: text('dns_mode').$type<'managed' | 'external'>().notNull().default('managed'),
   state: text('state').notNull(),
   verificationState: text('verification_state'),
@@ -54,18 +71,32 @@ export const domains = pgTable('domains', {
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
 
-export const domainMembers = pgTable('domain_members', {
-  domainId: integer('domain_id').notNull().references(() => domains.id),
-  userId: integer('user_id').notNull().references(() => users.id),
-  role: text('role').$type<'admin' | 'editor' | 'viewer'>().notNull(),
-  createdAt: ts('created_at').notNull().defaultNow(),
-}, (t) => [primaryKey({ columns: [t.domainId, t.userId] })]);
+export const domainMembers = pgTable(
+  'domain_members',
+  {
+    domainId: integer('domain_id')
+      .notNull()
+      .references(() => domains.id),
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id),
+    role: text('role').$type<'admin' | 'editor' | 'viewer'>().notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.domainId, t.userId] })],
+);
 
 export const subscriptions = pgTable('subscriptions', {
   id: serial('id').primaryKey(),
-  domainId: integer('domain_id').notNull().references(() => domains.id),
-  userId: integer('user_id').notNull().references(() => users.id),
-  planId: integer('plan_id').notNull().references(() => plans.id),
+  domainId: integer('domain_id')
+    .notNull()
+    .references(() => domains.id),
+  userId: integer('user_id')
+    .notNull()
+    .references(() => users.id),
+  planId: integer('plan_id')
+    .notNull()
+    .references(() => plans.id),
   status: text('status').notNull().default('active'),
   isTrial: boolean('is_trial').notNull().default(false),
   autoRenew: boolean('auto_renew').notNull().default(false),
@@ -78,7 +109,9 @@ export const subscriptions = pgTable('subscriptions', {
 
 export const dnsRecords = pgTable('dns_records', {
   id: serial('id').primaryKey(),
-  domainId: integer('domain_id').notNull().references(() => domains.id),
+  domainId: integer('domain_id')
+    .notNull()
+    .references(() => domains.id),
   name: text('name').notNull(),
   type: text('type').notNull(),
   destination: text('destination').notNull(),
@@ -107,17 +140,25 @@ export const configLog = pgTable('config_log', {
 });
 
 // 0004_domain_checks.sql: when each manual check of a domain last ran (per-domain limits) and its result.
-export const domainChecks = pgTable('domain_checks', {
-  domainId: integer('domain_id').notNull().references(() => domains.id),
-  kind: text('kind').$type<'check-ns' | 'delegation'>().notNull(),
-  lastAt: ts('last_at').notNull(),
-  result: jsonb('result').$type<Record<string, unknown> | null>(),
-}, (t) => [primaryKey({ columns: [t.domainId, t.kind] })]);
+export const domainChecks = pgTable(
+  'domain_checks',
+  {
+    domainId: integer('domain_id')
+      .notNull()
+      .references(() => domains.id),
+    kind: text('kind').$type<'check-ns' | 'delegation'>().notNull(),
+    lastAt: ts('last_at').notNull(),
+    result: jsonb('result').$type<Record<string, unknown> | null>(),
+  },
+  (t) => [primaryKey({ columns: [t.domainId, t.kind] })],
+);
 
 // 0003_rules.sql: edge rules (common filters and type fields as JSON) and the per-domain cache purge generation.
 export const rules = pgTable('rules', {
   id: serial('id').primaryKey(),
-  domainId: integer('domain_id').notNull().references(() => domains.id, { onDelete: 'cascade' }),
+  domainId: integer('domain_id')
+    .notNull()
+    .references(() => domains.id, { onDelete: 'cascade' }),
   type: text('type').notNull(),
   enabled: boolean('enabled').notNull().default(true),
   priority: integer('priority').notNull().default(100),
@@ -127,7 +168,9 @@ export const rules = pgTable('rules', {
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
 export const cachePurges = pgTable('cache_purges', {
-  domainId: integer('domain_id').primaryKey().references(() => domains.id, { onDelete: 'cascade' }),
+  domainId: integer('domain_id')
+    .primaryKey()
+    .references(() => domains.id, { onDelete: 'cascade' }),
   generation: integer('generation').notNull().default(0),
   purgedAt: ts('purged_at').notNull().defaultNow(),
 });
@@ -152,7 +195,9 @@ export const requestLogs = pgTable('request_logs', {
 // 0003_cache_purge_requests.sql: selective cache purges; the recent ones travel in the domain snapshot.
 export const cachePurgeRequests = pgTable('cache_purge_requests', {
   id: serial('id').primaryKey(),
-  domainId: integer('domain_id').notNull().references(() => domains.id, { onDelete: 'cascade' }),
+  domainId: integer('domain_id')
+    .notNull()
+    .references(() => domains.id, { onDelete: 'cascade' }),
   prefixes: jsonb('prefixes').$type<string[]>().notNull(),
   createdAt: ts('created_at').notNull().defaultNow(),
 });

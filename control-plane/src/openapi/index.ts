@@ -13,14 +13,20 @@ async function openapi(app: FastifyInstance, opts: { serverUrl: string }) {
       info: {
         title: 'Edge, DNS and Certificate Management API',
         version: INTERFACE_VERSION,
-        description: 'Domains, DNS records, edge rules and certificates. Authenticate with an API key in '
-          + '`Authorization: Bearer <key>` or `X-Api-Key: <key>`. Every error body is `{ "error": "<text>" }`.',
+        description:
+          'Domains, DNS records, edge rules and certificates. Authenticate with an API key in ' +
+          '`Authorization: Bearer <key>` or `X-Api-Key: <key>`. Every error body is `{ "error": "<text>" }`.',
       },
       servers: [{ url: opts.serverUrl }],
       components: {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key (svc_…, 69 characters); not a JWT.' },
-          apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'The same API key in its own header.' },
+          apiKeyHeader: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-Api-Key',
+            description: 'The same API key in its own header.',
+          },
         },
       },
       security: [{ bearerAuth: [] }, { apiKeyHeader: [] }],
@@ -32,14 +38,18 @@ async function openapi(app: FastifyInstance, opts: { serverUrl: string }) {
     }),
   });
 
-  app.get('/openapi.json', {
-    schema: {
-      summary: 'The OpenAPI document of this API',
-      tags: ['meta'],
-      security: [],
-      response: { 200: { type: 'object', additionalProperties: true } },
+  app.get(
+    '/openapi.json',
+    {
+      schema: {
+        summary: 'The OpenAPI document of this API',
+        tags: ['meta'],
+        security: [],
+        response: { 200: { type: 'object', additionalProperties: true } },
+      },
     },
-  }, async () => app.swagger());
+    async () => app.swagger(),
+  );
 }
 
 export default fp(openapi, { name: 'openapi' });

@@ -11,7 +11,10 @@ export const ErrorBody = Type.Object(
 export const MessageBody = Type.Object({ message: Type.String() }, { title: 'Message' });
 
 /** A string enum as a plain JSON Schema `enum` (TypeBox unions of literals validate with unreadable anyOf errors). */
-export function StringEnum<T extends string[]>(values: [...T], options: Record<string, unknown> = {}): TUnsafe<T[number]> {
+export function StringEnum<T extends string[]>(
+  values: [...T],
+  options: Record<string, unknown> = {},
+): TUnsafe<T[number]> {
   return Type.Unsafe<T[number]>({ type: 'string', enum: values, ...options });
 }
 

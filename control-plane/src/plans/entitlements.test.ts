@@ -2,7 +2,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { applyOverrides, requireFeature, requireRuleType } from './entitlements.js';
 
-const plan = { max_records: 200, custom_ssl_enabled: false, logs_enabled: true, disabled_rule_types: ['waf', 'bot_route'] };
+const plan = {
+  max_records: 200,
+  custom_ssl_enabled: false,
+  logs_enabled: true,
+  disabled_rule_types: ['waf', 'bot_route'],
+};
 
 test('plan features pass through; missing limits read 0 and booleans false', () => {
   const f = applyOverrides('free', plan, {});
@@ -23,8 +28,14 @@ test('overrides win; disabled_rule_types override is a JSON array string; "[]" l
 
 test('requireFeature and requireRuleType answer 403 naming the feature', () => {
   const f = applyOverrides('free', plan, {});
-  assert.throws(() => requireFeature(f, 'custom_ssl_enabled'), { statusCode: 403, message: 'your plan (free) does not include the custom_ssl_enabled feature' });
+  assert.throws(() => requireFeature(f, 'custom_ssl_enabled'), {
+    statusCode: 403,
+    message: 'your plan (free) does not include the custom_ssl_enabled feature',
+  });
   assert.doesNotThrow(() => requireFeature(f, 'logs_enabled'));
-  assert.throws(() => requireRuleType(f, 'waf'), { statusCode: 403, message: 'your plan (free) does not include rules of type waf' });
+  assert.throws(() => requireRuleType(f, 'waf'), {
+    statusCode: 403,
+    message: 'your plan (free) does not include rules of type waf',
+  });
   assert.doesNotThrow(() => requireRuleType(f, 'cache'));
 });

@@ -19,8 +19,11 @@ export async function createFreeSubscription(tx: Tx, domainId: number, userId: n
 /** Moves the domain's live subscription to another plan (overrides are kept). Returns the plan slug. */
 export async function setPlan(db: Db, domainId: number, slug: string): Promise<string> {
   const plan = await planBySlug(db, slug);
-  const rows = await db.update(subscriptions).set({ planId: plan.id, updatedAt: new Date() })
-    .where(and(eq(subscriptions.domainId, domainId), inArray(subscriptions.status, LIVE_STATUSES))).returning({ id: subscriptions.id });
+  const rows = await db
+    .update(subscriptions)
+    .set({ planId: plan.id, updatedAt: new Date() })
+    .where(and(eq(subscriptions.domainId, domainId), inArray(subscriptions.status, LIVE_STATUSES)))
+    .returning({ id: subscriptions.id });
   if (rows.length === 0) throw new ApiError(404, 'the domain has no active subscription');
   return plan.slug;
 }
@@ -30,12 +33,16 @@ const OVERRIDABLE: readonly string[] = [...LIMIT_FIELDS, ...BOOLEAN_FIELDS, 'dis
 /** The plan field an override name refers to (`override_max_records` or `max_records`), or ApiError 400. */
 export function overridableField(field: string): OverridableField {
   const name = field.replace(/^override_/, '');
-  if (!OVERRIDABLE.includes(name)) throw new ApiError(400, `unknown plan field "${field}"; overridable: ${OVERRIDABLE.join(', ')}`);
+  if (!OVERRIDABLE.includes(name))
+    throw new ApiError(400, `unknown plan field "${field}"; overridable: ${OVERRIDABLE.join(', ')}`);
   return name as OverridableField;
 }
 
 /** Parses an override value given as text (CLI): integers, booleans, or a JSON array for disabled_rule_types. */
-export function parseOverride(field: string, raw: string): { field: OverridableField; value: number | boolean | string } {
+export function parseOverride(
+  field: string,
+  raw: string,
+): { field: OverridableField; value: number | boolean | string } {
   const name = overridableField(field);
   if ((LIMIT_FIELDS as readonly string[]).includes(name)) {
     const n = Number(raw);
@@ -47,18 +54,34 @@ export function parseOverride(field: string, raw: string): { field: OverridableF
     return { field: name as OverridableField, value: raw === 'true' };
   }
   let parsed: unknown;
-  try { parsed = JSON.parse(raw); } catch { parsed = undefined; }
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    parsed = undefined;
+  }
   if (!Array.isArray(parsed) || parsed.some((t) => typeof t !== 'string')) {
-    throw new ApiError(400, 'disabled_rule_types takes a JSON array of rule types, e.g. \'["waf"]\' (\'[]\' lifts every restriction)');
+    throw new ApiError(
+      400,
+      "disabled_rule_types takes a JSON array of rule types, e.g. '[\"waf\"]' ('[]' lifts every restriction)",
+    );
   }
   return { field: 'disabled_rule_types', value: JSON.stringify(parsed) };
 }
 
 /** Sets (value) or clears (null) one override on the domain's live subscription. */
-export async function setOverride(db: Db, domainId: number, field: OverridableField, value: number | boolean | string | null): Promise<Record<string, unknown>> {
+export async function setOverride(
+  db: Db,
+  domainId: number,
+  field: OverridableField,
+  value: number | boolean | string | null,
+): Promise<Record<string, unknown>> {
   return db.transaction(async (tx) => {
-    const [sub] = await tx.select().from(subscriptions)
-      .where(and(eq(subscriptions.domainId, domainId), inArray(subscriptions.status, LIVE_STATUSES))).limit(1).for('update');
+    const [sub] = await tx
+      .select()
+      .from(subscriptions)
+      .where(and(eq(subscriptions.domainId, domainId), inArray(subscriptions.status, LIVE_STATUSES)))
+      .limit(1)
+      .for('update');
     if (!sub) throw new ApiError(404, 'the domain has no active subscription');
     const overrides = { ...sub.overrides };
     if (value === null) delete overrides[field];

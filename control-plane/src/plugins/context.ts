@@ -15,9 +15,17 @@ declare module 'fastify' {
   }
 }
 
-export interface RouteEntry { method: string; url: string; hidden: boolean }
+export interface RouteEntry {
+  method: string;
+  url: string;
+  hidden: boolean;
+}
 
-export interface ContextOptions { db: Db; config: Readonly<ControlPlaneConfig>; configLog: ConfigLog }
+export interface ContextOptions {
+  db: Db;
+  config: Readonly<ControlPlaneConfig>;
+  configLog: ConfigLog;
+}
 
 async function context(app: FastifyInstance, opts: ContextOptions) {
   app.decorate('db', opts.db);

@@ -2,14 +2,19 @@
 import type { FastifyError, FastifyInstance, preHandlerHookHandler } from 'fastify';
 import { isApiError, MESSAGES } from '../errors.js';
 
-interface AjvError { instancePath?: string; keyword: string; message?: string; params?: Record<string, unknown> }
+interface AjvError {
+  instancePath?: string;
+  keyword: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
 
 /** "cache_l2_ttl_days must be <= 7": the field named as the client wrote it, then what is wrong with it. */
 export function formatValidationError(errors: AjvError[], context: string | undefined): string {
   const e = errors[0];
   if (!e) return 'invalid input';
   const where = (e.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
-  const field = where || (context === 'body' ? 'body' : context ?? 'input');
+  const field = where || (context === 'body' ? 'body' : (context ?? 'input'));
   const params = e.params ?? {};
   switch (e.keyword) {
     case 'required': {
@@ -29,11 +34,16 @@ export function formatValidationError(errors: AjvError[], context: string | unde
 
 function clientMessage(err: FastifyError, bodyLimit: number): string {
   switch (err.code) {
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': return 'unsupported content type: request bodies must be application/json';
-    case 'FST_ERR_CTP_BODY_TOO_LARGE': return `request body too large (limit ${bodyLimit} bytes)`;
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY': return 'malformed JSON body: the body is empty';
-    case 'FST_ERR_CTP_INVALID_JSON_BODY': return 'malformed JSON body';
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH': return 'request body does not match Content-Length';
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return 'unsupported content type: request bodies must be application/json';
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return `request body too large (limit ${bodyLimit} bytes)`;
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return 'malformed JSON body: the body is empty';
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return 'malformed JSON body';
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return 'request body does not match Content-Length';
     default:
       if (err instanceof SyntaxError || err.name === 'SyntaxError') return 'malformed JSON body';
       return err.message;
@@ -47,12 +57,17 @@ export function installErrorHandlers(app: FastifyInstance, bodyLimit: number): v
       if (err.statusCode >= 500) request.log.error({ err }, 'request failed');
       const status = err.statusCode;
       // 503 is a designed answer (issuer or workflow service unavailable): its text helps the caller and leaks nothing.
-      return reply.code(status).send(status >= 500 && status !== 503 ? { error: MESSAGES.internal } : { error: err.message, ...err.extra });
+      return reply
+        .code(status)
+        .send(status >= 500 && status !== 503 ? { error: MESSAGES.internal } : { error: err.message, ...err.extra });
     }
     if (err.validation) {
-      return reply.code(400).send({ error: formatValidationError(err.validation as AjvError[], err.validationContext) });
+      return reply
+        .code(400)
+        .send({ error: formatValidationError(err.validation as AjvError[], err.validationContext) });
     }
-    const status = typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
+    const status =
+      typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
     if (status === 429) return reply.code(429).send({ error: MESSAGES.rateLimited });
     if (status >= 500) {
       request.log.error({ err }, 'request failed');
@@ -60,7 +75,6 @@ export function installErrorHandlers(app: FastifyInstance, bodyLimit: number): v
     }
     return reply.code(status).send({ error: clientMessage(err, bodyLimit) });
   });
-
 }
 
 /** 404 for unknown routes; `preHandler` (the rate limiter) keeps URL probing within the key's budget. */

@@ -7,7 +7,10 @@ export function installJsonBodyParser(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if ((body as string).trim() === '') { done(null, undefined); return; }
+    if ((body as string).trim() === '') {
+      done(null, undefined);
+      return;
+    }
     parseJson(request, body as string, done);
   });
 }

@@ -1,7 +1,11 @@
 // The control plane's settings for Temporal and the domain-lifecycle workflows, read by config.ts through its EnvReader.
 import type { EnvReader, EnvSource } from '@platform/shared';
 
-export interface Backoff { initialMs: number; maxMs: number; giveUpAfterMs: number }
+export interface Backoff {
+  initialMs: number;
+  maxMs: number;
+  giveUpAfterMs: number;
+}
 
 export interface TemporalConfig {
   /** host:port of the Temporal frontend; '' disables workflows (the default under NODE_ENV=test). */
@@ -24,8 +28,16 @@ export function loadTemporalConfig(r: EnvReader, env: EnvSource): TemporalConfig
   return {
     address: r.string('TEMPORAL_ADDRESS', env.NODE_ENV === 'test' ? '' : '127.0.0.1:7233'),
     namespace: r.string('TEMPORAL_NAMESPACE', 'default'),
-    delegationBackoff: { initialMs: s('DELEGATION_WATCH_FIRST_SECONDS', 60), maxMs: s('DELEGATION_WATCH_MAX_SECONDS', 3600), giveUpAfterMs: s('DELEGATION_WATCH_FOR_SECONDS', 14 * 86400) },
-    verificationBackoff: { initialMs: s('VERIFICATION_WATCH_FIRST_SECONDS', 60), maxMs: s('VERIFICATION_WATCH_MAX_SECONDS', 3600), giveUpAfterMs: 0 },
+    delegationBackoff: {
+      initialMs: s('DELEGATION_WATCH_FIRST_SECONDS', 60),
+      maxMs: s('DELEGATION_WATCH_MAX_SECONDS', 3600),
+      giveUpAfterMs: s('DELEGATION_WATCH_FOR_SECONDS', 14 * 86400),
+    },
+    verificationBackoff: {
+      initialMs: s('VERIFICATION_WATCH_FIRST_SECONDS', 60),
+      maxMs: s('VERIFICATION_WATCH_MAX_SECONDS', 3600),
+      giveUpAfterMs: 0,
+    },
     developerModeMs: s('DEVELOPER_MODE_SECONDS', 3 * 3600),
     checkNsIntervalMs: s('CHECK_NS_INTERVAL_SECONDS', 3600),
     delegationCheckIntervalMs: s('DELEGATION_CHECK_INTERVAL_SECONDS', 60),

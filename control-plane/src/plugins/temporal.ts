@@ -42,7 +42,9 @@ export interface DomainWorkflows {
 }
 
 declare module 'fastify' {
-  interface FastifyInstance { temporal: DomainWorkflows }
+  interface FastifyInstance {
+    temporal: DomainWorkflows;
+  }
 }
 
 async function temporalPlugin(app: FastifyInstance) {
@@ -52,8 +54,10 @@ async function temporalPlugin(app: FastifyInstance) {
 
   const client = async (): Promise<Client> => {
     if (!cfg.address) throw new ApiError(503, 'workflow service unavailable (TEMPORAL_ADDRESS is not set)');
-    clientPromise ??= Connection.connect({ address: cfg.address, connectTimeout: '3 seconds' })
-      .then((connection) => ({ connection, client: new Client({ connection, namespace: cfg.namespace }) }));
+    clientPromise ??= Connection.connect({ address: cfg.address, connectTimeout: '3 seconds' }).then((connection) => ({
+      connection,
+      client: new Client({ connection, namespace: cfg.namespace }),
+    }));
     try {
       return (await clientPromise).client;
     } catch (err) {
@@ -63,44 +67,61 @@ async function temporalPlugin(app: FastifyInstance) {
   };
 
   const startOptions = (id: string) => ({
-    taskQueue: TASK_QUEUE, workflowId: id,
-    workflowIdConflictPolicy: 'USE_EXISTING' as const, workflowIdReusePolicy: 'ALLOW_DUPLICATE' as const,
+    taskQueue: TASK_QUEUE,
+    workflowId: id,
+    workflowIdConflictPolicy: 'USE_EXISTING' as const,
+    workflowIdReusePolicy: 'ALLOW_DUPLICATE' as const,
   });
 
   /** Background starts never fail the API call that caused them: the cause is logged. */
   const background = async (what: string, fn: () => Promise<unknown>) => {
     if (!cfg.address) return;
-    try { await fn(); } catch (err) { log.warn({ err }, `could not start ${what}`); }
+    try {
+      await fn();
+    } catch (err) {
+      log.warn({ err }, `could not start ${what}`);
+    }
   };
 
-  const startDelegationWatch = (domain: string, opts: { restart?: boolean } = {}) => background(workflowId.delegation(domain), async () => {
-    await (await client()).workflow.start<typeof wf.watchDelegation>('watchDelegation', {
-      ...startOptions(workflowId.delegation(domain)),
-      ...(opts.restart ? { workflowIdConflictPolicy: 'TERMINATE_EXISTING' as const } : {}),
-      args: [{ domain, backoff: cfg.delegationBackoff }],
+  const startDelegationWatch = (domain: string, opts: { restart?: boolean } = {}) =>
+    background(workflowId.delegation(domain), async () => {
+      await (
+        await client()
+      ).workflow.start<typeof wf.watchDelegation>('watchDelegation', {
+        ...startOptions(workflowId.delegation(domain)),
+        ...(opts.restart ? { workflowIdConflictPolicy: 'TERMINATE_EXISTING' as const } : {}),
+        args: [{ domain, backoff: cfg.delegationBackoff }],
+      });
     });
-  });
 
   const verificationArgs = (row: DomainRow) => {
     const verification = row.verification as { name: string; type: string; value: string; expires_at: string } | null;
     const sslDelegation = row.sslDelegation as { name: string; type: string; target: string; canary?: string } | null;
     const expiresAtMs = verification?.expires_at ? Date.parse(verification.expires_at) : Date.now();
-    return [{ domain: row.name, verification, sslDelegation, expiresAtMs, backoff: cfg.verificationBackoff }] as [Parameters<typeof wf.awaitVerification>[0]];
+    return [{ domain: row.name, verification, sslDelegation, expiresAtMs, backoff: cfg.verificationBackoff }] as [
+      Parameters<typeof wf.awaitVerification>[0],
+    ];
   };
   const resumeVerificationWatch = async (row: DomainRow) => {
-    await (await client()).workflow.start<typeof wf.awaitVerification>('awaitVerification', {
-      ...startOptions(workflowId.verification(row.name)), args: verificationArgs(row),
+    await (
+      await client()
+    ).workflow.start<typeof wf.awaitVerification>('awaitVerification', {
+      ...startOptions(workflowId.verification(row.name)),
+      args: verificationArgs(row),
     });
   };
 
-  const startVerificationWatch = (row: DomainRow) => background(workflowId.verification(row.name), async () => {
-    await (await client()).workflow.start<typeof wf.awaitVerification>('awaitVerification', {
-      ...startOptions(workflowId.verification(row.name)),
-      // A new token (verify/retry) replaces a watch still running for the old one.
-      workflowIdConflictPolicy: 'TERMINATE_EXISTING',
-      args: verificationArgs(row),
+  const startVerificationWatch = (row: DomainRow) =>
+    background(workflowId.verification(row.name), async () => {
+      await (
+        await client()
+      ).workflow.start<typeof wf.awaitVerification>('awaitVerification', {
+        ...startOptions(workflowId.verification(row.name)),
+        // A new token (verify/retry) replaces a watch still running for the old one.
+        workflowIdConflictPolicy: 'TERMINATE_EXISTING',
+        args: verificationArgs(row),
+      });
     });
-  });
 
   const temporal: DomainWorkflows = {
     enabled: cfg.address !== '',
@@ -108,8 +129,11 @@ async function temporalPlugin(app: FastifyInstance) {
       if (row.dnsMode === 'external') return startVerificationWatch(row);
       await startDelegationWatch(row.name);
       await background(workflowId.zoneScan(row.name), async () => {
-        await (await client()).workflow.start<typeof wf.scanAndImportZone>('scanAndImportZone', {
-          ...startOptions(workflowId.zoneScan(row.name)), args: [{ domain: row.name }],
+        await (
+          await client()
+        ).workflow.start<typeof wf.scanAndImportZone>('scanAndImportZone', {
+          ...startOptions(workflowId.zoneScan(row.name)),
+          args: [{ domain: row.name }],
         });
       });
     },
@@ -118,20 +142,34 @@ async function temporalPlugin(app: FastifyInstance) {
     async execute<R>(workflowType: string, id: string, args: unknown[]): Promise<R> {
       const c = await client();
       try {
-        const handle = await c.workflow.start(workflowType, { ...startOptions(id), args, workflowExecutionTimeout: INTERACTIVE_TIMEOUT_MS });
+        const handle = await c.workflow.start(workflowType, {
+          ...startOptions(id),
+          args,
+          workflowExecutionTimeout: INTERACTIVE_TIMEOUT_MS,
+        });
         return (await handle.result()) as R;
       } catch (err) {
         if (err instanceof WorkflowFailedError) {
-          throw new ApiError(503, 'the check did not complete; the workflows worker may be down or the resolvers unreachable', undefined, { cause: err });
+          throw new ApiError(
+            503,
+            'the check did not complete; the workflows worker may be down or the resolvers unreachable',
+            undefined,
+            { cause: err },
+          );
         }
         throw new ApiError(503, 'workflow service unavailable', undefined, { cause: err });
       }
     },
     async armDeveloperMode(domain, expiresAtMs) {
       await background(workflowId.developerMode(domain), async () => {
-        await (await client()).workflow.signalWithStart<typeof wf.expireDeveloperMode, [number]>('expireDeveloperMode', {
-          taskQueue: TASK_QUEUE, workflowId: workflowId.developerMode(domain),
-          args: [{ domain, expiresAtMs }], signal: 'extendDeveloperMode', signalArgs: [expiresAtMs],
+        await (
+          await client()
+        ).workflow.signalWithStart<typeof wf.expireDeveloperMode, [number]>('expireDeveloperMode', {
+          taskQueue: TASK_QUEUE,
+          workflowId: workflowId.developerMode(domain),
+          args: [{ domain, expiresAtMs }],
+          signal: 'extendDeveloperMode',
+          signalArgs: [expiresAtMs],
         });
       });
     },
@@ -153,8 +191,19 @@ async function temporalPlugin(app: FastifyInstance) {
   app.addHook('onReady', async () => {
     if (!cfg.address) return;
     void (async () => {
-      const waiting = await app.db.select().from(domains)
-        .where(or(and(eq(domains.dnsMode, 'managed'), eq(domains.state, 'pending')), and(eq(domains.dnsMode, 'external'), eq(domains.state, 'unverified'), eq(domains.verificationState, 'awaiting'))));
+      const waiting = await app.db
+        .select()
+        .from(domains)
+        .where(
+          or(
+            and(eq(domains.dnsMode, 'managed'), eq(domains.state, 'pending')),
+            and(
+              eq(domains.dnsMode, 'external'),
+              eq(domains.state, 'unverified'),
+              eq(domains.verificationState, 'awaiting'),
+            ),
+          ),
+        );
       for (const row of waiting) {
         if (row.dnsMode === 'managed') await startDelegationWatch(row.name);
         else await background(workflowId.verification(row.name), () => resumeVerificationWatch(row));

@@ -35,14 +35,20 @@ const fqdn = (host: string): string => (host === '.' ? '.' : `${host}.`);
 /** The RDATA of a stored record in presentation form. */
 export function rdata(r: StoredRecord): string {
   switch (r.type) {
-    case 'CNAME': case 'NS': case 'PTR': return fqdn(r.destination);
-    case 'MX': return `${r.mxPriority ?? LIMITS.priorityDefault} ${fqdn(r.destination)}`;
+    case 'CNAME':
+    case 'NS':
+    case 'PTR':
+      return fqdn(r.destination);
+    case 'MX':
+      return `${r.mxPriority ?? LIMITS.priorityDefault} ${fqdn(r.destination)}`;
     case 'SRV': {
       const [weight, port, target] = r.destination.split(' ');
       return `${r.mxPriority ?? LIMITS.priorityDefault} ${weight} ${port} ${fqdn(target!)}`;
     }
-    case 'TXT': return quoteTxt(r.destination);
-    default: return r.destination; // A, AAAA, CAA are stored in presentation form
+    case 'TXT':
+      return quoteTxt(r.destination);
+    default:
+      return r.destination; // A, AAAA, CAA are stored in presentation form
   }
 }
 
@@ -51,7 +57,10 @@ export function platformMeta(r: StoredRecord): Record<string, unknown> | null {
   const m: Record<string, unknown> = {};
   if (r.proxied) m.proxied = true;
   if (r.captcha) m.captcha = true;
-  if (r.scheme !== 'Auto') { m.scheme = r.scheme; m.port = r.port; }
+  if (r.scheme !== 'Auto') {
+    m.scheme = r.scheme;
+    m.port = r.port;
+  }
   if (r.hostHeader !== null) m.host_header = r.hostHeader;
   if (r.hostHeaderMode !== 'own') m.host_header_mode = r.hostHeaderMode;
   if (r.monitor) m.monitor = true;
@@ -68,7 +77,7 @@ function byOwner(a: StoredRecord, b: StoredRecord): number {
     if (b.name === '@') return 1;
     return a.name < b.name ? -1 : 1;
   }
-  return (TYPE_ORDER.get(a.type)! - TYPE_ORDER.get(b.type)!) || a.id - b.id;
+  return TYPE_ORDER.get(a.type)! - TYPE_ORDER.get(b.type)! || a.id - b.id;
 }
 
 export function exportZone(header: ZoneHeader, records: StoredRecord[], now = new Date()): string {

@@ -18,8 +18,15 @@ export interface ParseResult {
 
 const CLASSES = new Set(['IN', 'CH', 'HS', 'CS']);
 const META_FIELDS: Record<string, 'boolean' | 'number' | 'string'> = {
-  proxied: 'boolean', captcha: 'boolean', monitor: 'boolean', scheme: 'string', port: 'number',
-  host_header: 'string', host_header_mode: 'string', timeout: 'number', comment: 'string',
+  proxied: 'boolean',
+  captcha: 'boolean',
+  monitor: 'boolean',
+  scheme: 'string',
+  port: 'number',
+  host_header: 'string',
+  host_header_mode: 'string',
+  timeout: 'number',
+  comment: 'string',
 };
 
 /** A TTL: seconds, or BIND's units (1h30m, 2d, 1w). Null when `s` is not a TTL. */
@@ -52,11 +59,19 @@ const charString = (t: Token): string => Buffer.from(unescapeCharString(t.text))
 
 function destinationOf(type: string, rd: Token[], origin: string): { destination: string; priority?: number } {
   const want = (n: number): void => {
-    if (rd.length !== n) throw new LineError(`${type} record needs ${n} RDATA field${n > 1 ? 's' : ''}, found ${rd.length}`);
+    if (rd.length !== n)
+      throw new LineError(`${type} record needs ${n} RDATA field${n > 1 ? 's' : ''}, found ${rd.length}`);
   };
   switch (type) {
-    case 'A': case 'AAAA': want(1); return { destination: plain(rd[0], 'address') };
-    case 'CNAME': case 'NS': case 'PTR': want(1); return { destination: absolute(plain(rd[0], 'target'), origin) };
+    case 'A':
+    case 'AAAA':
+      want(1);
+      return { destination: plain(rd[0], 'address') };
+    case 'CNAME':
+    case 'NS':
+    case 'PTR':
+      want(1);
+      return { destination: absolute(plain(rd[0], 'target'), origin) };
     case 'MX': {
       want(2);
       const priority = Number(plain(rd[0], 'preference'));
@@ -66,7 +81,8 @@ function destinationOf(type: string, rd: Token[], origin: string): { destination
     case 'SRV': {
       want(4);
       const [p, w, port] = [0, 1, 2].map((i) => plain(rd[i], 'SRV field'));
-      if (![p, w, port].every((x) => /^\d+$/.test(x!))) throw new LineError('SRV priority, weight and port must be numbers');
+      if (![p, w, port].every((x) => /^\d+$/.test(x!)))
+        throw new LineError('SRV priority, weight and port must be numbers');
       const target = plain(rd[3], 'target');
       return { destination: `${w} ${port} ${target === '.' ? '.' : absolute(target, origin)}`, priority: Number(p) };
     }
@@ -81,7 +97,8 @@ function destinationOf(type: string, rd: Token[], origin: string): { destination
       const bytes = rd.flatMap((t) => unescapeCharString(t.text));
       return { destination: Buffer.from(bytes).toString('utf8') };
     }
-    default: throw new LineError(`unsupported record type ${type}`);
+    default:
+      throw new LineError(`unsupported record type ${type}`);
   }
 }
 
@@ -89,8 +106,13 @@ function platformFields(comment: string | null): Partial<RecordCreate> {
   const m = comment ? /^platform:\s*(\{.*\})\s*$/s.exec(comment) : null;
   if (!m) return {};
   let parsed: unknown;
-  try { parsed = JSON.parse(m[1]!); } catch { throw new LineError('the "; platform:" comment is not valid JSON'); }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new LineError('the "; platform:" comment must hold a JSON object');
+  try {
+    parsed = JSON.parse(m[1]!);
+  } catch {
+    throw new LineError('the "; platform:" comment is not valid JSON');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new LineError('the "; platform:" comment must hold a JSON object');
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(parsed)) {
     const want = META_FIELDS[k];
@@ -141,12 +163,20 @@ export function parseZoneFile(zone: string, text: string): ParseResult {
       }
       const type = plain(tokens.shift(), 'record type').toUpperCase();
       const isApex = owner === zoneAbs;
-      if (type === 'SOA') { result.skipped.push({ line: e.line, reason: 'SOA is managed by the platform' }); continue; }
-      if (type === 'NS' && isApex) { result.skipped.push({ line: e.line, reason: 'NS records at the zone apex are managed by the platform' }); continue; }
+      if (type === 'SOA') {
+        result.skipped.push({ line: e.line, reason: 'SOA is managed by the platform' });
+        continue;
+      }
+      if (type === 'NS' && isApex) {
+        result.skipped.push({ line: e.line, reason: 'NS records at the zone apex are managed by the platform' });
+        continue;
+      }
       if (ttl !== null) lastTtl = ttl;
       const { destination, priority } = destinationOf(type, tokens, origin);
       const input: RecordCreate = {
-        name: owner, type, destination,
+        name: owner,
+        type,
+        destination,
         ttl: ttl ?? defaultTtl ?? lastTtl ?? LIMITS.ttlDefault,
         ...(priority === undefined ? {} : { mx_priority: priority }),
         ...platformFields(e.comment),

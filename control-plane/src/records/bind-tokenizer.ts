@@ -56,7 +56,11 @@ export function tokenize(text: string): TokenizeResult {
       i = stop - 1;
       continue;
     }
-    if (c === '(') { entry(false); depth++; continue; }
+    if (c === '(') {
+      entry(false);
+      depth++;
+      continue;
+    }
     if (c === ')') {
       if (depth === 0) errors.push({ line, error: 'unbalanced ")"' });
       else depth--;
@@ -67,8 +71,10 @@ export function tokenize(text: string): TokenizeResult {
       let j = i + 1;
       let s = '';
       for (; j < src.length && src[j] !== '"'; j++) {
-        if (src[j] === '\\' && j + 1 < src.length) { s += src[j]! + src[j + 1]!; j++; }
-        else s += src[j]!;
+        if (src[j] === '\\' && j + 1 < src.length) {
+          s += src[j]! + src[j + 1]!;
+          j++;
+        } else s += src[j]!;
         if (src[j] === '\n') line++;
       }
       if (j >= src.length) {
@@ -83,8 +89,10 @@ export function tokenize(text: string): TokenizeResult {
     let j = i;
     let s = '';
     for (; j < src.length && !' \t\n;()"'.includes(src[j]!); j++) {
-      if (src[j] === '\\' && j + 1 < src.length && src[j + 1] !== '\n') { s += src[j]! + src[j + 1]!; j++; }
-      else s += src[j]!;
+      if (src[j] === '\\' && j + 1 < src.length && src[j + 1] !== '\n') {
+        s += src[j]! + src[j + 1]!;
+        j++;
+      } else s += src[j]!;
     }
     entry(false).tokens.push({ text: s, quoted: false });
     i = j - 1;

@@ -66,7 +66,11 @@ function hostFor(type: RecordType, raw: string): string {
 }
 
 /** `literalTxt`: the TXT value is already the final text (the zone-file parser unquoted it). */
-export function parseDestination(type: RecordType, raw: string, opts: { literalTxt?: boolean } = {}): ParsedDestination {
+export function parseDestination(
+  type: RecordType,
+  raw: string,
+  opts: { literalTxt?: boolean } = {},
+): ParsedDestination {
   const value = type === 'TXT' ? raw : raw.trim();
   if (value.trim() === '') throw invalid('destination must not be empty');
   switch (type) {
@@ -84,7 +88,8 @@ export function parseDestination(type: RecordType, raw: string, opts: { literalT
       return { destination: hostFor(type, value) };
     case 'TXT': {
       const text = opts.literalTxt ? value : unquoteTxt(value);
-      if (Buffer.byteLength(text, 'utf8') > LIMITS.txtMaxBytes) throw invalid(`TXT destination must be at most ${LIMITS.txtMaxBytes} bytes`);
+      if (Buffer.byteLength(text, 'utf8') > LIMITS.txtMaxBytes)
+        throw invalid(`TXT destination must be at most ${LIMITS.txtMaxBytes} bytes`);
       return { destination: text };
     }
     case 'SRV': {
@@ -108,9 +113,12 @@ export function parseDestination(type: RecordType, raw: string, opts: { literalT
       let v = m[3]!.trim();
       if (/^"(?:[^"\\]|\\.)*"$/s.test(v)) v = Buffer.from(unescapeCharString(v.slice(1, -1))).toString('utf8');
       // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
-      if (/["\\\x00-\x1f\x7f]/.test(v)) throw invalid('CAA value may not contain quotes, backslashes or control characters');
-      if (tag === 'iodef' && !/^(mailto:|https?:\/\/)\S+$/.test(v)) throw invalid('CAA iodef value must be a mailto:, http:// or https:// URL');
-      if (tag !== 'iodef' && !/^[^\s;]*(\s*;.*)?$/s.test(v)) throw invalid(`CAA ${tag} value must be an issuer domain name, optionally followed by "; parameters"`);
+      if (/["\\\x00-\x1f\x7f]/.test(v))
+        throw invalid('CAA value may not contain quotes, backslashes or control characters');
+      if (tag === 'iodef' && !/^(mailto:|https?:\/\/)\S+$/.test(v))
+        throw invalid('CAA iodef value must be a mailto:, http:// or https:// URL');
+      if (tag !== 'iodef' && !/^[^\s;]*(\s*;.*)?$/s.test(v))
+        throw invalid(`CAA ${tag} value must be an issuer domain name, optionally followed by "; parameters"`);
       return { destination: `${flags} ${tag} "${v}"` };
     }
   }

@@ -16,7 +16,8 @@ function labelProblem(labels: string[], allowWildcard: boolean): string | null {
       return 'a wildcard "*" is allowed only as the whole leftmost label';
     }
     if (label.includes('*')) return 'a wildcard "*" is allowed only as the whole leftmost label';
-    if (!LABEL.test(label)) return `label "${label}" may hold only letters, digits, "-" and "_", and may not start or end with "-"`;
+    if (!LABEL.test(label))
+      return `label "${label}" may hold only letters, digits, "-" and "_", and may not start or end with "-"`;
   }
   return null;
 }

@@ -4,8 +4,16 @@ import { parseDestination } from './destination.js';
 import { invalid } from './errors.js';
 import { absoluteName, normalizeHostName, normalizeOwnerName } from './names.js';
 import {
-  LIMITS, PRIORITY_TYPES, PROXIABLE_TYPES, RECORD_TYPES,
-  type HostHeaderMode, type RecordCreate, type RecordFields, type RecordPatch, type RecordType, type Scheme,
+  LIMITS,
+  PRIORITY_TYPES,
+  PROXIABLE_TYPES,
+  RECORD_TYPES,
+  type HostHeaderMode,
+  type RecordCreate,
+  type RecordFields,
+  type RecordPatch,
+  type RecordType,
+  type Scheme,
 } from './types.js';
 
 export function parseType(raw: string): RecordType {
@@ -19,7 +27,10 @@ export function parseType(raw: string): RecordType {
  * unset or out of range; `Auto` → always 443; `Default`, empty or unrecognised → `Auto` with 443.
  * Matching is case-insensitive ("https" is `Https`).
  */
-export function normalizeScheme(scheme: string | undefined, port: number | undefined): { scheme: Scheme; port: number } {
+export function normalizeScheme(
+  scheme: string | undefined,
+  port: number | undefined,
+): { scheme: Scheme; port: number } {
   const s = (scheme ?? '').trim().toLowerCase();
   const inRange = port !== undefined && Number.isInteger(port) && port >= 1 && port <= 65535;
   if (s === 'https') return { scheme: 'Https', port: inRange ? port : 443 };
@@ -28,7 +39,8 @@ export function normalizeScheme(scheme: string | undefined, port: number | undef
 }
 
 function intInRange(value: number, min: number, max: number, field: string): number {
-  if (!Number.isInteger(value) || value < min || value > max) throw invalid(`${field} must be between ${min} and ${max}`);
+  if (!Number.isInteger(value) || value < min || value > max)
+    throw invalid(`${field} must be between ${min} and ${max}`);
   return value;
 }
 
@@ -50,8 +62,17 @@ function comment(raw: string): string | null {
 }
 
 const DEFAULTS: Omit<RecordFields, 'name' | 'type' | 'destination'> = {
-  mxPriority: null, ttl: LIMITS.ttlDefault, proxied: false, captcha: false, scheme: 'Auto', port: 443,
-  hostHeader: null, hostHeaderMode: 'own', monitor: false, timeout: LIMITS.timeoutDefault, comment: null,
+  mxPriority: null,
+  ttl: LIMITS.ttlDefault,
+  proxied: false,
+  captcha: false,
+  scheme: 'Auto',
+  port: 443,
+  hostHeader: null,
+  hostHeaderMode: 'own',
+  monitor: false,
+  timeout: LIMITS.timeoutDefault,
+  comment: null,
 };
 
 export interface BuildOptions {
@@ -60,7 +81,13 @@ export interface BuildOptions {
 }
 
 /** Applies `patch` on top of `base` (the defaults for a create, the stored record for an update). */
-function merge(zone: string, base: RecordFields, patch: RecordPatch, isCreate: boolean, opts: BuildOptions = {}): RecordFields {
+function merge(
+  zone: string,
+  base: RecordFields,
+  patch: RecordPatch,
+  isCreate: boolean,
+  opts: BuildOptions = {},
+): RecordFields {
   const type = isCreate ? parseType(patch.type ?? '') : base.type;
   if (!isCreate && patch.type !== undefined && parseType(patch.type) !== base.type) {
     throw invalid('type cannot be changed; delete the record and create a new one');
@@ -79,13 +106,15 @@ function merge(zone: string, base: RecordFields, patch: RecordPatch, isCreate: b
   }
   // mx_priority is meaningful for MX and SRV only; on other types it is ignored (never stored).
   if (PRIORITY_TYPES.has(type)) {
-    if (patch.mx_priority !== undefined) out.mxPriority = intInRange(patch.mx_priority, 0, LIMITS.priorityMax, 'mx_priority');
+    if (patch.mx_priority !== undefined)
+      out.mxPriority = intInRange(patch.mx_priority, 0, LIMITS.priorityMax, 'mx_priority');
     if (out.mxPriority === null) out.mxPriority = LIMITS.priorityDefault;
   } else {
     out.mxPriority = null;
   }
   if (patch.ttl !== undefined) out.ttl = intInRange(patch.ttl, LIMITS.ttlMin, LIMITS.ttlMax, 'ttl');
-  if (patch.timeout !== undefined) out.timeout = intInRange(patch.timeout, LIMITS.timeoutMin, LIMITS.timeoutMax, 'timeout');
+  if (patch.timeout !== undefined)
+    out.timeout = intInRange(patch.timeout, LIMITS.timeoutMin, LIMITS.timeoutMax, 'timeout');
   if (patch.proxied !== undefined) out.proxied = patch.proxied;
   if (patch.captcha !== undefined) out.captcha = patch.captcha;
   if (patch.monitor !== undefined) out.monitor = patch.monitor;
@@ -102,7 +131,8 @@ function merge(zone: string, base: RecordFields, patch: RecordPatch, isCreate: b
   if (out.proxied) out.ttl = LIMITS.proxiedTtl;
   if (out.name === '@' && type === 'CNAME') throw invalid('a CNAME record cannot be at the zone apex');
   if (out.name === '@' && type === 'NS') throw invalid('NS records at the zone apex are managed by the platform');
-  if (type === 'CNAME' && out.destination === absoluteName(zone, out.name)) throw invalid('a CNAME record cannot point to itself');
+  if (type === 'CNAME' && out.destination === absoluteName(zone, out.name))
+    throw invalid('a CNAME record cannot point to itself');
   return out;
 }
 
@@ -125,8 +155,20 @@ export function sameData(a: RecordFields, b: RecordFields): boolean {
 }
 
 const FIELD_KEYS: (keyof RecordFields)[] = [
-  'name', 'type', 'destination', 'mxPriority', 'ttl', 'proxied', 'captcha', 'scheme', 'port', 'hostHeader',
-  'hostHeaderMode', 'monitor', 'timeout', 'comment',
+  'name',
+  'type',
+  'destination',
+  'mxPriority',
+  'ttl',
+  'proxied',
+  'captcha',
+  'scheme',
+  'port',
+  'hostHeader',
+  'hostHeaderMode',
+  'monitor',
+  'timeout',
+  'comment',
 ];
 
 /** True when every stored field is equal (an update that changes nothing writes nothing). */

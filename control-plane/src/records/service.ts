@@ -11,7 +11,17 @@ import { parseZoneFile } from './bind-parse.js';
 import { RecordError } from './errors.js';
 import { applyPatch, buildRecord, sameFields } from './normalize.js';
 import {
-  apiToStored, countRecords, deleteRecords, listApiRecords, getRecord, insertRecords, listRecords, lockDomain, toStored, updateRecords, type RecordRow,
+  apiToStored,
+  countRecords,
+  deleteRecords,
+  listApiRecords,
+  getRecord,
+  insertRecords,
+  listRecords,
+  lockDomain,
+  toStored,
+  updateRecords,
+  type RecordRow,
 } from './store.js';
 import { LIMITS, type RecordCreate, type RecordFields, type RecordPatch, type StoredRecord } from './types.js';
 import { ZoneIndex } from './zone-index.js';
@@ -44,7 +54,9 @@ function toApi(err: unknown): unknown {
 
 function limitError(features: EffectiveFeatures, total: number): string | null {
   const max = features.max_records;
-  return total > max ? `record limit reached: your plan (${features.plan}) allows at most ${max} records (max_records)` : null;
+  return total > max
+    ? `record limit reached: your plan (${features.plan}) allows at most ${max} records (max_records)`
+    : null;
 }
 
 function gateHostHeader(features: EffectiveFeatures, next: RecordFields, previous: string | null): void {
@@ -52,7 +64,11 @@ function gateHostHeader(features: EffectiveFeatures, next: RecordFields, previou
 }
 
 /** Runs `fn` in a transaction holding the domain's lock; appends a snapshot when it changed something. */
-async function write<T>(app: FastifyInstance, domain: DomainRow, fn: (tx: Tx) => Promise<{ value: T; changed: boolean }>): Promise<T> {
+async function write<T>(
+  app: FastifyInstance,
+  domain: DomainRow,
+  fn: (tx: Tx) => Promise<{ value: T; changed: boolean }>,
+): Promise<T> {
   assertWritable(domain);
   let changed = false;
   try {
@@ -76,7 +92,13 @@ async function indexOf(tx: Tx, domainId: number, names?: string[]): Promise<Zone
 }
 
 export async function createRecord(app: FastifyInstance, domain: DomainRow, input: RecordCreate): Promise<RecordRow> {
-  const record = (() => { try { return buildRecord(domain.name, input); } catch (err) { throw toApi(err); } })();
+  const record = (() => {
+    try {
+      return buildRecord(domain.name, input);
+    } catch (err) {
+      throw toApi(err);
+    }
+  })();
   return write(app, domain, async (tx) => {
     const features = await effectiveFeatures(tx, domain.id);
     const problem = limitError(features, (await countRecords(tx, domain.id)) + 1);
@@ -88,14 +110,20 @@ export async function createRecord(app: FastifyInstance, domain: DomainRow, inpu
   });
 }
 
-export async function updateRecord(app: FastifyInstance, domain: DomainRow, id: number, patch: RecordPatch): Promise<RecordRow> {
+export async function updateRecord(
+  app: FastifyInstance,
+  domain: DomainRow,
+  id: number,
+  patch: RecordPatch,
+): Promise<RecordRow> {
   return write(app, domain, async (tx) => {
     const row = await getRecord(tx, domain.id, id);
     if (!row) throw new ApiError(404, 'record not found');
     const current = toStored(row);
     const next = applyPatch(domain.name, current, patch);
     if (sameFields(next, current)) return { value: row, changed: false };
-    if (next.hostHeader !== current.hostHeader && next.hostHeader !== null) gateHostHeader(await effectiveFeatures(tx, domain.id), next, current.hostHeader);
+    if (next.hostHeader !== current.hostHeader && next.hostHeader !== null)
+      gateHostHeader(await effectiveFeatures(tx, domain.id), next, current.hostHeader);
     (await indexOf(tx, domain.id, [next.name])).check(next, id);
     await updateRecords(tx, domain.id, [{ ...next, id }]);
     return { value: (await getRecord(tx, domain.id, id))!, changed: true };
@@ -116,7 +144,11 @@ function itemError(err: unknown): string {
 }
 
 /** Best effort: each item is checked against the zone as the earlier items left it; one snapshot for the batch. */
-export async function batchUpdate(app: FastifyInstance, domain: DomainRow, updates: (RecordPatch & { id: number })[]): Promise<BulkResult> {
+export async function batchUpdate(
+  app: FastifyInstance,
+  domain: DomainRow,
+  updates: (RecordPatch & { id: number })[],
+): Promise<BulkResult> {
   return write(app, domain, async (tx) => {
     const index = await indexOf(tx, domain.id);
     let features: EffectiveFeatures | null = null;
@@ -153,8 +185,13 @@ export async function deleteMany(app: FastifyInstance, domain: DomainRow, ids: n
   const unique = [...new Set(ids)];
   return write(app, domain, async (tx) => {
     const deleted = new Set(await deleteRecords(tx, domain.id, unique));
-    const results = unique.map((id) => (deleted.has(id) ? { id, ok: true } : { id, ok: false, error: 'record not found' }));
-    return { value: { succeeded: deleted.size, failed: unique.length - deleted.size, results }, changed: deleted.size > 0 };
+    const results = unique.map((id) =>
+      deleted.has(id) ? { id, ok: true } : { id, ok: false, error: 'record not found' },
+    );
+    return {
+      value: { succeeded: deleted.size, failed: unique.length - deleted.size, results },
+      changed: deleted.size > 0,
+    };
   });
 }
 
@@ -174,13 +211,15 @@ async function planImport(tx: Tx, domain: DomainRow, text: string): Promise<Impo
       index.add({ ...record, id: nextId-- });
       plan.records.push({ ...record, line });
     } catch (err) {
-      if (err instanceof RecordError && err.code === 'CP_ERR_RECORD_DUPLICATE') plan.skipped.push({ line, reason: 'an identical record already exists' });
+      if (err instanceof RecordError && err.code === 'CP_ERR_RECORD_DUPLICATE')
+        plan.skipped.push({ line, reason: 'an identical record already exists' });
       else plan.errors.push({ line, error: itemError(err) });
     }
   }
   plan.skipped.sort((a, b) => a.line - b.line);
   plan.errors.sort((a, b) => a.line - b.line);
-  if (plan.records.length > LIMITS.importMaxRecords) plan.errors.unshift({ line: 0, error: `a zone file may hold at most ${LIMITS.importMaxRecords} records` });
+  if (plan.records.length > LIMITS.importMaxRecords)
+    plan.errors.unshift({ line: 0, error: `a zone file may hold at most ${LIMITS.importMaxRecords} records` });
   plan.limitError = limitError(features, existingCount + plan.records.length);
   return plan;
 }
@@ -190,12 +229,18 @@ export async function previewImport(app: FastifyInstance, domain: DomainRow, tex
 }
 
 /** All or nothing: any invalid line (400) or the plan's record limit (403) stores nothing. */
-export async function importZone(app: FastifyInstance, domain: DomainRow, text: string): Promise<{ created: RecordRow[]; skipped: ImportPlan['skipped'] }> {
+export async function importZone(
+  app: FastifyInstance,
+  domain: DomainRow,
+  text: string,
+): Promise<{ created: RecordRow[]; skipped: ImportPlan['skipped'] }> {
   return write(app, domain, async (tx) => {
     const plan = await planImport(tx, domain, text);
     if (plan.errors.length) {
       const n = plan.errors.length;
-      throw new ApiError(400, `the zone file has ${n} invalid line${n > 1 ? 's' : ''}; nothing was imported`, { errors: plan.errors });
+      throw new ApiError(400, `the zone file has ${n} invalid line${n > 1 ? 's' : ''}; nothing was imported`, {
+        errors: plan.errors,
+      });
     }
     if (plan.limitError) throw new ApiError(403, plan.limitError, { feature: 'max_records' });
     const created = await insertRecords(tx, domain.id, plan.records);
@@ -206,8 +251,22 @@ export async function importZone(app: FastifyInstance, domain: DomainRow, text: 
 export async function exportZoneText(app: FastifyInstance, domain: DomainRow): Promise<string> {
   const rows = (await listApiRecords(app.db, domain.id)).map(apiToStored);
   const zone = buildZone(domain, [], app.config.nsSets);
-  return exportZone({
-    zone: domain.name, serial: zone.serial, nameservers: zone.nameservers, nsTtl: APEX_NS_TTL,
-    soa: { mname: zone.soaMname, rname: zone.soaRname, refresh: zone.soaRefresh, retry: zone.soaRetry, expire: zone.soaExpire, minimum: zone.soaMinimum, ttl: zone.soaTtl },
-  }, rows);
+  return exportZone(
+    {
+      zone: domain.name,
+      serial: zone.serial,
+      nameservers: zone.nameservers,
+      nsTtl: APEX_NS_TTL,
+      soa: {
+        mname: zone.soaMname,
+        rname: zone.soaRname,
+        refresh: zone.soaRefresh,
+        retry: zone.soaRetry,
+        expire: zone.soaExpire,
+        minimum: zone.soaMinimum,
+        ttl: zone.soaTtl,
+      },
+    },
+    rows,
+  );
 }

@@ -9,10 +9,21 @@ export type RecordRow = typeof dnsRecords.$inferSelect;
 
 export function toStored(row: RecordRow): StoredRecord {
   return {
-    id: row.id, name: row.name, type: row.type as RecordType, destination: row.destination, mxPriority: row.mxPriority,
-    ttl: row.ttl, proxied: row.proxied, captcha: row.captcha, scheme: row.scheme as Scheme, port: row.port,
-    hostHeader: row.hostHeader, hostHeaderMode: row.hostHeaderMode as HostHeaderMode, monitor: row.monitor,
-    timeout: row.timeout, comment: row.comment,
+    id: row.id,
+    name: row.name,
+    type: row.type as RecordType,
+    destination: row.destination,
+    mxPriority: row.mxPriority,
+    ttl: row.ttl,
+    proxied: row.proxied,
+    captcha: row.captcha,
+    scheme: row.scheme as Scheme,
+    port: row.port,
+    hostHeader: row.hostHeader,
+    hostHeaderMode: row.hostHeaderMode as HostHeaderMode,
+    monitor: row.monitor,
+    timeout: row.timeout,
+    comment: row.comment,
   };
 }
 
@@ -22,15 +33,31 @@ export async function lockDomain(tx: Tx, domainId: number): Promise<void> {
 }
 
 export async function listRecords(db: Db | Tx, domainId: number, names?: string[]): Promise<RecordRow[]> {
-  const where = names ? and(eq(dnsRecords.domainId, domainId), inArray(dnsRecords.name, names)) : eq(dnsRecords.domainId, domainId);
+  const where = names
+    ? and(eq(dnsRecords.domainId, domainId), inArray(dnsRecords.name, names))
+    : eq(dnsRecords.domainId, domainId);
   return db.select().from(dnsRecords).where(where).orderBy(asc(dnsRecords.id));
 }
 
 /** A record in the API's form: snake_case, UTC timestamps, unset mx_priority / host_header / comment absent. */
 export interface ApiRecord {
-  id: number; name: string; type: RecordType; destination: string; mx_priority?: number; ttl: number; proxied: boolean;
-  captcha: boolean; scheme: Scheme; port: number; host_header?: string; host_header_mode: HostHeaderMode; monitor: boolean;
-  timeout: number; comment?: string; created_at: string; updated_at: string;
+  id: number;
+  name: string;
+  type: RecordType;
+  destination: string;
+  mx_priority?: number;
+  ttl: number;
+  proxied: boolean;
+  captcha: boolean;
+  scheme: Scheme;
+  port: number;
+  host_header?: string;
+  host_header_mode: HostHeaderMode;
+  monitor: boolean;
+  timeout: number;
+  comment?: string;
+  created_at: string;
+  updated_at: string;
 }
 
 const utc = (col: string) => sql.raw(`to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
@@ -52,14 +79,29 @@ export async function listApiRecords(db: Db | Tx, domainId: number): Promise<Api
 
 export function apiToStored(r: ApiRecord): StoredRecord {
   return {
-    id: r.id, name: r.name, type: r.type, destination: r.destination, mxPriority: r.mx_priority ?? null, ttl: r.ttl,
-    proxied: r.proxied, captcha: r.captcha, scheme: r.scheme, port: r.port, hostHeader: r.host_header ?? null,
-    hostHeaderMode: r.host_header_mode, monitor: r.monitor, timeout: r.timeout, comment: r.comment ?? null,
+    id: r.id,
+    name: r.name,
+    type: r.type,
+    destination: r.destination,
+    mxPriority: r.mx_priority ?? null,
+    ttl: r.ttl,
+    proxied: r.proxied,
+    captcha: r.captcha,
+    scheme: r.scheme,
+    port: r.port,
+    hostHeader: r.host_header ?? null,
+    hostHeaderMode: r.host_header_mode,
+    monitor: r.monitor,
+    timeout: r.timeout,
+    comment: r.comment ?? null,
   };
 }
 
 export async function getRecord(db: Db | Tx, domainId: number, id: number): Promise<RecordRow | undefined> {
-  const [row] = await db.select().from(dnsRecords).where(and(eq(dnsRecords.domainId, domainId), eq(dnsRecords.id, id)));
+  const [row] = await db
+    .select()
+    .from(dnsRecords)
+    .where(and(eq(dnsRecords.domainId, domainId), eq(dnsRecords.id, id)));
   return row;
 }
 
@@ -69,9 +111,20 @@ export async function countRecords(tx: Tx, domainId: number): Promise<number> {
 }
 
 const columns = (r: RecordFields) => ({
-  name: r.name, type: r.type, destination: r.destination, mxPriority: r.mxPriority, ttl: r.ttl, proxied: r.proxied,
-  captcha: r.captcha, scheme: r.scheme, port: r.port, hostHeader: r.hostHeader, hostHeaderMode: r.hostHeaderMode,
-  monitor: r.monitor, timeout: r.timeout, comment: r.comment,
+  name: r.name,
+  type: r.type,
+  destination: r.destination,
+  mxPriority: r.mxPriority,
+  ttl: r.ttl,
+  proxied: r.proxied,
+  captcha: r.captcha,
+  scheme: r.scheme,
+  port: r.port,
+  hostHeader: r.hostHeader,
+  hostHeaderMode: r.hostHeaderMode,
+  monitor: r.monitor,
+  timeout: r.timeout,
+  comment: r.comment,
 });
 
 /** Inserts in chunks (Postgres allows 65535 parameters per statement); returns the rows in input order. */
@@ -79,7 +132,7 @@ export async function insertRecords(tx: Tx, domainId: number, records: RecordFie
   const out: RecordRow[] = [];
   for (let i = 0; i < records.length; i += 1000) {
     const chunk = records.slice(i, i + 1000).map((r) => ({ domainId, ...columns(r) }));
-    out.push(...await tx.insert(dnsRecords).values(chunk).returning());
+    out.push(...(await tx.insert(dnsRecords).values(chunk).returning()));
   }
   return out;
 }
@@ -87,11 +140,24 @@ export async function insertRecords(tx: Tx, domainId: number, records: RecordFie
 /** Writes the full new state of each record in ONE statement (a 1000-item batch is one round trip). */
 export async function updateRecords(tx: Tx, domainId: number, records: StoredRecord[]): Promise<void> {
   if (records.length === 0) return;
-  const json = JSON.stringify(records.map((r) => ({
-    id: r.id, name: r.name, destination: r.destination, mx_priority: r.mxPriority, ttl: r.ttl, proxied: r.proxied,
-    captcha: r.captcha, scheme: r.scheme, port: r.port, host_header: r.hostHeader, host_header_mode: r.hostHeaderMode,
-    monitor: r.monitor, timeout: r.timeout, comment: r.comment,
-  })));
+  const json = JSON.stringify(
+    records.map((r) => ({
+      id: r.id,
+      name: r.name,
+      destination: r.destination,
+      mx_priority: r.mxPriority,
+      ttl: r.ttl,
+      proxied: r.proxied,
+      captcha: r.captcha,
+      scheme: r.scheme,
+      port: r.port,
+      host_header: r.hostHeader,
+      host_header_mode: r.hostHeaderMode,
+      monitor: r.monitor,
+      timeout: r.timeout,
+      comment: r.comment,
+    })),
+  );
   await tx.execute(sql`
     UPDATE dns_records AS r SET name = v.name, destination = v.destination, mx_priority = v.mx_priority, ttl = v.ttl,
       proxied = v.proxied, captcha = v.captcha, scheme = v.scheme, port = v.port, host_header = v.host_header,
@@ -104,7 +170,9 @@ export async function updateRecords(tx: Tx, domainId: number, records: StoredRec
 
 export async function deleteRecords(tx: Tx, domainId: number, ids: number[]): Promise<number[]> {
   if (ids.length === 0) return [];
-  const rows = await tx.delete(dnsRecords).where(and(eq(dnsRecords.domainId, domainId), inArray(dnsRecords.id, ids)))
+  const rows = await tx
+    .delete(dnsRecords)
+    .where(and(eq(dnsRecords.domainId, domainId), inArray(dnsRecords.id, ids)))
     .returning({ id: dnsRecords.id });
   return rows.map((r) => r.id);
 }

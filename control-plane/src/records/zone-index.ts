@@ -49,10 +49,16 @@ export class ZoneIndex {
     }
     if (candidate.type === 'CNAME') {
       const types = [...new Set(others.map((r) => r.type))].join(', ');
-      throw new RecordError('CP_ERR_RECORD_CONFLICT', `a CNAME record cannot share its name with other records: "${label}" already has ${types} records`);
+      throw new RecordError(
+        'CP_ERR_RECORD_CONFLICT',
+        `a CNAME record cannot share its name with other records: "${label}" already has ${types} records`,
+      );
     }
     if (others.some((r) => r.type === 'CNAME')) {
-      throw new RecordError('CP_ERR_RECORD_CONFLICT', `"${label}" already has a CNAME record, and a CNAME cannot share its name with other records`);
+      throw new RecordError(
+        'CP_ERR_RECORD_CONFLICT',
+        `"${label}" already has a CNAME record, and a CNAME cannot share its name with other records`,
+      );
     }
   }
 }

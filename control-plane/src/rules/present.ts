@@ -13,10 +13,19 @@ export function presentRule(row: RuleRow): PresentedRule {
   const out: PresentedRule = { id: row.id, domain_id: row.domainId, type: row.type };
   if (f.record_ids.length === 1) out.record_id = f.record_ids[0];
   Object.assign(out, {
-    record_ids: f.record_ids, enabled: row.enabled, priority: row.priority,
-    host_pattern: f.host_pattern, host_match_type: f.host_match_type, host_includes: f.host_includes, host_excludes: f.host_excludes,
-    ip_includes: f.ip_includes, ip_excludes: f.ip_excludes, action_mode: f.action_mode,
-    path_match_type: f.path_match_type, path_includes: f.path_includes, path_excludes: f.path_excludes,
+    record_ids: f.record_ids,
+    enabled: row.enabled,
+    priority: row.priority,
+    host_pattern: f.host_pattern,
+    host_match_type: f.host_match_type,
+    host_includes: f.host_includes,
+    host_excludes: f.host_excludes,
+    ip_includes: f.ip_includes,
+    ip_excludes: f.ip_excludes,
+    action_mode: f.action_mode,
+    path_match_type: f.path_match_type,
+    path_includes: f.path_includes,
+    path_excludes: f.path_excludes,
   });
   Object.assign(out, row.fields);
   out.created_at = row.createdAt.toISOString();
@@ -26,6 +35,15 @@ export function presentRule(row: RuleRow): PresentedRule {
 
 /** The stored rule as a create body (no id, timestamps or read-only fields): the base an update merges over. */
 export function ruleInput(row: RuleRow): Record<string, unknown> {
-  const { id: _id, domain_id: _d, type: _t, record_id: _r, created_at: _c, updated_at: _u, country: _country, ...rest } = presentRule(row);
+  const {
+    id: _id,
+    domain_id: _d,
+    type: _t,
+    record_id: _r,
+    created_at: _c,
+    updated_at: _u,
+    country: _country,
+    ...rest
+  } = presentRule(row);
   return rest;
 }

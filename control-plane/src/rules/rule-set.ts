@@ -6,11 +6,18 @@ import type { Tx } from '../db/index.js';
 import { cachePurgeRequests, cachePurges, rules } from '../db/schema.js';
 
 export async function buildDomainRuleSet(tx: Tx, domain: { id: number; zoneSerial: number }): Promise<RuleSet> {
-  const rows = await tx.select().from(rules).where(eq(rules.domainId, domain.id)).orderBy(asc(rules.priority), asc(rules.id));
+  const rows = await tx
+    .select()
+    .from(rules)
+    .where(eq(rules.domainId, domain.id))
+    .orderBy(asc(rules.priority), asc(rules.id));
   return {
     version: domain.zoneSerial,
     rules: rows.map((r) => ({
-      id: r.id, type: r.type, enabled: r.enabled, priority: r.priority,
+      id: r.id,
+      type: r.type,
+      enabled: r.enabled,
+      priority: r.priority,
       body: encodeRuleBody({ ...(r.filters as RuleBody), ...r.fields }),
     })),
   };
@@ -20,9 +27,22 @@ export async function buildDomainRuleSet(tx: Tx, domain: { id: number; zoneSeria
 export const SNAPSHOT_PURGES = 100;
 
 /** The domain's cache purge state for its snapshot settings: the whole-cache generation and the recent selective purges. */
-export async function cachePurgeSettings(tx: Tx, domainId: number): Promise<{ cachePurgeGeneration: number; cachePurges: CachePurge[] }> {
-  const [row] = await tx.select({ g: cachePurges.generation }).from(cachePurges).where(eq(cachePurges.domainId, domainId));
-  const recent = await tx.select({ id: cachePurgeRequests.id, prefixes: cachePurgeRequests.prefixes }).from(cachePurgeRequests)
-    .where(eq(cachePurgeRequests.domainId, domainId)).orderBy(desc(cachePurgeRequests.id)).limit(SNAPSHOT_PURGES);
-  return { cachePurgeGeneration: row?.g ?? 0, cachePurges: recent.reverse().map((r) => ({ id: r.id, prefixes: r.prefixes })) };
+export async function cachePurgeSettings(
+  tx: Tx,
+  domainId: number,
+): Promise<{ cachePurgeGeneration: number; cachePurges: CachePurge[] }> {
+  const [row] = await tx
+    .select({ g: cachePurges.generation })
+    .from(cachePurges)
+    .where(eq(cachePurges.domainId, domainId));
+  const recent = await tx
+    .select({ id: cachePurgeRequests.id, prefixes: cachePurgeRequests.prefixes })
+    .from(cachePurgeRequests)
+    .where(eq(cachePurgeRequests.domainId, domainId))
+    .orderBy(desc(cachePurgeRequests.id))
+    .limit(SNAPSHOT_PURGES);
+  return {
+    cachePurgeGeneration: row?.g ?? 0,
+    cachePurges: recent.reverse().map((r) => ({ id: r.id, prefixes: r.prefixes })),
+  };
 }

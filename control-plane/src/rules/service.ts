@@ -2,7 +2,13 @@
 // and one config log entry per write in the same transaction.
 import type { FastifyInstance } from 'fastify';
 import { and, asc, eq, sql } from 'drizzle-orm';
-import { describeProblems, validateRule, type NormalisedRule, type Problem, type RuleType } from '@platform/shared/match';
+import {
+  describeProblems,
+  validateRule,
+  type NormalisedRule,
+  type Problem,
+  type RuleType,
+} from '@platform/shared/match';
 import type { Tx } from '../db/index.js';
 import { dnsRecords, domains, rules } from '../db/schema.js';
 import { ApiError } from '../errors.js';
@@ -16,18 +22,35 @@ type RuleRow = typeof rules.$inferSelect;
 export const RULE_NOT_FOUND = 'rule not found';
 
 export async function listRules(app: FastifyInstance, domainId: number, type: RuleType): Promise<PresentedRule[]> {
-  const rows = await app.db.select().from(rules).where(and(eq(rules.domainId, domainId), eq(rules.type, type)))
+  const rows = await app.db
+    .select()
+    .from(rules)
+    .where(and(eq(rules.domainId, domainId), eq(rules.type, type)))
     .orderBy(asc(rules.priority), asc(rules.id));
   return rows.map(presentRule);
 }
 
-async function findRule(db: FastifyInstance['db'] | Tx, domainId: number, type: RuleType, id: number): Promise<RuleRow> {
-  const [row] = await db.select().from(rules).where(and(eq(rules.id, id), eq(rules.domainId, domainId), eq(rules.type, type))).limit(1);
+async function findRule(
+  db: FastifyInstance['db'] | Tx,
+  domainId: number,
+  type: RuleType,
+  id: number,
+): Promise<RuleRow> {
+  const [row] = await db
+    .select()
+    .from(rules)
+    .where(and(eq(rules.id, id), eq(rules.domainId, domainId), eq(rules.type, type)))
+    .limit(1);
   if (!row) throw new ApiError(404, RULE_NOT_FOUND);
   return row;
 }
 
-export async function getRule(app: FastifyInstance, domainId: number, type: RuleType, id: number): Promise<PresentedRule> {
+export async function getRule(
+  app: FastifyInstance,
+  domainId: number,
+  type: RuleType,
+  id: number,
+): Promise<PresentedRule> {
   return presentRule(await findRule(app.db, domainId, type, id));
 }
 
@@ -45,19 +68,29 @@ function invalid(problems: Problem[]): never {
 async function checkAgainstDatabase(tx: Tx, domain: DomainRow, type: RuleType, rule: NormalisedRule): Promise<void> {
   const problems: Problem[] = [];
   if (rule.common.record_ids.length > 0) {
-    const recs = await tx.select({ id: dnsRecords.id, proxied: dnsRecords.proxied }).from(dnsRecords).where(eq(dnsRecords.domainId, domain.id));
+    const recs = await tx
+      .select({ id: dnsRecords.id, proxied: dnsRecords.proxied })
+      .from(dnsRecords)
+      .where(eq(dnsRecords.domainId, domain.id));
     const proxied = new Set(recs.filter((r) => r.proxied).map((r) => r.id));
     rule.common.record_ids.forEach((id, i) => {
-      if (!proxied.has(id)) problems.push({ path: `record_ids[${i}]`, message: `record ${id} is not a proxied record of this domain` });
+      if (!proxied.has(id))
+        problems.push({ path: `record_ids[${i}]`, message: `record ${id} is not a proxied record of this domain` });
     });
   }
   if (type === 'origin_route' && typeof rule.fields.host_header === 'string' && rule.fields.host_header !== '') {
     const host = rule.fields.host_header;
     const within = (name: string) => host === name || host.endsWith(`.${name}`);
     if (!within(domain.name)) {
-      const owned = await tx.select({ name: domains.name }).from(domains).where(and(eq(domains.ownerId, domain.ownerId), eq(domains.state, 'active')));
+      const owned = await tx
+        .select({ name: domains.name })
+        .from(domains)
+        .where(and(eq(domains.ownerId, domain.ownerId), eq(domains.state, 'active')));
       if (!owned.some((d) => within(d.name))) {
-        problems.push({ path: 'host_header', message: `${host} is not inside this domain or another active domain of the same owner` });
+        problems.push({
+          path: 'host_header',
+          message: `${host} is not inside this domain or another active domain of the same owner`,
+        });
       }
     }
   }
@@ -87,30 +120,52 @@ async function checkPlan(tx: Tx, domainId: number, type: RuleType, creating: boo
   requireFeature(features, 'rules_enabled');
   requireRuleType(features, type);
   if (creating) {
-    const [{ n }] = await tx.select({ n: sql<number>`count(*)::int` }).from(rules).where(and(eq(rules.domainId, domainId), eq(rules.type, type)));
+    const [{ n }] = await tx
+      .select({ n: sql<number>`count(*)::int` })
+      .from(rules)
+      .where(and(eq(rules.domainId, domainId), eq(rules.type, type)));
     if (Number(n) >= features.max_rules_per_set) {
-      throw new ApiError(403, `your plan (${features.plan}) allows at most ${features.max_rules_per_set} ${type} rules (max_rules_per_set)`, { feature: 'max_rules_per_set' });
+      throw new ApiError(
+        403,
+        `your plan (${features.plan}) allows at most ${features.max_rules_per_set} ${type} rules (max_rules_per_set)`,
+        { feature: 'max_rules_per_set' },
+      );
     }
   }
 }
 
-export async function createRule(app: FastifyInstance, domain: DomainRow, type: RuleType, body: Record<string, unknown>): Promise<PresentedRule> {
+export async function createRule(
+  app: FastifyInstance,
+  domain: DomainRow,
+  type: RuleType,
+  body: Record<string, unknown>,
+): Promise<PresentedRule> {
   const rule = validate(type, body);
   const row = await writeAndLog(app, domain, async (tx) => {
     await checkPlan(tx, domain.id, type, true);
     await checkAgainstDatabase(tx, domain, type, rule);
     const { enabled, priority, ...filters } = rule.common;
-    const [created] = await tx.insert(rules).values({ domainId: domain.id, type, enabled, priority, filters, fields: rule.fields }).returning();
+    const [created] = await tx
+      .insert(rules)
+      .values({ domainId: domain.id, type, enabled, priority, filters, fields: rule.fields })
+      .returning();
     return created;
   });
   return presentRule(row);
 }
 
 /** PUT: the body's fields replace the rule's; omitted fields keep their values. Setting any host field re-derives host_match_type unless given. */
-export async function updateRule(app: FastifyInstance, domain: DomainRow, type: RuleType, id: number, body: Record<string, unknown>): Promise<PresentedRule> {
+export async function updateRule(
+  app: FastifyInstance,
+  domain: DomainRow,
+  type: RuleType,
+  id: number,
+  body: Record<string, unknown>,
+): Promise<PresentedRule> {
   const existing = await findRule(app.db, domain.id, type, id);
   const merged: Record<string, unknown> = { ...ruleInput(existing), ...body };
-  if (body.host_match_type === undefined && ['host_pattern', 'host_includes', 'host_excludes'].some((k) => k in body)) delete merged.host_match_type;
+  if (body.host_match_type === undefined && ['host_pattern', 'host_includes', 'host_excludes'].some((k) => k in body))
+    delete merged.host_match_type;
   if (body.record_id !== undefined && body.record_ids === undefined) merged.record_ids = [];
   const rule = validate(type, merged);
   const row = await writeAndLog(app, domain, async (tx) => {
@@ -118,8 +173,11 @@ export async function updateRule(app: FastifyInstance, domain: DomainRow, type: 
     await checkPlan(tx, domain.id, type, false);
     await checkAgainstDatabase(tx, domain, type, rule);
     const { enabled, priority, ...filters } = rule.common;
-    const [updated] = await tx.update(rules).set({ enabled, priority, filters, fields: rule.fields, updatedAt: new Date() })
-      .where(eq(rules.id, id)).returning();
+    const [updated] = await tx
+      .update(rules)
+      .set({ enabled, priority, filters, fields: rule.fields, updatedAt: new Date() })
+      .where(eq(rules.id, id))
+      .returning();
     return updated;
   });
   return presentRule(row);
@@ -132,11 +190,21 @@ export async function deleteRule(app: FastifyInstance, domain: DomainRow, type: 
   });
 }
 
-export async function setRuleEnabled(app: FastifyInstance, domain: DomainRow, type: RuleType, id: number, enabled: boolean): Promise<PresentedRule> {
+export async function setRuleEnabled(
+  app: FastifyInstance,
+  domain: DomainRow,
+  type: RuleType,
+  id: number,
+  enabled: boolean,
+): Promise<PresentedRule> {
   const row = await writeAndLog(app, domain, async (tx) => {
     await findRule(tx, domain.id, type, id);
     if (enabled) await checkPlan(tx, domain.id, type, false);
-    const [updated] = await tx.update(rules).set({ enabled, updatedAt: new Date() }).where(eq(rules.id, id)).returning();
+    const [updated] = await tx
+      .update(rules)
+      .set({ enabled, updatedAt: new Date() })
+      .where(eq(rules.id, id))
+      .returning();
     return updated;
   });
   return presentRule(row);
@@ -146,18 +214,35 @@ export async function setRuleEnabled(app: FastifyInstance, domain: DomainRow, ty
 export const REORDER_STEP = 10;
 
 /** Reorder: `ids` lists every rule of the type exactly once, first evaluated first; priorities become 10, 20, 30… */
-export async function reorderRules(app: FastifyInstance, domain: DomainRow, type: RuleType, ids: number[]): Promise<PresentedRule[]> {
+export async function reorderRules(
+  app: FastifyInstance,
+  domain: DomainRow,
+  type: RuleType,
+  ids: number[],
+): Promise<PresentedRule[]> {
   await writeAndLog(app, domain, async (tx) => {
-    const rows = await tx.select({ id: rules.id }).from(rules).where(and(eq(rules.domainId, domain.id), eq(rules.type, type)));
+    const rows = await tx
+      .select({ id: rules.id })
+      .from(rules)
+      .where(and(eq(rules.domainId, domain.id), eq(rules.type, type)));
     const have = new Set(rows.map((r) => r.id));
     const given = new Set(ids);
     if (given.size !== ids.length) throw new ApiError(400, 'ids: each rule id may appear only once');
     const missing = [...have].filter((id) => !given.has(id));
     const unknown = ids.filter((id) => !have.has(id));
-    if (unknown.length > 0) throw new ApiError(400, `ids: ${unknown.join(', ')} ${unknown.length === 1 ? 'is not a' : 'are not'} ${type} rule${unknown.length === 1 ? '' : 's'} of this domain`);
-    if (missing.length > 0) throw new ApiError(400, `ids: must list every ${type} rule of the domain; missing ${missing.join(', ')}`);
+    if (unknown.length > 0)
+      throw new ApiError(
+        400,
+        `ids: ${unknown.join(', ')} ${unknown.length === 1 ? 'is not a' : 'are not'} ${type} rule${unknown.length === 1 ? '' : 's'} of this domain`,
+      );
+    if (missing.length > 0)
+      throw new ApiError(400, `ids: must list every ${type} rule of the domain; missing ${missing.join(', ')}`);
     const now = new Date();
-    for (const [i, id] of ids.entries()) await tx.update(rules).set({ priority: (i + 1) * REORDER_STEP, updatedAt: now }).where(eq(rules.id, id));
+    for (const [i, id] of ids.entries())
+      await tx
+        .update(rules)
+        .set({ priority: (i + 1) * REORDER_STEP, updatedAt: now })
+        .where(eq(rules.id, id));
   });
   return listRules(app, domain.id, type);
 }

@@ -19,7 +19,15 @@ async function setup(t: TestContext, hubOpts: { maxBackpressure?: number } = {})
   const database = await openDatabase(tdb);
   const configLog = new ConfigLog([['ns1.platform.test', 'ns2.platform.test']]);
   const [user] = await database.db.insert(users).values({ email: 'owner@example.org' }).returning();
-  const hub = await startSyncHub({ host: '127.0.0.1', port: 0, token: TOKEN, db: database.db, configLog, pollMs: 60_000, ...hubOpts });
+  const hub = await startSyncHub({
+    host: '127.0.0.1',
+    port: 0,
+    token: TOKEN,
+    db: database.db,
+    configLog,
+    pollMs: 60_000,
+    ...hubOpts,
+  });
   const dirs: string[] = [];
   t.after(async () => {
     await hub.close();
@@ -37,7 +45,13 @@ async function setup(t: TestContext, hubOpts: { maxBackpressure?: number } = {})
   return { db: database.db, configLog, hub, userId: user!.id, newStore, hubUrl: `ws://127.0.0.1:${hub.port}` };
 }
 
-async function writeRecord(db: Db, log: ConfigLog, domainId: number, name: string, destination: string): Promise<number> {
+async function writeRecord(
+  db: Db,
+  log: ConfigLog,
+  domainId: number,
+  name: string,
+  destination: string,
+): Promise<number> {
   const v = await db.transaction(async (tx) => {
     await tx.insert(dnsRecords).values({ domainId, name, type: 'A', destination });
     return log.appendSnapshot(tx, domainId);
@@ -103,12 +117,21 @@ test('a node that reconnects resumes from its version and misses nothing written
 
 test('without the node token, or with a wrong one, the hub answers 401 before upgrading', async (t) => {
   const { hubUrl } = await setup(t);
-  const statusOf = (headers: Record<string, string>, query = '') => new Promise<number>((resolve, reject) => {
-    const ws = new WebSocket(`${hubUrl}/sync?from=0${query}`, { headers });
-    ws.on('unexpected-response', (_req, res) => { resolve(res.statusCode ?? 0); ws.terminate(); });
-    ws.on('open', () => { ws.close(); resolve(101); });
-    ws.on('error', (err) => { if (!/Unexpected server response/.test(err.message)) reject(err); });
-  });
+  const statusOf = (headers: Record<string, string>, query = '') =>
+    new Promise<number>((resolve, reject) => {
+      const ws = new WebSocket(`${hubUrl}/sync?from=0${query}`, { headers });
+      ws.on('unexpected-response', (_req, res) => {
+        resolve(res.statusCode ?? 0);
+        ws.terminate();
+      });
+      ws.on('open', () => {
+        ws.close();
+        resolve(101);
+      });
+      ws.on('error', (err) => {
+        if (!/Unexpected server response/.test(err.message)) reject(err);
+      });
+    });
   assert.equal(await statusOf({}), 401);
   assert.equal(await statusOf({ authorization: 'Bearer nope' }), 401);
   assert.equal(await statusOf({}, '&token=nope'), 401);
@@ -124,7 +147,9 @@ test('a node ahead of the log (control plane database replaced) drops its store 
   const stale = { schemaMajor: 1, domainId: 99, name: 'stale.example', state: 'active', dnsMode: 'managed' } as const;
   store.apply({ version: 5000, domain: 'stale.example', deleted: false, snapshot: { ...stale } as never });
   const dropped: string[] = [];
-  store.onApplied((e) => { if (e.deleted) dropped.push(e.domain); });
+  store.onApplied((e) => {
+    if (e.deleted) dropped.push(e.domain);
+  });
   const sync = startNodeSync(store, { hubUrl, token: TOKEN });
   t.after(() => sync.stop());
   await sync.ready;
@@ -141,7 +166,11 @@ test('a node that stops reading is dropped once its queue passes the limit, and 
   await fast.ready;
   const slow = new WebSocket(`${hubUrl}/sync?from=0`, { headers: { authorization: `Bearer ${TOKEN}` } });
   t.after(() => slow.terminate());
-  await new Promise<void>((resolve) => slow.on('message', (_d, isBinary) => { if (!isBinary) resolve(); }));
+  await new Promise<void>((resolve) =>
+    slow.on('message', (_d, isBinary) => {
+      if (!isBinary) resolve();
+    }),
+  );
   (slow as unknown as { _socket: { pause(): void } })._socket.pause();
 
   // 24 entries of about 1 MB each: far more than the kernel's socket buffers plus the 4 MiB limit.
@@ -162,9 +191,14 @@ test('nodes that connect while a burst is being published each end with every do
   const { db, configLog, userId, newStore, hubUrl } = await setup(t);
   const ids: number[] = [];
   for (let i = 0; i < 4; i++) {
-    const [d] = await db.insert(domains).values({ name: `d${i}.example`, ownerId: userId, state: 'active' }).returning();
+    const [d] = await db
+      .insert(domains)
+      .values({ name: `d${i}.example`, ownerId: userId, state: 'active' })
+      .returning();
     // ~100 KB snapshots: large enough that the hub yields between frames.
-    await db.insert(dnsRecords).values({ domainId: d!.id, name: '@', type: 'TXT', destination: `${i}`.repeat(100_000) });
+    await db
+      .insert(dnsRecords)
+      .values({ domainId: d!.id, name: '@', type: 'TXT', destination: `${i}`.repeat(100_000) });
     ids.push(d!.id);
   }
   const stores = [newStore(), newStore(), newStore()];
@@ -180,6 +214,7 @@ test('nodes that connect while a burst is being published each end with every do
   await until(() => stores.every((s) => s.version === last), 'every node to reach the last version', 30_000);
   for (const store of stores) {
     assert.deepEqual(store.domains(), ['d0.example', 'd1.example', 'd2.example', 'd3.example']);
-    for (let i = 0; i < 4; i++) assert.equal(store.getSnapshot(`d${i}.example`)!.zone.serial, 7, `d${i}.example has its last serial`);
+    for (let i = 0; i < 4; i++)
+      assert.equal(store.getSnapshot(`d${i}.example`)!.zone.serial, 7, `d${i}.example has its last serial`);
   }
 });

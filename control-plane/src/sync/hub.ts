@@ -51,8 +51,17 @@ export function framesOf(rows: readonly StoredEntry[]): Array<{ frame: Uint8Arra
   let size = 0;
   let lastVersion = 0;
   for (const r of rows) {
-    const bytes = encodeConfigEntry({ version: r.version, domain: r.domainName, deleted: r.deleted, snapshotBytes: r.payload });
-    if (batch.length > 0 && size + bytes.length > MAX_FRAME_BYTES) { frames.push({ frame: packEntries(batch), lastVersion }); batch = []; size = 0; }
+    const bytes = encodeConfigEntry({
+      version: r.version,
+      domain: r.domainName,
+      deleted: r.deleted,
+      snapshotBytes: r.payload,
+    });
+    if (batch.length > 0 && size + bytes.length > MAX_FRAME_BYTES) {
+      frames.push({ frame: packEntries(batch), lastVersion });
+      batch = [];
+      size = 0;
+    }
     batch.push(bytes);
     size += bytes.length + 5;
     lastVersion = r.version;
@@ -79,19 +88,29 @@ export async function startSyncHub(opts: SyncHubOptions): Promise<SyncHub> {
     idleTimeout: 60,
     sendPingsAutomatically: true,
     upgrade(res, req, context) {
-      const token = presentedToken(req.getHeader('authorization'), req.getHeader('x-node-token'), req.getQuery('token'));
+      const token = presentedToken(
+        req.getHeader('authorization'),
+        req.getHeader('x-node-token'),
+        req.getQuery('token'),
+      );
       const fromRaw = req.getQuery('from') ?? '0';
       const nodeId = req.getHeader('x-node-id') || req.getQuery('node') || '';
       const key = req.getHeader('sec-websocket-key');
       const protocol = req.getHeader('sec-websocket-protocol');
       const extensions = req.getHeader('sec-websocket-extensions');
       if (!checkToken(token)) {
-        res.writeStatus('401 Unauthorized').writeHeader('content-type', 'application/json').end('{"error":"invalid node token"}');
+        res
+          .writeStatus('401 Unauthorized')
+          .writeHeader('content-type', 'application/json')
+          .end('{"error":"invalid node token"}');
         return;
       }
       const from = Number(fromRaw === '' ? '0' : fromRaw);
       if (!Number.isSafeInteger(from) || from < 0) {
-        res.writeStatus('400 Bad Request').writeHeader('content-type', 'application/json').end('{"error":"from must be a non-negative integer"}');
+        res
+          .writeStatus('400 Bad Request')
+          .writeHeader('content-type', 'application/json')
+          .end('{"error":"from must be a non-negative integer"}');
         return;
       }
       res.upgrade<NodeConn>({ id: nextId++, nodeId, from, closed: false }, key, protocol, extensions, context);
@@ -107,7 +126,11 @@ export async function startSyncHub(opts: SyncHubOptions): Promise<SyncHub> {
     },
     drain(ws) {
       const conn = ws.getUserData();
-      if (conn.onDrain && ws.getBufferedAmount() < maxBackpressure / 4) { const f = conn.onDrain; conn.onDrain = undefined; f(); }
+      if (conn.onDrain && ws.getBufferedAmount() < maxBackpressure / 4) {
+        const f = conn.onDrain;
+        conn.onDrain = undefined;
+        f();
+      }
     },
     close(ws, code) {
       sockets.delete(ws);
@@ -117,7 +140,9 @@ export async function startSyncHub(opts: SyncHubOptions): Promise<SyncHub> {
       log.info({ node: conn.nodeId, conn: conn.id, code }, 'node disconnected');
     },
   });
-  app.any('/*', (res) => { res.writeStatus('404 Not Found').writeHeader('content-type', 'application/json').end('{"error":"not found"}'); });
+  app.any('/*', (res) => {
+    res.writeStatus('404 Not Found').writeHeader('content-type', 'application/json').end('{"error":"not found"}');
+  });
 
   /**
    * Sends the latest entry of each domain in (from, head], paging through the log and waiting for the socket to drain,
@@ -132,7 +157,10 @@ export async function startSyncHub(opts: SyncHubOptions): Promise<SyncHub> {
       const logHead = await configLog.head(db);
       if (conn.closed) return;
       if (cursor > logHead) {
-        log.warn({ node: conn.nodeId, from: cursor, head: logHead }, 'node is ahead of the config log; telling it to rebuild');
+        log.warn(
+          { node: conn.nodeId, from: cursor, head: logHead },
+          'node is ahead of the config log; telling it to rebuild',
+        );
         const reset: HubControl = { type: 'reset', version: logHead };
         ws.cork(() => ws.send(JSON.stringify(reset), false));
         cursor = 0;
@@ -149,7 +177,9 @@ export async function startSyncHub(opts: SyncHubOptions): Promise<SyncHub> {
         for (const { frame } of framesOf(rows)) {
           ws.cork(() => ws.send(frame, true));
           if (ws.getBufferedAmount() > maxBackpressure / 2) {
-            await new Promise<void>((resolve) => { conn.onDrain = resolve; });
+            await new Promise<void>((resolve) => {
+              conn.onDrain = resolve;
+            });
             if (conn.closed) return;
           }
         }
@@ -169,7 +199,10 @@ export async function startSyncHub(opts: SyncHubOptions): Promise<SyncHub> {
   let tailing = false;
   let again = false;
   async function tail(): Promise<void> {
-    if (tailing) { again = true; return; }
+    if (tailing) {
+      again = true;
+      return;
+    }
     tailing = true;
     try {
       do {
@@ -195,19 +228,29 @@ export async function startSyncHub(opts: SyncHubOptions): Promise<SyncHub> {
     }
   }
 
-  const offNudge = configLog.onNudge(() => { void tail(); });
-  const poll = setInterval(() => { void tail(); }, opts.pollMs ?? 1000);
+  const offNudge = configLog.onNudge(() => {
+    void tail();
+  });
+  const poll = setInterval(() => {
+    void tail();
+  }, opts.pollMs ?? 1000);
 
   const listenSocket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
-    app.listen(opts.host, opts.port, (ls) => ls ? resolve(ls) : reject(new Error(`sync hub cannot listen on ${opts.host}:${opts.port}`)));
+    app.listen(opts.host, opts.port, (ls) =>
+      ls ? resolve(ls) : reject(new Error(`sync hub cannot listen on ${opts.host}:${opts.port}`)),
+    );
   });
   const port = uWS.us_socket_local_port(listenSocket);
   log.info({ host: opts.host, port, head }, 'sync hub listening');
 
   return {
     port,
-    get head() { return head; },
-    get nodes() { return sockets.size; },
+    get head() {
+      return head;
+    },
+    get nodes() {
+      return sockets.size;
+    },
     async close() {
       closing = true;
       offNudge();

@@ -10,7 +10,11 @@ export function nodeTokenChecker(token: string): (presented: string | undefined)
 }
 
 /** The token a request presents, from the first place that carries one. */
-export function presentedToken(authorization: string, headerToken: string, queryToken: string | undefined): string | undefined {
+export function presentedToken(
+  authorization: string,
+  headerToken: string,
+  queryToken: string | undefined,
+): string | undefined {
   const bearer = /^Bearer\s+(.+)$/i.exec(authorization.trim());
   if (bearer) return bearer[1]!.trim();
   if (headerToken) return headerToken.trim();

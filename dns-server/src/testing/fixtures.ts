@@ -4,8 +4,20 @@ import type { DomainSnapshot, ZoneRecord } from '@platform/shared/config';
 let nextId = 1;
 export function rec(name: string, type: string, destination: string, extra: Partial<ZoneRecord> = {}): ZoneRecord {
   return {
-    id: nextId++, name, type, destination, ttl: 300, mxPriority: 10, proxied: false, captcha: false, scheme: 'Auto',
-    port: 443, hostHeader: '', hostHeaderMode: 'own', timeout: 60, ...extra,
+    id: nextId++,
+    name,
+    type,
+    destination,
+    ttl: 300,
+    mxPriority: 10,
+    proxied: false,
+    captcha: false,
+    scheme: 'Auto',
+    port: 443,
+    hostHeader: '',
+    hostHeaderMode: 'own',
+    timeout: 60,
+    ...extra,
   };
 }
 
@@ -13,10 +25,21 @@ export const LONG_TXT = 'v=spf1 ' + 'x'.repeat(600);
 
 export function sampleSnapshot(overrides: Partial<DomainSnapshot> = {}, name = 'example.org'): DomainSnapshot {
   return {
-    schemaMajor: 1, domainId: 1, name, state: 'active', dnsMode: 'managed',
+    schemaMajor: 1,
+    domainId: 1,
+    name,
+    state: 'active',
+    dnsMode: 'managed',
     zone: {
-      serial: 7, nameservers: ['ns1.platform.test', 'ns2.platform.test'], soaMname: 'ns1.platform.test',
-      soaRname: `hostmaster.${name}`, soaRefresh: 10000, soaRetry: 2400, soaExpire: 604800, soaMinimum: 300, soaTtl: 3600,
+      serial: 7,
+      nameservers: ['ns1.platform.test', 'ns2.platform.test'],
+      soaMname: 'ns1.platform.test',
+      soaRname: `hostmaster.${name}`,
+      soaRefresh: 10000,
+      soaRetry: 2400,
+      soaExpire: 604800,
+      soaMinimum: 300,
+      soaTtl: 3600,
       records: [
         rec('@', 'A', '192.0.2.1'),
         rec('@', 'MX', 'mail.example.org', { mxPriority: 10 }),
@@ -47,7 +70,9 @@ export function sampleSnapshot(overrides: Partial<DomainSnapshot> = {}, name = '
         rec('sub', 'NS', 'ns.elsewhere.example.net'),
         rec('ns1.sub', 'A', '192.0.2.53'),
         rec('ns1.sub', 'AAAA', '2001:db8::53'),
-        rec('big', 'TXT', 'a'.repeat(200)), rec('big', 'TXT', 'b'.repeat(200)), rec('big', 'TXT', 'c'.repeat(200)),
+        rec('big', 'TXT', 'a'.repeat(200)),
+        rec('big', 'TXT', 'b'.repeat(200)),
+        rec('big', 'TXT', 'c'.repeat(200)),
       ],
     },
     settings: { developerMode: false, developerModeExpiresAtMs: 0, cacheL2TtlDays: 1, cacheCapMb: 0 },
@@ -57,7 +82,13 @@ export function sampleSnapshot(overrides: Partial<DomainSnapshot> = {}, name = '
   };
 }
 
-export interface QueryOptions { id?: number; edns?: { udpSize?: number; version?: number; do?: boolean }; opcode?: number; qclass?: number; rd?: boolean }
+export interface QueryOptions {
+  id?: number;
+  edns?: { udpSize?: number; version?: number; do?: boolean };
+  opcode?: number;
+  qclass?: number;
+  rd?: boolean;
+}
 
 /** Builds a query message for `name` (case kept) and `qtype`. */
 export function buildQuery(name: string, qtype: number, o: QueryOptions = {}): Buffer {
@@ -69,7 +100,10 @@ export function buildQuery(name: string, qtype: number, o: QueryOptions = {}): B
   h.writeUInt16BE(1, 4);
   h.writeUInt16BE(o.edns ? 1 : 0, 10);
   parts.push(h);
-  for (const l of labels) { const b = Buffer.from(l, 'latin1'); parts.push(Buffer.from([b.length]), b); }
+  for (const l of labels) {
+    const b = Buffer.from(l, 'latin1');
+    parts.push(Buffer.from([b.length]), b);
+  }
   const tail = Buffer.alloc(5);
   tail.writeUInt16BE(qtype, 1);
   tail.writeUInt16BE(o.qclass ?? 1, 3);

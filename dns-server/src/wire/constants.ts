@@ -1,14 +1,37 @@
 // DNS wire constants used by the dns-server: record types, classes, rcodes and header bits (RFC 1035, 6891).
 
 export const TYPE = {
-  A: 1, NS: 2, CNAME: 5, SOA: 6, PTR: 12, HINFO: 13, MX: 15, TXT: 16, AAAA: 28, SRV: 33, OPT: 41,
-  DS: 43, CAA: 257, IXFR: 251, AXFR: 252, MAILB: 253, MAILA: 254, ANY: 255,
+  A: 1,
+  NS: 2,
+  CNAME: 5,
+  SOA: 6,
+  PTR: 12,
+  HINFO: 13,
+  MX: 15,
+  TXT: 16,
+  AAAA: 28,
+  SRV: 33,
+  OPT: 41,
+  DS: 43,
+  CAA: 257,
+  IXFR: 251,
+  AXFR: 252,
+  MAILB: 253,
+  MAILA: 254,
+  ANY: 255,
 } as const;
 
 /** Record types a zone may hold, by their presentation name. */
 export const TYPE_BY_NAME: Readonly<Record<string, number>> = {
-  A: TYPE.A, AAAA: TYPE.AAAA, CNAME: TYPE.CNAME, MX: TYPE.MX, TXT: TYPE.TXT,
-  NS: TYPE.NS, SRV: TYPE.SRV, CAA: TYPE.CAA, PTR: TYPE.PTR,
+  A: TYPE.A,
+  AAAA: TYPE.AAAA,
+  CNAME: TYPE.CNAME,
+  MX: TYPE.MX,
+  TXT: TYPE.TXT,
+  NS: TYPE.NS,
+  SRV: TYPE.SRV,
+  CAA: TYPE.CAA,
+  PTR: TYPE.PTR,
 };
 
 export const CLASS_IN = 1;

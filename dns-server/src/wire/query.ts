@@ -60,7 +60,10 @@ export function parseQuery(msg: Buffer, len: number, q: ParsedQuery): number {
   for (;;) {
     if (p >= len) return PARSE.FORMERR;
     const l = msg[p];
-    if (l === 0) { p++; break; }
+    if (l === 0) {
+      p++;
+      break;
+    }
     if (l > 63 || p + 1 + l > len || labels >= MAX_LABELS) return PARSE.FORMERR;
     if (k + l + 1 > 254) return PARSE.FORMERR; // RFC 1035 §2.3.4: 255 octets on the wire
     if (labels > 0) scratch[k++] = 0x2e;

@@ -3,7 +3,10 @@ import { isIPv4, isIPv6 } from 'node:net';
 import { TYPE } from './constants.js';
 import type { NameRef, Rdata } from '../zone/model.js';
 
-export interface ParsedRdata { rdata: Rdata; target?: string }
+export interface ParsedRdata {
+  rdata: Rdata;
+  target?: string;
+}
 
 /** Parses one record's destination; returns the RDATA or a message saying what is wrong. */
 export function parseRdata(type: number, destination: string, priority: number, apex: string): ParsedRdata | string {
@@ -16,7 +19,9 @@ export function parseRdata(type: number, destination: string, priority: number, 
       const b = ipv6Bytes(d);
       return b ? { rdata: [b] } : `invalid IPv6 address "${d}"`;
     }
-    case TYPE.CNAME: case TYPE.NS: case TYPE.PTR: {
+    case TYPE.CNAME:
+    case TYPE.NS:
+    case TYPE.PTR: {
       const n = normaliseName(d, apex);
       if (typeof n !== 'string' || n === '') return `invalid target name "${d}"`;
       return { rdata: [{ name: n, compress: true }], target: n };
@@ -33,11 +38,14 @@ export function parseRdata(type: number, destination: string, priority: number, 
       // "weight port target" with the priority in mx_priority, or "priority weight port target".
       const f = d.split(/\s+/);
       if (f.length === 3) f.unshift(String(priority));
-      if (f.length !== 4 || !f.slice(0, 3).every((x) => /^\d{1,5}$/.test(x) && Number(x) <= 65535)) return `invalid SRV "${d}"`;
+      if (f.length !== 4 || !f.slice(0, 3).every((x) => /^\d{1,5}$/.test(x) && Number(x) <= 65535))
+        return `invalid SRV "${d}"`;
       const n = normaliseName(f[3], apex);
       if (n === null) return `invalid SRV target "${f[3]}"`;
       const head = Buffer.alloc(6);
-      head.writeUInt16BE(Number(f[0]), 0); head.writeUInt16BE(Number(f[1]), 2); head.writeUInt16BE(Number(f[2]), 4);
+      head.writeUInt16BE(Number(f[0]), 0);
+      head.writeUInt16BE(Number(f[1]), 2);
+      head.writeUInt16BE(Number(f[2]), 4);
       return { rdata: [head, { name: n, compress: false }], target: n };
     }
     case TYPE.TXT: {
@@ -50,7 +58,8 @@ export function parseRdata(type: number, destination: string, priority: number, 
       const m = /^(\d{1,3})\s+([A-Za-z0-9]{1,15})\s+(.*)$/s.exec(d);
       if (!m || Number(m[1]) > 255) return `invalid CAA "${d}"`;
       let value = m[3].trim();
-      if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1).replace(/\\(.)/g, '$1');
+      if (value.length >= 2 && value.startsWith('"') && value.endsWith('"'))
+        value = value.slice(1, -1).replace(/\\(.)/g, '$1');
       const tag = Buffer.from(m[2].toLowerCase(), 'latin1');
       return { rdata: [Buffer.from([Number(m[1]), tag.length]), tag, Buffer.from(value, 'utf8')] };
     }

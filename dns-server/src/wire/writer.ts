@@ -11,7 +11,9 @@ export class MessageWriter {
   len = 0;
   private readonly names = NAMES;
 
-  constructor() { NAMES.clear(); }
+  constructor() {
+    NAMES.clear();
+  }
 
   private ensure(n: number): void {
     if (this.len + n <= this.buf.length) return;
@@ -20,11 +22,28 @@ export class MessageWriter {
     this.buf = next;
   }
 
-  u8(v: number): void { this.ensure(1); this.buf[this.len++] = v; }
-  u16(v: number): void { this.ensure(2); this.buf.writeUInt16BE(v, this.len); this.len += 2; }
-  u32(v: number): void { this.ensure(4); this.buf.writeUInt32BE(v >>> 0, this.len); this.len += 4; }
-  bytes(b: Buffer): void { this.ensure(b.length); b.copy(this.buf, this.len); this.len += b.length; }
-  setU16(at: number, v: number): void { this.buf.writeUInt16BE(v, at); }
+  u8(v: number): void {
+    this.ensure(1);
+    this.buf[this.len++] = v;
+  }
+  u16(v: number): void {
+    this.ensure(2);
+    this.buf.writeUInt16BE(v, this.len);
+    this.len += 2;
+  }
+  u32(v: number): void {
+    this.ensure(4);
+    this.buf.writeUInt32BE(v >>> 0, this.len);
+    this.len += 4;
+  }
+  bytes(b: Buffer): void {
+    this.ensure(b.length);
+    b.copy(this.buf, this.len);
+    this.len += b.length;
+  }
+  setU16(at: number, v: number): void {
+    this.buf.writeUInt16BE(v, at);
+  }
 
   /** Writes a lower-case absolute name ('' = root), pointing at an earlier copy of a suffix when allowed. */
   name(name: string, compress: boolean): void {
@@ -35,7 +54,10 @@ export class MessageWriter {
       if (compress) {
         const suffix = pos === 0 ? name : name.substring(pos);
         const at = this.names.get(suffix);
-        if (at !== undefined) { this.u16(0xc000 | at); return; }
+        if (at !== undefined) {
+          this.u16(0xc000 | at);
+          return;
+        }
         if (this.len < 0x3fff) this.names.set(suffix, this.len);
       }
       let dot = name.indexOf('.', pos);

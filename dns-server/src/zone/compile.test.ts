@@ -26,10 +26,19 @@ for (const c of states) {
 
 test('invalid records are skipped, each reported with its index; the rest is served', () => {
   const s = sampleSnapshot();
-  s.zone.records = [rec('a', 'A', '192.0.2.1'), rec('b', 'A', 'not-an-ip'), rec('c', 'AAAA', '192.0.2.1'), rec('d', 'HINFO', 'x'), rec('e', 'MX', 'bad..name')];
+  s.zone.records = [
+    rec('a', 'A', '192.0.2.1'),
+    rec('b', 'A', 'not-an-ip'),
+    rec('c', 'AAAA', '192.0.2.1'),
+    rec('d', 'HINFO', 'x'),
+    rec('e', 'MX', 'bad..name'),
+  ];
   const { zone, problems } = compileZone(s, EDGE);
   assert.ok(zone!.nodes.get('a.example.org')!.rrsets.has(TYPE.A));
-  assert.deepEqual(problems.map((p) => p.split(':')[0]), ['records[1]', 'records[2]', 'records[3]', 'records[4]']);
+  assert.deepEqual(
+    problems.map((p) => p.split(':')[0]),
+    ['records[1]', 'records[2]', 'records[3]', 'records[4]'],
+  );
 });
 
 test('the SOA serial is the snapshot serial; NS is the nameserver set; user NS at the apex is ignored', () => {
@@ -43,7 +52,11 @@ test('the SOA serial is the snapshot serial; NS is the nameserver set; user NS a
 
 test('a CNAME beside other data keeps only the CNAME; a CNAME at the apex is dropped', () => {
   const s = sampleSnapshot();
-  s.zone.records = [rec('x', 'CNAME', 'www.example.org'), rec('x', 'TXT', 'hi'), rec('@', 'CNAME', 'other.example.net')];
+  s.zone.records = [
+    rec('x', 'CNAME', 'www.example.org'),
+    rec('x', 'TXT', 'hi'),
+    rec('@', 'CNAME', 'other.example.net'),
+  ];
   const { zone, problems } = compileZone(s, EDGE);
   assert.deepEqual([...zone!.nodes.get('x.example.org')!.rrsets.keys()], [TYPE.CNAME]);
   assert.ok(!zone!.nodes.get('example.org')!.rrsets.has(TYPE.CNAME));
@@ -63,9 +76,13 @@ const txt: Array<{ value: string; want: number[] }> = [
   { value: '"a b" "c"', want: [9] }, // stored raw: quotes are part of the text
   { value: '', want: [0] },
 ];
-for (const c of txt) test(`TXT ${JSON.stringify(c.value.slice(0, 12))} splits into ${c.want.join('+')} bytes`, () => {
-  assert.deepEqual(txtStrings(c.value).map((b) => b.length), c.want);
-});
+for (const c of txt)
+  test(`TXT ${JSON.stringify(c.value.slice(0, 12))} splits into ${c.want.join('+')} bytes`, () => {
+    assert.deepEqual(
+      txtStrings(c.value).map((b) => b.length),
+      c.want,
+    );
+  });
 
 const v6: Array<[string, string | null]> = [
   ['2001:db8::1', '20010db8000000000000000000000001'],
@@ -76,8 +93,15 @@ const v6: Array<[string, string | null]> = [
 ];
 for (const [ip, hex] of v6) test(`IPv6 ${ip}`, () => assert.equal(ipv6Bytes(ip)?.toString('hex') ?? null, hex));
 
-const names: Array<[string, string | null]> = [['@', 'example.org'], ['Mail.Example.ORG.', 'mail.example.org'], ['.', ''], ['a..b', null], ['x'.repeat(64) + '.org', null]];
-for (const [raw, want] of names) test(`name ${raw.slice(0, 20)}`, () => assert.equal(normaliseName(raw, 'example.org'), want));
+const names: Array<[string, string | null]> = [
+  ['@', 'example.org'],
+  ['Mail.Example.ORG.', 'mail.example.org'],
+  ['.', ''],
+  ['a..b', null],
+  ['x'.repeat(64) + '.org', null],
+];
+for (const [raw, want] of names)
+  test(`name ${raw.slice(0, 20)}`, () => assert.equal(normaliseName(raw, 'example.org'), want));
 
 test('a recompile reuses the answers of unchanged self-contained names and rebuilds the rest', () => {
   const first = compileZone(sampleSnapshot(), EDGE).zone!;
@@ -91,7 +115,11 @@ test('a recompile reuses the answers of unchanged self-contained names and rebui
   assert.equal(slots(second, 'shop'), slots(first, 'shop'), 'unchanged proxied name reused');
   assert.notEqual(slots(second, 'sip'), slots(first, 'sip'), 'changed name rebuilt');
   assert.notEqual(slots(second, '_sip._tcp'), slots(first, '_sip._tcp'), 'SRV (additional from sip) rebuilt');
-  assert.notEqual(second.nodes.get('example.org')!.slots, first.nodes.get('example.org')!.slots, 'apex (serial) rebuilt');
+  assert.notEqual(
+    second.nodes.get('example.org')!.slots,
+    first.nodes.get('example.org')!.slots,
+    'apex (serial) rebuilt',
+  );
   assert.equal(second.nodes.get('x.sub2.example.org')!.cut, 'sub2.example.org');
   // The same result as compiling from scratch.
   const fresh = compileZone(s, EDGE).zone!;
@@ -99,7 +127,8 @@ test('a recompile reuses the answers of unchanged self-contained names and rebui
     const got = second.nodes.get(name)!;
     node.slots.forEach((v, i) => {
       const g = got.slots[i];
-      if (typeof v === 'object' && v && typeof g === 'object' && g) assert.ok(v.bytes.equals(g.bytes), `${name} slot ${i}`);
+      if (typeof v === 'object' && v && typeof g === 'object' && g)
+        assert.ok(v.bytes.equals(g.bytes), `${name} slot ${i}`);
       else assert.equal(g, v, `${name} slot ${i}`);
     });
   }

@@ -55,11 +55,17 @@ export function compileZone(snapshot: DomainSnapshot, opts: CompileOptions, prev
   };
 
   // Owners and a signature of each owner's records, to find what is unchanged since `previous`.
-  const owners = z.records.map((r) => (r.name === '@' || r.name === '' ? apex : normaliseName(`${r.name}.${apex}`, apex)));
+  const owners = z.records.map((r) =>
+    r.name === '@' || r.name === '' ? apex : normaliseName(`${r.name}.${apex}`, apex),
+  );
   const signatures = new Map<string, string>();
   z.records.forEach((r, i) => {
     const owner = owners[i];
-    if (owner !== null) signatures.set(owner, `${signatures.get(owner) ?? ''}${r.type}\t${r.ttl}\t${r.mxPriority}\t${r.proxied ? 1 : 0}\t${r.destination}\n`);
+    if (owner !== null)
+      signatures.set(
+        owner,
+        `${signatures.get(owner) ?? ''}${r.type}\t${r.ttl}\t${r.mxPriority}\t${r.proxied ? 1 : 0}\t${r.destination}\n`,
+      );
   });
   const reused = new Set<string>();
   if (previous && previous.apex === apex) {
@@ -76,12 +82,24 @@ export function compileZone(snapshot: DomainSnapshot, opts: CompileOptions, prev
     const type = TYPE_BY_NAME[r.type.toUpperCase()];
     const owner = owners[i];
     if (owner !== null && reused.has(owner)) return;
-    if (type === undefined) { problems.push(`records[${i}]: unsupported type "${r.type}"`); return; }
-    if (owner === null) { problems.push(`records[${i}]: invalid name "${r.name}"`); return; }
+    if (type === undefined) {
+      problems.push(`records[${i}]: unsupported type "${r.type}"`);
+      return;
+    }
+    if (owner === null) {
+      problems.push(`records[${i}]: invalid name "${r.name}"`);
+      return;
+    }
     if (owner === apex && type === TYPE.NS) return; // the apex NS set comes from the accepted nameservers
-    if (r.proxied && (type === TYPE.A || type === TYPE.AAAA || type === TYPE.CNAME)) { proxiedOwners.add(owner); return; }
+    if (r.proxied && (type === TYPE.A || type === TYPE.AAAA || type === TYPE.CNAME)) {
+      proxiedOwners.add(owner);
+      return;
+    }
     const parsed = parseRdata(type, r.destination, r.mxPriority, apex);
-    if (typeof parsed === 'string') { problems.push(`records[${i}]: ${parsed}`); return; }
+    if (typeof parsed === 'string') {
+      problems.push(`records[${i}]: ${parsed}`);
+      return;
+    }
     const set = rrsetAt(owner, type, Math.max(0, r.ttl || 120));
     set.rdatas.push(parsed.rdata);
     if (parsed.target !== undefined) set.targets.push(parsed.target);
@@ -90,21 +108,33 @@ export function compileZone(snapshot: DomainSnapshot, opts: CompileOptions, prev
   // Proxied names answer with the edge addresses only, for both A and AAAA.
   for (const owner of proxiedOwners) {
     const byType = sets.get(owner);
-    byType?.delete(TYPE.A); byType?.delete(TYPE.AAAA); byType?.delete(TYPE.CNAME);
-    for (const ip of opts.edgeIpv4) rrsetAt(owner, TYPE.A, PROXIED_TTL).rdatas.push([Buffer.from(ip.split('.').map(Number))]);
-    for (const ip of opts.edgeIpv6) rrsetAt(owner, TYPE.AAAA, PROXIED_TTL).rdatas.push([ipv6Bytes(ip) ?? Buffer.alloc(16)]);
+    byType?.delete(TYPE.A);
+    byType?.delete(TYPE.AAAA);
+    byType?.delete(TYPE.CNAME);
+    for (const ip of opts.edgeIpv4)
+      rrsetAt(owner, TYPE.A, PROXIED_TTL).rdatas.push([Buffer.from(ip.split('.').map(Number))]);
+    for (const ip of opts.edgeIpv6)
+      rrsetAt(owner, TYPE.AAAA, PROXIED_TTL).rdatas.push([ipv6Bytes(ip) ?? Buffer.alloc(16)]);
   }
 
   // A CNAME owns its name alone (RFC 1034 §3.6.2); at the apex it cannot stand beside the SOA.
   for (const [owner, byType] of sets) {
     const cname = byType.get(TYPE.CNAME);
     if (!cname) continue;
-    if (owner === apex) { byType.delete(TYPE.CNAME); problems.push(`${owner}: CNAME at the apex ignored`); continue; }
+    if (owner === apex) {
+      byType.delete(TYPE.CNAME);
+      problems.push(`${owner}: CNAME at the apex ignored`);
+      continue;
+    }
     if (byType.size > 1) {
       problems.push(`${owner}: CNAME beside other data; only the CNAME is served`);
       for (const t of [...byType.keys()]) if (t !== TYPE.CNAME) byType.delete(t);
     }
-    if (cname.rdatas.length > 1) { cname.rdatas.length = 1; cname.targets.length = 1; problems.push(`${owner}: several CNAMEs; the first is served`); }
+    if (cname.rdatas.length > 1) {
+      cname.rdatas.length = 1;
+      cname.targets.length = 1;
+      problems.push(`${owner}: several CNAMEs; the first is served`);
+    }
   }
 
   // Apex SOA and NS.
@@ -114,12 +144,20 @@ export function compileZone(snapshot: DomainSnapshot, opts: CompileOptions, prev
   const mname = normaliseName(z.soaMname || nameservers[0] || `ns1.${apex}`, apex) ?? `ns1.${apex}`;
   const rname = normaliseName(z.soaRname || `hostmaster.${apex}`, apex) ?? `hostmaster.${apex}`;
   const soaFixed = Buffer.alloc(20);
-  [z.serial, z.soaRefresh || DEFAULT_SOA.refresh, z.soaRetry || DEFAULT_SOA.retry, z.soaExpire || DEFAULT_SOA.expire, minimum]
-    .forEach((v, i) => soaFixed.writeUInt32BE(v >>> 0, i * 4));
+  [
+    z.serial,
+    z.soaRefresh || DEFAULT_SOA.refresh,
+    z.soaRetry || DEFAULT_SOA.retry,
+    z.soaExpire || DEFAULT_SOA.expire,
+    minimum,
+  ].forEach((v, i) => soaFixed.writeUInt32BE(v >>> 0, i * 4));
   const soaRdata = [{ name: mname, compress: true }, { name: rname, compress: true }, soaFixed];
   rrsetAt(apex, TYPE.SOA, soaTtl).rdatas.push(soaRdata);
   const apexNs = rrsetAt(apex, TYPE.NS, soaTtl);
-  for (const ns of nameservers) { apexNs.rdatas.push([{ name: ns, compress: true }]); apexNs.targets.push(ns); }
+  for (const ns of nameservers) {
+    apexNs.rdatas.push([{ name: ns, compress: true }]);
+    apexNs.targets.push(ns);
+  }
   if (nameservers.length === 0) sets.get(apex)!.delete(TYPE.NS);
   const negativeSoa: RRset = { type: TYPE.SOA, ttl: Math.min(soaTtl, minimum), rdatas: [soaRdata], targets: [] };
 
@@ -131,7 +169,10 @@ export function compileZone(snapshot: DomainSnapshot, opts: CompileOptions, prev
     return n;
   };
   for (const [owner, byType] of sets) {
-    if (owner !== apex && !owner.endsWith(`.${apex}`)) { problems.push(`${owner}: outside the zone`); continue; }
+    if (owner !== apex && !owner.endsWith(`.${apex}`)) {
+      problems.push(`${owner}: outside the zone`);
+      continue;
+    }
     for (const [t, set] of byType) if (set.rdatas.length > 0) ensureNode(owner).rrsets.set(t, set);
     // Empty non-terminals up to the apex; a chain already present is complete above that point.
     ensureNode(owner);
@@ -143,14 +184,27 @@ export function compileZone(snapshot: DomainSnapshot, opts: CompileOptions, prev
   }
   ensureNode(apex);
   // Delegation points: NS below the apex; the topmost cut covers everything beneath it. Wildcards hang on their parent.
-  const cuts = [...sets.keys()].filter((o) => o !== apex && nodes.get(o)?.rrsets.has(TYPE.NS)).sort((a, b) => b.length - a.length);
+  const cuts = [...sets.keys()]
+    .filter((o) => o !== apex && nodes.get(o)?.rrsets.has(TYPE.NS))
+    .sort((a, b) => b.length - a.length);
   for (const node of nodes.values()) {
-    if (node.name.startsWith('*.')) { const parent = nodes.get(node.name.slice(2)); if (parent) parent.wild = node; }
+    if (node.name.startsWith('*.')) {
+      const parent = nodes.get(node.name.slice(2));
+      if (parent) parent.wild = node;
+    }
     // Longest first, so the last match is the shortest name: the topmost cut.
     for (const cut of cuts) if (node.name === cut || node.name.endsWith(`.${cut}`)) node.cut = cut;
   }
 
-  const zone: CompiledZone = { apex, serial: z.serial, nodes, negativeSoa, soaTail: soaTail(negativeSoa), synthesised: new Map(), signatures };
+  const zone: CompiledZone = {
+    apex,
+    serial: z.serial,
+    nodes,
+    negativeSoa,
+    soaTail: soaTail(negativeSoa),
+    synthesised: new Map(),
+    signatures,
+  };
   // Answers reused: self-contained names with the same records, then MX/SRV names whose in-zone targets are such
   // names (their additional section is unchanged). Everything else (CNAMEs, whose negative answers carry the new
   // serial, delegations, the apex) is rebuilt. compile.test.ts checks the result equals a compile from scratch.
@@ -174,7 +228,8 @@ export function compileZone(snapshot: DomainSnapshot, opts: CompileOptions, prev
   };
   for (const node of nodes.values()) {
     const prev = prevNode(node.name);
-    if (sameAnswers.has(node.name) || (prev && node.cut === '' && prev.cut === '' && targetsUnchanged(node))) node.slots = prev!.slots;
+    if (sameAnswers.has(node.name) || (prev && node.cut === '' && prev.cut === '' && targetsUnchanged(node)))
+      node.slots = prev!.slots;
     else fillSlots(zone, node);
   }
   return { zone, problems };
@@ -183,11 +238,14 @@ export function compileZone(snapshot: DomainSnapshot, opts: CompileOptions, prev
 /** The negative SOA record after its owner: names uncompressed, so it can follow any question. */
 function soaTail(soa: RRset): Buffer {
   const w = new MessageWriter();
-  w.u16(TYPE.SOA); w.u16(1); w.u32(soa.ttl);
+  w.u16(TYPE.SOA);
+  w.u16(1);
+  w.u32(soa.ttl);
   const at = w.len;
   w.u16(0);
   for (const part of soa.rdatas[0]) {
-    if (Buffer.isBuffer(part)) w.bytes(part); else w.name(part.name, false);
+    if (Buffer.isBuffer(part)) w.bytes(part);
+    else w.name(part.name, false);
   }
   w.setU16(at, w.len - at - 2);
   return w.finish();

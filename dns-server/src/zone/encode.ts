@@ -9,9 +9,12 @@ export function encodeAnswer(qname: string, qtype: number, a: Answer): Template 
   w.u16(0);
   w.u16(FLAG.QR | (a.aa ? FLAG.AA : 0) | a.rcode);
   w.u16(1);
-  w.u16(count(a.answer)); w.u16(count(a.authority)); w.u16(count(a.additional));
+  w.u16(count(a.answer));
+  w.u16(count(a.authority));
+  w.u16(count(a.additional));
   w.name(qname, true);
-  w.u16(qtype); w.u16(1);
+  w.u16(qtype);
+  w.u16(1);
   for (const s of a.answer) put(w, s);
   for (const s of a.authority) put(w, s);
   const additionalStart = w.len;

@@ -1,7 +1,10 @@
 // In-memory shape of a compiled zone: nodes by owner name, RRsets by type, precompiled answers per node.
 
 /** A domain name inside RDATA; `compress` is false where RFC 2782/3597 forbid compression (SRV). */
-export interface NameRef { name: string; compress: boolean }
+export interface NameRef {
+  name: string;
+  compress: boolean;
+}
 
 /** One RDATA as wire pieces: raw bytes and names, written in order. */
 export type Rdata = Array<Buffer | NameRef>;

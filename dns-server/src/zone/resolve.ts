@@ -5,7 +5,10 @@ import { encodeAnswer } from './encode.js';
 import { NEGATIVE, DYNAMIC, type CompiledZone, type RRset, type Slot, type ZoneNode } from './model.js';
 import { SLOT_TYPES, SLOT_OF, OTHER } from './slots.js';
 
-export interface Section { owner: string; rrset: RRset }
+export interface Section {
+  owner: string;
+  rrset: RRset;
+}
 
 export interface Answer {
   rcode: number;
@@ -79,7 +82,8 @@ export function resolve(zone: CompiledZone, qname: string, qtype: number): Answe
     if (qtype === TYPE.ANY) for (const t of ANY_ORDER) if ((rrset = node.rrsets.get(t))) break;
     if (!rrset) return negative(zone, a, RCODE.NOERROR);
     a.answer.push({ owner: name, rrset });
-    if (rrset.type === TYPE.MX || rrset.type === TYPE.SRV || rrset.type === TYPE.NS) addAddresses(zone, a, rrset.targets);
+    if (rrset.type === TYPE.MX || rrset.type === TYPE.SRV || rrset.type === TYPE.NS)
+      addAddresses(zone, a, rrset.targets);
     return a;
   }
   return a;

@@ -14,15 +14,25 @@ export interface SnapshotSource {
  * Recompiles `domain` from `snapshot` (undefined: deleted) and swaps it into the table. A snapshot that
  * fails to compile leaves the previous zone served (STYLE.md §5); skipped records are logged once per apply.
  */
-export function applyDomain(table: ZoneTable, domain: string, snapshot: DomainSnapshot | undefined,
-  opts: CompileOptions, counters: Counters, log: Logger): void {
+export function applyDomain(
+  table: ZoneTable,
+  domain: string,
+  snapshot: DomainSnapshot | undefined,
+  opts: CompileOptions,
+  counters: Counters,
+  log: Logger,
+): void {
   const apex = domain.toLowerCase();
-  if (!snapshot) { table.delete(apex); return; }
+  if (!snapshot) {
+    table.delete(apex);
+    return;
+  }
   try {
     const { zone, problems } = compileZone(snapshot, opts, table.get(apex));
     counters.dns_zone_compiles_total++;
     if (problems.length > 0) log.warn({ domain: apex, problems }, 'zone compiled with records skipped');
-    if (zone) table.set(zone); else table.delete(apex);
+    if (zone) table.set(zone);
+    else table.delete(apex);
   } catch (err) {
     counters.dns_zone_compile_failures_total++;
     log.error({ err, domain: apex }, 'zone failed to compile; keeping the previous one');
@@ -30,10 +40,18 @@ export function applyDomain(table: ZoneTable, domain: string, snapshot: DomainSn
 }
 
 /** Compiles every zone the store holds. */
-export function loadAll(table: ZoneTable, store: SnapshotSource, opts: CompileOptions, counters: Counters, log: Logger): void {
+export function loadAll(
+  table: ZoneTable,
+  store: SnapshotSource,
+  opts: CompileOptions,
+  counters: Counters,
+  log: Logger,
+): void {
   for (const domain of store.domains()) {
     let snapshot: DomainSnapshot | undefined;
-    try { snapshot = store.getSnapshot(domain); } catch (err) {
+    try {
+      snapshot = store.getSnapshot(domain);
+    } catch (err) {
       counters.dns_zone_compile_failures_total++;
       log.error({ err, domain }, 'stored snapshot unreadable; zone not served');
       continue;

@@ -7,11 +7,18 @@ test('cache through the edge', async (t) => {
   let down = false;
   let counter = 0;
   const origin = await startStubOrigin('c', (req, res) => {
-    if (down) { res.statusCode = 500; res.end('broken'); return; }
+    if (down) {
+      res.statusCode = 500;
+      res.end('broken');
+      return;
+    }
     counter++;
     if (req.url?.startsWith('/nostore')) res.setHeader('cache-control', 'no-store');
     if (req.url?.startsWith('/maxage')) res.setHeader('cache-control', 'public, max-age=60');
-    if (req.url?.startsWith('/big')) { res.end(Buffer.alloc(700 * 1024, 97)); return; }
+    if (req.url?.startsWith('/big')) {
+      res.end(Buffer.alloc(700 * 1024, 97));
+      return;
+    }
     res.end(`n=${counter} ${req.url}`);
   });
   t.after(() => origin.close());
@@ -87,7 +94,11 @@ test('cache through the edge', async (t) => {
     const a = await get('/page');
     assert.equal(a.headers['x-cache-status'], 'BYPASS');
     edge.apply(snap());
-    assert.equal((await get('/page')).headers['x-cache-status'], 'HIT', 'entries stored before developer mode are still there');
+    assert.equal(
+      (await get('/page')).headers['x-cache-status'],
+      'HIT',
+      'entries stored before developer mode are still there',
+    );
   });
 
   await t.test('a new purge generation drops the domain cache', async () => {

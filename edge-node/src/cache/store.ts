@@ -27,7 +27,10 @@ class DomainCache {
   lastPurgeId = 0;
   constructor(public generation: number) {}
 
-  clear(): void { this.entries.clear(); this.bytes = 0; }
+  clear(): void {
+    this.entries.clear();
+    this.bytes = 0;
+  }
 }
 
 export class EdgeCache {
@@ -37,8 +40,13 @@ export class EdgeCache {
 
   private domain(name: string, generation: number): DomainCache {
     let d = this.domains.get(name);
-    if (!d) { d = new DomainCache(generation); this.domains.set(name, d); }
-    else if (d.generation !== generation) { d.clear(); d.generation = generation; }
+    if (!d) {
+      d = new DomainCache(generation);
+      this.domains.set(name, d);
+    } else if (d.generation !== generation) {
+      d.clear();
+      d.generation = generation;
+    }
     return d;
   }
 
@@ -47,7 +55,11 @@ export class EdgeCache {
     const d = this.domain(domain, generation);
     const e = d.entries.get(key);
     if (!e) return undefined;
-    if (now >= e.expiresAt) { d.entries.delete(key); d.bytes -= sizeOf(e); return undefined; }
+    if (now >= e.expiresAt) {
+      d.entries.delete(key);
+      d.bytes -= sizeOf(e);
+      return undefined;
+    }
     // LRU: move to the end.
     d.entries.delete(key);
     d.entries.set(key, e);
@@ -60,7 +72,10 @@ export class EdgeCache {
     if (size > capBytes) return;
     const d = this.domain(domain, generation);
     const prev = d.entries.get(key);
-    if (prev) { d.entries.delete(key); d.bytes -= sizeOf(prev); }
+    if (prev) {
+      d.entries.delete(key);
+      d.bytes -= sizeOf(prev);
+    }
     d.entries.set(key, entry);
     d.bytes += size;
     for (const [k, e] of d.entries) {
@@ -91,7 +106,9 @@ export class EdgeCache {
   }
 
   /** Drops a domain's whole cache (domain deleted). */
-  drop(domain: string): void { this.domains.delete(domain); }
+  drop(domain: string): void {
+    this.domains.delete(domain);
+  }
 
   stats(domain: string): { entries: number; bytes: number } {
     const d = this.domains.get(domain);

@@ -29,11 +29,22 @@ export class RequestLogBuffer {
 
   add(ctx: RequestContext): void {
     this.total++;
-    if (this.records.length >= this.max) { this.dropped++; return; }
+    if (this.records.length >= this.max) {
+      this.dropped++;
+      return;
+    }
     this.records.push({
-      t: Date.now(), host: ctx.host, path: ctx.path, method: ctx.method, status: ctx.status, bytes: ctx.bytes, cache: ctx.cacheStatus,
+      t: Date.now(),
+      host: ctx.host,
+      path: ctx.path,
+      method: ctx.method,
+      status: ctx.status,
+      bytes: ctx.bytes,
+      cache: ctx.cacheStatus,
       rules: ctx.hits.length === 0 ? [] : ctx.hits.map((h) => [h.id, h.type, h.dry]),
-      ms: Math.round((performance.now() - ctx.startedAt) * 100) / 100, upstreamMs: Math.round(ctx.upstreamMs * 100) / 100, peer: ctx.peer.text,
+      ms: Math.round((performance.now() - ctx.startedAt) * 100) / 100,
+      upstreamMs: Math.round(ctx.upstreamMs * 100) / 100,
+      peer: ctx.peer.text,
     });
   }
 

@@ -9,7 +9,10 @@ import type { RequestLogBuffer } from './buffer.js';
 const log = componentLogger('edge-node.logs');
 const MAX_BATCH = 5000;
 
-export function startLogShipper(buffer: RequestLogBuffer, config: Pick<EdgeConfig, 'controlPlaneUrl' | 'logFlushMs' | 'dataDir' | 'nodeToken'>): { flush(): Promise<void>; stop(): Promise<void> } {
+export function startLogShipper(
+  buffer: RequestLogBuffer,
+  config: Pick<EdgeConfig, 'controlPlaneUrl' | 'logFlushMs' | 'dataDir' | 'nodeToken'>,
+): { flush(): Promise<void>; stop(): Promise<void> } {
   if (!config.controlPlaneUrl) return { flush: async () => undefined, stop: async () => undefined };
   const url = `${config.controlPlaneUrl}/internal/request-logs`;
   const token = ensureNodeToken(config.dataDir, config.nodeToken);
@@ -22,24 +25,39 @@ export function startLogShipper(buffer: RequestLogBuffer, config: Pick<EdgeConfi
       const batch = records.slice(i, i + MAX_BATCH);
       try {
         const res = await request(url, {
-          method: 'POST', body: pack({ node: `edge-${process.pid}`, records: batch }),
+          method: 'POST',
+          body: pack({ node: `edge-${process.pid}`, records: batch }),
           headers: { 'content-type': 'application/x-msgpack', authorization: `Bearer ${token}` },
-          headersTimeout: 10_000, bodyTimeout: 10_000,
+          headersTimeout: 10_000,
+          bodyTimeout: 10_000,
         });
         await res.body.dump();
         if (res.statusCode >= 300) throw new Error(`control plane answered ${res.statusCode}`);
         failures = 0;
       } catch (err) {
-        if (failures++ % 30 === 0) log.warn({ err: (err as Error).message, records: records.length - i }, 'request log shipment failed; keeping the records');
+        if (failures++ % 30 === 0)
+          log.warn(
+            { err: (err as Error).message, records: records.length - i },
+            'request log shipment failed; keeping the records',
+          );
         buffer.requeue(records.slice(i));
         return;
       }
     }
   };
-  const timer = setInterval(() => { if (!running) running = flush().finally(() => { running = undefined; }); }, config.logFlushMs);
+  const timer = setInterval(() => {
+    if (!running)
+      running = flush().finally(() => {
+        running = undefined;
+      });
+  }, config.logFlushMs);
   timer.unref();
   return {
     flush,
-    async stop() { clearInterval(timer); await running; await flush(); },
+    async stop() {
+      clearInterval(timer);
+      await running;
+      await flush();
+    },
   };
 }

@@ -10,9 +10,33 @@ import { isConnectFailure, isTimeout, type UpstreamPools } from './upstream.js';
 import { writeHead, type ResponseOps } from './respond.js';
 
 /** Hop-by-hop and edge-owned headers never copied between client and origin (RFC 9110 §7.6.1). */
-const HOP_REQUEST = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'transfer-encoding', 'host',
-  'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-real-ip', 'forwarded', 'expect']);
-const HOP_RESPONSE = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'transfer-encoding', 'content-length', 'date']);
+const HOP_REQUEST = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'upgrade',
+  'transfer-encoding',
+  'host',
+  'x-forwarded-for',
+  'x-forwarded-proto',
+  'x-forwarded-host',
+  'x-real-ip',
+  'forwarded',
+  'expect',
+]);
+const HOP_RESPONSE = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'upgrade',
+  'transfer-encoding',
+  'content-length',
+  'date',
+]);
 
 const EMPTY_HEADERS: Record<string, string | string[]> = Object.freeze({}) as Record<string, string | string[]>;
 
@@ -28,7 +52,12 @@ export interface ResponsePlan {
   /** Browser TTL to set as Cache-Control, 0 to leave the origin's. */
   browserTtlSec: number;
   /** The origin answered and the whole body was copied. */
-  onStored(status: number, headers: [string, string][], body: Buffer, originHeaders: Record<string, string | string[]>): void;
+  onStored(
+    status: number,
+    headers: [string, string][],
+    body: Buffer,
+    originHeaders: Record<string, string | string[]>,
+  ): void;
   /** The origin failed or answered 5xx: return true when the phases answered (stale entry); else 502/504 is sent. */
   onFailure(err: Error, connectFailure: boolean): boolean;
   /** Edge error answer (502/504) with error_page applied. */
@@ -40,11 +69,24 @@ export interface ResponsePlan {
 }
 
 /** Builds the flat header list for the origin: the client's headers minus hop-by-hop, then forwarding headers from the TCP peer. */
-export function upstreamHeaders(ctx: RequestContext, target: OriginTarget, requestHeaders: [string, string][]): string[] {
+export function upstreamHeaders(
+  ctx: RequestContext,
+  target: OriginTarget,
+  requestHeaders: [string, string][],
+): string[] {
   const out: string[] = ['host', target.hostHeader];
   for (const [k, v] of requestHeaders) if (!HOP_REQUEST.has(k)) out.push(k, v);
   // The client address is the TCP peer; whatever X-Forwarded-For the client sent is dropped, never trusted.
-  out.push('x-forwarded-for', ctx.peer.text, 'x-real-ip', ctx.peer.text, 'x-forwarded-proto', ctx.scheme, 'x-forwarded-host', ctx.host);
+  out.push(
+    'x-forwarded-for',
+    ctx.peer.text,
+    'x-real-ip',
+    ctx.peer.text,
+    'x-forwarded-proto',
+    ctx.scheme,
+    'x-forwarded-host',
+    ctx.host,
+  );
   return out;
 }
 
@@ -58,7 +100,8 @@ function headerRecord(raw: Buffer[]): Record<string, string | string[]> {
     const key = raw[i].toString('latin1').toLowerCase();
     const value = raw[i + 1].toString('latin1');
     const prev = Object.hasOwn(obj, key) ? obj[key] : undefined;
-    if (prev === undefined) Object.defineProperty(obj, key, { value, enumerable: true, configurable: true, writable: true });
+    if (prev === undefined)
+      Object.defineProperty(obj, key, { value, enumerable: true, configurable: true, writable: true });
     else if (typeof prev === 'string') obj[key] = [prev, value];
     else prev.push(value);
   }
@@ -70,26 +113,43 @@ class Exchange {
   scheme: 'http' | 'https';
   readonly startedAt = performance.now();
   finished = false;
-  constructor(readonly res: HttpResponse, readonly ctx: RequestContext, readonly pools: UpstreamPools, public target: OriginTarget,
-    readonly headers: string[], readonly body: Readable | null, readonly plan: ResponsePlan) {
+  constructor(
+    readonly res: HttpResponse,
+    readonly ctx: RequestContext,
+    readonly pools: UpstreamPools,
+    public target: OriginTarget,
+    readonly headers: string[],
+    readonly body: Readable | null,
+    readonly plan: ResponsePlan,
+  ) {
     this.scheme = pools.effectiveScheme(target);
   }
 
   start(): void {
     const ctx = this.ctx;
     const path = ctx.upstreamQuery ? `${ctx.upstreamPath}?${ctx.upstreamQuery}` : ctx.upstreamPath;
-    this.pools.dispatch(this.target, this.scheme, { method: ctx.method, path, headers: this.headers, body: this.body }, new Attempt(this));
+    this.pools.dispatch(
+      this.target,
+      this.scheme,
+      { method: ctx.method, path, headers: this.headers, body: this.body },
+      new Attempt(this),
+    );
   }
 
   finish(): void {
-    if (!this.finished) { this.finished = true; this.plan.done(); }
+    if (!this.finished) {
+      this.finished = true;
+      this.plan.done();
+    }
   }
 }
 
 /** The attempt whose chunk res.cork is writing: cork runs its callback synchronously, so one module-level callback
  * serves every request (no closure per request or per chunk). */
 let corking: Attempt | null = null;
-function corkWriteChunk(): void { corking!.writeChunk(); }
+function corkWriteChunk(): void {
+  corking!.writeChunk();
+}
 
 /**
  * One try at the origin, as undici's dispatch handler. It uses undici's raw handler methods (onConnect, onHeaders with
@@ -116,7 +176,7 @@ class Attempt implements Dispatcher.DispatchHandler {
   constructor(private readonly x: Exchange) {}
 
   private get originHeaders(): Record<string, string | string[]> {
-    return this.originHeadersRecord ??= headerRecord(this.rawHeaders);
+    return (this.originHeadersRecord ??= headerRecord(this.rawHeaders));
   }
 
   onConnect(abort: (reason: Error) => void): void {
@@ -131,9 +191,15 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.rawHeaders = raw;
     this.resume = resume;
     ctx.upstreamMs = performance.now() - this.x.startedAt;
-    if (ctx.aborted) { this.abort?.(new Error('client aborted')); return true; }
+    if (ctx.aborted) {
+      this.abort?.(new Error('client aborted'));
+      return true;
+    }
     // A 5xx with a stale entry at hand: the stale entry is the answer (the origin body is read and dropped).
-    if (st >= 500 && plan.onFailure(new Error(`origin answered ${st}`), false)) { this.answered = true; return true; }
+    if (st >= 500 && plan.onFailure(new Error(`origin answered ${st}`), false)) {
+      this.answered = true;
+      return true;
+    }
     this.replaced = st >= 400 ? plan.replaceBody(st) : undefined;
     if (this.replaced) return true;
     // One pass over the raw list: names lower case, values latin1 (as undici's parseHeaders), hop-by-hop dropped.
@@ -142,7 +208,11 @@ class Attempt implements Dispatcher.DispatchHandler {
     let clCount = 0;
     for (let i = 0; i < raw.length; i += 2) {
       const name = raw[i].toString('latin1').toLowerCase();
-      if (name === 'content-length') { cl = raw[i + 1].toString('latin1'); clCount++; continue; }
+      if (name === 'content-length') {
+        cl = raw[i + 1].toString('latin1');
+        clCount++;
+        continue;
+      }
       if (HOP_RESPONSE.has(name)) continue;
       out.push([name, raw[i + 1].toString('latin1')]);
     }
@@ -152,15 +222,20 @@ class Attempt implements Dispatcher.DispatchHandler {
     }
     this.outHeaders = out;
     this.contentLength = clCount === 1 && /^\d+$/.test(cl!) ? Number(cl) : -1;
-    const limit = ctx.method === 'GET' ? plan.captureLimit(st, plan.needsOriginHeaders ? this.originHeaders : EMPTY_HEADERS) : 0;
-    if (limit > 0 && (this.contentLength < 0 || this.contentLength <= limit)) { this.capture = []; this.captureLeft = limit; }
+    const limit =
+      ctx.method === 'GET' ? plan.captureLimit(st, plan.needsOriginHeaders ? this.originHeaders : EMPTY_HEADERS) : 0;
+    if (limit > 0 && (this.contentLength < 0 || this.contentLength <= limit)) {
+      this.capture = [];
+      this.captureLeft = limit;
+    }
     this.headSent = true;
     const noBody = ctx.method === 'HEAD' || st === 204 || st === 304;
     if (noBody || this.contentLength === 0) {
       const len = this.contentLength;
       res.cork(() => {
         writeHead(res, ctx, st, out, plan.ops);
-        if (noBody) res.endWithoutBody(len >= 0 ? len : undefined); else res.end();
+        if (noBody) res.endWithoutBody(len >= 0 ? len : undefined);
+        else res.end();
       });
       this.headWritten = true;
       ctx.aborted = true;
@@ -176,7 +251,10 @@ class Attempt implements Dispatcher.DispatchHandler {
     ctx.bytes += chunk.length;
     if (this.capture) {
       if (chunk.length > this.captureLeft) this.capture = null;
-      else { this.capture.push(chunk); this.captureLeft -= chunk.length; }
+      else {
+        this.capture.push(chunk);
+        this.captureLeft -= chunk.length;
+      }
     }
     this.chunk = chunk;
     this.ok = true;
@@ -185,7 +263,7 @@ class Attempt implements Dispatcher.DispatchHandler {
     res.cork(corkWriteChunk);
     corking = null;
     if (!this.ok) {
-      res.onWritable(this.onWritableFn ??= (offset) => this.onWritable(offset));
+      res.onWritable((this.onWritableFn ??= (offset) => this.onWritable(offset)));
       return false;
     }
     return true;
@@ -201,12 +279,19 @@ class Attempt implements Dispatcher.DispatchHandler {
     const { ctx, res, plan } = this.x;
     const chunk = this.chunk!;
     this.chunk = null;
-    if (!this.headWritten) { this.headWritten = true; writeHead(res, ctx, this.status, this.outHeaders, plan.ops); }
+    if (!this.headWritten) {
+      this.headWritten = true;
+      writeHead(res, ctx, this.status, this.outHeaders, plan.ops);
+    }
     if (this.contentLength >= 0) {
       const offset = res.getWriteOffset();
       const [written, done] = res.tryEnd(chunk, this.contentLength);
       if (done) ctx.aborted = true;
-      else if (!written) { this.ok = false; this.pending = chunk; this.pendingOffset = offset; }
+      else if (!written) {
+        this.ok = false;
+        this.pending = chunk;
+        this.pendingOffset = offset;
+      }
     } else this.ok = res.write(chunk);
   }
 
@@ -221,11 +306,14 @@ class Attempt implements Dispatcher.DispatchHandler {
     }
     this.resume?.();
     return true;
-  };
+  }
 
   onComplete(): void {
     const { ctx, res, plan } = this.x;
-    if (this.answered) { this.x.finish(); return; }
+    if (this.answered) {
+      this.x.finish();
+      return;
+    }
     if (this.replaced) {
       const r = this.replaced;
       if (!ctx.aborted) {
@@ -233,15 +321,20 @@ class Attempt implements Dispatcher.DispatchHandler {
         ctx.bytes = r.body.length;
         res.cork(() => {
           writeHead(res, ctx, this.status, [['content-type', r.contentType]], plan.ops);
-          if (ctx.method === 'HEAD') res.endWithoutBody(r.body.length); else res.end(r.body);
+          if (ctx.method === 'HEAD') res.endWithoutBody(r.body.length);
+          else res.end(r.body);
         });
       }
     } else if (!ctx.aborted && this.headSent) {
       ctx.aborted = true;
       // A chunked answer ends here; a sized one that came up short is cut (the client sees a truncated body).
       res.cork(() => {
-        if (!this.headWritten) { this.headWritten = true; writeHead(res, ctx, this.status, this.outHeaders, plan.ops); }
-        if (this.contentLength < 0) res.end(); else res.close();
+        if (!this.headWritten) {
+          this.headWritten = true;
+          writeHead(res, ctx, this.status, this.outHeaders, plan.ops);
+        }
+        if (this.contentLength < 0) res.end();
+        else res.close();
       });
     }
     if (this.capture) plan.onStored(this.status, this.outHeaders, Buffer.concat(this.capture), this.originHeaders);
@@ -251,13 +344,22 @@ class Attempt implements Dispatcher.DispatchHandler {
   onError(err: Error): void {
     const x = this.x;
     const { ctx, res, plan } = x;
-    if (this.answered) { x.finish(); return; }
-    if (this.headSent || this.replaced) {
-      if (!ctx.aborted) { ctx.aborted = true; res.close(); }
+    if (this.answered) {
       x.finish();
       return;
     }
-    if (ctx.aborted) { x.finish(); return; }
+    if (this.headSent || this.replaced) {
+      if (!ctx.aborted) {
+        ctx.aborted = true;
+        res.close();
+      }
+      x.finish();
+      return;
+    }
+    if (ctx.aborted) {
+      x.finish();
+      return;
+    }
     const connectFailure = isConnectFailure(err);
     if (connectFailure && x.body === null) {
       if (x.target.scheme === 'auto' && x.scheme === 'https') {
@@ -267,14 +369,26 @@ class Attempt implements Dispatcher.DispatchHandler {
         return;
       }
       const next = plan.retarget();
-      if (next) { x.target = next; x.scheme = x.pools.effectiveScheme(next); x.start(); return; }
+      if (next) {
+        x.target = next;
+        x.scheme = x.pools.effectiveScheme(next);
+        x.start();
+        return;
+      }
     }
     if (!plan.onFailure(err, connectFailure)) plan.sendError(isTimeout(err) ? 504 : 502);
     x.finish();
   }
 }
 
-export function forward(res: HttpResponse, ctx: RequestContext, pools: UpstreamPools, target: OriginTarget, headers: string[],
-  body: Readable | null, plan: ResponsePlan): void {
+export function forward(
+  res: HttpResponse,
+  ctx: RequestContext,
+  pools: UpstreamPools,
+  target: OriginTarget,
+  headers: string[],
+  body: Readable | null,
+  plan: ResponsePlan,
+): void {
   new Exchange(res, ctx, pools, target, headers, body, plan).start();
 }

@@ -25,9 +25,16 @@ export function recordOrigin(record: ZoneRecord, host: string): OriginTarget {
   const address = record.destination.endsWith('.') ? record.destination.slice(0, -1) : record.destination;
   let scheme: OriginTarget['scheme'];
   let port: number;
-  if (record.scheme === 'Https') { scheme = 'https'; port = validPort(record.port) ? record.port : 443; }
-  else if (record.scheme === 'Http') { scheme = 'http'; port = validPort(record.port) ? record.port : 80; }
-  else { scheme = 'auto'; port = 443; }
+  if (record.scheme === 'Https') {
+    scheme = 'https';
+    port = validPort(record.port) ? record.port : 443;
+  } else if (record.scheme === 'Http') {
+    scheme = 'http';
+    port = validPort(record.port) ? record.port : 80;
+  } else {
+    scheme = 'auto';
+    port = 443;
+  }
   // host_header overrides; otherwise `own` sends the visitor's Host and `target` the origin's name.
   let hostHeader = host;
   if (record.hostHeader) hostHeader = record.hostHeader;

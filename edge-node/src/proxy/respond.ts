@@ -15,7 +15,13 @@ export function statusLine(status: number): string {
 export type ResponseOps = HeaderOp[];
 
 /** Writes status and headers (call inside res.cork). Response header rules apply last; x-cache-status is added when set. */
-export function writeHead(res: HttpResponse, ctx: RequestContext, status: number, headers: [string, string][], ops: ResponseOps | null): void {
+export function writeHead(
+  res: HttpResponse,
+  ctx: RequestContext,
+  status: number,
+  headers: [string, string][],
+  ops: ResponseOps | null,
+): void {
   ctx.status = status;
   if (ctx.cacheStatus !== '') headers.push(['x-cache-status', ctx.cacheStatus]);
   if (ops !== null && ops.length > 0) applyHeaderOps(headers, ops);
@@ -24,7 +30,14 @@ export function writeHead(res: HttpResponse, ctx: RequestContext, status: number
 }
 
 /** Answers with a whole body (edge-made answers and cache hits). Does nothing when the client is gone. */
-export function respond(res: HttpResponse, ctx: RequestContext, status: number, headers: [string, string][], body: string | Buffer, ops: ResponseOps | null): void {
+export function respond(
+  res: HttpResponse,
+  ctx: RequestContext,
+  status: number,
+  headers: [string, string][],
+  body: string | Buffer,
+  ops: ResponseOps | null,
+): void {
   if (ctx.aborted) return;
   ctx.aborted = true; // the response is finished: later aborts and writes are no-ops
   ctx.bytes = typeof body === 'string' ? Buffer.byteLength(body) : body.length;

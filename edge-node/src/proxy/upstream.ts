@@ -3,7 +3,9 @@ import { isIP } from 'node:net';
 import { Pool, type Dispatcher } from 'undici';
 import type { OriginTarget } from './origin.js';
 
-export interface UpstreamOptions { tlsVerify: boolean }
+export interface UpstreamOptions {
+  tlsVerify: boolean;
+}
 
 export class UpstreamPools {
   private readonly pools = new Map<string, Pool>();
@@ -21,9 +23,14 @@ export class UpstreamPools {
         connections: 256,
         pipelining: 1,
         keepAliveTimeout: 30_000,
-        connect: scheme === 'https'
-          ? { rejectUnauthorized: this.opts.tlsVerify, ...(servername && isIP(servername) === 0 ? { servername } : {}), timeout: 10_000 }
-          : { timeout: 10_000 },
+        connect:
+          scheme === 'https'
+            ? {
+                rejectUnauthorized: this.opts.tlsVerify,
+                ...(servername && isIP(servername) === 0 ? { servername } : {}),
+                timeout: 10_000,
+              }
+            : { timeout: 10_000 },
       });
       this.pools.set(key, p);
     }
@@ -46,14 +53,26 @@ export class UpstreamPools {
    * Sends the request; `handler` (undici's dispatch handler) streams the answer. `headers` is a flat [name, value, …]
    * list; `body` is null or a stream the request body is piped through.
    */
-  dispatch(target: OriginTarget, scheme: 'http' | 'https', req: { method: string; path: string; headers: string[]; body: Dispatcher.DispatchOptions['body'] }, handler: Dispatcher.DispatchHandler): void {
+  dispatch(
+    target: OriginTarget,
+    scheme: 'http' | 'https',
+    req: { method: string; path: string; headers: string[]; body: Dispatcher.DispatchOptions['body'] },
+    handler: Dispatcher.DispatchHandler,
+  ): void {
     const port = target.scheme === 'auto' ? (scheme === 'https' ? 443 : 80) : target.port;
     const pool = this.pool(scheme, target.address, port, target.hostHeader);
     const timeoutMs = target.timeoutSec * 1000;
-    pool.dispatch({
-      path: req.path, method: req.method, headers: req.headers, body: req.body,
-      headersTimeout: timeoutMs, bodyTimeout: Math.max(timeoutMs, 30_000),
-    }, handler);
+    pool.dispatch(
+      {
+        path: req.path,
+        method: req.method,
+        headers: req.headers,
+        body: req.body,
+        headersTimeout: timeoutMs,
+        bodyTimeout: Math.max(timeoutMs, 30_000),
+      },
+      handler,
+    );
   }
 
   async close(): Promise<void> {
@@ -65,9 +84,17 @@ export class UpstreamPools {
 /** True for failures before anything reached the origin (Auto may retry over plain HTTP, a pool may fail over). */
 export function isConnectFailure(err: Error): boolean {
   const code = (err as { code?: string }).code ?? '';
-  return code === 'ECONNREFUSED' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ECONNRESET' && /connect|handshake|TLS|socket disconnected/i.test(err.message)
-    || code === 'EPROTO' || code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'EHOSTUNREACH' || code === 'ENOTFOUND' || code === 'EAI_AGAIN'
-    || /wrong version number|handshake/i.test(err.message);
+  return (
+    code === 'ECONNREFUSED' ||
+    code === 'UND_ERR_CONNECT_TIMEOUT' ||
+    (code === 'ECONNRESET' && /connect|handshake|TLS|socket disconnected/i.test(err.message)) ||
+    code === 'EPROTO' ||
+    code === 'ERR_SSL_WRONG_VERSION_NUMBER' ||
+    code === 'EHOSTUNREACH' ||
+    code === 'ENOTFOUND' ||
+    code === 'EAI_AGAIN' ||
+    /wrong version number|handshake/i.test(err.message)
+  );
 }
 
 /** True when the origin did not answer in time (→ 504). */

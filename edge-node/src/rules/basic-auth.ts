@@ -13,7 +13,8 @@ const MAX_VERIFIED = 1024;
 
 export function compileBasicAuth(f: RuleBody): BasicAuthAction {
   const users = new Map<string, string>();
-  for (const u of (f.users as { username: string; password_hash: string }[]) ?? []) users.set(u.username, u.password_hash);
+  for (const u of (f.users as { username: string; password_hash: string }[]) ?? [])
+    users.set(u.username, u.password_hash);
   return { challenge: `Basic realm="${String(f.realm ?? 'Restricted')}", charset="UTF-8"`, users, verified: new Set() };
 }
 
@@ -22,9 +23,15 @@ function verify(password: string, encoded: string): Promise<boolean> {
   if (!m) return Promise.resolve(false);
   const expected = Buffer.from(m[5], 'base64url');
   return new Promise((resolve) => {
-    scrypt(password, Buffer.from(m[4], 'base64url'), expected.length, { N: Number(m[1]), r: Number(m[2]), p: Number(m[3]) }, (err, got) => {
-      resolve(!err && timingSafeEqual(got, expected));
-    });
+    scrypt(
+      password,
+      Buffer.from(m[4], 'base64url'),
+      expected.length,
+      { N: Number(m[1]), r: Number(m[2]), p: Number(m[3]) },
+      (err, got) => {
+        resolve(!err && timingSafeEqual(got, expected));
+      },
+    );
   });
 }
 

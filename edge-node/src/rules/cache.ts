@@ -39,7 +39,8 @@ export function cacheKeyQuery(a: CacheAction, query: string): string {
 export function edgeTtl(a: CacheAction, status: number, headers: Record<string, string | string[]>): number {
   if (status !== 200 && status !== 301 && status !== 404) return 0;
   const cc = String(headers['cache-control'] ?? '').toLowerCase();
-  if (a.respectOrigin && (/(^|,)\s*(no-store|private|no-cache)\b/.test(cc) || headers['set-cookie'] !== undefined)) return 0;
+  if (a.respectOrigin && (/(^|,)\s*(no-store|private|no-cache)\b/.test(cc) || headers['set-cookie'] !== undefined))
+    return 0;
   if (a.edgeTtlSec > 0) return a.edgeTtlSec;
   const m = /s-maxage=(\d+)/.exec(cc) ?? /max-age=(\d+)/.exec(cc);
   return m ? Number(m[1]) : 0;

@@ -6,7 +6,9 @@ function escapeRegex(s: string): string {
 
 /** Regexes with groups for the include patterns: each `*` of a wildcard is a group; regexes keep their own groups. */
 export function captureRegexes(pathMatchType: string, includes: readonly string[]): RegExp[] {
-  return includes.map((p) => (pathMatchType === 'regex' ? new RegExp(p) : new RegExp(`^${p.split('*').map(escapeRegex).join('(.*)')}$`)));
+  return includes.map((p) =>
+    pathMatchType === 'regex' ? new RegExp(p) : new RegExp(`^${p.split('*').map(escapeRegex).join('(.*)')}$`),
+  );
 }
 
 /** The groups of the first include pattern that matches `path` ([] when none has groups or none matches). */

@@ -7,7 +7,16 @@ import { compileRuleSet, ruleMatches, type CompiledRule } from './compile.js';
 import { RULE_COMPILERS } from './index.js';
 
 const ctx = (host: string, path: string, ip = '192.0.2.1') => {
-  const c = new RequestContext({ method: 'GET', host, path, query: '', headers: [], peer: parsePeerAddress(ip), scheme: 'http', startedAt: 0 });
+  const c = new RequestContext({
+    method: 'GET',
+    host,
+    path,
+    query: '',
+    headers: [],
+    peer: parsePeerAddress(ip),
+    scheme: 'http',
+    startedAt: 0,
+  });
   c.recordId = 1;
   return c;
 };
@@ -19,13 +28,25 @@ test('the bucketed index visits exactly the matching rules, in priority order, o
     const priority = (i * 37) % 50;
     const h = { response_headers: [{ op: 'set', name: 'x', value: String(i) }], priority };
     if (kind === 0) rules.push(rule('header', { ...h, host_includes: [`h${i % 5}.example.org`] }));
-    else if (kind === 1) rules.push(rule('header', { ...h, host_includes: ['*.example.org', `h${i % 5}.example.org`] }));
+    else if (kind === 1)
+      rules.push(rule('header', { ...h, host_includes: ['*.example.org', `h${i % 5}.example.org`] }));
     else if (kind === 2) rules.push(rule('header', { ...h, path_includes: [`/p${i % 4}/*`, `/q${i % 3}`] }));
-    else if (kind === 3) rules.push(rule('header', { ...h, path_match_type: 'regex', path_includes: [`^/p${i % 4}/`] }));
-    else if (kind === 4) rules.push(rule('header', { ...h, ip_includes: ['192.0.2.0/25'], host_match_type: 'regex', host_includes: ['^h[0-2]\\.'] }));
+    else if (kind === 3)
+      rules.push(rule('header', { ...h, path_match_type: 'regex', path_includes: [`^/p${i % 4}/`] }));
+    else if (kind === 4)
+      rules.push(
+        rule('header', {
+          ...h,
+          ip_includes: ['192.0.2.0/25'],
+          host_match_type: 'regex',
+          host_includes: ['^h[0-2]\\.'],
+        }),
+      );
     else rules.push(rule('header', { ...h, action_mode: i % 12 === 5 ? 'dry_run' : 'enforce' }));
   }
-  const index = compileRuleSet(rules, RULE_COMPILERS, (_r, err) => { throw err; }).get('header')!;
+  const index = compileRuleSet(rules, RULE_COMPILERS, (_r, err) => {
+    throw err;
+  }).get('header')!;
   assert.equal(index.size, 60);
   const all = index.rules as CompiledRule[];
   for (const host of ['h0.example.org', 'h3.example.org', 'example.org', 'x.y.example.org', 'other.net']) {
@@ -33,10 +54,16 @@ test('the bucketed index visits exactly the matching rules, in priority order, o
       for (const ip of ['192.0.2.1', '192.0.2.200']) {
         const c = ctx(host, path, ip);
         const got: number[] = [];
-        index.each(c, (r) => { got.push(r.id); return false; });
+        index.each(c, (r) => {
+          got.push(r.id);
+          return false;
+        });
         const want = all.filter((r) => ruleMatches(r, c) && !r.dryRun).map((r) => r.id);
         assert.deepEqual(got, want, `${host} ${path} ${ip}`);
-        const dry = all.filter((r) => ruleMatches(r, c) && r.dryRun).map((r) => r.id).sort();
+        const dry = all
+          .filter((r) => ruleMatches(r, c) && r.dryRun)
+          .map((r) => r.id)
+          .sort();
         assert.deepEqual(c.hits.map((h) => h.id).sort(), dry);
       }
     }

@@ -24,7 +24,10 @@ export interface CompiledRule<A = unknown> {
   stamp: number;
 }
 
-export type ActionCompiler = (fields: RuleBody, rule: { id: number; pathMatchType: string; pathIncludes: string[] }) => unknown;
+export type ActionCompiler = (
+  fields: RuleBody,
+  rule: { id: number; pathMatchType: string; pathIncludes: string[] },
+) => unknown;
 
 /** True when the rule's filters all accept the request. */
 export function ruleMatches(r: CompiledRule, ctx: RequestContext): boolean {
@@ -62,7 +65,9 @@ export class RuleIndex<A = unknown> {
     this.size = rules.length;
     const push = (m: Map<string, CompiledRule<A>[]>, k: string, r: CompiledRule<A>) => {
       const l = m.get(k);
-      if (l) { if (l[l.length - 1] !== r) l.push(r); } else m.set(k, [r]);
+      if (l) {
+        if (l[l.length - 1] !== r) l.push(r);
+      } else m.set(k, [r]);
     };
     for (const r of rules) {
       const inc = r.host.includes;
@@ -87,7 +92,10 @@ export class RuleIndex<A = unknown> {
     if (this.size <= LINEAR_MAX) {
       for (const r of this.rules) {
         if (!ruleMatches(r, ctx)) continue;
-        if (honourDryRun && r.dryRun) { ctx.hit(r.id, r.type, true); continue; }
+        if (honourDryRun && r.dryRun) {
+          ctx.hit(r.id, r.type, true);
+          continue;
+        }
         if (out === null) return r;
         out.push(r);
       }
@@ -119,14 +127,20 @@ export class RuleIndex<A = unknown> {
       let bestOrder = Infinity;
       for (let i = 0; i < lists.length; i++) {
         const l = lists[i];
-        if (pos[i] < l.length && l[pos[i]].order < bestOrder) { best = i; bestOrder = l[pos[i]].order; }
+        if (pos[i] < l.length && l[pos[i]].order < bestOrder) {
+          best = i;
+          bestOrder = l[pos[i]].order;
+        }
       }
       if (best < 0) return undefined;
       const r = lists[best][pos[best]++];
       if (r.stamp === stamp) continue;
       r.stamp = stamp;
       if (!ruleMatches(r, ctx)) continue;
-      if (honourDryRun && r.dryRun) { ctx.hit(r.id, r.type, true); continue; }
+      if (honourDryRun && r.dryRun) {
+        ctx.hit(r.id, r.type, true);
+        continue;
+      }
       if (out === null) return r;
       out.push(r);
     }
@@ -164,9 +178,13 @@ function segmentKeys(path: PathFilter): string[] | null {
 }
 
 /** Compiles the rules of a set into one index per type, with the type's own compiler for the action. */
-export function compileRuleSet(rules: readonly Rule[], compilers: Readonly<Record<string, ActionCompiler | undefined>>,
-  onError: (rule: Rule, err: unknown) => void): Map<string, RuleIndex> {
-  const sorted = rules.filter((r) => r.enabled && compilers[r.type] !== undefined)
+export function compileRuleSet(
+  rules: readonly Rule[],
+  compilers: Readonly<Record<string, ActionCompiler | undefined>>,
+  onError: (rule: Rule, err: unknown) => void,
+): Map<string, RuleIndex> {
+  const sorted = rules
+    .filter((r) => r.enabled && compilers[r.type] !== undefined)
     .sort((a, b) => a.priority - b.priority || a.id - b.id);
   const byType = new Map<string, CompiledRule[]>();
   sorted.forEach((rule, order) => {
@@ -174,7 +192,10 @@ export function compileRuleSet(rules: readonly Rule[], compilers: Readonly<Recor
       const f = decodeRuleBody(rule.body);
       const hostIncludes = f.host_pattern ? [...f.host_includes, f.host_pattern] : f.host_includes;
       const c: CompiledRule = {
-        id: rule.id, type: rule.type, priority: rule.priority, order,
+        id: rule.id,
+        type: rule.type,
+        priority: rule.priority,
+        order,
         dryRun: f.action_mode === 'dry_run' && rule.type !== 'cache',
         records: f.record_ids.length > 0 ? new Set(f.record_ids) : null,
         host: new HostFilter(f.host_match_type, hostIncludes, f.host_excludes),
@@ -182,11 +203,16 @@ export function compileRuleSet(rules: readonly Rule[], compilers: Readonly<Recor
         ipIncludes: f.ip_includes.length > 0 ? new IpRangeSet(f.ip_includes) : null,
         ipExcludes: f.ip_excludes.length > 0 ? new IpRangeSet(f.ip_excludes) : null,
         fields: f,
-        action: compilers[rule.type]!(f, { id: rule.id, pathMatchType: f.path_match_type, pathIncludes: f.path_includes }),
+        action: compilers[rule.type]!(f, {
+          id: rule.id,
+          pathMatchType: f.path_match_type,
+          pathIncludes: f.path_includes,
+        }),
         stamp: 0,
       };
       const list = byType.get(rule.type);
-      if (list) list.push(c); else byType.set(rule.type, [c]);
+      if (list) list.push(c);
+      else byType.set(rule.type, [c]);
     } catch (err) {
       onError(rule, err);
     }

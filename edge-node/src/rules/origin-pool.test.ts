@@ -5,19 +5,30 @@ import { proxiedRecord, rule, send, snapshot, startStubOrigin, startTestEdge } f
 test('origin_pool active health checks take a failing origin out and bring it back', async (t) => {
   let sick = false;
   const a = await startStubOrigin('a', (req, res) => {
-    if (req.url === '/health' && sick) { res.statusCode = 503; res.end('sick'); return; }
+    if (req.url === '/health' && sick) {
+      res.statusCode = 503;
+      res.end('sick');
+      return;
+    }
     res.end(`origin a ${req.url}`);
   });
   const b = await startStubOrigin('b');
   t.after(() => a.close());
   t.after(() => b.close());
-  const edge = await startTestEdge(t, [snapshot('pool.example.org', {
-    records: [proxiedRecord('www', a.port)],
-    rules: [rule('origin_pool', {
-      origins: [{ address: '127.0.0.1', port: a.port, weight: 1 }, { address: '127.0.0.1', port: b.port, weight: 0, backup: true }],
-      health_check: { path: '/health', interval_s: 1, timeout_s: 1, unhealthy_threshold: 1, healthy_threshold: 1 },
-    })],
-  })]);
+  const edge = await startTestEdge(t, [
+    snapshot('pool.example.org', {
+      records: [proxiedRecord('www', a.port)],
+      rules: [
+        rule('origin_pool', {
+          origins: [
+            { address: '127.0.0.1', port: a.port, weight: 1 },
+            { address: '127.0.0.1', port: b.port, weight: 0, backup: true },
+          ],
+          health_check: { path: '/health', interval_s: 1, timeout_s: 1, unhealthy_threshold: 1, healthy_threshold: 1 },
+        }),
+      ],
+    }),
+  ]);
   const get = () => send(edge.node.server.httpPort, 'www.pool.example.org', '/x');
   assert.equal((await get()).body, 'origin a /x');
   sick = true;

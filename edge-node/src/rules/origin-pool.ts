@@ -3,11 +3,35 @@ import { Agent, request } from 'undici';
 import type { RuleBody } from '@platform/shared/match';
 import type { OriginTarget } from '../proxy/origin.js';
 
-export interface PoolOrigin { address: string; port: number; scheme: 'http' | 'https'; weight: number; backup: boolean; hostHeader: string }
-export interface HealthCheck { path: string; intervalMs: number; timeoutMs: number; unhealthy: number; healthy: number }
-export interface OriginPoolAction { ruleId: number; failover: boolean; origins: PoolOrigin[]; check: HealthCheck | null }
+export interface PoolOrigin {
+  address: string;
+  port: number;
+  scheme: 'http' | 'https';
+  weight: number;
+  backup: boolean;
+  hostHeader: string;
+}
+export interface HealthCheck {
+  path: string;
+  intervalMs: number;
+  timeoutMs: number;
+  unhealthy: number;
+  healthy: number;
+}
+export interface OriginPoolAction {
+  ruleId: number;
+  failover: boolean;
+  origins: PoolOrigin[];
+  check: HealthCheck | null;
+}
 
-interface Health { healthy: boolean; fails: number; oks: number; nextCheckAt: number; probing: boolean }
+interface Health {
+  healthy: boolean;
+  fails: number;
+  oks: number;
+  nextCheckAt: number;
+  probing: boolean;
+}
 /** Health by rule id and origin, kept across recompiles of the rule set. */
 const HEALTH = new Map<string, Health>();
 /** A passively failed origin stays out this long when there is no active check to bring it back. */
@@ -21,20 +45,36 @@ function key(a: OriginPoolAction, i: number): string {
 function health(a: OriginPoolAction, i: number): Health {
   const k = key(a, i);
   let h = HEALTH.get(k);
-  if (!h) { h = { healthy: true, fails: 0, oks: 0, nextCheckAt: 0, probing: false }; HEALTH.set(k, h); }
+  if (!h) {
+    h = { healthy: true, fails: 0, oks: 0, nextCheckAt: 0, probing: false };
+    HEALTH.set(k, h);
+  }
   return h;
 }
 
 export function compileOriginPool(f: RuleBody, rule: { id: number }): OriginPoolAction {
   const origins = ((f.origins as Record<string, unknown>[]) ?? []).map((o): PoolOrigin => {
     const scheme = o.scheme === 'https' ? 'https' : 'http';
-    return { address: String(o.address), port: Number(o.port ?? (scheme === 'https' ? 443 : 80)), scheme, weight: Number(o.weight ?? 1), backup: o.backup === true, hostHeader: String(o.host_header ?? '') };
+    return {
+      address: String(o.address),
+      port: Number(o.port ?? (scheme === 'https' ? 443 : 80)),
+      scheme,
+      weight: Number(o.weight ?? 1),
+      backup: o.backup === true,
+      hostHeader: String(o.host_header ?? ''),
+    };
   });
   const hc = f.health_check as Record<string, unknown> | undefined;
-  const check = hc && hc.enabled !== false ? {
-    path: String(hc.path ?? '/'), intervalMs: Number(hc.interval_s ?? 10) * 1000, timeoutMs: Number(hc.timeout_s ?? 5) * 1000,
-    unhealthy: Number(hc.unhealthy_threshold ?? 2), healthy: Number(hc.healthy_threshold ?? 2),
-  } : null;
+  const check =
+    hc && hc.enabled !== false
+      ? {
+          path: String(hc.path ?? '/'),
+          intervalMs: Number(hc.interval_s ?? 10) * 1000,
+          timeoutMs: Number(hc.timeout_s ?? 5) * 1000,
+          unhealthy: Number(hc.unhealthy_threshold ?? 2),
+          healthy: Number(hc.healthy_threshold ?? 2),
+        }
+      : null;
   return { ruleId: rule.id, failover: f.method === 'failover', origins, check };
 }
 
@@ -59,7 +99,10 @@ export function pickOrigin(a: OriginPoolAction, tried: ReadonlySet<number> | nul
     if (up.length === 0) continue;
     if (a.failover || total === 0) return up[0];
     let x = rand() * total;
-    for (const i of up) { x -= a.origins[i].weight; if (x < 0) return i; }
+    for (const i of up) {
+      x -= a.origins[i].weight;
+      if (x < 0) return i;
+    }
     return up[up.length - 1];
   }
   // Every origin is down: try the untried primaries anyway rather than fail outright.
@@ -70,10 +113,17 @@ export function pickOrigin(a: OriginPoolAction, tried: ReadonlySet<number> | nul
 /** Passive health: a connection failure counts against the origin, a response for it. */
 export function markOrigin(a: OriginPoolAction, i: number, ok: boolean): void {
   const h = health(a, i);
-  if (ok) { h.fails = 0; if (a.check === null) h.healthy = true; return; }
+  if (ok) {
+    h.fails = 0;
+    if (a.check === null) h.healthy = true;
+    return;
+  }
   h.fails++;
   h.oks = 0;
-  if (h.fails >= (a.check?.unhealthy ?? 1)) { h.healthy = false; h.nextCheckAt = Date.now() + (a.check ? 0 : PASSIVE_DOWN_MS); }
+  if (h.fails >= (a.check?.unhealthy ?? 1)) {
+    h.healthy = false;
+    h.nextCheckAt = Date.now() + (a.check ? 0 : PASSIVE_DOWN_MS);
+  }
 }
 
 export function poolTarget(a: OriginPoolAction, i: number, requestHost: string, timeoutSec: number): OriginTarget {
@@ -84,7 +134,10 @@ export function poolTarget(a: OriginPoolAction, i: number, requestHost: string, 
 const probeAgent = new Agent({ connect: { rejectUnauthorized: false }, keepAliveTimeout: 1000 });
 
 /** Runs due active health checks of the given pools (called about once a second by the node). */
-export function runHealthChecks(pools: Iterable<OriginPoolAction>, requestHostOf: (a: OriginPoolAction) => string): void {
+export function runHealthChecks(
+  pools: Iterable<OriginPoolAction>,
+  requestHostOf: (a: OriginPoolAction) => string,
+): void {
   const now = Date.now();
   for (const a of pools) {
     if (!a.check) continue;
@@ -96,16 +149,29 @@ export function runHealthChecks(pools: Iterable<OriginPoolAction>, requestHostOf
       h.nextCheckAt = now + check.intervalMs;
       const host = o.address.includes(':') ? `[${o.address}]` : o.address;
       request(`${o.scheme}://${host}:${o.port}${check.path}`, {
-        method: 'GET', dispatcher: probeAgent, headers: { host: o.hostHeader || requestHostOf(a), 'user-agent': 'edge-health-check/1' },
-        headersTimeout: check.timeoutMs, bodyTimeout: check.timeoutMs,
-      }).then(async (r) => {
-        await r.body.dump();
-        return r.statusCode < 400;
-      }, () => false).then((ok) => {
-        h.probing = false;
-        if (ok) { h.fails = 0; if (++h.oks >= check.healthy) h.healthy = true; }
-        else { h.oks = 0; if (++h.fails >= check.unhealthy) h.healthy = false; }
-      });
+        method: 'GET',
+        dispatcher: probeAgent,
+        headers: { host: o.hostHeader || requestHostOf(a), 'user-agent': 'edge-health-check/1' },
+        headersTimeout: check.timeoutMs,
+        bodyTimeout: check.timeoutMs,
+      })
+        .then(
+          async (r) => {
+            await r.body.dump();
+            return r.statusCode < 400;
+          },
+          () => false,
+        )
+        .then((ok) => {
+          h.probing = false;
+          if (ok) {
+            h.fails = 0;
+            if (++h.oks >= check.healthy) h.healthy = true;
+          } else {
+            h.oks = 0;
+            if (++h.fails >= check.unhealthy) h.healthy = false;
+          }
+        });
     });
   }
 }

@@ -2,11 +2,18 @@
 import type { RuleBody } from '@platform/shared/match';
 import { captureRegexes, capturesOf, expandTemplate } from './captures.js';
 
-export interface RedirectAction { status: number; target: string; keepQuery: boolean; regexes: RegExp[] }
+export interface RedirectAction {
+  status: number;
+  target: string;
+  keepQuery: boolean;
+  regexes: RegExp[];
+}
 
 export function compileRedirect(f: RuleBody, rule: { pathMatchType: string; pathIncludes: string[] }): RedirectAction {
   return {
-    status: Number(f.status_code ?? 302), target: String(f.target), keepQuery: f.keep_query !== false,
+    status: Number(f.status_code ?? 302),
+    target: String(f.target),
+    keepQuery: f.keep_query !== false,
     regexes: captureRegexes(rule.pathMatchType, rule.pathIncludes),
   };
 }

@@ -2,7 +2,12 @@
 import type { RuleBody } from '@platform/shared/match';
 import { captureRegexes, capturesOf, expandTemplate } from './captures.js';
 
-export interface RewriteAction { path: string | undefined; query: string | undefined; append: boolean; regexes: RegExp[] }
+export interface RewriteAction {
+  path: string | undefined;
+  query: string | undefined;
+  append: boolean;
+  regexes: RegExp[];
+}
 
 export function compileRewrite(f: RuleBody, rule: { pathMatchType: string; pathIncludes: string[] }): RewriteAction {
   return {
@@ -14,7 +19,7 @@ export function compileRewrite(f: RuleBody, rule: { pathMatchType: string; pathI
 }
 
 export function applyRewrite(a: RewriteAction, path: string, query: string): { path: string; query: string } {
-  const caps = (a.path?.includes('$') || a.query?.includes('$')) ? capturesOf(a.regexes, path) : [];
+  const caps = a.path?.includes('$') || a.query?.includes('$') ? capturesOf(a.regexes, path) : [];
   const newPath = a.path === undefined ? path : expandTemplate(a.path, caps);
   let newQuery = query;
   if (a.query !== undefined) {

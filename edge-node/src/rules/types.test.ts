@@ -5,9 +5,15 @@ import { proxiedRecord, rule, send, snapshot, startStubOrigin, startTestEdge } f
 
 test('rule types through the edge', async (t) => {
   const main = await startStubOrigin('main', (req, res) => {
-    if (req.url?.startsWith('/fail')) { res.statusCode = 503; res.end('origin failure'); return; }
+    if (req.url?.startsWith('/fail')) {
+      res.statusCode = 503;
+      res.end('origin failure');
+      return;
+    }
     res.setHeader('x-origin-header', 'yes');
-    res.end(`main ${req.url} host=${req.headers.host} x-add=${req.headers['x-add'] ?? '-'} cookie=${req.headers.cookie ?? '-'}`);
+    res.end(
+      `main ${req.url} host=${req.headers.host} x-add=${req.headers['x-add'] ?? '-'} cookie=${req.headers.cookie ?? '-'}`,
+    );
   });
   const alt = await startStubOrigin('alt', (req, res) => res.end(`alt ${req.url} host=${req.headers.host}`));
   const p1 = await startStubOrigin('p1');
@@ -15,30 +21,73 @@ test('rule types through the edge', async (t) => {
   for (const o of [main, alt, p1, p2]) t.after(() => o.close());
   const www = proxiedRecord('www', main.port);
   const deadPort = 1; // nothing listens on port 1
-  const edge = await startTestEdge(t, [snapshot('types.example.org', {
-    records: [www],
-    rules: [
-      rule('drop', { path_includes: ['/blocked'], status_code: 451, body: 'unavailable here' }),
-      rule('drop', { path_includes: ['/cut'], action: 'close' }),
-      rule('basic_auth', { path_includes: ['/private/*'], realm: 'Staff', users: [{ username: 'alice', password: 'wonderland' }] }),
-      rule('redirect', { path_includes: ['/old/*'], target: 'https://new.example.org/$1', status_code: 301 }),
-      rule('redirect', { path_match_type: 'regex', path_includes: ['^/blog/(\\d+)/(\\w+)$'], target: '/posts/$2?id=$1', status_code: 308, keep_query: true }),
-      rule('rewrite', { path_includes: ['/r/*'], path: '/internal/$1', query: 'from=edge', append_query: true }),
-      rule('origin_route', { path_includes: ['/alt/*'], address: '127.0.0.1', port: alt.port, host_header: 'alt.types.example.org' }),
-      rule('origin_pool', { path_includes: ['/pool/*'], origins: [{ address: '127.0.0.1', port: p1.port, weight: 1 }, { address: '127.0.0.1', port: p2.port, weight: 3 }] }),
-      rule('origin_pool', { path_includes: ['/failover/*'], method: 'failover', origins: [{ address: '127.0.0.1', port: deadPort }, { address: '127.0.0.1', port: p2.port }] }),
-      rule('header', { request_headers: [{ op: 'set', name: 'X-Add', value: 'added' }, { op: 'remove', name: 'Cookie' }], response_headers: [{ op: 'add', name: 'X-Served-By', value: 'edge' }, { op: 'remove', name: 'X-Origin-Header' }] }),
-      rule('error_page', { statuses: ['500-599'], body: '<h1>We will be back</h1>' }),
-    ],
-  })]);
+  const edge = await startTestEdge(t, [
+    snapshot('types.example.org', {
+      records: [www],
+      rules: [
+        rule('drop', { path_includes: ['/blocked'], status_code: 451, body: 'unavailable here' }),
+        rule('drop', { path_includes: ['/cut'], action: 'close' }),
+        rule('basic_auth', {
+          path_includes: ['/private/*'],
+          realm: 'Staff',
+          users: [{ username: 'alice', password: 'wonderland' }],
+        }),
+        rule('redirect', { path_includes: ['/old/*'], target: 'https://new.example.org/$1', status_code: 301 }),
+        rule('redirect', {
+          path_match_type: 'regex',
+          path_includes: ['^/blog/(\\d+)/(\\w+)$'],
+          target: '/posts/$2?id=$1',
+          status_code: 308,
+          keep_query: true,
+        }),
+        rule('rewrite', { path_includes: ['/r/*'], path: '/internal/$1', query: 'from=edge', append_query: true }),
+        rule('origin_route', {
+          path_includes: ['/alt/*'],
+          address: '127.0.0.1',
+          port: alt.port,
+          host_header: 'alt.types.example.org',
+        }),
+        rule('origin_pool', {
+          path_includes: ['/pool/*'],
+          origins: [
+            { address: '127.0.0.1', port: p1.port, weight: 1 },
+            { address: '127.0.0.1', port: p2.port, weight: 3 },
+          ],
+        }),
+        rule('origin_pool', {
+          path_includes: ['/failover/*'],
+          method: 'failover',
+          origins: [
+            { address: '127.0.0.1', port: deadPort },
+            { address: '127.0.0.1', port: p2.port },
+          ],
+        }),
+        rule('header', {
+          request_headers: [
+            { op: 'set', name: 'X-Add', value: 'added' },
+            { op: 'remove', name: 'Cookie' },
+          ],
+          response_headers: [
+            { op: 'add', name: 'X-Served-By', value: 'edge' },
+            { op: 'remove', name: 'X-Origin-Header' },
+          ],
+        }),
+        rule('error_page', { statuses: ['500-599'], body: '<h1>We will be back</h1>' }),
+      ],
+    }),
+  ]);
   const port = edge.node.server.httpPort;
-  const get = (path: string, headers: Record<string, string> = {}) => send(port, 'www.types.example.org', path, { headers });
+  const get = (path: string, headers: Record<string, string> = {}) =>
+    send(port, 'www.types.example.org', path, { headers });
 
   await t.test('drop answers its status and body', async () => {
     const r = await get('/blocked');
     assert.equal(r.status, 451);
     assert.equal(r.body, 'unavailable here');
-    assert.equal(main.seen.some((s) => s.url === '/blocked'), false);
+    assert.equal(
+      main.seen.some((s) => s.url === '/blocked'),
+      false,
+    );
   });
 
   await t.test('drop with action close closes the connection without an answer', async () => {
@@ -51,7 +100,9 @@ test('rule types through the edge', async (t) => {
     assert.match(String(none.headers['www-authenticate']), /Basic realm="Staff"/);
     const wrong = await get('/private/x', { authorization: `Basic ${Buffer.from('alice:nope').toString('base64')}` });
     assert.equal(wrong.status, 401);
-    const ok = await get('/private/x', { authorization: `Basic ${Buffer.from('alice:wonderland').toString('base64')}` });
+    const ok = await get('/private/x', {
+      authorization: `Basic ${Buffer.from('alice:wonderland').toString('base64')}`,
+    });
     assert.equal(ok.status, 200);
     assert.match(ok.body, /^main \/private\/x/);
   });
@@ -109,10 +160,12 @@ test('rule types through the edge', async (t) => {
   });
 
   await t.test('error_page also covers edge errors (origin unreachable)', async () => {
-    edge.apply(snapshot('types.example.org', {
-      records: [www, proxiedRecord('down', deadPort)],
-      rules: [rule('error_page', { statuses: ['502'], body: 'edge says sorry', content_type: 'text/plain' })],
-    }));
+    edge.apply(
+      snapshot('types.example.org', {
+        records: [www, proxiedRecord('down', deadPort)],
+        rules: [rule('error_page', { statuses: ['502'], body: 'edge says sorry', content_type: 'text/plain' })],
+      }),
+    );
     const r = await send(port, 'down.types.example.org', '/');
     assert.equal(r.status, 502);
     assert.equal(r.body, 'edge says sorry');

@@ -40,20 +40,32 @@ export function compileDomain(snapshot: DomainSnapshot): CompiledDomain {
   return { name: snapshot.name, snapshot, records, rules, poolActions, compiledAt: Date.now() };
 }
 
-export interface HostMatch { domain: CompiledDomain; record: ZoneRecord }
+export interface HostMatch {
+  domain: CompiledDomain;
+  record: ZoneRecord;
+}
 
 export class DomainTable {
   private readonly domains = new Map<string, CompiledDomain>();
 
-  get size(): number { return this.domains.size; }
+  get size(): number {
+    return this.domains.size;
+  }
 
-  get(name: string): CompiledDomain | undefined { return this.domains.get(name); }
+  get(name: string): CompiledDomain | undefined {
+    return this.domains.get(name);
+  }
 
-  all(): IterableIterator<CompiledDomain> { return this.domains.values(); }
+  all(): IterableIterator<CompiledDomain> {
+    return this.domains.values();
+  }
 
   /** Replaces (or removes, when `snapshot` is undefined) one domain; a snapshot that fails to compile keeps the previous one. */
   set(name: string, snapshot: DomainSnapshot | undefined): CompiledDomain | undefined {
-    if (!snapshot) { this.domains.delete(name); return undefined; }
+    if (!snapshot) {
+      this.domains.delete(name);
+      return undefined;
+    }
     try {
       const c = compileDomain(snapshot);
       this.domains.set(name, c);

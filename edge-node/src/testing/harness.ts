@@ -1,21 +1,46 @@
 // Test helpers: stub origins on 127.0.0.1, snapshot and rule builders, an edge node on free ports, and an HTTP(S) client
 // that sets Host/SNI and the local address.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openNodeStore } from '@platform/shared/node-store';
-import { SCHEMA_MAJOR, type Certificate, type DomainSnapshot, type Rule, type ZoneRecord } from '@platform/shared/config';
+import {
+  SCHEMA_MAJOR,
+  type Certificate,
+  type DomainSnapshot,
+  type Rule,
+  type ZoneRecord,
+} from '@platform/shared/config';
 import { encodeRuleBody, validateRule, type RuleType } from '@platform/shared/match';
 import { loadConfig } from '../config.js';
 import { startEdgeNode, type EdgeNode } from '../node.js';
 
-export interface SeenRequest { method: string; url: string; headers: Record<string, string | string[] | undefined>; body: string }
-export interface StubOrigin { port: number; seen: SeenRequest[]; server: Server; close(): Promise<void> }
+export interface SeenRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+export interface StubOrigin {
+  port: number;
+  seen: SeenRequest[];
+  server: Server;
+  close(): Promise<void>;
+}
 
 /** An origin on 127.0.0.1 that records requests; the default handler answers 200 `origin <name> <url>`. */
-export async function startStubOrigin(name: string, handler?: (req: IncomingMessage, res: ServerResponse, body: string) => void): Promise<StubOrigin> {
+export async function startStubOrigin(
+  name: string,
+  handler?: (req: IncomingMessage, res: ServerResponse, body: string) => void,
+): Promise<StubOrigin> {
   const seen: SeenRequest[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -24,21 +49,45 @@ export async function startStubOrigin(name: string, handler?: (req: IncomingMess
       const body = Buffer.concat(chunks).toString();
       seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
       if (handler) handler(req, res, body);
-      else { res.setHeader('content-type', 'text/plain'); res.end(`origin ${name} ${req.url}`); }
+      else {
+        res.setHeader('content-type', 'text/plain');
+        res.end(`origin ${name} ${req.url}`);
+      }
     });
   });
   server.keepAliveTimeout = 1000;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as { port: number }).port;
-  return { port, seen, server, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return {
+    port,
+    seen,
+    server,
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
 
 let nextRecordId = 1;
 
 export function proxiedRecord(name: string, originPort: number, extra: Partial<ZoneRecord> = {}): ZoneRecord {
   return {
-    id: nextRecordId++, name, type: 'A', destination: '127.0.0.1', ttl: 120, mxPriority: 0, proxied: true, captcha: false,
-    scheme: 'Http', port: originPort, hostHeader: '', hostHeaderMode: 'own', timeout: 30, ...extra,
+    id: nextRecordId++,
+    name,
+    type: 'A',
+    destination: '127.0.0.1',
+    ttl: 120,
+    mxPriority: 0,
+    proxied: true,
+    captcha: false,
+    scheme: 'Http',
+    port: originPort,
+    hostHeader: '',
+    hostHeaderMode: 'own',
+    timeout: 30,
+    ...extra,
   };
 }
 
@@ -52,11 +101,42 @@ export function rule(type: RuleType, body: Record<string, unknown>): Rule {
   return { id: nextRuleId++, type, enabled, priority, body: encodeRuleBody({ ...filters, ...v.value.fields }) };
 }
 
-export function snapshot(name: string, opts: { records: ZoneRecord[]; rules?: Rule[]; certificates?: Certificate[]; settings?: Partial<DomainSnapshot['settings']>; state?: string }): DomainSnapshot {
+export function snapshot(
+  name: string,
+  opts: {
+    records: ZoneRecord[];
+    rules?: Rule[];
+    certificates?: Certificate[];
+    settings?: Partial<DomainSnapshot['settings']>;
+    state?: string;
+  },
+): DomainSnapshot {
   return {
-    schemaMajor: SCHEMA_MAJOR, domainId: 1, name, state: opts.state ?? 'active', dnsMode: 'managed',
-    zone: { serial: 1, nameservers: [], soaMname: '', soaRname: '', soaRefresh: 0, soaRetry: 0, soaExpire: 0, soaMinimum: 0, soaTtl: 0, records: opts.records },
-    settings: { developerMode: false, developerModeExpiresAtMs: 0, cacheL2TtlDays: 3, cacheCapMb: 100, cachePurgeGeneration: 0, ...opts.settings },
+    schemaMajor: SCHEMA_MAJOR,
+    domainId: 1,
+    name,
+    state: opts.state ?? 'active',
+    dnsMode: 'managed',
+    zone: {
+      serial: 1,
+      nameservers: [],
+      soaMname: '',
+      soaRname: '',
+      soaRefresh: 0,
+      soaRetry: 0,
+      soaExpire: 0,
+      soaMinimum: 0,
+      soaTtl: 0,
+      records: opts.records,
+    },
+    settings: {
+      developerMode: false,
+      developerModeExpiresAtMs: 0,
+      cacheL2TtlDays: 3,
+      cacheCapMb: 100,
+      cachePurgeGeneration: 0,
+      ...opts.settings,
+    },
     ruleSet: { version: 1, rules: opts.rules ?? [] },
     certificates: opts.certificates ?? [],
   };
@@ -71,38 +151,85 @@ export interface TestEdge {
   close(): Promise<void>;
 }
 
-export async function startTestEdge(t: { after(fn: () => Promise<void> | void): void } | null, snapshots: DomainSnapshot[] = [], env: Record<string, string> = {}): Promise<TestEdge> {
+export async function startTestEdge(
+  t: { after(fn: () => Promise<void> | void): void } | null,
+  snapshots: DomainSnapshot[] = [],
+  env: Record<string, string> = {},
+): Promise<TestEdge> {
   const dataDir = mkdtempSync(join(tmpdir(), 'edge-test-'));
-  const config = loadConfig({ DATA_DIR: dataDir, EDGE_HTTP_PORT: '0', EDGE_HTTPS_PORT: '0', SYNC_URL: 'off', CONTROL_PLANE_URL: 'off', ...env });
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    EDGE_HTTP_PORT: '0',
+    EDGE_HTTPS_PORT: '0',
+    SYNC_URL: 'off',
+    CONTROL_PLANE_URL: 'off',
+    ...env,
+  });
   const store = openNodeStore(join(dataDir, 'edge-node'));
   const node = await startEdgeNode(config, store);
   node.store.onApplied((e) => node.refresh(e.domain, e.snapshot, e.deleted));
   const edge: TestEdge = {
-    node, dataDir, version: 0,
-    apply(s) { node.store.apply({ version: ++edge.version, domain: s.name, deleted: false, snapshot: s }); },
-    async close() { await node.close(); rmSync(dataDir, { recursive: true, force: true }); },
+    node,
+    dataDir,
+    version: 0,
+    apply(s) {
+      node.store.apply({ version: ++edge.version, domain: s.name, deleted: false, snapshot: s });
+    },
+    async close() {
+      await node.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
   };
   for (const s of snapshots) edge.apply(s);
   t?.after(() => edge.close());
   return edge;
 }
 
-export interface Reply { status: number; headers: Record<string, string | string[] | undefined>; body: string }
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
 
 /** One request to the edge with the given Host (and SNI for https), optionally from another loopback address. */
-export function send(port: number, host: string, path: string, opts: { method?: string; headers?: Record<string, string>; body?: string; https?: boolean; localAddress?: string } = {}): Promise<Reply> {
+export function send(
+  port: number,
+  host: string,
+  path: string,
+  opts: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    https?: boolean;
+    localAddress?: string;
+  } = {},
+): Promise<Reply> {
   const fn = opts.https ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const req = fn({
-      host: '127.0.0.1', port, path, method: opts.method ?? 'GET', agent: false, localAddress: opts.localAddress,
-      headers: { host, ...(opts.body !== undefined ? { 'content-length': String(Buffer.byteLength(opts.body)) } : {}), ...opts.headers },
-      ...(opts.https ? { servername: host, rejectUnauthorized: false } : {}),
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }));
-      res.on('error', reject);
-    });
+    const req = fn(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: opts.method ?? 'GET',
+        agent: false,
+        localAddress: opts.localAddress,
+        headers: {
+          host,
+          ...(opts.body !== undefined ? { 'content-length': String(Buffer.byteLength(opts.body)) } : {}),
+          ...opts.headers,
+        },
+        ...(opts.https ? { servername: host, rejectUnauthorized: false } : {}),
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     if (opts.body !== undefined) req.write(opts.body);
     req.end();

@@ -2,18 +2,49 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  SCHEMA_MAJOR, encodeDomainSnapshot, decodeDomainSnapshot, encodeConfigEntry, decodeConfigEntry, splitConfigEntry,
+  SCHEMA_MAJOR,
+  encodeDomainSnapshot,
+  decodeDomainSnapshot,
+  encodeConfigEntry,
+  decodeConfigEntry,
+  splitConfigEntry,
   type DomainSnapshot,
 } from './index.js';
 
 function sampleSnapshot(): DomainSnapshot {
   return {
-    schemaMajor: SCHEMA_MAJOR, domainId: 7, name: 'example.org', state: 'active', dnsMode: 'managed',
+    schemaMajor: SCHEMA_MAJOR,
+    domainId: 7,
+    name: 'example.org',
+    state: 'active',
+    dnsMode: 'managed',
     zone: {
-      serial: 3, nameservers: ['ns1.platform.test', 'ns2.platform.test'], soaMname: 'ns1.platform.test',
-      soaRname: 'hostmaster.example.org', soaRefresh: 10000, soaRetry: 2400, soaExpire: 604800, soaMinimum: 300, soaTtl: 3600,
-      records: [{ id: 1, name: 'www', type: 'A', destination: '192.0.2.1', ttl: 120, mxPriority: 0, proxied: true, captcha: false,
-        scheme: 'Auto', port: 443, hostHeader: '', hostHeaderMode: 'own', timeout: 60 }],
+      serial: 3,
+      nameservers: ['ns1.platform.test', 'ns2.platform.test'],
+      soaMname: 'ns1.platform.test',
+      soaRname: 'hostmaster.example.org',
+      soaRefresh: 10000,
+      soaRetry: 2400,
+      soaExpire: 604800,
+      soaMinimum: 300,
+      soaTtl: 3600,
+      records: [
+        {
+          id: 1,
+          name: 'www',
+          type: 'A',
+          destination: '192.0.2.1',
+          ttl: 120,
+          mxPriority: 0,
+          proxied: true,
+          captcha: false,
+          scheme: 'Auto',
+          port: 443,
+          hostHeader: '',
+          hostHeaderMode: 'own',
+          timeout: 60,
+        },
+      ],
     },
     settings: { developerMode: true, developerModeExpiresAtMs: 1_800_000_000_000, cacheL2TtlDays: 3, cacheCapMb: 100 },
     ruleSet: { version: 0, rules: [] },
@@ -37,7 +68,12 @@ test('a snapshot survives encode and decode unchanged', () => {
 
 test('an entry built from stored snapshot bytes decodes like one built from the object', () => {
   const s = sampleSnapshot();
-  const spliced = encodeConfigEntry({ version: 42, domain: 'example.org', deleted: false, snapshotBytes: encodeDomainSnapshot(s) });
+  const spliced = encodeConfigEntry({
+    version: 42,
+    domain: 'example.org',
+    deleted: false,
+    snapshotBytes: encodeDomainSnapshot(s),
+  });
   const direct = encodeConfigEntry({ version: 42, domain: 'example.org', deleted: false, snapshot: s });
   const decoded = decodeConfigEntry(spliced);
   assert.deepEqual([decoded.version, decoded.domain, decoded.deleted], [42, 'example.org', false]);
@@ -50,7 +86,12 @@ test('an entry built from stored snapshot bytes decodes like one built from the 
 });
 
 test('a tombstone carries no snapshot', () => {
-  const bytes = encodeConfigEntry({ version: 9, domain: 'gone.example', deleted: true, snapshotBytes: new Uint8Array(0) });
+  const bytes = encodeConfigEntry({
+    version: 9,
+    domain: 'gone.example',
+    deleted: true,
+    snapshotBytes: new Uint8Array(0),
+  });
   assert.deepEqual(decodeConfigEntry(bytes), { version: 9, domain: 'gone.example', deleted: true });
   assert.equal(splitConfigEntry(bytes).snapshotBytes.length, 0);
 });

@@ -26,6 +26,9 @@ export function unpackEntries(frame: Uint8Array): Uint8Array[] {
     while (r.pos < r.len) out.push(r.bytes());
     return out;
   } catch (err) {
-    throw new PlatformError('CFG_ERR_DECODE', `invalid sync frame: ${(err as Error).message}`, { kind: 'system', cause: err });
+    throw new PlatformError('CFG_ERR_DECODE', `invalid sync frame: ${(err as Error).message}`, {
+      kind: 'system',
+      cause: err,
+    });
   }
 }

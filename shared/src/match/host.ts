@@ -17,13 +17,19 @@ export function hostEntryProblem(type: HostMatchType, entry: unknown): string | 
   if (entry.length > 1024) return 'longer than 1024 characters';
   if (type === 'regex') return regexProblem(entry);
   const h = normaliseHost(entry);
-  if (h.length > 253 || !HOST_CHARS.test(h)) return `"${entry}" is not a host name${type === 'wildcard' ? ' pattern' : ''}`;
+  if (h.length > 253 || !HOST_CHARS.test(h))
+    return `"${entry}" is not a host name${type === 'wildcard' ? ' pattern' : ''}`;
   if (type === 'exact' && h.includes('*')) return `"${entry}" contains "*" but host_match_type is exact`;
   return undefined;
 }
 
 export function regexProblem(source: string): string | undefined {
-  try { new RegExp(source); return undefined; } catch (err) { return `invalid regex: ${(err as Error).message}`; }
+  try {
+    new RegExp(source);
+    return undefined;
+  } catch (err) {
+    return `invalid regex: ${(err as Error).message}`;
+  }
 }
 
 function escapeRegex(s: string): string {
@@ -42,7 +48,10 @@ export class HostPatternSet {
 
   constructor(type: HostMatchType, entries: readonly string[]) {
     for (const raw of entries) {
-      if (type === 'regex') { this.regexes.push(new RegExp(raw, 'i')); continue; }
+      if (type === 'regex') {
+        this.regexes.push(new RegExp(raw, 'i'));
+        continue;
+      }
       const h = normaliseHost(raw);
       if (type === 'exact' || !h.includes('*')) this.exact.add(h);
       else if (h.startsWith('*.') && !h.slice(2).includes('*')) this.suffixes.add(h.slice(1));
@@ -51,7 +60,9 @@ export class HostPatternSet {
     }
   }
 
-  get empty(): boolean { return this.exact.size === 0 && this.suffixes.size === 0 && this.regexes.length === 0; }
+  get empty(): boolean {
+    return this.exact.size === 0 && this.suffixes.size === 0 && this.regexes.length === 0;
+  }
 
   /** True when `host` (already normalised) matches one of the patterns. */
   has(host: string): boolean {
@@ -70,7 +81,11 @@ export class HostPatternSet {
 export class HostFilter {
   readonly includes: HostPatternSet;
   readonly excludes: HostPatternSet;
-  constructor(readonly type: HostMatchType, includes: readonly string[], excludes: readonly string[]) {
+  constructor(
+    readonly type: HostMatchType,
+    includes: readonly string[],
+    excludes: readonly string[],
+  ) {
     this.includes = new HostPatternSet(type, includes);
     this.excludes = new HostPatternSet(type, excludes);
   }

@@ -8,7 +8,10 @@ const V4_MAX = 0xffffffffn;
 const V6_MAX = (1n << 128n) - 1n;
 
 /** A parsed address: IPv4 values are 32-bit, IPv6 values 128-bit. */
-export interface IpValue { v6: boolean; value: bigint }
+export interface IpValue {
+  v6: boolean;
+  value: bigint;
+}
 
 /** Parses one textual address (no prefix) and unmaps IPv4-mapped IPv6 (`::ffff:a.b.c.d`). */
 export function parseIp(text: string): IpValue | undefined {
@@ -53,12 +56,19 @@ export function formatIp(ip: IpValue): string {
   }
   const hextets: number[] = [];
   for (let i = 7; i >= 0; i--) hextets.push(Number((ip.value >> BigInt(i * 16)) & 0xffffn));
-  let bestStart = -1, bestLen = 0;
+  let bestStart = -1,
+    bestLen = 0;
   for (let i = 0; i < 8;) {
-    if (hextets[i] !== 0) { i++; continue; }
+    if (hextets[i] !== 0) {
+      i++;
+      continue;
+    }
     let j = i;
     while (j < 8 && hextets[j] === 0) j++;
-    if (j - i > bestLen && j - i >= 2) { bestStart = i; bestLen = j - i; }
+    if (j - i > bestLen && j - i >= 2) {
+      bestStart = i;
+      bestLen = j - i;
+    }
     i = j;
   }
   const hex = hextets.map((h) => h.toString(16));
@@ -67,7 +77,11 @@ export function formatIp(ip: IpValue): string {
 }
 
 /** One entry of an IP list as an inclusive range. */
-export interface IpRange { v6: boolean; low: bigint; high: bigint }
+export interface IpRange {
+  v6: boolean;
+  low: bigint;
+  high: bigint;
+}
 
 /** Parses one entry (address, CIDR `a/n` or range `a-b`) into its canonical text and range; a string is an error. */
 export function canonicaliseIpEntry(raw: string): { text: string; range: IpRange } | string {
@@ -101,7 +115,10 @@ export function canonicaliseIpEntry(raw: string): { text: string; range: IpRange
     const max = addr.v6 ? V6_MAX : V4_MAX;
     const hostMask = (1n << BigInt(bits - prefix)) - 1n;
     const low = addr.value & (max ^ hostMask);
-    return { text: `${formatIp({ v6: addr.v6, value: low })}/${prefix}`, range: { v6: addr.v6, low, high: low | hostMask } };
+    return {
+      text: `${formatIp({ v6: addr.v6, value: low })}/${prefix}`,
+      range: { v6: addr.v6, low, high: low | hostMask },
+    };
   }
   const addr = parseIp(entry);
   if (!addr) return `invalid IP address "${raw}"`;
@@ -113,14 +130,19 @@ export function canonicaliseIpEntry(raw: string): { text: string; range: IpRange
  * ordered low to high, IPv4-mapped IPv6 unmapped, duplicates dropped, order of the rest preserved.
  * Returns the canonical list or the problems, each with the index of its entry.
  */
-export function canonicaliseIpList(entries: readonly string[]): { ok: true; value: string[] } | { ok: false; problems: { index: number; message: string }[] } {
+export function canonicaliseIpList(
+  entries: readonly string[],
+): { ok: true; value: string[] } | { ok: false; problems: { index: number; message: string }[] } {
   const problems: { index: number; message: string }[] = [];
   if (entries.length > MAX_IP_ENTRIES) problems.push({ index: -1, message: `at most ${MAX_IP_ENTRIES} entries` });
   const seen = new Set<string>();
   const value: string[] = [];
   entries.forEach((raw, index) => {
     const r = typeof raw === 'string' ? canonicaliseIpEntry(raw) : 'not a string';
-    if (typeof r === 'string') { problems.push({ index, message: r }); return; }
+    if (typeof r === 'string') {
+      problems.push({ index, message: r });
+      return;
+    }
     if (seen.has(r.text)) return;
     seen.add(r.text);
     value.push(r.text);
@@ -171,7 +193,10 @@ function mergeRanges<T extends number | bigint>(ranges: [T, T][]): [T, T][] {
   for (const r of ranges) {
     const last = out[out.length - 1];
     // Adjacent or overlapping ranges merge (integer addresses: high + 1 touches the next low).
-    if (last && (typeof r[0] === 'bigint' ? r[0] <= (last[1] as bigint) + 1n : (r[0] as number) <= (last[1] as number) + 1)) {
+    if (
+      last &&
+      (typeof r[0] === 'bigint' ? r[0] <= (last[1] as bigint) + 1n : (r[0] as number) <= (last[1] as number) + 1)
+    ) {
       if (r[1] > last[1]) last[1] = r[1];
     } else out.push([r[0], r[1]]);
   }
@@ -179,7 +204,8 @@ function mergeRanges<T extends number | bigint>(ranges: [T, T][]): [T, T][] {
 }
 
 function search<T extends number | bigint>(low: ArrayLike<T>, high: ArrayLike<T>, x: T): boolean {
-  let lo = 0, hi = low.length - 1;
+  let lo = 0,
+    hi = low.length - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >>> 1;
     if (x < low[mid]) hi = mid - 1;
@@ -190,7 +216,11 @@ function search<T extends number | bigint>(low: ArrayLike<T>, high: ArrayLike<T>
 }
 
 /** A client address prepared once per request: `v4` is the IPv4 value or -1; `v6` the IPv6 value when not IPv4. */
-export interface PeerAddress { v4: number; v6: bigint | undefined; text: string }
+export interface PeerAddress {
+  v4: number;
+  v6: bigint | undefined;
+  text: string;
+}
 
 /** Parses the TCP peer's text address once per request (IPv4-mapped IPv6 peers count as IPv4). */
 export function parsePeerAddress(text: string): PeerAddress {
@@ -204,7 +234,10 @@ export function parsePeerAddress(text: string): PeerAddress {
 
 /** Dotted-quad IPv4 to its 32-bit value without bigint or regex (the per-request path), -1 when not IPv4. */
 function fastV4(text: string): number {
-  let value = 0, part = 0, digits = 0, dots = 0;
+  let value = 0,
+    part = 0,
+    digits = 0,
+    dots = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 46) {

@@ -32,7 +32,10 @@ export class PathPatternSet {
 
   constructor(type: PathMatchType, entries: readonly string[]) {
     for (const p of entries) {
-      if (type === 'regex') { this.regexes.push(new RegExp(p)); continue; }
+      if (type === 'regex') {
+        this.regexes.push(new RegExp(p));
+        continue;
+      }
       const star = p.indexOf('*');
       if (star < 0) this.exact.add(p);
       else if (star === p.length - 1) {
@@ -42,7 +45,9 @@ export class PathPatternSet {
     }
   }
 
-  get empty(): boolean { return this.exact.size === 0 && this.prefixes.length === 0 && this.regexes.length === 0; }
+  get empty(): boolean {
+    return this.exact.size === 0 && this.prefixes.length === 0 && this.regexes.length === 0;
+  }
 
   has(path: string): boolean {
     if (this.all || this.exact.has(path)) return true;
@@ -57,12 +62,15 @@ export class PathFilter {
   readonly includes: PathPatternSet;
   readonly excludes: PathPatternSet;
   constructor(type: PathMatchType, includes: readonly string[], excludes: readonly string[]) {
-    this.includes = includes.length > 0 ? new PathPatternSet(type, includes) : new PathPatternSet('wildcard', DEFAULT_PATH_INCLUDES);
+    this.includes =
+      includes.length > 0 ? new PathPatternSet(type, includes) : new PathPatternSet('wildcard', DEFAULT_PATH_INCLUDES);
     this.excludes = new PathPatternSet(type, excludes);
   }
 
   /** True when the filter lets every path through (no excludes, includes `/*`). */
-  get all(): boolean { return this.includes.all && this.excludes.empty; }
+  get all(): boolean {
+    return this.includes.all && this.excludes.empty;
+  }
 
   matches(path: string): boolean {
     if (!this.excludes.empty && this.excludes.has(path)) return false;

@@ -7,14 +7,21 @@ import type { Problem, RuleType } from './validate-rule.js';
 
 type Fields = Record<string, unknown>;
 type Result = { ok: true; value: Fields } | { ok: false; problems: Problem[] };
-interface Ctx { pathMatchType: PathMatchType }
+interface Ctx {
+  pathMatchType: PathMatchType;
+}
 
 class Checker {
   readonly problems: Problem[] = [];
   readonly out: Fields = {};
   readonly seen = new Set<string>(['country']);
-  constructor(readonly input: Fields, readonly prefix = '') {}
-  problem(path: string, message: string) { this.problems.push({ path: this.prefix + path, message }); }
+  constructor(
+    readonly input: Fields,
+    readonly prefix = '',
+  ) {}
+  problem(path: string, message: string) {
+    this.problems.push({ path: this.prefix + path, message });
+  }
 
   /** A field left out: a problem when required, else its default (recorded in the output when there is one). */
   private absent<T>(key: string, opts: { required?: boolean; def?: T }): T | undefined {
@@ -23,11 +30,17 @@ class Checker {
     return opts.def;
   }
 
-  str(key: string, opts: { required?: boolean; max?: number; def?: string; oneOf?: readonly string[] } = {}): string | undefined {
+  str(
+    key: string,
+    opts: { required?: boolean; max?: number; def?: string; oneOf?: readonly string[] } = {},
+  ): string | undefined {
     this.seen.add(key);
     const v = this.input[key];
     if (v === undefined || v === null) return this.absent(key, opts);
-    if (typeof v !== 'string') { this.problem(key, 'must be a string'); return undefined; }
+    if (typeof v !== 'string') {
+      this.problem(key, 'must be a string');
+      return undefined;
+    }
     if (opts.max !== undefined && v.length > opts.max) this.problem(key, `at most ${opts.max} characters`);
     if (opts.oneOf && !opts.oneOf.includes(v)) this.problem(key, `must be one of ${opts.oneOf.join(', ')}`);
     if (opts.required && v === '') this.problem(key, 'must not be empty');
@@ -35,12 +48,21 @@ class Checker {
     return v;
   }
 
-  int(key: string, opts: { min: number; max: number; def?: number; oneOf?: readonly number[]; required?: boolean }): number | undefined {
+  int(
+    key: string,
+    opts: { min: number; max: number; def?: number; oneOf?: readonly number[]; required?: boolean },
+  ): number | undefined {
     this.seen.add(key);
     const v = this.input[key];
     if (v === undefined || v === null) return this.absent(key, opts);
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < opts.min || v > opts.max) { this.problem(key, `must be an integer from ${opts.min} to ${opts.max}`); return undefined; }
-    if (opts.oneOf && !opts.oneOf.includes(v)) { this.problem(key, `must be one of ${opts.oneOf.join(', ')}`); return undefined; }
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < opts.min || v > opts.max) {
+      this.problem(key, `must be an integer from ${opts.min} to ${opts.max}`);
+      return undefined;
+    }
+    if (opts.oneOf && !opts.oneOf.includes(v)) {
+      this.problem(key, `must be one of ${opts.oneOf.join(', ')}`);
+      return undefined;
+    }
     this.out[key] = v;
     return v;
   }
@@ -48,8 +70,14 @@ class Checker {
   bool(key: string, def: boolean): boolean {
     this.seen.add(key);
     const v = this.input[key];
-    if (v === undefined || v === null) { this.out[key] = def; return def; }
-    if (typeof v !== 'boolean') { this.problem(key, 'must be a boolean'); return def; }
+    if (v === undefined || v === null) {
+      this.out[key] = def;
+      return def;
+    }
+    if (typeof v !== 'boolean') {
+      this.problem(key, 'must be a boolean');
+      return def;
+    }
     this.out[key] = v;
     return v;
   }
@@ -58,12 +86,17 @@ class Checker {
     this.seen.add(key);
     const v = this.input[key];
     if (v === undefined || v === null) return [];
-    if (!Array.isArray(v)) { this.problem(key, 'must be an array'); return []; }
+    if (!Array.isArray(v)) {
+      this.problem(key, 'must be an array');
+      return [];
+    }
     if (v.length > max) this.problem(key, `at most ${max} entries`);
     return v;
   }
 
-  result(): Result { return this.problems.length > 0 ? { ok: false, problems: this.problems } : { ok: true, value: this.out }; }
+  result(): Result {
+    return this.problems.length > 0 ? { ok: false, problems: this.problems } : { ok: true, value: this.out };
+  }
 }
 
 const HOST_RE = /^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*$/;
@@ -76,12 +109,20 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 function headerOps(c: Checker, key: string) {
   const ops = c.array(key, 100).map((raw, i) => {
     const path = `${key}[${i}]`;
-    if (typeof raw !== 'object' || raw === null) { c.problem(path, 'must be an object'); return undefined; }
+    if (typeof raw !== 'object' || raw === null) {
+      c.problem(path, 'must be an object');
+      return undefined;
+    }
     const o = raw as Fields;
     if (!['set', 'add', 'remove'].includes(o.op as string)) c.problem(`${path}.op`, 'must be set, add or remove');
     if (typeof o.name !== 'string' || !HEADER_NAME.test(o.name)) c.problem(`${path}.name`, 'must be a header name');
-    if (o.op !== 'remove' && (typeof o.value !== 'string' || /[\r\n\0]/.test(o.value))) c.problem(`${path}.value`, 'must be a string without CR, LF or NUL');
-    return { op: o.op, name: typeof o.name === 'string' ? o.name.toLowerCase() : '', ...(o.op === 'remove' ? {} : { value: o.value }) };
+    if (o.op !== 'remove' && (typeof o.value !== 'string' || /[\r\n\0]/.test(o.value)))
+      c.problem(`${path}.value`, 'must be a string without CR, LF or NUL');
+    return {
+      op: o.op,
+      name: typeof o.name === 'string' ? o.name.toLowerCase() : '',
+      ...(o.op === 'remove' ? {} : { value: o.value }),
+    };
   });
   c.out[key] = ops;
   return ops.length;
@@ -92,7 +133,10 @@ const STATUS_ENTRY = /^([1-5]\d\d)(?:-([1-5]\d\d))?$/;
 const VALIDATORS: Partial<Record<RuleType, (c: Checker, ctx: Ctx) => void>> = {
   origin_route(c) {
     const address = c.str('address', { required: true, max: 253 });
-    if (address) { const p = addressProblem(address); if (p) c.problem('address', p); }
+    if (address) {
+      const p = addressProblem(address);
+      if (p) c.problem('address', p);
+    }
     const scheme = c.str('scheme', { def: 'http', oneOf: ['http', 'https'] });
     c.int('port', { min: 1, max: 65535, def: scheme === 'https' ? 443 : 80 });
     const hh = c.str('host_header', { def: '', max: 253 });
@@ -106,7 +150,10 @@ const VALIDATORS: Partial<Record<RuleType, (c: Checker, ctx: Ctx) => void>> = {
     c.out.origins = origins.map((raw, i) => {
       const o = new Checker((raw ?? {}) as Fields, `origins[${i}].`);
       const address = o.str('address', { required: true, max: 253 });
-      if (address) { const p = addressProblem(address); if (p) o.problem('address', p); }
+      if (address) {
+        const p = addressProblem(address);
+        if (p) o.problem('address', p);
+      }
       const scheme = o.str('scheme', { def: 'http', oneOf: ['http', 'https'] });
       o.int('port', { min: 1, max: 65535, def: scheme === 'https' ? 443 : 80 });
       o.int('weight', { min: 0, max: 1000, def: 1 });
@@ -133,7 +180,8 @@ const VALIDATORS: Partial<Record<RuleType, (c: Checker, ctx: Ctx) => void>> = {
   redirect(c) {
     c.int('status_code', { min: 301, max: 308, def: 302, oneOf: [301, 302, 307, 308] });
     const t = c.str('target', { required: true, max: 4096 });
-    if (t !== undefined && !/^(https?:\/\/|\/)/.test(t)) c.problem('target', 'must be an absolute http(s) URL or a path starting with /');
+    if (t !== undefined && !/^(https?:\/\/|\/)/.test(t))
+      c.problem('target', 'must be an absolute http(s) URL or a path starting with /');
     c.bool('keep_query', true);
   },
   rewrite(c) {
@@ -167,9 +215,14 @@ const VALIDATORS: Partial<Record<RuleType, (c: Checker, ctx: Ctx) => void>> = {
       } else if (names.has(u.username)) c.problem(`${path}.username`, 'duplicate username');
       else names.add(u.username);
       let hash: string | undefined;
-      if (typeof u.password === 'string' && u.password.length > 0 && u.password.length <= 1024) hash = hashPassword(u.password);
+      if (typeof u.password === 'string' && u.password.length > 0 && u.password.length <= 1024)
+        hash = hashPassword(u.password);
       else if (typeof u.password_hash === 'string' && isPasswordHash(u.password_hash)) hash = u.password_hash;
-      else c.problem(`${path}.password`, 'password (1 to 1024 characters) or a password_hash read back from the API is required');
+      else
+        c.problem(
+          `${path}.password`,
+          'password (1 to 1024 characters) or a password_hash read back from the API is required',
+        );
       return { username: u.username, password_hash: hash };
     });
   },
@@ -178,7 +231,8 @@ const VALIDATORS: Partial<Record<RuleType, (c: Checker, ctx: Ctx) => void>> = {
     if (statuses.length === 0) c.problem('statuses', 'at least one status or range ("404", "500-599") is required');
     statuses.forEach((s, i) => {
       const m = typeof s === 'string' ? STATUS_ENTRY.exec(s) : null;
-      if (!m || (m[2] !== undefined && Number(m[2]) < Number(m[1])) || Number(m[1]) < 400) c.problem(`statuses[${i}]`, 'must be a status 400-599 or a range "500-599"');
+      if (!m || (m[2] !== undefined && Number(m[2]) < Number(m[1])) || Number(m[1]) < 400)
+        c.problem(`statuses[${i}]`, 'must be a status 400-599 or a range "500-599"');
     });
     c.out.statuses = statuses;
     c.str('body', { required: true, max: 262144 });
@@ -192,7 +246,9 @@ const VALIDATORS: Partial<Record<RuleType, (c: Checker, ctx: Ctx) => void>> = {
     c.bool('stale_on_error', true);
     c.str('query', { def: 'include', oneOf: ['include', 'ignore', 'sort', 'only'] });
     const keys = c.array('query_keys', 100);
-    keys.forEach((k, i) => { if (typeof k !== 'string' || k === '') c.problem(`query_keys[${i}]`, 'must be a non-empty string'); });
+    keys.forEach((k, i) => {
+      if (typeof k !== 'string' || k === '') c.problem(`query_keys[${i}]`, 'must be a non-empty string');
+    });
     c.out.query_keys = keys;
   },
 };

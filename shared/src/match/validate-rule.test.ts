@@ -7,19 +7,43 @@ test('defaults: zone-wide, priority 100, enforce, no host filter, path [/*]', ()
   const r = validateRule('origin_route', { address: '192.0.2.1' });
   assert.ok(r.ok);
   assert.deepEqual(r.value.common, {
-    record_ids: [], enabled: true, priority: 100, host_pattern: '', host_match_type: '', host_includes: [], host_excludes: [],
-    ip_includes: [], ip_excludes: [], action_mode: 'enforce', path_match_type: 'wildcard', path_includes: ['/*'], path_excludes: [],
+    record_ids: [],
+    enabled: true,
+    priority: 100,
+    host_pattern: '',
+    host_match_type: '',
+    host_includes: [],
+    host_excludes: [],
+    ip_includes: [],
+    ip_excludes: [],
+    action_mode: 'enforce',
+    path_match_type: 'wildcard',
+    path_includes: ['/*'],
+    path_excludes: [],
   });
   assert.deepEqual(r.value.fields, { address: '192.0.2.1', scheme: 'http', port: 80, host_header: '', name: '' });
 });
 
 const hostCases: { name: string; body: Record<string, unknown>; ok: boolean; type?: string }[] = [
-  { name: 'list without type defaults to wildcard', body: { host_includes: ['*.example.org'] }, ok: true, type: 'wildcard' },
+  {
+    name: 'list without type defaults to wildcard',
+    body: { host_includes: ['*.example.org'] },
+    ok: true,
+    type: 'wildcard',
+  },
   { name: 'pattern alone defaults to wildcard', body: { host_pattern: 'www.example.org' }, ok: true, type: 'wildcard' },
-  { name: 'empty type with a list is rejected', body: { host_match_type: '', host_includes: ['a.example.org'] }, ok: false },
+  {
+    name: 'empty type with a list is rejected',
+    body: { host_match_type: '', host_includes: ['a.example.org'] },
+    ok: false,
+  },
   { name: 'non-empty type with nothing set is rejected', body: { host_match_type: 'exact' }, ok: false },
   { name: 'exact with * is rejected', body: { host_match_type: 'exact', host_includes: ['*.example.org'] }, ok: false },
-  { name: 'bad regex is rejected at write time', body: { host_match_type: 'regex', host_includes: ['(unclosed'] }, ok: false },
+  {
+    name: 'bad regex is rejected at write time',
+    body: { host_match_type: 'regex', host_includes: ['(unclosed'] },
+    ok: false,
+  },
   { name: 'unknown type is rejected', body: { host_match_type: 'glob', host_includes: ['a'] }, ok: false },
 ];
 for (const c of hostCases) {
@@ -37,15 +61,28 @@ test('record_id is folded into record_ids without duplicates', () => {
 });
 
 test('every problem is collected with its path', () => {
-  const r = validateRule('redirect', { priority: 'x', ip_includes: ['1.2.3.4', 'nope'], path_match_type: 'regex', path_includes: ['[bad'], status_code: 303, action_mode: 'maybe' });
+  const r = validateRule('redirect', {
+    priority: 'x',
+    ip_includes: ['1.2.3.4', 'nope'],
+    path_match_type: 'regex',
+    path_includes: ['[bad'],
+    status_code: 303,
+    action_mode: 'maybe',
+  });
   assert.equal(r.ok, false);
   if (r.ok) return;
   const paths = r.problems.map((p) => p.path).sort();
-  assert.deepEqual(paths, ['action_mode', 'ip_includes[1]', 'path_includes[0]', 'priority', 'status_code', 'target'].sort());
+  assert.deepEqual(
+    paths,
+    ['action_mode', 'ip_includes[1]', 'path_includes[0]', 'priority', 'status_code', 'target'].sort(),
+  );
 });
 
 test('ip lists are canonicalised on write', () => {
-  const r = validateRule('drop', { ip_includes: ['10.9.9.9/8', '::ffff:192.0.2.1', '10.0.0.0/8'], ip_excludes: ['2001:DB8::1'] });
+  const r = validateRule('drop', {
+    ip_includes: ['10.9.9.9/8', '::ffff:192.0.2.1', '10.0.0.0/8'],
+    ip_excludes: ['2001:DB8::1'],
+  });
   assert.ok(r.ok);
   assert.deepEqual(r.value.common.ip_includes, ['10.0.0.0/8', '192.0.2.1']);
   assert.deepEqual(r.value.common.ip_excludes, ['2001:db8::1']);
@@ -81,7 +118,16 @@ const typeCases: { type: Parameters<typeof validateRule>[0]; body: Record<string
   { type: 'error_page', body: { statuses: ['599-500'], body: 'x' }, ok: false },
   { type: 'cache', body: { edge_ttl: 60, query: 'sort' }, ok: true },
   { type: 'cache', body: { action: 'maybe' }, ok: false },
-  { type: 'origin_pool', body: { origins: [{ address: '192.0.2.1', weight: 2 }, { address: 'origin.example.net', scheme: 'https' }] }, ok: true },
+  {
+    type: 'origin_pool',
+    body: {
+      origins: [
+        { address: '192.0.2.1', weight: 2 },
+        { address: 'origin.example.net', scheme: 'https' },
+      ],
+    },
+    ok: true,
+  },
   { type: 'origin_pool', body: { origins: [] }, ok: false },
   { type: 'origin_route', body: { address: 'not a host!' }, ok: false },
   { type: 'origin_route', body: { address: '192.0.2.1', name: 'x'.repeat(65) }, ok: false },

@@ -4,8 +4,23 @@ import { canonicaliseIpList, MAX_IP_ENTRIES } from './ip.js';
 import { DEFAULT_PATH_INCLUDES, PATH_MATCH_TYPES, pathEntryProblem, type PathMatchType } from './path.js';
 import { validateTypeFields } from './rule-types.js';
 
-export const RULE_TYPES = ['cache', 'drop', 'redirect', 'rewrite', 'waf', 'captcha', 'rate_limit', 'bot_route', 'origin_pool',
-  'origin_route', 'fingerprint', 'error_page', 'optimize', 'basic_auth', 'header'] as const;
+export const RULE_TYPES = [
+  'cache',
+  'drop',
+  'redirect',
+  'rewrite',
+  'waf',
+  'captcha',
+  'rate_limit',
+  'bot_route',
+  'origin_pool',
+  'origin_route',
+  'fingerprint',
+  'error_page',
+  'optimize',
+  'basic_auth',
+  'header',
+] as const;
 export type RuleType = (typeof RULE_TYPES)[number];
 export const ACTION_MODES = ['enforce', 'dry_run'] as const;
 export type ActionMode = (typeof ACTION_MODES)[number];
@@ -29,14 +44,38 @@ export interface RuleCommon {
 }
 
 /** A normalised rule: common fields plus the type's own fields. */
-export interface NormalisedRule { common: RuleCommon; fields: Record<string, unknown> }
+export interface NormalisedRule {
+  common: RuleCommon;
+  fields: Record<string, unknown>;
+}
 
-export interface Problem { path: string; message: string }
+export interface Problem {
+  path: string;
+  message: string;
+}
 export type RuleValidation = { ok: true; value: NormalisedRule } | { ok: false; problems: Problem[] };
 
-export const COMMON_FIELDS = new Set(['id', 'domain_id', 'type', 'record_id', 'record_ids', 'enabled', 'priority', 'host_pattern',
-  'host_match_type', 'host_includes', 'host_excludes', 'ip_includes', 'ip_excludes', 'action_mode', 'path_match_type',
-  'path_includes', 'path_excludes', 'created_at', 'updated_at']);
+export const COMMON_FIELDS = new Set([
+  'id',
+  'domain_id',
+  'type',
+  'record_id',
+  'record_ids',
+  'enabled',
+  'priority',
+  'host_pattern',
+  'host_match_type',
+  'host_includes',
+  'host_excludes',
+  'ip_includes',
+  'ip_excludes',
+  'action_mode',
+  'path_match_type',
+  'path_includes',
+  'path_excludes',
+  'created_at',
+  'updated_at',
+]);
 
 export function isRuleType(t: string): t is RuleType {
   return (RULE_TYPES as readonly string[]).includes(t);
@@ -45,8 +84,13 @@ export function isRuleType(t: string): t is RuleType {
 function stringList(input: Record<string, unknown>, key: string, problems: Problem[]): string[] {
   const v = input[key];
   if (v === undefined || v === null) return [];
-  if (!Array.isArray(v)) { problems.push({ path: key, message: 'must be an array of strings' }); return []; }
-  v.forEach((e, i) => { if (typeof e !== 'string') problems.push({ path: `${key}[${i}]`, message: 'must be a string' }); });
+  if (!Array.isArray(v)) {
+    problems.push({ path: key, message: 'must be an array of strings' });
+    return [];
+  }
+  v.forEach((e, i) => {
+    if (typeof e !== 'string') problems.push({ path: `${key}[${i}]`, message: 'must be a string' });
+  });
   return v.filter((e): e is string => typeof e === 'string');
 }
 
@@ -60,14 +104,17 @@ export function validateRule(type: RuleType, input: Record<string, unknown>): Ru
 
   const recordIds: number[] = [];
   const addRecord = (v: unknown, path: string) => {
-    if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0) problems.push({ path, message: 'must be a positive integer' });
+    if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0)
+      problems.push({ path, message: 'must be a positive integer' });
     else if (!recordIds.includes(v)) recordIds.push(v);
   };
   if (input.record_ids !== undefined && input.record_ids !== null) {
-    if (!Array.isArray(input.record_ids)) problems.push({ path: 'record_ids', message: 'must be an array of integers' });
+    if (!Array.isArray(input.record_ids))
+      problems.push({ path: 'record_ids', message: 'must be an array of integers' });
     else input.record_ids.forEach((v, i) => addRecord(v, `record_ids[${i}]`));
   }
-  if (input.record_id !== undefined && input.record_id !== null && input.record_id !== 0) addRecord(input.record_id, 'record_id');
+  if (input.record_id !== undefined && input.record_id !== null && input.record_id !== 0)
+    addRecord(input.record_id, 'record_id');
 
   const enabled = input.enabled ?? true;
   if (typeof enabled !== 'boolean') problems.push({ path: 'enabled', message: 'must be a boolean' });
@@ -80,15 +127,22 @@ export function validateRule(type: RuleType, input: Record<string, unknown>): Ru
   if (typeof hostPattern !== 'string') problems.push({ path: 'host_pattern', message: 'must be a string' });
   const includes = stringList(input, 'host_includes', problems);
   const excludes = stringList(input, 'host_excludes', problems);
-  const anyHost = (typeof hostPattern === 'string' && hostPattern.trim() !== '') || includes.length > 0 || excludes.length > 0;
+  const anyHost =
+    (typeof hostPattern === 'string' && hostPattern.trim() !== '') || includes.length > 0 || excludes.length > 0;
   let hostType = input.host_match_type as HostMatchType | undefined | null;
   if (hostType === undefined || hostType === null) hostType = anyHost ? 'wildcard' : '';
   if (!HOST_MATCH_TYPES.includes(hostType)) {
     problems.push({ path: 'host_match_type', message: 'must be one of "", exact, wildcard, regex' });
   } else if (hostType === '' && anyHost) {
-    problems.push({ path: 'host_match_type', message: 'must not be empty when host_pattern, host_includes or host_excludes is set' });
+    problems.push({
+      path: 'host_match_type',
+      message: 'must not be empty when host_pattern, host_includes or host_excludes is set',
+    });
   } else if (hostType !== '' && !anyHost) {
-    problems.push({ path: 'host_match_type', message: 'must be empty when host_pattern, host_includes and host_excludes are all empty' });
+    problems.push({
+      path: 'host_match_type',
+      message: 'must be empty when host_pattern, host_includes and host_excludes are all empty',
+    });
   }
   const hostNorm = (h: string) => (hostType === 'regex' ? h : normaliseHost(h));
   if (hostType !== '' && HOST_MATCH_TYPES.includes(hostType)) {
@@ -96,8 +150,14 @@ export function validateRule(type: RuleType, input: Record<string, unknown>): Ru
       const p = hostEntryProblem(hostType, hostPattern);
       if (p) problems.push({ path: 'host_pattern', message: p });
     }
-    includes.forEach((h, i) => { const p = hostEntryProblem(hostType, h); if (p) problems.push({ path: `host_includes[${i}]`, message: p }); });
-    excludes.forEach((h, i) => { const p = hostEntryProblem(hostType, h); if (p) problems.push({ path: `host_excludes[${i}]`, message: p }); });
+    includes.forEach((h, i) => {
+      const p = hostEntryProblem(hostType, h);
+      if (p) problems.push({ path: `host_includes[${i}]`, message: p });
+    });
+    excludes.forEach((h, i) => {
+      const p = hostEntryProblem(hostType, h);
+      if (p) problems.push({ path: `host_excludes[${i}]`, message: p });
+    });
   }
 
   const ipLists: Record<'ip_includes' | 'ip_excludes', string[]> = { ip_includes: [], ip_excludes: [] };
@@ -105,19 +165,32 @@ export function validateRule(type: RuleType, input: Record<string, unknown>): Ru
     const list = stringList(input, key, problems);
     const r = canonicaliseIpList(list);
     if (r.ok) ipLists[key] = r.value;
-    else for (const p of r.problems) problems.push({ path: p.index < 0 ? key : `${key}[${p.index}]`, message: p.index < 0 ? `at most ${MAX_IP_ENTRIES} entries` : p.message });
+    else
+      for (const p of r.problems)
+        problems.push({
+          path: p.index < 0 ? key : `${key}[${p.index}]`,
+          message: p.index < 0 ? `at most ${MAX_IP_ENTRIES} entries` : p.message,
+        });
   }
 
   const actionMode = input.action_mode ?? 'enforce';
-  if (!(ACTION_MODES as readonly unknown[]).includes(actionMode)) problems.push({ path: 'action_mode', message: 'must be enforce or dry_run' });
+  if (!(ACTION_MODES as readonly unknown[]).includes(actionMode))
+    problems.push({ path: 'action_mode', message: 'must be enforce or dry_run' });
 
   const pathType = (input.path_match_type ?? 'wildcard') as PathMatchType;
-  if (!PATH_MATCH_TYPES.includes(pathType)) problems.push({ path: 'path_match_type', message: 'must be wildcard or regex' });
+  if (!PATH_MATCH_TYPES.includes(pathType))
+    problems.push({ path: 'path_match_type', message: 'must be wildcard or regex' });
   const pathIncludes = stringList(input, 'path_includes', problems);
   const pathExcludes = stringList(input, 'path_excludes', problems);
   if (PATH_MATCH_TYPES.includes(pathType)) {
-    pathIncludes.forEach((p, i) => { const m = pathEntryProblem(pathType, p); if (m) problems.push({ path: `path_includes[${i}]`, message: m }); });
-    pathExcludes.forEach((p, i) => { const m = pathEntryProblem(pathType, p); if (m) problems.push({ path: `path_excludes[${i}]`, message: m }); });
+    pathIncludes.forEach((p, i) => {
+      const m = pathEntryProblem(pathType, p);
+      if (m) problems.push({ path: `path_includes[${i}]`, message: m });
+    });
+    pathExcludes.forEach((p, i) => {
+      const m = pathEntryProblem(pathType, p);
+      if (m) problems.push({ path: `path_excludes[${i}]`, message: m });
+    });
   }
 
   const fieldInput: Record<string, unknown> = {};

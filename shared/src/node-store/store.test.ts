@@ -4,7 +4,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SCHEMA_MAJOR, decodeDomainSnapshot, encodeConfigEntry, encodeDomainSnapshot, type DomainSnapshot } from '../config/index.js';
+import {
+  SCHEMA_MAJOR,
+  decodeDomainSnapshot,
+  encodeConfigEntry,
+  encodeDomainSnapshot,
+  type DomainSnapshot,
+} from '../config/index.js';
 import { openNodeStore, type AppliedEvent } from './index.js';
 import { packEntries, unpackEntries } from '../config/frames.js';
 import { ensureNodeToken, readNodeToken } from '../node-token.js';
@@ -17,13 +23,40 @@ function tempDir(t: TestContext): string {
 
 function snapshot(name: string, serial: number, addresses: string[]): DomainSnapshot {
   return {
-    schemaMajor: SCHEMA_MAJOR, domainId: 1, name, state: 'active', dnsMode: 'managed',
-    zone: { serial, nameservers: ['ns1.platform.test'], soaMname: 'ns1.platform.test', soaRname: `hostmaster.${name}`,
-      soaRefresh: 10000, soaRetry: 2400, soaExpire: 604800, soaMinimum: 300, soaTtl: 3600,
-      records: addresses.map((a, i) => ({ id: i + 1, name: 'www', type: 'A', destination: a, ttl: 120, mxPriority: 0, proxied: false,
-        captcha: false, scheme: 'Auto', port: 443, hostHeader: '', hostHeaderMode: 'own', timeout: 60 })) },
+    schemaMajor: SCHEMA_MAJOR,
+    domainId: 1,
+    name,
+    state: 'active',
+    dnsMode: 'managed',
+    zone: {
+      serial,
+      nameservers: ['ns1.platform.test'],
+      soaMname: 'ns1.platform.test',
+      soaRname: `hostmaster.${name}`,
+      soaRefresh: 10000,
+      soaRetry: 2400,
+      soaExpire: 604800,
+      soaMinimum: 300,
+      soaTtl: 3600,
+      records: addresses.map((a, i) => ({
+        id: i + 1,
+        name: 'www',
+        type: 'A',
+        destination: a,
+        ttl: 120,
+        mxPriority: 0,
+        proxied: false,
+        captcha: false,
+        scheme: 'Auto',
+        port: 443,
+        hostHeader: '',
+        hostHeaderMode: 'own',
+        timeout: 60,
+      })),
+    },
     settings: { developerMode: false, developerModeExpiresAtMs: 0, cacheL2TtlDays: 3, cacheCapMb: 100 },
-    ruleSet: { version: 0, rules: [] }, certificates: [],
+    ruleSet: { version: 0, rules: [] },
+    certificates: [],
   };
 }
 
@@ -33,26 +66,52 @@ test('apply stores the snapshot with its version, tombstones delete, old version
   const events: AppliedEvent[] = [];
   store.onApplied((e) => events.push(e));
   assert.equal(store.version, 0);
-  store.apply({ version: 3, domain: 'example.org', deleted: false, snapshot: snapshot('example.org', 2, ['192.0.2.1']) });
-  store.apply({ version: 4, domain: 'example.net', deleted: false, snapshot: snapshot('example.net', 2, ['192.0.2.2']) });
+  store.apply({
+    version: 3,
+    domain: 'example.org',
+    deleted: false,
+    snapshot: snapshot('example.org', 2, ['192.0.2.1']),
+  });
+  store.apply({
+    version: 4,
+    domain: 'example.net',
+    deleted: false,
+    snapshot: snapshot('example.net', 2, ['192.0.2.2']),
+  });
   assert.equal(store.version, 4);
   assert.deepEqual(store.domains().sort(), ['example.net', 'example.org']);
   assert.equal(store.getSnapshot('example.org')!.zone.records[0]!.destination, '192.0.2.1');
   // An older or repeated version changes nothing and notifies nobody.
-  store.apply({ version: 3, domain: 'example.org', deleted: false, snapshot: snapshot('example.org', 9, ['198.51.100.9']) });
+  store.apply({
+    version: 3,
+    domain: 'example.org',
+    deleted: false,
+    snapshot: snapshot('example.org', 9, ['198.51.100.9']),
+  });
   store.apply({ version: 4, domain: 'example.org', deleted: true });
   assert.equal(store.getSnapshot('example.org')!.zone.serial, 2);
   store.apply({ version: 5, domain: 'example.org', deleted: true });
   assert.equal(store.getSnapshot('example.org'), undefined);
   assert.deepEqual(store.domains(), ['example.net']);
-  assert.deepEqual(events.map((e) => [e.version, e.domain, e.deleted, e.snapshot?.zone.serial]),
-    [[3, 'example.org', false, 2], [4, 'example.net', false, 2], [5, 'example.org', true, undefined]]);
+  assert.deepEqual(
+    events.map((e) => [e.version, e.domain, e.deleted, e.snapshot?.zone.serial]),
+    [
+      [3, 'example.org', false, 2],
+      [4, 'example.net', false, 2],
+      [5, 'example.org', true, undefined],
+    ],
+  );
 });
 
 test('a reopened store resumes at its version with the same snapshots', async (t) => {
   const path = join(tempDir(t), 'lmdb');
   const first = openNodeStore(path);
-  first.apply({ version: 10, domain: 'example.org', deleted: false, snapshot: snapshot('example.org', 5, ['192.0.2.5']) });
+  first.apply({
+    version: 10,
+    domain: 'example.org',
+    deleted: false,
+    snapshot: snapshot('example.org', 5, ['192.0.2.5']),
+  });
   await first.close();
   const second = openNodeStore(path);
   t.after(() => second.close());
@@ -65,9 +124,12 @@ test('applyEncoded applies a frame of entries at once, skipping those already ap
   const store = openNodeStore(join(tempDir(t), 'lmdb'));
   t.after(() => store.close());
   store.apply({ version: 2, domain: 'a.example', deleted: false, snapshot: snapshot('a.example', 1, ['192.0.2.1']) });
-  const entry = (version: number, domain: string, s?: DomainSnapshot) => encodeConfigEntry(s
-    ? { version, domain, deleted: false, snapshotBytes: encodeDomainSnapshot(s) }
-    : { version, domain, deleted: true, snapshotBytes: new Uint8Array(0) });
+  const entry = (version: number, domain: string, s?: DomainSnapshot) =>
+    encodeConfigEntry(
+      s
+        ? { version, domain, deleted: false, snapshotBytes: encodeDomainSnapshot(s) }
+        : { version, domain, deleted: true, snapshotBytes: new Uint8Array(0) },
+    );
   const frame = packEntries([
     entry(1, 'old.example', snapshot('old.example', 1, ['192.0.2.99'])),
     entry(2, 'a.example', snapshot('a.example', 9, ['192.0.2.99'])),
@@ -89,8 +151,12 @@ test('an unreadable snapshot keeps the previous one and still moves the version 
   const store = openNodeStore(join(tempDir(t), 'lmdb'));
   t.after(() => store.close());
   store.apply({ version: 1, domain: 'a.example', deleted: false, snapshot: snapshot('a.example', 1, ['192.0.2.1']) });
-  const future = encodeConfigEntry({ version: 2, domain: 'a.example', deleted: false,
-    snapshotBytes: encodeDomainSnapshot({ ...snapshot('a.example', 2, ['192.0.2.2']), schemaMajor: 2 }) });
+  const future = encodeConfigEntry({
+    version: 2,
+    domain: 'a.example',
+    deleted: false,
+    snapshotBytes: encodeDomainSnapshot({ ...snapshot('a.example', 2, ['192.0.2.2']), schemaMajor: 2 }),
+  });
   store.applyEncoded([future]);
   assert.equal(store.version, 2);
   assert.equal(store.getSnapshot('a.example')!.zone.serial, 1);

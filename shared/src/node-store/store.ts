@@ -1,7 +1,13 @@
 // The node-side config store: per-domain snapshot bytes in LMDB, each entry applied in one transaction with its version.
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { componentLogger } from '../logger.js';
-import { decodeDomainSnapshot, splitConfigEntry, encodeDomainSnapshot, type ConfigEntry, type DomainSnapshot } from '../config/index.js';
+import {
+  decodeDomainSnapshot,
+  splitConfigEntry,
+  encodeDomainSnapshot,
+  type ConfigEntry,
+  type DomainSnapshot,
+} from '../config/index.js';
 
 /** What a listener learns after an entry is committed. `snapshot` is the decoded snapshot (absent for tombstones). */
 export interface AppliedEvent {
@@ -61,7 +67,8 @@ export function openNodeStore(path: string, opts: { durability?: NodeStoreDurabi
     root.transactionSync(() => {
       for (const p of batch) {
         if (p.deleted) snapshots.removeSync(p.domain);
-        else if (p.bytes) snapshots.putSync(p.domain, Buffer.from(p.bytes.buffer, p.bytes.byteOffset, p.bytes.byteLength));
+        else if (p.bytes)
+          snapshots.putSync(p.domain, Buffer.from(p.bytes.buffer, p.bytes.byteOffset, p.bytes.byteLength));
       }
       meta.putSync(VERSION_KEY, batch[batch.length - 1]!.version);
     });
@@ -69,23 +76,36 @@ export function openNodeStore(path: string, opts: { durability?: NodeStoreDurabi
       const event: AppliedEvent = { version: p.version, domain: p.domain, deleted: p.deleted };
       if (p.snapshot) event.snapshot = p.snapshot;
       for (const l of listeners) {
-        try { l(event); } catch (err) { log.error({ err, version: p.version, domain: p.domain }, 'onApplied listener failed'); }
+        try {
+          l(event);
+        } catch (err) {
+          log.error({ err, version: p.version, domain: p.domain }, 'onApplied listener failed');
+        }
       }
     }
   }
 
   return {
-    get version() { return currentVersion(); },
+    get version() {
+      return currentVersion();
+    },
     getSnapshot(domain) {
       const bytes = snapshots.get(domain);
       return bytes ? decodeDomainSnapshot(bytes) : undefined;
     },
-    getSnapshotBytes(domain) { return snapshots.get(domain); },
-    domains() { return [...snapshots.getKeys()] as string[]; },
+    getSnapshotBytes(domain) {
+      return snapshots.get(domain);
+    },
+    domains() {
+      return [...snapshots.getKeys()] as string[];
+    },
     apply(entry) {
       if (entry.version <= currentVersion()) return;
       const p: Pending = { version: entry.version, domain: entry.domain, deleted: entry.deleted };
-      if (!entry.deleted && entry.snapshot) { p.snapshot = entry.snapshot; p.bytes = encodeDomainSnapshot(entry.snapshot); }
+      if (!entry.deleted && entry.snapshot) {
+        p.snapshot = entry.snapshot;
+        p.bytes = encodeDomainSnapshot(entry.snapshot);
+      }
       commit([p]);
     },
     applyEncoded(entries) {
@@ -102,7 +122,10 @@ export function openNodeStore(path: string, opts: { durability?: NodeStoreDurabi
             p.bytes = e.snapshotBytes;
           } catch (err) {
             // A snapshot this node cannot read: keep serving the previous one, but move past the version (STYLE.md §5).
-            log.error({ err, version: e.version, domain: e.domain }, 'unreadable snapshot skipped; keeping the previous one');
+            log.error(
+              { err, version: e.version, domain: e.domain },
+              'unreadable snapshot skipped; keeping the previous one',
+            );
           }
         }
         batch.push(p);
@@ -117,7 +140,11 @@ export function openNodeStore(path: string, opts: { durability?: NodeStoreDurabi
       });
       for (const domain of gone) {
         for (const l of listeners) {
-          try { l({ version: 0, domain, deleted: true }); } catch (err) { log.error({ err, domain }, 'onApplied listener failed'); }
+          try {
+            l({ version: 0, domain, deleted: true });
+          } catch (err) {
+            log.error({ err, domain }, 'onApplied listener failed');
+          }
         }
       }
     },
@@ -125,6 +152,9 @@ export function openNodeStore(path: string, opts: { durability?: NodeStoreDurabi
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    async close() { listeners.clear(); await root.close(); },
+    async close() {
+      listeners.clear();
+      await root.close();
+    },
   };
 }

@@ -38,7 +38,9 @@ export function startNodeSync(store: NodeStore, opts: NodeSyncOptions): NodeSync
   let ws: WebSocket | undefined;
   let timer: NodeJS.Timeout | undefined;
   let resolveReady!: () => void;
-  const ready = new Promise<void>((resolve) => { resolveReady = resolve; });
+  const ready = new Promise<void>((resolve) => {
+    resolveReady = resolve;
+  });
 
   function connect(): void {
     timer = undefined;
@@ -53,16 +55,26 @@ export function startNodeSync(store: NodeStore, opts: NodeSyncOptions): NodeSync
     socket.binaryType = 'nodebuffer';
     // The hub pings an idle connection about once a minute; silence well beyond that means a dead peer (half-open TCP).
     let lastHeard = Date.now();
-    const watchdog = setInterval(() => { if (Date.now() - lastHeard > DEAD_AFTER_MS) socket.terminate(); }, DEAD_AFTER_MS / 5);
+    const watchdog = setInterval(() => {
+      if (Date.now() - lastHeard > DEAD_AFTER_MS) socket.terminate();
+    }, DEAD_AFTER_MS / 5);
     watchdog.unref();
-    socket.on('ping', () => { lastHeard = Date.now(); });
+    socket.on('ping', () => {
+      lastHeard = Date.now();
+    });
     socket.on('message', (data: Buffer, isBinary: boolean) => {
       lastHeard = Date.now();
       try {
-        if (isBinary) { store.applyEncoded(unpackEntries(data)); return; }
+        if (isBinary) {
+          store.applyEncoded(unpackEntries(data));
+          return;
+        }
         const msg = JSON.parse(data.toString('utf8')) as HubControl;
         if (msg.type === 'reset') {
-          log.warn({ had: store.version, hubHead: msg.version }, 'hub log is behind this store; rebuilding it from the hub');
+          log.warn(
+            { had: store.version, hubHead: msg.version },
+            'hub log is behind this store; rebuilding it from the hub',
+          );
           store.reset();
         } else if (msg.type === 'caught-up') {
           caughtUp = true;
@@ -76,10 +88,15 @@ export function startNodeSync(store: NodeStore, opts: NodeSyncOptions): NodeSync
       }
     });
     socket.on('unexpected-response', (_req, res) => {
-      log.error({ status: res.statusCode, hub: opts.hubUrl }, res.statusCode === 401 ? 'hub refused the node token' : 'hub refused the connection');
+      log.error(
+        { status: res.statusCode, hub: opts.hubUrl },
+        res.statusCode === 401 ? 'hub refused the node token' : 'hub refused the connection',
+      );
       socket.terminate();
     });
-    socket.on('error', (err) => { log.debug({ err: err.message }, 'sync connection error'); });
+    socket.on('error', (err) => {
+      log.debug({ err: err.message }, 'sync connection error');
+    });
     socket.on('close', () => {
       clearInterval(watchdog);
       caughtUp = false;
@@ -94,7 +111,9 @@ export function startNodeSync(store: NodeStore, opts: NodeSyncOptions): NodeSync
   connect();
   return {
     ready,
-    get connected() { return caughtUp; },
+    get connected() {
+      return caughtUp;
+    },
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);

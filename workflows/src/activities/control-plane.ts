@@ -3,10 +3,16 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { NsCheckResult, ResolverObservation, ScannedRecord } from '../types.js';
 
-export interface ControlPlaneDeps { baseUrl: string; nodeToken: string }
+export interface ControlPlaneDeps {
+  baseUrl: string;
+  nodeToken: string;
+}
 
 /** What the control plane answers about a domain after a report; null when the domain no longer exists. */
-export interface DomainStateReply { state: string; verification_state: string | null }
+export interface DomainStateReply {
+  state: string;
+  verification_state: string | null;
+}
 
 export function createControlPlaneActivities(deps: ControlPlaneDeps) {
   async function post<T>(path: string, body: unknown): Promise<T | null> {
@@ -20,12 +26,17 @@ export function createControlPlaneActivities(deps: ControlPlaneDeps) {
       });
     } catch (err) {
       // The control plane is down or restarting: retried by the activity's retry policy.
-      throw new Error(`control plane unreachable at ${deps.baseUrl}: ${err instanceof Error ? err.message : String(err)}`);
+      throw new Error(
+        `control plane unreachable at ${deps.baseUrl}: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
     const text = await res.text();
     if (res.status === 404) return null;
     if (res.status >= 400 && res.status < 500) {
-      throw ApplicationFailure.nonRetryable(`control plane refused ${path}: ${res.status} ${text}`, 'ControlPlaneRefused');
+      throw ApplicationFailure.nonRetryable(
+        `control plane refused ${path}: ${res.status} ${text}`,
+        'ControlPlaneRefused',
+      );
     }
     if (!res.ok) throw new Error(`control plane answered ${res.status} to ${path}: ${text}`);
     return JSON.parse(text) as T;
@@ -34,7 +45,11 @@ export function createControlPlaneActivities(deps: ControlPlaneDeps) {
 
   return {
     /** Reports what the resolvers see; the control plane compares with NS_SETS and activates a matching domain. */
-    async reportDelegation(domain: string, observations: ResolverObservation[], manual: boolean): Promise<NsCheckResult | null> {
+    async reportDelegation(
+      domain: string,
+      observations: ResolverObservation[],
+      manual: boolean,
+    ): Promise<NsCheckResult | null> {
       return post<NsCheckResult>(`${d(domain)}/delegation`, { observations, manual });
     },
     /** An external domain's CNAME or TXT was found: activate it if it still awaits verification. */
@@ -46,11 +61,17 @@ export function createControlPlaneActivities(deps: ControlPlaneDeps) {
       return post<DomainStateReply>(`${d(domain)}/verification-expired`, { token });
     },
     /** Developer mode's timer fired: switch it off unless it was re-armed with a later expiry. */
-    async endDeveloperMode(domain: string, expiresAtMs: number): Promise<{ enabled: boolean; expires_at: string | null } | null> {
+    async endDeveloperMode(
+      domain: string,
+      expiresAtMs: number,
+    ): Promise<{ enabled: boolean; expires_at: string | null } | null> {
       return post(`${d(domain)}/developer-mode/expire`, { expires_at_ms: expiresAtMs });
     },
     /** Imports scanned records (records already present are skipped); one config-log entry. */
-    async importRecords(domain: string, records: ScannedRecord[]): Promise<{ imported: number; skipped: number } | null> {
+    async importRecords(
+      domain: string,
+      records: ScannedRecord[],
+    ): Promise<{ imported: number; skipped: number } | null> {
       return post(`${d(domain)}/records/import`, { records });
     },
   };

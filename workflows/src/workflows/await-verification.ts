@@ -26,7 +26,10 @@ export async function awaitVerification(input: AwaitVerificationInput): Promise<
     await sleep(Math.min(delay, remaining));
     delay = nextDelay(delay, backoff.maxMs);
     if (input.expiresAtMs - Date.now() <= 0) continue;
-    const seen = await background.lookupVerification({ verification: input.verification, sslDelegation: input.sslDelegation });
+    const seen = await background.lookupVerification({
+      verification: input.verification,
+      sslDelegation: input.sslDelegation,
+    });
     if (seen.found) {
       const reply = await background.reportVerified(domain, seen.found);
       if (!reply) return 'deleted';

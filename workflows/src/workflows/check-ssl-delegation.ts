@@ -3,7 +3,13 @@
 import type { DelegationCheckResult } from '../types.js';
 import { interactive } from './proxies.js';
 
-export interface CheckSslDelegationInput { domain: string; target: string; canary: string; delegationZone: string; activate: boolean }
+export interface CheckSslDelegationInput {
+  domain: string;
+  target: string;
+  canary: string;
+  delegationZone: string;
+  activate: boolean;
+}
 
 export async function checkSslDelegation(input: CheckSslDelegationInput): Promise<DelegationCheckResult | null> {
   const result = await interactive.checkAcmeDelegation(input);

@@ -9,8 +9,12 @@ export const stopDeveloperModeSignal = defineSignal('stopDeveloperMode');
 export async function expireDeveloperMode(input: { domain: string; expiresAtMs: number }): Promise<string> {
   let until = input.expiresAtMs;
   let stopped = false;
-  setHandler(extendDeveloperModeSignal, (ms: number) => { until = ms; });
-  setHandler(stopDeveloperModeSignal, () => { stopped = true; });
+  setHandler(extendDeveloperModeSignal, (ms: number) => {
+    until = ms;
+  });
+  setHandler(stopDeveloperModeSignal, () => {
+    stopped = true;
+  });
   for (;;) {
     const armed = until;
     const remaining = armed - Date.now();

@@ -4,7 +4,10 @@ import { log, sleep } from '@temporalio/workflow';
 import type { Backoff } from '../types.js';
 import { background, nextDelay } from './proxies.js';
 
-export interface WatchDelegationInput { domain: string; backoff: Backoff }
+export interface WatchDelegationInput {
+  domain: string;
+  backoff: Backoff;
+}
 
 /** Returns the state the domain ended in: `active`, another non-pending state, `deleted`, or `gave-up`. */
 export async function watchDelegation(input: WatchDelegationInput): Promise<string> {

@@ -13,7 +13,12 @@ test('cache purge and request logs', async (t) => {
   const name = await cp.domain(owner.key, 'purge.example.org');
   const [dom] = await cp.database.db.select().from(domains).where(eq(domains.name, name));
   const lastSnapshot = async () => {
-    const [row] = await cp.database.db.select().from(configLog).where(eq(configLog.domainId, dom.id)).orderBy(desc(configLog.version)).limit(1);
+    const [row] = await cp.database.db
+      .select()
+      .from(configLog)
+      .where(eq(configLog.domainId, dom.id))
+      .orderBy(desc(configLog.version))
+      .limit(1);
     return decodeDomainSnapshot(row.payload);
   };
 
@@ -28,13 +33,17 @@ test('cache purge and request logs', async (t) => {
   });
 
   await t.test('POST /domains/{domain}/cache/purge sends host/path prefixes to the nodes', async () => {
-    const res = await cp.call(owner.key, 'POST', `/domains/${name}/cache/purge`, { urls: ['https://www.purge.example.org/static/*', 'purge.example.org/a.css', 'WWW.purge.example.org'] });
+    const res = await cp.call(owner.key, 'POST', `/domains/${name}/cache/purge`, {
+      urls: ['https://www.purge.example.org/static/*', 'purge.example.org/a.css', 'WWW.purge.example.org'],
+    });
     assert.equal(res.statusCode, 200, res.body);
     const want = ['www.purge.example.org/static/', 'purge.example.org/a.css', 'www.purge.example.org/'];
     assert.deepEqual(res.json().prefixes, want);
     const purges = (await lastSnapshot()).settings.cachePurges ?? [];
     assert.deepEqual(purges.at(-1)!.prefixes, want);
-    const bad = await cp.call(owner.key, 'POST', `/domains/${name}/cache/purge`, { urls: ['https://example.net/x', 'www.purge.example.org/ok'] });
+    const bad = await cp.call(owner.key, 'POST', `/domains/${name}/cache/purge`, {
+      urls: ['https://example.net/x', 'www.purge.example.org/ok'],
+    });
     assert.equal(bad.statusCode, 400);
     assert.match(bad.json().error, /urls\[0\]/);
     assert.equal((await cp.call(owner.key, 'POST', `/domains/${name}/cache/purge`, { urls: [] })).statusCode, 400);
@@ -50,8 +59,28 @@ test('cache purge and request logs', async (t) => {
 
   await t.test('edge nodes ship request logs with the node token', async () => {
     const token = ensureNodeToken(cp.config.dataDir, (cp.config as { nodeToken?: string }).nodeToken);
-    const records = [{ t: Date.now(), host: 'www.purge.example.org', path: '/a', method: 'GET', status: 200, bytes: 12, cache: 'HIT', rules: [[1, 'cache', false]], ms: 1.5, upstreamMs: -1, peer: '192.0.2.1' }];
-    const inject = (headers: Record<string, string>) => cp.app.inject({ method: 'POST', url: '/internal/request-logs', payload: pack({ node: 'edge-1', records }), headers: { 'content-type': 'application/x-msgpack', ...headers } });
+    const records = [
+      {
+        t: Date.now(),
+        host: 'www.purge.example.org',
+        path: '/a',
+        method: 'GET',
+        status: 200,
+        bytes: 12,
+        cache: 'HIT',
+        rules: [[1, 'cache', false]],
+        ms: 1.5,
+        upstreamMs: -1,
+        peer: '192.0.2.1',
+      },
+    ];
+    const inject = (headers: Record<string, string>) =>
+      cp.app.inject({
+        method: 'POST',
+        url: '/internal/request-logs',
+        payload: pack({ node: 'edge-1', records }),
+        headers: { 'content-type': 'application/x-msgpack', ...headers },
+      });
     assert.equal((await inject({})).statusCode, 401);
     assert.equal((await inject({ authorization: 'Bearer wrong' })).statusCode, 401);
     const ok = await inject({ authorization: `Bearer ${token}` });

@@ -12,10 +12,20 @@ import requestLogRoutes from './request-logs.js';
 import { cachePurgeRequests } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
 
-const PurgeBody = Type.Object({
-  urls: Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { minItems: 1, maxItems: 100, description: 'URLs (https://www.example.org/static/) or host/path prefixes (www.example.org/a.css)' }),
-}, { title: 'CachePurgeSelected' });
-const PurgeResult = Type.Object({ message: Type.String(), prefixes: Type.Array(Type.String()) }, { title: 'CachePurgeSelectedResult' });
+const PurgeBody = Type.Object(
+  {
+    urls: Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), {
+      minItems: 1,
+      maxItems: 100,
+      description: 'URLs (https://www.example.org/static/) or host/path prefixes (www.example.org/a.css)',
+    }),
+  },
+  { title: 'CachePurgeSelected' },
+);
+const PurgeResult = Type.Object(
+  { message: Type.String(), prefixes: Type.Array(Type.String()) },
+  { title: 'CachePurgeSelectedResult' },
+);
 
 /** host + path prefixes (the edge cache key's start) from the given URLs; 400 naming every entry outside the domain. */
 export function purgePrefixes(domain: string, urls: readonly string[]): string[] {
@@ -36,41 +46,56 @@ export function purgePrefixes(domain: string, urls: readonly string[]): string[]
 export default async function cacheRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
-  app.delete('/domains/:domain/cache/', {
-    schema: {
-      summary: 'Purge the whole cache of the domain', tags: ['cache'], params: DomainParams,
-      description: 'Every edge node drops the domain\'s cached objects when it applies the config entry this call appends.',
-      response: { 200: MessageBody, ...errorResponses(403, 404) },
+  app.delete(
+    '/domains/:domain/cache/',
+    {
+      schema: {
+        summary: 'Purge the whole cache of the domain',
+        tags: ['cache'],
+        params: DomainParams,
+        description:
+          "Every edge node drops the domain's cached objects when it applies the config entry this call appends.",
+        response: { 200: MessageBody, ...errorResponses(403, 404) },
+      },
     },
-  }, async (request) => {
-    const { domain } = await loadDomain(request, request.params.domain, 'cache.purge');
-    requireFeature(await effectiveFeatures(app.db, domain.id), 'cache_purge_enabled');
-    await app.db.transaction(async (tx) => {
-      await tx.execute(sql`INSERT INTO cache_purges (domain_id, generation, purged_at) VALUES (${domain.id}, 1, now())
+    async (request) => {
+      const { domain } = await loadDomain(request, request.params.domain, 'cache.purge');
+      requireFeature(await effectiveFeatures(app.db, domain.id), 'cache_purge_enabled');
+      await app.db.transaction(async (tx) => {
+        await tx.execute(sql`INSERT INTO cache_purges (domain_id, generation, purged_at) VALUES (${domain.id}, 1, now())
         ON CONFLICT (domain_id) DO UPDATE SET generation = cache_purges.generation + 1, purged_at = now()`);
-      await app.configLog.appendSnapshot(tx, domain.id);
-    });
-    app.configLog.nudge();
-    return { message: 'cache purged' };
-  });
-
-  app.post('/domains/:domain/cache/purge', {
-    schema: {
-      summary: 'Purge selected cache entries', tags: ['cache'], params: DomainParams, body: PurgeBody,
-      description: 'Each entry is a URL or host/path of this domain; cached objects whose host and path start with it are dropped on every edge node (a trailing `*` is allowed and means the same).',
-      response: { 200: PurgeResult, ...errorResponses(400, 403, 404) },
+        await app.configLog.appendSnapshot(tx, domain.id);
+      });
+      app.configLog.nudge();
+      return { message: 'cache purged' };
     },
-  }, async (request) => {
-    const { domain } = await loadDomain(request, request.params.domain, 'cache.purge');
-    requireFeature(await effectiveFeatures(app.db, domain.id), 'cache_purge_enabled');
-    const prefixes = purgePrefixes(domain.name, request.body.urls);
-    await app.db.transaction(async (tx) => {
-      await tx.insert(cachePurgeRequests).values({ domainId: domain.id, prefixes });
-      await app.configLog.appendSnapshot(tx, domain.id);
-    });
-    app.configLog.nudge();
-    return { message: 'cache entries purged', prefixes };
-  });
+  );
+
+  app.post(
+    '/domains/:domain/cache/purge',
+    {
+      schema: {
+        summary: 'Purge selected cache entries',
+        tags: ['cache'],
+        params: DomainParams,
+        body: PurgeBody,
+        description:
+          'Each entry is a URL or host/path of this domain; cached objects whose host and path start with it are dropped on every edge node (a trailing `*` is allowed and means the same).',
+        response: { 200: PurgeResult, ...errorResponses(400, 403, 404) },
+      },
+    },
+    async (request) => {
+      const { domain } = await loadDomain(request, request.params.domain, 'cache.purge');
+      requireFeature(await effectiveFeatures(app.db, domain.id), 'cache_purge_enabled');
+      const prefixes = purgePrefixes(domain.name, request.body.urls);
+      await app.db.transaction(async (tx) => {
+        await tx.insert(cachePurgeRequests).values({ domainId: domain.id, prefixes });
+        await app.configLog.appendSnapshot(tx, domain.id);
+      });
+      app.configLog.nudge();
+      return { message: 'cache entries purged', prefixes };
+    },
+  );
 
   await app.register(requestLogRoutes);
 }

@@ -7,7 +7,19 @@ import { requestLogs } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
 import { nodeTokenChecker } from '../../sync/node-auth.js';
 
-interface ShippedRecord { t: number; host: string; path: string; method: string; status: number; bytes: number; cache: string; rules: [number, string, boolean][]; ms: number; upstreamMs: number; peer: string }
+interface ShippedRecord {
+  t: number;
+  host: string;
+  path: string;
+  method: string;
+  status: number;
+  bytes: number;
+  cache: string;
+  rules: [number, string, boolean][];
+  ms: number;
+  upstreamMs: number;
+  peer: string;
+}
 
 const MAX_BATCH_BYTES = 32 * 1024 * 1024;
 const INSERT_CHUNK = 500;
@@ -16,24 +28,45 @@ export default async function requestLogRoutes(app: FastifyInstance) {
   const configured = (app.config as { nodeToken?: string }).nodeToken;
   const checkToken = nodeTokenChecker(ensureNodeToken(app.config.dataDir, configured));
   await app.register(async (scope) => {
-    scope.addContentTypeParser('application/x-msgpack', { parseAs: 'buffer', bodyLimit: MAX_BATCH_BYTES }, (_req, body, done) => {
-      try { done(null, unpack(body as Buffer)); } catch { done(new ApiError(400, 'body is not msgpack'), undefined); }
-    });
+    scope.addContentTypeParser(
+      'application/x-msgpack',
+      { parseAs: 'buffer', bodyLimit: MAX_BATCH_BYTES },
+      (_req, body, done) => {
+        try {
+          done(null, unpack(body as Buffer));
+        } catch {
+          done(new ApiError(400, 'body is not msgpack'), undefined);
+        }
+      },
+    );
     scope.addHook('onRequest', async (request: FastifyRequest) => {
       const bearer = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
       if (!checkToken(bearer)) throw new ApiError(401, 'invalid node token');
     });
     scope.post('/internal/request-logs', { schema: { hide: true }, bodyLimit: MAX_BATCH_BYTES }, async (request) => {
       const body = request.body as { node?: unknown; records?: unknown };
-      if (!body || typeof body !== 'object' || !Array.isArray(body.records)) throw new ApiError(400, 'records: array required');
+      if (!body || typeof body !== 'object' || !Array.isArray(body.records))
+        throw new ApiError(400, 'records: array required');
       const node = typeof body.node === 'string' ? body.node.slice(0, 128) : 'unknown';
-      const rows = (body.records as ShippedRecord[]).filter((r) => r && typeof r.host === 'string').map((r) => ({
-        at: new Date(Number(r.t) || Date.now()), node, host: String(r.host).slice(0, 253), path: String(r.path ?? '').slice(0, 2048),
-        method: String(r.method ?? '').slice(0, 16), status: Number(r.status) || 0, bytes: Number(r.bytes) || 0, cacheStatus: String(r.cache ?? ''),
-        ruleHits: Array.isArray(r.rules) ? r.rules : [], durationMs: Number(r.ms) || 0, upstreamMs: Number(r.upstreamMs) || 0, clientIp: String(r.peer ?? ''),
-      }));
+      const rows = (body.records as ShippedRecord[])
+        .filter((r) => r && typeof r.host === 'string')
+        .map((r) => ({
+          at: new Date(Number(r.t) || Date.now()),
+          node,
+          host: String(r.host).slice(0, 253),
+          path: String(r.path ?? '').slice(0, 2048),
+          method: String(r.method ?? '').slice(0, 16),
+          status: Number(r.status) || 0,
+          bytes: Number(r.bytes) || 0,
+          cacheStatus: String(r.cache ?? ''),
+          ruleHits: Array.isArray(r.rules) ? r.rules : [],
+          durationMs: Number(r.ms) || 0,
+          upstreamMs: Number(r.upstreamMs) || 0,
+          clientIp: String(r.peer ?? ''),
+        }));
       await app.db.transaction(async (tx) => {
-        for (let i = 0; i < rows.length; i += INSERT_CHUNK) await tx.insert(requestLogs).values(rows.slice(i, i + INSERT_CHUNK));
+        for (let i = 0; i < rows.length; i += INSERT_CHUNK)
+          await tx.insert(requestLogs).values(rows.slice(i, i + INSERT_CHUNK));
       });
       return { stored: rows.length };
     });

@@ -14,8 +14,15 @@ import { DomainDetail, DomainParams } from '../domains/schemas.js';
 import { newVerification } from '../domains/service.js';
 import { DeveloperMode, NsCheckResult, SslDelegationCheckResult, VerifyFailure, VerifyResult } from './schemas.js';
 import {
-  awaitingVerification, claimCheckSlot, developerModeBody, recordCheckResult, releaseCheckSlot, setDeveloperMode,
-  tokenExpired, withDomain, type DomainRow,
+  awaitingVerification,
+  claimCheckSlot,
+  developerModeBody,
+  recordCheckResult,
+  releaseCheckSlot,
+  setDeveloperMode,
+  tokenExpired,
+  withDomain,
+  type DomainRow,
 } from './transitions.js';
 
 type Result<F extends (...a: never[]) => unknown> = Awaited<ReturnType<F>>;
@@ -26,7 +33,13 @@ export default async function domainLifecycleRoutes(fastify: FastifyInstance) {
   const params = DomainParams;
 
   /** Claims the per-domain slot (spec Limits) or answers 429 with Retry-After. */
-  async function limited<T>(reply: FastifyReply, row: DomainRow, kind: 'check-ns' | 'delegation', intervalMs: number, run: () => Promise<T>): Promise<T> {
+  async function limited<T>(
+    reply: FastifyReply,
+    row: DomainRow,
+    kind: 'check-ns' | 'delegation',
+    intervalMs: number,
+    run: () => Promise<T>,
+  ): Promise<T> {
     const waitMs = await claimCheckSlot(app, row.id, kind, intervalMs);
     if (waitMs > 0) {
       reply.header('retry-after', String(Math.ceil(waitMs / 1000)));
@@ -42,148 +55,242 @@ export default async function domainLifecycleRoutes(fastify: FastifyInstance) {
 
   const gone = () => new ApiError(404, MESSAGES.domainNotFound);
 
-  app.post('/domains/:domain/check-ns', {
-    schema: {
-      summary: 'Check the nameserver delegation now (managed DNS; once per hour per domain)', tags, params,
-      response: { 200: NsCheckResult, ...errorResponses(400, 403, 404, 503) },
+  app.post(
+    '/domains/:domain/check-ns',
+    {
+      schema: {
+        summary: 'Check the nameserver delegation now (managed DNS; once per hour per domain)',
+        tags,
+        params,
+        response: { 200: NsCheckResult, ...errorResponses(400, 403, 404, 503) },
+      },
     },
-  }, async (request, reply) => {
-    const { domain } = await loadDomain(request, request.params.domain, 'domain.settings');
-    if (domain.dnsMode !== 'managed') throw new ApiError(400, 'domain does not use managed DNS');
-    if (domain.state !== 'pending' && domain.state !== 'moved') throw new ApiError(400, `domain is not awaiting nameserver changes (state ${domain.state})`);
-    const result = await limited(reply, domain, 'check-ns', app.config.temporal.checkNsIntervalMs, () =>
-      app.temporal.execute<Result<typeof wf.checkNameservers>>('checkNameservers', workflowId.checkNs(domain.name), [{ domain: domain.name }]));
-    if (!result) throw gone();
-    return result;
-  });
+    async (request, reply) => {
+      const { domain } = await loadDomain(request, request.params.domain, 'domain.settings');
+      if (domain.dnsMode !== 'managed') throw new ApiError(400, 'domain does not use managed DNS');
+      if (domain.state !== 'pending' && domain.state !== 'moved')
+        throw new ApiError(400, `domain is not awaiting nameserver changes (state ${domain.state})`);
+      const result = await limited(reply, domain, 'check-ns', app.config.temporal.checkNsIntervalMs, () =>
+        app.temporal.execute<Result<typeof wf.checkNameservers>>('checkNameservers', workflowId.checkNs(domain.name), [
+          { domain: domain.name },
+        ]),
+      );
+      if (!result) throw gone();
+      return result;
+    },
+  );
 
   /** 409 for an expired token, marking verification failed if the timer has not done it yet. */
   async function refuseExpired(row: DomainRow): Promise<void> {
     if (!tokenExpired(row)) return;
     if (row.verificationState !== 'failed') {
-      await app.db.update(domains).set({ verificationState: 'failed', updatedAt: new Date() }).where(eq(domains.id, row.id));
+      await app.db
+        .update(domains)
+        .set({ verificationState: 'failed', updatedAt: new Date() })
+        .where(eq(domains.id, row.id));
     }
-    throw new ApiError(409, `verification token expired; request a new one with POST /domains/${row.name}/verify/retry`);
+    throw new ApiError(
+      409,
+      `verification token expired; request a new one with POST /domains/${row.name}/verify/retry`,
+    );
   }
 
-  app.post('/domains/:domain/verify', {
-    schema: {
-      summary: 'Verify an external-DNS domain by its ssl_delegation CNAME or verification TXT', tags, params,
-      response: { 200: VerifyResult, 422: VerifyFailure, ...errorResponses(400, 403, 404, 409, 503) },
+  app.post(
+    '/domains/:domain/verify',
+    {
+      schema: {
+        summary: 'Verify an external-DNS domain by its ssl_delegation CNAME or verification TXT',
+        tags,
+        params,
+        response: { 200: VerifyResult, 422: VerifyFailure, ...errorResponses(400, 403, 404, 409, 503) },
+      },
     },
-  }, async (request, reply) => {
-    const { domain } = await loadDomain(request, request.params.domain, 'domain.settings');
-    if (domain.dnsMode !== 'external') throw new ApiError(400, 'domain does not use external DNS');
-    if (domain.state !== 'unverified') throw new ApiError(400, `domain is not awaiting verification (state ${domain.state})`);
-    await refuseExpired(domain);
-    const result = await limited(reply, domain, 'delegation', app.config.temporal.delegationCheckIntervalMs, () =>
-      app.temporal.execute<Result<typeof wf.verifyDomain>>('verifyDomain', workflowId.verify(domain.name), [{
-        domain: domain.name, verification: domain.verification as never, sslDelegation: domain.sslDelegation as never,
-      }]));
-    if (!result) throw gone();
-    if (!result.verified) {
+    async (request, reply) => {
+      const { domain } = await loadDomain(request, request.params.domain, 'domain.settings');
+      if (domain.dnsMode !== 'external') throw new ApiError(400, 'domain does not use external DNS');
+      if (domain.state !== 'unverified')
+        throw new ApiError(400, `domain is not awaiting verification (state ${domain.state})`);
+      await refuseExpired(domain);
+      const result = await limited(reply, domain, 'delegation', app.config.temporal.delegationCheckIntervalMs, () =>
+        app.temporal.execute<Result<typeof wf.verifyDomain>>('verifyDomain', workflowId.verify(domain.name), [
+          {
+            domain: domain.name,
+            verification: domain.verification as never,
+            sslDelegation: domain.sslDelegation as never,
+          },
+        ]),
+      );
+      if (!result) throw gone();
+      if (!result.verified) {
+        await withDomain(app, domain.name, async (tx, row) => {
+          await recordCheckResult(tx, row.id, 'delegation', {
+            ok: false,
+            error: result.error ?? '',
+            checked_at: new Date().toISOString(),
+          });
+          return { result: null, publish: false };
+        });
+        throw new ApiError(422, result.error ?? 'no verification record found', { verified: false });
+      }
+      return { verified: true, method: result.method, state: result.state };
+    },
+  );
+
+  app.post(
+    '/domains/:domain/verify/retry',
+    {
+      schema: {
+        summary: 'Start verification again with a new TXT token after it failed',
+        tags,
+        params,
+        response: { 200: DomainDetail, ...errorResponses(400, 403, 404) },
+      },
+    },
+    async (request) => {
+      const access = await loadDomain(request, request.params.domain, 'domain.settings');
+      const { domain } = access;
+      if (domain.dnsMode !== 'external') throw new ApiError(400, 'domain does not use external DNS');
+      if (domain.state !== 'unverified' || !tokenExpired(domain))
+        throw new ApiError(400, 'domain is not in failed verification; nothing to retry');
+      const row = await withDomain(app, domain.name, async (tx, current) => {
+        const [updated] = await tx
+          .update(domains)
+          .set({
+            verification: newVerification(current.name, app.config.verificationTokenDays),
+            verificationState: 'awaiting',
+            updatedAt: new Date(),
+          })
+          .where(eq(domains.id, current.id))
+          .returning();
+        return { result: updated, publish: false };
+      });
+      if (!row) throw gone();
+      await app.temporal.startVerificationWatch(row);
+      return presentDomain(row, access.role, access.permissions, app.config);
+    },
+  );
+
+  app.post(
+    '/domains/:domain/ssl/delegation/check',
+    {
+      schema: {
+        summary:
+          'Check the ssl_delegation CNAME (TXT at _acme-challenge through public resolvers); once a minute per domain, shared with verify',
+        tags: ['ssl'],
+        params,
+        response: {
+          200: SslDelegationCheckResult,
+          422: SslDelegationCheckResult,
+          ...errorResponses(400, 403, 404, 503),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { domain } = await loadDomain(request, request.params.domain, 'ssl.manage');
+      if (domain.dnsMode !== 'external') throw new ApiError(400, 'domain does not use external DNS');
+      if (domain.state === 'disabled' || domain.state === 'banned')
+        throw new ApiError(400, `domain is ${domain.state}`);
+      const d = domain.sslDelegation as { target?: string; canary?: string } | null;
+      if (!d?.target || !d.canary) throw new ApiError(400, 'domain has no ssl_delegation');
+      const activate = awaitingVerification(domain) && !tokenExpired(domain);
+      const result = await limited(reply, domain, 'delegation', app.config.temporal.delegationCheckIntervalMs, () =>
+        app.temporal.execute<Result<typeof wf.checkSslDelegation>>(
+          'checkSslDelegation',
+          workflowId.sslDelegationCheck(domain.name),
+          [
+            {
+              domain: domain.name,
+              target: d.target!,
+              canary: d.canary!,
+              delegationZone: app.config.acmeDelegationZone,
+              activate,
+            },
+          ],
+        ),
+      );
+      if (!result) throw gone();
       await withDomain(app, domain.name, async (tx, row) => {
-        await recordCheckResult(tx, row.id, 'delegation', { ok: false, error: result.error ?? '', checked_at: new Date().toISOString() });
+        await recordCheckResult(tx, row.id, 'delegation', { ...result, checked_at: new Date().toISOString() });
         return { result: null, publish: false };
       });
-      throw new ApiError(422, result.error ?? 'no verification record found', { verified: false });
-    }
-    return { verified: true, method: result.method, state: result.state };
-  });
-
-  app.post('/domains/:domain/verify/retry', {
-    schema: {
-      summary: 'Start verification again with a new TXT token after it failed', tags, params,
-      response: { 200: DomainDetail, ...errorResponses(400, 403, 404) },
+      if (!result.ok) throw new ApiError(422, result.error ?? 'delegation not found', { ok: false });
+      return { ok: true };
     },
-  }, async (request) => {
-    const access = await loadDomain(request, request.params.domain, 'domain.settings');
-    const { domain } = access;
-    if (domain.dnsMode !== 'external') throw new ApiError(400, 'domain does not use external DNS');
-    if (domain.state !== 'unverified' || !tokenExpired(domain)) throw new ApiError(400, 'domain is not in failed verification; nothing to retry');
-    const row = await withDomain(app, domain.name, async (tx, current) => {
-      const [updated] = await tx.update(domains).set({
-        verification: newVerification(current.name, app.config.verificationTokenDays), verificationState: 'awaiting', updatedAt: new Date(),
-      }).where(eq(domains.id, current.id)).returning();
-      return { result: updated, publish: false };
-    });
-    if (!row) throw gone();
-    await app.temporal.startVerificationWatch(row);
-    return presentDomain(row, access.role, access.permissions, app.config);
-  });
+  );
 
-  app.post('/domains/:domain/ssl/delegation/check', {
-    schema: {
-      summary: 'Check the ssl_delegation CNAME (TXT at _acme-challenge through public resolvers); once a minute per domain, shared with verify',
-      tags: ['ssl'], params,
-      response: { 200: SslDelegationCheckResult, 422: SslDelegationCheckResult, ...errorResponses(400, 403, 404, 503) },
+  app.post(
+    '/domains/:domain/enable',
+    {
+      schema: {
+        summary: 'Enable a disabled domain (managed: back to pending and re-checked against the service nameservers)',
+        tags,
+        params,
+        response: { 200: DomainDetail, ...errorResponses(400, 403, 404) },
+      },
     },
-  }, async (request, reply) => {
-    const { domain } = await loadDomain(request, request.params.domain, 'ssl.manage');
-    if (domain.dnsMode !== 'external') throw new ApiError(400, 'domain does not use external DNS');
-    if (domain.state === 'disabled' || domain.state === 'banned') throw new ApiError(400, `domain is ${domain.state}`);
-    const d = domain.sslDelegation as { target?: string; canary?: string } | null;
-    if (!d?.target || !d.canary) throw new ApiError(400, 'domain has no ssl_delegation');
-    const activate = awaitingVerification(domain) && !tokenExpired(domain);
-    const result = await limited(reply, domain, 'delegation', app.config.temporal.delegationCheckIntervalMs, () =>
-      app.temporal.execute<Result<typeof wf.checkSslDelegation>>('checkSslDelegation', workflowId.sslDelegationCheck(domain.name), [{
-        domain: domain.name, target: d.target!, canary: d.canary!, delegationZone: app.config.acmeDelegationZone, activate,
-      }]));
-    if (!result) throw gone();
-    await withDomain(app, domain.name, async (tx, row) => {
-      await recordCheckResult(tx, row.id, 'delegation', { ...result, checked_at: new Date().toISOString() });
-      return { result: null, publish: false };
-    });
-    if (!result.ok) throw new ApiError(422, result.error ?? 'delegation not found', { ok: false });
-    return { ok: true };
-  });
+    async (request) => {
+      const access = await loadDomain(request, request.params.domain, 'domain.settings');
+      if (access.domain.state !== 'disabled') throw new ApiError(400, 'domain is not disabled');
+      const row = await withDomain(app, access.domain.name, async (tx, current) => {
+        if (current.state !== 'disabled') throw new ApiError(400, 'domain is not disabled');
+        const set =
+          current.dnsMode === 'managed'
+            ? { state: 'pending', nsSetIndex: null }
+            : {
+                state: 'unverified',
+                verificationState: 'awaiting',
+                verification: newVerification(current.name, app.config.verificationTokenDays),
+              };
+        const [updated] = await tx
+          .update(domains)
+          .set({ ...set, updatedAt: new Date() })
+          .where(eq(domains.id, current.id))
+          .returning();
+        return { result: updated, publish: true };
+      });
+      if (!row) throw gone();
+      if (row.dnsMode === 'managed') await app.temporal.startDelegationWatch(row.name, { restart: true });
+      else await app.temporal.startVerificationWatch(row);
+      return presentDomain(row, access.role, access.permissions, app.config);
+    },
+  );
 
-  app.post('/domains/:domain/enable', {
-    schema: {
-      summary: 'Enable a disabled domain (managed: back to pending and re-checked against the service nameservers)', tags, params,
-      response: { 200: DomainDetail, ...errorResponses(400, 403, 404) },
+  app.post(
+    '/domains/:domain/developer-mode',
+    {
+      schema: {
+        summary: 'Turn developer mode on (cache bypassed); it switches itself off at expires_at',
+        tags,
+        params,
+        response: { 200: DeveloperMode, ...errorResponses(403, 404) },
+      },
     },
-  }, async (request) => {
-    const access = await loadDomain(request, request.params.domain, 'domain.settings');
-    if (access.domain.state !== 'disabled') throw new ApiError(400, 'domain is not disabled');
-    const row = await withDomain(app, access.domain.name, async (tx, current) => {
-      if (current.state !== 'disabled') throw new ApiError(400, 'domain is not disabled');
-      const set = current.dnsMode === 'managed'
-        ? { state: 'pending', nsSetIndex: null }
-        : { state: 'unverified', verificationState: 'awaiting', verification: newVerification(current.name, app.config.verificationTokenDays) };
-      const [updated] = await tx.update(domains).set({ ...set, updatedAt: new Date() }).where(eq(domains.id, current.id)).returning();
-      return { result: updated, publish: true };
-    });
-    if (!row) throw gone();
-    if (row.dnsMode === 'managed') await app.temporal.startDelegationWatch(row.name, { restart: true });
-    else await app.temporal.startVerificationWatch(row);
-    return presentDomain(row, access.role, access.permissions, app.config);
-  });
+    async (request) => {
+      const { domain } = await loadDomain(request, request.params.domain, 'domain.settings');
+      const until = new Date(Date.now() + app.config.temporal.developerModeMs);
+      const body = await setDeveloperMode(app, domain.name, until);
+      if (!body) throw gone();
+      await app.temporal.armDeveloperMode(domain.name, until.getTime());
+      return body;
+    },
+  );
 
-  app.post('/domains/:domain/developer-mode', {
-    schema: {
-      summary: 'Turn developer mode on (cache bypassed); it switches itself off at expires_at', tags, params,
-      response: { 200: DeveloperMode, ...errorResponses(403, 404) },
+  app.delete(
+    '/domains/:domain/developer-mode',
+    {
+      schema: {
+        summary: 'Turn developer mode off now',
+        tags,
+        params,
+        response: { 200: DeveloperMode, ...errorResponses(403, 404) },
+      },
     },
-  }, async (request) => {
-    const { domain } = await loadDomain(request, request.params.domain, 'domain.settings');
-    const until = new Date(Date.now() + app.config.temporal.developerModeMs);
-    const body = await setDeveloperMode(app, domain.name, until);
-    if (!body) throw gone();
-    await app.temporal.armDeveloperMode(domain.name, until.getTime());
-    return body;
-  });
-
-  app.delete('/domains/:domain/developer-mode', {
-    schema: {
-      summary: 'Turn developer mode off now', tags, params,
-      response: { 200: DeveloperMode, ...errorResponses(403, 404) },
+    async (request) => {
+      const { domain } = await loadDomain(request, request.params.domain, 'domain.settings');
+      const body = await setDeveloperMode(app, domain.name, null);
+      if (!body) throw gone();
+      await app.temporal.stopDeveloperMode(domain.name);
+      return body ?? developerModeBody(null);
     },
-  }, async (request) => {
-    const { domain } = await loadDomain(request, request.params.domain, 'domain.settings');
-    const body = await setDeveloperMode(app, domain.name, null);
-    if (!body) throw gone();
-    await app.temporal.stopDeveloperMode(domain.name);
-    return body ?? developerModeBody(null);
-  });
+  );
 }

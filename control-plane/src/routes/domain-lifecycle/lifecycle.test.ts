@@ -9,7 +9,12 @@ import { startTestControlPlane, type TestControlPlane } from '../../../../test/h
 import { configLog, domains } from '../../db/schema.js';
 
 async function lastSnapshot(cp: TestControlPlane, name: string) {
-  const [row] = await cp.database.db.select().from(configLog).where(eq(configLog.domainName, name)).orderBy(desc(configLog.version)).limit(1);
+  const [row] = await cp.database.db
+    .select()
+    .from(configLog)
+    .where(eq(configLog.domainName, name))
+    .orderBy(desc(configLog.version))
+    .limit(1);
   return decodeDomainSnapshot(row.payload);
 }
 
@@ -18,17 +23,27 @@ test('lifecycle routes and the internal API without a worker', async (t) => {
   const owner = await cp.user();
   const token = ensureNodeToken(cp.config.dataDir);
   const internal = (method: 'GET' | 'POST', url: string, body?: unknown, auth = `Bearer ${token}`) =>
-    cp.app.inject({ method, url, headers: { authorization: auth, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { payload: JSON.stringify(body) } : {}) });
+    cp.app.inject({
+      method,
+      url,
+      headers: { authorization: auth, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { payload: JSON.stringify(body) } : {}),
+    });
   const d = await cp.domain(owner.key, 'life.example.org');
 
   await t.test('checks answer 503 when workflows are off; the check slot is given back', async () => {
     const r = await cp.call(owner.key, 'POST', `/domains/${d}/check-ns`);
-    assert.deepEqual([r.statusCode, r.json()], [503, { error: 'workflow service unavailable (TEMPORAL_ADDRESS is not set)' }]);
+    assert.deepEqual(
+      [r.statusCode, r.json()],
+      [503, { error: 'workflow service unavailable (TEMPORAL_ADDRESS is not set)' }],
+    );
     assert.equal((await cp.call(owner.key, 'POST', `/domains/${d}/check-ns`)).statusCode, 503, 'not 429');
   });
 
   await t.test('internal routes: node token only, API keys refused, hidden from OpenAPI', async () => {
-    assert.deepEqual((await internal('GET', `/internal/domains/${d}`, undefined, 'Bearer wrong')).json(), { error: 'invalid node token' });
+    assert.deepEqual((await internal('GET', `/internal/domains/${d}`, undefined, 'Bearer wrong')).json(), {
+      error: 'invalid node token',
+    });
     assert.equal((await internal('GET', `/internal/domains/${d}`, undefined, 'Bearer wrong')).statusCode, 401);
     assert.equal((await internal('GET', `/internal/domains/${d}`, undefined, `Bearer ${owner.key}`)).statusCode, 403);
     assert.equal((await internal('GET', `/internal/domains/${d}`)).json().state, 'pending');
@@ -40,10 +55,16 @@ test('lifecycle routes and the internal API without a worker', async (t) => {
 
   await t.test('a delegation report activates the domain with one config-log entry carrying the state', async () => {
     const before = (await lastSnapshot(cp, d)).zone.serial;
-    const bad = await internal('POST', `/internal/domains/${d}/delegation`, { observations: [{ resolver: 'r', values: ['ns1.platform.test', 'ns3.platform.test'] }], manual: false });
+    const bad = await internal('POST', `/internal/domains/${d}/delegation`, {
+      observations: [{ resolver: 'r', values: ['ns1.platform.test', 'ns3.platform.test'] }],
+      manual: false,
+    });
     assert.equal(bad.json().ok, false);
     assert.equal(bad.json().state, 'pending');
-    const good = await internal('POST', `/internal/domains/${d}/delegation`, { observations: [{ resolver: 'r', values: ['ns3.platform.test', 'ns4.platform.test'] }], manual: false });
+    const good = await internal('POST', `/internal/domains/${d}/delegation`, {
+      observations: [{ resolver: 'r', values: ['ns3.platform.test', 'ns4.platform.test'] }],
+      manual: false,
+    });
     assert.equal(good.json().state, 'active');
     assert.equal(good.json().matched_set, 1);
     const snap = await lastSnapshot(cp, d);
@@ -57,30 +78,45 @@ test('lifecycle routes and the internal API without a worker', async (t) => {
     assert.equal(on.json().enabled, true);
     assert.equal((await lastSnapshot(cp, d)).settings.developerMode, true);
     assert.equal((await lastSnapshot(cp, d)).settings.developerModeExpiresAtMs, Date.parse(on.json().expires_at));
-    const early = await internal('POST', `/internal/domains/${d}/developer-mode/expire`, { expires_at_ms: Date.parse(on.json().expires_at) - 1000 });
+    const early = await internal('POST', `/internal/domains/${d}/developer-mode/expire`, {
+      expires_at_ms: Date.parse(on.json().expires_at) - 1000,
+    });
     assert.equal(early.json().enabled, true, 'an older timer does not switch off a re-armed expiry');
     const off = await cp.call(owner.key, 'DELETE', `/domains/${d}/developer-mode`);
     assert.deepEqual(off.json(), { enabled: false, expires_at: null });
     assert.equal((await lastSnapshot(cp, d)).settings.developerMode, false);
   });
 
-  await t.test('record import follows the records rules: invalid, conflicting and duplicate records are skipped', async () => {
-    const r = await internal('POST', `/internal/domains/${d}/records/import`, { records: [
-      { name: '@', type: 'A', destination: '192.0.2.1', ttl: 300 },
-      { name: '@', type: 'A', destination: '192.0.2.1', ttl: 300 },
-      { name: 'www', type: 'CNAME', destination: 'life.example.org', ttl: 300 },
-      { name: 'www', type: 'A', destination: '192.0.2.2', ttl: 300 },
-      { name: 'bad', type: 'A', destination: 'not-an-ip', ttl: 300 },
-      { name: '@', type: 'MX', destination: 'mx.example.net', ttl: 300, mx_priority: 10 },
-    ] });
-    assert.deepEqual(r.json(), { imported: 3, skipped: 3 });
-    const records = (await cp.call(owner.key, 'GET', `/domains/${d}/records/`)).json();
-    assert.deepEqual(records.map((x: { name: string; type: string }) => `${x.name} ${x.type}`).sort(), ['@ A', '@ MX', 'www CNAME']);
-  });
+  await t.test(
+    'record import follows the records rules: invalid, conflicting and duplicate records are skipped',
+    async () => {
+      const r = await internal('POST', `/internal/domains/${d}/records/import`, {
+        records: [
+          { name: '@', type: 'A', destination: '192.0.2.1', ttl: 300 },
+          { name: '@', type: 'A', destination: '192.0.2.1', ttl: 300 },
+          { name: 'www', type: 'CNAME', destination: 'life.example.org', ttl: 300 },
+          { name: 'www', type: 'A', destination: '192.0.2.2', ttl: 300 },
+          { name: 'bad', type: 'A', destination: 'not-an-ip', ttl: 300 },
+          { name: '@', type: 'MX', destination: 'mx.example.net', ttl: 300, mx_priority: 10 },
+        ],
+      });
+      assert.deepEqual(r.json(), { imported: 3, skipped: 3 });
+      const records = (await cp.call(owner.key, 'GET', `/domains/${d}/records/`)).json();
+      assert.deepEqual(records.map((x: { name: string; type: string }) => `${x.name} ${x.type}`).sort(), [
+        '@ A',
+        '@ MX',
+        'www CNAME',
+      ]);
+    },
+  );
 
   await t.test('enable: 400 unless disabled; disabled managed → pending', async () => {
-    assert.deepEqual((await cp.call(owner.key, 'POST', `/domains/${d}/enable`)).json(), { error: 'domain is not disabled' });
-    assert.deepEqual((await internal('POST', `/internal/domains/${d}/state`, { state: 'disabled' })).json(), { state: 'disabled' });
+    assert.deepEqual((await cp.call(owner.key, 'POST', `/domains/${d}/enable`)).json(), {
+      error: 'domain is not disabled',
+    });
+    assert.deepEqual((await internal('POST', `/internal/domains/${d}/state`, { state: 'disabled' })).json(), {
+      state: 'disabled',
+    });
     assert.equal((await lastSnapshot(cp, d)).state, 'disabled');
     const r = await cp.call(owner.key, 'POST', `/domains/${d}/enable`);
     assert.deepEqual([r.statusCode, r.json().state], [200, 'pending']);

@@ -16,7 +16,11 @@ export type DomainRow = typeof domains.$inferSelect;
  * Runs `fn` on the locked row of domain `name`; null when it does not exist. `fn` returns whether it changed what
  * nodes serve: then one config-log entry is appended in the same transaction and the hub is nudged after commit.
  */
-export async function withDomain<T>(app: FastifyInstance, name: string, fn: (tx: Tx, row: DomainRow) => Promise<{ result: T; publish: boolean }>): Promise<T | null> {
+export async function withDomain<T>(
+  app: FastifyInstance,
+  name: string,
+  fn: (tx: Tx, row: DomainRow) => Promise<{ result: T; publish: boolean }>,
+): Promise<T | null> {
   let publish = false;
   const result = await app.db.transaction(async (tx) => {
     const [row] = await tx.select().from(domains).where(eq(domains.name, name)).for('update');
@@ -32,14 +36,26 @@ export async function withDomain<T>(app: FastifyInstance, name: string, fn: (tx:
   return result;
 }
 
-export async function recordCheckResult(tx: Tx, domainId: number, kind: 'check-ns' | 'delegation', result: Record<string, unknown>): Promise<void> {
+export async function recordCheckResult(
+  tx: Tx,
+  domainId: number,
+  kind: 'check-ns' | 'delegation',
+  result: Record<string, unknown>,
+): Promise<void> {
   // A result recorded without a manual check (background workflows) must not consume the per-domain slot: epoch.
-  await tx.insert(domainChecks).values({ domainId, kind, lastAt: new Date(0), result })
+  await tx
+    .insert(domainChecks)
+    .values({ domainId, kind, lastAt: new Date(0), result })
     .onConflictDoUpdate({ target: [domainChecks.domainId, domainChecks.kind], set: { result } });
 }
 
 /** A delegation seen by the resolvers: a managed domain awaiting nameservers becomes active on an exact match. */
-export async function applyDelegation(app: FastifyInstance, name: string, observations: Observation[], manual: boolean) {
+export async function applyDelegation(
+  app: FastifyInstance,
+  name: string,
+  observations: Observation[],
+  manual: boolean,
+) {
   const sets = app.config.nsSets;
   return withDomain(app, name, async (tx, row) => {
     const judged = judgeDelegation(observations, sets);
@@ -47,11 +63,19 @@ export async function applyDelegation(app: FastifyInstance, name: string, observ
     let state = row.state;
     if (awaiting && judged.ok) {
       state = 'active';
-      await tx.update(domains).set({ state, nsSetIndex: judged.matchedSet, updatedAt: new Date() }).where(eq(domains.id, row.id));
+      await tx
+        .update(domains)
+        .set({ state, nsSetIndex: judged.matchedSet, updatedAt: new Date() })
+        .where(eq(domains.id, row.id));
     }
     const result = {
-      ok: judged.ok, state, nameservers: judged.nameservers, expected: sets.map((s) => [...s]),
-      matched_set: judged.matchedSet, ...(judged.error ? { error: judged.error } : {}), checked_at: new Date().toISOString(),
+      ok: judged.ok,
+      state,
+      nameservers: judged.nameservers,
+      expected: sets.map((s) => [...s]),
+      matched_set: judged.matchedSet,
+      ...(judged.error ? { error: judged.error } : {}),
+      checked_at: new Date().toISOString(),
     };
     if (manual) await recordCheckResult(tx, row.id, 'check-ns', result);
     return { result, publish: state !== row.state };
@@ -71,8 +95,12 @@ export function awaitingVerification(row: DomainRow): boolean {
 /** The CNAME or TXT was found (or the ssl delegation check passed): an awaiting external domain becomes active. */
 export async function applyVerified(app: FastifyInstance, name: string, method: string) {
   return withDomain(app, name, async (tx, row) => {
-    if (!awaitingVerification(row)) return { result: { state: row.state, verification_state: row.verificationState }, publish: false };
-    await tx.update(domains).set({ state: 'active', verificationState: 'verified', updatedAt: new Date() }).where(eq(domains.id, row.id));
+    if (!awaitingVerification(row))
+      return { result: { state: row.state, verification_state: row.verificationState }, publish: false };
+    await tx
+      .update(domains)
+      .set({ state: 'active', verificationState: 'verified', updatedAt: new Date() })
+      .where(eq(domains.id, row.id));
     await recordCheckResult(tx, row.id, 'delegation', { ok: true, method, checked_at: new Date().toISOString() });
     return { result: { state: 'active', verification_state: 'verified' }, publish: true };
   });
@@ -83,7 +111,10 @@ export async function applyVerificationExpired(app: FastifyInstance, name: strin
   return withDomain(app, name, async (tx, row) => {
     const v = row.verification as { value?: string } | null;
     if (awaitingVerification(row) && v?.value === token) {
-      await tx.update(domains).set({ verificationState: 'failed', updatedAt: new Date() }).where(eq(domains.id, row.id));
+      await tx
+        .update(domains)
+        .set({ verificationState: 'failed', updatedAt: new Date() })
+        .where(eq(domains.id, row.id));
       return { result: { state: row.state, verification_state: 'failed' }, publish: false };
     }
     return { result: { state: row.state, verification_state: row.verificationState }, publish: false };
@@ -114,7 +145,13 @@ export async function expireDeveloperMode(app: FastifyInstance, name: string, ex
   });
 }
 
-export interface ImportedRecord { name: string; type: string; destination: string; ttl?: number; mx_priority?: number }
+export interface ImportedRecord {
+  name: string;
+  type: string;
+  destination: string;
+  ttl?: number;
+  mx_priority?: number;
+}
 
 /** Imports scanned records through the records rules (validation, CNAME exclusivity, duplicates, plan max_records). */
 export async function importRecords(app: FastifyInstance, name: string, records: ImportedRecord[]) {
@@ -127,14 +164,30 @@ export async function importRecords(app: FastifyInstance, name: string, records:
     for (const input of records) {
       let rec: RecordFields;
       try {
-        rec = buildRecord(row.name, { name: input.name, type: input.type, destination: input.destination, ttl: input.ttl, mx_priority: input.mx_priority }, { literalTxt: true });
+        rec = buildRecord(
+          row.name,
+          {
+            name: input.name,
+            type: input.type,
+            destination: input.destination,
+            ttl: input.ttl,
+            mx_priority: input.mx_priority,
+          },
+          { literalTxt: true },
+        );
         index.check(rec);
       } catch {
         skipped++;
         continue;
       }
-      if (typeof maxRecords === 'number' && index.size >= maxRecords) { skipped++; continue; }
-      const [stored] = await tx.insert(dnsRecords).values({ domainId: row.id, ...rec, comment: rec.comment ?? 'imported by zone scan' }).returning();
+      if (typeof maxRecords === 'number' && index.size >= maxRecords) {
+        skipped++;
+        continue;
+      }
+      const [stored] = await tx
+        .insert(dnsRecords)
+        .values({ domainId: row.id, ...rec, comment: rec.comment ?? 'imported by zone scan' })
+        .returning();
       index.add({ ...rec, id: stored.id });
       imported++;
     }
@@ -157,19 +210,34 @@ export async function setState(app: FastifyInstance, name: string, state: (typeo
  * Claims the per-domain slot of a manual check: at most once per `intervalMs`. Returns 0 when claimed, else the
  * milliseconds until the next allowed call.
  */
-export async function claimCheckSlot(app: FastifyInstance, domainId: number, kind: 'check-ns' | 'delegation', intervalMs: number): Promise<number> {
-  const claimed = await app.db.insert(domainChecks).values({ domainId, kind, lastAt: sql`now()` as unknown as Date })
+export async function claimCheckSlot(
+  app: FastifyInstance,
+  domainId: number,
+  kind: 'check-ns' | 'delegation',
+  intervalMs: number,
+): Promise<number> {
+  const claimed = await app.db
+    .insert(domainChecks)
+    .values({ domainId, kind, lastAt: sql`now()` as unknown as Date })
     .onConflictDoUpdate({
-      target: [domainChecks.domainId, domainChecks.kind], set: { lastAt: sql`now()` },
+      target: [domainChecks.domainId, domainChecks.kind],
+      set: { lastAt: sql`now()` },
       setWhere: sql`${domainChecks.lastAt} <= now() - (${intervalMs}::bigint * interval '1 millisecond')`,
-    }).returning({ lastAt: domainChecks.lastAt });
+    })
+    .returning({ lastAt: domainChecks.lastAt });
   if (claimed.length > 0) return 0;
-  const [row] = await app.db.select({ lastAt: domainChecks.lastAt }).from(domainChecks)
+  const [row] = await app.db
+    .select({ lastAt: domainChecks.lastAt })
+    .from(domainChecks)
     .where(and(eq(domainChecks.domainId, domainId), eq(domainChecks.kind, kind)));
   return Math.max(1000, (row?.lastAt.getTime() ?? Date.now()) + intervalMs - Date.now());
 }
 
 /** Gives the slot back when the check could not run at all (Temporal or the worker unavailable). */
-export async function releaseCheckSlot(app: FastifyInstance, domainId: number, kind: 'check-ns' | 'delegation'): Promise<void> {
+export async function releaseCheckSlot(
+  app: FastifyInstance,
+  domainId: number,
+  kind: 'check-ns' | 'delegation',
+): Promise<void> {
   await app.db.delete(domainChecks).where(and(eq(domainChecks.domainId, domainId), eq(domainChecks.kind, kind)));
 }

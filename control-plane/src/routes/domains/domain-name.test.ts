@@ -17,8 +17,27 @@ for (const [input, want] of valid) {
   test(`accepts ${input}`, () => assert.deepEqual(parseDomainName(input), { ok: true, name: want }));
 }
 
-const invalid = ['', '.', 'com', 'localhost.', '10.0.0.1', '::1', '[2001:db8::1]', 'a..b', 'a.-b.c', 'a.b-.c', 'a_b.example',
-  'a b.example', 'example.org/path', 'user@example.org', 'example.org:80', '*.example.org', 'example.42', `${'x'.repeat(64)}.org`, '%zz.example'];
+const invalid = [
+  '',
+  '.',
+  'com',
+  'localhost.',
+  '10.0.0.1',
+  '::1',
+  '[2001:db8::1]',
+  'a..b',
+  'a.-b.c',
+  'a.b-.c',
+  'a_b.example',
+  'a b.example',
+  'example.org/path',
+  'user@example.org',
+  'example.org:80',
+  '*.example.org',
+  'example.42',
+  `${'x'.repeat(64)}.org`,
+  '%zz.example',
+];
 for (const input of invalid) {
   test(`rejects ${JSON.stringify(input)}`, () => assert.equal(parseDomainName(input).ok, false));
 }

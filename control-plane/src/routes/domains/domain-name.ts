@@ -9,11 +9,16 @@ const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 export function parseDomainName(raw: string): { ok: true; name: string } | { ok: false; reason: string } {
   let text = raw.trim();
   if (/%[0-9a-f]{2}/i.test(text)) {
-    try { text = decodeURIComponent(text); } catch { return { ok: false, reason: 'bad percent-encoding' }; }
+    try {
+      text = decodeURIComponent(text);
+    } catch {
+      return { ok: false, reason: 'bad percent-encoding' };
+    }
   }
   if (text.endsWith('.')) text = text.slice(0, -1);
   if (text === '') return { ok: false, reason: 'the name is empty' };
-  if (isIP(text) || isIP(text.replace(/^\[|\]$/g, ''))) return { ok: false, reason: 'an IP address is not a domain name' };
+  if (isIP(text) || isIP(text.replace(/^\[|\]$/g, '')))
+    return { ok: false, reason: 'an IP address is not a domain name' };
   if (/[\s/\\@:?#*]/.test(text)) return { ok: false, reason: 'the name holds characters not allowed in a host name' };
   // Checked before domainToASCII, which takes a numeric last label for an IPv4 address and just fails.
   if (/\.[0-9]+$/.test(text)) return { ok: false, reason: 'the top-level label cannot be numeric' };
@@ -25,7 +30,8 @@ export function parseDomainName(raw: string): { ok: true; name: string } | { ok:
   for (const label of labels) {
     if (label.length === 0) return { ok: false, reason: 'the name has an empty label' };
     if (label.length > 63) return { ok: false, reason: `label "${label.slice(0, 20)}…" is longer than 63 characters` };
-    if (!LABEL.test(label)) return { ok: false, reason: `label "${label}" may hold only letters, digits and inner hyphens` };
+    if (!LABEL.test(label))
+      return { ok: false, reason: `label "${label}" may hold only letters, digits and inner hyphens` };
   }
   return { ok: true, name: ascii };
 }

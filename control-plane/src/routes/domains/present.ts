@@ -9,7 +9,13 @@ type DomainRow = typeof domains.$inferSelect;
 
 const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
 
-export function presentDomain(row: DomainRow, role: Role, permissions: Permission[], config: Readonly<ControlPlaneConfig>, now = new Date()): DomainDetailT {
+export function presentDomain(
+  row: DomainRow,
+  role: Role,
+  permissions: Permission[],
+  config: Readonly<ControlPlaneConfig>,
+  now = new Date(),
+): DomainDetailT {
   const v = row.verification as { name?: string; value?: string; expires_at?: string } | null;
   const d = row.sslDelegation as { name?: string; target?: string } | null;
   const devUntil = row.developerModeUntil && row.developerModeUntil > now ? row.developerModeUntil : null;
@@ -26,8 +32,12 @@ export function presentDomain(row: DomainRow, role: Role, permissions: Permissio
     origin_protocol: row.originProtocol as DomainDetailT['origin_protocol'],
     developer_mode: devUntil !== null,
     developer_mode_expires_at: iso(devUntil),
-    verification: v?.name && v.value && v.expires_at ? { type: 'TXT', name: v.name, value: v.value, expires_at: v.expires_at } : null,
-    ssl_delegation: row.dnsMode === 'external' && d?.name && d.target ? { type: 'CNAME', name: d.name, target: d.target } : null,
+    verification:
+      v?.name && v.value && v.expires_at
+        ? { type: 'TXT', name: v.name, value: v.value, expires_at: v.expires_at }
+        : null,
+    ssl_delegation:
+      row.dnsMode === 'external' && d?.name && d.target ? { type: 'CNAME', name: d.name, target: d.target } : null,
     settings: row.settings,
     role,
     permissions,
@@ -49,12 +59,23 @@ export function sslSummary(row: DomainRow): DomainWithSslT['ssl'] {
   };
 }
 
-export function presentListItem(row: DomainRow, role: Role, permissions: Permission[], config: Readonly<ControlPlaneConfig>, extras: ListExtras): DomainWithSslT {
+export function presentListItem(
+  row: DomainRow,
+  role: Role,
+  permissions: Permission[],
+  config: Readonly<ControlPlaneConfig>,
+  extras: ListExtras,
+): DomainWithSslT {
   return {
     ...presentDomain(row, role, permissions, config),
     ssl: sslSummary(row),
     subscription: extras.plan
-      ? { plan: extras.plan.slug, plan_name: extras.plan.name, status: extras.plan.status, expires_at: iso(extras.plan.expiresAt) }
+      ? {
+          plan: extras.plan.slug,
+          plan_name: extras.plan.name,
+          status: extras.plan.status,
+          expires_at: iso(extras.plan.expiresAt),
+        }
       : null,
   };
 }

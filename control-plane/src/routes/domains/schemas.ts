@@ -10,18 +10,27 @@ export const DNS_MODES = ['managed', 'external'] as const;
 
 const Timestamp = Type.String({ format: 'date-time' });
 
-export const Verification = Type.Object({
-  type: Type.Literal('TXT'),
-  name: Type.String({ description: 'Fully qualified name of the TXT record to publish' }),
-  value: Type.String({ description: 'Exact TXT value' }),
-  expires_at: Timestamp,
-}, { title: 'Verification', description: 'The TXT record that proves ownership (legacy); a retry returns a new one' });
+export const Verification = Type.Object(
+  {
+    type: Type.Literal('TXT'),
+    name: Type.String({ description: 'Fully qualified name of the TXT record to publish' }),
+    value: Type.String({ description: 'Exact TXT value' }),
+    expires_at: Timestamp,
+  },
+  { title: 'Verification', description: 'The TXT record that proves ownership (legacy); a retry returns a new one' },
+);
 
-export const SslDelegation = Type.Object({
-  type: Type.Literal('CNAME'),
-  name: Type.String({ description: '`_acme-challenge.<domain>`' }),
-  target: Type.String({ description: 'Where the CNAME points; the service answers ACME challenges there' }),
-}, { title: 'SslDelegation', description: 'The CNAME that proves control and lets the service issue certificates (external DNS)' });
+export const SslDelegation = Type.Object(
+  {
+    type: Type.Literal('CNAME'),
+    name: Type.String({ description: '`_acme-challenge.<domain>`' }),
+    target: Type.String({ description: 'Where the CNAME points; the service answers ACME challenges there' }),
+  },
+  {
+    title: 'SslDelegation',
+    description: 'The CNAME that proves control and lets the service issue certificates (external DNS)',
+  },
+);
 
 const detailFields = {
   id: Type.Integer(),
@@ -48,41 +57,67 @@ const detailFields = {
 export const DomainDetail = Type.Object(detailFields, { title: 'DomainDetail' });
 export type DomainDetailT = Static<typeof DomainDetail>;
 
-export const SslSummary = Type.Object({
-  status: Type.String({ description: 'missing, pending, failed or active' }),
-  expires_at: Nullable(Timestamp),
-}, { title: 'SslSummary' });
+export const SslSummary = Type.Object(
+  {
+    status: Type.String({ description: 'missing, pending, failed or active' }),
+    expires_at: Nullable(Timestamp),
+  },
+  { title: 'SslSummary' },
+);
 
-export const SubscriptionSummary = Type.Object({
-  plan: Type.String({ description: 'Plan slug' }),
-  plan_name: Type.String(),
-  status: Type.String(),
-  expires_at: Nullable(Timestamp),
-}, { title: 'SubscriptionSummary' });
+export const SubscriptionSummary = Type.Object(
+  {
+    plan: Type.String({ description: 'Plan slug' }),
+    plan_name: Type.String(),
+    status: Type.String(),
+    expires_at: Nullable(Timestamp),
+  },
+  { title: 'SubscriptionSummary' },
+);
 
-export const DomainWithSsl = Type.Object({
-  ...detailFields,
-  ssl: SslSummary,
-  subscription: Nullable(SubscriptionSummary),
-}, { title: 'DomainWithSsl' });
+export const DomainWithSsl = Type.Object(
+  {
+    ...detailFields,
+    ssl: SslSummary,
+    subscription: Nullable(SubscriptionSummary),
+  },
+  { title: 'DomainWithSsl' },
+);
 export type DomainWithSslT = Static<typeof DomainWithSsl>;
 
-export const DomainCreate = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 1024, description: 'Domain name; IDNs are accepted and stored as punycode' }),
-  dns_mode: Type.Optional(StringEnum([...DNS_MODES], { default: 'managed' })),
-}, { title: 'DomainCreate' });
+export const DomainCreate = Type.Object(
+  {
+    name: Type.String({
+      minLength: 1,
+      maxLength: 1024,
+      description: 'Domain name; IDNs are accepted and stored as punycode',
+    }),
+    dns_mode: Type.Optional(StringEnum([...DNS_MODES], { default: 'managed' })),
+  },
+  { title: 'DomainCreate' },
+);
 
-export const DomainUpdate = Type.Object({
-  dns_mode: Type.Optional(StringEnum([...DNS_MODES])),
-  cache_l2_ttl_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 7 })),
-  cache_cap_mb: Type.Optional(Type.Integer({ description: `One of ${CACHE_CAP_TIERS_MB.join(', ')}, at most the plan's max_cache_cap_mb` })),
-  origin_protocol: Type.Optional(StringEnum([...ORIGIN_PROTOCOLS])),
-}, { title: 'DomainUpdate' });
+export const DomainUpdate = Type.Object(
+  {
+    dns_mode: Type.Optional(StringEnum([...DNS_MODES])),
+    cache_l2_ttl_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 7 })),
+    cache_cap_mb: Type.Optional(
+      Type.Integer({ description: `One of ${CACHE_CAP_TIERS_MB.join(', ')}, at most the plan's max_cache_cap_mb` }),
+    ),
+    origin_protocol: Type.Optional(StringEnum([...ORIGIN_PROTOCOLS])),
+  },
+  { title: 'DomainUpdate' },
+);
 
 export const DomainParams = Type.Object({
   domain: Type.String({ description: 'Domain name, percent-encoded when needed' }),
 });
 
-export const NsSets = Type.Object({
-  sets: Type.Array(Type.Array(Type.String()), { description: 'Each inner array is one complete acceptable set; the first is recommended' }),
-}, { title: 'NsSets' });
+export const NsSets = Type.Object(
+  {
+    sets: Type.Array(Type.Array(Type.String()), {
+      description: 'Each inner array is one complete acceptable set; the first is recommended',
+    }),
+  },
+  { title: 'NsSets' },
+);

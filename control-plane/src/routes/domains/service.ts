@@ -20,7 +20,8 @@ export function isUniqueViolation(err: unknown): boolean {
 
 export function newVerification(name: string, tokenDays: number, now = new Date()) {
   return {
-    type: 'TXT', name: `_platform-verification.${name}`,
+    type: 'TXT',
+    name: `_platform-verification.${name}`,
     value: `platform-verification=${randomBytes(16).toString('hex')}`,
     expires_at: new Date(now.getTime() + tokenDays * 86_400_000).toISOString(),
   };
@@ -28,25 +29,46 @@ export function newVerification(name: string, tokenDays: number, now = new Date(
 
 /** The CNAME an external domain publishes at _acme-challenge; the canary is the TXT value the delegation check looks for. */
 export function newSslDelegation(name: string, acmeZone: string) {
-  const label = createHash('sha256').update(`${name}:${randomBytes(16).toString('hex')}`).digest('hex').slice(0, 32);
-  return { type: 'CNAME', name: `_acme-challenge.${name}`, target: `${label}.${acmeZone}`, canary: randomBytes(16).toString('hex') };
+  const label = createHash('sha256')
+    .update(`${name}:${randomBytes(16).toString('hex')}`)
+    .digest('hex')
+    .slice(0, 32);
+  return {
+    type: 'CNAME',
+    name: `_acme-challenge.${name}`,
+    target: `${label}.${acmeZone}`,
+    canary: randomBytes(16).toString('hex'),
+  };
 }
 
 function initialState(mode: DnsMode) {
-  return mode === 'managed' ? { state: 'pending', verificationState: null } : { state: 'unverified', verificationState: 'awaiting' };
+  return mode === 'managed'
+    ? { state: 'pending', verificationState: null }
+    : { state: 'unverified', verificationState: 'awaiting' };
 }
 
-export async function createDomain(app: FastifyInstance, ownerId: number, name: string, mode: DnsMode): Promise<DomainRow> {
+export async function createDomain(
+  app: FastifyInstance,
+  ownerId: number,
+  name: string,
+  mode: DnsMode,
+): Promise<DomainRow> {
   const conflict = () => new ApiError(409, `domain ${name} already exists`);
   const [existing] = await app.db.select({ id: domains.id }).from(domains).where(eq(domains.name, name)).limit(1);
   if (existing) throw conflict();
   try {
     const row = await app.db.transaction(async (tx) => {
-      const [created] = await tx.insert(domains).values({
-        name, ownerId, dnsMode: mode, ...initialState(mode),
-        verification: newVerification(name, app.config.verificationTokenDays),
-        sslDelegation: mode === 'external' ? newSslDelegation(name, app.config.acmeDelegationZone) : null,
-      }).returning();
+      const [created] = await tx
+        .insert(domains)
+        .values({
+          name,
+          ownerId,
+          dnsMode: mode,
+          ...initialState(mode),
+          verification: newVerification(name, app.config.verificationTokenDays),
+          sslDelegation: mode === 'external' ? newSslDelegation(name, app.config.acmeDelegationZone) : null,
+        })
+        .returning();
       await createFreeSubscription(tx, created.id, ownerId);
       await app.configLog.appendSnapshot(tx, created.id);
       return created;
@@ -59,7 +81,12 @@ export async function createDomain(app: FastifyInstance, ownerId: number, name: 
   }
 }
 
-export interface DomainChanges { dns_mode?: DnsMode; cache_l2_ttl_days?: number; cache_cap_mb?: number; origin_protocol?: string }
+export interface DomainChanges {
+  dns_mode?: DnsMode;
+  cache_l2_ttl_days?: number;
+  cache_cap_mb?: number;
+  origin_protocol?: string;
+}
 
 export async function updateDomain(app: FastifyInstance, domain: DomainRow, body: DomainChanges): Promise<DomainRow> {
   const set: Partial<typeof domains.$inferInsert> = {};
@@ -69,7 +96,11 @@ export async function updateDomain(app: FastifyInstance, domain: DomainRow, body
     }
     const features = await effectiveFeatures(app.db, domain.id);
     if (body.cache_cap_mb > features.max_cache_cap_mb) {
-      throw new ApiError(403, `cache_cap_mb ${body.cache_cap_mb} exceeds your plan's max_cache_cap_mb of ${features.max_cache_cap_mb}`, { feature: 'max_cache_cap_mb' });
+      throw new ApiError(
+        403,
+        `cache_cap_mb ${body.cache_cap_mb} exceeds your plan's max_cache_cap_mb of ${features.max_cache_cap_mb}`,
+        { feature: 'max_cache_cap_mb' },
+      );
     }
     set.cacheCapMb = body.cache_cap_mb;
   }
@@ -77,9 +108,13 @@ export async function updateDomain(app: FastifyInstance, domain: DomainRow, body
   if (body.origin_protocol !== undefined) set.originProtocol = body.origin_protocol;
   if (body.dns_mode !== undefined && body.dns_mode !== domain.dnsMode) {
     // Switching DNS mode restarts the proof of control: managed waits for delegation, external for verification.
-    Object.assign(set, { dnsMode: body.dns_mode, ...initialState(body.dns_mode), nsSetIndex: null,
+    Object.assign(set, {
+      dnsMode: body.dns_mode,
+      ...initialState(body.dns_mode),
+      nsSetIndex: null,
       verification: newVerification(domain.name, app.config.verificationTokenDays),
-      sslDelegation: body.dns_mode === 'external' ? newSslDelegation(domain.name, app.config.acmeDelegationZone) : null });
+      sslDelegation: body.dns_mode === 'external' ? newSslDelegation(domain.name, app.config.acmeDelegationZone) : null,
+    });
   }
   const changed = Object.entries(set).some(([k, v]) => (domain as Record<string, unknown>)[k] !== v);
   if (!changed) return domain;

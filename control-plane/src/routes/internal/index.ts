@@ -11,11 +11,24 @@ import { nodeTokenChecker } from '../../sync/node-auth.js';
 import { parseDomainName } from '../domains/domain-name.js';
 import { StringEnum } from '../../openapi/schemas.js';
 import {
-  applyDelegation, applyVerificationExpired, applyVerified, DOMAIN_STATES, expireDeveloperMode, importRecords, setState,
+  applyDelegation,
+  applyVerificationExpired,
+  applyVerified,
+  DOMAIN_STATES,
+  expireDeveloperMode,
+  importRecords,
+  setState,
 } from '../domain-lifecycle/transitions.js';
 
 const Params = Type.Object({ domain: Type.String() });
-const Observations = Type.Array(Type.Object({ resolver: Type.String(), values: Type.Array(Type.String()), error: Type.Optional(Type.String()), cname: Type.Optional(Type.String()) }));
+const Observations = Type.Array(
+  Type.Object({
+    resolver: Type.String(),
+    values: Type.Array(Type.String()),
+    error: Type.Optional(Type.String()),
+    cname: Type.Optional(Type.String()),
+  }),
+);
 
 function domainName(raw: string): string {
   const parsed = parseDomainName(raw);
@@ -46,48 +59,92 @@ export default async function internalRoutes(fastify: FastifyInstance) {
 
     // The lifecycle view of a domain, with the ssl_delegation canary that the ACME delegation zone serves at its target.
     r.get('/internal/domains/:domain', { schema: hide }, async (req) => {
-      const [row] = await app.db.select().from(domains).where(eq(domains.name, domainName(req.params.domain)));
+      const [row] = await app.db
+        .select()
+        .from(domains)
+        .where(eq(domains.name, domainName(req.params.domain)));
       if (!row) throw new ApiError(404, MESSAGES.domainNotFound);
       return {
-        name: row.name, dns_mode: row.dnsMode, state: row.state, verification_state: row.verificationState, ns_set_index: row.nsSetIndex,
-        verification: row.verification, ssl_delegation: row.sslDelegation,
+        name: row.name,
+        dns_mode: row.dnsMode,
+        state: row.state,
+        verification_state: row.verificationState,
+        ns_set_index: row.nsSetIndex,
+        verification: row.verification,
+        ssl_delegation: row.sslDelegation,
         developer_mode_until: row.developerModeUntil?.toISOString() ?? null,
       };
     });
 
-    r.post('/internal/domains/:domain/delegation', {
-      schema: { ...hide, body: Type.Object({ observations: Observations, manual: Type.Boolean({ default: false }) }) },
-    }, async (req) => found(await applyDelegation(app, domainName(req.params.domain), req.body.observations, req.body.manual)));
-
-    r.post('/internal/domains/:domain/verified', {
-      schema: { ...hide, body: Type.Object({ method: StringEnum(['cname', 'txt', 'ssl_delegation']) }) },
-    }, async (req) => found(await applyVerified(app, domainName(req.params.domain), req.body.method)));
-
-    r.post('/internal/domains/:domain/verification-expired', {
-      schema: { ...hide, body: Type.Object({ token: Type.String() }) },
-    }, async (req) => found(await applyVerificationExpired(app, domainName(req.params.domain), req.body.token)));
-
-    r.post('/internal/domains/:domain/developer-mode/expire', {
-      schema: { ...hide, body: Type.Object({ expires_at_ms: Type.Number() }) },
-    }, async (req) => found(await expireDeveloperMode(app, domainName(req.params.domain), req.body.expires_at_ms)));
-
-    r.post('/internal/domains/:domain/records/import', {
-      schema: {
-        ...hide,
-        body: Type.Object({ records: Type.Array(Type.Object({
-          name: Type.String(), type: Type.String(), destination: Type.String(),
-          ttl: Type.Optional(Type.Integer()), mx_priority: Type.Optional(Type.Integer()),
-        }), { maxItems: 10_000 }) }),
+    r.post(
+      '/internal/domains/:domain/delegation',
+      {
+        schema: {
+          ...hide,
+          body: Type.Object({ observations: Observations, manual: Type.Boolean({ default: false }) }),
+        },
       },
-    }, async (req) => found(await importRecords(app, domainName(req.params.domain), req.body.records)));
+      async (req) =>
+        found(await applyDelegation(app, domainName(req.params.domain), req.body.observations, req.body.manual)),
+    );
+
+    r.post(
+      '/internal/domains/:domain/verified',
+      {
+        schema: { ...hide, body: Type.Object({ method: StringEnum(['cname', 'txt', 'ssl_delegation']) }) },
+      },
+      async (req) => found(await applyVerified(app, domainName(req.params.domain), req.body.method)),
+    );
+
+    r.post(
+      '/internal/domains/:domain/verification-expired',
+      {
+        schema: { ...hide, body: Type.Object({ token: Type.String() }) },
+      },
+      async (req) => found(await applyVerificationExpired(app, domainName(req.params.domain), req.body.token)),
+    );
+
+    r.post(
+      '/internal/domains/:domain/developer-mode/expire',
+      {
+        schema: { ...hide, body: Type.Object({ expires_at_ms: Type.Number() }) },
+      },
+      async (req) => found(await expireDeveloperMode(app, domainName(req.params.domain), req.body.expires_at_ms)),
+    );
+
+    r.post(
+      '/internal/domains/:domain/records/import',
+      {
+        schema: {
+          ...hide,
+          body: Type.Object({
+            records: Type.Array(
+              Type.Object({
+                name: Type.String(),
+                type: Type.String(),
+                destination: Type.String(),
+                ttl: Type.Optional(Type.Integer()),
+                mx_priority: Type.Optional(Type.Integer()),
+              }),
+              { maxItems: 10_000 },
+            ),
+          }),
+        },
+      },
+      async (req) => found(await importRecords(app, domainName(req.params.domain), req.body.records)),
+    );
 
     // Operators: `curl -H "Authorization: Bearer $(cat data/node-token)" -d '{"state":"disabled"}' …/internal/domains/example.org/state`
-    r.post('/internal/domains/:domain/state', {
-      schema: { ...hide, body: Type.Object({ state: StringEnum([...DOMAIN_STATES]) }) },
-    }, async (req) => {
-      const name = domainName(req.params.domain);
-      const result = found(await setState(app, name, req.body.state));
-      return result;
-    });
+    r.post(
+      '/internal/domains/:domain/state',
+      {
+        schema: { ...hide, body: Type.Object({ state: StringEnum([...DOMAIN_STATES]) }) },
+      },
+      async (req) => {
+        const name = domainName(req.params.domain);
+        const result = found(await setState(app, name, req.body.state));
+        return result;
+      },
+    );
   });
 }

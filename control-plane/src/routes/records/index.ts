@@ -7,21 +7,47 @@ import { loadDomain } from '../../auth/domain-access.js';
 import { errorResponses, MessageBody } from '../../openapi/schemas.js';
 import { listApiRecords, type RecordRow } from '../../records/store.js';
 import {
-  batchUpdate, createRecord, deleteMany, deleteRecord, exportZoneText, importZone, previewImport, updateRecord,
+  batchUpdate,
+  createRecord,
+  deleteMany,
+  deleteRecord,
+  exportZoneText,
+  importZone,
+  previewImport,
+  updateRecord,
 } from '../../records/service.js';
 import type { RecordFields } from '../../records/types.js';
 import {
-  BatchUpdate, BulkResult, DeleteMany, DomainParams, ImportFailure, ImportPreview, ImportResult, Record, RecordCreate,
-  RecordParams, RecordUpdate, ZoneImport, type RecordBody,
+  BatchUpdate,
+  BulkResult,
+  DeleteMany,
+  DomainParams,
+  ImportFailure,
+  ImportPreview,
+  ImportResult,
+  Record,
+  RecordCreate,
+  RecordParams,
+  RecordUpdate,
+  ZoneImport,
+  type RecordBody,
 } from './schemas.js';
 
 function fields(r: RecordFields) {
   return {
-    name: r.name, type: r.type, destination: r.destination,
+    name: r.name,
+    type: r.type,
+    destination: r.destination,
     ...(r.mxPriority === null ? {} : { mx_priority: r.mxPriority }),
-    ttl: r.ttl, proxied: r.proxied, captcha: r.captcha, scheme: r.scheme, port: r.port,
+    ttl: r.ttl,
+    proxied: r.proxied,
+    captcha: r.captcha,
+    scheme: r.scheme,
+    port: r.port,
     ...(r.hostHeader === null ? {} : { host_header: r.hostHeader }),
-    host_header_mode: r.hostHeaderMode, monitor: r.monitor, timeout: r.timeout,
+    host_header_mode: r.hostHeaderMode,
+    monitor: r.monitor,
+    timeout: r.timeout,
     ...(r.comment === null ? {} : { comment: r.comment }),
   };
 }
@@ -29,8 +55,10 @@ function fields(r: RecordFields) {
 /** The API form of a stored record; unset mx_priority, host_header and comment are absent. */
 export function presentRecord(row: RecordRow): RecordBody {
   return {
-    id: row.id, ...fields(row as unknown as RecordFields),
-    created_at: row.createdAt.toISOString(), updated_at: row.updatedAt.toISOString(),
+    id: row.id,
+    ...fields(row as unknown as RecordFields),
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
   } as RecordBody;
 }
 
@@ -39,95 +67,166 @@ export default async function recordRoutes(fastify: FastifyInstance) {
   const tags = ['dns records'];
   const base = '/domains/:domain/records';
 
-  app.get(`${base}/`, {
-    schema: { summary: 'List all records of the domain', tags, params: DomainParams, response: { 200: Type.Array(Record), ...errorResponses(403, 404) } },
-  }, async (request) => {
-    const { domain } = await loadDomain(request, request.params.domain, 'domain.view');
-    return listApiRecords(app.db, domain.id);
-  });
-
-  app.post(`${base}/`, {
-    schema: {
-      summary: 'Create a record', tags, params: DomainParams, body: RecordCreate,
-      response: { 200: Record, ...errorResponses(400, 403, 404, 409, 413, 415) },
+  app.get(
+    `${base}/`,
+    {
+      schema: {
+        summary: 'List all records of the domain',
+        tags,
+        params: DomainParams,
+        response: { 200: Type.Array(Record), ...errorResponses(403, 404) },
+      },
     },
-  }, async (request) => {
-    const { domain } = await loadDomain(request, request.params.domain, 'records.edit');
-    return presentRecord(await createRecord(app, domain, request.body));
-  });
-
-  app.get(`${base}/export`, {
-    schema: {
-      summary: 'Export the zone as a BIND master file (RFC 1035 §5)', tags, params: DomainParams,
-      produces: ['text/plain'],
-      response: { 200: Type.String({ description: 'The master file (text/plain)' }), ...errorResponses(403, 404) },
+    async (request) => {
+      const { domain } = await loadDomain(request, request.params.domain, 'domain.view');
+      return listApiRecords(app.db, domain.id);
     },
-  }, async (request, reply) => {
-    const { domain } = await loadDomain(request, request.params.domain, 'domain.view');
-    const text = await exportZoneText(app, domain);
-    return reply.type('text/plain; charset=utf-8').header('content-disposition', `attachment; filename="${domain.name}.zone"`).send(text);
-  });
+  );
 
-  app.post(`${base}/import/parse`, {
-    schema: {
-      summary: 'Parse a zone file into an import preview (stores nothing)', tags, params: DomainParams, body: ZoneImport,
-      response: { 200: ImportPreview, ...errorResponses(400, 403, 404, 413, 415) },
+  app.post(
+    `${base}/`,
+    {
+      schema: {
+        summary: 'Create a record',
+        tags,
+        params: DomainParams,
+        body: RecordCreate,
+        response: { 200: Record, ...errorResponses(400, 403, 404, 409, 413, 415) },
+      },
     },
-  }, async (request) => {
-    const { domain } = await loadDomain(request, request.params.domain, 'records.edit');
-    const plan = await previewImport(app, domain, request.body.zone);
-    return {
-      records: plan.records.map((r) => ({ line: r.line, ...fields(r) })),
-      skipped: plan.skipped, errors: plan.errors, ...(plan.limitError ? { limit_error: plan.limitError } : {}),
-    };
-  });
-
-  app.post(`${base}/import`, {
-    schema: {
-      summary: 'Import the records of a zone file (all or nothing; identical records are skipped)', tags, params: DomainParams, body: ZoneImport,
-      response: { 200: ImportResult, 400: ImportFailure, ...errorResponses(403, 404, 409, 413, 415) },
+    async (request) => {
+      const { domain } = await loadDomain(request, request.params.domain, 'records.edit');
+      return presentRecord(await createRecord(app, domain, request.body));
     },
-  }, async (request) => {
-    const { domain } = await loadDomain(request, request.params.domain, 'records.edit');
-    const { created, skipped } = await importZone(app, domain, request.body.zone);
-    return { created: created.length, records: created.map(presentRecord), skipped };
-  });
+  );
 
-  app.post(`${base}/batch-update`, {
-    schema: {
-      summary: 'Update up to 1000 records (best effort; one config change for the batch)', tags, params: DomainParams, body: BatchUpdate,
-      response: { 200: BulkResult, ...errorResponses(400, 403, 404, 409, 413, 415) },
+  app.get(
+    `${base}/export`,
+    {
+      schema: {
+        summary: 'Export the zone as a BIND master file (RFC 1035 §5)',
+        tags,
+        params: DomainParams,
+        produces: ['text/plain'],
+        response: { 200: Type.String({ description: 'The master file (text/plain)' }), ...errorResponses(403, 404) },
+      },
     },
-  }, async (request) => {
-    const { domain } = await loadDomain(request, request.params.domain, 'records.edit');
-    return batchUpdate(app, domain, request.body.updates);
-  });
-
-  app.post(`${base}/delete-many`, {
-    schema: {
-      summary: 'Delete up to 1000 records (best effort; one config change)', tags, params: DomainParams, body: DeleteMany,
-      response: { 200: BulkResult, ...errorResponses(400, 403, 404, 409, 413, 415) },
+    async (request, reply) => {
+      const { domain } = await loadDomain(request, request.params.domain, 'domain.view');
+      const text = await exportZoneText(app, domain);
+      return reply
+        .type('text/plain; charset=utf-8')
+        .header('content-disposition', `attachment; filename="${domain.name}.zone"`)
+        .send(text);
     },
-  }, async (request) => {
-    const { domain } = await loadDomain(request, request.params.domain, 'records.edit');
-    return deleteMany(app, domain, request.body.ids);
-  });
+  );
 
-  app.put(`${base}/:id`, {
-    schema: {
-      summary: 'Update a record (omitted fields are unchanged)', tags, params: RecordParams, body: RecordUpdate,
-      response: { 200: Record, ...errorResponses(400, 403, 404, 409, 413, 415) },
+  app.post(
+    `${base}/import/parse`,
+    {
+      schema: {
+        summary: 'Parse a zone file into an import preview (stores nothing)',
+        tags,
+        params: DomainParams,
+        body: ZoneImport,
+        response: { 200: ImportPreview, ...errorResponses(400, 403, 404, 413, 415) },
+      },
     },
-  }, async (request) => {
-    const { domain } = await loadDomain(request, request.params.domain, 'records.edit');
-    return presentRecord(await updateRecord(app, domain, request.params.id, request.body));
-  });
+    async (request) => {
+      const { domain } = await loadDomain(request, request.params.domain, 'records.edit');
+      const plan = await previewImport(app, domain, request.body.zone);
+      return {
+        records: plan.records.map((r) => ({ line: r.line, ...fields(r) })),
+        skipped: plan.skipped,
+        errors: plan.errors,
+        ...(plan.limitError ? { limit_error: plan.limitError } : {}),
+      };
+    },
+  );
 
-  app.delete(`${base}/:id`, {
-    schema: { summary: 'Delete a record', tags, params: RecordParams, response: { 200: MessageBody, ...errorResponses(403, 404, 409) } },
-  }, async (request) => {
-    const { domain } = await loadDomain(request, request.params.domain, 'records.edit');
-    await deleteRecord(app, domain, request.params.id);
-    return { message: `record ${request.params.id} deleted` };
-  });
+  app.post(
+    `${base}/import`,
+    {
+      schema: {
+        summary: 'Import the records of a zone file (all or nothing; identical records are skipped)',
+        tags,
+        params: DomainParams,
+        body: ZoneImport,
+        response: { 200: ImportResult, 400: ImportFailure, ...errorResponses(403, 404, 409, 413, 415) },
+      },
+    },
+    async (request) => {
+      const { domain } = await loadDomain(request, request.params.domain, 'records.edit');
+      const { created, skipped } = await importZone(app, domain, request.body.zone);
+      return { created: created.length, records: created.map(presentRecord), skipped };
+    },
+  );
+
+  app.post(
+    `${base}/batch-update`,
+    {
+      schema: {
+        summary: 'Update up to 1000 records (best effort; one config change for the batch)',
+        tags,
+        params: DomainParams,
+        body: BatchUpdate,
+        response: { 200: BulkResult, ...errorResponses(400, 403, 404, 409, 413, 415) },
+      },
+    },
+    async (request) => {
+      const { domain } = await loadDomain(request, request.params.domain, 'records.edit');
+      return batchUpdate(app, domain, request.body.updates);
+    },
+  );
+
+  app.post(
+    `${base}/delete-many`,
+    {
+      schema: {
+        summary: 'Delete up to 1000 records (best effort; one config change)',
+        tags,
+        params: DomainParams,
+        body: DeleteMany,
+        response: { 200: BulkResult, ...errorResponses(400, 403, 404, 409, 413, 415) },
+      },
+    },
+    async (request) => {
+      const { domain } = await loadDomain(request, request.params.domain, 'records.edit');
+      return deleteMany(app, domain, request.body.ids);
+    },
+  );
+
+  app.put(
+    `${base}/:id`,
+    {
+      schema: {
+        summary: 'Update a record (omitted fields are unchanged)',
+        tags,
+        params: RecordParams,
+        body: RecordUpdate,
+        response: { 200: Record, ...errorResponses(400, 403, 404, 409, 413, 415) },
+      },
+    },
+    async (request) => {
+      const { domain } = await loadDomain(request, request.params.domain, 'records.edit');
+      return presentRecord(await updateRecord(app, domain, request.params.id, request.body));
+    },
+  );
+
+  app.delete(
+    `${base}/:id`,
+    {
+      schema: {
+        summary: 'Delete a record',
+        tags,
+        params: RecordParams,
+        response: { 200: MessageBody, ...errorResponses(403, 404, 409) },
+      },
+    },
+    async (request) => {
+      const { domain } = await loadDomain(request, request.params.domain, 'records.edit');
+      await deleteRecord(app, domain, request.params.id);
+      return { message: `record ${request.params.id} deleted` };
+    },
+  );
 }

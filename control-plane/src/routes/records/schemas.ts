@@ -5,111 +5,210 @@ import { StringEnum } from '../../openapi/schemas.js';
 import { LIMITS, RECORD_TYPES } from '../../records/types.js';
 
 const T = {
-  name: Type.String({ description: 'Relative to the zone ("www", "*.dev"), "@" for the apex, or a name inside the zone with or without the trailing dot; stored lower case, IDN as punycode' }),
+  name: Type.String({
+    description:
+      'Relative to the zone ("www", "*.dev"), "@" for the apex, or a name inside the zone with or without the trailing dot; stored lower case, IDN as punycode',
+  }),
   type: Type.String({ description: `One of ${RECORD_TYPES.join(', ')} (case-insensitive)` }),
-  destination: Type.String({ description: 'A: IPv4; AAAA: IPv6 (stored canonical); CNAME, NS, PTR, MX: host name; TXT: the text (or quoted strings, joined); SRV: "weight port target" (priority in mx_priority); CAA: "flags tag value" with tag issue, issuewild or iodef' }),
-  mx_priority: Type.Integer({ description: `MX preference or SRV priority, 0 to ${LIMITS.priorityMax}, default ${LIMITS.priorityDefault}; ignored for other types` }),
-  ttl: Type.Integer({ description: `Seconds, ${LIMITS.ttlMin} to ${LIMITS.ttlMax}, default ${LIMITS.ttlDefault}; forced to ${LIMITS.proxiedTtl} while proxied` }),
-  proxied: Type.Boolean({ description: 'Answer with edge addresses and route traffic through the edge (A, AAAA, CNAME only)' }),
+  destination: Type.String({
+    description:
+      'A: IPv4; AAAA: IPv6 (stored canonical); CNAME, NS, PTR, MX: host name; TXT: the text (or quoted strings, joined); SRV: "weight port target" (priority in mx_priority); CAA: "flags tag value" with tag issue, issuewild or iodef',
+  }),
+  mx_priority: Type.Integer({
+    description: `MX preference or SRV priority, 0 to ${LIMITS.priorityMax}, default ${LIMITS.priorityDefault}; ignored for other types`,
+  }),
+  ttl: Type.Integer({
+    description: `Seconds, ${LIMITS.ttlMin} to ${LIMITS.ttlMax}, default ${LIMITS.ttlDefault}; forced to ${LIMITS.proxiedTtl} while proxied`,
+  }),
+  proxied: Type.Boolean({
+    description: 'Answer with edge addresses and route traffic through the edge (A, AAAA, CNAME only)',
+  }),
   captcha: Type.Boolean({ description: 'Challenge visitors before passing them to the origin' }),
-  scheme: Type.String({ description: 'Http, Https, Auto or Default (case-insensitive); Default, empty or unrecognised values are stored as Auto with port 443' }),
-  port: Type.Integer({ description: 'Origin port: Https 443 and Http 80 when unset or outside 1-65535; Auto always 443' }),
-  host_header: Type.String({ description: 'Host header override (a host name); an empty string removes it. Needs the plan feature host_header_edit_enabled' }),
+  scheme: Type.String({
+    description:
+      'Http, Https, Auto or Default (case-insensitive); Default, empty or unrecognised values are stored as Auto with port 443',
+  }),
+  port: Type.Integer({
+    description: 'Origin port: Https 443 and Http 80 when unset or outside 1-65535; Auto always 443',
+  }),
+  host_header: Type.String({
+    description:
+      'Host header override (a host name); an empty string removes it. Needs the plan feature host_header_edit_enabled',
+  }),
   host_header_mode: Type.String({ description: 'own or target' }),
   monitor: Type.Boolean({ description: 'Include in uptime monitoring' }),
-  timeout: Type.Integer({ description: `Seconds the edge waits for the origin before answering 504, ${LIMITS.timeoutMin} to ${LIMITS.timeoutMax}, default ${LIMITS.timeoutDefault}` }),
-  comment: Type.String({ description: `Free note, at most ${LIMITS.commentMax} characters; an empty string removes it` }),
+  timeout: Type.Integer({
+    description: `Seconds the edge waits for the origin before answering 504, ${LIMITS.timeoutMin} to ${LIMITS.timeoutMax}, default ${LIMITS.timeoutDefault}`,
+  }),
+  comment: Type.String({
+    description: `Free note, at most ${LIMITS.commentMax} characters; an empty string removes it`,
+  }),
 };
 
 const optionalFields = {
-  mx_priority: Type.Optional(T.mx_priority), ttl: Type.Optional(T.ttl), proxied: Type.Optional(T.proxied),
-  captcha: Type.Optional(T.captcha), scheme: Type.Optional(T.scheme), port: Type.Optional(T.port),
-  host_header: Type.Optional(T.host_header), host_header_mode: Type.Optional(T.host_header_mode),
-  monitor: Type.Optional(T.monitor), timeout: Type.Optional(T.timeout), comment: Type.Optional(T.comment),
+  mx_priority: Type.Optional(T.mx_priority),
+  ttl: Type.Optional(T.ttl),
+  proxied: Type.Optional(T.proxied),
+  captcha: Type.Optional(T.captcha),
+  scheme: Type.Optional(T.scheme),
+  port: Type.Optional(T.port),
+  host_header: Type.Optional(T.host_header),
+  host_header_mode: Type.Optional(T.host_header_mode),
+  monitor: Type.Optional(T.monitor),
+  timeout: Type.Optional(T.timeout),
+  comment: Type.Optional(T.comment),
 };
 
-export const RecordCreate = Type.Object({
-  name: T.name, type: T.type, destination: T.destination, ...optionalFields,
-}, { title: 'RecordCreate' });
+export const RecordCreate = Type.Object(
+  {
+    name: T.name,
+    type: T.type,
+    destination: T.destination,
+    ...optionalFields,
+  },
+  { title: 'RecordCreate' },
+);
 
 const updateFields = { name: Type.Optional(T.name), destination: Type.Optional(T.destination), ...optionalFields };
 
-export const RecordUpdate = Type.Object({
-  ...updateFields,
-  type: Type.Optional(Type.String({ description: 'Accepted only when equal to the record\'s type: the type of a record cannot change' })),
-}, { title: 'RecordUpdate', description: 'Omitted fields are unchanged' });
+export const RecordUpdate = Type.Object(
+  {
+    ...updateFields,
+    type: Type.Optional(
+      Type.String({ description: "Accepted only when equal to the record's type: the type of a record cannot change" }),
+    ),
+  },
+  { title: 'RecordUpdate', description: 'Omitted fields are unchanged' },
+);
 
-export const Record = Type.Object({
-  id: Type.Integer(),
-  name: Type.String({ description: 'Relative, lower case, "@" for the apex' }),
+export const Record = Type.Object(
+  {
+    id: Type.Integer(),
+    name: Type.String({ description: 'Relative, lower case, "@" for the apex' }),
+    type: StringEnum([...RECORD_TYPES]),
+    destination: Type.String(),
+    mx_priority: Type.Optional(Type.Integer({ description: 'MX and SRV only' })),
+    ttl: Type.Integer(),
+    proxied: Type.Boolean(),
+    captcha: Type.Boolean(),
+    scheme: StringEnum(['Http', 'Https', 'Auto']),
+    port: Type.Integer(),
+    host_header: Type.Optional(Type.String({ description: 'Absent when there is no override' })),
+    host_header_mode: StringEnum(['own', 'target']),
+    monitor: Type.Boolean(),
+    timeout: Type.Integer(),
+    comment: Type.Optional(Type.String({ description: 'Absent when there is no comment' })),
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Type.String({ format: 'date-time' }),
+  },
+  { title: 'DnsRecord' },
+);
+export type RecordBody = Static<typeof Record>;
+
+export const RecordParams = Type.Object({ domain: Type.String(), id: Type.Integer({ description: 'Record id' }) });
+export const DomainParams = Type.Object({
+  domain: Type.String({ description: 'Domain name (percent-encoded when needed)' }),
+});
+
+export const BatchUpdate = Type.Object(
+  {
+    updates: Type.Array(Type.Object({ id: Type.Integer(), ...updateFields }), {
+      minItems: 1,
+      maxItems: LIMITS.batchMax,
+      description: `1 to ${LIMITS.batchMax} updates, each applied as a single PUT would be`,
+    }),
+  },
+  { title: 'RecordBatchUpdate' },
+);
+
+export const DeleteMany = Type.Object(
+  {
+    ids: Type.Array(Type.Integer(), {
+      minItems: 1,
+      maxItems: LIMITS.batchMax,
+      description: `1 to ${LIMITS.batchMax} record ids`,
+    }),
+  },
+  { title: 'RecordDeleteMany' },
+);
+
+export const BulkResult = Type.Object(
+  {
+    succeeded: Type.Integer(),
+    failed: Type.Integer(),
+    results: Type.Array(
+      Type.Object({
+        id: Type.Integer(),
+        ok: Type.Boolean(),
+        error: Type.Optional(Type.String({ description: 'Present only when ok is false' })),
+      }),
+    ),
+  },
+  { title: 'BulkResult' },
+);
+
+export const ZoneImport = Type.Object(
+  {
+    zone: Type.String({
+      minLength: 1,
+      description: 'The zone as an RFC 1035 master file ($ORIGIN, $TTL, parentheses, relative names)',
+    }),
+  },
+  { title: 'ZoneImport' },
+);
+
+const LineError = Type.Object({
+  line: Type.Integer({ description: '0 for the file as a whole' }),
+  error: Type.String(),
+});
+const Skipped = Type.Object({ line: Type.Integer(), reason: Type.String() });
+const PreviewRecord = Type.Object({
+  line: Type.Integer(),
+  name: Type.String(),
   type: StringEnum([...RECORD_TYPES]),
   destination: Type.String(),
-  mx_priority: Type.Optional(Type.Integer({ description: 'MX and SRV only' })),
+  mx_priority: Type.Optional(Type.Integer()),
   ttl: Type.Integer(),
   proxied: Type.Boolean(),
   captcha: Type.Boolean(),
   scheme: StringEnum(['Http', 'Https', 'Auto']),
   port: Type.Integer(),
-  host_header: Type.Optional(Type.String({ description: 'Absent when there is no override' })),
+  host_header: Type.Optional(Type.String()),
   host_header_mode: StringEnum(['own', 'target']),
   monitor: Type.Boolean(),
   timeout: Type.Integer(),
-  comment: Type.Optional(Type.String({ description: 'Absent when there is no comment' })),
-  created_at: Type.String({ format: 'date-time' }),
-  updated_at: Type.String({ format: 'date-time' }),
-}, { title: 'DnsRecord' });
-export type RecordBody = Static<typeof Record>;
-
-export const RecordParams = Type.Object({ domain: Type.String(), id: Type.Integer({ description: 'Record id' }) });
-export const DomainParams = Type.Object({ domain: Type.String({ description: 'Domain name (percent-encoded when needed)' }) });
-
-export const BatchUpdate = Type.Object({
-  updates: Type.Array(Type.Object({ id: Type.Integer(), ...updateFields }), {
-    minItems: 1, maxItems: LIMITS.batchMax, description: `1 to ${LIMITS.batchMax} updates, each applied as a single PUT would be`,
-  }),
-}, { title: 'RecordBatchUpdate' });
-
-export const DeleteMany = Type.Object({
-  ids: Type.Array(Type.Integer(), { minItems: 1, maxItems: LIMITS.batchMax, description: `1 to ${LIMITS.batchMax} record ids` }),
-}, { title: 'RecordDeleteMany' });
-
-export const BulkResult = Type.Object({
-  succeeded: Type.Integer(),
-  failed: Type.Integer(),
-  results: Type.Array(Type.Object({
-    id: Type.Integer(),
-    ok: Type.Boolean(),
-    error: Type.Optional(Type.String({ description: 'Present only when ok is false' })),
-  })),
-}, { title: 'BulkResult' });
-
-export const ZoneImport = Type.Object({
-  zone: Type.String({ minLength: 1, description: 'The zone as an RFC 1035 master file ($ORIGIN, $TTL, parentheses, relative names)' }),
-}, { title: 'ZoneImport' });
-
-const LineError = Type.Object({ line: Type.Integer({ description: '0 for the file as a whole' }), error: Type.String() });
-const Skipped = Type.Object({ line: Type.Integer(), reason: Type.String() });
-const PreviewRecord = Type.Object({
-  line: Type.Integer(), name: Type.String(), type: StringEnum([...RECORD_TYPES]), destination: Type.String(),
-  mx_priority: Type.Optional(Type.Integer()), ttl: Type.Integer(), proxied: Type.Boolean(), captcha: Type.Boolean(),
-  scheme: StringEnum(['Http', 'Https', 'Auto']), port: Type.Integer(), host_header: Type.Optional(Type.String()),
-  host_header_mode: StringEnum(['own', 'target']), monitor: Type.Boolean(), timeout: Type.Integer(), comment: Type.Optional(Type.String()),
+  comment: Type.Optional(Type.String()),
 });
 
-export const ImportPreview = Type.Object({
-  records: Type.Array(PreviewRecord, { description: 'Records the import would create' }),
-  skipped: Type.Array(Skipped, { description: 'SOA and apex NS (managed by the platform) and records identical to existing ones' }),
-  errors: Type.Array(LineError, { description: 'Lines that would make the import fail; empty when it would succeed' }),
-  limit_error: Type.Optional(Type.String({ description: 'Present when the import would exceed the plan\'s max_records' })),
-}, { title: 'ZoneImportPreview' });
+export const ImportPreview = Type.Object(
+  {
+    records: Type.Array(PreviewRecord, { description: 'Records the import would create' }),
+    skipped: Type.Array(Skipped, {
+      description: 'SOA and apex NS (managed by the platform) and records identical to existing ones',
+    }),
+    errors: Type.Array(LineError, {
+      description: 'Lines that would make the import fail; empty when it would succeed',
+    }),
+    limit_error: Type.Optional(
+      Type.String({ description: "Present when the import would exceed the plan's max_records" }),
+    ),
+  },
+  { title: 'ZoneImportPreview' },
+);
 
-export const ImportResult = Type.Object({
-  created: Type.Integer(),
-  records: Type.Array(Record),
-  skipped: Type.Array(Skipped),
-}, { title: 'ZoneImportResult' });
+export const ImportResult = Type.Object(
+  {
+    created: Type.Integer(),
+    records: Type.Array(Record),
+    skipped: Type.Array(Skipped),
+  },
+  { title: 'ZoneImportResult' },
+);
 
-export const ImportFailure = Type.Object({
-  error: Type.String(),
-  errors: Type.Optional(Type.Array(LineError)),
-}, { title: 'ZoneImportError' });
+export const ImportFailure = Type.Object(
+  {
+    error: Type.String(),
+    errors: Type.Optional(Type.Array(LineError)),
+  },
+  { title: 'ZoneImportError' },
+);

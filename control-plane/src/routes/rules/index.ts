@@ -6,7 +6,15 @@ import { RULE_TYPES, type RuleType } from '@platform/shared/match';
 import { loadDomain } from '../../auth/domain-access.js';
 import { errorResponses, MessageBody } from '../../openapi/schemas.js';
 import { DomainParams } from '../domains/schemas.js';
-import { createRule, deleteRule, getRule, listRules, reorderRules, setRuleEnabled, updateRule } from '../../rules/service.js';
+import {
+  createRule,
+  deleteRule,
+  getRule,
+  listRules,
+  reorderRules,
+  setRuleEnabled,
+  updateRule,
+} from '../../rules/service.js';
 import { EnabledBody, ReorderBody, RuleParams, ruleSchemas } from './schemas.js';
 
 export default async function ruleRoutes(fastify: FastifyInstance) {
@@ -20,53 +28,120 @@ function registerType(app: FastifyInstance, type: RuleType) {
   const tags = ['rules'];
   const base = `/domains/:domain/rules/${type}/`;
 
-  r.get(base, {
-    schema: { summary: `List ${type} rules (priority order)`, tags, params: DomainParams, response: { 200: Type.Array(s.rule), ...errorResponses(403, 404) } },
-  }, async (request) => {
-    const { domain } = await loadDomain(request, request.params.domain, 'domain.view');
-    return listRules(app, domain.id, type);
-  });
+  r.get(
+    base,
+    {
+      schema: {
+        summary: `List ${type} rules (priority order)`,
+        tags,
+        params: DomainParams,
+        response: { 200: Type.Array(s.rule), ...errorResponses(403, 404) },
+      },
+    },
+    async (request) => {
+      const { domain } = await loadDomain(request, request.params.domain, 'domain.view');
+      return listRules(app, domain.id, type);
+    },
+  );
 
-  r.post(base, {
-    schema: { summary: `Create a ${type} rule`, tags, params: DomainParams, body: s.create, response: { 200: s.rule, ...errorResponses(400, 403, 404) } },
-  }, async (request) => {
-    const { domain } = await loadDomain(request, request.params.domain, 'rules.edit');
-    return createRule(app, domain, type, request.body as Record<string, unknown>);
-  });
+  r.post(
+    base,
+    {
+      schema: {
+        summary: `Create a ${type} rule`,
+        tags,
+        params: DomainParams,
+        body: s.create,
+        response: { 200: s.rule, ...errorResponses(400, 403, 404) },
+      },
+    },
+    async (request) => {
+      const { domain } = await loadDomain(request, request.params.domain, 'rules.edit');
+      return createRule(app, domain, type, request.body as Record<string, unknown>);
+    },
+  );
 
-  r.patch(`${base}reorder`, {
-    schema: { summary: `Reorder ${type} rules`, tags, params: DomainParams, body: ReorderBody, response: { 200: Type.Array(s.rule), ...errorResponses(400, 403, 404) } },
-  }, async (request) => {
-    const { domain } = await loadDomain(request, request.params.domain, 'rules.edit');
-    return reorderRules(app, domain, type, request.body.ids);
-  });
+  r.patch(
+    `${base}reorder`,
+    {
+      schema: {
+        summary: `Reorder ${type} rules`,
+        tags,
+        params: DomainParams,
+        body: ReorderBody,
+        response: { 200: Type.Array(s.rule), ...errorResponses(400, 403, 404) },
+      },
+    },
+    async (request) => {
+      const { domain } = await loadDomain(request, request.params.domain, 'rules.edit');
+      return reorderRules(app, domain, type, request.body.ids);
+    },
+  );
 
-  r.get(`${base}:ruleId`, {
-    schema: { summary: `Get a ${type} rule`, tags, params: RuleParams, response: { 200: s.rule, ...errorResponses(404) } },
-  }, async (request) => {
-    const { domain } = await loadDomain(request, request.params.domain, 'domain.view');
-    return getRule(app, domain.id, type, request.params.ruleId);
-  });
+  r.get(
+    `${base}:ruleId`,
+    {
+      schema: {
+        summary: `Get a ${type} rule`,
+        tags,
+        params: RuleParams,
+        response: { 200: s.rule, ...errorResponses(404) },
+      },
+    },
+    async (request) => {
+      const { domain } = await loadDomain(request, request.params.domain, 'domain.view');
+      return getRule(app, domain.id, type, request.params.ruleId);
+    },
+  );
 
-  r.put(`${base}:ruleId`, {
-    schema: { summary: `Update a ${type} rule`, tags, params: RuleParams, body: s.update, response: { 200: s.rule, ...errorResponses(400, 403, 404) } },
-  }, async (request) => {
-    const { domain } = await loadDomain(request, request.params.domain, 'rules.edit');
-    return updateRule(app, domain, type, request.params.ruleId, request.body as Record<string, unknown>);
-  });
+  r.put(
+    `${base}:ruleId`,
+    {
+      schema: {
+        summary: `Update a ${type} rule`,
+        tags,
+        params: RuleParams,
+        body: s.update,
+        response: { 200: s.rule, ...errorResponses(400, 403, 404) },
+      },
+    },
+    async (request) => {
+      const { domain } = await loadDomain(request, request.params.domain, 'rules.edit');
+      return updateRule(app, domain, type, request.params.ruleId, request.body as Record<string, unknown>);
+    },
+  );
 
-  r.delete(`${base}:ruleId`, {
-    schema: { summary: `Delete a ${type} rule`, tags, params: RuleParams, response: { 200: MessageBody, ...errorResponses(403, 404) } },
-  }, async (request) => {
-    const { domain } = await loadDomain(request, request.params.domain, 'rules.edit');
-    await deleteRule(app, domain, type, request.params.ruleId);
-    return { message: 'rule deleted' };
-  });
+  r.delete(
+    `${base}:ruleId`,
+    {
+      schema: {
+        summary: `Delete a ${type} rule`,
+        tags,
+        params: RuleParams,
+        response: { 200: MessageBody, ...errorResponses(403, 404) },
+      },
+    },
+    async (request) => {
+      const { domain } = await loadDomain(request, request.params.domain, 'rules.edit');
+      await deleteRule(app, domain, type, request.params.ruleId);
+      return { message: 'rule deleted' };
+    },
+  );
 
-  r.patch(`${base}:ruleId/enabled`, {
-    schema: { summary: `Enable or disable a ${type} rule`, tags, params: RuleParams, body: EnabledBody, response: { 200: s.rule, ...errorResponses(400, 403, 404) } },
-  }, async (request) => {
-    const { domain } = await loadDomain(request, request.params.domain, 'rules.edit');
-    return setRuleEnabled(app, domain, type, request.params.ruleId, request.body.enabled);
-  });
+  r.patch(
+    `${base}:ruleId/enabled`,
+    {
+      schema: {
+        summary: `Enable or disable a ${type} rule`,
+        tags,
+        params: RuleParams,
+        body: EnabledBody,
+        response: { 200: s.rule, ...errorResponses(400, 403, 404) },
+      },
+    },
+    async (request) => {
+      const { domain } = await loadDomain(request, request.params.domain, 'rules.edit');
+      return setRuleEnabled(app, domain, type, request.params.ruleId, request.body.enabled);
+    },
+  );
 }

@@ -12,16 +12,22 @@ test('rules API: the seven operations, validation, scope, plan limits and the co
   const name = await cp.domain(owner.key, 'rules-api.example.org');
   const other = await cp.domain(owner.key, 'other-rules.example.org');
   const [dom] = await cp.database.db.select().from(domains).where(eq(domains.name, name));
-  const [proxied, plain] = await cp.database.db.insert(dnsRecords).values([
-    { domainId: dom.id, name: 'www', type: 'A', destination: '192.0.2.10', proxied: true },
-    { domainId: dom.id, name: 'mail', type: 'A', destination: '192.0.2.11', proxied: false },
-  ]).returning();
+  const [proxied, plain] = await cp.database.db
+    .insert(dnsRecords)
+    .values([
+      { domainId: dom.id, name: 'www', type: 'A', destination: '192.0.2.10', proxied: true },
+      { domainId: dom.id, name: 'mail', type: 'A', destination: '192.0.2.11', proxied: false },
+    ])
+    .returning();
   const base = `/domains/${name}/rules/origin_route/`;
 
   await t.test('create applies the spec defaults and canonicalises IP lists', async () => {
     const res = await cp.call(owner.key, 'POST', base, {
-      address: '8.8.8.8', record_id: proxied.id, host_includes: ['*.Rules-API.example.org'],
-      ip_includes: ['10.1.2.3/8', '::ffff:192.0.2.1', '198.51.100.9-198.51.100.1', '10.0.0.0/8'], country: 'ZZ',
+      address: '8.8.8.8',
+      record_id: proxied.id,
+      host_includes: ['*.Rules-API.example.org'],
+      ip_includes: ['10.1.2.3/8', '::ffff:192.0.2.1', '198.51.100.9-198.51.100.1', '10.0.0.0/8'],
+      country: 'ZZ',
     });
     assert.equal(res.statusCode, 200, res.body);
     const r = res.json();
@@ -50,8 +56,12 @@ test('rules API: the seven operations, validation, scope, plan limits and the co
   await t.test('bad input is 400 with every problem and stores nothing', async () => {
     const before = (await cp.call(owner.key, 'GET', base)).json().length;
     const res = await cp.call(owner.key, 'POST', base, {
-      address: '192.0.2.1', host_match_type: '', host_includes: ['a.example.org'], ip_excludes: ['nope'],
-      path_match_type: 'regex', path_includes: ['(broken'],
+      address: '192.0.2.1',
+      host_match_type: '',
+      host_includes: ['a.example.org'],
+      ip_excludes: ['nope'],
+      path_match_type: 'regex',
+      path_includes: ['(broken'],
     });
     assert.equal(res.statusCode, 400);
     const body = res.json();
@@ -67,11 +77,14 @@ test('rules API: the seven operations, validation, scope, plan limits and the co
     assert.match(res.json().error, /record_ids\[0\].*not a proxied record/);
   });
 
-  await t.test('origin_route host_header must be inside one of the owner\'s active domains', async () => {
+  await t.test("origin_route host_header must be inside one of the owner's active domains", async () => {
     const bad = await cp.call(owner.key, 'POST', base, { address: '192.0.2.1', host_header: 'evil.example.net' });
     assert.equal(bad.statusCode, 400);
     assert.match(bad.json().error, /host_header/);
-    const ok = await cp.call(owner.key, 'POST', base, { address: '192.0.2.1', host_header: 'origin.rules-api.example.org' });
+    const ok = await cp.call(owner.key, 'POST', base, {
+      address: '192.0.2.1',
+      host_header: 'origin.rules-api.example.org',
+    });
     assert.equal(ok.statusCode, 200, ok.body);
     // other-rules.example.org belongs to the same owner but is not active yet.
     const inactive = await cp.call(owner.key, 'POST', base, { address: '192.0.2.1', host_header: `x.${other}` });
@@ -84,7 +97,12 @@ test('rules API: the seven operations, validation, scope, plan limits and the co
   await t.test('update merges, enable/disable, reorder, delete', async () => {
     const list = (await cp.call(owner.key, 'GET', base)).json() as { id: number; priority: number }[];
     const first = list[0];
-    const put = await cp.call(owner.key, 'PUT', `${base}${first.id}`, { priority: 5, host_includes: [], host_pattern: 'www.rules-api.example.org', host_match_type: 'exact' });
+    const put = await cp.call(owner.key, 'PUT', `${base}${first.id}`, {
+      priority: 5,
+      host_includes: [],
+      host_pattern: 'www.rules-api.example.org',
+      host_match_type: 'exact',
+    });
     assert.equal(put.statusCode, 200, put.body);
     assert.equal(put.json().priority, 5);
     assert.equal(put.json().address, '8.8.8.8', 'omitted fields are unchanged');
@@ -97,8 +115,14 @@ test('rules API: the seven operations, validation, scope, plan limits and the co
     const ids = list.map((r) => r.id).reverse();
     const re = await cp.call(owner.key, 'PATCH', `${base}reorder`, { ids });
     assert.equal(re.statusCode, 200, re.body);
-    assert.deepEqual(re.json().map((r: { id: number }) => r.id), ids);
-    assert.deepEqual(re.json().map((r: { priority: number }) => r.priority), ids.map((_, i) => (i + 1) * 10));
+    assert.deepEqual(
+      re.json().map((r: { id: number }) => r.id),
+      ids,
+    );
+    assert.deepEqual(
+      re.json().map((r: { priority: number }) => r.priority),
+      ids.map((_, i) => (i + 1) * 10),
+    );
     const partial = await cp.call(owner.key, 'PATCH', `${base}reorder`, { ids: ids.slice(1) });
     assert.equal(partial.statusCode, 400);
 
@@ -108,9 +132,14 @@ test('rules API: the seven operations, validation, scope, plan limits and the co
   });
 
   await t.test('a rule read back can be sent back unchanged (PUT round trip), basic_auth hashes included', async () => {
-    const created = await cp.call(owner.key, 'POST', `/domains/${name}/rules/basic_auth/`, { users: [{ username: 'ann', password: 'pw1' }], realm: 'R' });
+    const created = await cp.call(owner.key, 'POST', `/domains/${name}/rules/basic_auth/`, {
+      users: [{ username: 'ann', password: 'pw1' }],
+      realm: 'R',
+    });
     assert.equal(created.statusCode, 200, created.body);
-    const rule = created.json<Record<string, unknown> & { id: number; users: { password?: string; password_hash: string }[] }>();
+    const rule = created.json<
+      Record<string, unknown> & { id: number; users: { password?: string; password_hash: string }[] }
+    >();
     assert.equal(rule.users[0].password, undefined, 'passwords are never read back');
     assert.match(rule.users[0].password_hash, /^scrypt\$/);
     const back = await cp.call(owner.key, 'PUT', `/domains/${name}/rules/basic_auth/${rule.id}`, rule);
@@ -122,7 +151,10 @@ test('rules API: the seven operations, validation, scope, plan limits and the co
     const r = (await cp.call(owner.key, 'POST', `/domains/${name}/rules/redirect/`, { target: '/new' })).json();
     assert.equal((await cp.call(owner.key, 'GET', `${base}${r.id}`)).statusCode, 404);
     assert.equal((await cp.call(owner.key, 'GET', `/domains/${other}/rules/redirect/${r.id}`)).statusCode, 404);
-    assert.equal((await cp.call(owner.key, 'PUT', `/domains/${other}/rules/redirect/${r.id}`, { target: '/x' })).statusCode, 404);
+    assert.equal(
+      (await cp.call(owner.key, 'PUT', `/domains/${other}/rules/redirect/${r.id}`, { target: '/x' })).statusCode,
+      404,
+    );
     assert.equal((await cp.call(owner.key, 'DELETE', `/domains/${other}/rules/redirect/${r.id}`)).statusCode, 404);
     const stranger = await cp.user();
     const hidden = await cp.call(stranger.key, 'GET', `/domains/${name}/rules/redirect/${r.id}`);
@@ -131,7 +163,10 @@ test('rules API: the seven operations, validation, scope, plan limits and the co
   });
 
   await t.test('types without an engine keep their fields; a type disabled by the plan is 403', async () => {
-    const res = await cp.call(owner.key, 'POST', `/domains/${name}/rules/captcha/`, { difficulty: 'high', path_includes: ['/login'] });
+    const res = await cp.call(owner.key, 'POST', `/domains/${name}/rules/captcha/`, {
+      difficulty: 'high',
+      path_includes: ['/login'],
+    });
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.json().difficulty, 'high');
     const waf = await cp.call(owner.key, 'POST', `/domains/${name}/rules/waf/`, { sensitivity: 'high' });
@@ -150,17 +185,28 @@ test('rules API: the seven operations, validation, scope, plan limits and the co
     const url = `/domains/${name}/rules/drop/`;
     let status = 200;
     let n = 0;
-    while (status === 200 && n < 1001) { status = (await cp.call(owner.key, 'POST', url, {})).statusCode; n++; }
+    while (status === 200 && n < 1001) {
+      status = (await cp.call(owner.key, 'POST', url, {})).statusCode;
+      n++;
+    }
     assert.equal(status, 403);
     assert.ok(n > 1);
   });
 
   await t.test('every rule write appends a snapshot carrying the rules', async () => {
-    const [last] = await cp.database.db.select().from(configLog).where(eq(configLog.domainId, dom.id)).orderBy(configLog.version).then((rows) => rows.slice(-1));
+    const [last] = await cp.database.db
+      .select()
+      .from(configLog)
+      .where(eq(configLog.domainId, dom.id))
+      .orderBy(configLog.version)
+      .then((rows) => rows.slice(-1));
     const snap = decodeDomainSnapshot(last.payload);
     const redirect = snap.ruleSet.rules.find((r) => r.type === 'redirect');
     assert.ok(redirect);
     assert.equal(decodeRuleBody(redirect.body).target, '/new');
-    assert.ok(snap.ruleSet.rules.some((r) => !r.enabled), 'disabled rules are carried too');
+    assert.ok(
+      snap.ruleSet.rules.some((r) => !r.enabled),
+      'disabled rules are carried too',
+    );
   });
 });
