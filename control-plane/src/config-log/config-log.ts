@@ -23,6 +23,38 @@ export interface StoredEntry {
 
 export type NudgeListener = () => void;
 
+/**
+ * What one write changed of what nodes serve. The config log turns it into ONE entry: a delta carrying the named
+ * records and rules (read back inside the transaction) with the domain-level fields whole, or a whole snapshot.
+ * An empty change appends nothing.
+ */
+export interface ConfigChange {
+  /** Records inserted or updated, by id. */
+  upsertedRecords?: readonly number[];
+  /** Records deleted, by id. */
+  removedRecords?: readonly number[];
+  /** Rules inserted or updated, by id. */
+  upsertedRules?: readonly number[];
+  /** Rules deleted, by id. */
+  removedRules?: readonly number[];
+  /** A domain-level field nodes read changed (state, dns_mode, settings, developer mode, cache purges, plan). */
+  domain?: boolean;
+  /** Send the domain whole (creation, a plan change, anything not expressible as the above). */
+  whole?: boolean;
+}
+
+/** True when the change touches nothing nodes serve. */
+export function isEmptyChange(c: ConfigChange): boolean {
+  return (
+    !c.whole &&
+    !c.domain &&
+    !c.upsertedRecords?.length &&
+    !c.removedRecords?.length &&
+    !c.upsertedRules?.length &&
+    !c.removedRules?.length
+  );
+}
+
 /** Payloads kept in memory for the in-process hub, at most this many (older ones are read from the database). */
 const RECENT_PAYLOADS = 1024;
 
@@ -52,6 +84,16 @@ export class ConfigLog {
     if (!domain) throw new Error(`config log: domain ${domainId} does not exist`);
     const payload = encodeDomainSnapshot(await buildDomainSnapshot(tx, domain, this.nsSets));
     return this.insert(tx, { domainId, domainName: domain.name, deleted: false, payload });
+  }
+
+  /**
+   * Appends ONE entry for `change` to domain `domainId` and returns its version, or null for an empty change. Same
+   * rules as appendSnapshot: the last statement of the change's transaction, `nudge()` after commit.
+   */
+  async appendChange(tx: Tx, domainId: number, change: ConfigChange): Promise<number | null> {
+    if (isEmptyChange(change)) return null;
+    // Deltas are the config-distribution work of issue 8 item 5; until then every change ships the whole domain.
+    return this.appendSnapshot(tx, domainId);
   }
 
   /** Appends a tombstone: nodes drop everything held for the domain. Same rules as appendSnapshot. */

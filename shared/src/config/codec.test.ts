@@ -96,6 +96,30 @@ test('a tombstone carries no snapshot', () => {
   assert.equal(splitConfigEntry(bytes).snapshotBytes.length, 0);
 });
 
+test('a delta keeps its flag and removed ids through both encodings and the split', () => {
+  const s = sampleSnapshot();
+  const header = {
+    version: 7,
+    domain: 'example.org',
+    deleted: false,
+    delta: true,
+    removedRecordIds: [3, 2 ** 40],
+    removedRuleIds: [9],
+  };
+  const spliced = encodeConfigEntry({ ...header, snapshotBytes: encodeDomainSnapshot(s) });
+  const direct = encodeConfigEntry({ ...header, snapshot: s });
+  for (const bytes of [spliced, direct]) {
+    const decoded = decodeConfigEntry(bytes);
+    assert.deepEqual([decoded.delta, decoded.removedRecordIds, decoded.removedRuleIds], [true, [3, 2 ** 40], [9]]);
+    assertSameSnapshot(decoded.snapshot!, s);
+    const { snapshotBytes, ...split } = splitConfigEntry(bytes);
+    assert.deepEqual(split, header);
+    assertSameSnapshot(decodeDomainSnapshot(snapshotBytes), s);
+  }
+  const whole = splitConfigEntry(encodeConfigEntry({ version: 8, domain: 'example.org', deleted: false, snapshot: s }));
+  assert.deepEqual([whole.delta, whole.removedRecordIds, whole.removedRuleIds], [false, [], []]);
+});
+
 test('another schema major and garbage are rejected with codes', () => {
   const s = { ...sampleSnapshot(), schemaMajor: 2 };
   assert.throws(() => decodeDomainSnapshot(encodeDomainSnapshot(s)), { code: 'CFG_ERR_SCHEMA_MAJOR' });

@@ -36,20 +36,27 @@ export function decodeDomainSnapshot(bytes: Uint8Array): DomainSnapshot {
   return fillSnapshot(snapshot);
 }
 
+/** The header fields of an entry (everything but the snapshot), as splitConfigEntry returns them. */
+export interface ConfigEntryHeader {
+  version: number;
+  domain: string;
+  deleted: boolean;
+  delta: boolean;
+  removedRecordIds: number[];
+  removedRuleIds: number[];
+}
+
 /** Encodes an entry; a snapshot already encoded (as stored in config_log.payload) can be passed as `snapshotBytes`. */
 export function encodeConfigEntry(
   entry: ConfigEntry | (Omit<ConfigEntry, 'snapshot'> & { snapshotBytes: Uint8Array }),
 ): Uint8Array {
   if ('snapshotBytes' in entry) {
     // Splice the stored bytes in as field 4 without decoding them: the hub streams payloads as they are.
-    const head = ConfigEntryType.encode({
-      version: entry.version,
-      domain: entry.domain,
-      deleted: entry.deleted,
-    }).finish();
-    if (entry.deleted || entry.snapshotBytes.length === 0) return head;
+    const { snapshotBytes, ...header } = entry;
+    const head = ConfigEntryType.encode(ConfigEntryType.fromObject(header)).finish();
+    if (entry.deleted || snapshotBytes.length === 0) return head;
     const w = protobuf.Writer.create();
-    w.uint32((4 << 3) | 2).bytes(entry.snapshotBytes);
+    w.uint32((4 << 3) | 2).bytes(snapshotBytes);
     const tail = w.finish();
     const out = new Uint8Array(head.length + tail.length);
     out.set(head, 0);
@@ -61,8 +68,15 @@ export function encodeConfigEntry(
 
 /** Decodes an entry; the snapshot (when present) is checked like decodeDomainSnapshot. */
 export function decodeConfigEntry(bytes: Uint8Array): ConfigEntry {
-  const obj = toObject(ConfigEntryType, bytes) as unknown as ConfigEntry & { snapshot?: DomainSnapshot | null };
+  const obj = toObject(ConfigEntryType, bytes) as unknown as Required<ConfigEntry> & {
+    snapshot?: DomainSnapshot | null;
+  };
   const entry: ConfigEntry = { version: obj.version, domain: obj.domain, deleted: obj.deleted };
+  if (obj.delta) {
+    entry.delta = true;
+    entry.removedRecordIds = obj.removedRecordIds;
+    entry.removedRuleIds = obj.removedRuleIds;
+  }
   if (obj.snapshot && !obj.deleted) {
     checkMajor(obj.snapshot);
     entry.snapshot = fillSnapshot(obj.snapshot);
@@ -74,38 +88,55 @@ export function decodeConfigEntry(bytes: Uint8Array): ConfigEntry {
  * Splits an encoded entry into its header and the raw snapshot bytes, without decoding the snapshot:
  * a node stores the bytes as received and decodes only when it reads them.
  */
-export function splitConfigEntry(bytes: Uint8Array): {
-  version: number;
-  domain: string;
-  deleted: boolean;
-  snapshotBytes: Uint8Array;
-} {
+export function splitConfigEntry(bytes: Uint8Array): ConfigEntryHeader & { snapshotBytes: Uint8Array } {
   try {
     const r = protobuf.Reader.create(bytes);
-    let version = 0;
-    let domain = '';
-    let deleted = false;
-    let snapshotBytes: Uint8Array = new Uint8Array(0);
+    const out: ConfigEntryHeader & { snapshotBytes: Uint8Array } = {
+      version: 0,
+      domain: '',
+      deleted: false,
+      delta: false,
+      removedRecordIds: [],
+      removedRuleIds: [],
+      snapshotBytes: new Uint8Array(0),
+    };
+    const readIds = (tag: number, into: number[]) => {
+      if ((tag & 7) !== 2) {
+        into.push(Number(r.uint64()));
+        return;
+      }
+      const end = r.uint32() + r.pos; // packed (proto3's default for repeated scalars)
+      while (r.pos < end) into.push(Number(r.uint64()));
+    };
     while (r.pos < r.len) {
       const tag = r.uint32();
       switch (tag >>> 3) {
         case 1:
-          version = Number(r.uint64());
+          out.version = Number(r.uint64());
           break;
         case 2:
-          domain = r.string();
+          out.domain = r.string();
           break;
         case 3:
-          deleted = r.bool();
+          out.deleted = r.bool();
           break;
         case 4:
-          snapshotBytes = r.bytes();
+          out.snapshotBytes = r.bytes();
+          break;
+        case 5:
+          out.delta = r.bool();
+          break;
+        case 6:
+          readIds(tag, out.removedRecordIds);
+          break;
+        case 7:
+          readIds(tag, out.removedRuleIds);
           break;
         default:
           r.skipType(tag & 7);
       }
     }
-    return { version, domain, deleted, snapshotBytes };
+    return out;
   } catch (err) {
     throw new PlatformError<ConfigErrorCode>('CFG_ERR_DECODE', `invalid ConfigEntry: ${(err as Error).message}`, {
       kind: 'system',

@@ -3,7 +3,12 @@
 /** Major version of the compiled-config schema; readers reject snapshots with another major. */
 export const SCHEMA_MAJOR = 1;
 
-/** One config log entry as streamed to nodes: a whole domain snapshot, or a tombstone when `deleted`. */
+/**
+ * One config log entry as streamed to nodes: a whole domain snapshot, a delta (`delta` true), or a tombstone
+ * (`deleted`). A delta's snapshot carries every domain-level field whole, but `zone.records` and `ruleSet.rules`
+ * hold only the records and rules the change wrote; `removedRecordIds` and `removedRuleIds` list what it removed.
+ * A delta applies on top of the domain's state after its previous entry.
+ */
 export interface ConfigEntry {
   /** Config log version, strictly increasing across all domains. */
   version: number;
@@ -12,6 +17,10 @@ export interface ConfigEntry {
   deleted: boolean;
   /** Absent when deleted. */
   snapshot?: DomainSnapshot;
+  /** True when `snapshot` is a delta (absent or false: it replaces the domain whole). */
+  delta?: boolean;
+  removedRecordIds?: number[];
+  removedRuleIds?: number[];
 }
 
 export interface DomainSnapshot {
