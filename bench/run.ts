@@ -1,5 +1,5 @@
 // `npm run bench [name...]`: runs the benchmarks one after another (each bounded), printing their tables.
-// Names: records, dns-lookup, dnsperf, rules, wrk, propagation. Without names, all of them.
+// Names: records, records-pdns, dns-lookup, dnsperf, rules, wrk, propagation. Without names, all of them.
 import { spawnSync } from 'node:child_process';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +9,7 @@ const tsx = (file: string): string[] => [process.execPath, '--import', 'tsx', fi
 
 const BENCHES: Record<string, string[]> = {
   records: tsx('bench/control-plane/records.bench.ts'),
+  'records-pdns': tsx('bench/control-plane/vs-powerdns.ts'),
   'dns-lookup': tsx('bench/dns-server/lookup.bench.ts'),
   dnsperf: tsx('bench/dns-server/dnsperf.ts'),
   rules: tsx('bench/edge-node/rules.bench.ts'),
