@@ -43,9 +43,12 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
   const port = await freePort();
   let started = false;
   const stop = async () => {
-    if (started) run('pg_ctl', ['-D', data, 'stop', '-m', 'fast']);
-    started = false;
-    rmSync(dir, { recursive: true, force: true });
+    try {
+      if (started) run('pg_ctl', ['-D', data, 'stop', '-m', 'fast']);
+    } finally {
+      started = false;
+      rmSync(dir, { recursive: true, force: true });
+    }
   };
   try {
     run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres']);

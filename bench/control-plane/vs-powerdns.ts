@@ -3,12 +3,11 @@
 // show"). Both servers run as child processes on 127.0.0.1; requests alternate between them one by one.
 // Run: npm run bench -- records-pdns   (or node --import tsx bench/control-plane/vs-powerdns.ts)
 // Env: DATABASES (default pglite,postgres), ROWS (default all: create-empty,create-10k,batch,import,get),
-// CREATES (default 200), BATCHES (default 20), GETS (default 30), WARMUP (default 3), SETTLE_MS (default 20),
-// CP_PROFILE_DIR (writes a `node --cpu-prof` profile of our control plane there).
+// CREATES (default 200), BATCHES (default 20), GETS (default 30), WARMUP (default 3), SETTLE_MS (default 20).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
-import { prng } from '../../shared/src/testing/prng.js';
+import { prng } from '@platform/shared/testing/prng';
 import { startControlPlane, type ControlPlaneProcess } from '../../test/e2e/sync-harness.js';
 import { ensureDebianPackages } from './debian-packages.js';
 import { percentile, runPairedRow, type RowOptions, type Side, type SideResult } from './paired-runner.js';
@@ -140,22 +139,29 @@ function tableLine(database: string, row: Row, a: SideResult, b: SideResult): st
   return `| ${cells.join(' | ')} |`;
 }
 
+/** Stops what the current measurement started; also run on SIGINT/SIGTERM, as pg_ctl's server outlives us. */
+let stopCurrent: (() => Promise<void>) | undefined;
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => void (stopCurrent?.() ?? Promise.resolve()).finally(() => process.exit(130)));
+
 async function measure(database: string): Promise<string[]> {
   let cluster: PostgresCluster | undefined;
   let cp: ControlPlaneProcess | undefined;
   let pdns: PowerDns | undefined;
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      await pdns?.stop();
+      await cp?.stop();
+      await cluster?.stop();
+    })());
+  stopCurrent = stop;
   try {
     if (database === 'postgres') {
       cluster = await startPostgresCluster();
       process.env.TEST_DATABASE_URL = cluster.url;
     } else delete process.env.TEST_DATABASE_URL;
-    // The harness passes this process's environment on: NODE_OPTIONS reaches the control plane (and its admin CLI).
-    const nodeOptions = process.env.NODE_OPTIONS;
-    if (process.env.CP_PROFILE_DIR)
-      process.env.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${process.env.CP_PROFILE_DIR}/${database}`;
     cp = await startControlPlane('bench-pdns');
-    if (nodeOptions === undefined) delete process.env.NODE_OPTIONS;
-    else process.env.NODE_OPTIONS = nodeOptions;
     const cpPid = findChildPid(process.pid, 'control-plane/src/main.ts');
     const pg = cluster;
     // With Postgres the database is a separate server: its CPU counts too, as PowerDNS's SQLite is in-process.
@@ -196,9 +202,8 @@ async function measure(database: string): Promise<string[]> {
     );
     return lines;
   } finally {
-    await pdns?.stop();
-    await cp?.stop();
-    await cluster?.stop();
+    await stop();
+    stopCurrent = undefined;
   }
 }
 
