@@ -11,6 +11,7 @@ import rateLimit from './plugins/rate-limit.js';
 import openapi from './openapi/index.js';
 import { validationSchemaController } from './plugins/validation.js';
 import { installJsonBodyParser } from './plugins/json-body.js';
+import { ROUTER_OPTIONS, trackRoutesForHints } from './plugins/route-hints.js';
 import domainRoutes from './routes/domains/index.js';
 import accountRoutes from './routes/account/index.js';
 import temporal from './plugins/temporal.js';
@@ -34,7 +35,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
     logger: opts.logger ?? { level: config.logLevel },
     bodyLimit: config.bodyLimitBytes,
     // Trailing slashes are significant (spec Global conventions §3): /domains is not /domains/.
-    routerOptions: { ignoreTrailingSlash: false },
+    routerOptions: ROUTER_OPTIONS,
     schemaController: validationSchemaController(),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -50,7 +51,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(authenticate);
   await app.register(temporal);
   await app.register(rateLimit, { perMinute: config.rateLimitPerMinute });
-  installNotFoundHandler(app, app.rateLimit());
+  installNotFoundHandler(app, app.rateLimit(), trackRoutesForHints(app));
   await app.register(openapi, { serverUrl: config.publicBaseUrl });
 
   // Route areas: one line each.

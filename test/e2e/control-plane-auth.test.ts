@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { PassThrough } from 'node:stream';
+import { connect, type AddressInfo } from 'node:net';
 import { eq } from 'drizzle-orm';
 import { startTestControlPlane } from '../helpers/control-plane.js';
 import { apiKeys } from '../../control-plane/src/db/schema.js';
@@ -193,6 +194,17 @@ test('authentication, read-only keys, denied surfaces and roles (spec Authentica
     assert.equal(anonymous.statusCode, 401);
   });
 
+  await t.test('§6 an absolute-form request target or a fragment does not skip the denied-surface check', async () => {
+    // Sent over a real socket: the router routes `GET http://x/users/me` and `GET /users/me#x` as /users/me.
+    await cp.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = cp.app.server.address() as AddressInfo;
+    for (const target of ['http://x/users/me', `HTTP://127.0.0.1:${port}/billing/plans?a=1`, '/users/me#x']) {
+      const res = await rawRequest(port, `GET ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${owner.key}\r\n`);
+      assert.equal(res.status, 403, target);
+      assert.deepEqual(JSON.parse(res.body), { error: 'this endpoint is not available to API keys' }, target);
+    }
+  });
+
   await t.test('internal routes refuse API keys', async () => {
     const res = await cp.call(owner.key, 'POST', '/internal/anything', {});
     assert.equal(res.statusCode, 403);
@@ -328,3 +340,18 @@ test('authentication, read-only keys, denied surfaces and roles (spec Authentica
     },
   );
 });
+
+/** One HTTP/1.1 request written byte for byte (inject and fetch would normalise the request target). */
+function rawRequest(port: number, head: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(`${head}Connection: close\r\n\r\n`));
+    let data = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (data += chunk));
+    socket.on('error', reject);
+    socket.on('end', () => {
+      const headEnd = data.indexOf('\r\n\r\n');
+      resolve({ status: Number(data.split(' ', 2)[1]), body: data.slice(headEnd + 4) });
+    });
+  });
+}

@@ -242,4 +242,22 @@ test('domains', async (t) => {
       assert.equal((await cp.call(b.key, 'POST', '/domains/', { name: 'managed.example.org' })).statusCode, 200);
     },
   );
+
+  await t.test('a name of 253 characters can be created, read, used and deleted by its path (issue 8)', async () => {
+    // Labels of 63, 61, 61 and 61 characters, then "org", and four dots: 253.
+    const name = [`ab${'c'.repeat(61)}`, ...Array.from({ length: 3 }, (_, i) => `${i}`.repeat(61)), 'org'].join('.');
+    assert.equal(name.length, 253);
+    assert.equal((await cp.call(a.key, 'POST', '/domains/', { name })).statusCode, 200);
+    for (const path of [`/domains/${name}`, `/domains/${name.toUpperCase()}.`, `/domains/${name}/records/`]) {
+      assert.equal((await cp.call(a.key, 'GET', path)).statusCode, 200, path);
+    }
+    const updated = await cp.call(a.key, 'PUT', `/domains/${name}`, { cache_l2_ttl_days: 2 });
+    assert.equal(updated.json<Detail>().cache_l2_ttl_days, 2);
+    const deleted = await cp.call(a.key, 'DELETE', `/domains/${name}`);
+    assert.deepEqual(deleted.json(), { message: `domain ${name} deleted` });
+    assert.equal((await cp.call(a.key, 'GET', `/domains/${name}`)).statusCode, 404);
+    // A segment far beyond any name is the domain route's own 404, not an unknown route.
+    const long = await cp.call(a.key, 'GET', `/domains/${'x'.repeat(1000)}.org`);
+    assert.deepEqual(long.json(), { error: 'domain not found' });
+  });
 });

@@ -38,3 +38,15 @@ test('requestPath drops the query and decodes', () => {
   assert.equal(requestPath('/%75sers/me?x=1'), '/users/me');
   assert.equal(requestPath('/bad%zz'), '/bad%zz');
 });
+
+test('requestPath is the path the router routes: absolute-form targets and fragments (issue 8)', () => {
+  assert.equal(requestPath('http://x/users/me'), '/users/me');
+  assert.equal(requestPath('HTTPS://x:8080/%75sers/me?a=1'), '/users/me');
+  assert.equal(requestPath('http://x'), '/');
+  assert.equal(requestPath('http://x?a=/users/'), '/');
+  assert.equal(requestPath('/users/me#x'), '/users/me');
+  assert.equal(requestPath('/users#/x'), '/users');
+  for (const target of ['http://x/users/me', 'http://x/billing/plans', '/users#x', '/admin?x']) {
+    assert.equal(isDeniedSurface('GET', requestPath(target)), true, target);
+  }
+});

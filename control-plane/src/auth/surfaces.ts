@@ -9,9 +9,20 @@ const DENIED_EXACT_POST = new Set([
 ]);
 const DENIED_DOMAIN_POST = /^\/domains\/[^/]+\/subscriptions\/(?:purchase|switch|auto-renew)\/?$/;
 
-/** The path without query string, percent-decoded so that an encoded spelling cannot slip past the checks. */
+/**
+ * The path the router routes, percent-decoded, so that no spelling of a request target reaches a route while slipping
+ * past the checks. Mirrors find-my-way: an absolute-form target (`GET http://host/users/me`, RFC 9112 §3.2.2) is
+ * routed by its path, and the path ends at the first `?` or `#`.
+ */
 export function requestPath(url: string): string {
-  const path = url.split('?')[0] ?? '/';
+  let target = url;
+  if (target.charCodeAt(0) !== 47 /* '/' */) {
+    const absolute = /^https?:\/\/[^/?#]*/i.exec(target);
+    if (absolute) target = target.slice(absolute[0].length) || '/';
+    if (target.charCodeAt(0) === 63 /* '?' */) target = `/${target}`;
+  }
+  const end = target.search(/[?#]/);
+  const path = end === -1 ? target : target.slice(0, end);
   try {
     return decodeURI(path);
   } catch {

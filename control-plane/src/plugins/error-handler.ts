@@ -77,9 +77,20 @@ export function installErrorHandlers(app: FastifyInstance, bodyLimit: number): v
   });
 }
 
-/** 404 for unknown routes; `preHandler` (the rate limiter) keeps URL probing within the key's budget. */
-export function installNotFoundHandler(app: FastifyInstance, preHandler?: preHandlerHookHandler): void {
+/**
+ * 404 for unknown routes; `preHandler` (the rate limiter) keeps URL probing within the key's budget. `hint` names the
+ * route that differs only by its trailing slash, if there is one.
+ */
+export function installNotFoundHandler(
+  app: FastifyInstance,
+  preHandler?: preHandlerHookHandler,
+  hint?: (method: string, url: string) => string | undefined,
+): void {
   app.setNotFoundHandler({ preHandler }, (request, reply) => {
-    reply.code(404).send({ error: `${MESSAGES.routeNotFound}: ${request.method} ${request.url.split('?')[0]}` });
+    const near = hint?.(request.method, request.url);
+    const seeAlso = near ? ` (trailing slashes are significant: did you mean ${near}?)` : '';
+    reply
+      .code(404)
+      .send({ error: `${MESSAGES.routeNotFound}: ${request.method} ${request.url.split('?')[0]}${seeAlso}` });
   });
 }
