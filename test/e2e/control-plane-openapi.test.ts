@@ -76,3 +76,46 @@ test('GET /openapi.json: generated from the route schemas; responses serialized 
   assert.equal(Object.hasOwn(body, 'zoneSerial'), false);
   assert.equal(Object.hasOwn(body.ssl_delegation as object, 'canary'), false, 'the delegation canary stays private');
 });
+
+test('GET /docs: the API reference page, without a key, with every asset served here (issue 9)', async (t) => {
+  const cp = await startTestControlPlane(t);
+  const page = await cp.call(null, 'GET', '/docs');
+  assert.equal(page.statusCode, 200);
+  assert.match(String(page.headers['content-type']), /^text\/html/);
+  assert.match(String(page.headers['content-security-policy']), /script-src 'self';/);
+
+  // Every stylesheet, icon and script the page loads is a relative URL answered by this process, without a key.
+  const refs = [...page.body.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+  assert.ok(refs.length >= 4, refs.join(' '));
+  const base = 'http://api.test/docs';
+  const loaded = new Map<string, string>();
+  for (const ref of refs) {
+    assert.doesNotMatch(ref, /^(?:[a-z]+:)?\/\//i, `${ref} is served locally, not from a CDN`);
+    const url = new URL(ref, base);
+    assert.equal(url.origin, 'http://api.test');
+    const res = await cp.call(null, 'GET', url.pathname);
+    assert.equal(res.statusCode, 200, ref);
+    assert.ok(res.rawPayload.length > 0, ref);
+    loaded.set(url.pathname, String(res.headers['content-type']));
+  }
+  assert.match(loaded.get('/docs/swagger-ui-bundle.js') ?? '', /^application\/javascript/);
+  assert.match(loaded.get('/docs/swagger-ui.css') ?? '', /^text\/css/);
+
+  // The initializer starts Swagger UI on the document this API serves; run it with a stand-in for the bundle.
+  const init = await cp.call(null, 'GET', '/docs/initializer.js');
+  let config: { url?: string; validatorUrl?: unknown } = {};
+  const window: { onload?: () => void; ui?: unknown } = {};
+  const SwaggerUIBundle = Object.assign((c: typeof config) => ((config = c), {}), { presets: { apis: {} } });
+  new Function('window', 'SwaggerUIBundle', init.body)(window, SwaggerUIBundle);
+  window.onload?.();
+  const specUrl = new URL(config.url ?? '', base);
+  assert.equal(specUrl.pathname, '/openapi.json');
+  assert.equal(config.validatorUrl, null, 'the document is never sent to an online validator');
+  const spec = await cp.call(null, 'GET', specUrl.pathname);
+  assert.equal(spec.json<Doc>().openapi, '3.1.0');
+
+  // Not part of the document; nothing else is reachable under /docs/.
+  assert.equal(spec.json<Doc>().paths['/docs'], undefined);
+  assert.equal((await cp.call(null, 'GET', '/docs/package.json')).statusCode, 404);
+  assert.notEqual((await cp.call(null, 'GET', '/docs/%2e%2e/package.json')).statusCode, 200);
+});

@@ -41,9 +41,16 @@ export function isInternalPath(path: string): boolean {
   return path === '/internal' || path.startsWith('/internal/');
 }
 
-/** Paths served without any credential: the interface description. */
+/** The API reference page (src/openapi/docs.ts) and its assets. */
+export const DOCS_PATH = '/docs';
+
+function isDocsPath(path: string): boolean {
+  return path === DOCS_PATH || path.startsWith(`${DOCS_PATH}/`);
+}
+
+/** Paths served without any credential: the interface description and its reference page (/docs and its assets). */
 export function isPublicPath(method: string, path: string): boolean {
-  return (method === 'GET' || method === 'HEAD') && path === '/openapi.json';
+  return (method === 'GET' || method === 'HEAD') && (path === '/openapi.json' || isDocsPath(path));
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

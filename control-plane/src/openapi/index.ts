@@ -2,6 +2,7 @@
 import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
+import { registerDocs } from './docs.js';
 
 export const OPENAPI_VERSION = '3.1.0';
 export const INTERFACE_VERSION = '1.0.0';
@@ -50,6 +51,7 @@ async function openapi(app: FastifyInstance, opts: { serverUrl: string }) {
     },
     async () => app.swagger(),
   );
+  registerDocs(app);
 }
 
 export default fp(openapi, { name: 'openapi' });
