@@ -36,6 +36,8 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
     bodyLimit: config.bodyLimitBytes,
     // Trailing slashes are significant (spec Global conventions §3): /domains is not /domains/.
     routerOptions: ROUTER_OPTIONS,
+    // The client address (per-address rate limit) is the TCP peer unless it is one of these proxies.
+    trustProxy: config.trustProxy.length > 0 ? config.trustProxy : false,
     schemaController: validationSchemaController(),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -50,7 +52,11 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   });
   await app.register(authenticate);
   await app.register(temporal);
-  await app.register(rateLimit, { perMinute: config.rateLimitPerMinute });
+  await app.register(rateLimit, {
+    perMinute: config.rateLimitPerMinute,
+    anonymousPerMinute: config.anonymousRateLimitPerMinute,
+    shared: opts.database.driver === 'postgres',
+  });
   installNotFoundHandler(app, app.rateLimit(), trackRoutesForHints(app));
   await app.register(openapi, { serverUrl: config.publicBaseUrl });
 

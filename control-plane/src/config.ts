@@ -1,4 +1,5 @@
 // The control plane's configuration: read once from the environment at boot, validated, frozen.
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { EnvReader, type EnvSource } from '@platform/shared';
 import { loadTemporalConfig, type TemporalConfig } from './plugins/temporal-config.js';
@@ -15,6 +16,10 @@ export interface ControlPlaneConfig {
   publicBaseUrl: string;
   /** Requests per minute per API key. */
   rateLimitPerMinute: number;
+  /** Requests per minute per client address without a valid credential (public routes, refused keys). */
+  anonymousRateLimitPerMinute: number;
+  /** Addresses or CIDRs of reverse proxies whose X-Forwarded-For names the client; empty: the TCP peer is the client. */
+  trustProxy: string[];
   /** Largest accepted request body in bytes (413 above). */
   bodyLimitBytes: number;
   /** Accepted nameserver sets; the first one is recommended. */
@@ -49,19 +54,39 @@ export function parseNsSets(raw: string): string[][] {
     .filter((set) => set.length > 0);
 }
 
+/** TRUST_PROXY: comma-separated addresses or CIDRs (`10.0.0.0/8`, `::1`). */
+function parseTrustProxy(r: EnvReader): string[] {
+  const entries = r
+    .string('TRUST_PROXY', '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const e of entries) {
+    const [addr, prefix, ...rest] = e.split('/');
+    const family = isIP(addr!);
+    const bits = family === 4 ? 32 : 128;
+    if (!family || rest.length > 0 || (prefix !== undefined && !(/^\d+$/.test(prefix) && Number(prefix) <= bits)))
+      r.problems.push(`TRUST_PROXY entries must be IP addresses or CIDRs, got "${e}"`);
+  }
+  return entries;
+}
+
 export function loadConfig(env: EnvSource = process.env): Readonly<ControlPlaneConfig> {
   const r = new EnvReader(env);
   const nsSets = parseNsSets(r.string('NS_SETS', DEFAULT_NS_SETS));
   if (nsSets.length === 0) r.problems.push('NS_SETS must hold at least one nameserver set');
   const apiHost = r.string('API_HOST', '127.0.0.1');
   const apiPort = r.int('API_PORT', 8080, 0, 65535);
+  const rateLimitPerMinute = r.int('RATE_LIMIT_PER_MINUTE', 300, 1);
   return r.done<ControlPlaneConfig>({
     dataDir: resolve(r.string('DATA_DIR', './data')),
     databaseUrl: r.optional('DATABASE_URL'),
     apiHost,
     apiPort,
     publicBaseUrl: r.string('PUBLIC_BASE_URL', `http://${apiHost}:${apiPort}`).replace(/\/$/, ''),
-    rateLimitPerMinute: r.int('RATE_LIMIT_PER_MINUTE', 300, 1),
+    rateLimitPerMinute,
+    anonymousRateLimitPerMinute: r.int('RATE_LIMIT_ANONYMOUS_PER_MINUTE', rateLimitPerMinute, 1),
+    trustProxy: parseTrustProxy(r),
     bodyLimitBytes: r.int('API_BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024),
     nsSets,
     acmeDelegationZone: r.string('ACME_DELEGATION_ZONE', 'acme.platform.test').toLowerCase().replace(/\.$/, ''),

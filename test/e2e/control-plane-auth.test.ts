@@ -335,8 +335,45 @@ test('authentication, read-only keys, denied surfaces and roles (spec Authentica
       assert.equal((await call(null, 'GET', '/domains/', undefined, { 'x-api-key': a.key })).statusCode, 429);
       // Another key of another account has its own budget.
       assert.equal((await call(b.key, 'GET', '/domains/')).statusCode, 200);
-      // The OpenAPI document takes no key and counts against none.
-      assert.equal((await call(null, 'GET', '/openapi.json')).statusCode, 200);
+      // The OpenAPI document takes no key and counts against no key (but against the client address, below; a fresh
+      // one here: the counters are shared by every app on the database, and earlier tests called without a key).
+      const openapi = await limitedApp.inject({ method: 'GET', url: '/openapi.json', remoteAddress: '203.0.113.50' });
+      assert.equal(openapi.statusCode, 200);
+    },
+  );
+
+  await t.test(
+    'limits: requests without a valid key are limited per client address (IPv6 per /64); a valid key is not',
+    async () => {
+      const limitedApp = await cp.withEnv({ RATE_LIMIT_PER_MINUTE: '3', RATE_LIMIT_ANONYMOUS_PER_MINUTE: '3' });
+      const from = (remoteAddress: string, url: string, headers: Record<string, string> = {}) =>
+        limitedApp.inject({ method: 'GET', url, headers, remoteAddress });
+      const unknown = { authorization: `Bearer svc_${'B'.repeat(65)}` };
+      const c = await cp.user('c@example.org');
+      // Fresh addresses: counters are shared by every app on the database, and other tests call from 127.0.0.1.
+      const guesser = '198.51.100.7';
+      assert.equal((await from(guesser, '/domains/', unknown)).statusCode, 401);
+      assert.equal((await from(guesser, '/domains/')).statusCode, 401);
+      assert.equal((await from(guesser, '/openapi.json')).statusCode, 200);
+      const limited = await from(guesser, '/domains/', unknown);
+      assert.equal(limited.statusCode, 429);
+      assert.deepEqual(limited.json(), { error: 'rate limit exceeded' });
+      assert.ok(Number(limited.headers['retry-after']) > 0 && Number(limited.headers['retry-after']) <= 60);
+      // Public routes and wrong node tokens draw on the same budget.
+      assert.equal((await from(guesser, '/openapi.json')).statusCode, 429);
+      assert.equal((await from(guesser, '/internal/domains/x.example.org', unknown)).statusCode, 429);
+      // A valid key from that address has its own budget; another address has its own.
+      assert.equal((await from(guesser, '/domains/', { authorization: `Bearer ${c.key}` })).statusCode, 200);
+      assert.equal((await from('198.51.100.8', '/domains/', unknown)).statusCode, 401);
+
+      // IPv6: one budget per /64, as an ISP hands a /64 to one line.
+      for (const address of ['2001:db8:5:6::1', '2001:db8:5:6::2', '2001:db8:5:6:ffff:1:2:3']) {
+        assert.equal((await from(address, '/domains/')).statusCode, 401);
+      }
+      assert.equal((await from('2001:db8:5:6:aaaa::9', '/domains/')).statusCode, 429);
+      assert.equal((await from('2001:db8:5:7::1', '/domains/')).statusCode, 401);
+      // IPv4-mapped IPv6 is the IPv4 address.
+      assert.equal((await from('::ffff:198.51.100.7', '/domains/')).statusCode, 429);
     },
   );
 });

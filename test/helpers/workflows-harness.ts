@@ -1,9 +1,6 @@
 // End-to-end harness of the domain lifecycle: one Temporal dev server per test file (the provisioned CLI as an
 // existing executable), a stub internet DNS, the control plane and the workflows worker started as a user starts
 // them (node --import tsx …/main.ts) on free ports, with short durations so timers fire in seconds.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ensureNodeToken } from '@platform/shared/node-token';
 // @ts-expect-error -- setup.mjs is plain JavaScript without type declarations
@@ -14,8 +11,7 @@ import { createApiKey } from '../../control-plane/src/auth/api-keys.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { startStubDns, type StubDns } from './stub-dns.js';
 import { freePort } from '../e2e/sync-harness.js';
-
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+import { ScriptProcess } from './child-process.js';
 
 /** Polls `probe` until it returns a value (not undefined); the message says what was awaited and what was last seen. */
 export async function eventually<T>(what: string, probe: () => Promise<T | undefined>, ms = 45_000): Promise<T> {
@@ -30,43 +26,6 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
     }
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-class Proc {
-  proc?: ChildProcess;
-  out = '';
-  constructor(
-    private readonly script: string,
-    private readonly env: () => Record<string, string>,
-  ) {}
-  start(): ChildProcess {
-    this.out = '';
-    const p = spawn(process.execPath, ['--import', 'tsx', join(ROOT, this.script)], {
-      cwd: ROOT,
-      env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', ...this.env() },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    p.stdout!.on('data', (d) => {
-      this.out = (this.out + d).slice(-20_000);
-    });
-    p.stderr!.on('data', (d) => {
-      this.out = (this.out + d).slice(-20_000);
-    });
-    this.proc = p;
-    return p;
-  }
-  get running(): boolean {
-    return !!this.proc && this.proc.exitCode === null && this.proc.signalCode === null;
-  }
-  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-    const p = this.proc;
-    if (!p || p.exitCode !== null || p.signalCode !== null) return;
-    const exited = new Promise((r) => p.once('exit', r));
-    p.kill(signal);
-    const timer = setTimeout(() => p.kill('SIGKILL'), 15_000);
-    await exited;
-    clearTimeout(timer);
   }
 }
 
@@ -138,7 +97,7 @@ async function launch(
   cleanups.push(() => dns2.close());
   const apiPort = await freePort();
   const apiUrl = `http://127.0.0.1:${apiPort}`;
-  const cp = new Proc('control-plane/src/main.ts', () => ({
+  const cp = new ScriptProcess('control-plane/src/main.ts', () => ({
     ...tdb.env,
     API_PORT: String(apiPort),
     SYNC_PORT: String(0),
@@ -166,7 +125,7 @@ async function launch(
   // The node token is generated up front so the control plane and the worker (which bundles its workflow code
   // for a while) start in parallel.
   const nodeToken = ensureNodeToken(tdb.dataDir);
-  const worker = new Proc('workflows/src/main.ts', () => ({
+  const worker = new ScriptProcess('workflows/src/main.ts', () => ({
     TEMPORAL_ADDRESS: temporal.address,
     TEMPORAL_NAMESPACE: 'default',
     DNS_RESOLVERS: `${dns.address},${dns2.address}`,

@@ -1,6 +1,6 @@
 // The one authentication hook (spec Authentication §1–6): key → principal, then account, read-only and denied-surface checks.
 import fp from 'fastify-plugin';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { eq, sql } from 'drizzle-orm';
 import { apiKeys, users } from '../db/schema.js';
 import { ApiError, MESSAGES } from '../errors.js';
@@ -61,30 +61,42 @@ async function authenticate(app: FastifyInstance) {
     .limit(1)
     .prepare('auth_key_lookup');
 
-  app.addHook('onRequest', async (request: FastifyRequest) => {
+  // A refused request still counts: against the client address without a valid key (no free key guessing), against
+  // the key when the key is known; over the budget it answers 429 instead.
+  const refuse = async (request: FastifyRequest, reply: FastifyReply, err: ApiError, keyId?: number) => {
+    await app.limitRequest(request, reply, keyId);
+    throw err;
+  };
+
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const path = requestPath(request.url);
     const method = request.method;
     // Public: the OpenAPI document, and routes that authenticate with their own credential (config: { public: true }).
+    // They take no key, so they count against the client address.
     if (
       isPublicPath(method, path) ||
       (request.routeOptions.config as { public?: boolean } | undefined)?.public === true
     )
-      return;
+      return app.limitRequest(request, reply);
     const key = presentedKey(request.headers);
     if (isInternalPath(path)) {
       // Internal routes authenticate nodes and workers with the node token (their own hook); keys are refused.
-      if (typeof key === 'string' && key.startsWith(KEY_PREFIX)) throw new ApiError(403, MESSAGES.internalForKeys);
+      if (typeof key === 'string' && key.startsWith(KEY_PREFIX))
+        return refuse(request, reply, new ApiError(403, MESSAGES.internalForKeys));
       return;
     }
-    if (!key || !KEY_PATTERN.test(key)) throw new ApiError(401, MESSAGES.invalidKey);
+    if (!key || !KEY_PATTERN.test(key)) return refuse(request, reply, new ApiError(401, MESSAGES.invalidKey));
 
     const now = new Date();
     const hash = hashKey(key);
     const [row] = await lookup.execute({ hash });
-    if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= now)) throw new ApiError(401, MESSAGES.invalidKey);
-    if (!row.active) throw new ApiError(403, MESSAGES.inactive);
-    if (row.readOnly && !readOnlyMayCall(method, path)) throw new ApiError(403, MESSAGES.readOnly);
-    if (isDeniedSurface(method, path)) throw new ApiError(403, MESSAGES.deniedSurface);
+    if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= now))
+      return refuse(request, reply, new ApiError(401, MESSAGES.invalidKey));
+    if (!row.active) return refuse(request, reply, new ApiError(403, MESSAGES.inactive), row.keyId);
+    if (row.readOnly && !readOnlyMayCall(method, path))
+      return refuse(request, reply, new ApiError(403, MESSAGES.readOnly), row.keyId);
+    if (isDeniedSurface(method, path))
+      return refuse(request, reply, new ApiError(403, MESSAGES.deniedSurface), row.keyId);
 
     request.principal = { userId: row.userId, keyId: row.keyId, readOnly: row.readOnly, keyHash: hash };
     if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {

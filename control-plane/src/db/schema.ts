@@ -201,3 +201,10 @@ export const cachePurgeRequests = pgTable('cache_purge_requests', {
   prefixes: jsonb('prefixes').$type<string[]>().notNull(),
   createdAt: ts('created_at').notNull().defaultNow(),
 });
+
+// 0007_rate_limit_counters.sql: request counters of the rate limit when the database is a shared Postgres server.
+export const rateLimitCounters = pgTable('rate_limit_counters', {
+  key: text('key').primaryKey(),
+  windowStartedAt: ts('window_started_at').notNull(),
+  hits: integer('hits').notNull(),
+});

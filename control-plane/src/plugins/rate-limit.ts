@@ -1,22 +1,95 @@
-// Per-key request rate limit (spec Limits: 300 per minute by default), answered 429 `rate limit exceeded`.
+// Request rate limits (spec Limits: 300 per minute per key by default), answered 429 `rate limit exceeded`:
+// per API key on every route that takes one, and per client address for requests that present no valid credential.
+// The counters are shared by every control-plane process on one Postgres server (rate-limit-store.ts).
 import fp from 'fastify-plugin';
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { formatIp, parseIp } from '@platform/shared/match';
 import { ApiError, MESSAGES } from '../errors.js';
+import { DatabaseCounterStore, MemoryCounterStore, type CounterStore } from './rate-limit-store.js';
 
-async function perKeyRateLimit(app: FastifyInstance, opts: { perMinute: number }) {
+const WINDOW_MS = 60_000;
+
+export interface RateLimitOptions {
+  perMinute: number;
+  /** Requests per minute per client address of callers without a valid credential. */
+  anonymousPerMinute: number;
+  /** Keep the counters in the database (a Postgres server several processes share) instead of in memory. */
+  shared: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * Counts one request the route-level per-key limit never sees against the key `keyId` (a known key the
+     * authentication refused for its account, method or path) or, without one, against the client address (no valid
+     * key or node token, or a public route); throws 429 `rate limit exceeded` once over the budget.
+     */
+    limitRequest(request: FastifyRequest, reply: FastifyReply, keyId?: number): Promise<void>;
+  }
+}
+
+/**
+ * The budget an address draws on: IPv4 per address, IPv6 per /64 (what one subscriber line gets; limiting single
+ * addresses of a /64 would limit nothing). IPv4-mapped IPv6 counts as IPv4.
+ */
+export function clientNetwork(ip: string): string {
+  const parsed = parseIp(ip);
+  if (!parsed) return ip;
+  if (!parsed.v6) return formatIp(parsed);
+  return `${formatIp({ v6: true, value: (parsed.value >> 64n) << 64n })}/64`;
+}
+
+/** Counter keys: one budget per API key, one per client network. */
+const keyBucket = (keyId: number) => `key:${keyId}`;
+const addressBucket = (request: FastifyRequest) => `ip:${clientNetwork(request.ip)}`;
+
+async function rateLimits(app: FastifyInstance, opts: RateLimitOptions) {
+  const store: CounterStore = opts.shared ? new DatabaseCounterStore(app.db) : new MemoryCounterStore();
+  // @fastify/rate-limit instantiates its store with `new`; a constructor returning an object yields that object.
+  const fastifyStore = {
+    incr(key: string, cb: (err: Error | null, res?: { current: number; ttl: number }) => void, timeWindow: number) {
+      store.hit(key, timeWindow).then(
+        (w) => cb(null, { current: w.count, ttl: w.ttlMs }),
+        (err: Error) => cb(err),
+      );
+    },
+    child() {
+      return fastifyStore;
+    },
+  };
+
   await app.register(rateLimit, {
     global: true,
     max: opts.perMinute,
-    timeWindow: 60_000,
+    timeWindow: WINDOW_MS,
+    store: function sharedStore() {
+      return fastifyStore;
+    } as unknown as never,
     // RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset and Retry-After (IETF httpapi draft names).
     enableDraftSpec: true,
     // The route-level hook runs after the authentication hook, so the principal is known here.
-    keyGenerator: (request: FastifyRequest) => `key:${request.principal?.keyId ?? 0}`,
-    // Public and internal routes (no API key) are not counted against any key.
+    keyGenerator: (request: FastifyRequest) => keyBucket(request.principal?.keyId ?? 0),
+    // Requests without a principal were counted by limitRequest in the authentication (public routes, refused
+    // credentials) or came with a valid node token (internal routes: nodes and the workflow worker, not limited).
     allowList: (request: FastifyRequest) => !request.principal,
     errorResponseBuilder: () => new ApiError(429, MESSAGES.rateLimited),
   });
+
+  app.decorate('limitRequest', async (request: FastifyRequest, reply: FastifyReply, keyId?: number) => {
+    const max = keyId === undefined ? opts.anonymousPerMinute : opts.perMinute;
+    const w = await store.hit(keyId === undefined ? addressBucket(request) : keyBucket(keyId), WINDOW_MS);
+    if (w.count <= max) return;
+    reply.header('retry-after', String(Math.ceil(w.ttlMs / 1000)));
+    throw new ApiError(429, MESSAGES.rateLimited);
+  });
+
+  // Ended windows are forgotten once per window (each process prunes; the statement is idempotent).
+  const prune = setInterval(() => {
+    store.prune(WINDOW_MS).catch((err: unknown) => app.log.warn({ err }, 'could not prune rate-limit counters'));
+  }, WINDOW_MS);
+  prune.unref();
+  app.addHook('onClose', async () => clearInterval(prune));
 }
 
-export default fp(perKeyRateLimit, { name: 'rate-limit', dependencies: ['authenticate'] });
+export default fp(rateLimits, { name: 'rate-limit', dependencies: ['authenticate'] });

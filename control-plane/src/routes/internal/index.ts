@@ -1,6 +1,6 @@
 // The /internal API: how the workflows worker (and operators) change domain state in the database the control
 // plane owns. Authenticated with the node token; API keys are refused (auth hook); hidden from the OpenAPI document.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ensureNodeToken } from '@platform/shared/node-token';
@@ -47,12 +47,15 @@ export default async function internalRoutes(fastify: FastifyInstance) {
   const checkToken = nodeTokenChecker(ensureNodeToken(app.config.dataDir, configured));
 
   await app.register(async (scope) => {
-    scope.addHook('onRequest', async (request: FastifyRequest) => {
+    scope.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
       const auth = request.headers.authorization ?? '';
       const bearer = /^Bearer\s+(\S+)\s*$/i.exec(auth)?.[1];
       const header = request.headers['x-node-token'];
       const presented = bearer ?? (typeof header === 'string' ? header.trim() : undefined);
-      if (!checkToken(presented)) throw new ApiError(401, 'invalid node token');
+      if (checkToken(presented)) return;
+      // A wrong token counts against the client address like a wrong API key (429 once over the budget).
+      await app.limitRequest(request, reply);
+      throw new ApiError(401, 'invalid node token');
     });
     const r = scope.withTypeProvider<TypeBoxTypeProvider>();
     const hide = { hide: true, params: Params } as const;
