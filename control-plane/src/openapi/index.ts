@@ -3,6 +3,7 @@ import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { registerDocs } from './docs.js';
+import { addLinks, completeErrorResponses } from './contract.js';
 
 export const OPENAPI_VERSION = '3.1.0';
 export const INTERFACE_VERSION = '1.0.0';
@@ -37,7 +38,14 @@ async function openapi(app: FastifyInstance, opts: { serverUrl: string }) {
       schema: url.startsWith('/internal') ? { ...schema, hide: true } : schema,
       url,
     }),
+    transformObject: (documentObject) => {
+      const doc = (documentObject as { openapiObject: { paths?: Parameters<typeof addLinks>[0] } }).openapiObject;
+      addLinks(doc.paths ?? {});
+      return doc as never;
+    },
   });
+  // Every route registered from here on documents the statuses the plugins in front of it can answer.
+  app.addHook('onRoute', completeErrorResponses);
 
   app.get(
     '/openapi.json',

@@ -26,7 +26,9 @@ export interface TemporalConfig {
 export function loadTemporalConfig(r: EnvReader, env: EnvSource): TemporalConfig {
   const s = (key: string, fallback: number) => r.int(key, fallback, 1) * 1000;
   return {
-    address: r.string('TEMPORAL_ADDRESS', env.NODE_ENV === 'test' ? '' : '127.0.0.1:7233'),
+    // Set but empty disables workflows (as documented); unset takes the default.
+    address:
+      env.TEMPORAL_ADDRESS === '' ? '' : r.string('TEMPORAL_ADDRESS', env.NODE_ENV === 'test' ? '' : '127.0.0.1:7233'),
     namespace: r.string('TEMPORAL_NAMESPACE', 'default'),
     delegationBackoff: {
       initialMs: s('DELEGATION_WATCH_FIRST_SECONDS', 60),

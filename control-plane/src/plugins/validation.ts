@@ -3,7 +3,8 @@
 import { AjvCompiler, type BuildCompilerFromPool, type RouteDefinition } from '@fastify/ajv-compiler';
 import type { FastifyServerOptions } from 'fastify';
 
-const BASE = { useDefaults: true, removeAdditional: true, allErrors: false } as const;
+// Unknown fields are refused (400 `unknown field <name>`), not dropped: schemas are closed (additionalProperties: false).
+const BASE = { useDefaults: true, removeAdditional: false, allErrors: false } as const;
 
 export function validationSchemaController(): NonNullable<FastifyServerOptions['schemaController']> {
   const factory = AjvCompiler();
