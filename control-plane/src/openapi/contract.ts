@@ -29,7 +29,12 @@ export function completeErrorResponses(route: RouteOptions): void {
 
 interface OpenApiOperation {
   parameters?: Array<{ name: string; in: string }>;
-  responses?: Record<string, { content?: Record<string, { schema?: { properties?: Record<string, unknown> } }> } & { links?: Record<string, unknown> }>;
+  responses?: Record<
+    string,
+    { content?: Record<string, { schema?: { properties?: Record<string, unknown> } }> } & {
+      links?: Record<string, unknown>;
+    }
+  >;
   operationId?: string;
 }
 type Paths = Record<string, Record<string, OpenApiOperation>>;
