@@ -12,13 +12,13 @@ import openapi from './openapi/index.js';
 import { validationSchemaController } from './plugins/validation.js';
 import { installJsonBodyParser } from './plugins/json-body.js';
 import { ROUTER_OPTIONS, trackRoutesForHints } from './plugins/route-hints.js';
-import domainRoutes from './routes/domains/index.js';
-import accountRoutes from './routes/account/index.js';
+import domainRoutes from './areas/domains/routes.js';
+import accountRoutes from './areas/account/routes.js';
 import temporal from './plugins/temporal.js';
-import domainLifecycleRoutes from './routes/domain-lifecycle/index.js';
-import internalRoutes from './routes/internal/index.js';
-import ruleRoutes from './routes/rules/index.js';
-import cacheRoutes from './routes/cache/index.js';
+import domainLifecycleRoutes from './areas/domain-lifecycle/routes.js';
+import internalRoutes from './internal/routes.js';
+import ruleRoutes from './areas/rules/routes.js';
+import cacheRoutes from './areas/cache/routes.js';
 
 export interface BuildOptions {
   config: Readonly<ControlPlaneConfig>;
@@ -62,7 +62,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
 
   // Route areas: one line each.
   await app.register(domainRoutes);
-  await app.register((await import('./routes/records/index.js')).default);
+  await app.register((await import('./areas/records/routes.js')).default);
   await app.register(accountRoutes);
   await app.register(domainLifecycleRoutes);
   await app.register(internalRoutes);

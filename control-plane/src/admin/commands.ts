@@ -9,7 +9,7 @@ import { createApiKey, EXPIRY_CHOICES, listApiKeys, revokeApiKey, type KeyExpiry
 import { isMemberRole, MEMBER_ROLES } from '../auth/permissions.js';
 import { effectiveFeatures } from '../plans/entitlements.js';
 import { overridableField, parseOverride, setOverride, setPlan } from '../plans/subscriptions.js';
-import { normalizeDomainName } from '../routes/domains/domain-name.js';
+import { normalizeDomainName } from '../areas/domains/domain-name.js';
 import { createUser, setUserActive, userByEmail } from './users.js';
 
 export class UsageError extends Error {}

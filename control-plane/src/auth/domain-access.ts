@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { and, eq } from 'drizzle-orm';
 import { domainMembers, domains } from '../db/schema.js';
 import { ApiError, MESSAGES } from '../errors.js';
-import { parseDomainName } from '../routes/domains/domain-name.js';
+import { parseDomainName } from '../areas/domains/domain-name.js';
 import { permissionsOf, type Permission, type Role } from './permissions.js';
 
 export interface DomainAccess {

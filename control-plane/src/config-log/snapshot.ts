@@ -11,7 +11,7 @@ import {
 import type { Tx } from '../db/index.js';
 import { rowsOf } from '../db/migrate.js';
 import type { domains } from '../db/schema.js';
-import { buildDomainRuleSet, cachePurgeSettings } from '../rules/rule-set.js';
+import { buildDomainRuleSet, cachePurgeSettings } from '../areas/rules/rule-set.js';
 
 type DomainRow = typeof domains.$inferSelect;
 /** The dns_records columns a snapshot carries, selected by name (a zone of thousands of records is read per change). */

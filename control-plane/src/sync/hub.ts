@@ -4,7 +4,7 @@ import { componentLogger } from '@platform/shared';
 import { encodeConfigEntry, packEntries, type HubControl } from '@platform/shared/config';
 import type { Db } from '../db/index.js';
 import type { ConfigLog, StoredEntry } from '../config-log/index.js';
-import { nodeTokenChecker, presentedToken } from './node-auth.js';
+import { nodeTokenChecker, presentedToken } from '../auth/node-token.js';
 
 export interface SyncHubOptions {
   host: string;

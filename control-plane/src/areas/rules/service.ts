@@ -9,10 +9,10 @@ import {
   type Problem,
   type RuleType,
 } from '@platform/shared/match';
-import type { Tx } from '../db/index.js';
-import { dnsRecords, domains, rules } from '../db/schema.js';
-import { ApiError } from '../errors.js';
-import { effectiveFeatures, requireFeature, requireRuleType } from '../plans/entitlements.js';
+import type { Tx } from '../../db/index.js';
+import { dnsRecords, domains, rules } from '../../db/schema.js';
+import { ApiError } from '../../errors.js';
+import { effectiveFeatures, requireFeature, requireRuleType } from '../../plans/entitlements.js';
 import { countryOf } from './geo.js';
 import { presentRule, ruleInput, type PresentedRule } from './present.js';
 

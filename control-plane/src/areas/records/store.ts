@@ -1,8 +1,8 @@
 // Database access of the records area; every function runs inside the caller's transaction.
 import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
-import type { Db, Tx } from '../db/index.js';
-import { dnsRecords, domains } from '../db/schema.js';
-import { rowsOf } from '../db/migrate.js';
+import type { Db, Tx } from '../../db/index.js';
+import { dnsRecords, domains } from '../../db/schema.js';
+import { rowsOf } from '../../db/migrate.js';
 import type { HostHeaderMode, RecordFields, RecordType, Scheme, StoredRecord } from './types.js';
 
 export type RecordRow = typeof dnsRecords.$inferSelect;

@@ -3,9 +3,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { unpack } from 'msgpackr';
 import { ensureNodeToken } from '@platform/shared/node-token';
-import { requestLogs } from '../../db/schema.js';
-import { ApiError } from '../../errors.js';
-import { nodeTokenChecker } from '../../sync/node-auth.js';
+import { requestLogs } from '../db/schema.js';
+import { ApiError } from '../errors.js';
+import { nodeTokenChecker } from '../auth/node-token.js';
 
 interface ShippedRecord {
   t: number;

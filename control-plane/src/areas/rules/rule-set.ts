@@ -2,8 +2,8 @@
 import { asc, desc, eq } from 'drizzle-orm';
 import { encodeRuleBody, type RuleBody } from '@platform/shared/match';
 import type { CachePurge, RuleSet } from '@platform/shared/config';
-import type { Tx } from '../db/index.js';
-import { cachePurgeRequests, cachePurges, rules } from '../db/schema.js';
+import type { Tx } from '../../db/index.js';
+import { cachePurgeRequests, cachePurges, rules } from '../../db/schema.js';
 
 export async function buildDomainRuleSet(tx: Tx, domain: { id: number; zoneSerial: number }): Promise<RuleSet> {
   const rows = await tx

@@ -5,9 +5,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Tx } from '../../db/index.js';
 import { dnsRecords, domainChecks, domains } from '../../db/schema.js';
 import { effectiveFeatures } from '../../plans/entitlements.js';
-import { buildRecord } from '../../records/normalize.js';
-import { ZoneIndex } from '../../records/zone-index.js';
-import type { RecordFields, StoredRecord } from '../../records/types.js';
+import { buildRecord } from '../records/normalize.js';
+import { ZoneIndex } from '../records/zone-index.js';
+import type { RecordFields, StoredRecord } from '../records/types.js';
 import { judgeDelegation, type Observation } from './ns-match.js';
 
 export type DomainRow = typeof domains.$inferSelect;

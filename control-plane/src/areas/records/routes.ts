@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { loadDomain } from '../../auth/domain-access.js';
 import { errorResponses, MessageBody } from '../../openapi/schemas.js';
-import { listApiRecords, type RecordRow } from '../../records/store.js';
+import { listApiRecords, type RecordRow } from './store.js';
 import {
   batchUpdate,
   createRecord,
@@ -15,8 +15,8 @@ import {
   importZone,
   previewImport,
   updateRecord,
-} from '../../records/service.js';
-import type { RecordFields } from '../../records/types.js';
+} from './service.js';
+import type { RecordFields } from './types.js';
 import {
   BatchUpdate,
   BulkResult,

@@ -1,5 +1,5 @@
 // The API shape of a stored rule (spec "Rule"), and the input shape an update merges into.
-import type { rules } from '../db/schema.js';
+import type { rules } from '../../db/schema.js';
 
 type RuleRow = typeof rules.$inferSelect;
 export type PresentedRule = Record<string, unknown> & { id: number; type: string };

@@ -5,11 +5,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ensureNodeToken } from '@platform/shared/node-token';
 import { eq } from 'drizzle-orm';
-import { domains } from '../../db/schema.js';
-import { ApiError, MESSAGES } from '../../errors.js';
-import { nodeTokenChecker } from '../../sync/node-auth.js';
-import { parseDomainName } from '../domains/domain-name.js';
-import { StringEnum } from '../../openapi/schemas.js';
+import { domains } from '../db/schema.js';
+import { ApiError, MESSAGES } from '../errors.js';
+import { nodeTokenChecker } from '../auth/node-token.js';
+import { parseDomainName } from '../areas/domains/domain-name.js';
+import { StringEnum } from '../openapi/schemas.js';
+import requestLogRoutes from './request-logs.js';
 import {
   applyDelegation,
   applyVerificationExpired,
@@ -18,7 +19,7 @@ import {
   expireDeveloperMode,
   importRecords,
   setState,
-} from '../domain-lifecycle/transitions.js';
+} from '../areas/domain-lifecycle/transitions.js';
 
 const Params = Type.Object({ domain: Type.String() });
 const Observations = Type.Array(
@@ -150,4 +151,6 @@ export default async function internalRoutes(fastify: FastifyInstance) {
       },
     );
   });
+
+  await app.register(requestLogRoutes);
 }

@@ -8,7 +8,6 @@ import { loadDomain } from '../../auth/domain-access.js';
 import { effectiveFeatures, requireFeature } from '../../plans/entitlements.js';
 import { errorResponses, MessageBody } from '../../openapi/schemas.js';
 import { DomainParams } from '../domains/schemas.js';
-import requestLogRoutes from './request-logs.js';
 import { cachePurgeRequests } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
 
@@ -96,6 +95,4 @@ export default async function cacheRoutes(fastify: FastifyInstance) {
       return { message: 'cache entries purged', prefixes };
     },
   );
-
-  await app.register(requestLogRoutes);
 }

@@ -2,7 +2,7 @@
 // the bulk result, and the BIND import preview and result.
 import { Type, type Static } from '@sinclair/typebox';
 import { StringEnum } from '../../openapi/schemas.js';
-import { LIMITS, RECORD_TYPES } from '../../records/types.js';
+import { LIMITS, RECORD_TYPES } from './types.js';
 
 const T = {
   name: Type.String({

@@ -6,15 +6,7 @@ import { RULE_TYPES, type RuleType } from '@platform/shared/match';
 import { loadDomain } from '../../auth/domain-access.js';
 import { errorResponses, MessageBody } from '../../openapi/schemas.js';
 import { DomainParams } from '../domains/schemas.js';
-import {
-  createRule,
-  deleteRule,
-  getRule,
-  listRules,
-  reorderRules,
-  setRuleEnabled,
-  updateRule,
-} from '../../rules/service.js';
+import { createRule, deleteRule, getRule, listRules, reorderRules, setRuleEnabled, updateRule } from './service.js';
 import { EnabledBody, ReorderBody, RuleParams, ruleSchemas } from './schemas.js';
 
 export default async function ruleRoutes(fastify: FastifyInstance) {

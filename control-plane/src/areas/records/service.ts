@@ -1,11 +1,11 @@
 // Record operations: each write runs in one transaction that locks the domain, validates against the zone,
 // writes, and appends ONE config-log entry; nothing is stored when any check fails.
 import type { FastifyInstance } from 'fastify';
-import type { Tx } from '../db/index.js';
-import type { domains } from '../db/schema.js';
-import { ApiError, isApiError } from '../errors.js';
-import { effectiveFeatures, requireFeature, type EffectiveFeatures } from '../plans/entitlements.js';
-import { buildZone } from '../config-log/snapshot.js';
+import type { Tx } from '../../db/index.js';
+import type { domains } from '../../db/schema.js';
+import { ApiError, isApiError } from '../../errors.js';
+import { effectiveFeatures, requireFeature, type EffectiveFeatures } from '../../plans/entitlements.js';
+import { buildZone } from '../../config-log/snapshot.js';
 import { APEX_NS_TTL, exportZone } from './bind-export.js';
 import { parseZoneFile } from './bind-parse.js';
 import { RecordError } from './errors.js';
