@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { proxiedRecord, rule, send, snapshot, startStubOrigin, startTestEdge } from '../testing/harness.js';
+import { hashPassword } from '@platform/shared/match';
 
 test('rule types through the edge', async (t) => {
   const main = await startStubOrigin('main', (req, res) => {
@@ -30,7 +31,7 @@ test('rule types through the edge', async (t) => {
         rule('basic_auth', {
           path_includes: ['/private/*'],
           realm: 'Staff',
-          users: [{ username: 'alice', password: 'wonderland' }],
+          users: [{ username: 'alice', password_hash: await hashPassword('wonderland') }],
         }),
         rule('redirect', { path_includes: ['/old/*'], target: 'https://new.example.org/$1', status_code: 301 }),
         rule('redirect', {

@@ -97,6 +97,7 @@ let nextRuleId = 1;
 export function rule(type: RuleType, body: Record<string, unknown>): Rule {
   const v = validateRule(type, body);
   if (!v.ok) throw new Error(`bad test rule: ${JSON.stringify(v.problems)}`);
+  if (v.value.passwords.length > 0) throw new Error('test rules take password_hash (await hashPassword(...)) only');
   const { enabled, priority, ...filters } = v.value.common;
   return { id: nextRuleId++, type, enabled, priority, body: encodeRuleBody({ ...filters, ...v.value.fields }) };
 }

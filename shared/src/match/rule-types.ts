@@ -1,12 +1,17 @@
 // Validation of each rule type's own fields (the nine types with an edge engine; the other six are stored as given).
 import { isIP } from 'node:net';
-import { hashPassword, isPasswordHash } from './password.js';
+import { isPasswordHash } from './password.js';
 import { normaliseHost } from './host.js';
 import type { PathMatchType } from './path.js';
 import type { Problem, RuleType } from './validate-rule.js';
 
 type Fields = Record<string, unknown>;
-type Result = { ok: true; value: Fields } | { ok: false; problems: Problem[] };
+/** A basic_auth password to hash after validation: `user.password_hash` is set by hashRulePasswords. */
+export interface PendingPassword {
+  user: { username: unknown; password_hash?: string };
+  password: string;
+}
+type Result = { ok: true; value: Fields; passwords: PendingPassword[] } | { ok: false; problems: Problem[] };
 interface Ctx {
   pathMatchType: PathMatchType;
 }
@@ -14,6 +19,7 @@ interface Ctx {
 class Checker {
   readonly problems: Problem[] = [];
   readonly out: Fields = {};
+  readonly passwords: PendingPassword[] = [];
   readonly seen = new Set<string>(['country']);
   constructor(
     readonly input: Fields,
@@ -21,6 +27,11 @@ class Checker {
   ) {}
   problem(path: string, message: string) {
     this.problems.push({ path: this.prefix + path, message });
+  }
+
+  /** A list that must not be empty; an over-long list already has its problem. */
+  nonEmpty(key: string, list: unknown[], message: string) {
+    if (list.length === 0 && !this.problems.some((p) => p.path === this.prefix + key)) this.problem(key, message);
   }
 
   /** A field left out: a problem when required, else its default (recorded in the output when there is one). */
@@ -90,12 +101,17 @@ class Checker {
       this.problem(key, 'must be an array');
       return [];
     }
-    if (v.length > max) this.problem(key, `at most ${max} entries`);
+    if (v.length > max) {
+      this.problem(key, `at most ${max} entries`);
+      return []; // the limit is checked before any per-entry work
+    }
     return v;
   }
 
   result(): Result {
-    return this.problems.length > 0 ? { ok: false, problems: this.problems } : { ok: true, value: this.out };
+    return this.problems.length > 0
+      ? { ok: false, problems: this.problems }
+      : { ok: true, value: this.out, passwords: this.passwords };
   }
 }
 
@@ -146,7 +162,7 @@ const VALIDATORS: Partial<Record<RuleType, (c: Checker, ctx: Ctx) => void>> = {
   },
   origin_pool(c) {
     const origins = c.array('origins', 64);
-    if (origins.length === 0) c.problem('origins', 'at least one origin is required');
+    c.nonEmpty('origins', origins, 'at least one origin is required');
     c.out.origins = origins.map((raw, i) => {
       const o = new Checker((raw ?? {}) as Fields, `origins[${i}].`);
       const address = o.str('address', { required: true, max: 253 });
@@ -205,8 +221,9 @@ const VALIDATORS: Partial<Record<RuleType, (c: Checker, ctx: Ctx) => void>> = {
     const realm = c.str('realm', { def: 'Restricted', max: 128 });
     if (realm && /["\r\n\\]/.test(realm)) c.problem('realm', 'must not contain quotes, backslashes or line breaks');
     const users = c.array('users', 1000);
-    if (users.length === 0) c.problem('users', 'at least one user is required');
+    c.nonEmpty('users', users, 'at least one user is required');
     const names = new Set<string>();
+    // New passwords are only collected here: hashing (slow by design) comes after every check has passed.
     c.out.users = users.map((raw, i) => {
       const u = (raw ?? {}) as Fields;
       const path = `users[${i}]`;
@@ -214,21 +231,22 @@ const VALIDATORS: Partial<Record<RuleType, (c: Checker, ctx: Ctx) => void>> = {
         c.problem(`${path}.username`, 'must be 1 to 128 characters without ":"');
       } else if (names.has(u.username)) c.problem(`${path}.username`, 'duplicate username');
       else names.add(u.username);
-      let hash: string | undefined;
+      const user: PendingPassword['user'] = { username: u.username };
       if (typeof u.password === 'string' && u.password.length > 0 && u.password.length <= 1024)
-        hash = hashPassword(u.password);
-      else if (typeof u.password_hash === 'string' && isPasswordHash(u.password_hash)) hash = u.password_hash;
+        c.passwords.push({ user, password: u.password });
+      else if (typeof u.password_hash === 'string' && isPasswordHash(u.password_hash))
+        user.password_hash = u.password_hash;
       else
         c.problem(
           `${path}.password`,
           'password (1 to 1024 characters) or a password_hash read back from the API is required',
         );
-      return { username: u.username, password_hash: hash };
+      return user;
     });
   },
   error_page(c) {
     const statuses = c.array('statuses', 100);
-    if (statuses.length === 0) c.problem('statuses', 'at least one status or range ("404", "500-599") is required');
+    c.nonEmpty('statuses', statuses, 'at least one status or range ("404", "500-599") is required');
     statuses.forEach((s, i) => {
       const m = typeof s === 'string' ? STATUS_ENTRY.exec(s) : null;
       if (!m || (m[2] !== undefined && Number(m[2]) < Number(m[1])) || Number(m[1]) < 400)
@@ -256,7 +274,7 @@ const VALIDATORS: Partial<Record<RuleType, (c: Checker, ctx: Ctx) => void>> = {
 /** Validates and normalises the type-specific fields of a rule; types without an engine keep their fields as given. */
 export function validateTypeFields(type: RuleType, input: Fields, ctx: Ctx): Result {
   const v = VALIDATORS[type];
-  if (!v) return { ok: true, value: { ...input } };
+  if (!v) return { ok: true, value: { ...input }, passwords: [] };
   const c = new Checker({ ...input });
   v(c, ctx);
   for (const k of Object.keys(c.input)) {

@@ -1,6 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { validateRule } from './validate-rule.js';
+import {
+  hashRulePasswords,
+  MAX_HOST_ENTRIES,
+  MAX_PATH_ENTRIES,
+  MAX_RECORD_IDS,
+  validateRule,
+} from './validate-rule.js';
 import { verifyPassword } from './password.js';
 
 test('defaults: zone-wide, priority 100, enforce, no host filter, path [/*]', () => {
@@ -88,14 +94,56 @@ test('ip lists are canonicalised on write', () => {
   assert.deepEqual(r.value.common.ip_excludes, ['2001:db8::1']);
 });
 
-test('basic_auth passwords are hashed; the hash round-trips', () => {
-  const r = validateRule('basic_auth', { users: [{ username: 'alice', password: 's3cret' }] });
+test('basic_auth: validation hashes nothing; hashRulePasswords hashes off the event loop; the hash round-trips', async () => {
+  const users = Array.from({ length: 1000 }, (_, i) => ({ username: `u${i}`, password: `p${i}` }));
+  const r = validateRule('basic_auth', { users });
   assert.ok(r.ok);
-  const users = r.value.fields.users as { username: string; password_hash: string }[];
-  assert.ok(verifyPassword('s3cret', users[0].password_hash));
-  assert.ok(!verifyPassword('wrong', users[0].password_hash));
-  const again = validateRule('basic_auth', { users });
+  assert.equal(r.value.passwords.length, 1000, 'every new password waits for hashing');
+  assert.ok((r.value.fields.users as object[]).every((u) => !('password_hash' in u)));
+
+  const one = validateRule('basic_auth', { users: [{ username: 'alice', password: 's3cret' }] });
+  assert.ok(one.ok);
+  let ticks = 0;
+  const ticking = setInterval(() => ticks++, 0);
+  await hashRulePasswords(one.value);
+  clearInterval(ticking);
+  assert.ok(ticks > 0, 'timers ran while the password was hashed');
+  assert.deepEqual(one.value.passwords, []);
+  const hashed = one.value.fields.users as { username: string; password_hash: string }[];
+  assert.ok(await verifyPassword('s3cret', hashed[0].password_hash));
+  assert.ok(!(await verifyPassword('wrong', hashed[0].password_hash)));
+  const again = validateRule('basic_auth', { users: hashed });
   assert.ok(again.ok);
+  assert.deepEqual(again.value.passwords, [], 'a hash read back is kept, not hashed again');
+  assert.deepEqual(again.value.fields.users, hashed);
+});
+
+test('lists are bounded before any per-entry work', () => {
+  const over = (n: number, f: (i: number) => unknown) => Array.from({ length: n }, (_, i) => f(i));
+  const cases: [string, unknown[], number][] = [
+    ['record_ids', over(MAX_RECORD_IDS + 1, (i) => i + 1), MAX_RECORD_IDS],
+    ['host_includes', over(MAX_HOST_ENTRIES + 1, () => '(a+)+$'), MAX_HOST_ENTRIES],
+    ['path_excludes', over(MAX_PATH_ENTRIES + 1, () => 'no slash'), MAX_PATH_ENTRIES],
+    ['ip_includes', over(300, () => 'not an ip'), 256],
+  ];
+  for (const [key, list, max] of cases) {
+    const r = validateRule('drop', { [key]: list });
+    assert.ok(!r.ok);
+    assert.deepEqual(r.problems, [{ path: key, message: `at most ${max} entries` }], 'one problem, no entry checked');
+  }
+  const users = validateRule('basic_auth', { users: over(1001, () => ({ username: '' })) });
+  assert.ok(!users.ok);
+  assert.deepEqual(users.problems, [{ path: 'users', message: 'at most 1000 entries' }]);
+});
+
+test('record_ids keep their first order without duplicates (linear)', () => {
+  const ids = Array.from({ length: MAX_RECORD_IDS }, (_, i) => (i % 500) + 1);
+  const r = validateRule('drop', { record_ids: ids });
+  assert.ok(r.ok);
+  assert.deepEqual(
+    r.value.common.record_ids,
+    Array.from({ length: 500 }, (_, i) => i + 1),
+  );
 });
 
 test('unknown fields of an engine type are rejected; types without an engine keep their fields', () => {

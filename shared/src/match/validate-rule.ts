@@ -2,7 +2,8 @@
 import { HOST_MATCH_TYPES, hostEntryProblem, normaliseHost, type HostMatchType } from './host.js';
 import { canonicaliseIpList, MAX_IP_ENTRIES } from './ip.js';
 import { DEFAULT_PATH_INCLUDES, PATH_MATCH_TYPES, pathEntryProblem, type PathMatchType } from './path.js';
-import { validateTypeFields } from './rule-types.js';
+import { hashPasswords } from './password.js';
+import { validateTypeFields, type PendingPassword } from './rule-types.js';
 
 export const RULE_TYPES = [
   'cache',
@@ -25,6 +26,11 @@ export type RuleType = (typeof RULE_TYPES)[number];
 export const ACTION_MODES = ['enforce', 'dry_run'] as const;
 export type ActionMode = (typeof ACTION_MODES)[number];
 export const DEFAULT_PRIORITY = 100;
+/** Entries of record_ids (a rule scoped to more records is better zone-wide). */
+export const MAX_RECORD_IDS = 1000;
+/** Entries of each host list (host_includes, host_excludes) and each path list (path_includes, path_excludes). */
+export const MAX_HOST_ENTRIES = 256;
+export const MAX_PATH_ENTRIES = 256;
 
 /** The common fields of a rule after normalisation, as stored and as read back (record_id folded into record_ids). */
 export interface RuleCommon {
@@ -43,10 +49,14 @@ export interface RuleCommon {
   path_excludes: string[];
 }
 
-/** A normalised rule: common fields plus the type's own fields. */
+/**
+ * A normalised rule: common fields plus the type's own fields. `passwords` are basic_auth passwords not hashed yet:
+ * hashRulePasswords() must run before the rule is stored (their users have no password_hash until then).
+ */
 export interface NormalisedRule {
   common: RuleCommon;
   fields: Record<string, unknown>;
+  passwords: PendingPassword[];
 }
 
 export interface Problem {
@@ -81,13 +91,29 @@ export function isRuleType(t: string): t is RuleType {
   return (RULE_TYPES as readonly string[]).includes(t);
 }
 
-function stringList(input: Record<string, unknown>, key: string, problems: Problem[]): string[] {
+/** The list at `key`, bounded before any per-entry work (an over-long list is one problem and no entries). */
+function boundedList(
+  input: Record<string, unknown>,
+  key: string,
+  max: number,
+  problems: Problem[],
+  of: 'strings' | 'integers',
+): unknown[] {
   const v = input[key];
   if (v === undefined || v === null) return [];
   if (!Array.isArray(v)) {
-    problems.push({ path: key, message: 'must be an array of strings' });
+    problems.push({ path: key, message: `must be an array of ${of}` });
     return [];
   }
+  if (v.length > max) {
+    problems.push({ path: key, message: `at most ${max} entries` });
+    return [];
+  }
+  return v;
+}
+
+function stringList(input: Record<string, unknown>, key: string, max: number, problems: Problem[]): string[] {
+  const v = boundedList(input, key, max, problems, 'strings');
   v.forEach((e, i) => {
     if (typeof e !== 'string') problems.push({ path: `${key}[${i}]`, message: 'must be a string' });
   });
@@ -102,17 +128,15 @@ function stringList(input: Record<string, unknown>, key: string, problems: Probl
 export function validateRule(type: RuleType, input: Record<string, unknown>): RuleValidation {
   const problems: Problem[] = [];
 
-  const recordIds: number[] = [];
+  const recordIds = new Set<number>(); // keeps the first occurrence's order; duplicates dropped in linear time
   const addRecord = (v: unknown, path: string) => {
     if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0)
       problems.push({ path, message: 'must be a positive integer' });
-    else if (!recordIds.includes(v)) recordIds.push(v);
+    else recordIds.add(v);
   };
-  if (input.record_ids !== undefined && input.record_ids !== null) {
-    if (!Array.isArray(input.record_ids))
-      problems.push({ path: 'record_ids', message: 'must be an array of integers' });
-    else input.record_ids.forEach((v, i) => addRecord(v, `record_ids[${i}]`));
-  }
+  boundedList(input, 'record_ids', MAX_RECORD_IDS, problems, 'integers').forEach((v, i) =>
+    addRecord(v, `record_ids[${i}]`),
+  );
   if (input.record_id !== undefined && input.record_id !== null && input.record_id !== 0)
     addRecord(input.record_id, 'record_id');
 
@@ -125,8 +149,8 @@ export function validateRule(type: RuleType, input: Record<string, unknown>): Ru
 
   const hostPattern = input.host_pattern ?? '';
   if (typeof hostPattern !== 'string') problems.push({ path: 'host_pattern', message: 'must be a string' });
-  const includes = stringList(input, 'host_includes', problems);
-  const excludes = stringList(input, 'host_excludes', problems);
+  const includes = stringList(input, 'host_includes', MAX_HOST_ENTRIES, problems);
+  const excludes = stringList(input, 'host_excludes', MAX_HOST_ENTRIES, problems);
   const anyHost =
     (typeof hostPattern === 'string' && hostPattern.trim() !== '') || includes.length > 0 || excludes.length > 0;
   let hostType = input.host_match_type as HostMatchType | undefined | null;
@@ -162,7 +186,7 @@ export function validateRule(type: RuleType, input: Record<string, unknown>): Ru
 
   const ipLists: Record<'ip_includes' | 'ip_excludes', string[]> = { ip_includes: [], ip_excludes: [] };
   for (const key of ['ip_includes', 'ip_excludes'] as const) {
-    const list = stringList(input, key, problems);
+    const list = stringList(input, key, MAX_IP_ENTRIES, problems);
     const r = canonicaliseIpList(list);
     if (r.ok) ipLists[key] = r.value;
     else
@@ -180,8 +204,8 @@ export function validateRule(type: RuleType, input: Record<string, unknown>): Ru
   const pathType = (input.path_match_type ?? 'wildcard') as PathMatchType;
   if (!PATH_MATCH_TYPES.includes(pathType))
     problems.push({ path: 'path_match_type', message: 'must be wildcard or regex' });
-  const pathIncludes = stringList(input, 'path_includes', problems);
-  const pathExcludes = stringList(input, 'path_excludes', problems);
+  const pathIncludes = stringList(input, 'path_includes', MAX_PATH_ENTRIES, problems);
+  const pathExcludes = stringList(input, 'path_excludes', MAX_PATH_ENTRIES, problems);
   if (PATH_MATCH_TYPES.includes(pathType)) {
     pathIncludes.forEach((p, i) => {
       const m = pathEntryProblem(pathType, p);
@@ -203,7 +227,7 @@ export function validateRule(type: RuleType, input: Record<string, unknown>): Ru
     ok: true,
     value: {
       common: {
-        record_ids: recordIds,
+        record_ids: [...recordIds],
         enabled: enabled as boolean,
         priority: priority as number,
         host_pattern: typeof hostPattern === 'string' ? (hostPattern.trim() === '' ? '' : hostNorm(hostPattern)) : '',
@@ -218,8 +242,16 @@ export function validateRule(type: RuleType, input: Record<string, unknown>): Ru
         path_excludes: pathExcludes,
       },
       fields: typed.value,
+      passwords: typed.passwords,
     },
   };
+}
+
+/** Hashes the rule's new basic_auth passwords (off the event loop, a few at a time; see password.ts). */
+export async function hashRulePasswords(rule: NormalisedRule): Promise<void> {
+  const hashes = await hashPasswords(rule.passwords.map((p) => p.password));
+  rule.passwords.forEach((p, i) => (p.user.password_hash = hashes[i]));
+  rule.passwords = [];
 }
 
 /** One line naming every problem, for an API error body. */

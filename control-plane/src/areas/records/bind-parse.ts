@@ -1,7 +1,7 @@
 // Reads a master file (RFC 1035 §5, with RFC 2308 $TTL and BIND's TTL units) into record creates for the
 // zone, one per resource record, with the line each came from. Nothing here touches the database: the
 // caller validates each create with buildRecord() exactly as the API does.
-import { tokenize, type Token } from './bind-tokenizer.js';
+import { entriesOf, type Token } from './bind-tokenizer.js';
 import { unescapeCharString } from './destination.js';
 import { LIMITS, RECORD_TYPES, type RecordCreate } from './types.js';
 
@@ -14,6 +14,8 @@ export interface ParseResult {
   records: ParsedRecord[];
   skipped: { line: number; reason: string }[];
   errors: { line: number; error: string }[];
+  /** The file holds more than `maxRecords` records (valid or not): reading stopped there, nothing else is reported. */
+  tooLarge: boolean;
 }
 
 const CLASSES = new Set(['IN', 'CH', 'HS', 'CS']);
@@ -123,17 +125,27 @@ function platformFields(comment: string | null): Partial<RecordCreate> {
   return out as Partial<RecordCreate>;
 }
 
-/** Parses `text` as the master file of `zone` (lower case, no trailing dot). */
-export function parseZoneFile(zone: string, text: string): ParseResult {
-  const { entries, errors } = tokenize(text);
-  const result: ParseResult = { records: [], skipped: [], errors: [...errors] };
+/**
+ * Parses `text` as the master file of `zone` (lower case, no trailing dot), in one pass. Records and invalid lines
+ * (together) and skipped lines are counted as they are read: reading stops as soon as either is past `maxRecords`.
+ */
+export function parseZoneFile(zone: string, text: string, maxRecords = LIMITS.importMaxRecords): ParseResult {
+  const result: ParseResult = { records: [], skipped: [], errors: [], tooLarge: false };
   const zoneAbs = `${zone}.`;
   let origin = zoneAbs;
   let defaultTtl: number | null = null;
   let lastTtl: number | null = null;
   let owner: string | null = null;
 
-  for (const e of entries) {
+  for (const e of entriesOf(text)) {
+    if (result.records.length + result.errors.length > maxRecords || result.skipped.length > maxRecords) {
+      result.tooLarge = true;
+      break;
+    }
+    if ('error' in e) {
+      result.errors.push(e);
+      continue;
+    }
     try {
       const tokens = [...e.tokens];
       const first = tokens[0]!;

@@ -14,23 +14,40 @@ export interface Entry {
   comment: string | null; // the last comment on the entry, without ';'
 }
 
+export interface LineError {
+  line: number;
+  error: string;
+}
+
 export interface TokenizeResult {
   entries: Entry[];
-  errors: { line: number; error: string }[];
+  errors: LineError[];
 }
 
 export function tokenize(text: string): TokenizeResult {
-  const entries: Entry[] = [];
-  const errors: { line: number; error: string }[] = [];
+  const result: TokenizeResult = { entries: [], errors: [] };
+  for (const item of entriesOf(text)) {
+    if ('error' in item) result.errors.push(item);
+    else result.entries.push(item);
+  }
+  return result;
+}
+
+/**
+ * The entries (and syntax errors) of `text` one at a time, in one pass, so a reader can stop early (a file over the
+ * record limit is refused without tokenizing the rest of it).
+ */
+export function* entriesOf(text: string): Generator<Entry | LineError> {
   let line = 1;
   let depth = 0;
   let current: Entry | null = null;
   let atLineStart = true;
   const src = text.replace(/\r\n?/g, '\n');
 
-  const finish = (): void => {
-    if (current && current.tokens.length) entries.push(current);
+  const finish = (): Entry | null => {
+    const done = current && current.tokens.length ? current : null;
     current = null;
+    return done;
   };
   const entry = (blank: boolean): Entry => (current ??= { line, blankOwner: blank, tokens: [], comment: null });
 
@@ -39,7 +56,10 @@ export function tokenize(text: string): TokenizeResult {
     if (c === '\n') {
       line++;
       atLineStart = true;
-      if (depth === 0) finish();
+      if (depth === 0) {
+        const done = finish();
+        if (done) yield done;
+      }
       continue;
     }
     if (c === ' ' || c === '\t') {
@@ -62,7 +82,7 @@ export function tokenize(text: string): TokenizeResult {
       continue;
     }
     if (c === ')') {
-      if (depth === 0) errors.push({ line, error: 'unbalanced ")"' });
+      if (depth === 0) yield { line, error: 'unbalanced ")"' };
       else depth--;
       continue;
     }
@@ -78,9 +98,8 @@ export function tokenize(text: string): TokenizeResult {
         if (src[j] === '\n') line++;
       }
       if (j >= src.length) {
-        errors.push({ line: startLine, error: 'unterminated quoted string' });
-        current = null;
-        return { entries, errors };
+        yield { line: startLine, error: 'unterminated quoted string' };
+        return;
       }
       entry(false).tokens.push({ text: s, quoted: true });
       i = j;
@@ -97,7 +116,7 @@ export function tokenize(text: string): TokenizeResult {
     entry(false).tokens.push({ text: s, quoted: false });
     i = j - 1;
   }
-  if (depth > 0) errors.push({ line, error: 'unbalanced "(": missing ")" before the end of the file' });
-  finish();
-  return { entries, errors };
+  if (depth > 0) yield { line, error: 'unbalanced "(": missing ")" before the end of the file' };
+  const last = finish();
+  if (last) yield last;
 }

@@ -195,9 +195,15 @@ export async function deleteMany(app: FastifyInstance, domain: DomainRow, ids: n
   });
 }
 
+const FILE_TOO_LARGE = `a zone file may hold at most ${LIMITS.importMaxRecords} records`;
+
 /** What importing `text` would do, checked exactly as the API checks single creates. Stores nothing. */
 async function planImport(tx: Tx, domain: DomainRow, text: string): Promise<ImportPlan> {
-  const parsed = parseZoneFile(domain.name, text);
+  const parsed = parseZoneFile(domain.name, text, LIMITS.importMaxRecords);
+  if (parsed.tooLarge) {
+    // Refused before any record is checked against the zone (and the rest of the file is not even read).
+    return { records: [], skipped: [], errors: [{ line: 0, error: FILE_TOO_LARGE }], limitError: null };
+  }
   const plan: ImportPlan = { records: [], skipped: parsed.skipped, errors: parsed.errors, limitError: null };
   const index = await indexOf(tx, domain.id);
   const existingCount = index.size;
@@ -218,8 +224,6 @@ async function planImport(tx: Tx, domain: DomainRow, text: string): Promise<Impo
   }
   plan.skipped.sort((a, b) => a.line - b.line);
   plan.errors.sort((a, b) => a.line - b.line);
-  if (plan.records.length > LIMITS.importMaxRecords)
-    plan.errors.unshift({ line: 0, error: `a zone file may hold at most ${LIMITS.importMaxRecords} records` });
   plan.limitError = limitError(features, existingCount + plan.records.length);
   return plan;
 }
@@ -238,9 +242,11 @@ export async function importZone(
     const plan = await planImport(tx, domain, text);
     if (plan.errors.length) {
       const n = plan.errors.length;
-      throw new ApiError(400, `the zone file has ${n} invalid line${n > 1 ? 's' : ''}; nothing was imported`, {
-        errors: plan.errors,
-      });
+      const message =
+        plan.errors[0]!.error === FILE_TOO_LARGE
+          ? `${FILE_TOO_LARGE}; nothing was imported`
+          : `the zone file has ${n} invalid line${n > 1 ? 's' : ''}; nothing was imported`;
+      throw new ApiError(400, message, { errors: plan.errors });
     }
     if (plan.limitError) throw new ApiError(403, plan.limitError, { feature: 'max_records' });
     const created = await insertRecords(tx, domain.id, plan.records);

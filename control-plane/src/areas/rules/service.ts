@@ -4,12 +4,13 @@ import type { FastifyInstance } from 'fastify';
 import { and, asc, eq, sql } from 'drizzle-orm';
 import {
   describeProblems,
+  hashRulePasswords,
   validateRule,
   type NormalisedRule,
   type Problem,
   type RuleType,
 } from '@platform/shared/match';
-import type { Tx } from '../../db/index.js';
+import type { Db, Tx } from '../../db/index.js';
 import { dnsRecords, domains, rules } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
 import { effectiveFeatures, requireFeature, requireRuleType } from '../../plans/entitlements.js';
@@ -97,10 +98,24 @@ async function checkAgainstDatabase(tx: Tx, domain: DomainRow, type: RuleType, r
   if (problems.length > 0) invalid(problems);
 }
 
-function validate(type: RuleType, body: Record<string, unknown>): NormalisedRule {
+/**
+ * Validation, then (only when every check that needs no lock has passed) the slow part: new basic_auth passwords
+ * are hashed off the event loop, before the transaction so that no domain lock is held meanwhile.
+ */
+async function validate(
+  app: FastifyInstance,
+  domain: DomainRow,
+  type: RuleType,
+  body: Record<string, unknown>,
+  creating: boolean,
+): Promise<NormalisedRule> {
   const r = validateRule(type, body);
   if (!r.ok) invalid(r.problems);
   if (type === 'origin_route') r.value.fields.country = countryOf(String(r.value.fields.address));
+  if (r.value.passwords.length > 0) {
+    await checkPlan(app.db, domain.id, type, creating);
+    await hashRulePasswords(r.value);
+  }
   return r.value;
 }
 
@@ -115,7 +130,7 @@ async function writeAndLog<T>(app: FastifyInstance, domain: DomainRow, fn: (tx: 
   return out;
 }
 
-async function checkPlan(tx: Tx, domainId: number, type: RuleType, creating: boolean): Promise<void> {
+async function checkPlan(tx: Db | Tx, domainId: number, type: RuleType, creating: boolean): Promise<void> {
   const features = await effectiveFeatures(tx, domainId);
   requireFeature(features, 'rules_enabled');
   requireRuleType(features, type);
@@ -140,7 +155,7 @@ export async function createRule(
   type: RuleType,
   body: Record<string, unknown>,
 ): Promise<PresentedRule> {
-  const rule = validate(type, body);
+  const rule = await validate(app, domain, type, body, true);
   const row = await writeAndLog(app, domain, async (tx) => {
     await checkPlan(tx, domain.id, type, true);
     await checkAgainstDatabase(tx, domain, type, rule);
@@ -167,7 +182,7 @@ export async function updateRule(
   if (body.host_match_type === undefined && ['host_pattern', 'host_includes', 'host_excludes'].some((k) => k in body))
     delete merged.host_match_type;
   if (body.record_id !== undefined && body.record_ids === undefined) merged.record_ids = [];
-  const rule = validate(type, merged);
+  const rule = await validate(app, domain, type, merged, false);
   const row = await writeAndLog(app, domain, async (tx) => {
     await findRule(tx, domain.id, type, id);
     await checkPlan(tx, domain.id, type, false);
