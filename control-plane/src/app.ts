@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Database } from './db/index.js';
 import type { ControlPlaneConfig } from './config.js';
 import { ConfigLog } from './config-log/index.js';
+import { WorkflowOutbox } from './workflow-outbox/outbox.js';
 import context from './plugins/context.js';
 import { installErrorHandlers, installNotFoundHandler } from './plugins/error-handler.js';
 import authenticate from './auth/authenticate.js';
@@ -25,6 +26,8 @@ export interface BuildOptions {
   database: Database;
   /** Share one config log with the sync hub; a new one by default. */
   configLog?: ConfigLog;
+  /** Share one workflow outbox with the dispatcher; a new one (nobody dispatches) by default. */
+  workflowOutbox?: WorkflowOutbox;
   /** Fastify logger option; by default a pino logger at config.logLevel. */
   logger?: boolean | { level: string };
 }
@@ -49,6 +52,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
     db: opts.database.db,
     config,
     configLog: opts.configLog ?? new ConfigLog(config.nsSets),
+    workflowOutbox: opts.workflowOutbox ?? new WorkflowOutbox(),
   });
   await app.register(authenticate);
   await app.register(temporal);

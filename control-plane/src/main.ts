@@ -8,6 +8,8 @@ import { acquireDataDirLock } from './admin/data-dir-lock.js';
 import { startAdminSocket } from './admin/socket.js';
 import { ConfigLog } from './config-log/index.js';
 import { startSyncHub } from './sync/index.js';
+import { WorkflowOutbox } from './workflow-outbox/outbox.js';
+import { startWorkflowDispatcher } from './workflow-outbox/dispatcher.js';
 
 const log = componentLogger('control-plane');
 
@@ -17,7 +19,8 @@ async function main(): Promise<void> {
   const lock = config.databaseUrl ? null : acquireDataDirLock(config.dataDir, 'control-plane');
   const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const configLog = new ConfigLog(config.nsSets);
-  const app = await build({ config, database, configLog });
+  const workflowOutbox = new WorkflowOutbox();
+  const app = await build({ config, database, configLog, workflowOutbox });
   // The sync hub streams the config log to DNS and edge nodes (control-plane/README.md, "Sync").
   // With PGlite the admin CLI cannot open the database while we run; it sends its commands through this socket.
   const adminSocket = lock
@@ -37,6 +40,15 @@ async function main(): Promise<void> {
     db: database.db,
     configLog,
   });
+  // Starts the workflows that writes recorded (control-plane/README.md, "Workflows"); not without TEMPORAL_ADDRESS.
+  const dispatcher = config.temporal.address
+    ? startWorkflowDispatcher({
+        db: database.db,
+        outbox: workflowOutbox,
+        temporal: config.temporal,
+        log: componentLogger('control-plane.workflow-dispatcher'),
+      })
+    : null;
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -52,6 +64,7 @@ async function main(): Promise<void> {
       await adminSocket?.close();
       await syncHub.close();
       await app.close();
+      await dispatcher?.close();
       await database.close();
     } finally {
       lock?.release();

@@ -1,7 +1,8 @@
 // Two control planes on one Postgres server, started as a user starts them (control-plane/src/main.ts), each with
 // its own DATA_DIR, API port and sync hub: the per-key and per-address rate limits hold across both, writes through
-// either are visible through both (API and DNS nodes synced from either hub), and config-log versions become visible
-// in order while both append. Needs a Postgres server (TEST_DATABASE_URL; .ci/run starts one).
+// either are visible through both (API and DNS nodes synced from either hub), config-log versions become visible
+// in order while both append, and their workflow dispatchers never take the same outbox entry. Needs a Postgres
+// server (TEST_DATABASE_URL; .ci/run starts one).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -10,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { eq, sql } from 'drizzle-orm';
-import { openDatabase } from '../../control-plane/src/db/index.js';
+import { openDatabase, type Db } from '../../control-plane/src/db/index.js';
+import { claimDueEntries, enqueueWorkflows } from '../../control-plane/src/workflow-outbox/outbox.js';
 import { rowsOf } from '../../control-plane/src/db/migrate.js';
 import { domains } from '../../control-plane/src/db/schema.js';
 import { ConfigLog } from '../../control-plane/src/config-log/index.js';
@@ -220,6 +222,30 @@ test(
         seen,
         all.map((e) => e.version),
       );
+    });
+
+    await t.test('dispatchers of two processes never claim the same workflow outbox entry', async () => {
+      const pools = [
+        await openDatabase({ dataDir: tdb.dataDir, databaseUrl: tdb.databaseUrl }),
+        await openDatabase({ dataDir: tdb.dataDir, databaseUrl: tdb.databaseUrl }),
+      ];
+      cleanups.push(...pools.map((p) => () => p.close()));
+      const ids = Array.from({ length: 60 }, (_, i) => `multi-claim:${i}`);
+      await enqueueWorkflows(
+        pools[0]!.db,
+        ids.map((workflowId) => ({ kind: 'start' as const, workflowType: 'watchDelegation', workflowId, args: [] })),
+      );
+      const claim = async (db: Db) => {
+        const got: string[] = [];
+        for (let batch; (batch = await claimDueEntries(db, 4, 60_000)).length > 0;) {
+          got.push(...batch.map((e) => e.workflowId));
+        }
+        return got;
+      };
+      const [x, y] = await Promise.all(pools.map((p) => claim(p.db)));
+      // (The domains created above queued their watches too: only this test's entries are compared.)
+      const mine = [...x!, ...y!].filter((id) => id.startsWith('multi-claim:'));
+      assert.deepEqual(mine.sort(), [...ids].sort());
     });
 
     await t.test('a DNS node on either hub receives the writes made through the other process', async () => {

@@ -39,7 +39,8 @@ export interface Lifecycle {
   dns: StubDns;
   /** A second resolver (DNS_RESOLVERS lists both) for propagation cases; usually kept equal to `dns`. */
   dns2: StubDns;
-  temporal: TestWorkflowEnvironment;
+  /** The Temporal dev server (throws while a `temporalDown` lifecycle has not started it). */
+  readonly temporal: TestWorkflowEnvironment;
   apiUrl: string;
   dataDir: string;
   /** Calls the public API with the owner's key. */
@@ -49,13 +50,27 @@ export interface Lifecycle {
   startWorker(): Promise<void>;
   stopWorker(): Promise<void>;
   workerOutput(): string;
+  /** `temporalDown`: starts the Temporal server on the address the control plane was given, then the worker. */
+  startTemporal(): Promise<void>;
+  /** Stops the control plane (SIGTERM) and starts it again on the same port and data. */
+  restartControlPlane(): Promise<void>;
+  controlPlaneOutput(): string;
   close(): Promise<void>;
 }
 
-export async function startLifecycle(label: string, cpEnv: Record<string, string> = {}): Promise<Lifecycle> {
+export interface LifecycleOptions {
+  /** Nothing listens on TEMPORAL_ADDRESS and no worker runs until startTemporal(). */
+  temporalDown?: boolean;
+}
+
+export async function startLifecycle(
+  label: string,
+  cpEnv: Record<string, string> = {},
+  opts: LifecycleOptions = {},
+): Promise<Lifecycle> {
   const cleanups: Array<() => Promise<unknown>> = [];
   try {
-    return await launch(label, cpEnv, cleanups);
+    return await launch(label, cpEnv, opts, cleanups);
   } catch (err) {
     // Nothing may outlive a failed start (a Temporal server left running would keep the test process alive).
     for (const c of cleanups.reverse()) await c().catch(() => undefined);
@@ -66,20 +81,25 @@ export async function startLifecycle(label: string, cpEnv: Record<string, string
 async function launch(
   label: string,
   cpEnv: Record<string, string>,
+  opts: LifecycleOptions,
   cleanups: Array<() => Promise<unknown>>,
 ): Promise<Lifecycle> {
   const tdb: TestDatabase = await createTestDatabase(label);
   cleanups.push(() => tdb.drop());
   // The Temporal server starts while the account and key are written (in-process, before the control plane owns
   // the database: with PGlite only one process may open it).
-  const [temporal, key] = await Promise.all([
+  const temporalPort = opts.temporalDown ? await freePort() : undefined;
+  const createTemporal = () =>
     TestWorkflowEnvironment.createLocal({
       server: {
         executable: { type: 'existing-path', path: temporalCliPath() as string },
         ip: '127.0.0.1',
+        ...(temporalPort ? { port: temporalPort } : {}),
         log: { format: 'pretty', level: 'error' },
       },
-    }),
+    });
+  let [temporal, key] = await Promise.all([
+    opts.temporalDown ? undefined : createTemporal(),
     (async () => {
       const database = await openDatabase({ dataDir: tdb.dataDir, databaseUrl: tdb.databaseUrl });
       try {
@@ -90,7 +110,8 @@ async function launch(
       }
     })(),
   ]);
-  cleanups.push(() => temporal.teardown());
+  cleanups.push(async () => temporal?.teardown());
+  const temporalAddress = temporal?.address ?? `127.0.0.1:${temporalPort}`;
   const dns = await startStubDns();
   cleanups.push(() => dns.close());
   const dns2 = await startStubDns();
@@ -102,7 +123,7 @@ async function launch(
     API_PORT: String(apiPort),
     SYNC_PORT: String(0),
     RATE_LIMIT_PER_MINUTE: '100000',
-    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_ADDRESS: temporalAddress,
     ...cpEnv,
   }));
   const call = async (
@@ -126,7 +147,7 @@ async function launch(
   // for a while) start in parallel.
   const nodeToken = ensureNodeToken(tdb.dataDir);
   const worker = new ScriptProcess('workflows/src/main.ts', () => ({
-    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_ADDRESS: temporalAddress,
     TEMPORAL_NAMESPACE: 'default',
     DNS_RESOLVERS: `${dns.address},${dns2.address}`,
     DNS_TIMEOUT_MS: '1000',
@@ -150,23 +171,26 @@ async function launch(
     () => cp.stop(),
     () => worker.stop(),
   );
-  cp.start();
-  await Promise.all([
-    eventually(
+  const startControlPlane = async () => {
+    cp.start();
+    await eventually(
       'the control plane API',
       async () => {
         if (!cp.running) throw new Error(`control plane exited:\n${cp.out}`);
         return (await api('GET', '/domains/')).status === 200 ? true : undefined;
       },
       90_000,
-    ),
-    startWorker(),
-  ]);
+    );
+  };
+  await Promise.all([startControlPlane(), temporal ? startWorker() : undefined]);
 
   return {
     dns,
     dns2,
-    temporal,
+    get temporal() {
+      if (!temporal) throw new Error('the Temporal server is not started (startTemporal)');
+      return temporal;
+    },
     apiUrl,
     dataDir: tdb.dataDir,
     api,
@@ -174,10 +198,19 @@ async function launch(
     startWorker,
     stopWorker: () => worker.stop(),
     workerOutput: () => worker.out,
+    async startTemporal() {
+      temporal ??= await createTemporal();
+      await startWorker();
+    },
+    async restartControlPlane() {
+      await cp.stop();
+      await startControlPlane();
+    },
+    controlPlaneOutput: () => cp.out,
     async close() {
       await worker.stop();
       await cp.stop();
-      await temporal.teardown();
+      await temporal?.teardown();
       await dns.close();
       await dns2.close();
       await tdb.drop();

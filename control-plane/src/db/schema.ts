@@ -208,3 +208,20 @@ export const rateLimitCounters = pgTable('rate_limit_counters', {
   windowStartedAt: ts('window_started_at').notNull(),
   hits: integer('hits').notNull(),
 });
+
+// 0008_workflow_outbox.sql: workflow starts recorded by writes, dispatched to Temporal by src/workflow-outbox/.
+export const workflowOutbox = pgTable('workflow_outbox', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  workflowId: text('workflow_id').notNull(),
+  kind: text('kind').$type<'start' | 'signal-with-start' | 'signal'>().notNull(),
+  workflowType: text('workflow_type').notNull(),
+  args: jsonb('args').$type<unknown[]>().notNull(),
+  conflictPolicy: text('conflict_policy').$type<'use-existing' | 'terminate-existing'>().notNull(),
+  signal: text('signal'),
+  signalArgs: jsonb('signal_args').$type<unknown[] | null>(),
+  attempts: integer('attempts').notNull().default(0),
+  notBefore: ts('not_before').notNull().defaultNow(),
+  claimedUntil: ts('claimed_until'),
+  lastError: text('last_error'),
+  createdAt: ts('created_at').notNull().defaultNow(),
+});

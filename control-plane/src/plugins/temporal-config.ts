@@ -21,6 +21,10 @@ export interface TemporalConfig {
   checkNsIntervalMs: number;
   /** POST verify and ssl/delegation/check share: once per this interval per domain (spec Limits: once a minute). */
   delegationCheckIntervalMs: number;
+  /** Outbox dispatcher: a start Temporal did not accept is tried again after this backoff (doubling). */
+  startRetryBackoff: { initialMs: number; maxMs: number };
+  /** Outbox dispatcher: how often it looks for due entries besides the nudges of this process's writes. */
+  dispatchPollMs: number;
 }
 
 export function loadTemporalConfig(r: EnvReader, env: EnvSource): TemporalConfig {
@@ -43,5 +47,10 @@ export function loadTemporalConfig(r: EnvReader, env: EnvSource): TemporalConfig
     developerModeMs: s('DEVELOPER_MODE_SECONDS', 3 * 3600),
     checkNsIntervalMs: s('CHECK_NS_INTERVAL_SECONDS', 3600),
     delegationCheckIntervalMs: s('DELEGATION_CHECK_INTERVAL_SECONDS', 60),
+    startRetryBackoff: {
+      initialMs: s('WORKFLOW_START_RETRY_FIRST_SECONDS', 1),
+      maxMs: s('WORKFLOW_START_RETRY_MAX_SECONDS', 60),
+    },
+    dispatchPollMs: r.int('WORKFLOW_DISPATCH_POLL_MS', 1000, 10, 3_600_000),
   };
 }

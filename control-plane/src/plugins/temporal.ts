@@ -1,18 +1,23 @@
-// Temporal client plugin: starts the domain-lifecycle workflows BY NAME (no workflow code loads here; only
-// `import type` of their signatures) and decorates `app.temporal`. Ids are `<purpose>:<domain>`, so a repeated
-// call finds the running workflow (conflict policy USE_EXISTING) instead of starting a second one.
+// Temporal for the routes: the domain-lifecycle workflows BY NAME (no workflow code loads here; only `import type` of
+// their signatures), decorated as `app.temporal`. Background workflows are never started from a request: a write
+// records them in the workflow outbox in its own transaction (`starts.*` build the entries) and the dispatcher starts
+// them (src/workflow-outbox/). Only `execute`, a check the user waits for, talks to Temporal during a request.
+// Ids are `<purpose>:<domain>`, so a repeated start finds the running workflow instead of starting a second one.
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
-import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError } from '@temporalio/client';
 import type * as wf from '../../../workflows/src/workflows/index.js';
 import { and, eq, or } from 'drizzle-orm';
 import { domains } from '../db/schema.js';
 import { ApiError } from '../errors.js';
+import { enqueueMissingWorkflows, type WorkflowStart } from '../workflow-outbox/outbox.js';
+import { lazyTemporalClient, TASK_QUEUE } from './temporal-client.js';
+import type { TemporalConfig } from './temporal-config.js';
+
+export { TASK_QUEUE };
 
 type DomainRow = typeof domains.$inferSelect;
 
-/** The worker's task queue (workflows/src/task-queues.ts DOMAIN_LIFECYCLE; repeated: no runtime import across). */
-export const TASK_QUEUE = 'domain-lifecycle';
 /** A check a user waits for must finish within this; otherwise 503 (is the worker running?). */
 const INTERACTIVE_TIMEOUT_MS = 30_000;
 
@@ -27,18 +32,25 @@ export const workflowId = {
   zoneScan: (d: string) => `zone-scan:${d}`,
 };
 
-export interface DomainWorkflows {
-  /** False when TEMPORAL_ADDRESS is empty (tests of other areas): background starts are skipped, checks answer 503. */
-  readonly enabled: boolean;
+/** The outbox entries of the domain lifecycle; record them with enqueueWorkflows in the write's transaction. */
+export interface DomainWorkflowStarts {
   /** After POST /domains/ (or a dns_mode switch): delegation watch + zone scan (managed) or verification watch (external). */
-  domainAdded(row: DomainRow): Promise<void>;
+  domainAdded(row: DomainRow): WorkflowStart[];
   /** `restart`: replace a run that is still open (enable must not attach to a watch that is just finishing). */
-  startDelegationWatch(domain: string, opts?: { restart?: boolean }): Promise<void>;
-  startVerificationWatch(row: DomainRow): Promise<void>;
+  delegationWatch(domain: string, opts?: { restart?: boolean }): WorkflowStart;
+  /** A new token (verify/retry, enable, dns_mode switch) replaces a watch still running for the old one. */
+  verificationWatch(row: DomainRow): WorkflowStart;
+  armDeveloperMode(domain: string, expiresAtMs: number): WorkflowStart;
+  /** Not running (already expired or never armed): the dispatcher has nothing to stop. */
+  stopDeveloperMode(domain: string): WorkflowStart;
+}
+
+export interface DomainWorkflows {
+  /** False when TEMPORAL_ADDRESS is empty (tests of other areas): checks answer 503, the outbox is not dispatched. */
+  readonly enabled: boolean;
+  readonly starts: DomainWorkflowStarts;
   /** Runs a short workflow a user waits for and returns its result; 503 when Temporal or the worker do not answer. */
   execute<R>(workflowType: string, id: string, args: unknown[]): Promise<R>;
-  armDeveloperMode(domain: string, expiresAtMs: number): Promise<void>;
-  stopDeveloperMode(domain: string): Promise<void>;
 }
 
 declare module 'fastify' {
@@ -47,103 +59,93 @@ declare module 'fastify' {
   }
 }
 
-async function temporalPlugin(app: FastifyInstance) {
-  const cfg = app.config.temporal;
-  const log = app.log.child({ component: 'control-plane.temporal' });
-  let clientPromise: Promise<{ client: Client; connection: Connection }> | undefined;
-
-  const client = async (): Promise<Client> => {
-    if (!cfg.address) throw new ApiError(503, 'workflow service unavailable (TEMPORAL_ADDRESS is not set)');
-    clientPromise ??= Connection.connect({ address: cfg.address, connectTimeout: '3 seconds' }).then((connection) => ({
-      connection,
-      client: new Client({ connection, namespace: cfg.namespace }),
-    }));
-    try {
-      return (await clientPromise).client;
-    } catch (err) {
-      clientPromise = undefined; // try again on the next call
-      throw new ApiError(503, 'workflow service unavailable', undefined, { cause: err });
-    }
-  };
-
-  const startOptions = (id: string) => ({
-    taskQueue: TASK_QUEUE,
-    workflowId: id,
-    workflowIdConflictPolicy: 'USE_EXISTING' as const,
-    workflowIdReusePolicy: 'ALLOW_DUPLICATE' as const,
+export function domainWorkflowStarts(cfg: TemporalConfig): DomainWorkflowStarts {
+  const delegationWatch = (domain: string, opts: { restart?: boolean } = {}): WorkflowStart => ({
+    kind: 'start',
+    workflowType: 'watchDelegation',
+    workflowId: workflowId.delegation(domain),
+    args: [{ domain, backoff: cfg.delegationBackoff } satisfies Parameters<typeof wf.watchDelegation>[0]],
+    conflictPolicy: opts.restart ? 'terminate-existing' : 'use-existing',
   });
-
-  /** Background starts never fail the API call that caused them: the cause is logged. */
-  const background = async (what: string, fn: () => Promise<unknown>) => {
-    if (!cfg.address) return;
-    try {
-      await fn();
-    } catch (err) {
-      log.warn({ err }, `could not start ${what}`);
-    }
-  };
-
-  const startDelegationWatch = (domain: string, opts: { restart?: boolean } = {}) =>
-    background(workflowId.delegation(domain), async () => {
-      await (
-        await client()
-      ).workflow.start<typeof wf.watchDelegation>('watchDelegation', {
-        ...startOptions(workflowId.delegation(domain)),
-        ...(opts.restart ? { workflowIdConflictPolicy: 'TERMINATE_EXISTING' as const } : {}),
-        args: [{ domain, backoff: cfg.delegationBackoff }],
-      });
-    });
-
-  const verificationArgs = (row: DomainRow) => {
+  const verificationWatch = (row: DomainRow, conflictPolicy: WorkflowStart['conflictPolicy']): WorkflowStart => {
     const verification = row.verification as { name: string; type: string; value: string; expires_at: string } | null;
     const sslDelegation = row.sslDelegation as { name: string; type: string; target: string; canary?: string } | null;
     const expiresAtMs = verification?.expires_at ? Date.parse(verification.expires_at) : Date.now();
-    return [{ domain: row.name, verification, sslDelegation, expiresAtMs, backoff: cfg.verificationBackoff }] as [
-      Parameters<typeof wf.awaitVerification>[0],
-    ];
+    const args: Parameters<typeof wf.awaitVerification>[0] = {
+      domain: row.name,
+      verification,
+      sslDelegation,
+      expiresAtMs,
+      backoff: cfg.verificationBackoff,
+    };
+    return {
+      kind: 'start',
+      workflowType: 'awaitVerification',
+      workflowId: workflowId.verification(row.name),
+      args: [args],
+      conflictPolicy,
+    };
   };
-  const resumeVerificationWatch = async (row: DomainRow) => {
-    await (
-      await client()
-    ).workflow.start<typeof wf.awaitVerification>('awaitVerification', {
-      ...startOptions(workflowId.verification(row.name)),
-      args: verificationArgs(row),
-    });
+  return {
+    domainAdded(row) {
+      if (row.dnsMode === 'external') return [verificationWatch(row, 'terminate-existing')];
+      return [
+        delegationWatch(row.name),
+        {
+          kind: 'start',
+          workflowType: 'scanAndImportZone',
+          workflowId: workflowId.zoneScan(row.name),
+          args: [{ domain: row.name } satisfies Parameters<typeof wf.scanAndImportZone>[0]],
+        },
+      ];
+    },
+    delegationWatch,
+    verificationWatch: (row) => verificationWatch(row, 'terminate-existing'),
+    armDeveloperMode: (domain, expiresAtMs) => ({
+      kind: 'signal-with-start',
+      workflowType: 'expireDeveloperMode',
+      workflowId: workflowId.developerMode(domain),
+      args: [{ domain, expiresAtMs } satisfies Parameters<typeof wf.expireDeveloperMode>[0]],
+      signal: 'extendDeveloperMode',
+      signalArgs: [expiresAtMs],
+    }),
+    stopDeveloperMode: (domain) => ({
+      kind: 'signal',
+      workflowType: 'expireDeveloperMode',
+      workflowId: workflowId.developerMode(domain),
+      args: [],
+      signal: 'stopDeveloperMode',
+    }),
   };
+}
 
-  const startVerificationWatch = (row: DomainRow) =>
-    background(workflowId.verification(row.name), async () => {
-      await (
-        await client()
-      ).workflow.start<typeof wf.awaitVerification>('awaitVerification', {
-        ...startOptions(workflowId.verification(row.name)),
-        // A new token (verify/retry) replaces a watch still running for the old one.
-        workflowIdConflictPolicy: 'TERMINATE_EXISTING',
-        args: verificationArgs(row),
-      });
-    });
+/** Watches of the domains still waiting for delegation or verification, as ensure-starts (running ones are kept). */
+function waitingDomainWatches(rows: DomainRow[], starts: DomainWorkflowStarts): WorkflowStart[] {
+  return rows.map((row) =>
+    row.dnsMode === 'managed'
+      ? starts.delegationWatch(row.name)
+      : { ...starts.verificationWatch(row), conflictPolicy: 'use-existing' as const },
+  );
+}
+
+async function temporalPlugin(app: FastifyInstance) {
+  const cfg = app.config.temporal;
+  const log = app.log.child({ component: 'control-plane.temporal' });
+  const temporalClient = lazyTemporalClient(cfg);
+  const starts = domainWorkflowStarts(cfg);
 
   const temporal: DomainWorkflows = {
     enabled: cfg.address !== '',
-    async domainAdded(row) {
-      if (row.dnsMode === 'external') return startVerificationWatch(row);
-      await startDelegationWatch(row.name);
-      await background(workflowId.zoneScan(row.name), async () => {
-        await (
-          await client()
-        ).workflow.start<typeof wf.scanAndImportZone>('scanAndImportZone', {
-          ...startOptions(workflowId.zoneScan(row.name)),
-          args: [{ domain: row.name }],
-        });
-      });
-    },
-    startDelegationWatch,
-    startVerificationWatch,
+    starts,
     async execute<R>(workflowType: string, id: string, args: unknown[]): Promise<R> {
-      const c = await client();
+      if (!cfg.address) throw new ApiError(503, 'workflow service unavailable (TEMPORAL_ADDRESS is not set)');
       try {
+        const c = await temporalClient.get();
         const handle = await c.workflow.start(workflowType, {
-          ...startOptions(id),
+          taskQueue: TASK_QUEUE,
+          workflowId: id,
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE',
           args,
           workflowExecutionTimeout: INTERACTIVE_TIMEOUT_MS,
         });
@@ -160,34 +162,12 @@ async function temporalPlugin(app: FastifyInstance) {
         throw new ApiError(503, 'workflow service unavailable', undefined, { cause: err });
       }
     },
-    async armDeveloperMode(domain, expiresAtMs) {
-      await background(workflowId.developerMode(domain), async () => {
-        await (
-          await client()
-        ).workflow.signalWithStart<typeof wf.expireDeveloperMode, [number]>('expireDeveloperMode', {
-          taskQueue: TASK_QUEUE,
-          workflowId: workflowId.developerMode(domain),
-          args: [{ domain, expiresAtMs }],
-          signal: 'extendDeveloperMode',
-          signalArgs: [expiresAtMs],
-        });
-      });
-    },
-    async stopDeveloperMode(domain) {
-      if (!cfg.address) return;
-      try {
-        await (await client()).workflow.getHandle(workflowId.developerMode(domain)).signal('stopDeveloperMode');
-      } catch (err) {
-        // Not running (already expired or never armed): nothing to stop.
-        log.debug({ err }, 'developer-mode workflow not signalled');
-      }
-    },
   };
 
   app.decorate('temporal', temporal);
 
-  // Domains added while Temporal was unreachable have no watch yet: on start, (re)start the watches of every domain
-  // still waiting (idempotent: a running watch is found by its id). In the background; failures are logged.
+  // A watch can be lost outside the outbox (a Temporal dev server restarted without its state, a database restored):
+  // on start, every domain still waiting gets its watch ensured through the outbox unless an entry already waits.
   app.addHook('onReady', async () => {
     if (!cfg.address) return;
     void (async () => {
@@ -204,17 +184,14 @@ async function temporalPlugin(app: FastifyInstance) {
             ),
           ),
         );
-      for (const row of waiting) {
-        if (row.dnsMode === 'managed') await startDelegationWatch(row.name);
-        else await background(workflowId.verification(row.name), () => resumeVerificationWatch(row));
+      const added = await enqueueMissingWorkflows(app.db, waitingDomainWatches(waiting, starts));
+      if (added > 0) {
+        app.workflowOutbox.nudge();
+        log.info({ domains: added }, 'watches of waiting domains queued');
       }
-      if (waiting.length > 0) log.info({ domains: waiting.length }, 'watches of waiting domains ensured');
-    })().catch((err: unknown) => log.warn({ err }, 'could not ensure the watches of waiting domains'));
+    })().catch((err: unknown) => log.warn({ err }, 'could not queue the watches of waiting domains'));
   });
-  app.addHook('onClose', async () => {
-    const c = await clientPromise?.catch(() => undefined);
-    await c?.connection.close();
-  });
+  app.addHook('onClose', () => temporalClient.close());
 }
 
 export default fp(temporalPlugin, { name: 'temporal', dependencies: ['database'] });

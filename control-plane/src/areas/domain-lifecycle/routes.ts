@@ -162,10 +162,9 @@ export default async function domainLifecycleRoutes(fastify: FastifyInstance) {
           })
           .where(eq(domains.id, current.id))
           .returning();
-        return { result: updated, publish: false };
+        return { result: updated, publish: false, workflows: [app.temporal.starts.verificationWatch(updated!)] };
       });
       if (!row) throw gone();
-      await app.temporal.startVerificationWatch(row);
       return presentDomain(row, access.role, access.permissions, app.config);
     },
   );
@@ -246,11 +245,13 @@ export default async function domainLifecycleRoutes(fastify: FastifyInstance) {
           .set({ ...set, updatedAt: new Date() })
           .where(eq(domains.id, current.id))
           .returning();
-        return { result: updated, publish: true };
+        const watch =
+          updated!.dnsMode === 'managed'
+            ? app.temporal.starts.delegationWatch(updated!.name, { restart: true })
+            : app.temporal.starts.verificationWatch(updated!);
+        return { result: updated, publish: true, workflows: [watch] };
       });
       if (!row) throw gone();
-      if (row.dnsMode === 'managed') await app.temporal.startDelegationWatch(row.name, { restart: true });
-      else await app.temporal.startVerificationWatch(row);
       return presentDomain(row, access.role, access.permissions, app.config);
     },
   );
@@ -270,7 +271,6 @@ export default async function domainLifecycleRoutes(fastify: FastifyInstance) {
       const until = new Date(Date.now() + app.config.temporal.developerModeMs);
       const body = await setDeveloperMode(app, domain.name, until);
       if (!body) throw gone();
-      await app.temporal.armDeveloperMode(domain.name, until.getTime());
       return body;
     },
   );
@@ -289,8 +289,7 @@ export default async function domainLifecycleRoutes(fastify: FastifyInstance) {
       const { domain } = await loadDomain(request, request.params.domain, 'domain.settings');
       const body = await setDeveloperMode(app, domain.name, null);
       if (!body) throw gone();
-      await app.temporal.stopDeveloperMode(domain.name);
-      return body ?? developerModeBody(null);
+      return body;
     },
   );
 }

@@ -9,23 +9,30 @@ import { buildRecord } from '../records/normalize.js';
 import { ZoneIndex } from '../records/zone-index.js';
 import type { RecordFields, StoredRecord } from '../records/types.js';
 import { judgeDelegation, type Observation } from './ns-match.js';
+import { enqueueWorkflows, type WorkflowStart } from '../../workflow-outbox/outbox.js';
 
 export type DomainRow = typeof domains.$inferSelect;
 
 /**
  * Runs `fn` on the locked row of domain `name`; null when it does not exist. `fn` returns whether it changed what
  * nodes serve: then one config-log entry is appended in the same transaction and the hub is nudged after commit.
+ * The workflows it returns are recorded in the outbox in the same transaction and dispatched after commit.
  */
 export async function withDomain<T>(
   app: FastifyInstance,
   name: string,
-  fn: (tx: Tx, row: DomainRow) => Promise<{ result: T; publish: boolean }>,
+  fn: (tx: Tx, row: DomainRow) => Promise<{ result: T; publish: boolean; workflows?: WorkflowStart[] }>,
 ): Promise<T | null> {
   let publish = false;
+  let dispatch = false;
   const result = await app.db.transaction(async (tx) => {
     const [row] = await tx.select().from(domains).where(eq(domains.name, name)).for('update');
     if (!row) return null;
     const out = await fn(tx, row);
+    if (out.workflows?.length) {
+      await enqueueWorkflows(tx, out.workflows);
+      dispatch = true;
+    }
     if (out.publish) {
       await app.configLog.appendSnapshot(tx, row.id);
       publish = true;
@@ -33,6 +40,7 @@ export async function withDomain<T>(
     return out.result;
   });
   if (publish) app.configLog.nudge();
+  if (dispatch) app.workflowOutbox.nudge();
   return result;
 }
 
@@ -127,11 +135,14 @@ export function developerModeBody(until: Date | null, now = new Date()) {
 }
 
 /** Sets developer mode on until `until`, or off (null); nodes get the flag through the config log. */
+/** Developer mode on until `until` (its expiry workflow armed) or off now (its workflow stopped). */
 export async function setDeveloperMode(app: FastifyInstance, name: string, until: Date | null) {
   return withDomain(app, name, async (tx, row) => {
     if (!until && !row.developerModeUntil) return { result: developerModeBody(null), publish: false }; // already off
     await tx.update(domains).set({ developerModeUntil: until, updatedAt: new Date() }).where(eq(domains.id, row.id));
-    return { result: developerModeBody(until), publish: true };
+    const starts = app.temporal.starts;
+    const workflow = until ? starts.armDeveloperMode(row.name, until.getTime()) : starts.stopDeveloperMode(row.name);
+    return { result: developerModeBody(until), publish: true, workflows: [workflow] };
   });
 }
 

@@ -74,7 +74,6 @@ export default async function domainRoutes(fastify: FastifyInstance) {
     async (request) => {
       const name = normalizeDomainName(request.body.name);
       const row = await createDomain(app, request.principal.userId, name, request.body.dns_mode ?? 'managed');
-      await app.temporal.domainAdded(row); // delegation watch + zone scan, or verification watch (workflows)
       return presentDomain(row, 'owner', permissionsOf('owner'), app.config);
     },
   );
@@ -121,7 +120,6 @@ export default async function domainRoutes(fastify: FastifyInstance) {
     async (request) => {
       const access = await loadDomain(request, request.params.domain, 'domain.settings');
       const row = await updateDomain(app, access.domain, request.body);
-      if (row.dnsMode !== access.domain.dnsMode) await app.temporal.domainAdded(row); // proof of control starts over
       return presentDomain(row, access.role, access.permissions, app.config);
     },
   );

@@ -1,4 +1,5 @@
-// Domain writes: create (with its free subscription), update settings, delete; each appends to the config log in its transaction.
+// Domain writes: create (with its free subscription), update settings, delete; each appends to the config log in its
+// transaction, and records the workflows it needs in the workflow outbox there.
 import { createHash, randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
@@ -7,6 +8,7 @@ import { ApiError } from '../../errors.js';
 import { createFreeSubscription } from '../../plans/subscriptions.js';
 import { effectiveFeatures } from '../../plans/entitlements.js';
 import { CACHE_CAP_TIERS_MB } from './schemas.js';
+import { enqueueWorkflows } from '../../workflow-outbox/outbox.js';
 
 type DomainRow = typeof domains.$inferSelect;
 type DnsMode = 'managed' | 'external';
@@ -70,10 +72,13 @@ export async function createDomain(
         })
         .returning();
       await createFreeSubscription(tx, created.id, ownerId);
+      // Delegation watch + zone scan, or verification watch: started by the dispatcher, never by this request.
+      await enqueueWorkflows(tx, app.temporal.starts.domainAdded(created));
       await app.configLog.appendSnapshot(tx, created.id);
       return created;
     });
     app.configLog.nudge();
+    app.workflowOutbox.nudge();
     return (await app.db.select().from(domains).where(eq(domains.id, row.id)))[0] ?? row;
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict();
@@ -119,11 +124,15 @@ export async function updateDomain(app: FastifyInstance, domain: DomainRow, body
   const changed = Object.entries(set).some(([k, v]) => (domain as Record<string, unknown>)[k] !== v);
   if (!changed) return domain;
   set.updatedAt = new Date();
+  const modeSwitched = set.dnsMode !== undefined;
   await app.db.transaction(async (tx) => {
-    await tx.update(domains).set(set).where(eq(domains.id, domain.id));
+    const [updated] = await tx.update(domains).set(set).where(eq(domains.id, domain.id)).returning();
+    // A dns_mode switch starts the proof of control over: the new mode's watches.
+    if (modeSwitched) await enqueueWorkflows(tx, app.temporal.starts.domainAdded(updated!));
     await app.configLog.appendSnapshot(tx, domain.id);
   });
   app.configLog.nudge();
+  if (modeSwitched) app.workflowOutbox.nudge();
   const [row] = await app.db.select().from(domains).where(eq(domains.id, domain.id));
   return row;
 }
