@@ -98,7 +98,7 @@ async function launch(
         log: { format: 'pretty', level: 'error' },
       },
     });
-  let [temporal, key] = await Promise.all([
+  const [started, key] = await Promise.all([
     opts.temporalDown ? undefined : createTemporal(),
     (async () => {
       const database = await openDatabase({ dataDir: tdb.dataDir, databaseUrl: tdb.databaseUrl });
@@ -110,6 +110,7 @@ async function launch(
       }
     })(),
   ]);
+  let temporal = started;
   cleanups.push(async () => temporal?.teardown());
   const temporalAddress = temporal?.address ?? `127.0.0.1:${temporalPort}`;
   const dns = await startStubDns();

@@ -16,7 +16,6 @@ import { DeveloperMode, NsCheckResult, SslDelegationCheckResult, VerifyFailure, 
 import {
   awaitingVerification,
   claimCheckSlot,
-  developerModeBody,
   recordCheckResult,
   releaseCheckSlot,
   setDeveloperMode,
