@@ -54,7 +54,10 @@ export function parseNsSets(raw: string): string[][] {
     .filter((set) => set.length > 0);
 }
 
-/** TRUST_PROXY: comma-separated addresses or CIDRs (`10.0.0.0/8`, `::1`). */
+/** Names proxy-addr (Fastify's trustProxy) expands to their address ranges. */
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** TRUST_PROXY: comma-separated addresses, CIDRs (`10.0.0.0/8`, `::1`) or range names (`loopback`). */
 function parseTrustProxy(r: EnvReader): string[] {
   const entries = r
     .string('TRUST_PROXY', '')
@@ -62,11 +65,14 @@ function parseTrustProxy(r: EnvReader): string[] {
     .map((s) => s.trim())
     .filter(Boolean);
   for (const e of entries) {
+    if (PROXY_RANGE_NAMES.has(e)) continue;
     const [addr, prefix, ...rest] = e.split('/');
     const family = isIP(addr!);
     const bits = family === 4 ? 32 : 128;
     if (!family || rest.length > 0 || (prefix !== undefined && !(/^\d+$/.test(prefix) && Number(prefix) <= bits)))
-      r.problems.push(`TRUST_PROXY entries must be IP addresses or CIDRs, got "${e}"`);
+      r.problems.push(
+        `TRUST_PROXY entries must be IP addresses, CIDRs, loopback, linklocal or uniquelocal, got "${e}"`,
+      );
   }
   return entries;
 }

@@ -374,6 +374,19 @@ test('authentication, read-only keys, denied surfaces and roles (spec Authentica
       assert.equal((await from('2001:db8:5:7::1', '/domains/')).statusCode, 401);
       // IPv4-mapped IPv6 is the IPv4 address.
       assert.equal((await from('::ffff:198.51.100.7', '/domains/')).statusCode, 429);
+      // X-Forwarded-For names no client unless the peer is a trusted proxy (TRUST_PROXY).
+      const xff = (address: string) => ({ 'x-forwarded-for': address });
+      assert.equal((await from(guesser, '/domains/', xff('198.51.100.99'))).statusCode, 429);
+      const behindProxy = await cp.withEnv({
+        RATE_LIMIT_PER_MINUTE: '3',
+        RATE_LIMIT_ANONYMOUS_PER_MINUTE: '3',
+        TRUST_PROXY: '10.0.0.0/8',
+      });
+      const viaProxy = (client: string) =>
+        behindProxy.inject({ method: 'GET', url: '/domains/', headers: xff(client), remoteAddress: '10.1.2.3' });
+      for (let i = 0; i < 3; i++) assert.equal((await viaProxy('198.51.100.20')).statusCode, 401);
+      assert.equal((await viaProxy('198.51.100.20')).statusCode, 429);
+      assert.equal((await viaProxy('198.51.100.21')).statusCode, 401, 'another client behind the same proxy');
     },
   );
 });
