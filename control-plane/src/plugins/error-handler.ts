@@ -44,6 +44,14 @@ function clientMessage(err: FastifyError, bodyLimit: number): string {
       return 'malformed JSON body';
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return 'request body does not match Content-Length';
+    // Multipart uploads (the zone import only):
+    case 'FST_REQ_FILE_TOO_LARGE':
+      return `uploaded file too large (limit ${bodyLimit} bytes)`;
+    case 'FST_FILES_LIMIT':
+      return 'an upload takes one file';
+    case 'FST_FIELDS_LIMIT':
+    case 'FST_PARTS_LIMIT':
+      return 'too many form fields';
     default:
       if (err instanceof SyntaxError || err.name === 'SyntaxError') return 'malformed JSON body';
       return err.message;

@@ -29,9 +29,9 @@ import {
   RecordCreate,
   RecordParams,
   RecordUpdate,
-  ZoneImport,
   type RecordBody,
 } from './schemas.js';
+import { installZoneImportBodies, ZoneImportBody, zoneText } from './import-body.js';
 
 function fields(r: RecordFields) {
   return {
@@ -121,46 +121,53 @@ export default async function recordRoutes(fastify: FastifyInstance) {
     },
   );
 
-  app.post(
-    `${base}/import/parse`,
-    {
-      schema: {
-        summary: 'Parse a zone file into an import preview (stores nothing)',
-        tags,
-        params: DomainParams,
-        body: ZoneImport,
-        response: { 200: ImportPreview, ...errorResponses(400, 403, 404, 413, 415) },
-      },
-    },
-    async (request) => {
-      const { domain } = await loadDomain(request, request.params.domain, 'records.edit');
-      const plan = await previewImport(app, domain, request.body.zone);
-      return {
-        records: plan.records.map((r) => ({ line: r.line, ...fields(r) })),
-        skipped: plan.skipped,
-        errors: plan.errors,
-        ...(plan.limitError ? { limit_error: plan.limitError } : {}),
-      };
-    },
-  );
+  // The import routes alone also take text/plain and multipart bodies: their own scope holds those parsers.
+  await app.register(async (plain) => {
+    const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
+    await installZoneImportBodies(scope, app.config.bodyLimitBytes);
 
-  app.post(
-    `${base}/import`,
-    {
-      schema: {
-        summary: 'Import the records of a zone file (all or nothing; identical records are skipped)',
-        tags,
-        params: DomainParams,
-        body: ZoneImport,
-        response: { 200: ImportResult, 400: ImportFailure, ...errorResponses(403, 404, 409, 413, 415) },
+    scope.post(
+      `${base}/import/parse`,
+      {
+        schema: {
+          summary: 'Parse a zone file into an import preview (stores nothing); JSON, text/plain or a multipart file',
+          tags,
+          params: DomainParams,
+          body: ZoneImportBody,
+          response: { 200: ImportPreview, ...errorResponses(400, 403, 404, 413, 415) },
+        },
       },
-    },
-    async (request) => {
-      const { domain } = await loadDomain(request, request.params.domain, 'records.edit');
-      const { created, skipped } = await importZone(app, domain, request.body.zone);
-      return { created: created.length, records: created.map(presentRecord), skipped };
-    },
-  );
+      async (request) => {
+        const { domain } = await loadDomain(request, request.params.domain, 'records.edit');
+        const plan = await previewImport(app, domain, zoneText(request.body));
+        return {
+          records: plan.records.map((r) => ({ line: r.line, ...fields(r) })),
+          skipped: plan.skipped,
+          errors: plan.errors,
+          ...(plan.limitError ? { limit_error: plan.limitError } : {}),
+        };
+      },
+    );
+
+    scope.post(
+      `${base}/import`,
+      {
+        schema: {
+          summary:
+            'Import the records of a zone file (all or nothing; identical records are skipped); JSON, text/plain or a multipart file',
+          tags,
+          params: DomainParams,
+          body: ZoneImportBody,
+          response: { 200: ImportResult, 400: ImportFailure, ...errorResponses(403, 404, 409, 413, 415) },
+        },
+      },
+      async (request) => {
+        const { domain } = await loadDomain(request, request.params.domain, 'records.edit');
+        const { created, skipped } = await importZone(app, domain, zoneText(request.body));
+        return { created: created.length, records: created.map(presentRecord), skipped };
+      },
+    );
+  });
 
   app.post(
     `${base}/batch-update`,
