@@ -6,6 +6,12 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { eq } from 'drizzle-orm';
+import { buildDomainSnapshot } from '../../control-plane/src/config-log/snapshot.js';
+import { domains } from '../../control-plane/src/db/schema.js';
+import { buildQuery } from '../../dns-server/src/testing/fixtures.js';
+import { decode } from '../../dns-server/src/testing/decode.js';
+import { dataDirWith, removeDir, startDnsProcess, udpQuery } from './dns-helpers.js';
 import { recordsFixture } from './records-helpers.js';
 
 const EVERY_TYPE: Record<string, unknown>[] = [
@@ -78,7 +84,7 @@ test('BIND export and import', async (t) => {
     assert.match(exported, /^\$ORIGIN example\.org\.$/m);
     assert.match(exported, /^\$TTL 120$/m);
     assert.match(exported, /^@\t3600\tIN\tSOA\tns1\.platform\.test\. hostmaster\.example\.org\. \d+ /m);
-    assert.match(exported, /^@\t86400\tIN\tNS\tns1\.platform\.test\.$/m);
+    assert.match(exported, /^@\t3600\tIN\tNS\tns1\.platform\.test\.$/m);
     assert.match(exported, /^_sip\._tcp\t120\tIN\tSRV\t1 5 5060 sip\.example\.org\.$/m);
     assert.match(exported, /^@\t120\tIN\tTXT\t"quote \\" backslash \\\\ semicolon ; unicode \\195\\169"$/m);
     const file = join(dir, 'example.org.zone');
@@ -92,6 +98,31 @@ test('BIND export and import', async (t) => {
       assert.fail(`named-checkzone rejected the export:\n${e.stdout}${e.stderr}\n${exported}`);
     }
     assert.match(out, /loaded serial \d+\nOK/);
+  });
+
+  await t.test('the SOA and apex NS of the export have the TTLs a DNS node serves for the zone', async () => {
+    const [row] = await cp.database.db.select().from(domains).where(eq(domains.id, f.domainId));
+    const snapshot = await cp.database.db.transaction((tx) => buildDomainSnapshot(tx, row!, cp.config.nsSets));
+    const dataDir = await dataDirWith([snapshot]);
+    const dns = await startDnsProcess({ DATA_DIR: dataDir, SYNC_URL: 'ws://127.0.0.1:9' });
+    try {
+      for (const [qtype, type] of [
+        [2, 'NS'],
+        [6, 'SOA'],
+      ] as const) {
+        const answer = decode((await udpQuery(dns.port, buildQuery('example.org', qtype)))!);
+        assert.ok(answer.answer.length > 0, `${type} answered`);
+        const served = answer.answer.map((rr) => Number(rr.split(' ')[1]));
+        const inExport = [...exported.matchAll(new RegExp(`^@\\t(\\d+)\\tIN\\t${type}\\t`, 'gm'))].map((m) =>
+          Number(m[1]),
+        );
+        assert.equal(inExport.length, served.length, `${type} records in the export and in the answer`);
+        assert.deepEqual(inExport, served, `${type} TTLs: export vs DNS answer`);
+      }
+    } finally {
+      await dns.stop();
+      removeDir(dataDir);
+    }
   });
 
   await t.test('re-importing the export into the emptied zone yields the same records', async () => {

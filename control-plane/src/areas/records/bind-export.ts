@@ -8,11 +8,9 @@ export interface ZoneHeader {
   serial: number;
   nameservers: string[];
   soa: { mname: string; rname: string; refresh: number; retry: number; expire: number; minimum: number; ttl: number };
+  /** TTL of the apex NS set: the one DNS nodes serve (the zone's SOA TTL, see dns-server zone/compile.ts). */
   nsTtl: number;
 }
-
-/** TTL of the apex NS set in exports (the DNS server's choice for served zones may differ). */
-export const APEX_NS_TTL = 86400;
 
 /** One TXT value as quoted character-strings of at most 255 bytes each (RFC 1035 §3.3.14). */
 export function quoteTxt(text: string): string {

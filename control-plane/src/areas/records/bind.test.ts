@@ -13,7 +13,7 @@ const HEADER = {
   zone: ZONE,
   serial: 7,
   nameservers: ['ns1.platform.test', 'ns2.platform.test'],
-  nsTtl: 86400,
+  nsTtl: 3600,
   soa: {
     mname: 'ns1.platform.test',
     rname: 'hostmaster.example.org',

@@ -6,7 +6,7 @@ import type { domains } from '../../db/schema.js';
 import { ApiError, isApiError } from '../../errors.js';
 import { effectiveFeatures, requireFeature, type EffectiveFeatures } from '../../plans/entitlements.js';
 import { buildZone } from '../../config-log/snapshot.js';
-import { APEX_NS_TTL, exportZone } from './bind-export.js';
+import { exportZone } from './bind-export.js';
 import { parseZoneFile } from './bind-parse.js';
 import { RecordError } from './errors.js';
 import { applyPatch, buildRecord, sameFields } from './normalize.js';
@@ -262,7 +262,7 @@ export async function exportZoneText(app: FastifyInstance, domain: DomainRow): P
       zone: domain.name,
       serial: zone.serial,
       nameservers: zone.nameservers,
-      nsTtl: APEX_NS_TTL,
+      nsTtl: zone.soaTtl, // nodes serve the apex NS set with the SOA's TTL
       soa: {
         mname: zone.soaMname,
         rname: zone.soaRname,
