@@ -2,6 +2,7 @@
 import type { DomainSnapshot, ZoneRecord } from '@platform/shared/config';
 // mulberry32, so every run benchmarks the same zone and queries.
 import { prng } from '@platform/shared/testing/prng';
+import { zoneRecord } from '@platform/shared/testing/config-entries';
 
 export const APEX = 'bench.example';
 export const NAMESERVERS = ['ns1.platform.test', 'ns2.platform.test'];
@@ -20,21 +21,7 @@ export function generateZone(count = 10_000, seed = 1, queryCount = 20_000): Ben
   const records: ZoneRecord[] = [];
   const aNames: string[] = [];
   const rec = (name: string, type: string, destination: string, mxPriority = 0): void => {
-    records.push({
-      id: records.length + 1,
-      name,
-      type,
-      destination,
-      ttl: 300,
-      mxPriority,
-      proxied: false,
-      captcha: false,
-      scheme: 'Auto',
-      port: 443,
-      hostHeader: '',
-      hostHeaderMode: 'own',
-      timeout: 60,
-    });
+    records.push({ ...zoneRecord(records.length + 1, name, destination, type), mxPriority });
   };
   for (let i = 0; records.length < count; i++) {
     const name = i % 7 === 0 ? `h${i}.g${i % 50}` : `h${i}`;

@@ -3,14 +3,14 @@ import cluster from 'node:cluster';
 import { createSocket } from 'node:dgram';
 import { createServer } from 'node:net';
 import { onShutdownSignals, startNodeSyncFromConfig, startWorkerPool } from '@platform/shared/node-process';
-import { openNodeStore } from '@platform/shared/node-store';
+import { domainChange, openNodeStore, wholeDomain, type DomainChange } from '@platform/shared/node-store';
 import { loadConfig, type DnsServerConfig } from './config.js';
 import { createCounters, type Counters } from './counters.js';
 import { startMetrics, sumCounters } from './metrics.js';
 import { log, nodeStorePath, startServingNode, type ServingNode } from './node.js';
 
 type WorkerMessage = { type: 'listening'; port: number } | { type: 'counters'; counters: Counters };
-type PrimaryMessage = { type: 'applied'; domain: string };
+type PrimaryMessage = { type: 'applied'; change: DomainChange };
 
 let config: Readonly<DnsServerConfig>;
 try {
@@ -22,7 +22,7 @@ try {
 
 async function runSingle(): Promise<void> {
   const node = await startServingNode(config);
-  node.store.onApplied((e) => node.refresh(e.domain, e.snapshot, e.deleted));
+  node.store.onApplied((e) => node.refresh(domainChange(e)));
   const sync = startNodeSyncFromConfig(node.store, { ...config, nodeIdPrefix: 'dns' });
   const metrics = config.metricsPort
     ? await startMetrics(config.host, config.metricsPort, () => node.counters)
@@ -45,12 +45,12 @@ async function runWorker(): Promise<void> {
   const serving: { node?: ServingNode } = {};
   process.on('message', (m: PrimaryMessage) => {
     if (m?.type !== 'applied') return;
-    if (serving.node) serving.node.refresh(m.domain);
-    else early.add(m.domain);
+    if (serving.node) serving.node.refresh(m.change);
+    else early.add(m.change.domain);
   });
   const node = await startServingNode(config);
   serving.node = node;
-  for (const domain of early) node.refresh(domain);
+  for (const domain of early) node.refresh(wholeDomain(domain));
   process.send!({ type: 'listening', port: node.server.port } satisfies WorkerMessage);
   setInterval(() => process.send!({ type: 'counters', counters: node.counters } satisfies WorkerMessage), 1000).unref();
   process.on('SIGTERM', () => {
@@ -101,7 +101,7 @@ async function runPrimary(): Promise<void> {
     for (const w of pool.workers) {
       // A worker that is exiting is replaced, and its successor loads the store afresh.
       if (w.isConnected())
-        w.send({ type: 'applied', domain: e.domain } satisfies PrimaryMessage, undefined, () => undefined);
+        w.send({ type: 'applied', change: domainChange(e) } satisfies PrimaryMessage, undefined, () => undefined);
     }
   });
   const sync = startNodeSyncFromConfig(store, { ...config, nodeIdPrefix: 'dns' });

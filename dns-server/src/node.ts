@@ -1,8 +1,7 @@
 // One serving process: the zone table compiled from the node store, the UDP/TCP listeners, and the counters.
 import { join } from 'node:path';
-import { openNodeStore, type NodeStore } from '@platform/shared/node-store';
+import { openNodeStore, type DomainChange, type NodeStore } from '@platform/shared/node-store';
 import { componentLogger } from '@platform/shared';
-import type { DomainSnapshot } from '@platform/shared/config';
 import type { DnsServerConfig } from './config.js';
 import { createCounters, type Counters } from './counters.js';
 import { startDnsServer, type DnsServer } from './server.js';
@@ -17,8 +16,8 @@ export interface ServingNode {
   table: ZoneTable;
   counters: Counters;
   server: DnsServer;
-  /** Recompiles one domain (after the store applied an entry for it); reads the store unless given the snapshot. */
-  refresh(domain: string, snapshot?: DomainSnapshot, deleted?: boolean): void;
+  /** Brings one domain's compiled zone up to date with the store after the store applied an entry for it. */
+  refresh(change: DomainChange): void;
   close(): Promise<void>;
 }
 
@@ -47,16 +46,15 @@ export async function startServingNode(
     table,
     counters,
     server,
-    refresh(domain, given, deleted) {
-      let snapshot = given;
-      if (!deleted && !snapshot)
-        try {
-          snapshot = store.getSnapshot(domain);
-        } catch (err) {
-          counters.dns_zone_compile_failures_total++;
-          zoneLog.error({ err, domain }, 'stored snapshot unreadable; keeping the previous zone');
-          return;
-        }
+    refresh({ domain }) {
+      let snapshot;
+      try {
+        snapshot = store.getSnapshot(domain);
+      } catch (err) {
+        counters.dns_zone_compile_failures_total++;
+        zoneLog.error({ err, domain }, 'stored snapshot unreadable; keeping the previous zone');
+        return;
+      }
       applyDomain(table, domain, snapshot, opts, counters, zoneLog);
     },
     async close() {

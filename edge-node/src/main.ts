@@ -1,12 +1,12 @@
 // Entry point of `npm run edge-node`: one process, or a primary running node sync plus EDGE_WORKERS workers.
 import cluster from 'node:cluster';
 import { onShutdownSignals, startNodeSyncFromConfig, startWorkerPool } from '@platform/shared/node-process';
-import { openNodeStore } from '@platform/shared/node-store';
+import { domainChange, openNodeStore, type DomainChange } from '@platform/shared/node-store';
 import { loadConfig, type EdgeConfig } from './config.js';
 import { startLogShipper } from './log/shipper.js';
 import { log, nodeStorePath, startEdgeNode } from './node.js';
 
-type PrimaryMessage = { type: 'applied'; domain: string };
+type PrimaryMessage = { type: 'applied'; change: DomainChange };
 
 let config: Readonly<EdgeConfig>;
 try {
@@ -18,7 +18,7 @@ try {
 
 async function runSingle(): Promise<void> {
   const node = await startEdgeNode(config);
-  node.store.onApplied((e) => node.refresh(e.domain, e.snapshot, e.deleted));
+  node.store.onApplied((e) => node.refresh(domainChange(e)));
   const sync = startNodeSyncFromConfig(node.store, { ...config, nodeIdPrefix: 'edge' });
   const shipper = startLogShipper(node.logs, config);
   log.info(
@@ -47,7 +47,7 @@ async function runWorker(): Promise<void> {
   const node = await startEdgeNode(config);
   const shipper = startLogShipper(node.logs, config);
   process.on('message', (m: PrimaryMessage) => {
-    if (m?.type === 'applied') node.refresh(m.domain);
+    if (m?.type === 'applied') node.refresh(m.change);
   });
   process.on('SIGTERM', () => {
     void shipper
@@ -61,7 +61,7 @@ async function runPrimary(): Promise<void> {
   const store = openNodeStore(nodeStorePath(config));
   const pool = startWorkerPool({ count: config.workers, name: 'edge', log });
   store.onApplied((e) => {
-    for (const w of pool.workers) w.send({ type: 'applied', domain: e.domain } satisfies PrimaryMessage);
+    for (const w of pool.workers) w.send({ type: 'applied', change: domainChange(e) } satisfies PrimaryMessage);
   });
   const sync = startNodeSyncFromConfig(store, { ...config, nodeIdPrefix: 'edge' });
   log.info(

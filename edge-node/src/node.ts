@@ -1,8 +1,7 @@
 // One serving edge process: the node store read into a compiled domain table, the uWS servers, health checks, logs.
 import { join } from 'node:path';
 import { componentLogger } from '@platform/shared';
-import { openNodeStore, type NodeStore } from '@platform/shared/node-store';
-import type { DomainSnapshot } from '@platform/shared/config';
+import { openNodeStore, wholeDomain, type DomainChange, type NodeStore } from '@platform/shared/node-store';
 import type { EdgeConfig } from './config.js';
 import type { RequestContext } from './context.js';
 import { EdgeCache } from './cache/store.js';
@@ -25,8 +24,8 @@ export interface EdgeNode {
   cache: EdgeCache;
   server: EdgeServer;
   logs: RequestLogBuffer;
-  /** Recompiles one domain after the store applied an entry for it. */
-  refresh(domain: string, snapshot?: DomainSnapshot, deleted?: boolean): void;
+  /** Brings one domain up to date with the store after the store applied an entry for it. */
+  refresh(change: DomainChange): void;
   close(): Promise<void>;
 }
 
@@ -62,17 +61,15 @@ export async function startEdgeNode(
     defaultCert,
   });
 
-  const refresh = (domain: string, given?: DomainSnapshot, deleted?: boolean) => {
-    let snapshot = given;
-    if (!deleted && !snapshot) {
-      try {
-        snapshot = store.getSnapshot(domain);
-      } catch (err) {
-        log.error({ err, domain }, 'stored snapshot unreadable; keeping the previous one');
-        return;
-      }
+  const refresh = ({ domain }: DomainChange) => {
+    let snapshot;
+    try {
+      snapshot = store.getSnapshot(domain);
+    } catch (err) {
+      log.error({ err, domain }, 'stored snapshot unreadable; keeping the previous one');
+      return;
     }
-    const compiled = table.set(domain, deleted ? undefined : snapshot);
+    const compiled = table.set(domain, snapshot);
     if (!compiled) cache.drop(domain);
     else {
       const st = compiled.snapshot.settings;
@@ -81,7 +78,7 @@ export async function startEdgeNode(
     }
     server.setCertificates(domain, compiled?.snapshot.certificates ?? []);
   };
-  for (const d of store.domains()) refresh(d);
+  for (const d of store.domains()) refresh(wholeDomain(d));
 
   const health = setInterval(() => {
     for (const d of table.all()) if (d.poolActions.length > 0) runHealthChecks(d.poolActions, () => d.name);

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openNodeStore } from '@platform/shared/node-store';
+import { domainHeader, zoneRecord } from '@platform/shared/testing/config-entries';
 import type { DomainSnapshot, ZoneRecord } from '@platform/shared/config';
 import { stopProcess } from '../helpers/child-process.js';
 
@@ -15,22 +16,7 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 let nextId = 1;
 export function record(name: string, type: string, destination: string, extra: Partial<ZoneRecord> = {}): ZoneRecord {
-  return {
-    id: nextId++,
-    name,
-    type,
-    destination,
-    ttl: 300,
-    mxPriority: 10,
-    proxied: false,
-    captcha: false,
-    scheme: 'Auto',
-    port: 443,
-    hostHeader: '',
-    hostHeaderMode: 'own',
-    timeout: 60,
-    ...extra,
-  };
+  return { ...zoneRecord(nextId++, name, destination, type), mxPriority: 10, ...extra };
 }
 
 export function snapshot(
@@ -38,28 +24,8 @@ export function snapshot(
   records: ZoneRecord[],
   o: { state?: string; serial?: number } = {},
 ): DomainSnapshot {
-  return {
-    schemaMajor: 1,
-    domainId: nextId++,
-    name,
-    state: o.state ?? 'active',
-    dnsMode: 'managed',
-    zone: {
-      serial: o.serial ?? 1,
-      nameservers: ['ns1.platform.test', 'ns2.platform.test'],
-      soaMname: 'ns1.platform.test',
-      soaRname: `hostmaster.${name}`,
-      soaRefresh: 10000,
-      soaRetry: 2400,
-      soaExpire: 604800,
-      soaMinimum: 300,
-      soaTtl: 3600,
-      records,
-    },
-    settings: { developerMode: false, developerModeExpiresAtMs: 0, cacheL2TtlDays: 1, cacheCapMb: 0 },
-    ruleSet: { version: 0, rules: [] },
-    certificates: [],
-  };
+  const header = domainHeader(name, o.serial ?? 1, o.state ?? 'active');
+  return { ...header, domainId: nextId++, zone: { ...header.zone, records } };
 }
 
 /** A new DATA_DIR whose node store (DATA_DIR/dns-node) holds the snapshots, applied as ConfigEntry objects. */

@@ -1,45 +1,20 @@
 // Test fixtures: a sample DomainSnapshot exercising every behaviour of the zone compiler, and a query builder.
 import type { DomainSnapshot, ZoneRecord } from '@platform/shared/config';
+import { domainHeader, zoneRecord } from '@platform/shared/testing/config-entries';
 
 let nextId = 1;
 export function rec(name: string, type: string, destination: string, extra: Partial<ZoneRecord> = {}): ZoneRecord {
-  return {
-    id: nextId++,
-    name,
-    type,
-    destination,
-    ttl: 300,
-    mxPriority: 10,
-    proxied: false,
-    captcha: false,
-    scheme: 'Auto',
-    port: 443,
-    hostHeader: '',
-    hostHeaderMode: 'own',
-    timeout: 60,
-    ...extra,
-  };
+  return { ...zoneRecord(nextId++, name, destination, type), mxPriority: 10, ...extra };
 }
 
 export const LONG_TXT = 'v=spf1 ' + 'x'.repeat(600);
 
 export function sampleSnapshot(overrides: Partial<DomainSnapshot> = {}, name = 'example.org'): DomainSnapshot {
+  const header = domainHeader(name, 7);
   return {
-    schemaMajor: 1,
-    domainId: 1,
-    name,
-    state: 'active',
-    dnsMode: 'managed',
+    ...header,
     zone: {
-      serial: 7,
-      nameservers: ['ns1.platform.test', 'ns2.platform.test'],
-      soaMname: 'ns1.platform.test',
-      soaRname: `hostmaster.${name}`,
-      soaRefresh: 10000,
-      soaRetry: 2400,
-      soaExpire: 604800,
-      soaMinimum: 300,
-      soaTtl: 3600,
+      ...header.zone,
       records: [
         rec('@', 'A', '192.0.2.1'),
         rec('@', 'MX', 'mail.example.org', { mxPriority: 10 }),
@@ -75,9 +50,6 @@ export function sampleSnapshot(overrides: Partial<DomainSnapshot> = {}, name = '
         rec('big', 'TXT', 'c'.repeat(200)),
       ],
     },
-    settings: { developerMode: false, developerModeExpiresAtMs: 0, cacheL2TtlDays: 1, cacheCapMb: 0 },
-    ruleSet: { version: 0, rules: [] },
-    certificates: [],
     ...overrides,
   };
 }

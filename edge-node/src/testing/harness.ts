@@ -11,7 +11,7 @@ import {
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openNodeStore } from '@platform/shared/node-store';
+import { domainChange, openNodeStore } from '@platform/shared/node-store';
 import {
   SCHEMA_MAJOR,
   type Certificate,
@@ -168,7 +168,7 @@ export async function startTestEdge(
   });
   const store = openNodeStore(join(dataDir, 'edge-node'));
   const node = await startEdgeNode(config, store);
-  node.store.onApplied((e) => node.refresh(e.domain, e.snapshot, e.deleted));
+  node.store.onApplied((e) => node.refresh(domainChange(e)));
   const edge: TestEdge = {
     node,
     dataDir,

@@ -145,7 +145,8 @@ export function splitConfigEntry(bytes: Uint8Array): ConfigEntryHeader & { snaps
   }
 }
 
-function toObject(type: protobuf.Type, bytes: Uint8Array): Record<string, unknown> {
+/** Decodes `bytes` as `type` into a plain object (every field with its default); throws CFG_ERR_DECODE. */
+export function toObject(type: protobuf.Type, bytes: Uint8Array): Record<string, unknown> {
   try {
     return type.toObject(type.decode(bytes), TO_OBJECT);
   } catch (err) {

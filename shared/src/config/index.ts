@@ -2,3 +2,4 @@
 export * from './types.js';
 export * from './codec.js';
 export * from './frames.js';
+export * from './parts.js';

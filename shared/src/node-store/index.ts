@@ -1,3 +1,13 @@
-// Node-side config: the LMDB store of domain snapshots and the client that keeps it in sync with the hub.
-export { openNodeStore, type NodeStore, type AppliedEvent, type AppliedListener } from './store.js';
+// Node-side config: the LMDB store of domains (header, records, rules) and the client that keeps it in sync with the hub.
+export {
+  openNodeStore,
+  type NodeStore,
+  type NodeStoreDurability,
+  type AppliedEvent,
+  type AppliedListener,
+  type DomainChange,
+  wholeDomain,
+  domainChange,
+} from './store.js';
+export { STORE_LAYOUT } from './layout.js';
 export { startNodeSync, type NodeSync, type NodeSyncOptions } from './sync-client.js';

@@ -4,14 +4,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  SCHEMA_MAJOR,
-  decodeDomainSnapshot,
-  encodeConfigEntry,
-  encodeDomainSnapshot,
-  type DomainSnapshot,
-} from '../config/index.js';
+import { decodeDomainSnapshot, encodeConfigEntry, encodeDomainSnapshot, type DomainSnapshot } from '../config/index.js';
 import { openNodeStore, type AppliedEvent } from './index.js';
+import { domainHeader, zoneRecord } from '../testing/config-entries.js';
 import { packEntries, unpackEntries } from '../config/frames.js';
 import { ensureNodeToken, readNodeToken } from '../node-token.js';
 
@@ -22,42 +17,10 @@ function tempDir(t: TestContext): string {
 }
 
 function snapshot(name: string, serial: number, addresses: string[]): DomainSnapshot {
-  return {
-    schemaMajor: SCHEMA_MAJOR,
-    domainId: 1,
-    name,
-    state: 'active',
-    dnsMode: 'managed',
-    zone: {
-      serial,
-      nameservers: ['ns1.platform.test'],
-      soaMname: 'ns1.platform.test',
-      soaRname: `hostmaster.${name}`,
-      soaRefresh: 10000,
-      soaRetry: 2400,
-      soaExpire: 604800,
-      soaMinimum: 300,
-      soaTtl: 3600,
-      records: addresses.map((a, i) => ({
-        id: i + 1,
-        name: 'www',
-        type: 'A',
-        destination: a,
-        ttl: 120,
-        mxPriority: 0,
-        proxied: false,
-        captcha: false,
-        scheme: 'Auto',
-        port: 443,
-        hostHeader: '',
-        hostHeaderMode: 'own',
-        timeout: 60,
-      })),
-    },
-    settings: { developerMode: false, developerModeExpiresAtMs: 0, cacheL2TtlDays: 3, cacheCapMb: 100 },
-    ruleSet: { version: 0, rules: [] },
-    certificates: [],
-  };
+  const s = domainHeader(name, serial);
+  s.ruleSet.version = 0;
+  s.zone.records = addresses.map((a, i) => ({ ...zoneRecord(i + 1, 'www', a), ttl: 120 }));
+  return s;
 }
 
 test('apply stores the snapshot with its version, tombstones delete, old versions are ignored', async (t) => {
@@ -94,11 +57,11 @@ test('apply stores the snapshot with its version, tombstones delete, old version
   assert.equal(store.getSnapshot('example.org'), undefined);
   assert.deepEqual(store.domains(), ['example.net']);
   assert.deepEqual(
-    events.map((e) => [e.version, e.domain, e.deleted, e.snapshot?.zone.serial]),
+    events.map((e) => [e.version, e.domain, e.kind, e.deleted]),
     [
-      [3, 'example.org', false, 2],
-      [4, 'example.net', false, 2],
-      [5, 'example.org', true, undefined],
+      [3, 'example.org', 'snapshot', false],
+      [4, 'example.net', 'snapshot', false],
+      [5, 'example.org', 'deleted', true],
     ],
   );
 });

@@ -1,37 +1,75 @@
-// The node-side config store: per-domain snapshot bytes in LMDB, each entry applied in one transaction with its version.
+// The node-side config store in LMDB: per domain its header (every snapshot field but records and rules), and each
+// record and rule under its own key, so that a delta entry is applied in one transaction touching only what it names.
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { componentLogger } from '../logger.js';
 import {
   decodeDomainSnapshot,
+  decodeRule,
+  decodeZoneRecord,
+  encodeConfigEntry,
+  encodeSnapshotHeader,
+  sliceSnapshotParts,
   splitConfigEntry,
-  encodeDomainSnapshot,
   type ConfigEntry,
   type DomainSnapshot,
+  type Rule,
+  type ZoneRecord,
 } from '../config/index.js';
+import { LAYOUT_KEY, STORE_LAYOUT, VERSION_KEY, migrateLayout } from './layout.js';
 
-/** What a listener learns after an entry is committed. `snapshot` is the decoded snapshot (absent for tombstones). */
+/**
+ * What a listener learns after an entry is committed. Listeners read what they need from the store, which holds
+ * the state after the whole batch the entry came in (so a later entry of the same batch may already show).
+ */
 export interface AppliedEvent {
   version: number;
   domain: string;
+  /** 'snapshot': the domain was replaced whole; 'delta': only `recordIds` and `ruleIds` changed (besides the
+   *  header, which every delta carries whole); 'deleted': the domain is gone. */
+  kind: 'snapshot' | 'delta' | 'deleted';
+  /** Same as kind === 'deleted'. */
   deleted: boolean;
-  snapshot?: DomainSnapshot;
+  /** Delta only: the records written or removed (read them with getRecord: undefined means removed). */
+  recordIds: readonly number[];
+  /** Delta only: the rules written or removed. */
+  ruleIds: readonly number[];
 }
 
 export type AppliedListener = (e: AppliedEvent) => void;
 
+/** What a serving process needs to bring one domain up to date from the store (an AppliedEvent without its version). */
+export type DomainChange = Pick<AppliedEvent, 'domain' | 'kind' | 'recordIds' | 'ruleIds'>;
+
+/** The change that makes a consumer read the domain whole (at start, or when it cannot tell what changed). */
+export function wholeDomain(domain: string): DomainChange {
+  return { domain, kind: 'snapshot', recordIds: [], ruleIds: [] };
+}
+
+/** The DomainChange of an event, without the fields a worker message does not need. */
+export function domainChange(e: AppliedEvent): DomainChange {
+  return { domain: e.domain, kind: e.kind, recordIds: e.recordIds, ruleIds: e.ruleIds };
+}
+
 export interface NodeStore {
   /** The last version applied (0 for an empty store). Read from LMDB, so other processes on the same path see it too. */
   readonly version: number;
+  /** The whole snapshot of a domain (records and rules in id order), or undefined. */
   getSnapshot(domain: string): DomainSnapshot | undefined;
-  /** The stored (encoded) snapshot bytes, as received from the hub. */
-  getSnapshotBytes(domain: string): Uint8Array | undefined;
+  /** The domain's snapshot without records and rules (`zone.records` and `ruleSet.rules` empty), or undefined. */
+  getHeader(domain: string): DomainSnapshot | undefined;
+  getRecord(domain: string, id: number): ZoneRecord | undefined;
+  getRule(domain: string, id: number): Rule | undefined;
+  /** Every record of a domain, in id order. */
+  getRecords(domain: string): ZoneRecord[];
+  /** Every rule of a domain, in id order. */
+  getRules(domain: string): Rule[];
   domains(): string[];
   /** Applies one entry in one LMDB transaction together with its version; entries with version <= current are ignored. */
   apply(entry: ConfigEntry): void;
   /** Applies encoded ConfigEntry messages (as the hub sends them) in ONE transaction; older versions are skipped. */
   applyEncoded(entries: readonly Uint8Array[]): void;
   /**
-   * Drops every snapshot and sets the version to 0 in one transaction; listeners hear a deletion (version 0) per domain.
+   * Drops every domain and sets the version to 0 in one transaction; listeners hear a deletion (version 0) per domain.
    * Used when the hub's log is behind this store (a control plane restored or replaced): the store is rebuilt from it.
    */
   reset(): void;
@@ -48,41 +86,131 @@ export interface NodeStore {
  */
 export type NodeStoreDurability = 'full' | 'data' | 'none';
 
-const VERSION_KEY = 'version';
 const log = componentLogger('node-store');
+
+/** Keys of records and rules: [domain, id]. Numbers sort before strings, so this range holds one domain's ids. */
+const idRange = (domain: string) => ({ start: [domain, -Infinity], end: [domain, Infinity] });
+
+type Part = { id: number; bytes: Uint8Array };
+
+/** An entry decoded enough to be written. */
+interface Pending {
+  version: number;
+  domain: string;
+  kind: AppliedEvent['kind'];
+  /** Absent in a delta that carries no snapshot (the stored header stays), or an unreadable entry (skipped). */
+  header?: Uint8Array;
+  records: Part[];
+  rules: Part[];
+  removedRecordIds: number[];
+  removedRuleIds: number[];
+  /** The entry could not be read: only the version moves. */
+  skip?: boolean;
+}
 
 /** Opens (creating if needed) the LMDB store at `path`. */
 export function openNodeStore(path: string, opts: { durability?: NodeStoreDurability } = {}): NodeStore {
   const durability = opts.durability ?? 'data';
   const root: RootDatabase = open({ path, noMetaSync: durability !== 'full', noSync: durability === 'none' });
-  const snapshots: Database<Buffer, string> = root.openDB({ name: 'snapshots', encoding: 'binary' });
   const meta: Database<number, string> = root.openDB({ name: 'meta' });
+  const headers: Database<Buffer, string> = root.openDB({ name: 'domains', encoding: 'binary' });
+  const records: Database<Buffer, [string, number]> = root.openDB({ name: 'records', encoding: 'binary' });
+  const rules: Database<Buffer, [string, number]> = root.openDB({ name: 'rules', encoding: 'binary' });
   const listeners = new Set<AppliedListener>();
   const currentVersion = () => meta.get(VERSION_KEY) ?? 0;
 
-  type Pending = { version: number; domain: string; deleted: boolean; bytes?: Uint8Array; snapshot?: DomainSnapshot };
+  function clearAll(): void {
+    headers.clearSync();
+    records.clearSync();
+    rules.clearSync();
+  }
+  migrateLayout(root, meta, log, {
+    clear: clearAll,
+    writeSnapshot: (domain, snapshot, bytes) => writeSnapshot(domain, snapshot, bytes),
+  });
+
+  function removeIds(db: Database<Buffer, [string, number]>, domain: string, keep?: ReadonlySet<number>): void {
+    const doomed: Array<[string, number]> = [];
+    for (const key of db.getKeys(idRange(domain))) {
+      const k = key as [string, number];
+      if (!keep?.has(k[1])) doomed.push(k);
+    }
+    for (const k of doomed) db.removeSync(k);
+  }
+
+  function putParts(db: Database<Buffer, [string, number]>, domain: string, parts: readonly Part[]): void {
+    for (const p of parts) db.putSync([domain, p.id], asBuffer(p.bytes));
+  }
+
+  // Inside a transaction: replaces the domain whole.
+  function writeSnapshot(domain: string, snapshot: DomainSnapshot, bytes: Uint8Array): void {
+    const p = snapshotParts(snapshot, bytes);
+    headers.putSync(domain, asBuffer(encodeSnapshotHeader(snapshot)));
+    removeIds(records, domain, new Set(p.records.map((r) => r.id)));
+    removeIds(rules, domain, new Set(p.rules.map((r) => r.id)));
+    putParts(records, domain, p.records);
+    putParts(rules, domain, p.rules);
+  }
+
+  function write(p: Pending): void {
+    if (p.skip) return;
+    const { domain } = p;
+    if (p.kind === 'deleted') {
+      headers.removeSync(domain);
+      removeIds(records, domain);
+      removeIds(rules, domain);
+      return;
+    }
+    if (p.kind === 'snapshot') {
+      headers.putSync(domain, asBuffer(p.header!));
+      removeIds(records, domain, new Set(p.records.map((r) => r.id)));
+      removeIds(rules, domain, new Set(p.rules.map((r) => r.id)));
+    } else {
+      if (!headers.doesExist(domain))
+        log.warn({ version: p.version, domain }, 'delta for a domain this store does not hold; applied onto nothing');
+      if (p.header) headers.putSync(domain, asBuffer(p.header));
+      // Removals first: an id both removed and written by one delta ends up written.
+      for (const id of p.removedRecordIds) records.removeSync([domain, id]);
+      for (const id of p.removedRuleIds) rules.removeSync([domain, id]);
+    }
+    putParts(records, domain, p.records);
+    putParts(rules, domain, p.rules);
+  }
 
   function commit(batch: Pending[]): void {
     if (batch.length === 0) return;
     root.transactionSync(() => {
-      for (const p of batch) {
-        if (p.deleted) snapshots.removeSync(p.domain);
-        else if (p.bytes)
-          snapshots.putSync(p.domain, Buffer.from(p.bytes.buffer, p.bytes.byteOffset, p.bytes.byteLength));
-      }
+      for (const p of batch) write(p);
       meta.putSync(VERSION_KEY, batch[batch.length - 1]!.version);
     });
     for (const p of batch) {
-      const event: AppliedEvent = { version: p.version, domain: p.domain, deleted: p.deleted };
-      if (p.snapshot) event.snapshot = p.snapshot;
-      for (const l of listeners) {
-        try {
-          l(event);
-        } catch (err) {
-          log.error({ err, version: p.version, domain: p.domain }, 'onApplied listener failed');
-        }
+      if (p.skip) continue;
+      const event: AppliedEvent = {
+        version: p.version,
+        domain: p.domain,
+        kind: p.kind,
+        deleted: p.kind === 'deleted',
+        recordIds: p.kind === 'delta' ? [...p.records.map((r) => r.id), ...p.removedRecordIds] : [],
+        ruleIds: p.kind === 'delta' ? [...p.rules.map((r) => r.id), ...p.removedRuleIds] : [],
+      };
+      notify(event);
+    }
+  }
+
+  function notify(event: AppliedEvent): void {
+    for (const l of listeners) {
+      try {
+        l(event);
+      } catch (err) {
+        log.error({ err, version: event.version, domain: event.domain }, 'onApplied listener failed');
       }
     }
+  }
+
+  function readAll<T>(db: Database<Buffer, [string, number]>, domain: string, decode: (b: Uint8Array) => T): T[] {
+    const out: T[] = [];
+    for (const { value } of db.getRange(idRange(domain))) out.push(decode(value));
+    return out;
   }
 
   return {
@@ -90,23 +218,44 @@ export function openNodeStore(path: string, opts: { durability?: NodeStoreDurabi
       return currentVersion();
     },
     getSnapshot(domain) {
-      const bytes = snapshots.get(domain);
-      return bytes ? decodeDomainSnapshot(bytes) : undefined;
+      // One read transaction: the header, records and rules of the same committed version.
+      const txn = root.useReadTransaction();
+      try {
+        const header = headers.get(domain, { transaction: txn });
+        if (!header) return undefined;
+        const s = decodeDomainSnapshot(header);
+        for (const { value } of records.getRange({ ...idRange(domain), transaction: txn }))
+          s.zone.records.push(decodeZoneRecord(value));
+        for (const { value } of rules.getRange({ ...idRange(domain), transaction: txn }))
+          s.ruleSet.rules.push(decodeRule(value));
+        return s;
+      } finally {
+        txn.done();
+      }
     },
-    getSnapshotBytes(domain) {
-      return snapshots.get(domain);
+    getHeader(domain) {
+      const header = headers.get(domain);
+      return header ? decodeDomainSnapshot(header) : undefined;
+    },
+    getRecord(domain, id) {
+      const bytes = records.get([domain, id]);
+      return bytes ? decodeZoneRecord(bytes) : undefined;
+    },
+    getRule(domain, id) {
+      const bytes = rules.get([domain, id]);
+      return bytes ? decodeRule(bytes) : undefined;
+    },
+    getRecords(domain) {
+      return readAll(records, domain, decodeZoneRecord);
+    },
+    getRules(domain) {
+      return readAll(rules, domain, decodeRule);
     },
     domains() {
-      return [...snapshots.getKeys()] as string[];
+      return [...headers.getKeys()] as string[];
     },
     apply(entry) {
-      if (entry.version <= currentVersion()) return;
-      const p: Pending = { version: entry.version, domain: entry.domain, deleted: entry.deleted };
-      if (!entry.deleted && entry.snapshot) {
-        p.snapshot = entry.snapshot;
-        p.bytes = encodeDomainSnapshot(entry.snapshot);
-      }
-      commit([p]);
+      this.applyEncoded([encodeConfigEntry(entry)]);
     },
     applyEncoded(entries) {
       let last = currentVersion();
@@ -115,38 +264,19 @@ export function openNodeStore(path: string, opts: { durability?: NodeStoreDurabi
         const e = splitConfigEntry(bytes);
         if (e.version <= last) continue;
         last = e.version;
-        const p: Pending = { version: e.version, domain: e.domain, deleted: e.deleted };
-        if (!e.deleted) {
-          try {
-            p.snapshot = decodeDomainSnapshot(e.snapshotBytes);
-            p.bytes = e.snapshotBytes;
-          } catch (err) {
-            // A snapshot this node cannot read: keep serving the previous one, but move past the version (STYLE.md §5).
-            log.error(
-              { err, version: e.version, domain: e.domain },
-              'unreadable snapshot skipped; keeping the previous one',
-            );
-          }
-        }
-        batch.push(p);
+        batch.push(readEntry(e));
       }
       commit(batch);
     },
     reset() {
-      const gone = [...snapshots.getKeys()] as string[];
+      const gone = [...headers.getKeys()] as string[];
       root.transactionSync(() => {
-        snapshots.clearSync();
+        clearAll();
         meta.putSync(VERSION_KEY, 0);
+        meta.putSync(LAYOUT_KEY, STORE_LAYOUT);
       });
-      for (const domain of gone) {
-        for (const l of listeners) {
-          try {
-            l({ version: 0, domain, deleted: true });
-          } catch (err) {
-            log.error({ err, domain }, 'onApplied listener failed');
-          }
-        }
-      }
+      for (const domain of gone)
+        notify({ version: 0, domain, kind: 'deleted', deleted: true, recordIds: [], ruleIds: [] });
     },
     onApplied(listener) {
       listeners.add(listener);
@@ -157,4 +287,44 @@ export function openNodeStore(path: string, opts: { durability?: NodeStoreDurabi
       await root.close();
     },
   };
+}
+
+/** Decodes an entry (checking its snapshot) into what the transaction writes. */
+function readEntry(e: ReturnType<typeof splitConfigEntry>): Pending {
+  const p: Pending = {
+    version: e.version,
+    domain: e.domain,
+    kind: e.deleted ? 'deleted' : e.delta ? 'delta' : 'snapshot',
+    records: [],
+    rules: [],
+    removedRecordIds: e.delta ? e.removedRecordIds : [],
+    removedRuleIds: e.delta ? e.removedRuleIds : [],
+  };
+  if (p.kind === 'deleted' || (p.kind === 'delta' && e.snapshotBytes.length === 0)) return p;
+  try {
+    const snapshot = decodeDomainSnapshot(e.snapshotBytes);
+    const parts = snapshotParts(snapshot, e.snapshotBytes);
+    p.header = encodeSnapshotHeader(snapshot);
+    p.records = parts.records;
+    p.rules = parts.rules;
+  } catch (err) {
+    // A snapshot this node cannot read: keep serving what it holds, but move past the version (STYLE.md §5).
+    log.error({ err, version: e.version, domain: e.domain }, 'unreadable entry skipped; keeping what the store holds');
+    p.skip = true;
+  }
+  return p;
+}
+
+/** The records and rules of a decoded snapshot with their encoded bytes, sliced from `bytes` without re-encoding. */
+function snapshotParts(snapshot: DomainSnapshot, bytes: Uint8Array): { records: Part[]; rules: Part[] } {
+  const slices = sliceSnapshotParts(bytes);
+  const pair = <T extends { id: number }>(items: T[], raw: Uint8Array[]): Part[] => {
+    if (raw.length !== items.length) throw new Error('snapshot parts do not match its decoded lists');
+    return items.map((item, i) => ({ id: item.id, bytes: raw[i]! }));
+  };
+  return { records: pair(snapshot.zone.records, slices.records), rules: pair(snapshot.ruleSet.rules, slices.rules) };
+}
+
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
