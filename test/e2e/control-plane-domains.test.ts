@@ -142,6 +142,27 @@ test('domains', async (t) => {
     assert.equal((await cp.call(a.key, 'GET', '/domains/not..valid')).statusCode, 404);
   });
 
+  await t.test('a zone inside or above a zone of another account is 409; one account may hold both', async () => {
+    const create = (key: string, name: string) => cp.call(key, 'POST', '/domains/', { name });
+    assert.equal((await create(a.key, 'parent-zone.example')).statusCode, 200);
+    assert.equal((await create(b.key, 'leaf.child-zone.example')).statusCode, 200);
+    const before = (await db.select().from(domains)).length;
+    for (const [key, name, error] of [
+      [b.key, 'sub.parent-zone.example', 'domain sub.parent-zone.example is inside parent-zone.example'],
+      [b.key, 'a.b.PARENT-zone.example.', 'domain a.b.parent-zone.example is inside parent-zone.example'],
+      [a.key, 'child-zone.example', 'domain child-zone.example contains leaf.child-zone.example'],
+    ] as const) {
+      const res = await create(key, name);
+      assert.equal(res.statusCode, 409, name);
+      assert.equal(res.json<{ error: string }>().error, `${error}, which belongs to another account`);
+    }
+    assert.equal((await db.select().from(domains)).length, before, 'nothing stored');
+    // The same account may split its zone (as a Cloudflare subdomain zone); label boundaries are respected.
+    assert.equal((await create(a.key, 'shop.parent-zone.example')).statusCode, 200);
+    assert.equal((await create(b.key, 'x.leaf.child-zone.example')).statusCode, 200);
+    assert.equal((await create(b.key, 'notparent-zone.example')).statusCode, 200);
+  });
+
   await t.test(
     'PUT: partial update, limits, plan-bounded cache_cap_mb tiers, one config-log entry per change',
     async () => {

@@ -1,8 +1,9 @@
 // Domain writes: create (with its free subscription), update settings, delete; each appends to the config log in its
 // transaction, and records the workflows it needs in the workflow outbox there.
 import { createHash, randomBytes } from 'node:crypto';
-import { eq } from 'drizzle-orm';
+import { and, asc, eq, inArray, like, ne, or, sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
+import type { Tx } from '../../db/index.js';
 import { domains } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
 import { createFreeSubscription } from '../../plans/subscriptions.js';
@@ -49,6 +50,29 @@ function initialState(mode: DnsMode) {
     : { state: 'unverified', verificationState: 'awaiting' };
 }
 
+/** Serialises domain creates, so the nesting check of one sees every other create (transaction-scoped). */
+const DOMAIN_CREATE_LOCK_KEY = 727_010;
+
+/**
+ * 409 when `name` lies inside a zone of another account, or holds one (as Cloudflare, which refuses a subdomain zone
+ * of a zone on another account): the parent's owner controls the delegation of every name below it. One account
+ * may hold both a zone and zones inside it.
+ */
+async function refuseNestingAcrossAccounts(tx: Tx, ownerId: number, name: string): Promise<void> {
+  const labels = name.split('.');
+  const parents = labels.slice(1).map((_, i) => labels.slice(i + 1).join('.'));
+  const below = `%.${name.replace(/[\\%_]/g, '\\$&')}`;
+  const [other] = await tx
+    .select({ name: domains.name })
+    .from(domains)
+    .where(and(ne(domains.ownerId, ownerId), or(inArray(domains.name, parents), like(domains.name, below))))
+    .orderBy(asc(sql`length(${domains.name})`), asc(domains.name))
+    .limit(1);
+  if (!other) return;
+  const relation = parents.includes(other.name) ? 'is inside' : 'contains';
+  throw new ApiError(409, `domain ${name} ${relation} ${other.name}, which belongs to another account`);
+}
+
 export async function createDomain(
   app: FastifyInstance,
   ownerId: number,
@@ -60,6 +84,8 @@ export async function createDomain(
   if (existing) throw conflict();
   try {
     const row = await app.db.transaction(async (tx) => {
+      await tx.execute(sql`SELECT pg_advisory_xact_lock(${DOMAIN_CREATE_LOCK_KEY})`);
+      await refuseNestingAcrossAccounts(tx, ownerId, name);
       const [created] = await tx
         .insert(domains)
         .values({
