@@ -1,10 +1,14 @@
-// ConfigLog against a real database: snapshots, serials, tombstones, ordering and the catch-up read.
+// ConfigLog against a real database: snapshots, deltas, serials, the size limit, compaction, tombstones, ordering.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeDomainSnapshot } from '@platform/shared/config';
+import { eq, sql } from 'drizzle-orm';
+import { applyDeltas, decodeDomainSnapshot } from '@platform/shared/config';
+import { prng } from '@platform/shared/testing/prng';
 import { createTestDatabase } from '../../../test/helpers/database.js';
 import { openDatabase, type Db } from '../db/index.js';
-import { dnsRecords, domains, users } from '../db/schema.js';
+import { rowsOf } from '../db/migrate.js';
+import { dnsRecords, domains, rules, users } from '../db/schema.js';
+import { isApiError } from '../errors.js';
 import { ConfigLog } from './index.js';
 
 const NS_SETS = [
@@ -92,46 +96,194 @@ test('a domain without a matched set serves the first set; a rolled-back change 
   assert.equal(s.settings.developerMode, false);
 });
 
-test('catch-up returns only the latest entry per domain, in version order, including tombstones', async (t) => {
+test('a delta carries the domain-level fields and only what the change wrote; squashing the log gives the whole snapshot', async (t) => {
+  const { db, userId, log } = await setup(t);
+  const d = await addDomain(db, userId, 'delta.example', { nsSetIndex: 1 });
+  await db.transaction((tx) => log.appendChange(tx, d.id, { whole: true }));
+  const random = prng(8);
+  const pick = <T>(xs: T[]) => xs[Math.floor(random() * xs.length)]!;
+  const recordIds: number[] = [];
+  const ruleIds: number[] = [];
+  for (let i = 0; i < 60; i++) {
+    await db.transaction(async (tx) => {
+      const op = random();
+      if (op < 0.4 || recordIds.length === 0) {
+        const rows = await tx
+          .insert(dnsRecords)
+          .values([
+            { domainId: d.id, name: `h${i}`, type: 'A', destination: `192.0.2.${i % 250}` },
+            { domainId: d.id, name: `t${i}`, type: 'TXT', destination: `v=${i}` },
+          ])
+          .returning({ id: dnsRecords.id });
+        recordIds.push(...rows.map((r) => r.id));
+        await log.appendChange(tx, d.id, { upsertedRecords: rows.map((r) => r.id) });
+      } else if (op < 0.6) {
+        const id = pick(recordIds);
+        await tx
+          .update(dnsRecords)
+          .set({ ttl: 60 + i })
+          .where(eq(dnsRecords.id, id));
+        await log.appendChange(tx, d.id, { upsertedRecords: [id] });
+      } else if (op < 0.7) {
+        const id = recordIds.splice(Math.floor(random() * recordIds.length), 1)[0]!;
+        await tx.delete(dnsRecords).where(eq(dnsRecords.id, id));
+        await log.appendChange(tx, d.id, { removedRecords: [id] });
+      } else if (op < 0.85 || ruleIds.length === 0) {
+        const [r] = await tx
+          .insert(rules)
+          .values({
+            domainId: d.id,
+            type: 'drop',
+            priority: i % 3,
+            filters: { hosts: [`h${i}.delta.example`] },
+            fields: {},
+          })
+          .returning({ id: rules.id });
+        ruleIds.push(r!.id);
+        await log.appendChange(tx, d.id, { upsertedRules: [r!.id] });
+      } else if (op < 0.93) {
+        const id = ruleIds.splice(Math.floor(random() * ruleIds.length), 1)[0]!;
+        await tx.delete(rules).where(eq(rules.id, id));
+        await log.appendChange(tx, d.id, { removedRules: [id] });
+      } else {
+        await tx
+          .update(domains)
+          .set({ state: pick(['active', 'disabled']), cacheL2TtlDays: 1 + (i % 7) })
+          .where(eq(domains.id, d.id));
+        await log.appendChange(tx, d.id, { domain: true });
+      }
+    });
+  }
+  // A record written and deleted in the same change is announced as removed; an empty change appends nothing.
+  const head = await log.head(db);
+  assert.equal(await db.transaction((tx) => log.appendChange(tx, d.id, {})), null);
+  await db.transaction(async (tx) => {
+    const [row] = await tx
+      .insert(dnsRecords)
+      .values({ domainId: d.id, name: 'brief', type: 'A', destination: '192.0.2.7' })
+      .returning({ id: dnsRecords.id });
+    await tx.delete(dnsRecords).where(eq(dnsRecords.id, row!.id));
+    await log.appendChange(tx, d.id, { upsertedRecords: [row!.id] });
+  });
+  const entries = await log.readAfter(db, 0, 1000);
+  assert.equal(entries.length, 62);
+  assert.ok(entries.at(-1)!.removedRecordIds.length === 1 && entries.at(-1)!.version > head);
+  const [base, ...deltas] = entries;
+  assert.equal(base!.delta, false);
+  assert.ok(deltas.every((e) => e.delta));
+  const decoded = deltas.map((e) => ({
+    version: e.version,
+    domain: e.domainName,
+    deleted: false,
+    delta: true,
+    snapshot: decodeDomainSnapshot(e.payload),
+    removedRecordIds: e.removedRecordIds,
+    removedRuleIds: e.removedRuleIds,
+  }));
+  assert.ok(
+    decoded.every((e) => e.snapshot.zone.records.length <= 2),
+    'a delta holds only the written records',
+  );
+  assert.deepEqual(
+    decoded.map((e) => e.snapshot.zone.serial),
+    decoded.map((_, i) => decoded[0]!.snapshot.zone.serial + i),
+  );
+  const squashed = applyDeltas(decodeDomainSnapshot(base!.payload), decoded);
+  await db.transaction((tx) => log.appendSnapshot(tx, d.id));
+  const [fresh] = await log.readAfter(db, entries.at(-1)!.version, 10);
+  const whole = decodeDomainSnapshot(fresh!.payload);
+  // The fresh snapshot bumped the serial once more; everything else is identical.
+  assert.equal(whole.zone.serial, squashed.zone.serial + 1);
+  assert.deepEqual(
+    { ...squashed, zone: { ...squashed.zone, serial: 0 }, ruleSet: { ...squashed.ruleSet, version: 0 } },
+    { ...whole, zone: { ...whole.zone, serial: 0 }, ruleSet: { ...whole.ruleSet, version: 0 } },
+  );
+  assert.equal(whole.zone.records.length, recordIds.length);
+  assert.equal(whole.ruleSet.rules.length, ruleIds.length);
+});
+
+test('a write past the per-domain config limit answers 400 and stores nothing; removals are always accepted', async (t) => {
+  const { db, userId } = await setup(t);
+  const log = new ConfigLog(NS_SETS, { maxDomainConfigBytes: 20_000 });
+  const d = await addDomain(db, userId, 'limit.example');
+  const txt = (name: string, size: number) => ({ domainId: d.id, name, type: 'TXT', destination: 'x'.repeat(size) });
+  const write = (values: Array<ReturnType<typeof txt>>) =>
+    db.transaction(async (tx) => {
+      const rows = await tx.insert(dnsRecords).values(values).returning({ id: dnsRecords.id });
+      return log.appendChange(tx, d.id, { upsertedRecords: rows.map((r) => r.id) });
+    });
+  await write([txt('a', 9_000)]);
+  const head = await log.head(db);
+  await assert.rejects(write([txt('b', 9_000), txt('c', 9_000)]), (err: unknown) => {
+    assert.ok(isApiError(err));
+    assert.equal(err.statusCode, 400);
+    assert.match(
+      err.message,
+      /^the domain's configuration would be \d+ bytes, above the limit of 20000 bytes per domain/,
+    );
+    return true;
+  });
+  assert.equal(await log.head(db), head, 'nothing appended');
+  assert.equal((await db.select().from(dnsRecords)).length, 1, 'nothing stored');
+  // The triggers' count matches a recount of every record and rule.
+  const [{ bytes }] = rowsOf<{ bytes: string }>(
+    await db.execute(
+      sql`SELECT sum(dns_record_config_bytes(name, type, destination, scheme, host_header_mode, host_header)) AS bytes FROM dns_records`,
+    ),
+  ) as [{ bytes: string }];
+  const [row] = await db.select({ configBytes: domains.configBytes }).from(domains).where(eq(domains.id, d.id));
+  assert.equal(row!.configBytes, Number(bytes));
+  // A lower limit leaves the domain above it: it can still shrink.
+  const strict = new ConfigLog(NS_SETS, { maxDomainConfigBytes: 1_000 });
+  const [rec] = await db.select({ id: dnsRecords.id }).from(dnsRecords);
+  await db
+    .transaction(async (tx) => {
+      await tx
+        .update(dnsRecords)
+        .set({ destination: 'y'.repeat(8_000) })
+        .where(eq(dnsRecords.id, rec!.id));
+      await assert.rejects(strict.appendChange(tx, d.id, { upsertedRecords: [rec!.id] }), /above the limit of 1000/);
+      tx.rollback();
+    })
+    .catch(() => undefined);
+  await db.transaction(async (tx) => {
+    await tx.delete(dnsRecords).where(eq(dnsRecords.id, rec!.id));
+    await strict.appendChange(tx, d.id, { removedRecords: [rec!.id] });
+  });
+  const [after] = await db.select({ configBytes: domains.configBytes }).from(domains).where(eq(domains.id, d.id));
+  assert.equal(after!.configBytes, 0);
+});
+
+test('compaction keeps one snapshot per domain at the version given; pruned tombstones raise the horizon', async (t) => {
   const { db, userId, log } = await setup(t);
   const a = await addDomain(db, userId, 'a.example');
   const b = await addDomain(db, userId, 'b.example');
   const va1 = await db.transaction((tx) => log.appendSnapshot(tx, a.id));
   const vb1 = await db.transaction((tx) => log.appendSnapshot(tx, b.id));
-  const va2 = await db.transaction((tx) => log.appendSnapshot(tx, a.id));
+  const va2 = await db.transaction((tx) => log.appendChange(tx, a.id, { domain: true }));
   const vbDel = await db.transaction((tx) => log.appendDeletion(tx, b));
-  const head = await log.head(db);
-  assert.equal(head, vbDel);
-  const latest = await log.readLatestAfter(db, 0, head, 100);
+  const squashed = new Uint8Array([1, 2, 3]);
+  assert.equal(await log.compact(db, 'a.example', va2!, squashed), true);
+  assert.equal(await log.compact(db, 'b.example', vbDel), true);
+  const rows = await log.readAfter(db, 0, 100);
   assert.deepEqual(
-    latest.map((e) => [e.version, e.domainName, e.deleted]),
+    rows.map((e) => [e.version, e.domainName, e.deleted, e.delta, [...e.payload]]),
     [
-      [va2, 'a.example', false],
-      [vbDel, 'b.example', true],
+      [va2, 'a.example', false, false, [1, 2, 3]],
+      [vbDel, 'b.example', true, false, []],
     ],
   );
-  assert.equal(latest[1]!.payload.length, 0);
-  // A node that applied up to va1 still receives both domains; one that applied va2 receives only the tombstone.
+  assert.ok(va1 < vb1);
+  // Compacting to a version another process already compacted past does nothing.
+  assert.equal(await log.compact(db, 'a.example', va1, squashed), false);
+  assert.equal(await log.horizon(db), 0);
+  assert.equal(await log.pruneTombstones(db, 60_000), 0, 'a young tombstone is kept');
+  assert.equal(await log.pruneTombstones(db, 60_000, Date.now() + 120_000), vbDel);
   assert.deepEqual(
-    (await log.readLatestAfter(db, va1, head, 100)).map((e) => e.version),
-    [va2, vbDel],
+    (await log.readAfter(db, 0, 100)).map((e) => e.version),
+    [va2],
   );
-  assert.deepEqual(
-    (await log.readLatestAfter(db, va2, head, 100)).map((e) => e.version),
-    [vbDel],
-  );
-  // The upper bound hides later entries and makes earlier ones the latest within it.
-  assert.deepEqual(
-    (await log.readLatestAfter(db, 0, vb1, 100)).map((e) => e.version),
-    [va1, vb1],
-  );
-  // Paging by limit then resuming from the last version returned gives the same sequence.
-  const first = await log.readLatestAfter(db, 0, head, 1);
-  const rest = await log.readLatestAfter(db, first[0]!.version, head, 100);
-  assert.deepEqual(
-    [...first, ...rest].map((e) => e.version),
-    [va2, vbDel],
-  );
+  assert.equal(await log.horizon(db), vbDel);
 });
 
 test('concurrent appends commit in version order and every one gets its own serial', async (t) => {

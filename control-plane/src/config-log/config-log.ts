@@ -1,10 +1,12 @@
-// The config log: an append-only, versioned list of per-domain snapshots, written in the same transaction as the change.
-import { and, asc, eq, gt, inArray, lte, sql } from 'drizzle-orm';
+// The config log: an append-only, versioned list of per-domain changes (deltas, whole snapshots, tombstones), written
+// in the same transaction as the change, compacted by the sync hub.
+import { and, asc, eq, gt, inArray, lt, lte, sql } from 'drizzle-orm';
 import { encodeDomainSnapshot } from '@platform/shared/config';
 import type { Db, Tx } from '../db/index.js';
 import { rowsOf } from '../db/migrate.js';
-import { configLog, domains } from '../db/schema.js';
-import { buildDomainSnapshot } from './snapshot.js';
+import { configLog, configLogHorizon } from '../db/schema.js';
+import { ApiError } from '../errors.js';
+import { readDomainConfig } from './snapshot.js';
 
 /**
  * Key of the transaction-scoped advisory lock that serialises appends: a version is drawn from the sequence only
@@ -13,11 +15,22 @@ import { buildDomainSnapshot } from './snapshot.js';
  */
 export const CONFIG_LOG_LOCK_KEY = 727_006;
 
+/**
+ * Default per-domain limit of the compiled config (records and rules as nodes receive them), checked at write time.
+ * A 10,000-record zone is about 0.6 MB; the sync frame limit (MAX_SYNC_FRAME_BYTES, 64 MiB) leaves room above it.
+ */
+export const DOMAIN_CONFIG_MAX_BYTES = 16 * 1024 * 1024;
+
 /** One stored entry as the hub streams it. */
 export interface StoredEntry {
   version: number;
   domainName: string;
   deleted: boolean;
+  /** True when `payload` holds only the records and rules the change wrote (with the domain-level fields whole). */
+  delta: boolean;
+  removedRecordIds: number[];
+  removedRuleIds: number[];
+  /** Encoded DomainSnapshot (empty for a tombstone). */
   payload: Uint8Array;
 }
 
@@ -58,6 +71,11 @@ export function isEmptyChange(c: ConfigChange): boolean {
 /** Payloads kept in memory for the in-process hub, at most this many (older ones are read from the database). */
 const RECENT_PAYLOADS = 1024;
 
+export interface ConfigLogOptions {
+  /** Per-domain compiled-config limit in bytes (DOMAIN_CONFIG_MAX_BYTES). */
+  maxDomainConfigBytes?: number;
+}
+
 export class ConfigLog {
   private readonly listeners = new Set<NudgeListener>();
   /**
@@ -66,39 +84,69 @@ export class ConfigLog {
    * An entry whose transaction rolled back is never read and is evicted with older ones.
    */
   private readonly recent = new Map<number, Uint8Array>();
+  readonly maxDomainConfigBytes: number;
 
   /** `nsSets`: the accepted nameserver sets (control-plane config NS_SETS), first set recommended. */
-  constructor(private readonly nsSets: readonly (readonly string[])[]) {}
-
-  /**
-   * Bumps the domain's zone serial, builds its whole snapshot from the rows visible in `tx`, appends ONE entry and
-   * returns its version. Call it as the LAST statement of the transaction that made the change (it holds the
-   * append lock until commit), then `nudge()` after the commit.
-   */
-  async appendSnapshot(tx: Tx, domainId: number): Promise<number> {
-    const [domain] = await tx
-      .update(domains)
-      .set({ zoneSerial: sql`${domains.zoneSerial} + 1` })
-      .where(eq(domains.id, domainId))
-      .returning();
-    if (!domain) throw new Error(`config log: domain ${domainId} does not exist`);
-    const payload = encodeDomainSnapshot(await buildDomainSnapshot(tx, domain, this.nsSets));
-    return this.insert(tx, { domainId, domainName: domain.name, deleted: false, payload });
+  constructor(
+    private readonly nsSets: readonly (readonly string[])[],
+    opts: ConfigLogOptions = {},
+  ) {
+    this.maxDomainConfigBytes = opts.maxDomainConfigBytes ?? DOMAIN_CONFIG_MAX_BYTES;
   }
 
   /**
-   * Appends ONE entry for `change` to domain `domainId` and returns its version, or null for an empty change. Same
-   * rules as appendSnapshot: the last statement of the change's transaction, `nudge()` after commit.
+   * Bumps the domain's zone serial, appends ONE entry with its whole snapshot and returns its version. Call it as the
+   * LAST statement of the transaction that made the change (it holds the append lock until commit), then `nudge()`
+   * after the commit.
+   */
+  async appendSnapshot(tx: Tx, domainId: number): Promise<number> {
+    return (await this.appendChange(tx, domainId, { whole: true }))!;
+  }
+
+  /**
+   * Appends ONE entry for `change` to domain `domainId` and returns its version, or null for an empty change: a delta
+   * that reads only the records and rules the change names, or a whole snapshot for `whole`. Same rules as
+   * appendSnapshot: the last statement of the change's transaction, `nudge()` after commit. A change that writes
+   * records or rules and leaves the domain's compiled config above the limit throws a 400 ApiError (the caller's
+   * transaction rolls back; removals are always accepted, so a domain above a lowered limit can shrink).
    */
   async appendChange(tx: Tx, domainId: number, change: ConfigChange): Promise<number | null> {
     if (isEmptyChange(change)) return null;
-    // Deltas are the config-distribution work of issue 8 item 5; until then every change ships the whole domain.
-    return this.appendSnapshot(tx, domainId);
+    const whole = change.whole === true;
+    const removedRecords = new Set(change.removedRecords ?? []);
+    const removedRules = new Set(change.removedRules ?? []);
+    const config = await readDomainConfig(
+      tx,
+      domainId,
+      this.nsSets,
+      whole ? 'all' : unique(change.upsertedRecords ?? [], removedRecords),
+      whole ? 'all' : unique(change.upsertedRules ?? [], removedRules),
+    );
+    if (!config) throw new Error(`config log: domain ${domainId} does not exist`);
+    if (
+      (change.upsertedRecords?.length || change.upsertedRules?.length) &&
+      config.configBytes > this.maxDomainConfigBytes
+    )
+      throw new ApiError(
+        400,
+        `the domain's configuration would be ${config.configBytes} bytes, above the limit of ${this.maxDomainConfigBytes} bytes per domain; nothing was changed`,
+      );
+    const payload = encodeDomainSnapshot(config.snapshot);
+    if (whole) return this.insert(tx, entryRow(domainId, config.snapshot.name, payload));
+    // An id written then deleted within the change is a removal.
+    for (const id of config.missingRecordIds) removedRecords.add(id);
+    for (const id of config.missingRuleIds) removedRules.add(id);
+    return this.insert(tx, {
+      ...entryRow(domainId, config.snapshot.name, payload),
+      delta: true,
+      removedRecordIds: [...removedRecords],
+      removedRuleIds: [...removedRules],
+    });
   }
 
   /** Appends a tombstone: nodes drop everything held for the domain. Same rules as appendSnapshot. */
   async appendDeletion(tx: Tx, domain: { id: number; name: string }): Promise<number> {
-    return this.insert(tx, { domainId: domain.id, domainName: domain.name, deleted: true, payload: new Uint8Array(0) });
+    return this.insert(tx, { ...entryRow(domain.id, domain.name, new Uint8Array(0)), deleted: true });
   }
 
   /** Tells the sync hub (in this process) that entries were committed; it streams them at once. */
@@ -115,7 +163,14 @@ export class ConfigLog {
   /** Entries with from < version <= upTo, in version order, at most `limit`. */
   async readAfter(db: Db | Tx, from: number, limit: number, upTo = Number.MAX_SAFE_INTEGER): Promise<StoredEntry[]> {
     const heads = await db
-      .select({ version: configLog.version, domainName: configLog.domainName, deleted: configLog.deleted })
+      .select({
+        version: configLog.version,
+        domainName: configLog.domainName,
+        deleted: configLog.deleted,
+        delta: configLog.delta,
+        removedRecordIds: configLog.removedRecordIds,
+        removedRuleIds: configLog.removedRuleIds,
+      })
       .from(configLog)
       .where(and(gt(configLog.version, from), lte(configLog.version, upTo)))
       .orderBy(asc(configLog.version))
@@ -131,6 +186,9 @@ export class ConfigLog {
     }
     const out = heads.map((h) => ({
       ...h,
+      // node-postgres returns bigint[] elements as strings.
+      removedRecordIds: h.removedRecordIds.map(Number),
+      removedRuleIds: h.removedRuleIds.map(Number),
       payload: h.deleted ? new Uint8Array(0) : (this.recent.get(h.version) ?? fetched.get(h.version)!),
     }));
     // Entries read once are committed and published; later reads of them go to the database.
@@ -142,32 +200,64 @@ export class ConfigLog {
     return out;
   }
 
-  /**
-   * Catch-up read: like readAfter, but only the latest entry of each domain within (from, upTo]. Each entry is a
-   * whole snapshot or a tombstone, so applying only the latest per domain, in version order, reaches the same state;
-   * a node stopped half-way resumes from the last version it applied and still receives every domain it lacks.
-   */
-  async readLatestAfter(db: Db | Tx, from: number, upTo: number, limit: number): Promise<StoredEntry[]> {
-    const result = await db.execute(sql`
-      SELECT c.version, c.domain_name AS "domainName", c.deleted, c.payload FROM config_log c
-      WHERE c.version > ${from} AND c.version <= ${upTo}
-        AND NOT EXISTS (SELECT 1 FROM config_log n WHERE n.domain_name = c.domain_name AND n.version > c.version AND n.version <= ${upTo})
-      ORDER BY c.version LIMIT ${limit}`);
-    return rowsOf<{ version: string | number; domainName: string; deleted: boolean; payload: Uint8Array }>(result).map(
-      (r) => ({ version: Number(r.version), domainName: r.domainName, deleted: r.deleted, payload: r.payload }),
-    );
-  }
-
   /** The highest committed version (0 when the log is empty). */
   async head(db: Db | Tx): Promise<number> {
     const result = await db.execute(sql`SELECT COALESCE(MAX(version), 0) AS head FROM config_log`);
     return Number(rowsOf<{ head: string | number }>(result)[0]?.head ?? 0);
   }
 
-  private async insert(tx: Tx, row: Omit<StoredEntry, 'version'> & { domainId: number }): Promise<number> {
-    await tx.execute(sql`SELECT pg_advisory_xact_lock(${CONFIG_LOG_LOCK_KEY})`);
-    const [inserted] = await tx.insert(configLog).values(row).returning({ version: configLog.version });
-    const version = inserted!.version;
+  /** The highest tombstone version deleted after its retention (0 when none was): nodes below it rebuild. */
+  async horizon(db: Db | Tx): Promise<number> {
+    const [row] = await db.select({ version: configLogHorizon.version }).from(configLogHorizon);
+    return Number(row?.version ?? 0);
+  }
+
+  /**
+   * Compaction of one domain up to `version`, its latest entry the caller has seen: the entry at `version` becomes the
+   * whole snapshot `payload` (the domain's state at that version, squashed from its entries; omitted for a tombstone,
+   * which stays as it is), and every older entry of the domain is deleted. Entries appended meanwhile are newer and
+   * untouched. Returns false when the entry at `version` is gone (another process compacted further).
+   */
+  async compact(db: Db, domainName: string, version: number, payload?: Uint8Array): Promise<boolean> {
+    return db.transaction(async (tx) => {
+      const where = and(eq(configLog.version, version), eq(configLog.domainName, domainName));
+      const kept = payload
+        ? await tx
+            .update(configLog)
+            .set({ payload, delta: false, removedRecordIds: [], removedRuleIds: [] })
+            .where(and(where, eq(configLog.deleted, false)))
+            .returning({ version: configLog.version })
+        : await tx.select({ version: configLog.version }).from(configLog).where(where);
+      if (kept.length === 0) return false;
+      await tx.delete(configLog).where(and(eq(configLog.domainName, domainName), lt(configLog.version, version)));
+      return true;
+    });
+  }
+
+  /**
+   * Deletes tombstones older than `retentionMs` (by commit time) that are still the latest entry of their domain...
+   * and raises the horizon to the highest one deleted. Returns the horizon.
+   */
+  async pruneTombstones(db: Db, retentionMs: number, now = Date.now()): Promise<number> {
+    return db.transaction(async (tx) => {
+      const cutoff = new Date(now - retentionMs);
+      const result = await tx.execute(sql`
+        WITH gone AS (DELETE FROM config_log WHERE deleted AND created_at < ${cutoff.toISOString()}::timestamptz RETURNING version)
+        UPDATE config_log_horizon SET version = GREATEST(version, (SELECT COALESCE(MAX(version), 0) FROM gone))
+        RETURNING version`);
+      return Number(rowsOf<{ version: string | number }>(result)[0]?.version ?? 0);
+    });
+  }
+
+  private async insert(tx: Tx, row: typeof configLog.$inferInsert): Promise<number> {
+    // One statement: the lock is taken before the row (and its version) is produced.
+    const result = await tx.execute(sql`
+      WITH locked AS (SELECT pg_advisory_xact_lock(${CONFIG_LOG_LOCK_KEY}))
+      INSERT INTO config_log (domain_id, domain_name, deleted, payload, delta, removed_record_ids, removed_rule_ids)
+      SELECT ${row.domainId}, ${row.domainName}, ${row.deleted ?? false}, ${row.payload}::bytea, ${row.delta ?? false},
+        ${idArray(row.removedRecordIds)}::bigint[], ${idArray(row.removedRuleIds)}::bigint[] FROM locked
+      RETURNING version`);
+    const version = Number(rowsOf<{ version: string | number }>(result)[0]!.version);
     if (this.listeners.size > 0 && !row.deleted) {
       this.recent.set(version, row.payload);
       if (this.recent.size > RECENT_PAYLOADS) this.recent.delete(this.recent.keys().next().value!);
@@ -176,7 +266,23 @@ export class ConfigLog {
   }
 }
 
-/** Factory used by app.ts: `createConfigLog(config)` with the control-plane config's nameserver sets. */
-export function createConfigLog(config: { nsSets: readonly (readonly string[])[] }): ConfigLog {
-  return new ConfigLog(config.nsSets);
+function entryRow(domainId: number, domainName: string, payload: Uint8Array) {
+  return { domainId, domainName, payload, deleted: false, delta: false };
+}
+
+function idArray(ids: readonly number[] | undefined): string {
+  return `{${(ids ?? []).join(',')}}`;
+}
+
+/** `ids` without duplicates and without those in `removed`, linear time. */
+function unique(ids: readonly number[], removed: ReadonlySet<number>): number[] {
+  return [...new Set(ids)].filter((id) => !removed.has(id));
+}
+
+/** Factory used by app.ts: `createConfigLog(config)` with the control-plane config's nameserver sets and limit. */
+export function createConfigLog(config: {
+  nsSets: readonly (readonly string[])[];
+  domainConfigMaxBytes?: number;
+}): ConfigLog {
+  return new ConfigLog(config.nsSets, { maxDomainConfigBytes: config.domainConfigMaxBytes });
 }

@@ -1,11 +1,14 @@
-// Config log: versioned per-domain snapshots appended in the change's transaction, read by the sync hub.
+// Config log: versioned per-domain deltas, snapshots and tombstones appended in the change's transaction, read by the
+// sync hub.
 export {
   ConfigLog,
   createConfigLog,
   isEmptyChange,
   CONFIG_LOG_LOCK_KEY,
+  DOMAIN_CONFIG_MAX_BYTES,
   type ConfigChange,
+  type ConfigLogOptions,
   type StoredEntry,
   type NudgeListener,
 } from './config-log.js';
-export { buildDomainSnapshot, buildRuleSet, SOA_TIMERS } from './snapshot.js';
+export { readDomainConfig, buildZone, SOA_TIMERS } from './snapshot.js';

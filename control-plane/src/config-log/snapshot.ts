@@ -1,68 +1,172 @@
-// Builds a domain's whole DomainSnapshot from the rows visible in a transaction.
-import { sql } from 'drizzle-orm';
+// Reads what nodes serve of one domain in ONE statement: bumps its zone serial and returns the domain-level fields
+// with all of its records and rules (a whole snapshot) or only those a change wrote (a delta).
+import { sql, type SQL } from 'drizzle-orm';
 import {
   SCHEMA_MAJOR,
   type DomainSettings,
   type DomainSnapshot,
-  type RuleSet,
+  type Rule,
   type Zone,
   type ZoneRecord,
 } from '@platform/shared/config';
+import { encodeRuleBody, type RuleBody } from '@platform/shared/match';
 import type { Tx } from '../db/index.js';
 import { rowsOf } from '../db/migrate.js';
-import type { domains } from '../db/schema.js';
-import { buildDomainRuleSet, cachePurgeSettings } from '../areas/rules/rule-set.js';
-
-type DomainRow = typeof domains.$inferSelect;
-/** The dns_records columns a snapshot carries, selected by name (a zone of thousands of records is read per change). */
-export interface RecordRow {
-  id: number;
-  name: string;
-  type: string;
-  destination: string;
-  ttl: number;
-  mx_priority: number | null;
-  proxied: boolean;
-  captcha: boolean;
-  scheme: string;
-  port: number;
-  host_header: string | null;
-  host_header_mode: string;
-  timeout: number;
-}
 
 /** SOA timers of every zone we serve (seconds). */
 export const SOA_TIMERS = { refresh: 10000, retry: 2400, expire: 604800, minimum: 300, ttl: 3600 } as const;
 
+/** Selective cache purges carried in each entry's settings (nodes apply each one once, by id). */
+export const ENTRY_PURGES = 100;
+
+/** The domain fields a snapshot's header is built from. */
+export interface DomainHeader {
+  id: number;
+  name: string;
+  state: string;
+  dnsMode: string;
+  nsSetIndex: number | null;
+  zoneSerial: number;
+  cacheL2TtlDays: number;
+  cacheCapMb: number;
+  developerModeUntil: Date | null;
+}
+
+/** Which records (or rules) to read: all of the domain's, or the ids a change wrote. */
+export type Selection = 'all' | readonly number[];
+
+export interface DomainConfig {
+  /** Whole when both selections were 'all'; otherwise a delta's snapshot (only the selected records and rules). */
+  snapshot: DomainSnapshot;
+  /** The domain's whole compiled size (records and rules, kept by triggers), after the change. */
+  configBytes: number;
+  /** Selected ids that no longer exist (written, then deleted, in the same change). */
+  missingRecordIds: number[];
+  missingRuleIds: number[];
+}
+
+type RecordTuple = [
+  number,
+  string,
+  string,
+  string,
+  number,
+  number | null,
+  boolean,
+  boolean,
+  string,
+  number,
+  string | null,
+  string,
+  number,
+];
+type RuleJson = { id: number; type: string; enabled: boolean; priority: number; filters: RuleBody; fields: object };
+
+interface ReadRow {
+  name: string;
+  state: string;
+  dns_mode: string;
+  ns_set_index: number | null;
+  zone_serial: number;
+  cache_l2_ttl_days: number;
+  cache_cap_mb: number;
+  developer_mode_until_ms: number | string | null;
+  config_bytes: number | string;
+  purge_generation: number | null;
+  purges: Array<{ id: number; prefixes: string[] }>;
+  records: RecordTuple[];
+  rules: RuleJson[];
+}
+
+function idFilter(column: string, selection: Selection): SQL {
+  if (selection === 'all') return sql``;
+  return sql` AND ${sql.raw(column)} = ANY(${`{${selection.join(',')}}`}::int[])`;
+}
+
 /**
- * The snapshot of `domain` (whose zone_serial is already the new serial) as nodes will serve it.
- * `nsSets` are the accepted nameserver sets; the zone uses the set the domain matched, else the first.
+ * Bumps the zone serial of domain `domainId` and reads its config as nodes will serve it, in one statement; null when
+ * the domain does not exist. `nsSets` are the accepted nameserver sets: the zone uses the set the domain matched,
+ * else the first.
  */
-export async function buildDomainSnapshot(
+export async function readDomainConfig(
   tx: Tx,
-  domain: DomainRow,
+  domainId: number,
   nsSets: readonly (readonly string[])[],
+  records: Selection,
+  rules: Selection,
   now = Date.now(),
-): Promise<DomainSnapshot> {
-  const records = rowsOf<RecordRow>(
-    await tx.execute(sql`
-    SELECT id, name, type, destination, ttl, mx_priority, proxied, captcha, scheme, port, host_header, host_header_mode, timeout
-    FROM dns_records WHERE domain_id = ${domain.id} ORDER BY id`),
-  );
+): Promise<DomainConfig | null> {
+  const recordsSql =
+    records !== 'all' && records.length === 0
+      ? sql`'[]'::json`
+      : sql`(SELECT coalesce(json_agg(json_build_array(id, name, type, destination, ttl, mx_priority, proxied, captcha,
+          scheme, port, host_header, host_header_mode, timeout) ORDER BY id), '[]'::json)
+          FROM dns_records WHERE domain_id = ${domainId}${idFilter('id', records)})`;
+  const rulesSql =
+    rules !== 'all' && rules.length === 0
+      ? sql`'[]'::json`
+      : sql`(SELECT coalesce(json_agg(json_build_object('id', id, 'type', type, 'enabled', enabled, 'priority', priority,
+          'filters', filters, 'fields', fields) ORDER BY priority, id), '[]'::json)
+          FROM rules WHERE domain_id = ${domainId}${idFilter('id', rules)})`;
+  const result = await tx.execute(sql`
+    UPDATE domains SET zone_serial = zone_serial + 1 WHERE id = ${domainId}
+    RETURNING name, state, dns_mode, ns_set_index, zone_serial, cache_l2_ttl_days, cache_cap_mb, config_bytes,
+      (extract(epoch FROM developer_mode_until) * 1000)::float8 AS developer_mode_until_ms,
+      (SELECT generation FROM cache_purges WHERE domain_id = ${domainId}) AS purge_generation,
+      (SELECT coalesce(json_agg(json_build_object('id', p.id, 'prefixes', p.prefixes) ORDER BY p.id), '[]'::json)
+        FROM (SELECT id, prefixes FROM cache_purge_requests WHERE domain_id = ${domainId}
+              ORDER BY id DESC LIMIT ${ENTRY_PURGES}) p) AS purges,
+      ${recordsSql} AS records,
+      ${rulesSql} AS rules`);
+  const row = rowsOf<ReadRow>(result)[0];
+  if (!row) return null;
+  const untilMs = row.developer_mode_until_ms === null ? null : Number(row.developer_mode_until_ms);
+  const header: DomainHeader = {
+    id: domainId,
+    name: row.name,
+    state: row.state,
+    dnsMode: row.dns_mode,
+    nsSetIndex: row.ns_set_index,
+    zoneSerial: row.zone_serial,
+    cacheL2TtlDays: row.cache_l2_ttl_days,
+    cacheCapMb: row.cache_cap_mb,
+    developerModeUntil: untilMs === null ? null : new Date(untilMs),
+  };
+  const zoneRecords = row.records.map(tupleToRecord);
+  const snapshotRules = row.rules.map(jsonToRule);
   return {
-    schemaMajor: SCHEMA_MAJOR,
-    domainId: domain.id,
-    name: domain.name,
-    state: domain.state,
-    dnsMode: domain.dnsMode,
-    zone: buildZone(domain, records, nsSets),
-    settings: { ...buildSettings(domain, now), ...(await cachePurgeSettings(tx, domain.id)) },
-    ruleSet: await buildRuleSet(tx, domain),
-    certificates: [],
+    snapshot: {
+      schemaMajor: SCHEMA_MAJOR,
+      domainId,
+      name: header.name,
+      state: header.state,
+      dnsMode: header.dnsMode,
+      zone: buildZone(header, zoneRecords, nsSets),
+      settings: {
+        ...buildSettings(header, now),
+        cachePurgeGeneration: row.purge_generation ?? 0,
+        cachePurges: row.purges.map((p) => ({ id: p.id, prefixes: p.prefixes })),
+      },
+      ruleSet: { version: header.zoneSerial, rules: snapshotRules },
+      certificates: [],
+    },
+    configBytes: Number(row.config_bytes),
+    missingRecordIds: missing(records, zoneRecords),
+    missingRuleIds: missing(rules, snapshotRules),
   };
 }
 
-export function buildZone(domain: DomainRow, records: RecordRow[], nsSets: readonly (readonly string[])[]): Zone {
+function missing(selection: Selection, found: ReadonlyArray<{ id: number }>): number[] {
+  if (selection === 'all' || selection.length === found.length) return [];
+  const present = new Set(found.map((f) => f.id));
+  return selection.filter((id) => !present.has(id));
+}
+
+export function buildZone(
+  domain: Pick<DomainHeader, 'name' | 'nsSetIndex' | 'zoneSerial'>,
+  records: ZoneRecord[],
+  nsSets: readonly (readonly string[])[],
+): Zone {
   const nameservers = [...(nsSets[domain.nsSetIndex ?? 0] ?? nsSets[0] ?? [])];
   return {
     serial: domain.zoneSerial,
@@ -74,30 +178,43 @@ export function buildZone(domain: DomainRow, records: RecordRow[], nsSets: reado
     soaExpire: SOA_TIMERS.expire,
     soaMinimum: SOA_TIMERS.minimum,
     soaTtl: SOA_TIMERS.ttl,
-    records: records.map(toZoneRecord),
+    records,
   };
 }
 
-function toZoneRecord(r: RecordRow): ZoneRecord {
+function tupleToRecord(r: RecordTuple): ZoneRecord {
+  return {
+    id: r[0],
+    name: r[1],
+    type: r[2],
+    destination: r[3],
+    ttl: r[4],
+    mxPriority: r[5] ?? 0,
+    proxied: r[6],
+    captcha: r[7],
+    scheme: r[8],
+    port: r[9],
+    hostHeader: r[10] ?? '',
+    hostHeaderMode: r[11],
+    timeout: r[12],
+  };
+}
+
+function jsonToRule(r: RuleJson): Rule {
   return {
     id: r.id,
-    name: r.name,
     type: r.type,
-    destination: r.destination,
-    ttl: r.ttl,
-    mxPriority: r.mx_priority ?? 0,
-    proxied: r.proxied,
-    captcha: r.captcha,
-    scheme: r.scheme,
-    port: r.port,
-    hostHeader: r.host_header ?? '',
-    hostHeaderMode: r.host_header_mode,
-    timeout: r.timeout,
+    enabled: r.enabled,
+    priority: r.priority,
+    body: encodeRuleBody({ ...r.filters, ...r.fields }),
   };
 }
 
 /** Developer mode is on while developer_mode_until is in the future; nodes also compare the expiry with their clock. */
-export function buildSettings(domain: DomainRow, now: number): DomainSettings {
+export function buildSettings(
+  domain: Pick<DomainHeader, 'developerModeUntil' | 'cacheL2TtlDays' | 'cacheCapMb'>,
+  now: number,
+): DomainSettings {
   const until = domain.developerModeUntil?.getTime() ?? 0;
   return {
     developerMode: until > now,
@@ -105,9 +222,4 @@ export function buildSettings(domain: DomainRow, now: number): DomainSettings {
     cacheL2TtlDays: domain.cacheL2TtlDays,
     cacheCapMb: domain.cacheCapMb,
   };
-}
-
-/** The domain's edge rules (enabled and disabled), read inside `tx` so every snapshot carries them. */
-export async function buildRuleSet(tx: Tx, domain: DomainRow): Promise<RuleSet> {
-  return buildDomainRuleSet(tx, domain);
 }

@@ -36,11 +36,24 @@ export async function openDatabase(opts: { dataDir: string; databaseUrl?: string
     const { drizzle } = await import('drizzle-orm/pglite');
     const dir = join(opts.dataDir, 'pglite');
     mkdirSync(dir, { recursive: true });
-    const client = await PGlite.create(dir);
+    const client = await PGlite.create(dir, {
+      parsers: { [BYTEA_OID]: parseBytea },
+      serializers: { [BYTEA_OID]: (v) => v },
+    });
     database = { db: drizzle(client, { schema }) as unknown as Db, driver: 'pglite', close: () => client.close() };
   }
   await applyMigrations(database.db);
   return database;
+}
+
+const BYTEA_OID = 17;
+
+/**
+ * PGlite's own bytea parser builds the array one parseInt per byte (seconds for a large zone's snapshot); Node's hex
+ * decoder does it natively. Parameters go the other way as given: a Uint8Array is bound in binary format, no hex.
+ */
+function parseBytea(text: string): Uint8Array {
+  return Buffer.from(text.startsWith('\\x') ? text.slice(2) : text, 'hex');
 }
 
 export { schema, sql };

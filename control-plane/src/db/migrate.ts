@@ -37,10 +37,25 @@ export function rowsOf<T>(result: unknown): T[] {
   return (result as { rows?: T[] }).rows ?? (result as T[]);
 }
 
-/** Statements of a migration file: each ends with ';' at the end of a line (prepared statements take one at a time). */
+/**
+ * Statements of a migration file: each ends with ';' at the end of a line (prepared statements take one at a time),
+ * except inside a $$-quoted function body, which is kept whole.
+ */
 export function splitStatements(text: string): string[] {
-  return text
-    .split(/;[ \t]*(?:--[^\n]*)?$/m)
-    .map((s) => s.replace(/^\s*--.*$/gm, '').trim())
-    .filter(Boolean);
+  const statements: string[] = [];
+  let current = '';
+  text.split('$$').forEach((part, i) => {
+    if (i % 2 === 1) {
+      current += `$$${part}$$`;
+      return;
+    }
+    const pieces = part.split(/;[ \t]*(?:--[^\n]*)?$/m);
+    current += pieces[0];
+    for (const piece of pieces.slice(1)) {
+      statements.push(current);
+      current = piece;
+    }
+  });
+  statements.push(current);
+  return statements.map((s) => s.replace(/^\s*--.*$/gm, '').trim()).filter(Boolean);
 }

@@ -67,6 +67,8 @@ export const domains = pgTable('domains', {
   sslDelegation: jsonb('ssl_delegation').$type<Record<string, unknown> | null>(),
   settings: jsonb('settings').$type<Record<string, unknown>>().notNull().default({}),
   zoneSerial: integer('zone_serial').notNull().default(1),
+  /** Size of the compiled config (records and rules), kept by triggers (0008_config_log_deltas.sql). */
+  configBytes: bigint('config_bytes', { mode: 'number' }).notNull().default(0),
   createdAt: ts('created_at').notNull().defaultNow(),
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
@@ -137,6 +139,16 @@ export const configLog = pgTable('config_log', {
   deleted: boolean('deleted').notNull().default(false),
   payload: bytea('payload').notNull(),
   createdAt: ts('created_at').notNull().defaultNow(),
+  // 0008_config_log_deltas.sql: a delta's payload holds only what the change wrote; these ids it removed.
+  delta: boolean('delta').notNull().default(false),
+  removedRecordIds: bigint('removed_record_ids', { mode: 'number' }).array().notNull().default([]),
+  removedRuleIds: bigint('removed_rule_ids', { mode: 'number' }).array().notNull().default([]),
+});
+
+/** The highest tombstone version deleted after its retention: nodes below it rebuild from version 0. One row. */
+export const configLogHorizon = pgTable('config_log_horizon', {
+  id: integer('id').primaryKey().default(1),
+  version: bigint('version', { mode: 'number' }).notNull(),
 });
 
 // 0004_domain_checks.sql: when each manual check of a domain last ran (per-domain limits) and its result.

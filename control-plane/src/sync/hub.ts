@@ -1,10 +1,12 @@
-// The sync hub: streams the config log to nodes over WebSocket (uWebSockets.js), catch-up from the database then live pub/sub.
-import uWS from 'uWebSockets.js';
+// The sync hub: streams the config log to nodes. The WebSocket server, the log mirror and every catch-up run in a
+// worker thread (hub-worker.ts); this side, on the thread that owns the database, reads each committed entry once and
+// hands it over, stores the compactions the worker asks for, and prunes old tombstones.
+import { Worker } from 'node:worker_threads';
 import { componentLogger } from '@platform/shared';
-import { encodeConfigEntry, packEntries, type HubControl } from '@platform/shared/config';
+import { MAX_SYNC_FRAME_BYTES } from '@platform/shared/config';
 import type { Db } from '../db/index.js';
 import type { ConfigLog, StoredEntry } from '../config-log/index.js';
-import { nodeTokenChecker, presentedToken } from '../auth/node-token.js';
+import type { FromWorker, HubWorkerData, ToWorker } from './protocol.js';
 
 export interface SyncHubOptions {
   host: string;
@@ -17,231 +19,189 @@ export interface SyncHubOptions {
   pollMs?: number;
   /** Bytes queued for one node before it is dropped (it reconnects and resumes). */
   maxBackpressure?: number;
+  /** The largest frame sent to a node (MAX_SYNC_FRAME_BYTES); a domain whose config is larger is withheld. */
+  maxFrameBytes?: number;
+  /** Send deltas to nodes (true), or squash each into its domain's whole snapshot first (false, the default). */
+  sendDeltas?: boolean;
+  /** Squash a domain's deltas into a snapshot after this many. */
+  compactAfterDeltas?: number;
+  /** Tombstones are kept this long (ms), then deleted; nodes older than the newest deleted one rebuild. */
+  tombstoneRetentionMs?: number;
+  /** How often old tombstones are pruned (ms). */
+  pruneEveryMs?: number;
 }
 
 export interface SyncHub {
   readonly port: number;
-  /** The highest version published to live nodes. */
+  /** The highest version handed to live nodes. */
   readonly head: number;
   /** Nodes connected now (catching up or live). */
   readonly nodes: number;
+  /** Prunes tombstones past their retention now; resolves to the new horizon. */
+  pruneTombstones(): Promise<number>;
+  /** Resolves once every compaction asked for so far is stored. */
+  settled(): Promise<void>;
   close(): Promise<void>;
 }
 
-interface NodeConn {
-  id: number;
-  nodeId: string;
-  from: number;
-  closed: boolean;
-  onDrain?: () => void;
-}
-
-const TOPIC = 'config';
-/** Upper bound of one frame; a snapshot larger than this still goes alone in its own frame. */
-const MAX_FRAME_BYTES = 1 << 20;
-const CATCH_UP_PAGE = 256;
-const YIELD_AFTER_BYTES = 64 * 1024;
 const TAIL_PAGE = 500;
 const log = componentLogger('control-plane.sync');
 
-/** Encodes stored rows into frames of at most MAX_FRAME_BYTES (one row alone may exceed it), each with its last version. */
-export function framesOf(rows: readonly StoredEntry[]): Array<{ frame: Uint8Array; lastVersion: number }> {
-  const frames: Array<{ frame: Uint8Array; lastVersion: number }> = [];
-  let batch: Uint8Array[] = [];
-  let size = 0;
-  let lastVersion = 0;
-  for (const r of rows) {
-    const bytes = encodeConfigEntry({
-      version: r.version,
-      domain: r.domainName,
-      deleted: r.deleted,
-      snapshotBytes: r.payload,
-    });
-    if (batch.length > 0 && size + bytes.length > MAX_FRAME_BYTES) {
-      frames.push({ frame: packEntries(batch), lastVersion });
-      batch = [];
-      size = 0;
-    }
-    batch.push(bytes);
-    size += bytes.length + 5;
-    lastVersion = r.version;
-  }
-  if (batch.length > 0) frames.push({ frame: packEntries(batch), lastVersion });
-  return frames;
+/** Starts the worker; under tsx (TypeScript sources) it registers tsx's loader in the worker first. */
+function spawnWorker(data: HubWorkerData): Worker {
+  const fromSource = import.meta.url.endsWith('.ts');
+  const entry = new URL(fromSource ? './hub-worker.ts' : './hub-worker.js', import.meta.url);
+  if (!fromSource) return new Worker(entry, { workerData: data });
+  const code = `import { register } from ${JSON.stringify(import.meta.resolve('tsx/esm/api'))}; register();
+    await import(${JSON.stringify(entry.href)});`;
+  return new Worker(new URL(`data:text/javascript,${encodeURIComponent(code)}`), { workerData: data });
 }
 
 export async function startSyncHub(opts: SyncHubOptions): Promise<SyncHub> {
   const { db, configLog } = opts;
-  const maxBackpressure = opts.maxBackpressure ?? 16 * 1024 * 1024;
-  const checkToken = nodeTokenChecker(opts.token);
-  const sockets = new Set<uWS.WebSocket<NodeConn>>();
-  let head = await configLog.head(db);
-  let nextId = 1;
+  const retentionMs = opts.tombstoneRetentionMs ?? 7 * 24 * 3_600_000;
+  const worker = spawnWorker({
+    host: opts.host,
+    port: opts.port,
+    token: opts.token,
+    maxBackpressure: opts.maxBackpressure ?? 16 * 1024 * 1024,
+    maxFrameBytes: opts.maxFrameBytes ?? MAX_SYNC_FRAME_BYTES,
+    sendDeltas: opts.sendDeltas ?? false,
+    compactAfterDeltas: opts.compactAfterDeltas,
+  });
+  const send = (m: ToWorker) => worker.postMessage(m);
+  let head = 0;
+  let nodes = 0;
+  let tailed = 0;
   let closing = false;
-
-  const app = uWS.App();
-  app.ws<NodeConn>('/sync', {
-    compression: uWS.DISABLED,
-    maxPayloadLength: 4 * 1024,
-    maxBackpressure,
-    closeOnBackpressureLimit: 1,
-    idleTimeout: 60,
-    sendPingsAutomatically: true,
-    upgrade(res, req, context) {
-      const token = presentedToken(
-        req.getHeader('authorization'),
-        req.getHeader('x-node-token'),
-        req.getQuery('token'),
-      );
-      const fromRaw = req.getQuery('from') ?? '0';
-      const nodeId = req.getHeader('x-node-id') || req.getQuery('node') || '';
-      const key = req.getHeader('sec-websocket-key');
-      const protocol = req.getHeader('sec-websocket-protocol');
-      const extensions = req.getHeader('sec-websocket-extensions');
-      if (!checkToken(token)) {
-        res
-          .writeStatus('401 Unauthorized')
-          .writeHeader('content-type', 'application/json')
-          .end('{"error":"invalid node token"}');
-        return;
-      }
-      const from = Number(fromRaw === '' ? '0' : fromRaw);
-      if (!Number.isSafeInteger(from) || from < 0) {
-        res
-          .writeStatus('400 Bad Request')
-          .writeHeader('content-type', 'application/json')
-          .end('{"error":"from must be a non-negative integer"}');
-        return;
-      }
-      res.upgrade<NodeConn>({ id: nextId++, nodeId, from, closed: false }, key, protocol, extensions, context);
-    },
-    open(ws) {
-      sockets.add(ws);
-      const conn = ws.getUserData();
-      log.info({ node: conn.nodeId, conn: conn.id, from: conn.from }, 'node connected');
-      catchUp(ws).catch((err) => {
-        log.error({ err, node: conn.nodeId }, 'catch-up failed; dropping the node so it resumes');
-        if (!conn.closed) ws.end(1011, 'catch-up failed');
-      });
-    },
-    drain(ws) {
-      const conn = ws.getUserData();
-      if (conn.onDrain && ws.getBufferedAmount() < maxBackpressure / 4) {
-        const f = conn.onDrain;
-        conn.onDrain = undefined;
-        f();
-      }
-    },
-    close(ws, code) {
-      sockets.delete(ws);
-      const conn = ws.getUserData();
-      conn.closed = true;
-      conn.onDrain?.();
-      log.info({ node: conn.nodeId, conn: conn.id, code }, 'node disconnected');
-    },
+  let resolveClosed!: () => void;
+  const closed = new Promise<void>((r) => {
+    resolveClosed = r;
   });
-  app.any('/*', (res) => {
-    res.writeStatus('404 Not Found').writeHeader('content-type', 'application/json').end('{"error":"not found"}');
+  let listening!: (port: number) => void;
+  let failed!: (err: Error) => void;
+  const ready = new Promise<number>((resolve, reject) => {
+    listening = resolve;
+    failed = reject;
   });
 
-  /**
-   * Sends the latest entry of each domain in (from, head], paging through the log and waiting for the socket to drain,
-   * until no entry was published meanwhile; then subscribes the node to live entries (synchronously with that check, so
-   * nothing falls between) and tells it it is caught up.
-   */
-  async function catchUp(ws: uWS.WebSocket<NodeConn>): Promise<void> {
-    const conn = ws.getUserData();
-    let cursor = conn.from;
-    if (cursor > head) {
-      // Ahead of our published head: ahead of the database too (the log was restored or replaced), or just of our tail?
-      const logHead = await configLog.head(db);
-      if (conn.closed) return;
-      if (cursor > logHead) {
-        log.warn(
-          { node: conn.nodeId, from: cursor, head: logHead },
-          'node is ahead of the config log; telling it to rebuild',
-        );
-        const reset: HubControl = { type: 'reset', version: logHead };
-        ws.cork(() => ws.send(JSON.stringify(reset), false));
-        cursor = 0;
-      } else {
-        await tail();
-        if (conn.closed) return;
+  // Compactions asked for by the worker, latest per domain, stored one at a time.
+  const compactions = new Map<string, { version: number; payload?: Uint8Array }>();
+  let compacting: Promise<void> | undefined;
+  function compactLater(domain: string, version: number, payload?: Uint8Array): void {
+    const prev = compactions.get(domain);
+    // A later squash without payload (a snapshot or tombstone) still needs no earlier payload stored.
+    compactions.set(domain, {
+      version,
+      payload: payload ?? (prev && prev.version === version ? prev.payload : undefined),
+    });
+    compacting ??= (async () => {
+      while (compactions.size > 0 && !closing) {
+        const [name, c] = compactions.entries().next().value!;
+        compactions.delete(name);
+        await configLog
+          .compact(db, name, c.version, c.payload)
+          .catch((err: unknown) => log.error({ err, domain: name }, 'config log compaction failed'));
       }
-    }
-    for (;;) {
-      const target = head;
-      for (;;) {
-        const rows = cursor < target ? await configLog.readLatestAfter(db, cursor, target, CATCH_UP_PAGE) : [];
-        if (conn.closed) return;
-        for (const { frame } of framesOf(rows)) {
-          ws.cork(() => ws.send(frame, true));
-          if (ws.getBufferedAmount() > maxBackpressure / 2) {
-            await new Promise<void>((resolve) => {
-              conn.onDrain = resolve;
-            });
-            if (conn.closed) return;
-          }
-        }
-        if (rows.length < CATCH_UP_PAGE) break;
-        cursor = rows[rows.length - 1]!.version;
-      }
-      cursor = target;
-      if (head === target) break;
-    }
-    ws.subscribe(TOPIC);
-    const done: HubControl = { type: 'caught-up', version: head };
-    ws.cork(() => ws.send(JSON.stringify(done), false));
+      compacting = undefined;
+    })();
   }
 
-  // Tail: publish every entry after `head` to live nodes, in version order. Appends commit in version order
-  // (ConfigLog's advisory lock), so reading `version > head` never skips an entry that commits later.
-  let tailing = false;
+  worker.on('message', (m: FromWorker) => {
+    switch (m.type) {
+      case 'listening':
+        listening(m.port);
+        break;
+      case 'listen-failed':
+        failed(new Error(m.message));
+        break;
+      case 'state':
+        head = m.head;
+        nodes = m.nodes;
+        break;
+      case 'compact':
+        compactLater(m.domain, m.version, m.payload);
+        break;
+      case 'head-request':
+        void tail().then(async () => send({ type: 'db-head', id: m.id, head: await configLog.head(db) }));
+        break;
+      case 'closed':
+        resolveClosed();
+        break;
+    }
+  });
+  worker.on('error', (err) => {
+    log.error({ err }, 'sync hub worker failed: nodes receive nothing until the control plane restarts');
+    failed(err);
+    resolveClosed();
+  });
+
+  function hand(entries: StoredEntry[], live: boolean): void {
+    send({ type: 'entries', entries, live });
+    tailed = entries[entries.length - 1]!.version;
+  }
+
+  // Tail: hand every entry after `tailed` to the worker, in version order. Appends commit in version order
+  // (ConfigLog's advisory lock), so reading `version > tailed` never skips an entry that commits later.
+  let tailing: Promise<void> | undefined;
   let again = false;
   async function tail(): Promise<void> {
     if (tailing) {
       again = true;
-      return;
+      return tailing;
     }
-    tailing = true;
-    try {
-      do {
-        again = false;
-        for (;;) {
-          const rows = await configLog.readAfter(db, head, TAIL_PAGE);
-          if (rows.length === 0 || closing) break;
-          for (const { frame, lastVersion } of framesOf(rows)) {
-            app.publish(TOPIC, frame, true);
-            // `head` moves with each publish: a node whose catch-up ends during the yield below reads up to it.
-            head = lastVersion;
-            // After a large frame, let the event loop flush sockets before the next one, so that a burst of big
-            // snapshots does not pile up in every node's queue at once (only nodes that do not read get dropped).
-            if (frame.length >= YIELD_AFTER_BYTES) await new Promise((r) => setImmediate(r));
+    tailing = (async () => {
+      try {
+        do {
+          again = false;
+          for (;;) {
+            const rows = await configLog.readAfter(db, tailed, TAIL_PAGE);
+            if (rows.length === 0 || closing) break;
+            hand(rows, true);
+            if (rows.length < TAIL_PAGE) break;
           }
-          if (rows.length < TAIL_PAGE) break;
-        }
-      } while (again && !closing);
-    } catch (err) {
-      log.error({ err }, 'config log tail failed; retrying at the next nudge or poll');
-    } finally {
-      tailing = false;
-    }
+        } while (again && !closing);
+      } catch (err) {
+        log.error({ err }, 'config log tail failed; retrying at the next nudge or poll');
+      } finally {
+        tailing = undefined;
+      }
+    })();
+    return tailing;
   }
 
+  async function pruneTombstones(): Promise<number> {
+    const horizon = await configLog.pruneTombstones(db, retentionMs);
+    send({ type: 'horizon', version: horizon });
+    return horizon;
+  }
+
+  try {
+    // Load the (compacted) log once; the worker listens only when it holds all of it.
+    await pruneTombstones();
+    for (;;) {
+      const rows = await configLog.readAfter(db, tailed, TAIL_PAGE * 4);
+      if (rows.length === 0) break;
+      hand(rows, false);
+    }
+    send({ type: 'loaded' });
+    await ready;
+  } catch (err) {
+    await worker.terminate();
+    throw err;
+  }
+  const port = await ready;
   const offNudge = configLog.onNudge(() => {
     void tail();
   });
   const poll = setInterval(() => {
     void tail();
   }, opts.pollMs ?? 1000);
-
-  const listenSocket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
-    app.listen(opts.host, opts.port, (ls) =>
-      ls ? resolve(ls) : reject(new Error(`sync hub cannot listen on ${opts.host}:${opts.port}`)),
-    );
-  });
-  const port = uWS.us_socket_local_port(listenSocket);
-  log.info({ host: opts.host, port, head }, 'sync hub listening');
+  const prune = setInterval(() => {
+    pruneTombstones().catch((err: unknown) => log.error({ err }, 'tombstone pruning failed'));
+  }, opts.pruneEveryMs ?? 3_600_000);
+  prune.unref();
+  void tail();
 
   return {
     port,
@@ -249,15 +209,26 @@ export async function startSyncHub(opts: SyncHubOptions): Promise<SyncHub> {
       return head;
     },
     get nodes() {
-      return sockets.size;
+      return nodes;
+    },
+    pruneTombstones,
+    async settled() {
+      while (compacting) await compacting;
     },
     async close() {
       closing = true;
       offNudge();
       clearInterval(poll);
-      uWS.us_listen_socket_close(listenSocket);
-      for (const ws of [...sockets]) ws.end(1001, 'hub shutting down');
-      while (tailing) await new Promise((r) => setTimeout(r, 5));
+      clearInterval(prune);
+      await tailing;
+      await compacting;
+      const exited = new Promise((r) => worker.once('exit', r));
+      send({ type: 'close' });
+      await closed;
+      // The worker ends by itself once its sockets are closed (terminate() with uWS sockets open aborts the process).
+      const late = setTimeout(() => void worker.terminate(), 5_000);
+      await exited;
+      clearTimeout(late);
     },
   };
 }

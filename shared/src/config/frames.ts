@@ -3,6 +3,12 @@
 import protobuf from 'protobufjs';
 import { PlatformError } from '../errors.js';
 
+/**
+ * The largest frame a node accepts (its WebSocket maxPayload). The hub never sends a larger one: a domain whose whole
+ * config does not fit is withheld (nodes keep what they had of it) until it fits again.
+ */
+export const MAX_SYNC_FRAME_BYTES = 64 * 1024 * 1024;
+
 /** Control messages sent by the hub as text frames. */
 export type HubControl =
   /** Everything up to `version` (the hub's head when the node connected, or later) has been sent. */

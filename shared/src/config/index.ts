@@ -3,3 +3,4 @@ export * from './types.js';
 export * from './codec.js';
 export * from './frames.js';
 export * from './parts.js';
+export * from './delta.js';

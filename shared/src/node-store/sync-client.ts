@@ -1,7 +1,7 @@
 // The node side of config sync: a WebSocket client that resumes from the store's version and applies what the hub sends.
 import WebSocket from 'ws';
 import { componentLogger } from '../logger.js';
-import { unpackEntries, type HubControl } from '../config/frames.js';
+import { MAX_SYNC_FRAME_BYTES, unpackEntries, type HubControl } from '../config/frames.js';
 import type { NodeStore } from './store.js';
 
 export interface NodeSyncOptions {
@@ -50,6 +50,7 @@ export function startNodeSync(store: NodeStore, opts: NodeSyncOptions): NodeSync
     const socket = new WebSocket(url, {
       headers: { authorization: `Bearer ${opts.token}`, ...(opts.nodeId ? { 'x-node-id': opts.nodeId } : {}) },
       perMessageDeflate: false,
+      maxPayload: MAX_SYNC_FRAME_BYTES,
     });
     ws = socket;
     socket.binaryType = 'nodebuffer';

@@ -1,0 +1,34 @@
+// Messages between the sync hub's worker thread and the main thread that owns the database.
+import type { LogEntry } from './mirror.js';
+
+/** What the worker starts with (workerData). */
+export interface HubWorkerData {
+  host: string;
+  port: number;
+  token: string;
+  maxBackpressure: number;
+  maxFrameBytes: number;
+  sendDeltas: boolean;
+  compactAfterDeltas?: number;
+}
+
+export type ToWorker =
+  /** Committed entries after the last ones sent, in version order. `live`: publish them to connected nodes. */
+  | { type: 'entries'; entries: LogEntry[]; live: boolean }
+  /** The whole log is loaded: start listening. */
+  | { type: 'loaded' }
+  | { type: 'horizon'; version: number }
+  /** Answer to a head request: the database's head after the tail caught up with it. */
+  | { type: 'db-head'; id: number; head: number }
+  | { type: 'close' };
+
+export type FromWorker =
+  | { type: 'listening'; port: number }
+  | { type: 'listen-failed'; message: string }
+  /** Published head and connected nodes, after each change. */
+  | { type: 'state'; head: number; nodes: number }
+  /** Entries of `domain` before `version` are superseded; `payload`: the squashed snapshot to store at `version`. */
+  | { type: 'compact'; domain: string; version: number; payload?: Uint8Array }
+  /** A node is ahead of the mirror: tail the log and report the database's head. */
+  | { type: 'head-request'; id: number }
+  | { type: 'closed' };
