@@ -215,6 +215,7 @@ export class LogMirror {
   /** What live nodes receive for `item`, the domain's newest entry; updates the withheld state. */
   private admit(d: DomainLog, item: Item): Uint8Array | undefined {
     if (item.kind === 'tombstone') {
+      if (d.withheld) this.opts.onWithheld?.(d.name, item.version, 0, false);
       d.withheld = false;
       return this.encode(item);
     }

@@ -1,0 +1,203 @@
+// The log mirror against a model of a node: after random histories of snapshots, deltas, tombstones, compactions and
+// domains too large to send, a node at ANY version that applies the catch-up reaches exactly the state at the head,
+// and a live node that applies what each ingest publishes stays equal to it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  applyDelta,
+  decodeConfigEntry,
+  encodeDomainSnapshot,
+  SCHEMA_MAJOR,
+  unpackEntries,
+  type DomainSnapshot,
+  type ZoneRecord,
+} from '@platform/shared/config';
+import { prng } from '@platform/shared/testing/prng';
+import { framesOf } from './frames.js';
+import { LogMirror, type LogEntry } from './mirror.js';
+
+type State = Map<string, DomainSnapshot>;
+
+function snapshotOf(name: string, serial: number, records: ZoneRecord[]): DomainSnapshot {
+  return {
+    schemaMajor: SCHEMA_MAJOR,
+    domainId: 1,
+    name,
+    state: 'active',
+    dnsMode: 'managed',
+    zone: {
+      serial,
+      nameservers: ['ns1.test'],
+      soaMname: 'ns1.test',
+      soaRname: `hostmaster.${name}`,
+      soaRefresh: 1,
+      soaRetry: 1,
+      soaExpire: 1,
+      soaMinimum: 1,
+      soaTtl: 1,
+      records,
+    },
+    settings: { developerMode: false, developerModeExpiresAtMs: 0, cacheL2TtlDays: 1, cacheCapMb: 1 },
+    ruleSet: { version: serial, rules: [] },
+    certificates: [],
+  };
+}
+
+function record(id: number, destination: string): ZoneRecord {
+  return {
+    id,
+    name: `r${id}`,
+    type: 'TXT',
+    destination,
+    ttl: 60,
+    mxPriority: 0,
+    proxied: false,
+    captcha: false,
+    scheme: 'Auto',
+    port: 443,
+    hostHeader: '',
+    hostHeaderMode: 'own',
+    timeout: 60,
+  };
+}
+
+/** What a node holds: applies encoded entries as a node store does (whole, delta on top, tombstone). */
+function applyEncoded(state: State, encoded: readonly Uint8Array[]): void {
+  for (const frame of framesOf(encoded)) {
+    for (const bytes of unpackEntries(frame)) {
+      const e = decodeConfigEntry(bytes);
+      if (e.deleted) state.delete(e.domain);
+      else if (e.delta) state.set(e.domain, applyDelta(state.get(e.domain)!, e));
+      else state.set(e.domain, e.snapshot!);
+    }
+  }
+}
+
+function view(state: State, skip: ReadonlySet<string> = new Set()): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, s] of [...state].sort(([a], [b]) => a.localeCompare(b))) {
+    if (!skip.has(name)) out[name] = [s.zone.serial, s.zone.records.map((r) => [r.id, r.destination])];
+  }
+  return out;
+}
+
+function clone(state: State): State {
+  return new Map(state);
+}
+
+for (const sendDeltas of [true, false]) {
+  test(`catch-up from every version reaches the head, live nodes follow (${sendDeltas ? 'deltas' : 'snapshots only'})`, () => {
+    for (const seed of [1, 2, 3, 4]) {
+      const random = prng(seed);
+      const compactions: Array<[string, number, boolean]> = [];
+      const withheldNow = new Set<string>();
+      let withheldEver = 0;
+      const mirror = new LogMirror({
+        maxFrameBytes: 3_000,
+        sendDeltas,
+        compactAfterDeltas: 4,
+        onCompact: (d, v, payload) => compactions.push([d, v, payload !== undefined]),
+        onWithheld: (d, _v, _b, withheld) => {
+          if (withheld) withheldEver++;
+          return withheld ? withheldNow.add(d) : withheldNow.delete(d);
+        },
+      });
+      const truth: State[] = [new Map()];
+      const live: State = new Map();
+      let version = 0;
+      let nextRecord = 1;
+      for (let batch = 0; batch < 40; batch++) {
+        const entries: LogEntry[] = [];
+        for (let k = 1 + Math.floor(random() * 4); k > 0; k--) {
+          const state = clone(truth[truth.length - 1]!);
+          const name = `d${Math.floor(random() * 4)}.example`;
+          const current = state.get(name);
+          const op = random();
+          version++;
+          let entry: LogEntry;
+          if (!current || op < 0.12) {
+            const records = Array.from({ length: Math.floor(random() * 4) }, () => record(nextRecord++, 'w'));
+            const s = snapshotOf(name, version, records);
+            state.set(name, s);
+            entry = { ...header(version, name), payload: encodeDomainSnapshot(s) };
+          } else if (op < 0.2) {
+            state.delete(name);
+            entry = { ...header(version, name), deleted: true, payload: new Uint8Array(0) };
+          } else {
+            // Sometimes a big record: the domain's state passes the frame limit until it is removed again.
+            const upserted = [record(random() < 0.5 ? nextRecord++ : pickId(current, random), big(random))];
+            const removed = random() < 0.3 && current.zone.records.length > 0 ? [pickId(current, random)] : [];
+            const d = snapshotOf(name, version, upserted);
+            const entryDelta = {
+              version,
+              domain: name,
+              deleted: false,
+              delta: true,
+              snapshot: d,
+              removedRecordIds: removed,
+            };
+            state.set(name, applyDelta(current, { ...entryDelta, removedRuleIds: [] }));
+            entry = {
+              ...header(version, name),
+              delta: true,
+              removedRecordIds: removed,
+              payload: encodeDomainSnapshot(d),
+            };
+          }
+          truth.push(state);
+          entries.push(entry);
+        }
+        applyEncoded(live, mirror.ingest(entries));
+        assert.deepEqual(view(live, withheldNow), view(truth[truth.length - 1]!, withheldNow), `live, seed ${seed}`);
+      }
+      const head = truth.length - 1;
+      assert.equal(mirror.head, head);
+      for (let from = 0; from <= head; from++) {
+        const node = clone(truth[from]!);
+        const sent = mirror.catchUp(from);
+        assert.ok(
+          sent.every((b) => b.length <= 3_000),
+          'no entry larger than a frame',
+        );
+        applyEncoded(node, sent);
+        assert.deepEqual(view(node, withheldNow), view(truth[head]!, withheldNow), `from ${from}, seed ${seed}`);
+        // A withheld domain is left as the node had it.
+        for (const name of withheldNow) assert.deepEqual(view(node, new Set())[name], view(truth[from]!)[name]);
+      }
+      assert.ok(
+        compactions.some(([, , squashed]) => squashed),
+        'deltas were squashed',
+      );
+      assert.ok(mirror.size < head, 'superseded entries are dropped');
+    }
+  });
+}
+
+test('a node below the horizon is told apart; tombstones at or below it are forgotten', () => {
+  const mirror = new LogMirror({ maxFrameBytes: 1 << 20, sendDeltas: true });
+  mirror.ingest([
+    { ...header(1, 'a.example'), payload: encodeDomainSnapshot(snapshotOf('a.example', 1, [])) },
+    { ...header(2, 'b.example'), payload: encodeDomainSnapshot(snapshotOf('b.example', 2, [])) },
+    { ...header(3, 'b.example'), deleted: true, payload: new Uint8Array(0) },
+  ]);
+  assert.equal(mirror.catchUp(0).length, 2);
+  mirror.setHorizon(3);
+  assert.equal(mirror.horizon, 3);
+  assert.deepEqual(
+    mirror.catchUp(0).map((b) => decodeConfigEntry(b).domain),
+    ['a.example'],
+  );
+});
+
+function header(version: number, domainName: string): Omit<LogEntry, 'payload'> {
+  return { version, domainName, deleted: false, delta: false, removedRecordIds: [], removedRuleIds: [] };
+}
+
+function pickId(s: DomainSnapshot, random: () => number): number {
+  const rs = s.zone.records;
+  return rs.length > 0 ? rs[Math.floor(random() * rs.length)]!.id : 999_999;
+}
+
+function big(random: () => number): string {
+  return random() < 0.1 ? 'x'.repeat(2_500) : `v${Math.floor(random() * 1000)}`;
+}
