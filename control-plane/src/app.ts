@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Database } from './db/index.js';
 import type { ControlPlaneConfig } from './config.js';
-import { ConfigLog } from './config-log/index.js';
+import { createConfigLog, type ConfigLog } from './config-log/index.js';
 import { WorkflowOutbox } from './workflow-outbox/outbox.js';
 import context from './plugins/context.js';
 import { installErrorHandlers, installNotFoundHandler } from './plugins/error-handler.js';
@@ -51,7 +51,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(context, {
     db: opts.database.db,
     config,
-    configLog: opts.configLog ?? new ConfigLog(config.nsSets),
+    configLog: opts.configLog ?? createConfigLog(config),
     workflowOutbox: opts.workflowOutbox ?? new WorkflowOutbox(),
   });
   await app.register(authenticate);

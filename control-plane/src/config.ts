@@ -38,6 +38,10 @@ export interface ControlPlaneConfig {
   syncPollMs: number;
   /** NODE_TOKEN; undefined: read or generate DATA_DIR/node-token (ensureNodeToken from @platform/shared). */
   nodeToken: string | undefined;
+  /** Largest compiled config of one domain (records and rules as nodes receive them), checked at write time. */
+  domainConfigMaxBytes: number;
+  /** How long the config log keeps a deleted domain's tombstone; nodes offline longer rebuild their store. */
+  syncTombstoneRetentionMs: number;
 }
 
 export const DEFAULT_NS_SETS = 'ns1.platform.test,ns2.platform.test;ns3.platform.test,ns4.platform.test';
@@ -105,6 +109,9 @@ export function loadConfig(env: EnvSource = process.env): Readonly<ControlPlaneC
     syncPort: r.int('SYNC_PORT', 8090, 0, 65535),
     syncPollMs: r.int('SYNC_POLL_MS', 1000, 10, 3_600_000),
     nodeToken: r.optional('NODE_TOKEN'),
+    // At most half the sync frame limit (MAX_SYNC_FRAME_BYTES, 64 MiB): rule bodies are counted as their JSON text.
+    domainConfigMaxBytes: r.int('DOMAIN_CONFIG_MAX_BYTES', 16 * 1024 * 1024, 1024, 32 * 1024 * 1024),
+    syncTombstoneRetentionMs: r.int('SYNC_TOMBSTONE_RETENTION_HOURS', 168, 1, 24 * 365) * 3_600_000,
     temporal: loadTemporalConfig(r, env),
   });
 }

@@ -6,7 +6,7 @@ import { openDatabase } from './db/index.js';
 import { build } from './app.js';
 import { acquireDataDirLock } from './admin/data-dir-lock.js';
 import { startAdminSocket } from './admin/socket.js';
-import { ConfigLog } from './config-log/index.js';
+import { createConfigLog } from './config-log/index.js';
 import { startSyncHub } from './sync/index.js';
 import { WorkflowOutbox } from './workflow-outbox/outbox.js';
 import { startWorkflowDispatcher } from './workflow-outbox/dispatcher.js';
@@ -18,7 +18,7 @@ async function main(): Promise<void> {
   // With PGlite the database belongs to this process alone: refuse to start beside a running admin CLI or control plane.
   const lock = config.databaseUrl ? null : acquireDataDirLock(config.dataDir, 'control-plane');
   const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
-  const configLog = new ConfigLog(config.nsSets);
+  const configLog = createConfigLog(config);
   const workflowOutbox = new WorkflowOutbox();
   const app = await build({ config, database, configLog, workflowOutbox });
   // The sync hub streams the config log to DNS and edge nodes (control-plane/README.md, "Sync").
@@ -39,6 +39,7 @@ async function main(): Promise<void> {
     token: ensureNodeToken(config.dataDir, config.nodeToken),
     db: database.db,
     configLog,
+    tombstoneRetentionMs: config.syncTombstoneRetentionMs,
   });
   // Starts the workflows that writes recorded (control-plane/README.md, "Workflows"); not without TEMPORAL_ADDRESS.
   const dispatcher = config.temporal.address

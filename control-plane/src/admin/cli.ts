@@ -3,7 +3,7 @@
 // running control plane through its admin socket instead (DATA_DIR/admin.sock), so both never open PGlite at once.
 import { loadConfig } from '../config.js';
 import { openDatabase } from '../db/index.js';
-import { ConfigLog } from '../config-log/index.js';
+import { createConfigLog } from '../config-log/index.js';
 import { acquireDataDirLock, DataDirLockedError } from './data-dir-lock.js';
 import { executeCommand, findCommand, type CommandContext } from './commands.js';
 import { sendToAdminSocket } from './socket.js';
@@ -27,7 +27,7 @@ async function runCli(argv: string[], out: (line: string) => void, err: (line: s
     return forwarded.code;
   }
   const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
-  const ctx: CommandContext = { db: database.db, configLog: new ConfigLog(config.nsSets), out };
+  const ctx: CommandContext = { db: database.db, configLog: createConfigLog(config), out };
   try {
     return await executeCommand(ctx, argv, err);
   } finally {
