@@ -8,15 +8,17 @@ import WebSocket from 'ws';
 import { openNodeStore, startNodeSync, type NodeStore } from '@platform/shared/node-store';
 import { createTestDatabase } from '../../../test/helpers/database.js';
 import { openDatabase, type Db } from '../db/index.js';
-import { dnsRecords, domains, users } from '../db/schema.js';
+import { eq } from 'drizzle-orm';
+import { configLog as configLogTable, dnsRecords, domains, users } from '../db/schema.js';
 import { ConfigLog } from '../config-log/index.js';
-import { startSyncHub } from './index.js';
+import { startSyncHub, type SyncHubOptions } from './index.js';
 
 const TOKEN = 'test-node-token';
 
-async function setup(t: TestContext, hubOpts: { maxBackpressure?: number } = {}) {
+async function setup(t: TestContext, hubOpts: Partial<SyncHubOptions> = {}) {
   const tdb = await createTestDatabase('sync-hub');
   const database = await openDatabase(tdb);
+  let dbOpen = true;
   const configLog = new ConfigLog([['ns1.platform.test', 'ns2.platform.test']]);
   const [user] = await database.db.insert(users).values({ email: 'owner@example.org' }).returning();
   const hub = await startSyncHub({
@@ -31,7 +33,7 @@ async function setup(t: TestContext, hubOpts: { maxBackpressure?: number } = {})
   const dirs: string[] = [];
   t.after(async () => {
     await hub.close();
-    await database.close();
+    if (dbOpen) await database.close();
     await tdb.drop();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
@@ -42,7 +44,19 @@ async function setup(t: TestContext, hubOpts: { maxBackpressure?: number } = {})
     t.after(() => store.close());
     return store;
   };
-  return { db: database.db, configLog, hub, userId: user!.id, newStore, hubUrl: `ws://127.0.0.1:${hub.port}` };
+  const closeDatabase = async () => {
+    dbOpen = false;
+    await database.close();
+  };
+  return {
+    db: database.db,
+    configLog,
+    hub,
+    userId: user!.id,
+    newStore,
+    closeDatabase,
+    hubUrl: `ws://127.0.0.1:${hub.port}`,
+  };
 }
 
 async function writeRecord(
@@ -218,3 +232,158 @@ test('nodes that connect while a burst is being published each end with every do
       assert.equal(store.getSnapshot(`d${i}.example`)!.zone.serial, 7, `d${i}.example has its last serial`);
   }
 });
+
+test("catch-up is served from the hub's memory: with the database closed, nodes at any version still catch up", async (t) => {
+  const { db, configLog, hub, userId, newStore, hubUrl, closeDatabase } = await setup(t);
+  const [a] = await db.insert(domains).values({ name: 'a.example', ownerId: userId, state: 'active' }).returning();
+  const [b] = await db.insert(domains).values({ name: 'b.example', ownerId: userId, state: 'active' }).returning();
+  await db.transaction((tx) => configLog.appendSnapshot(tx, a!.id));
+  const mid = await writeRecord(db, configLog, b!.id, 'www', '192.0.2.1');
+  let last = 0;
+  for (let i = 0; i < 6; i++) last = await writeDelta(db, configLog, a!.id, `h${i}`, `192.0.2.${i + 10}`);
+  await until(() => hub.head === last, 'the hub to hold every entry');
+  await closeDatabase();
+  const stores = Array.from({ length: 10 }, () => newStore());
+  const early = stores[0]!;
+  early.apply({ version: mid, domain: 'b.example', deleted: false, snapshot: snapshotWithRecords('b.example', 1) });
+  const syncs = stores.map((store) => startNodeSync(store, { hubUrl, token: TOKEN }));
+  t.after(() => Promise.all(syncs.map((s) => s.stop())));
+  await Promise.all(syncs.map((s) => s.ready));
+  for (const store of stores) {
+    assert.equal(store.version, last);
+    assert.equal(store.getSnapshot('a.example')!.zone.records.length, 6);
+  }
+  assert.equal(stores[1]!.getSnapshot('b.example')!.zone.records.length, 1);
+});
+
+test('a domain too large for a node is withheld while every other domain keeps flowing, and sent whole once it fits', async (t) => {
+  const maxFrameBytes = 64 * 1024;
+  const { db, configLog, hub, userId, newStore, hubUrl } = await setup(t, { maxFrameBytes });
+  const [big] = await db.insert(domains).values({ name: 'big.example', ownerId: userId, state: 'active' }).returning();
+  const [small] = await db
+    .insert(domains)
+    .values({ name: 'small.example', ownerId: userId, state: 'active' })
+    .returning();
+  await writeRecord(db, configLog, big!.id, 'www', '192.0.2.1');
+  const store = newStore();
+  const sync = startNodeSync(store, { hubUrl, token: TOKEN, maxFrameBytes, minBackoffMs: 10 });
+  t.after(() => sync.stop());
+  await sync.ready;
+  const bigServed = store.getSnapshot('big.example')!.zone.serial;
+
+  // 100 KB of TXT: more than a node takes in one frame.
+  const v = await db.transaction(async (tx) => {
+    const [row] = await tx
+      .insert(dnsRecords)
+      .values({ domainId: big!.id, name: 'blob', type: 'TXT', destination: 'x'.repeat(100_000) })
+      .returning();
+    return configLog.appendChange(tx, big!.id, { upsertedRecords: [row!.id] });
+  });
+  configLog.nudge();
+  let last = 0;
+  for (let i = 0; i < 5; i++) last = await writeRecord(db, configLog, small!.id, `s${i}`, `198.51.100.${i + 1}`);
+  await until(() => store.version === last, 'the other domain to keep flowing');
+  assert.ok(last > v!);
+  assert.equal(store.getSnapshot('small.example')!.zone.records.length, 5);
+  assert.equal(
+    store.getSnapshot('big.example')!.zone.serial,
+    bigServed,
+    'the node keeps what it had of the big domain',
+  );
+  assert.equal(hub.nodes, 1, 'the node was never dropped');
+  // A node connecting now receives every other domain.
+  const late = newStore();
+  const lateSync = startNodeSync(late, { hubUrl, token: TOKEN, maxFrameBytes });
+  t.after(() => lateSync.stop());
+  await lateSync.ready;
+  assert.deepEqual(late.domains(), ['small.example']);
+
+  // Shrunk under the limit, the domain reaches every node whole.
+  const shrunk = await db.transaction(async (tx) => {
+    const gone = await tx.delete(dnsRecords).where(eq(dnsRecords.name, 'blob')).returning({ id: dnsRecords.id });
+    return configLog.appendChange(tx, big!.id, { removedRecords: gone.map((r) => r.id) });
+  });
+  configLog.nudge();
+  await until(() => store.version === shrunk && late.version === shrunk, 'the shrunk domain');
+  for (const s of [store, late]) assert.deepEqual(recordNames(s, 'big.example'), ['www']);
+});
+
+test('deltas are squashed and the stored log compacted; a restarted hub serves the same state from the compacted log', async (t) => {
+  const { db, configLog, hub, userId, newStore, hubUrl } = await setup(t, { compactAfterDeltas: 4 });
+  const [a] = await db.insert(domains).values({ name: 'a.example', ownerId: userId, state: 'active' }).returning();
+  await db.transaction((tx) => configLog.appendSnapshot(tx, a!.id));
+  const store = newStore();
+  const sync = startNodeSync(store, { hubUrl, token: TOKEN });
+  t.after(() => sync.stop());
+  await sync.ready;
+  let last = 0;
+  for (let i = 0; i < 21; i++) last = await writeDelta(db, configLog, a!.id, `h${i}`, `192.0.2.${i + 1}`);
+  await until(() => store.version === last, 'the node to apply every delta');
+  await hub.settled();
+  for (let i = 0; (await rowsOfDomain(db, 'a.example')) > 2; i++) {
+    assert.ok(i < 500, 'the stored log is compacted');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.deepEqual(recordNames(store, 'a.example'), Array.from({ length: 21 }, (_, i) => `h${i}`).sort());
+
+  const again = await startSyncHub({ host: '127.0.0.1', port: 0, token: TOKEN, db, configLog, pollMs: 60_000 });
+  t.after(() => again.close());
+  const fresh = newStore();
+  const freshSync = startNodeSync(fresh, { hubUrl: `ws://127.0.0.1:${again.port}`, token: TOKEN });
+  t.after(() => freshSync.stop());
+  await freshSync.ready;
+  assert.equal(fresh.version, last);
+  assert.deepEqual(recordNames(fresh, 'a.example'), recordNames(store, 'a.example'));
+});
+
+test('a node older than the tombstone retention rebuilds its store, so a domain deleted meanwhile is gone', async (t) => {
+  const { db, configLog, hub, userId, newStore, hubUrl } = await setup(t, { tombstoneRetentionMs: 0 });
+  const [a] = await db.insert(domains).values({ name: 'a.example', ownerId: userId, state: 'active' }).returning();
+  const [b] = await db.insert(domains).values({ name: 'b.example', ownerId: userId, state: 'active' }).returning();
+  await writeRecord(db, configLog, a!.id, 'www', '192.0.2.1');
+  await writeRecord(db, configLog, b!.id, 'www', '192.0.2.2');
+  const store = newStore();
+  const first = startNodeSync(store, { hubUrl, token: TOKEN });
+  await first.ready;
+  await first.stop();
+  await db.transaction((tx) => configLog.appendDeletion(tx, b!));
+  const last = await writeRecord(db, configLog, a!.id, 'mail', '192.0.2.3');
+  await until(() => hub.head === last, 'the hub to see the tombstone');
+  assert.equal(await hub.pruneTombstones(), last - 1);
+  const second = startNodeSync(store, { hubUrl, token: TOKEN });
+  t.after(() => second.stop());
+  await second.ready;
+  assert.deepEqual(store.domains(), ['a.example']);
+  assert.equal(store.version, last);
+});
+
+async function writeDelta(db: Db, log: ConfigLog, domainId: number, name: string, destination: string) {
+  const v = await db.transaction(async (tx) => {
+    const [row] = await tx.insert(dnsRecords).values({ domainId, name, type: 'A', destination }).returning();
+    return log.appendChange(tx, domainId, { upsertedRecords: [row!.id] });
+  });
+  log.nudge();
+  return v!;
+}
+
+function recordNames(store: NodeStore, domain: string): string[] {
+  return store
+    .getSnapshot(domain)!
+    .zone.records.map((r) => r.name)
+    .sort();
+}
+
+async function rowsOfDomain(db: Db, domain: string): Promise<number> {
+  return (await db.select().from(configLogTable).where(eq(configLogTable.domainName, domain))).length;
+}
+
+function snapshotWithRecords(name: string, count: number) {
+  return {
+    schemaMajor: 1,
+    domainId: 1,
+    name,
+    state: 'active',
+    dnsMode: 'managed',
+    zone: { records: Array.from({ length: count }, (_, i) => ({ id: 1000 + i, name: `old${i}` })) },
+  } as never;
+}

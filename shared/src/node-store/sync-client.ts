@@ -14,6 +14,8 @@ export interface NodeSyncOptions {
   /** First reconnect delay (ms), doubled up to maxBackoffMs. */
   minBackoffMs?: number;
   maxBackoffMs?: number;
+  /** Largest frame accepted (MAX_SYNC_FRAME_BYTES); a larger one closes the connection. */
+  maxFrameBytes?: number;
 }
 
 export interface NodeSync {
@@ -50,7 +52,7 @@ export function startNodeSync(store: NodeStore, opts: NodeSyncOptions): NodeSync
     const socket = new WebSocket(url, {
       headers: { authorization: `Bearer ${opts.token}`, ...(opts.nodeId ? { 'x-node-id': opts.nodeId } : {}) },
       perMessageDeflate: false,
-      maxPayload: MAX_SYNC_FRAME_BYTES,
+      maxPayload: opts.maxFrameBytes ?? MAX_SYNC_FRAME_BYTES,
     });
     ws = socket;
     socket.binaryType = 'nodebuffer';
