@@ -11,4 +11,4 @@ export {
   type StoredEntry,
   type NudgeListener,
 } from './config-log.js';
-export { readDomainConfig, buildZone, SOA_TIMERS } from './snapshot.js';
+export { readDomainConfig, buildDomainSnapshot, buildZone, SOA_TIMERS } from './snapshot.js';

@@ -84,8 +84,8 @@ function idFilter(column: string, selection: Selection): SQL {
 }
 
 /**
- * Bumps the zone serial of domain `domainId` and reads its config as nodes will serve it, in one statement; null when
- * the domain does not exist. `nsSets` are the accepted nameserver sets: the zone uses the set the domain matched,
+ * Bumps the zone serial of domain `domainId` (unless `bumpSerial` is false) and reads its config as nodes will serve
+ * it, in one statement; null when the domain does not exist. `nsSets` are the accepted nameserver sets: the zone uses the set the domain matched,
  * else the first.
  */
 export async function readDomainConfig(
@@ -94,7 +94,7 @@ export async function readDomainConfig(
   nsSets: readonly (readonly string[])[],
   records: Selection,
   rules: Selection,
-  now = Date.now(),
+  opts: { bumpSerial?: boolean; now?: number } = {},
 ): Promise<DomainConfig | null> {
   const recordsSql =
     records !== 'all' && records.length === 0
@@ -108,16 +108,19 @@ export async function readDomainConfig(
       : sql`(SELECT coalesce(json_agg(json_build_object('id', id, 'type', type, 'enabled', enabled, 'priority', priority,
           'filters', filters, 'fields', fields) ORDER BY priority, id), '[]'::json)
           FROM rules WHERE domain_id = ${domainId}${idFilter('id', rules)})`;
-  const result = await tx.execute(sql`
-    UPDATE domains SET zone_serial = zone_serial + 1 WHERE id = ${domainId}
-    RETURNING name, state, dns_mode, ns_set_index, zone_serial, cache_l2_ttl_days, cache_cap_mb, config_bytes,
+  const columns = sql`name, state, dns_mode, ns_set_index, zone_serial, cache_l2_ttl_days, cache_cap_mb, config_bytes,
       (extract(epoch FROM developer_mode_until) * 1000)::float8 AS developer_mode_until_ms,
       (SELECT generation FROM cache_purges WHERE domain_id = ${domainId}) AS purge_generation,
       (SELECT coalesce(json_agg(json_build_object('id', p.id, 'prefixes', p.prefixes) ORDER BY p.id), '[]'::json)
         FROM (SELECT id, prefixes FROM cache_purge_requests WHERE domain_id = ${domainId}
               ORDER BY id DESC LIMIT ${ENTRY_PURGES}) p) AS purges,
       ${recordsSql} AS records,
-      ${rulesSql} AS rules`);
+      ${rulesSql} AS rules`;
+  const result = await tx.execute(
+    opts.bumpSerial === false
+      ? sql`SELECT ${columns} FROM domains WHERE id = ${domainId}`
+      : sql`UPDATE domains SET zone_serial = zone_serial + 1 WHERE id = ${domainId} RETURNING ${columns}`,
+  );
   const row = rowsOf<ReadRow>(result)[0];
   if (!row) return null;
   const untilMs = row.developer_mode_until_ms === null ? null : Number(row.developer_mode_until_ms);
@@ -143,7 +146,7 @@ export async function readDomainConfig(
       dnsMode: header.dnsMode,
       zone: buildZone(header, zoneRecords, nsSets),
       settings: {
-        ...buildSettings(header, now),
+        ...buildSettings(header, opts.now ?? Date.now()),
         cachePurgeGeneration: row.purge_generation ?? 0,
         cachePurges: row.purges.map((p) => ({ id: p.id, prefixes: p.prefixes })),
       },
@@ -154,6 +157,17 @@ export async function readDomainConfig(
     missingRecordIds: missing(records, zoneRecords),
     missingRuleIds: missing(rules, snapshotRules),
   };
+}
+
+/** The domain's whole snapshot as nodes would serve it now, without changing anything (exports, tests). */
+export async function buildDomainSnapshot(
+  tx: Tx,
+  domain: { id: number },
+  nsSets: readonly (readonly string[])[],
+): Promise<DomainSnapshot> {
+  const config = await readDomainConfig(tx, domain.id, nsSets, 'all', 'all', { bumpSerial: false });
+  if (!config) throw new Error(`domain ${domain.id} does not exist`);
+  return config.snapshot;
 }
 
 function missing(selection: Selection, found: ReadonlyArray<{ id: number }>): number[] {
