@@ -109,8 +109,8 @@ test('errors: unknown routes, trailing slashes, malformed JSON, content type, bo
         'dns_mode must be one of: managed, external',
       ],
       ['POST', '/domains/', { name: 42 }, 'name must be string'],
-      ['PUT', `/domains/${domain}`, { cache_l2_ttl_days: 8 }, 'cache_l2_ttl_days must be <= 7'],
-      ['PUT', `/domains/${domain}`, { cache_l2_ttl_days: 0 }, 'cache_l2_ttl_days must be >= 1'],
+      ['PUT', `/domains/${domain}`, { cache_l2_ttl_days: 8 }, 'cache_l2_ttl_days must be between 1 and 7'],
+      ['PUT', `/domains/${domain}`, { cache_l2_ttl_days: 0 }, 'cache_l2_ttl_days must be between 1 and 7'],
       ['PUT', `/domains/${domain}`, { cache_l2_ttl_days: 2.5 }, 'cache_l2_ttl_days must be integer'],
       ['PUT', `/domains/${domain}`, { cache_l2_ttl_days: 'soon' }, 'cache_l2_ttl_days must be integer'],
       [

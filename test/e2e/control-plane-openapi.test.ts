@@ -119,3 +119,40 @@ test('GET /docs: the API reference page, without a key, with every asset served 
   assert.equal((await cp.call(null, 'GET', '/docs/package.json')).statusCode, 404);
   assert.notEqual((await cp.call(null, 'GET', '/docs/%2e%2e/package.json')).statusCode, 200);
 });
+
+test('the OpenAPI document states every constraint: closed request objects, bounded arrays and ids (issue 8)', async (t) => {
+  const cp = await startTestControlPlane(t);
+  const doc = (await cp.call(null, 'GET', '/openapi.json')).json<Doc>();
+  const components = (doc.components as unknown as { schemas?: Record<string, unknown> }).schemas ?? {};
+  const problems: string[] = [];
+  const seen = new Set<unknown>();
+  /** Walks a request schema: every object is closed, every array has maxItems. */
+  const walk = (schema: unknown, where: string): void => {
+    if (!schema || typeof schema !== 'object' || seen.has(schema)) return;
+    seen.add(schema);
+    const s = schema as Record<string, unknown>;
+    if (typeof s.$ref === 'string') return walk(components[s.$ref.split('/').pop()!], where);
+    if (s.type === 'object' && s.additionalProperties !== false) problems.push(`${where}: object is not closed`);
+    if (s.type === 'array' && typeof s.maxItems !== 'number') problems.push(`${where}: array without maxItems`);
+    for (const [key, value] of Object.entries(s.properties ?? {})) walk(value, `${where}.${key}`);
+    if (s.items) walk(s.items, `${where}[]`);
+    for (const k of ['anyOf', 'oneOf', 'allOf'] as const)
+      for (const [i, sub] of ((s[k] as unknown[]) ?? []).entries()) walk(sub, `${where}<${k}${i}>`);
+  };
+  for (const [path, ops] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(ops)) {
+      const name = `${method.toUpperCase()} ${path}`;
+      seen.clear();
+      walk(op.requestBody?.content?.['application/json']?.schema, `${name} body`);
+      const params = (op as { parameters?: Array<{ name: string; in: string; schema: Record<string, unknown> }> })
+        .parameters;
+      for (const p of params ?? []) {
+        if (p.in !== 'path' || p.name === 'domain') continue;
+        const s = p.schema;
+        if (s.type !== 'integer' || s.minimum !== 1 || s.maximum !== 2147483647)
+          problems.push(`${name} {${p.name}}: not an integer from 1 to 2147483647`);
+      }
+    }
+  }
+  assert.deepEqual(problems, []);
+});

@@ -79,7 +79,7 @@ test('records API: validation, zone rules, permissions, limits', async (t) => {
       name: 'host_header_mode',
       body: { ...A, name: 'a1', host_header_mode: 'both' },
       status: 400,
-      error: 'host_header_mode must be own or target',
+      error: 'host_header_mode must be one of: own, target',
     },
     {
       name: 'type',

@@ -82,9 +82,9 @@ test('records bulk operations', async (t) => {
     const over = await cp.call(key, 'POST', url('batch-update'), {
       updates: [...ids, ids[0]].map((id) => ({ id, ttl: 60 })),
     });
-    assert.deepEqual([over.statusCode, over.json()], [400, { error: 'updates must NOT have more than 1000 items' }]);
+    assert.deepEqual([over.statusCode, over.json()], [400, { error: 'updates must have at most 1000 entries' }]);
     const empty = await cp.call(key, 'POST', url('batch-update'), { updates: [] });
-    assert.deepEqual([empty.statusCode, empty.json()], [400, { error: 'updates must NOT have fewer than 1 items' }]);
+    assert.deepEqual([empty.statusCode, empty.json()], [400, { error: 'updates must have at least 1 entry' }]);
     const missing = await cp.call(key, 'POST', url('batch-update'), {});
     assert.deepEqual([missing.statusCode, missing.json()], [400, { error: 'updates is required' }]);
     const malformed = await cp.call(key, 'POST', url('batch-update'), '{"updates": [');

@@ -25,6 +25,14 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
   return out;
 }
 
+/** Largest id the database holds (Postgres `integer`); a path or body id beyond it is 400, not a failed query. */
+export const MAX_ID = 2_147_483_647;
+
+/** A resource id: an integer from 1 to MAX_ID. */
+export function Id(description?: string) {
+  return Type.Integer({ minimum: 1, maximum: MAX_ID, ...(description ? { description } : {}) });
+}
+
 /** A nullable schema, emitted as OpenAPI 3.1 `type: [T, "null"]` friendly anyOf. */
 export function Nullable<T extends TSchema>(schema: T) {
   return Type.Union([schema, Type.Null()]);

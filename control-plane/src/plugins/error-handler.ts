@@ -7,9 +7,11 @@ interface AjvError {
   keyword: string;
   message?: string;
   params?: Record<string, unknown>;
+  /** The schema holding the failed keyword (Ajv option verbose). */
+  parentSchema?: { minimum?: number; maximum?: number; 'x-expected'?: string };
 }
 
-/** "cache_l2_ttl_days must be <= 7": the field named as the client wrote it, then what is wrong with it. */
+/** "cache_l2_ttl_days must be between 1 and 7": the field named as the client wrote it, then what is wrong with it. */
 export function formatValidationError(errors: AjvError[], context: string | undefined): string {
   const e = errors[0];
   if (!e) return 'invalid input';
@@ -27,6 +29,26 @@ export function formatValidationError(errors: AjvError[], context: string | unde
       return `${field} must be one of: ${(params.allowedValues as unknown[]).map(String).join(', ')}`;
     case 'type':
       return `${field} must be ${String(params.type).replace(/,/g, ' or ')}`;
+    case 'pattern': {
+      const expected = e.parentSchema?.['x-expected'];
+      return expected ? `${field} must be ${expected}` : `${field} ${e.message ?? 'is invalid'}`;
+    }
+    case 'maxLength':
+      return `${field} must be at most ${String(params.limit)} characters`;
+    case 'minLength':
+      return params.limit === 1
+        ? `${field} must not be empty`
+        : `${field} must be at least ${String(params.limit)} characters`;
+    case 'maxItems':
+      return `${field} must have at most ${String(params.limit)} entries`;
+    case 'minItems':
+      return `${field} must have at least ${String(params.limit)} ${params.limit === 1 ? 'entry' : 'entries'}`;
+    case 'minimum':
+    case 'maximum': {
+      const { minimum, maximum } = e.parentSchema ?? {};
+      if (minimum !== undefined && maximum !== undefined) return `${field} must be between ${minimum} and ${maximum}`;
+      return `${field} ${e.message ?? 'is out of range'}`;
+    }
     default:
       return `${field} ${e.message ?? 'is invalid'}`;
   }

@@ -4,7 +4,15 @@ import { AjvCompiler, type BuildCompilerFromPool, type RouteDefinition } from '@
 import type { FastifyServerOptions } from 'fastify';
 
 // Unknown fields are refused (400 `unknown field <name>`), not dropped: schemas are closed (additionalProperties: false).
-const BASE = { useDefaults: true, removeAdditional: false, allErrors: false } as const;
+// verbose: errors carry their schema, so a bound is reported with its other end (`ttl must be between 1 and 604800`).
+// x-expected: what a pattern stands for, in words (OpenAPI extension keyword; see formatValidationError).
+const BASE = {
+  useDefaults: true,
+  removeAdditional: false,
+  allErrors: false,
+  verbose: true,
+  keywords: ['x-expected'] as string[],
+};
 
 export function validationSchemaController(): NonNullable<FastifyServerOptions['schemaController']> {
   const factory = AjvCompiler();

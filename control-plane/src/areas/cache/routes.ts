@@ -19,7 +19,7 @@ const PurgeBody = Type.Object(
       description: 'URLs (https://www.example.org/static/) or host/path prefixes (www.example.org/a.css)',
     }),
   },
-  { title: 'CachePurgeSelected' },
+  { title: 'CachePurgeSelected', additionalProperties: false },
 );
 const PurgeResult = Type.Object(
   { message: Type.String(), prefixes: Type.Array(Type.String()) },

@@ -94,7 +94,7 @@ export const DomainCreate = Type.Object(
     }),
     dns_mode: Type.Optional(StringEnum([...DNS_MODES], { default: 'managed' })),
   },
-  { title: 'DomainCreate' },
+  { title: 'DomainCreate', additionalProperties: false },
 );
 
 export const DomainUpdate = Type.Object(
@@ -102,11 +102,15 @@ export const DomainUpdate = Type.Object(
     dns_mode: Type.Optional(StringEnum([...DNS_MODES])),
     cache_l2_ttl_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 7 })),
     cache_cap_mb: Type.Optional(
-      Type.Integer({ description: `One of ${CACHE_CAP_TIERS_MB.join(', ')}, at most the plan's max_cache_cap_mb` }),
+      Type.Unsafe<number>({
+        type: 'integer',
+        enum: [...CACHE_CAP_TIERS_MB],
+        description: "A tier in megabytes, at most the plan's max_cache_cap_mb",
+      }),
     ),
     origin_protocol: Type.Optional(StringEnum([...ORIGIN_PROTOCOLS])),
   },
-  { title: 'DomainUpdate' },
+  { title: 'DomainUpdate', additionalProperties: false },
 );
 
 export const DomainParams = Type.Object({

@@ -128,7 +128,11 @@ const bad: { name: string; input: Partial<RecordCreate>; error: string; status?:
   { name: 'timeout 0', input: { timeout: 0 }, error: 'timeout must be between 1 and 1800' },
   { name: 'timeout 1801', input: { timeout: 1801 }, error: 'timeout must be between 1 and 1800' },
   { name: 'comment 1025', input: { comment: 'x'.repeat(1025) }, error: 'comment must be at most 1024 characters' },
-  { name: 'host_header_mode', input: { host_header_mode: 'other' }, error: 'host_header_mode must be own or target' },
+  {
+    name: 'host_header_mode',
+    input: { host_header_mode: 'other' },
+    error: 'host_header_mode must be one of: own, target',
+  },
   { name: 'host_header not a host', input: { host_header: 'a b' }, error: 'host_header must be a host name' },
   {
     name: 'unknown type',

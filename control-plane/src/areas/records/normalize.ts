@@ -52,7 +52,7 @@ function hostHeader(raw: string): string | null {
 }
 
 function hostHeaderMode(raw: string): HostHeaderMode {
-  if (raw !== 'own' && raw !== 'target') throw invalid('host_header_mode must be own or target');
+  if (raw !== 'own' && raw !== 'target') throw invalid('host_header_mode must be one of: own, target');
   return raw;
 }
 

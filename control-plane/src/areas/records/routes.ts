@@ -107,8 +107,14 @@ export default async function recordRoutes(fastify: FastifyInstance) {
         summary: 'Export the zone as a BIND master file (RFC 1035 §5)',
         tags,
         params: DomainParams,
-        produces: ['text/plain'],
-        response: { 200: Type.String({ description: 'The master file (text/plain)' }), ...errorResponses(403, 404) },
+        // The file is text/plain; errors stay application/json like every other error.
+        response: {
+          200: {
+            description: 'The master file',
+            content: { 'text/plain': { schema: Type.String({ description: 'RFC 1035 master file' }) } },
+          },
+          ...errorResponses(403, 404),
+        },
       },
     },
     async (request, reply) => {

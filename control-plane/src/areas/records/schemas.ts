@@ -1,23 +1,37 @@
 // TypeBox schemas of the DNS record routes: Record, RecordCreate, RecordUpdate, batch-update, delete-many,
 // the bulk result, and the BIND import preview and result.
-import { Type, type Static } from '@sinclair/typebox';
-import { StringEnum } from '../../openapi/schemas.js';
+import { Type, type Static, type TProperties, type TSchema } from '@sinclair/typebox';
+import { Id, StringEnum } from '../../openapi/schemas.js';
 import { LIMITS, RECORD_TYPES } from './types.js';
+
+/** A record type as accepted: one of RECORD_TYPES in any letter case, surrounding blanks ignored. */
+const TYPE_PATTERN = `^\\s*(?:${RECORD_TYPES.map((t) => [...t].map((c) => `[${c}${c.toLowerCase()}]`).join('')).join('|')})\\s*$`;
+const closed = { additionalProperties: false } as const;
 
 const T = {
   name: Type.String({
+    maxLength: 1024,
     description:
       'Relative to the zone ("www", "*.dev"), "@" for the apex, or a name inside the zone with or without the trailing dot; stored lower case, IDN as punycode',
   }),
-  type: Type.String({ description: `One of ${RECORD_TYPES.join(', ')} (case-insensitive)` }),
+  type: Type.String({
+    description: `One of ${RECORD_TYPES.join(', ')} (case-insensitive)`,
+    pattern: TYPE_PATTERN,
+    'x-expected': `one of ${RECORD_TYPES.join(', ')}`,
+  }),
   destination: Type.String({
+    maxLength: 8192,
     description:
       'A: IPv4; AAAA: IPv6 (stored canonical); CNAME, NS, PTR, MX: host name; TXT: the text (or quoted strings, joined); SRV: "weight port target" (priority in mx_priority); CAA: "flags tag value" with tag issue, issuewild or iodef',
   }),
   mx_priority: Type.Integer({
+    minimum: 0,
+    maximum: LIMITS.priorityMax,
     description: `MX preference or SRV priority, 0 to ${LIMITS.priorityMax}, default ${LIMITS.priorityDefault}; ignored for other types`,
   }),
   ttl: Type.Integer({
+    minimum: LIMITS.ttlMin,
+    maximum: LIMITS.ttlMax,
     description: `Seconds, ${LIMITS.ttlMin} to ${LIMITS.ttlMax}, default ${LIMITS.ttlDefault}; forced to ${LIMITS.proxiedTtl} while proxied`,
   }),
   proxied: Type.Boolean({
@@ -25,6 +39,7 @@ const T = {
   }),
   captcha: Type.Boolean({ description: 'Challenge visitors before passing them to the origin' }),
   scheme: Type.String({
+    maxLength: 64,
     description:
       'Http, Https, Auto or Default (case-insensitive); Default, empty or unrecognised values are stored as Auto with port 443',
   }),
@@ -32,15 +47,19 @@ const T = {
     description: 'Origin port: Https 443 and Http 80 when unset or outside 1-65535; Auto always 443',
   }),
   host_header: Type.String({
+    maxLength: 1024,
     description:
       'Host header override (a host name); an empty string removes it. Needs the plan feature host_header_edit_enabled',
   }),
-  host_header_mode: Type.String({ description: 'own or target' }),
+  host_header_mode: StringEnum(['own', 'target']),
   monitor: Type.Boolean({ description: 'Include in uptime monitoring' }),
   timeout: Type.Integer({
+    minimum: LIMITS.timeoutMin,
+    maximum: LIMITS.timeoutMax,
     description: `Seconds the edge waits for the origin before answering 504, ${LIMITS.timeoutMin} to ${LIMITS.timeoutMax}, default ${LIMITS.timeoutDefault}`,
   }),
   comment: Type.String({
+    maxLength: LIMITS.commentMax,
     description: `Free note, at most ${LIMITS.commentMax} characters; an empty string removes it`,
   }),
 };
@@ -66,7 +85,7 @@ export const RecordCreate = Type.Object(
     destination: T.destination,
     ...optionalFields,
   },
-  { title: 'RecordCreate' },
+  { title: 'RecordCreate', ...closed },
 );
 
 const updateFields = { name: Type.Optional(T.name), destination: Type.Optional(T.destination), ...optionalFields };
@@ -75,10 +94,14 @@ export const RecordUpdate = Type.Object(
   {
     ...updateFields,
     type: Type.Optional(
-      Type.String({ description: "Accepted only when equal to the record's type: the type of a record cannot change" }),
+      Type.String({
+        description: "Accepted only when equal to the record's type: the type of a record cannot change",
+        pattern: TYPE_PATTERN,
+        'x-expected': `one of ${RECORD_TYPES.join(', ')}`,
+      }),
     ),
   },
-  { title: 'RecordUpdate', description: 'Omitted fields are unchanged' },
+  { title: 'RecordUpdate', description: 'Omitted fields are unchanged', ...closed },
 );
 
 export const Record = Type.Object(
@@ -105,31 +128,47 @@ export const Record = Type.Object(
 );
 export type RecordBody = Static<typeof Record>;
 
-export const RecordParams = Type.Object({ domain: Type.String(), id: Type.Integer({ description: 'Record id' }) });
+export const RecordParams = Type.Object({ domain: Type.String(), id: Id('Record id') });
 export const DomainParams = Type.Object({
   domain: Type.String({ description: 'Domain name (percent-encoded when needed)' }),
 });
 
+/**
+ * The fields without their value bounds: a batch item out of range is that item's failure in the bulk result (spec:
+ * batch operations answer 200 with per-item results), not a 400 for the whole batch.
+ */
+function unbounded(fields: TProperties): TProperties {
+  const strip = ['minimum', 'maximum', 'maxLength', 'pattern', 'enum'];
+  return Object.fromEntries(
+    Object.entries(fields).map(([k, v]) => {
+      const copy: Record<string | symbol, unknown> = { ...v };
+      for (const key of strip) delete copy[key];
+      if (Array.isArray(v.enum)) copy.type = 'string';
+      return [k, copy as unknown as TSchema];
+    }),
+  );
+}
+
 export const BatchUpdate = Type.Object(
   {
-    updates: Type.Array(Type.Object({ id: Type.Integer(), ...updateFields }), {
+    updates: Type.Array(Type.Object({ id: Id(), ...unbounded(updateFields) }, closed), {
       minItems: 1,
       maxItems: LIMITS.batchMax,
       description: `1 to ${LIMITS.batchMax} updates, each applied as a single PUT would be`,
     }),
   },
-  { title: 'RecordBatchUpdate' },
+  { title: 'RecordBatchUpdate', ...closed },
 );
 
 export const DeleteMany = Type.Object(
   {
-    ids: Type.Array(Type.Integer(), {
+    ids: Type.Array(Id(), {
       minItems: 1,
       maxItems: LIMITS.batchMax,
       description: `1 to ${LIMITS.batchMax} record ids`,
     }),
   },
-  { title: 'RecordDeleteMany' },
+  { title: 'RecordDeleteMany', ...closed },
 );
 
 export const BulkResult = Type.Object(
@@ -154,7 +193,7 @@ export const ZoneImport = Type.Object(
       description: 'The zone as an RFC 1035 master file ($ORIGIN, $TTL, parentheses, relative names)',
     }),
   },
-  { title: 'ZoneImport' },
+  { title: 'ZoneImport', ...closed },
 );
 
 const LineError = Type.Object({

@@ -164,14 +164,42 @@ test('rules API: the seven operations, validation, scope, plan limits and the co
 
   await t.test('types without an engine keep their fields; a type disabled by the plan is 403', async () => {
     const res = await cp.call(owner.key, 'POST', `/domains/${name}/rules/captcha/`, {
-      difficulty: 'high',
+      pass_ttl_s: 600,
       path_includes: ['/login'],
     });
     assert.equal(res.statusCode, 200, res.body);
-    assert.equal(res.json().difficulty, 'high');
-    const waf = await cp.call(owner.key, 'POST', `/domains/${name}/rules/waf/`, { sensitivity: 'high' });
+    assert.equal(res.json().pass_ttl_s, 600);
+    const waf = await cp.call(owner.key, 'POST', `/domains/${name}/rules/waf/`, { paranoia_level: 2 });
     assert.equal(waf.statusCode, 403);
     assert.match(waf.json().error, /waf/);
+  });
+
+  await t.test(
+    'every type has a closed schema: an unknown field is 400 naming it, nothing stored (issue 8)',
+    async () => {
+      const before = (await cp.call(owner.key, 'GET', `/domains/${name}/rules/captcha/`)).json<unknown[]>().length;
+      const blob = 'x'.repeat(100_000);
+      for (const type of ['captcha', 'optimize', 'waf', 'cache', 'rewrite', 'drop']) {
+        const res = await cp.call(owner.key, 'POST', `/domains/${name}/rules/${type}/`, { difficulty: blob });
+        assert.equal(res.statusCode, 400, type);
+        assert.deepEqual(res.json(), { error: 'unknown field difficulty' }, type);
+      }
+      const nested = await cp.call(owner.key, 'POST', `/domains/${name}/rules/origin_pool/`, {
+        origins: [{ address: '192.0.2.1', extra: 1 }],
+      });
+      assert.deepEqual(nested.json(), { error: 'unknown field origins.0.extra' });
+      const after = (await cp.call(owner.key, 'GET', `/domains/${name}/rules/captcha/`)).json<unknown[]>().length;
+      assert.equal(after, before);
+    },
+  );
+
+  await t.test('a rule id beyond the integer range is 400, not a failed query (issue 8)', async () => {
+    for (const method of ['GET', 'PUT', 'DELETE'] as const) {
+      const res = await cp.call(owner.key, method, `${base}2147483648`, method === 'PUT' ? {} : undefined);
+      assert.equal(res.statusCode, 400, method);
+      assert.deepEqual(res.json(), { error: 'ruleId must be between 1 and 2147483647' }, method);
+    }
+    assert.equal((await cp.call(owner.key, 'GET', `${base}2147483647`)).statusCode, 404);
   });
 
   await t.test('a viewer can read but not write', async () => {

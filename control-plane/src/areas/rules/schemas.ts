@@ -1,37 +1,63 @@
 // TypeBox schemas of the rules API: the common Rule fields (spec "Rule") and the own fields of each of the fifteen types.
 import { OptionalKind, Type, type TObject, type TProperties } from '@sinclair/typebox';
-import { RULE_TYPES, type RuleType } from '@platform/shared/match';
-import { StringEnum } from '../../openapi/schemas.js';
+import { MAX_IP_ENTRIES, RULE_TYPES, type RuleType } from '@platform/shared/match';
+import { Id, MAX_ID, StringEnum } from '../../openapi/schemas.js';
 
 const Str = (description: string, o: Record<string, unknown> = {}) => Type.String({ description, ...o });
 const Int = (description: string, o: Record<string, unknown> = {}) => Type.Integer({ description, ...o });
 const Bool = (description: string) => Type.Boolean({ description });
-const StrList = (description: string, o: Record<string, unknown> = {}) =>
-  Type.Array(Type.String(), { description, ...o });
+/** Most record ids one rule may be scoped to. */
+export const MAX_RULE_RECORD_IDS = 1000;
+/** Most entries in host_includes, host_excludes, path_includes and path_excludes. */
+export const MAX_RULE_PATTERNS = 256;
+
+const closed = { additionalProperties: false } as const;
+const HostEntries = (description: string) =>
+  Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { description, maxItems: MAX_RULE_PATTERNS });
+const PathEntries = (description: string) =>
+  Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { description, maxItems: MAX_RULE_PATTERNS });
+const IpEntries = (description: string) =>
+  Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { description, maxItems: MAX_IP_ENTRIES });
+/** A host name or IP address: letters, digits, `_`, `-` and dots (a trailing dot is dropped), or an IPv6 address. */
+const Address = (description: string) =>
+  Type.String({
+    description,
+    minLength: 1,
+    maxLength: 253,
+    pattern: '^[^\\s"\'/?#@\\\\]+$',
+    'x-expected': 'an IP address or a host name',
+  });
 
 /** Common fields a client may send (create and update; all optional, defaults as described). */
 export const commonInput = {
-  record_id: Type.Optional(Int('Deprecated single-record scope; folded into record_ids')),
+  record_id: Type.Optional(
+    Int('Deprecated single-record scope; folded into record_ids (0: none)', { minimum: 0, maximum: MAX_ID }),
+  ),
   record_ids: Type.Optional(
-    Type.Array(Type.Integer(), {
+    Type.Array(Id(), {
       description: 'Proxied records of this domain the rule applies to; empty or absent means zone-wide',
+      maxItems: MAX_RULE_RECORD_IDS,
     }),
   ),
   enabled: Type.Optional(Bool('Default true')),
-  priority: Type.Optional(Int('Evaluation order, lower first; default 100')),
-  host_pattern: Type.Optional(Str('Legacy single host filter, evaluated as one more entry of host_includes')),
+  priority: Type.Optional(
+    Int('Evaluation order, lower first; default 100', { minimum: -1_000_000, maximum: 1_000_000 }),
+  ),
+  host_pattern: Type.Optional(
+    Str('Legacy single host filter, evaluated as one more entry of host_includes', { maxLength: 1024 }),
+  ),
   host_match_type: Type.Optional(
     StringEnum(['', 'exact', 'wildcard', 'regex'], {
       description:
         'Empty (no host filter) is the only valid value when host_pattern and both lists are empty; a list set without a type defaults to wildcard. `*.x` matches subdomains of x, not x',
     }),
   ),
-  host_includes: Type.Optional(StrList('Empty or absent: every host served by the scoped records')),
-  host_excludes: Type.Optional(StrList('Excludes always beat includes')),
+  host_includes: Type.Optional(HostEntries('Empty or absent: every host served by the scoped records')),
+  host_excludes: Type.Optional(HostEntries('Excludes always beat includes')),
   ip_includes: Type.Optional(
-    StrList('Addresses, CIDRs (a/n) or ranges (a-b), at most 256; canonicalised on write', { maxItems: 256 }),
+    IpEntries(`Addresses, CIDRs (a/n) or ranges (a-b), at most ${MAX_IP_ENTRIES}; canonicalised on write`),
   ),
-  ip_excludes: Type.Optional(StrList('As ip_includes; excludes beat includes', { maxItems: 256 })),
+  ip_excludes: Type.Optional(IpEntries('As ip_includes; excludes beat includes')),
   action_mode: Type.Optional(
     StringEnum(['enforce', 'dry_run'], {
       description: 'dry_run: matched and logged as would-have-acted, request passes unchanged (cache ignores it)',
@@ -43,8 +69,8 @@ export const commonInput = {
         'Applies to both path lists; wildcard `*` matches any characters over the whole path, regex is unanchored',
     }),
   ),
-  path_includes: Type.Optional(StrList('Default ["/*"]')),
-  path_excludes: Type.Optional(StrList('Paths excluded even when included')),
+  path_includes: Type.Optional(PathEntries('Default ["/*"]; wildcard entries start with / or *')),
+  path_excludes: Type.Optional(PathEntries('Paths excluded even when included')),
 };
 
 const commonOutput = {
@@ -69,40 +95,76 @@ const commonOutput = {
   updated_at: Type.String({ format: 'date-time' }),
 };
 
-const HeaderOp = Type.Object({
-  op: StringEnum(['set', 'add', 'remove'], { description: 'set replaces, add appends another value, remove deletes' }),
-  name: Str('Header name (case-insensitive)'),
-  value: Type.Optional(Str('Value for set and add')),
-});
-const PoolOrigin = Type.Object({
-  address: Str('Origin IP address or host name'),
-  port: Type.Optional(Int('Default 80 for http, 443 for https', { minimum: 1, maximum: 65535 })),
-  scheme: Type.Optional(StringEnum(['http', 'https'])),
-  weight: Type.Optional(
-    Int('Share of traffic relative to the other origins; default 1, 0 = never chosen unless failing over', {
-      minimum: 0,
-      maximum: 1000,
+const HeaderOp = Type.Object(
+  {
+    op: StringEnum(['set', 'add', 'remove'], {
+      description: 'set replaces, add appends another value, remove deletes',
     }),
-  ),
-  backup: Type.Optional(Bool('Used only when every primary origin is unhealthy')),
-  host_header: Type.Optional(Str('Host header and SNI sent to this origin')),
-});
-const BasicAuthUser = Type.Object({
-  username: Str('User name (no ":")'),
-  password: Type.Optional(Str('Write only: hashed with scrypt on write, never read back')),
-  password_hash: Type.Optional(Str('scrypt hash as read back; send it back to keep the password')),
-});
+    name: Str('Header name (case-insensitive)', {
+      minLength: 1,
+      maxLength: 256,
+      pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$",
+      'x-expected': 'a header name',
+    }),
+    value: Type.Optional(
+      Str('Value for set and add; no CR, LF or NUL', {
+        maxLength: 8192,
+        pattern: '^[^\\r\\n\\u0000]*$',
+        'x-expected': 'a string without CR, LF or NUL',
+      }),
+    ),
+  },
+  closed,
+);
+const Port = (description: string) => Int(description, { minimum: 1, maximum: 65535 });
+const PoolOrigin = Type.Object(
+  {
+    address: Address('Origin IP address or host name'),
+    port: Type.Optional(Port('Default 80 for http, 443 for https')),
+    scheme: Type.Optional(StringEnum(['http', 'https'])),
+    weight: Type.Optional(
+      Int('Share of traffic relative to the other origins; default 1, 0 = never chosen unless failing over', {
+        minimum: 0,
+        maximum: 1000,
+      }),
+    ),
+    backup: Type.Optional(Bool('Used only when every primary origin is unhealthy')),
+    host_header: Type.Optional(Str('Host header and SNI sent to this origin', { maxLength: 253 })),
+  },
+  closed,
+);
+const BasicAuthUser = Type.Object(
+  {
+    username: Str('User name (no ":")', {
+      minLength: 1,
+      maxLength: 128,
+      pattern: '^[^:]*$',
+      'x-expected': 'a user name without ":"',
+    }),
+    password: Type.Optional(Str('Write only: hashed on write, never read back', { minLength: 1, maxLength: 1024 })),
+    password_hash: Type.Optional(Str('The hash as read back; send it back to keep the password', { maxLength: 512 })),
+  },
+  closed,
+);
+const RuleAction = (values: string[], description: string) => Type.Optional(StringEnum(values, { description }));
 
-/** Own fields of each type. `input` for requests, `output` for responses (types without an engine accept any fields). */
-const TYPE_FIELDS: Record<RuleType, TProperties | null> = {
+/** Own fields of each type (spec "Rule"; the types without an edge engine yet have the fields listed here, no others). */
+const TYPE_FIELDS: Record<RuleType, TProperties> = {
   origin_route: {
-    address: Str('Origin IP address or host name for the matched paths'),
-    port: Type.Optional(Int('Default 80 for http, 443 for https', { minimum: 1, maximum: 65535 })),
+    address: Address('Origin IP address or host name for the matched paths'),
+    port: Type.Optional(Port('Default 80 for http, 443 for https')),
     scheme: Type.Optional(StringEnum(['http', 'https'], { description: 'Default http' })),
     host_header: Type.Optional(
-      Str('Host header and SNI sent to this origin; inside this domain or another active domain of the same owner'),
+      Str('Host header and SNI sent to this origin; inside this domain or another active domain of the same owner', {
+        maxLength: 253,
+      }),
     ),
-    country: Type.Optional(Str('ISO country code detected from address; read-only', { readOnly: true })),
+    country: Type.Optional(
+      Str('ISO country code detected from address; read-only (a value sent is ignored)', {
+        readOnly: true,
+        maxLength: 2,
+      }),
+    ),
     name: Type.Optional(Str('Optional label, no effect on routing', { maxLength: 64 })),
   },
   origin_pool: {
@@ -117,7 +179,7 @@ const TYPE_FIELDS: Record<RuleType, TProperties | null> = {
       Type.Object(
         {
           enabled: Type.Optional(Bool('Default true')),
-          path: Type.Optional(Str('Default /')),
+          path: Type.Optional(Str('Default /', { maxLength: 2048 })),
           interval_s: Type.Optional(Int('Default 10', { minimum: 1, maximum: 3600 })),
           timeout_s: Type.Optional(Int('Default 5', { minimum: 1, maximum: 60 })),
           unhealthy_threshold: Type.Optional(
@@ -128,6 +190,7 @@ const TYPE_FIELDS: Record<RuleType, TProperties | null> = {
           ),
         },
         {
+          ...closed,
           description:
             'Active GET probes; a 2xx or 3xx answer is healthy. Without it, connection failures mark an origin down passively',
         },
@@ -135,48 +198,82 @@ const TYPE_FIELDS: Record<RuleType, TProperties | null> = {
     ),
   },
   redirect: {
-    status_code: Type.Optional(Int('301, 302, 307 or 308; default 302')),
+    status_code: Type.Optional(
+      Type.Unsafe<number>({ type: 'integer', enum: [301, 302, 307, 308], description: 'Default 302' }),
+    ),
     target: Str(
-      'Absolute URL or path; $1..$9 are the captures of the matching path pattern (regex groups, or each * of a wildcard)',
+      'Absolute http(s) URL or path starting with /; $1..$9 are the captures of the matching path pattern (regex groups, or each * of a wildcard)',
+      {
+        minLength: 1,
+        maxLength: 4096,
+        pattern: '^(https?://|/)',
+        'x-expected': 'an absolute http(s) URL or a path starting with /',
+      },
     ),
     keep_query: Type.Optional(Bool('Append the request query string to the target; default true')),
   },
   rewrite: {
-    path: Type.Optional(Str('New path sent to the origin; $1..$9 as in redirect')),
-    query: Type.Optional(Str('New query string (without ?); empty removes it')),
+    path: Type.Optional(
+      Str('New path sent to the origin; $1..$9 as in redirect', {
+        maxLength: 4096,
+        pattern: '^/',
+        'x-expected': 'a path starting with /',
+      }),
+    ),
+    query: Type.Optional(Str('New query string (without ?); empty removes it', { maxLength: 4096 })),
     append_query: Type.Optional(Bool('Append query to the existing query instead of replacing it; default false')),
   },
   header: {
-    request_headers: Type.Optional(Type.Array(HeaderOp, { description: 'Applied to the request sent to the origin' })),
+    request_headers: Type.Optional(
+      Type.Array(HeaderOp, { description: 'Applied to the request sent to the origin', maxItems: 100 }),
+    ),
     response_headers: Type.Optional(
-      Type.Array(HeaderOp, { description: 'Applied to the response sent to the client' }),
+      Type.Array(HeaderOp, { description: 'Applied to the response sent to the client', maxItems: 100 }),
     ),
   },
   drop: {
-    action: Type.Optional(
-      StringEnum(['status', 'close'], {
-        description: 'status: answer status_code; close: close the connection without an answer. Default status',
-      }),
+    action: RuleAction(
+      ['status', 'close'],
+      'status: answer status_code; close: close the connection without an answer. Default status',
     ),
-    status_code: Type.Optional(Int('400 to 599; default 403')),
-    body: Type.Optional(Str('Response body for action status')),
+    status_code: Type.Optional(Int('Default 403', { minimum: 400, maximum: 599 })),
+    body: Type.Optional(Str('Response body for action status', { maxLength: 65536 })),
   },
   basic_auth: {
-    realm: Type.Optional(Str('Default "Restricted"')),
-    users: Type.Array(BasicAuthUser, { minItems: 1 }),
+    realm: Type.Optional(
+      Str('Default "Restricted"; no quotes, backslashes or line breaks', {
+        maxLength: 128,
+        pattern: '^[^"\\\\\\r\\n]*$',
+        'x-expected': 'free of quotes, backslashes and line breaks',
+      }),
+    ),
+    users: Type.Array(BasicAuthUser, { minItems: 1, maxItems: 1000 }),
   },
   error_page: {
-    statuses: StrList('Statuses ("404") or ranges ("500-599") of origin or edge answers to replace'),
-    body: Str('Body served instead'),
-    content_type: Type.Optional(Str('Default text/html; charset=utf-8')),
+    statuses: Type.Array(
+      Type.String({ pattern: '^[45][0-9]{2}(-[45][0-9]{2})?$', 'x-expected': 'a status 400-599 or a range "500-599"' }),
+      {
+        description: 'Statuses ("404") or ranges ("500-599", low to high) of origin or edge answers to replace',
+        minItems: 1,
+        maxItems: 100,
+      },
+    ),
+    body: Str('Body served instead', { minLength: 1, maxLength: 262144 }),
+    content_type: Type.Optional(Str('Default text/html; charset=utf-8', { maxLength: 256 })),
   },
   cache: {
-    action: Type.Optional(StringEnum(['cache', 'bypass'], { description: 'Default cache' })),
+    action: RuleAction(['cache', 'bypass'], 'Default cache'),
     edge_ttl: Type.Optional(
-      Int('Seconds kept at the edge; 0 = as the origin says (Cache-Control max-age / s-maxage)', { minimum: 0 }),
+      Int('Seconds kept at the edge; 0 = as the origin says (Cache-Control max-age / s-maxage)', {
+        minimum: 0,
+        maximum: 31536000,
+      }),
     ),
     browser_ttl: Type.Optional(
-      Int('Seconds set as Cache-Control max-age towards clients; 0 = origin header unchanged', { minimum: 0 }),
+      Int('Seconds set as Cache-Control max-age towards clients; 0 = origin header unchanged', {
+        minimum: 0,
+        maximum: 31536000,
+      }),
     ),
     respect_origin: Type.Optional(
       Bool('Do not store responses marked no-store, private or with Set-Cookie; default true'),
@@ -187,21 +284,99 @@ const TYPE_FIELDS: Record<RuleType, TProperties | null> = {
         description: 'Cache key query handling: whole query, none, sorted, or only query_keys',
       }),
     ),
-    query_keys: Type.Optional(StrList('Query parameters kept in the key when query is only')),
+    query_keys: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 256 }), {
+        description: 'Query parameters kept in the key when query is only',
+        maxItems: 100,
+      }),
+    ),
   },
-  waf: null,
-  captcha: null,
-  rate_limit: null,
-  bot_route: null,
-  fingerprint: null,
-  optimize: null,
+  // The six types below have no edge engine yet: their fields are stored and read back, and have no effect until
+  // the engine ships. Each schema is closed, so a rule cannot carry anything else (issue 8: unbounded blobs).
+  waf: {
+    paranoia_level: Type.Optional(
+      Int('Rule-set strictness, 1 (fewest false positives) to 4; default 1', { minimum: 1, maximum: 4 }),
+    ),
+    excluded_rules: Type.Optional(
+      Type.Array(
+        Type.String({
+          minLength: 1,
+          maxLength: 64,
+          pattern: '^[A-Za-z0-9_.-]+$',
+          'x-expected': 'a rule id (letters, digits, _ . -)',
+        }),
+        {
+          description: 'Ids of rule-set rules switched off for the matched requests',
+          maxItems: 100,
+        },
+      ),
+    ),
+  },
+  captcha: {
+    pass_ttl_s: Type.Optional(
+      Int('Seconds a solved challenge stays valid for the visitor; default 1800', { minimum: 60, maximum: 86400 }),
+    ),
+  },
+  rate_limit: {
+    requests: Int('Requests allowed per period and key', { minimum: 1, maximum: 1_000_000 }),
+    period_s: Int('Length of the counting window in seconds', { minimum: 1, maximum: 86400 }),
+    key: RuleAction(['ip', 'ip_path'], 'What is counted: per client address, or per address and path. Default ip'),
+    action: RuleAction(['block', 'captcha'], 'What happens above the limit; default block (429)'),
+    block_s: Type.Optional(Int('Seconds a client stays limited; default 60', { minimum: 1, maximum: 86400 })),
+  },
+  bot_route: {
+    categories: Type.Array(StringEnum(['search', 'ai', 'social', 'monitoring', 'other']), {
+      description: 'Verified bot categories routed by the rule',
+      minItems: 1,
+      maxItems: 5,
+      uniqueItems: true,
+    }),
+    address: Address('Origin IP address or host name the bots are sent to'),
+    port: Type.Optional(Port('Default 80 for http, 443 for https')),
+    scheme: Type.Optional(StringEnum(['http', 'https'], { description: 'Default http' })),
+  },
+  fingerprint: {
+    ja4: Type.Array(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        pattern: '^[A-Za-z0-9_]+$',
+        'x-expected': 'a JA4 fingerprint (letters, digits, _)',
+      }),
+      {
+        description: 'TLS client fingerprints (JA4) the rule matches',
+        minItems: 1,
+        maxItems: 256,
+      },
+    ),
+    action: RuleAction(['block', 'captcha'], 'Default block'),
+  },
+  optimize: {
+    minify_html: Type.Optional(Bool('Default false')),
+    minify_css: Type.Optional(Bool('Default false')),
+    minify_js: Type.Optional(Bool('Default false')),
+    image_format: RuleAction(
+      ['original', 'webp', 'avif'],
+      'Images re-encoded for clients that accept it; default original',
+    ),
+  },
 };
-
-const NO_ENGINE =
-  'Type-specific fields of this type are stored as sent; the edge engine for it comes in a later release.';
 
 function optionalAll(p: TProperties): TProperties {
   return Object.fromEntries(Object.entries(p).map(([k, v]) => [k, OptionalKind in v ? v : Type.Optional(v)]));
+}
+
+/** Fields of a rule as read back that an update accepts and ignores, so that a rule read can be sent back as is. */
+function readBackFields(type: RuleType): TProperties {
+  const ignored = (description: string) => ({ readOnly: true, description: `${description}; ignored on update` });
+  const timestamp = Type.Optional(Type.String({ maxLength: 64, ...ignored('Timestamp as read back') }));
+  return {
+    id: Type.Optional(Id('Rule id as read back; ignored on update')),
+    domain_id: Type.Optional(Id('Domain id as read back; ignored on update')),
+    type: Type.Optional(StringEnum([type], ignored('The rule type'))),
+    created_at: timestamp,
+    updated_at: timestamp,
+  };
 }
 
 export function ruleSchemas(type: RuleType): { create: TObject; update: TObject; rule: TObject } {
@@ -210,28 +385,29 @@ export function ruleSchemas(type: RuleType): { create: TObject; update: TObject;
     .split('_')
     .map((w) => w[0].toUpperCase() + w.slice(1))
     .join('');
-  const open = own === null ? { additionalProperties: true, description: NO_ENGINE } : {};
   return {
-    create: Type.Object({ ...commonInput, ...(own ?? {}) }, { title: `${title}RuleCreate`, ...open }),
+    create: Type.Object({ ...commonInput, ...own }, { title: `${title}RuleCreate`, ...closed }),
     update: Type.Object(
-      { ...commonInput, ...optionalAll(own ?? {}) },
+      { ...commonInput, ...optionalAll(own), ...readBackFields(type) },
       {
         title: `${title}RuleUpdate`,
         description: 'Fields sent replace the stored ones; omitted fields are unchanged',
-        ...open,
+        ...closed,
       },
     ),
-    rule: Type.Object({ ...commonOutput, ...optionalAll(own ?? {}) }, { title: `${title}Rule`, ...open }),
+    rule: Type.Object({ ...commonOutput, ...optionalAll(own) }, { title: `${title}Rule` }),
   };
 }
 
-export const RuleParams = Type.Object({ domain: Type.String(), ruleId: Type.Integer({ minimum: 1 }) });
+export const RuleParams = Type.Object({ domain: Type.String(), ruleId: Id('Rule id') });
 export const ReorderBody = Type.Object(
   {
-    ids: Type.Array(Type.Integer(), {
+    ids: Type.Array(Id(), {
       description: 'Every rule id of this type, each once, first evaluated first; priorities become 10, 20, 30…',
+      maxItems: 1000,
+      uniqueItems: true,
     }),
   },
-  { title: 'RuleReorder' },
+  { title: 'RuleReorder', ...closed },
 );
-export const EnabledBody = Type.Object({ enabled: Type.Boolean() }, { title: 'RuleEnabled' });
+export const EnabledBody = Type.Object({ enabled: Type.Boolean() }, { title: 'RuleEnabled', ...closed });
