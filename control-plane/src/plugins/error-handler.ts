@@ -15,7 +15,12 @@ interface AjvError {
 export function formatValidationError(errors: AjvError[], context: string | undefined): string {
   const e = errors[0];
   if (!e) return 'invalid input';
-  const where = (e.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
+  // JSON pointer "/users/999/username" → "users[999].username", as the services name list entries.
+  const where = (e.instancePath ?? '')
+    .split('/')
+    .slice(1)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : path ? `${path}.${part}` : part), '');
   const field = where || (context === 'body' ? 'body' : (context ?? 'input'));
   const params = e.params ?? {};
   switch (e.keyword) {

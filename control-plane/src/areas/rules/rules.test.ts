@@ -187,7 +187,7 @@ test('rules API: the seven operations, validation, scope, plan limits and the co
       const nested = await cp.call(owner.key, 'POST', `/domains/${name}/rules/origin_pool/`, {
         origins: [{ address: '192.0.2.1', extra: 1 }],
       });
-      assert.deepEqual(nested.json(), { error: 'unknown field origins.0.extra' });
+      assert.deepEqual(nested.json(), { error: 'unknown field origins[0].extra' });
       const after = (await cp.call(owner.key, 'GET', `/domains/${name}/rules/captcha/`)).json<unknown[]>().length;
       assert.equal(after, before);
     },
