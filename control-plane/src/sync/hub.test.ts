@@ -264,11 +264,13 @@ test('a domain too large for a node is withheld while every other domain keeps f
     .insert(domains)
     .values({ name: 'small.example', ownerId: userId, state: 'active' })
     .returning();
-  await writeRecord(db, configLog, big!.id, 'www', '192.0.2.1');
+  const first = await writeRecord(db, configLog, big!.id, 'www', '192.0.2.1');
   const store = newStore();
   const sync = startNodeSync(store, { hubUrl, token: TOKEN, maxFrameBytes, minBackoffMs: 10 });
   t.after(() => sync.stop());
   await sync.ready;
+  // Ready means caught up with what the hub had heard of; on Postgres the first write may reach it just after.
+  await until(() => store.version >= first, 'the first write of the big domain');
   const bigServed = store.getSnapshot('big.example')!.zone.serial;
 
   // 100 KB of TXT: more than a node takes in one frame.
