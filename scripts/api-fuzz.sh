@@ -66,7 +66,6 @@ status=0
 # From $WORK: schemathesis and hypothesis keep their example databases in the working directory.
 cd "$WORK"
 "$VENV/bin/st" --config-file "$ROOT/scripts/api-fuzz/schemathesis.toml" run "$BASE/openapi.json" \
-  --header "Authorization: Bearer $KEY" \
   --checks all \
   --phases examples,coverage,fuzzing,stateful \
   --seed "${API_FUZZ_SEED:-20240611}" \

@@ -28,6 +28,7 @@ export const MESSAGES = {
   internalForKeys: 'internal endpoints do not accept API keys',
   domainNotFound: 'domain not found',
   routeNotFound: 'route not found',
+  methodNotAllowed: 'method not allowed',
   internal: 'internal server error',
 } as const;
 

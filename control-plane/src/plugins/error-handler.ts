@@ -1,6 +1,7 @@
 // One error handler for the whole API: every error is { "error": "<text>" }; a 5xx logs its cause and says nothing more.
 import type { FastifyError, FastifyInstance, preHandlerHookHandler } from 'fastify';
 import { isApiError, MESSAGES } from '../errors.js';
+import type { RouteLookup } from './route-hints.js';
 
 interface AjvError {
   instancePath?: string;
@@ -59,6 +60,14 @@ export function formatValidationError(errors: AjvError[], context: string | unde
   }
 }
 
+const UPLOAD_FIELDS = 'an upload has one form field, file';
+
+/**
+ * A multipart body with more parts than its one field breaks the schema (no other field is allowed): 400 as any
+ * unknown field, not the 413 @fastify/multipart gives, although the parts stop being read at the limit.
+ */
+const STATUS_BY_CODE: Record<string, number> = { FST_FILES_LIMIT: 400, FST_FIELDS_LIMIT: 400, FST_PARTS_LIMIT: 400 };
+
 function clientMessage(err: FastifyError, bodyLimit: number): string {
   switch (err.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
@@ -75,10 +84,9 @@ function clientMessage(err: FastifyError, bodyLimit: number): string {
     case 'FST_REQ_FILE_TOO_LARGE':
       return `uploaded file too large (limit ${bodyLimit} bytes)`;
     case 'FST_FILES_LIMIT':
-      return 'an upload takes one file';
     case 'FST_FIELDS_LIMIT':
     case 'FST_PARTS_LIMIT':
-      return 'too many form fields';
+      return UPLOAD_FIELDS;
     default:
       if (err instanceof SyntaxError || err.name === 'SyntaxError') return 'malformed JSON body';
       return err.message;
@@ -102,7 +110,8 @@ export function installErrorHandlers(app: FastifyInstance, bodyLimit: number): v
         .send({ error: formatValidationError(err.validation as AjvError[], err.validationContext) });
     }
     const status =
-      typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
+      STATUS_BY_CODE[err.code] ??
+      (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500);
     if (status === 429) return reply.code(429).send({ error: MESSAGES.rateLimited });
     if (status >= 500) {
       request.log.error({ err }, 'request failed');
@@ -113,19 +122,26 @@ export function installErrorHandlers(app: FastifyInstance, bodyLimit: number): v
 }
 
 /**
- * 404 for unknown routes; `preHandler` (the rate limiter) keeps URL probing within the key's budget. `hint` names the
- * route that differs only by its trailing slash, if there is one.
+ * 404 for unknown routes, 405 with `Allow` for a path that exists with other methods (RFC 9110 §15.5.6);
+ * `preHandler` (the rate limiter) keeps URL probing within the key's budget. The 404 names the route that differs
+ * only by its trailing slash, if there is one.
  */
 export function installNotFoundHandler(
   app: FastifyInstance,
   preHandler?: preHandlerHookHandler,
-  hint?: (method: string, url: string) => string | undefined,
+  routes?: RouteLookup,
 ): void {
   app.setNotFoundHandler({ preHandler }, (request, reply) => {
-    const near = hint?.(request.method, request.url);
+    const path = request.url.split('?')[0];
+    const allowed = routes?.allowedMethods(request.url) ?? [];
+    if (allowed.length > 0) {
+      return reply
+        .code(405)
+        .header('allow', allowed.join(', '))
+        .send({ error: `${MESSAGES.methodNotAllowed}: ${request.method} ${path} (allowed: ${allowed.join(', ')})` });
+    }
+    const near = routes?.trailingSlashHint(request.method, request.url);
     const seeAlso = near ? ` (trailing slashes are significant: did you mean ${near}?)` : '';
-    reply
-      .code(404)
-      .send({ error: `${MESSAGES.routeNotFound}: ${request.method} ${request.url.split('?')[0]}${seeAlso}` });
+    return reply.code(404).send({ error: `${MESSAGES.routeNotFound}: ${request.method} ${path}${seeAlso}` });
   });
 }

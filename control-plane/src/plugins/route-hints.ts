@@ -1,5 +1,6 @@
-// Router settings shared by the API and its 404 hints, and the hint itself: `GET /domains` is not found, but
-// `GET /domains/` is (trailing slashes are significant, spec Global conventions §3), so the 404 says so.
+// Router settings shared by the API and its 404 hints, and the hints themselves: `GET /domains` is not found, but
+// `GET /domains/` is (trailing slashes are significant, spec Global conventions §3), so the 404 says so; and
+// `PATCH /domains/` names a path that exists with other methods, so it is 405 with `Allow` (RFC 9110 §15.5.6).
 import Router from 'find-my-way';
 import type { FastifyInstance } from 'fastify';
 
@@ -12,20 +13,49 @@ export const MAX_PARAM_LENGTH = 1024;
 
 export const ROUTER_OPTIONS = { ignoreTrailingSlash: false, maxParamLength: MAX_PARAM_LENGTH } as const;
 
-/** Mirrors every route the app registers from now on; returns the lookup the 404 handler asks for a hint. */
-export function trackRoutesForHints(app: FastifyInstance): (method: string, url: string) => string | undefined {
+/** What the 404 handler asks of the routes: the near miss by a trailing slash, and the methods a path takes. */
+export interface RouteLookup {
+  /** `GET /domains/` for `GET /domains`: the route that differs only by its trailing slash, if there is one. */
+  trailingSlashHint(method: string, url: string): string | undefined;
+  /** The methods some route answers on this path (an empty list when no route matches it by any method). */
+  allowedMethods(url: string): string[];
+}
+
+/** Mirrors every route the app registers from now on; returns the lookups the 404 handler asks. */
+export function trackRoutesForHints(app: FastifyInstance): RouteLookup {
   const mirror = Router(ROUTER_OPTIONS);
+  const methods = new Set<Router.HTTPMethod>();
   const noop = () => undefined;
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat().map((m) => m.toUpperCase() as Router.HTTPMethod)) {
+      methods.add(method);
       // A route registered twice (Fastify adds HEAD for GET) is already in the mirror.
       if (!mirror.hasRoute(method, route.url)) mirror.on(method, route.url, noop);
     }
   });
-  return (method, url) => {
-    const path = url.split(/[?#]/, 1)[0] ?? '/';
-    const other = path.endsWith('/') ? path.slice(0, -1) : `${path}/`;
-    if (other === '' || mirror.find(method as Router.HTTPMethod, other) === null) return undefined;
-    return `${method} ${other}`;
+  const pathOf = (url: string) => url.split(/[?#]/, 1)[0] ?? '/';
+  return {
+    trailingSlashHint(method, url) {
+      const path = pathOf(url);
+      const other = path.endsWith('/') ? path.slice(0, -1) : `${path}/`;
+      if (other === '' || mirror.find(method as Router.HTTPMethod, other) === null) return undefined;
+      return `${method} ${other}`;
+    },
+    allowedMethods(url) {
+      const path = pathOf(url);
+      // The routes written for this path are those with the fewest parameters: `/records/export` also matches
+      // `/records/{id}` (DELETE, PUT), and `/domains/` matches `/domains/{domain}` with an empty name; both are
+      // answered by the route's own validation, but neither is a method of this resource.
+      const matches = [...methods].flatMap((method) => {
+        const found = mirror.find(method, path);
+        if (found === null || Object.values(found.params).some((value) => value === '')) return [];
+        return [{ method, params: Object.keys(found.params).length }];
+      });
+      const fewest = Math.min(...matches.map((m) => m.params));
+      return matches
+        .filter((m) => m.params === fewest)
+        .map((m) => m.method)
+        .sort();
+    },
   };
 }

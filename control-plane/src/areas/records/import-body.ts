@@ -20,6 +20,8 @@ const ZoneUpload = Type.Object(
   { additionalProperties: false, title: 'ZoneUpload' },
 );
 
+const MISSING_ZONE = 'a zone file is required: JSON {"zone": …}, a text/plain body or a multipart file';
+
 /** The request body schema of the import routes, one per content type (Fastify validates the one that arrived). */
 export const ZoneImportBody = {
   content: {
@@ -45,7 +47,11 @@ export async function installZoneImportBodies(scope: FastifyInstance, bodyLimit:
   });
   // After the multipart plugin's own hook (registered before it) has read the parts: { name: value } for the schema.
   scope.addHook('preValidation', async (request: FastifyRequest) => {
-    if (!request.isMultipart()) return;
+    if (!request.isMultipart()) {
+      // Fastify picks the body schema by content type: a request with neither a body nor a content type meets none.
+      if (request.body === undefined) throw new ApiError(400, MISSING_ZONE);
+      return;
+    }
     const parts = (request.body ?? {}) as Record<string, Multipart | Multipart[]>;
     const body: Record<string, unknown> = {};
     for (const [name, part] of Object.entries(parts)) {
