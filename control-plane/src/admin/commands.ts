@@ -2,7 +2,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../db/index.js';
-import type { ConfigLog } from '../config-log/index.js';
+import { changeDomain, type ConfigLog } from '../config-log/index.js';
 import { domainMembers, domains, plans } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import { createApiKey, EXPIRY_CHOICES, listApiKeys, revokeApiKey, type KeyExpiry } from '../auth/api-keys.js';
@@ -92,11 +92,12 @@ async function domainByName(db: Db, raw: string) {
   return domain;
 }
 
-/** Plan changes can change what nodes enforce (rule types, features): republish the domain's snapshot. */
-async function republish(ctx: CommandContext, domainId: number) {
-  await ctx.db.transaction(async (tx) => {
-    await ctx.configLog.appendSnapshot(tx, domainId);
-  });
+/**
+ * A plan change can change what nodes enforce (rule types, features): it runs through the write path with the
+ * domain sent whole, in the same transaction.
+ */
+function changePlan<T>(ctx: CommandContext, domainId: number, fn: (tx: Db) => Promise<T>): Promise<T> {
+  return changeDomain(ctx, domainId, async (tx) => ({ value: await fn(tx), change: { whole: true } }));
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : '-');
@@ -174,24 +175,21 @@ export const COMMANDS: Record<string, Command> = {
   async 'plan set'(ctx, args) {
     const { pos } = positionals(args, ['DOMAIN', 'PLAN_SLUG']);
     const domain = await domainByName(ctx.db, pos[0]);
-    const slug = await setPlan(ctx.db, domain.id, pos[1]);
-    await republish(ctx, domain.id);
+    const slug = await changePlan(ctx, domain.id, (tx) => setPlan(tx, domain.id, pos[1]));
     ctx.out(`${domain.name} is now on plan ${slug}`);
   },
   async 'plan override'(ctx, args) {
     const { pos } = positionals(args, ['DOMAIN', 'FIELD', 'VALUE']);
     const domain = await domainByName(ctx.db, pos[0]);
     const { field, value } = parseOverride(pos[1], pos[2]);
-    await setOverride(ctx.db, domain.id, field, value);
-    await republish(ctx, domain.id);
+    await changePlan(ctx, domain.id, (tx) => setOverride(tx, domain.id, field, value));
     ctx.out(`${domain.name}: override_${field} = ${String(value)}`);
   },
   async 'plan clear-override'(ctx, args) {
     const { pos } = positionals(args, ['DOMAIN', 'FIELD']);
     const domain = await domainByName(ctx.db, pos[0]);
     const field = overridableField(pos[1]);
-    await setOverride(ctx.db, domain.id, field, null);
-    await republish(ctx, domain.id);
+    await changePlan(ctx, domain.id, (tx) => setOverride(tx, domain.id, field, null));
     ctx.out(`${domain.name}: override_${field} cleared`);
   },
   async 'member add'(ctx, args) {

@@ -37,7 +37,6 @@ export async function startAdminSocket(opts: {
             throw new Error('argv must be an array of strings');
           const ctx = { db: opts.db, configLog: opts.configLog, out: (l: string) => result.stdout.push(l) };
           result.code = await executeCommand(ctx, argv as string[], (l) => result.stderr.push(l));
-          if (result.code === 0) opts.configLog.nudge();
         } catch (e) {
           result.stderr.push(`error: ${e instanceof Error ? e.message : String(e)}`);
         }

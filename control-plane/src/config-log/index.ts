@@ -1,5 +1,5 @@
 // Config log: versioned per-domain deltas, snapshots and tombstones appended in the change's transaction, read by the
-// sync hub.
+// sync hub. Writes of what nodes serve go through changeDomain / addDomain (change-domain.ts).
 export {
   ConfigLog,
   createConfigLog,
@@ -11,4 +11,12 @@ export {
   type StoredEntry,
   type NudgeListener,
 } from './config-log.js';
+export {
+  addDomain,
+  changeDomain,
+  type DomainKey,
+  type DomainRow,
+  type DomainWrite,
+  type WriteTarget,
+} from './change-domain.js';
 export { readDomainConfig, buildDomainSnapshot, buildZone, SOA_TIMERS } from './snapshot.js';

@@ -37,11 +37,6 @@ function domainName(raw: string): string {
   return parsed.name;
 }
 
-function found<T>(value: T | null): T {
-  if (value === null) throw new ApiError(404, MESSAGES.domainNotFound);
-  return value;
-}
-
 export default async function internalRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const configured = (app.config as { nodeToken?: string }).nodeToken;
@@ -88,8 +83,7 @@ export default async function internalRoutes(fastify: FastifyInstance) {
           body: Type.Object({ observations: Observations, manual: Type.Boolean({ default: false }) }),
         },
       },
-      async (req) =>
-        found(await applyDelegation(app, domainName(req.params.domain), req.body.observations, req.body.manual)),
+      async (req) => await applyDelegation(app, domainName(req.params.domain), req.body.observations, req.body.manual),
     );
 
     r.post(
@@ -97,7 +91,7 @@ export default async function internalRoutes(fastify: FastifyInstance) {
       {
         schema: { ...hide, body: Type.Object({ method: StringEnum(['cname', 'txt', 'ssl_delegation']) }) },
       },
-      async (req) => found(await applyVerified(app, domainName(req.params.domain), req.body.method)),
+      async (req) => applyVerified(app, domainName(req.params.domain), req.body.method),
     );
 
     r.post(
@@ -105,7 +99,7 @@ export default async function internalRoutes(fastify: FastifyInstance) {
       {
         schema: { ...hide, body: Type.Object({ token: Type.String() }) },
       },
-      async (req) => found(await applyVerificationExpired(app, domainName(req.params.domain), req.body.token)),
+      async (req) => applyVerificationExpired(app, domainName(req.params.domain), req.body.token),
     );
 
     r.post(
@@ -113,7 +107,7 @@ export default async function internalRoutes(fastify: FastifyInstance) {
       {
         schema: { ...hide, body: Type.Object({ expires_at_ms: Type.Number() }) },
       },
-      async (req) => found(await expireDeveloperMode(app, domainName(req.params.domain), req.body.expires_at_ms)),
+      async (req) => expireDeveloperMode(app, domainName(req.params.domain), req.body.expires_at_ms),
     );
 
     r.post(
@@ -135,7 +129,7 @@ export default async function internalRoutes(fastify: FastifyInstance) {
           }),
         },
       },
-      async (req) => found(await importRecords(app, domainName(req.params.domain), req.body.records)),
+      async (req) => importRecords(app, domainName(req.params.domain), req.body.records),
     );
 
     // Operators: `curl -H "Authorization: Bearer $(cat data/node-token)" -d '{"state":"disabled"}' …/internal/domains/example.org/state`
@@ -146,7 +140,7 @@ export default async function internalRoutes(fastify: FastifyInstance) {
       },
       async (req) => {
         const name = domainName(req.params.domain);
-        const result = found(await setState(app, name, req.body.state));
+        const result = await setState(app, name, req.body.state);
         return result;
       },
     );

@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { sql } from 'drizzle-orm';
 import { loadDomain } from '../../auth/domain-access.js';
+import { changeDomain } from '../../config-log/index.js';
 import { effectiveFeatures, requireFeature } from '../../plans/entitlements.js';
 import { errorResponses, MessageBody } from '../../openapi/schemas.js';
 import { DomainParams } from '../domains/schemas.js';
@@ -60,12 +61,11 @@ export default async function cacheRoutes(fastify: FastifyInstance) {
     async (request) => {
       const { domain } = await loadDomain(request, request.params.domain, 'cache.purge');
       requireFeature(await effectiveFeatures(app.db, domain.id), 'cache_purge_enabled');
-      await app.db.transaction(async (tx) => {
+      await changeDomain(app, domain.id, async (tx) => {
         await tx.execute(sql`INSERT INTO cache_purges (domain_id, generation, purged_at) VALUES (${domain.id}, 1, now())
         ON CONFLICT (domain_id) DO UPDATE SET generation = cache_purges.generation + 1, purged_at = now()`);
-        await app.configLog.appendSnapshot(tx, domain.id);
+        return { value: undefined, change: { domain: true } };
       });
-      app.configLog.nudge();
       return { message: 'cache purged' };
     },
   );
@@ -87,11 +87,10 @@ export default async function cacheRoutes(fastify: FastifyInstance) {
       const { domain } = await loadDomain(request, request.params.domain, 'cache.purge');
       requireFeature(await effectiveFeatures(app.db, domain.id), 'cache_purge_enabled');
       const prefixes = purgePrefixes(domain.name, request.body.urls);
-      await app.db.transaction(async (tx) => {
+      await changeDomain(app, domain.id, async (tx) => {
         await tx.insert(cachePurgeRequests).values({ domainId: domain.id, prefixes });
-        await app.configLog.appendSnapshot(tx, domain.id);
+        return { value: undefined, change: { domain: true } };
       });
-      app.configLog.nudge();
       return { message: 'cache entries purged', prefixes };
     },
   );

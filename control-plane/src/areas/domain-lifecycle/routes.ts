@@ -6,6 +6,7 @@ import { eq } from 'drizzle-orm';
 import type * as wf from '../../../../workflows/src/workflows/index.js';
 import { domains } from '../../db/schema.js';
 import { loadDomain } from '../../auth/domain-access.js';
+import { changeDomain } from '../../config-log/index.js';
 import { ApiError, MESSAGES } from '../../errors.js';
 import { errorResponses } from '../../openapi/schemas.js';
 import { workflowId } from '../../plugins/temporal.js';
@@ -20,7 +21,6 @@ import {
   releaseCheckSlot,
   setDeveloperMode,
   tokenExpired,
-  withDomain,
   type DomainRow,
 } from './transitions.js';
 
@@ -121,13 +121,13 @@ export default async function domainLifecycleRoutes(fastify: FastifyInstance) {
       );
       if (!result) throw gone();
       if (!result.verified) {
-        await withDomain(app, domain.name, async (tx, row) => {
+        await changeDomain(app, domain.id, async (tx, row) => {
           await recordCheckResult(tx, row.id, 'delegation', {
             ok: false,
             error: result.error ?? '',
             checked_at: new Date().toISOString(),
           });
-          return { result: null, publish: false };
+          return { value: null };
         });
         throw new ApiError(422, result.error ?? 'no verification record found', { verified: false });
       }
@@ -147,11 +147,10 @@ export default async function domainLifecycleRoutes(fastify: FastifyInstance) {
     },
     async (request) => {
       const access = await loadDomain(request, request.params.domain, 'domain.settings');
-      const { domain } = access;
-      if (domain.dnsMode !== 'external') throw new ApiError(400, 'domain does not use external DNS');
-      if (domain.state !== 'unverified' || !tokenExpired(domain))
-        throw new ApiError(400, 'domain is not in failed verification; nothing to retry');
-      const row = await withDomain(app, domain.name, async (tx, current) => {
+      const row = await changeDomain(app, access.domain.id, async (tx, current) => {
+        if (current.dnsMode !== 'external') throw new ApiError(400, 'domain does not use external DNS');
+        if (current.state !== 'unverified' || !tokenExpired(current))
+          throw new ApiError(400, 'domain is not in failed verification; nothing to retry');
         const [updated] = await tx
           .update(domains)
           .set({
@@ -161,9 +160,8 @@ export default async function domainLifecycleRoutes(fastify: FastifyInstance) {
           })
           .where(eq(domains.id, current.id))
           .returning();
-        return { result: updated, publish: false, workflows: [app.temporal.starts.verificationWatch(updated!)] };
+        return { value: updated!, workflows: [app.temporal.starts.verificationWatch(updated!)] };
       });
-      if (!row) throw gone();
       return presentDomain(row, access.role, access.permissions, app.config);
     },
   );
@@ -207,9 +205,9 @@ export default async function domainLifecycleRoutes(fastify: FastifyInstance) {
         ),
       );
       if (!result) throw gone();
-      await withDomain(app, domain.name, async (tx, row) => {
+      await changeDomain(app, domain.id, async (tx, row) => {
         await recordCheckResult(tx, row.id, 'delegation', { ...result, checked_at: new Date().toISOString() });
-        return { result: null, publish: false };
+        return { value: null };
       });
       if (!result.ok) throw new ApiError(422, result.error ?? 'delegation not found', { ok: false });
       return { ok: true };
@@ -228,8 +226,7 @@ export default async function domainLifecycleRoutes(fastify: FastifyInstance) {
     },
     async (request) => {
       const access = await loadDomain(request, request.params.domain, 'domain.settings');
-      if (access.domain.state !== 'disabled') throw new ApiError(400, 'domain is not disabled');
-      const row = await withDomain(app, access.domain.name, async (tx, current) => {
+      const row = await changeDomain(app, access.domain.id, async (tx, current) => {
         if (current.state !== 'disabled') throw new ApiError(400, 'domain is not disabled');
         const set =
           current.dnsMode === 'managed'
@@ -248,9 +245,8 @@ export default async function domainLifecycleRoutes(fastify: FastifyInstance) {
           updated!.dnsMode === 'managed'
             ? app.temporal.starts.delegationWatch(updated!.name, { restart: true })
             : app.temporal.starts.verificationWatch(updated!);
-        return { result: updated, publish: true, workflows: [watch] };
+        return { value: updated!, change: { domain: true }, workflows: [watch] };
       });
-      if (!row) throw gone();
       return presentDomain(row, access.role, access.permissions, app.config);
     },
   );
@@ -269,7 +265,6 @@ export default async function domainLifecycleRoutes(fastify: FastifyInstance) {
       const { domain } = await loadDomain(request, request.params.domain, 'domain.settings');
       const until = new Date(Date.now() + app.config.temporal.developerModeMs);
       const body = await setDeveloperMode(app, domain.name, until);
-      if (!body) throw gone();
       return body;
     },
   );
@@ -287,7 +282,6 @@ export default async function domainLifecycleRoutes(fastify: FastifyInstance) {
     async (request) => {
       const { domain } = await loadDomain(request, request.params.domain, 'domain.settings');
       const body = await setDeveloperMode(app, domain.name, null);
-      if (!body) throw gone();
       return body;
     },
   );

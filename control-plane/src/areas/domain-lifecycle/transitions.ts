@@ -1,7 +1,9 @@
 // State changes of the domain lifecycle, shared by the public routes and the /internal API the workflows call.
-// Each runs in one transaction with the domain row locked; a change nodes must see appends to the config log there.
+// Each runs through changeDomain (one transaction, the domain row locked and read under the lock); a change nodes
+// must see is reported to it and becomes one config-log entry.
 import { and, eq, sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
+import { changeDomain, type DomainRow } from '../../config-log/index.js';
 import type { Tx } from '../../db/index.js';
 import { dnsRecords, domainChecks, domains } from '../../db/schema.js';
 import { effectiveFeatures } from '../../plans/entitlements.js';
@@ -9,40 +11,11 @@ import { buildRecord } from '../records/normalize.js';
 import { ZoneIndex } from '../records/zone-index.js';
 import type { RecordFields, StoredRecord } from '../records/types.js';
 import { judgeDelegation, type Observation } from './ns-match.js';
-import { enqueueWorkflows, type WorkflowStart } from '../../workflow-outbox/outbox.js';
 
-export type DomainRow = typeof domains.$inferSelect;
+export type { DomainRow };
 
-/**
- * Runs `fn` on the locked row of domain `name`; null when it does not exist. `fn` returns whether it changed what
- * nodes serve: then one config-log entry is appended in the same transaction and the hub is nudged after commit.
- * The workflows it returns are recorded in the outbox in the same transaction and dispatched after commit.
- */
-export async function withDomain<T>(
-  app: FastifyInstance,
-  name: string,
-  fn: (tx: Tx, row: DomainRow) => Promise<{ result: T; publish: boolean; workflows?: WorkflowStart[] }>,
-): Promise<T | null> {
-  let publish = false;
-  let dispatch = false;
-  const result = await app.db.transaction(async (tx) => {
-    const [row] = await tx.select().from(domains).where(eq(domains.name, name)).for('update');
-    if (!row) return null;
-    const out = await fn(tx, row);
-    if (out.workflows?.length) {
-      await enqueueWorkflows(tx, out.workflows);
-      dispatch = true;
-    }
-    if (out.publish) {
-      await app.configLog.appendSnapshot(tx, row.id);
-      publish = true;
-    }
-    return out.result;
-  });
-  if (publish) app.configLog.nudge();
-  if (dispatch) app.workflowOutbox.nudge();
-  return result;
-}
+/** The change of a transition: a domain-level field nodes read (state, developer mode). */
+const DOMAIN_CHANGED = { domain: true } as const;
 
 export async function recordCheckResult(
   tx: Tx,
@@ -65,7 +38,7 @@ export async function applyDelegation(
   manual: boolean,
 ) {
   const sets = app.config.nsSets;
-  return withDomain(app, name, async (tx, row) => {
+  return changeDomain(app, { name }, async (tx, row) => {
     const judged = judgeDelegation(observations, sets);
     const awaiting = row.dnsMode === 'managed' && (row.state === 'pending' || (manual && row.state === 'moved'));
     let state = row.state;
@@ -86,7 +59,7 @@ export async function applyDelegation(
       checked_at: new Date().toISOString(),
     };
     if (manual) await recordCheckResult(tx, row.id, 'check-ns', result);
-    return { result, publish: state !== row.state };
+    return { value: result, change: state !== row.state ? DOMAIN_CHANGED : undefined };
   });
 }
 
@@ -102,30 +75,29 @@ export function awaitingVerification(row: DomainRow): boolean {
 
 /** The CNAME or TXT was found (or the ssl delegation check passed): an awaiting external domain becomes active. */
 export async function applyVerified(app: FastifyInstance, name: string, method: string) {
-  return withDomain(app, name, async (tx, row) => {
-    if (!awaitingVerification(row))
-      return { result: { state: row.state, verification_state: row.verificationState }, publish: false };
+  return changeDomain(app, { name }, async (tx, row) => {
+    if (!awaitingVerification(row)) return { value: { state: row.state, verification_state: row.verificationState } };
     await tx
       .update(domains)
       .set({ state: 'active', verificationState: 'verified', updatedAt: new Date() })
       .where(eq(domains.id, row.id));
     await recordCheckResult(tx, row.id, 'delegation', { ok: true, method, checked_at: new Date().toISOString() });
-    return { result: { state: 'active', verification_state: 'verified' }, publish: true };
+    return { value: { state: 'active', verification_state: 'verified' }, change: DOMAIN_CHANGED };
   });
 }
 
 /** The token `token` expired before the domain was verified: verification becomes `failed` (verify/retry mints a new one). */
 export async function applyVerificationExpired(app: FastifyInstance, name: string, token: string) {
-  return withDomain(app, name, async (tx, row) => {
+  return changeDomain(app, { name }, async (tx, row) => {
     const v = row.verification as { value?: string } | null;
     if (awaitingVerification(row) && v?.value === token) {
       await tx
         .update(domains)
         .set({ verificationState: 'failed', updatedAt: new Date() })
         .where(eq(domains.id, row.id));
-      return { result: { state: row.state, verification_state: 'failed' }, publish: false };
+      return { value: { state: row.state, verification_state: 'failed' } };
     }
-    return { result: { state: row.state, verification_state: row.verificationState }, publish: false };
+    return { value: { state: row.state, verification_state: row.verificationState } };
   });
 }
 
@@ -134,25 +106,24 @@ export function developerModeBody(until: Date | null, now = new Date()) {
   return { enabled: on, expires_at: on ? until.toISOString() : null };
 }
 
-/** Sets developer mode on until `until`, or off (null); nodes get the flag through the config log. */
 /** Developer mode on until `until` (its expiry workflow armed) or off now (its workflow stopped). */
 export async function setDeveloperMode(app: FastifyInstance, name: string, until: Date | null) {
-  return withDomain(app, name, async (tx, row) => {
-    if (!until && !row.developerModeUntil) return { result: developerModeBody(null), publish: false }; // already off
+  return changeDomain(app, { name }, async (tx, row) => {
+    if (!until && !row.developerModeUntil) return { value: developerModeBody(null) }; // already off
     await tx.update(domains).set({ developerModeUntil: until, updatedAt: new Date() }).where(eq(domains.id, row.id));
     const starts = app.temporal.starts;
     const workflow = until ? starts.armDeveloperMode(row.name, until.getTime()) : starts.stopDeveloperMode(row.name);
-    return { result: developerModeBody(until), publish: true, workflows: [workflow] };
+    return { value: developerModeBody(until), change: DOMAIN_CHANGED, workflows: [workflow] };
   });
 }
 
 /** The expiry timer fired for `expiresAtMs`: switch off unless developer mode was re-armed with a later expiry. */
 export async function expireDeveloperMode(app: FastifyInstance, name: string, expiresAtMs: number) {
-  return withDomain(app, name, async (tx, row) => {
+  return changeDomain(app, { name }, async (tx, row) => {
     const until = row.developerModeUntil;
-    if (!until || until.getTime() > expiresAtMs) return { result: developerModeBody(until), publish: false };
+    if (!until || until.getTime() > expiresAtMs) return { value: developerModeBody(until) };
     await tx.update(domains).set({ developerModeUntil: null, updatedAt: new Date() }).where(eq(domains.id, row.id));
-    return { result: developerModeBody(null), publish: true };
+    return { value: developerModeBody(null), change: DOMAIN_CHANGED };
   });
 }
 
@@ -166,11 +137,11 @@ export interface ImportedRecord {
 
 /** Imports scanned records through the records rules (validation, CNAME exclusivity, duplicates, plan max_records). */
 export async function importRecords(app: FastifyInstance, name: string, records: ImportedRecord[]) {
-  return withDomain(app, name, async (tx, row) => {
+  return changeDomain(app, { name }, async (tx, row) => {
     const existing = await tx.select().from(dnsRecords).where(eq(dnsRecords.domainId, row.id));
     const index = new ZoneIndex(existing.map((r) => ({ ...r }) as unknown as StoredRecord));
     const { max_records: maxRecords } = await effectiveFeatures(tx, row.id);
-    let imported = 0;
+    const imported: number[] = [];
     let skipped = 0;
     for (const input of records) {
       let rec: RecordFields;
@@ -200,9 +171,9 @@ export async function importRecords(app: FastifyInstance, name: string, records:
         .values({ domainId: row.id, ...rec, comment: rec.comment ?? 'imported by zone scan' })
         .returning();
       index.add({ ...rec, id: stored.id });
-      imported++;
+      imported.push(stored.id);
     }
-    return { result: { imported, skipped }, publish: imported > 0 };
+    return { value: { imported: imported.length, skipped }, change: { upsertedRecords: imported } };
   });
 }
 
@@ -210,10 +181,10 @@ export const DOMAIN_STATES = ['pending', 'unverified', 'active', 'disabled', 'mo
 
 /** Operator transition (POST /internal/domains/{domain}/state): e.g. disable a domain, or mark it moved. */
 export async function setState(app: FastifyInstance, name: string, state: (typeof DOMAIN_STATES)[number]) {
-  return withDomain(app, name, async (tx, row) => {
-    if (row.state === state) return { result: { state }, publish: false };
+  return changeDomain(app, { name }, async (tx, row) => {
+    if (row.state === state) return { value: { state } };
     await tx.update(domains).set({ state, updatedAt: new Date() }).where(eq(domains.id, row.id));
-    return { result: { state }, publish: true };
+    return { value: { state }, change: DOMAIN_CHANGED };
   });
 }
 

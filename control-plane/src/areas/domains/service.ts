@@ -1,17 +1,17 @@
-// Domain writes: create (with its free subscription), update settings, delete; each appends to the config log in its
-// transaction, and records the workflows it needs in the workflow outbox there.
+// Domain writes: create (with its free subscription), update settings, delete; each through the config log's write
+// path (addDomain / changeDomain: one transaction, the domain row locked and read under the lock, one config-log
+// entry, the workflows it needs recorded in the outbox there).
 import { createHash, randomBytes } from 'node:crypto';
 import { and, asc, eq, inArray, like, ne, or, sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import type { Tx } from '../../db/index.js';
 import { domains } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
+import { addDomain, changeDomain, type DomainRow } from '../../config-log/index.js';
 import { createFreeSubscription } from '../../plans/subscriptions.js';
 import { effectiveFeatures } from '../../plans/entitlements.js';
 import { CACHE_CAP_TIERS_MB } from './schemas.js';
-import { enqueueWorkflows } from '../../workflow-outbox/outbox.js';
 
-type DomainRow = typeof domains.$inferSelect;
 type DnsMode = 'managed' | 'external';
 
 export function isUniqueViolation(err: unknown): boolean {
@@ -83,7 +83,7 @@ export async function createDomain(
   const [existing] = await app.db.select({ id: domains.id }).from(domains).where(eq(domains.name, name)).limit(1);
   if (existing) throw conflict();
   try {
-    const row = await app.db.transaction(async (tx) => {
+    const row = await addDomain(app, async (tx) => {
       await tx.execute(sql`SELECT pg_advisory_xact_lock(${DOMAIN_CREATE_LOCK_KEY})`);
       await refuseNestingAcrossAccounts(tx, ownerId, name);
       const [created] = await tx
@@ -99,12 +99,8 @@ export async function createDomain(
         .returning();
       await createFreeSubscription(tx, created.id, ownerId);
       // Delegation watch + zone scan, or verification watch: started by the dispatcher, never by this request.
-      await enqueueWorkflows(tx, app.temporal.starts.domainAdded(created));
-      await app.configLog.appendSnapshot(tx, created.id);
-      return created;
+      return { domain: created, workflows: app.temporal.starts.domainAdded(created) };
     });
-    app.configLog.nudge();
-    app.workflowOutbox.nudge();
     return (await app.db.select().from(domains).where(eq(domains.id, row.id)))[0] ?? row;
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict();
@@ -119,55 +115,51 @@ export interface DomainChanges {
   origin_protocol?: string;
 }
 
+/** PUT: the body is merged onto the row read under the domain lock; fields equal to the stored ones change nothing. */
 export async function updateDomain(app: FastifyInstance, domain: DomainRow, body: DomainChanges): Promise<DomainRow> {
-  const set: Partial<typeof domains.$inferInsert> = {};
-  if (body.cache_cap_mb !== undefined && body.cache_cap_mb !== domain.cacheCapMb) {
-    if (!(CACHE_CAP_TIERS_MB as readonly number[]).includes(body.cache_cap_mb)) {
-      throw new ApiError(400, `cache_cap_mb must be one of: ${CACHE_CAP_TIERS_MB.join(', ')}`);
+  return changeDomain(app, domain.id, async (tx, current) => {
+    const set: Partial<typeof domains.$inferInsert> = {};
+    if (body.cache_cap_mb !== undefined && body.cache_cap_mb !== current.cacheCapMb) {
+      if (!(CACHE_CAP_TIERS_MB as readonly number[]).includes(body.cache_cap_mb)) {
+        throw new ApiError(400, `cache_cap_mb must be one of: ${CACHE_CAP_TIERS_MB.join(', ')}`);
+      }
+      const features = await effectiveFeatures(tx, current.id);
+      if (body.cache_cap_mb > features.max_cache_cap_mb) {
+        throw new ApiError(
+          403,
+          `cache_cap_mb ${body.cache_cap_mb} exceeds your plan's max_cache_cap_mb of ${features.max_cache_cap_mb}`,
+          { feature: 'max_cache_cap_mb' },
+        );
+      }
+      set.cacheCapMb = body.cache_cap_mb;
     }
-    const features = await effectiveFeatures(app.db, domain.id);
-    if (body.cache_cap_mb > features.max_cache_cap_mb) {
-      throw new ApiError(
-        403,
-        `cache_cap_mb ${body.cache_cap_mb} exceeds your plan's max_cache_cap_mb of ${features.max_cache_cap_mb}`,
-        { feature: 'max_cache_cap_mb' },
-      );
+    if (body.cache_l2_ttl_days !== undefined) set.cacheL2TtlDays = body.cache_l2_ttl_days;
+    if (body.origin_protocol !== undefined) set.originProtocol = body.origin_protocol;
+    if (body.dns_mode !== undefined && body.dns_mode !== current.dnsMode) {
+      // Switching DNS mode restarts the proof of control: managed waits for delegation, external for verification.
+      Object.assign(set, {
+        dnsMode: body.dns_mode,
+        ...initialState(body.dns_mode),
+        nsSetIndex: null,
+        verification: newVerification(current.name, app.config.verificationTokenDays),
+        sslDelegation:
+          body.dns_mode === 'external' ? newSslDelegation(current.name, app.config.acmeDelegationZone) : null,
+      });
     }
-    set.cacheCapMb = body.cache_cap_mb;
-  }
-  if (body.cache_l2_ttl_days !== undefined) set.cacheL2TtlDays = body.cache_l2_ttl_days;
-  if (body.origin_protocol !== undefined) set.originProtocol = body.origin_protocol;
-  if (body.dns_mode !== undefined && body.dns_mode !== domain.dnsMode) {
-    // Switching DNS mode restarts the proof of control: managed waits for delegation, external for verification.
-    Object.assign(set, {
-      dnsMode: body.dns_mode,
-      ...initialState(body.dns_mode),
-      nsSetIndex: null,
-      verification: newVerification(domain.name, app.config.verificationTokenDays),
-      sslDelegation: body.dns_mode === 'external' ? newSslDelegation(domain.name, app.config.acmeDelegationZone) : null,
-    });
-  }
-  const changed = Object.entries(set).some(([k, v]) => (domain as Record<string, unknown>)[k] !== v);
-  if (!changed) return domain;
-  set.updatedAt = new Date();
-  const modeSwitched = set.dnsMode !== undefined;
-  await app.db.transaction(async (tx) => {
-    const [updated] = await tx.update(domains).set(set).where(eq(domains.id, domain.id)).returning();
+    const changed = Object.entries(set).some(([k, v]) => (current as Record<string, unknown>)[k] !== v);
+    if (!changed) return { value: current };
+    set.updatedAt = new Date();
+    const [updated] = await tx.update(domains).set(set).where(eq(domains.id, current.id)).returning();
     // A dns_mode switch starts the proof of control over: the new mode's watches.
-    if (modeSwitched) await enqueueWorkflows(tx, app.temporal.starts.domainAdded(updated!));
-    await app.configLog.appendSnapshot(tx, domain.id);
+    const workflows = set.dnsMode !== undefined ? app.temporal.starts.domainAdded(updated!) : [];
+    return { value: updated!, change: { domain: true }, workflows };
   });
-  app.configLog.nudge();
-  if (modeSwitched) app.workflowOutbox.nudge();
-  const [row] = await app.db.select().from(domains).where(eq(domains.id, domain.id));
-  return row;
 }
 
 /** Removes the domain with everything hanging off it (records, rules, members, subscriptions cascade) and tombstones its config. */
 export async function deleteDomain(app: FastifyInstance, domain: DomainRow): Promise<void> {
-  await app.db.transaction(async (tx) => {
-    await tx.delete(domains).where(eq(domains.id, domain.id));
-    await app.configLog.appendDeletion(tx, { id: domain.id, name: domain.name });
+  await changeDomain(app, domain.id, async (tx, current) => {
+    await tx.delete(domains).where(eq(domains.id, current.id));
+    return { value: undefined, deleted: true };
   });
-  app.configLog.nudge();
 }

@@ -1,11 +1,12 @@
-// Record operations: each write runs in one transaction that locks the domain, validates against the zone,
-// writes, and appends ONE config-log entry; nothing is stored when any check fails.
+// Record operations: each write goes through changeDomain (domain row locked and read under the lock), validates
+// against the zone, writes, and reports the records it changed (ONE config-log entry); a failed check stores nothing.
 import type { FastifyInstance } from 'fastify';
 import type { Tx } from '../../db/index.js';
 import type { domains } from '../../db/schema.js';
 import { ApiError, isApiError } from '../../errors.js';
 import { effectiveFeatures, requireFeature, type EffectiveFeatures } from '../../plans/entitlements.js';
 import { buildZone } from '../../config-log/snapshot.js';
+import { changeDomain, type DomainWrite } from '../../config-log/index.js';
 import { exportZone } from './bind-export.js';
 import { parseZoneFile } from './bind-parse.js';
 import { RecordError } from './errors.js';
@@ -18,7 +19,6 @@ import {
   getRecord,
   insertRecords,
   listRecords,
-  lockDomain,
   toStored,
   updateRecords,
   type RecordRow,
@@ -63,24 +63,20 @@ function gateHostHeader(features: EffectiveFeatures, next: RecordFields, previou
   if (next.hostHeader !== null && next.hostHeader !== previous) requireFeature(features, 'host_header_edit_enabled');
 }
 
-/** Runs `fn` in a transaction holding the domain's lock; appends a snapshot when it changed something. */
+/**
+ * Runs `fn` through the one write path (changeDomain): the domain row is locked and read under the lock, so a
+ * domain disabled or banned meanwhile refuses the write; `fn` reports the records it changed.
+ */
 async function write<T>(
   app: FastifyInstance,
   domain: DomainRow,
-  fn: (tx: Tx) => Promise<{ value: T; changed: boolean }>,
+  fn: (tx: Tx, domain: DomainRow) => Promise<DomainWrite<T>>,
 ): Promise<T> {
-  assertWritable(domain);
-  let changed = false;
   try {
-    const value = await app.db.transaction(async (tx) => {
-      await lockDomain(tx, domain.id);
-      const r = await fn(tx);
-      if (r.changed) await app.configLog.appendSnapshot(tx, domain.id);
-      changed = r.changed;
-      return r.value;
+    return await changeDomain(app, domain.id, async (tx, locked) => {
+      assertWritable(locked);
+      return fn(tx, locked);
     });
-    if (changed) app.configLog.nudge();
-    return value;
   } catch (err) {
     throw toApi(err);
   }
@@ -106,7 +102,7 @@ export async function createRecord(app: FastifyInstance, domain: DomainRow, inpu
     gateHostHeader(features, record, null);
     (await indexOf(tx, domain.id, [record.name])).check(record);
     const [row] = await insertRecords(tx, domain.id, [record]);
-    return { value: row!, changed: true };
+    return { value: row!, change: { upsertedRecords: [row!.id] } };
   });
 }
 
@@ -121,12 +117,12 @@ export async function updateRecord(
     if (!row) throw new ApiError(404, 'record not found');
     const current = toStored(row);
     const next = applyPatch(domain.name, current, patch);
-    if (sameFields(next, current)) return { value: row, changed: false };
+    if (sameFields(next, current)) return { value: row };
     if (next.hostHeader !== current.hostHeader && next.hostHeader !== null)
       gateHostHeader(await effectiveFeatures(tx, domain.id), next, current.hostHeader);
     (await indexOf(tx, domain.id, [next.name])).check(next, id);
     await updateRecords(tx, domain.id, [{ ...next, id }]);
-    return { value: (await getRecord(tx, domain.id, id))!, changed: true };
+    return { value: (await getRecord(tx, domain.id, id))!, change: { upsertedRecords: [id] } };
   });
 }
 
@@ -134,7 +130,7 @@ export async function deleteRecord(app: FastifyInstance, domain: DomainRow, id: 
   await write(app, domain, async (tx) => {
     const deleted = await deleteRecords(tx, domain.id, [id]);
     if (deleted.length === 0) throw new ApiError(404, 'record not found');
-    return { value: undefined, changed: true };
+    return { value: undefined, change: { removedRecords: deleted } };
   });
 }
 
@@ -177,20 +173,24 @@ export async function batchUpdate(
     }
     await updateRecords(tx, domain.id, [...changed.values()]);
     const succeeded = results.filter((r) => r.ok).length;
-    return { value: { succeeded, failed: results.length - succeeded, results }, changed: changed.size > 0 };
+    return {
+      value: { succeeded, failed: results.length - succeeded, results },
+      change: { upsertedRecords: [...changed.keys()] },
+    };
   });
 }
 
 export async function deleteMany(app: FastifyInstance, domain: DomainRow, ids: number[]): Promise<BulkResult> {
   const unique = [...new Set(ids)];
   return write(app, domain, async (tx) => {
-    const deleted = new Set(await deleteRecords(tx, domain.id, unique));
+    const removed = await deleteRecords(tx, domain.id, unique);
+    const deleted = new Set(removed);
     const results = unique.map((id) =>
       deleted.has(id) ? { id, ok: true } : { id, ok: false, error: 'record not found' },
     );
     return {
       value: { succeeded: deleted.size, failed: unique.length - deleted.size, results },
-      changed: deleted.size > 0,
+      change: { removedRecords: removed },
     };
   });
 }
@@ -250,7 +250,7 @@ export async function importZone(
     }
     if (plan.limitError) throw new ApiError(403, plan.limitError, { feature: 'max_records' });
     const created = await insertRecords(tx, domain.id, plan.records);
-    return { value: { created, skipped: plan.skipped }, changed: created.length > 0 };
+    return { value: { created, skipped: plan.skipped }, change: { upsertedRecords: created.map((r) => r.id) } };
   });
 }
 

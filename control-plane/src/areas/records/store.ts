@@ -1,7 +1,7 @@
 // Database access of the records area; every function runs inside the caller's transaction.
 import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/index.js';
-import { dnsRecords, domains } from '../../db/schema.js';
+import { dnsRecords } from '../../db/schema.js';
 import { rowsOf } from '../../db/migrate.js';
 import type { HostHeaderMode, RecordFields, RecordType, Scheme, StoredRecord } from './types.js';
 
@@ -25,11 +25,6 @@ export function toStored(row: RecordRow): StoredRecord {
     timeout: row.timeout,
     comment: row.comment,
   };
-}
-
-/** Serialises writers of one domain (CNAME and duplicate checks read, then write). */
-export async function lockDomain(tx: Tx, domainId: number): Promise<void> {
-  await tx.select({ id: domains.id }).from(domains).where(eq(domains.id, domainId)).for('update');
 }
 
 export async function listRecords(db: Db | Tx, domainId: number, names?: string[]): Promise<RecordRow[]> {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eq } from 'drizzle-orm';
-import { decodeDomainSnapshot } from '@platform/shared/config';
+import { applyDelta, decodeDomainSnapshot, type DomainSnapshot } from '@platform/shared/config';
 import { decodeRuleBody } from '@platform/shared/match';
 import { startTestControlPlane } from '../../../../test/helpers/control-plane.js';
 import { configLog, dnsRecords, domains } from '../../db/schema.js';
@@ -221,19 +221,35 @@ test('rules API: the seven operations, validation, scope, plan limits and the co
     assert.ok(n > 1);
   });
 
-  await t.test('every rule write appends a snapshot carrying the rules', async () => {
-    const [last] = await cp.database.db
+  await t.test('every rule write appends an entry naming its rules; the log squashed carries them all', async () => {
+    const entries = await cp.database.db
       .select()
       .from(configLog)
       .where(eq(configLog.domainId, dom.id))
-      .orderBy(configLog.version)
-      .then((rows) => rows.slice(-1));
-    const snap = decodeDomainSnapshot(last.payload);
-    const redirect = snap.ruleSet.rules.find((r) => r.type === 'redirect');
+      .orderBy(configLog.version);
+    const last = entries.at(-1)!;
+    assert.equal(last.delta, true, 'a rule write appends a delta');
+    assert.equal(decodeDomainSnapshot(last.payload).ruleSet.rules.length, 1, 'holding only the rule it wrote');
+    let snap: DomainSnapshot | undefined;
+    for (const e of entries) {
+      const payload = decodeDomainSnapshot(e.payload);
+      snap = !e.delta
+        ? payload
+        : applyDelta(snap!, {
+            version: Number(e.version),
+            domain: e.domainName,
+            deleted: false,
+            delta: true,
+            snapshot: payload,
+            removedRecordIds: e.removedRecordIds.map(Number),
+            removedRuleIds: e.removedRuleIds.map(Number),
+          });
+    }
+    const redirect = snap!.ruleSet.rules.find((r) => r.type === 'redirect');
     assert.ok(redirect);
     assert.equal(decodeRuleBody(redirect.body).target, '/new');
     assert.ok(
-      snap.ruleSet.rules.some((r) => !r.enabled),
+      snap!.ruleSet.rules.some((r) => !r.enabled),
       'disabled rules are carried too',
     );
   });

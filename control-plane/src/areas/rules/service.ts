@@ -1,5 +1,6 @@
-// Rule writes and reads: validation (shared validateRule + checks that need the database), storage, plan limits,
-// and one config log entry per write in the same transaction.
+// Rule writes and reads: validation (shared validateRule + checks that need the database), storage, plan limits;
+// every write goes through changeDomain (domain row locked and read under the lock, one config-log entry naming the
+// rules it changed).
 import type { FastifyInstance } from 'fastify';
 import { and, asc, eq, sql } from 'drizzle-orm';
 import {
@@ -13,6 +14,7 @@ import {
 import type { Db, Tx } from '../../db/index.js';
 import { dnsRecords, domains, rules } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
+import { changeDomain } from '../../config-log/index.js';
 import { effectiveFeatures, requireFeature, requireRuleType } from '../../plans/entitlements.js';
 import { countryOf } from './geo.js';
 import { presentRule, ruleInput, type PresentedRule } from './present.js';
@@ -55,11 +57,6 @@ export async function getRule(
   return presentRule(await findRule(app.db, domainId, type, id));
 }
 
-/** Locks the domain row so that counts and orders of concurrent writes to its rules stay consistent. */
-async function lockDomain(tx: Tx, domainId: number): Promise<void> {
-  await tx.execute(sql`SELECT id FROM domains WHERE id = ${domainId} FOR UPDATE`);
-}
-
 /** 400 naming every problem; nothing is stored. */
 function invalid(problems: Problem[]): never {
   throw new ApiError(400, describeProblems(problems), { problems });
@@ -98,36 +95,37 @@ async function checkAgainstDatabase(tx: Tx, domain: DomainRow, type: RuleType, r
   if (problems.length > 0) invalid(problems);
 }
 
-/**
- * Validation, then (only when every check that needs no lock has passed) the slow part: new basic_auth passwords
- * are hashed off the event loop, before the transaction so that no domain lock is held meanwhile.
- */
-async function validate(
-  app: FastifyInstance,
-  domain: DomainRow,
-  type: RuleType,
-  body: Record<string, unknown>,
-  creating: boolean,
-): Promise<NormalisedRule> {
+function validate(type: RuleType, body: Record<string, unknown>): NormalisedRule {
   const r = validateRule(type, body);
   if (!r.ok) invalid(r.problems);
   if (type === 'origin_route') r.value.fields.country = countryOf(String(r.value.fields.address));
-  if (r.value.passwords.length > 0) {
-    await checkPlan(app.db, domain.id, type, creating);
-    await hashRulePasswords(r.value);
-  }
   return r.value;
 }
 
-async function writeAndLog<T>(app: FastifyInstance, domain: DomainRow, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  const out = await app.db.transaction(async (tx) => {
-    await lockDomain(tx, domain.id);
-    const value = await fn(tx);
-    await app.configLog.appendSnapshot(tx, domain.id);
-    return value;
-  });
-  app.configLog.nudge();
-  return out;
+/**
+ * The slow part, only once every check that needs no lock has passed: the rule's new basic_auth passwords are
+ * hashed off the event loop, before the transaction so that no domain lock is held meanwhile. True when it hashed.
+ */
+async function hashNewPasswords(
+  app: FastifyInstance,
+  domain: DomainRow,
+  type: RuleType,
+  rule: NormalisedRule,
+  creating: boolean,
+): Promise<boolean> {
+  if (rule.passwords.length === 0) return false;
+  await checkPlan(app.db, domain.id, type, creating);
+  await hashRulePasswords(rule);
+  return true;
+}
+
+/** The PUT body merged onto the stored rule: omitted fields keep their values; setting any host field re-derives host_match_type unless given. */
+function mergeBody(existing: RuleRow, body: Record<string, unknown>): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...ruleInput(existing), ...body };
+  if (body.host_match_type === undefined && ['host_pattern', 'host_includes', 'host_excludes'].some((k) => k in body))
+    delete merged.host_match_type;
+  if (body.record_id !== undefined && body.record_ids === undefined) merged.record_ids = [];
+  return merged;
 }
 
 async function checkPlan(tx: Db | Tx, domainId: number, type: RuleType, creating: boolean): Promise<void> {
@@ -155,21 +153,25 @@ export async function createRule(
   type: RuleType,
   body: Record<string, unknown>,
 ): Promise<PresentedRule> {
-  const rule = await validate(app, domain, type, body, true);
-  const row = await writeAndLog(app, domain, async (tx) => {
-    await checkPlan(tx, domain.id, type, true);
-    await checkAgainstDatabase(tx, domain, type, rule);
+  const rule = validate(type, body);
+  await hashNewPasswords(app, domain, type, rule, true);
+  const row = await changeDomain(app, domain.id, async (tx, locked) => {
+    await checkPlan(tx, locked.id, type, true);
+    await checkAgainstDatabase(tx, locked, type, rule);
     const { enabled, priority, ...filters } = rule.common;
     const [created] = await tx
       .insert(rules)
-      .values({ domainId: domain.id, type, enabled, priority, filters, fields: rule.fields })
+      .values({ domainId: locked.id, type, enabled, priority, filters, fields: rule.fields })
       .returning();
-    return created;
+    return { value: created, change: { upsertedRules: [created.id] } };
   });
   return presentRule(row);
 }
 
-/** PUT: the body's fields replace the rule's; omitted fields keep their values. Setting any host field re-derives host_match_type unless given. */
+/**
+ * PUT: the body is merged onto the rule as read under the domain lock, so a concurrent PUT of other fields is kept.
+ * New passwords (they come from the body only) are hashed before the lock; the body then carries their hashes.
+ */
 export async function updateRule(
   app: FastifyInstance,
   domain: DomainRow,
@@ -177,31 +179,28 @@ export async function updateRule(
   id: number,
   body: Record<string, unknown>,
 ): Promise<PresentedRule> {
-  const existing = await findRule(app.db, domain.id, type, id);
-  const merged: Record<string, unknown> = { ...ruleInput(existing), ...body };
-  if (body.host_match_type === undefined && ['host_pattern', 'host_includes', 'host_excludes'].some((k) => k in body))
-    delete merged.host_match_type;
-  if (body.record_id !== undefined && body.record_ids === undefined) merged.record_ids = [];
-  const rule = await validate(app, domain, type, merged, false);
-  const row = await writeAndLog(app, domain, async (tx) => {
-    await findRule(tx, domain.id, type, id);
-    await checkPlan(tx, domain.id, type, false);
-    await checkAgainstDatabase(tx, domain, type, rule);
+  const early = validate(type, mergeBody(await findRule(app.db, domain.id, type, id), body));
+  if (await hashNewPasswords(app, domain, type, early, false)) body = { ...body, users: early.fields.users };
+  const row = await changeDomain(app, domain.id, async (tx, locked) => {
+    const rule = validate(type, mergeBody(await findRule(tx, locked.id, type, id), body));
+    await checkPlan(tx, locked.id, type, false);
+    await checkAgainstDatabase(tx, locked, type, rule);
     const { enabled, priority, ...filters } = rule.common;
     const [updated] = await tx
       .update(rules)
       .set({ enabled, priority, filters, fields: rule.fields, updatedAt: new Date() })
       .where(eq(rules.id, id))
       .returning();
-    return updated;
+    return { value: updated, change: { upsertedRules: [id] } };
   });
   return presentRule(row);
 }
 
 export async function deleteRule(app: FastifyInstance, domain: DomainRow, type: RuleType, id: number): Promise<void> {
-  await writeAndLog(app, domain, async (tx) => {
+  await changeDomain(app, domain.id, async (tx) => {
     await findRule(tx, domain.id, type, id);
     await tx.delete(rules).where(eq(rules.id, id));
+    return { value: undefined, change: { removedRules: [id] } };
   });
 }
 
@@ -212,7 +211,7 @@ export async function setRuleEnabled(
   id: number,
   enabled: boolean,
 ): Promise<PresentedRule> {
-  const row = await writeAndLog(app, domain, async (tx) => {
+  const row = await changeDomain(app, domain.id, async (tx) => {
     await findRule(tx, domain.id, type, id);
     if (enabled) await checkPlan(tx, domain.id, type, false);
     const [updated] = await tx
@@ -220,7 +219,7 @@ export async function setRuleEnabled(
       .set({ enabled, updatedAt: new Date() })
       .where(eq(rules.id, id))
       .returning();
-    return updated;
+    return { value: updated, change: { upsertedRules: [id] } };
   });
   return presentRule(row);
 }
@@ -235,7 +234,7 @@ export async function reorderRules(
   type: RuleType,
   ids: number[],
 ): Promise<PresentedRule[]> {
-  await writeAndLog(app, domain, async (tx) => {
+  await changeDomain(app, domain.id, async (tx) => {
     const rows = await tx
       .select({ id: rules.id })
       .from(rules)
@@ -258,6 +257,7 @@ export async function reorderRules(
         .update(rules)
         .set({ priority: (i + 1) * REORDER_STEP, updatedAt: now })
         .where(eq(rules.id, id));
+    return { value: undefined, change: { upsertedRules: ids } };
   });
   return listRules(app, domain.id, type);
 }
