@@ -42,6 +42,8 @@ export interface ControlPlaneConfig {
   domainConfigMaxBytes: number;
   /** How long the config log keeps a deleted domain's tombstone; nodes offline longer rebuild their store. */
   syncTombstoneRetentionMs: number;
+  /** A domain's deltas are squashed into one snapshot (in the hub and the stored log) after this many. */
+  syncCompactAfterDeltas: number;
 }
 
 export const DEFAULT_NS_SETS = 'ns1.platform.test,ns2.platform.test;ns3.platform.test,ns4.platform.test';
@@ -112,6 +114,7 @@ export function loadConfig(env: EnvSource = process.env): Readonly<ControlPlaneC
     // At most half the sync frame limit (MAX_SYNC_FRAME_BYTES, 64 MiB): rule bodies are counted as their JSON text.
     domainConfigMaxBytes: r.int('DOMAIN_CONFIG_MAX_BYTES', 16 * 1024 * 1024, 1024, 32 * 1024 * 1024),
     syncTombstoneRetentionMs: r.int('SYNC_TOMBSTONE_RETENTION_HOURS', 168, 1, 24 * 365) * 3_600_000,
+    syncCompactAfterDeltas: r.int('SYNC_COMPACT_AFTER_DELTAS', 64, 1, 100_000),
     temporal: loadTemporalConfig(r, env),
   });
 }

@@ -40,6 +40,7 @@ async function main(): Promise<void> {
     db: database.db,
     configLog,
     tombstoneRetentionMs: config.syncTombstoneRetentionMs,
+    compactAfterDeltas: config.syncCompactAfterDeltas,
   });
   // Starts the workflows that writes recorded (control-plane/README.md, "Workflows"); not without TEMPORAL_ADDRESS.
   const dispatcher = config.temporal.address

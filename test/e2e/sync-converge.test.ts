@@ -1,8 +1,10 @@
 // Config sync end to end: a control plane and DNS nodes as separate processes; writes through the HTTP API reach every
-// node's LMDB store exactly; a node killed mid-stream resumes; a wrong node token is refused.
+// node's LMDB store exactly; a node killed mid-stream resumes; a wrong node token is refused; random writes with node
+// and control-plane restarts and log compaction end with every node equal to the database.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
+import { prng } from '@platform/shared/testing/prng';
 import {
   startControlPlane,
   startDnsNode,
@@ -100,4 +102,79 @@ test('the hub refuses a missing or wrong node token with 401 and accepts the rig
   assert.equal(await statusOf({}), 401);
   assert.equal(await statusOf({ authorization: 'Bearer 0000' }), 401);
   assert.equal(await statusOf({ authorization: `Bearer ${cp.nodeToken}` }), 101);
+});
+
+test('after random writes, node and control-plane restarts and compactions, every node holds exactly what the database holds', async () => {
+  const plane = await startControlPlane('sync-random', { SYNC_COMPACT_AFTER_DELTAS: '3' });
+  const fleet: DnsNodeProcess[] = [];
+  try {
+    const random = prng(20);
+    const pick = <T>(xs: T[]) => xs[Math.floor(random() * xs.length)]!;
+    const zones = ['random-a.example', 'random-b.example', 'random-c.example'];
+    const live = new Set<string>();
+    const records = new Map<string, number[]>();
+    const createDomain = async (name: string) => {
+      await plane.api('POST', '/domains/', { name });
+      live.add(name);
+      records.set(name, []);
+    };
+    for (const name of zones) await createDomain(name);
+    fleet.push(await startDnsNode(plane), await startDnsNode(plane));
+    for (let i = 0; i < 150; i++) {
+      const domain = pick([...live]);
+      const ids = records.get(domain)!;
+      const op = random();
+      if (op < 0.4 || ids.length === 0) {
+        const type = random() < 0.5 ? 'A' : 'TXT';
+        const destination = type === 'A' ? `192.0.2.${1 + (i % 250)}` : `v=${i}`;
+        const rec = await plane.api<{ id: number }>('POST', `/domains/${domain}/records/`, {
+          name: `r${i}`,
+          type,
+          destination,
+          ttl: 300,
+        });
+        ids.push(rec.id);
+      } else if (op < 0.6) {
+        await plane.api('PUT', `/domains/${domain}/records/${pick(ids)}`, { ttl: 60 + i });
+      } else if (op < 0.72) {
+        const id = ids.splice(Math.floor(random() * ids.length), 1)[0]!;
+        await plane.api('DELETE', `/domains/${domain}/records/${id}`);
+      } else if (op < 0.82) {
+        await plane.api('POST', `/domains/${domain}/records/batch-update`, {
+          updates: ids.slice(0, 5).map((id) => ({ id, ttl: 900 + i })),
+        });
+      } else if (op < 0.87) {
+        const gone = ids.splice(0, 3);
+        await plane.api('POST', `/domains/${domain}/records/delete-many`, { ids: gone });
+      } else if (op < 0.9 && live.size > 1) {
+        await plane.api('DELETE', `/domains/${domain}`);
+        live.delete(domain);
+      } else if (op < 0.93) {
+        const name = zones.find((z) => !live.has(z));
+        if (name) await createDomain(name);
+      }
+      if (i % 50 === 25) {
+        // A node killed mid-stream, and the control plane (its hub with it) restarted while nodes stay up.
+        const node = pick(fleet);
+        await node.kill('SIGKILL');
+        await plane.api('POST', `/domains/${pick([...live])}/records/`, {
+          name: `k${i}`,
+          type: 'A',
+          destination: '198.51.100.1',
+        });
+        await node.restart();
+      } else if (i % 50 === 45) {
+        await plane.restart();
+      }
+    }
+    const want = await waitConverged(plane, fleet, 60_000);
+    assert.deepEqual(Object.keys(want).sort(), [...live].sort());
+    // A node that joins now catches up from the compacted log alone.
+    fleet.push(await startDnsNode(plane));
+    await waitConverged(plane, fleet, 60_000);
+    for (const node of fleet) assert.deepEqual(node.readState(), await readControlPlaneState(plane));
+  } finally {
+    for (const n of fleet) await n.stop();
+    await plane.stop();
+  }
 });

@@ -66,7 +66,10 @@ export interface ControlPlaneProcess {
 }
 
 /** Creates a user and key with the admin CLI, then starts the control plane (API + sync hub) and waits until both answer. */
-export async function startControlPlane(label = 'sync'): Promise<ControlPlaneProcess> {
+export async function startControlPlane(
+  label = 'sync',
+  env: Record<string, string> = {},
+): Promise<ControlPlaneProcess> {
   const tdb: TestDatabase = await createTestDatabase(label);
   const cli = (...args: string[]) => {
     const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'control-plane/src/admin/cli.ts'), ...args], {
@@ -96,6 +99,7 @@ export async function startControlPlane(label = 'sync'): Promise<ControlPlanePro
       SYNC_PORT: String(syncPort),
       SYNC_POLL_MS: '1000',
       RATE_LIMIT_PER_MINUTE: '1000000',
+      ...env,
     });
     let out = '';
     proc.stdout!.on('data', (d) => {

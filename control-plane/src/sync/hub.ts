@@ -21,7 +21,7 @@ export interface SyncHubOptions {
   maxBackpressure?: number;
   /** The largest frame sent to a node (MAX_SYNC_FRAME_BYTES); a domain whose config is larger is withheld. */
   maxFrameBytes?: number;
-  /** Send deltas to nodes (true), or squash each into its domain's whole snapshot first (false, the default). */
+  /** Send deltas to nodes (true, the default), or squash each into its domain's whole snapshot first (false). */
   sendDeltas?: boolean;
   /** Squash a domain's deltas into a snapshot after this many. */
   compactAfterDeltas?: number;
@@ -66,7 +66,7 @@ export async function startSyncHub(opts: SyncHubOptions): Promise<SyncHub> {
     token: opts.token,
     maxBackpressure: opts.maxBackpressure ?? 16 * 1024 * 1024,
     maxFrameBytes: opts.maxFrameBytes ?? MAX_SYNC_FRAME_BYTES,
-    sendDeltas: opts.sendDeltas ?? false,
+    sendDeltas: opts.sendDeltas ?? true,
     compactAfterDeltas: opts.compactAfterDeltas,
   });
   const send = (m: ToWorker) => worker.postMessage(m);
