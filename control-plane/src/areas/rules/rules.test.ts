@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eq } from 'drizzle-orm';
 import { applyDelta, decodeDomainSnapshot, type DomainSnapshot } from '@platform/shared/config';
-import { decodeRuleBody } from '@platform/shared/match';
+import { decodeRuleBody, verifyPassword } from '@platform/shared/match';
 import { startTestControlPlane } from '../../../../test/helpers/control-plane.js';
 import { configLog, dnsRecords, domains } from '../../db/schema.js';
 
@@ -145,6 +145,29 @@ test('rules API: the seven operations, validation, scope, plan limits and the co
     const back = await cp.call(owner.key, 'PUT', `/domains/${name}/rules/basic_auth/${rule.id}`, rule);
     assert.equal(back.statusCode, 200, back.body);
     assert.deepEqual({ ...back.json<Record<string, unknown>>(), updated_at: '' }, { ...rule, updated_at: '' });
+  });
+
+  await t.test('a PUT with a new basic_auth password stores its hash; other fields are kept', async () => {
+    const url = `/domains/${name}/rules/basic_auth/`;
+    const created = await cp.call(owner.key, 'POST', url, { users: [{ username: 'bo', password: 'old' }], realm: 'R' });
+    assert.equal(created.statusCode, 200, created.body);
+    const id = created.json<{ id: number }>().id;
+    const res = await cp.call(owner.key, 'PUT', `${url}${id}`, {
+      users: [
+        { username: 'bo', password: 'new' },
+        { username: 'cy', password: 'other' },
+      ],
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    const rule = res.json<{ realm: string; users: { username: string; password_hash: string }[] }>();
+    assert.equal(rule.realm, 'R');
+    assert.deepEqual(
+      rule.users.map((u) => u.username),
+      ['bo', 'cy'],
+    );
+    assert.ok(await verifyPassword('new', rule.users[0]!.password_hash));
+    assert.ok(await verifyPassword('other', rule.users[1]!.password_hash));
+    assert.ok(!(await verifyPassword('old', rule.users[0]!.password_hash)));
   });
 
   await t.test('404 for a rule of another type or another domain', async () => {
