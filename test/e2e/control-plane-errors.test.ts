@@ -42,6 +42,15 @@ test('errors: unknown routes, trailing slashes, malformed JSON, content type, bo
       });
       await expectError(trace, 405, `method not allowed: TRACE /domains/${domain}/records/export (allowed: GET, HEAD)`);
       assert.equal(trace.headers.allow, 'GET, HEAD');
+      // An empty path parameter is no route: PUT /domains/ is not PUT /domains/{domain} with the name "" (found by
+      // schemathesis: it answered the update's 400 `unknown field name`).
+      const put = await cp.call(u.key, 'PUT', '/domains/', { name: 'x.example.org' });
+      await expectError(put, 405, 'method not allowed: PUT /domains/ (allowed: GET, HEAD, POST)');
+      await expectError(
+        await cp.call(u.key, 'GET', '/domains//records/'),
+        404,
+        'route not found: GET /domains//records/',
+      );
       // Without a key the request is refused before any route is looked up.
       assert.equal((await cp.app.inject({ method: 'TRACE', url: '/account/whoami' })).statusCode, 401);
     },

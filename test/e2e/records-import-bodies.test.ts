@@ -75,6 +75,10 @@ test('zone import bodies: JSON, text/plain and a multipart file', async (t) => {
     assert.equal(bad.statusCode, 400);
     assert.equal(bad.json().error, 'the zone file has 1 invalid line; nothing was imported');
     assert.equal((await send('import', '', { 'content-type': 'text/plain' })).statusCode, 400);
+    // A multipart content type without its boundary (found by schemathesis: it was 500).
+    const noBoundary = await send('import/parse', '{"zone": "0"}', { 'content-type': 'multipart/form-data' });
+    assert.equal(noBoundary.statusCode, 400, noBoundary.body);
+    assert.equal(noBoundary.json().error, 'a multipart/form-data body needs its boundary parameter');
     // Neither a body nor a content type meets none of the three body schemas (found by schemathesis: it was 500).
     for (const path of ['import', 'import/parse']) {
       const none = await cp.app.inject({ method: 'POST', url: url(path), headers: { authorization: `Bearer ${key}` } });

@@ -4,6 +4,7 @@ import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { registerDocs } from './docs.js';
 import { addLinks, completeErrorResponses } from './contract.js';
+import { withoutNul } from '../plugins/no-nul.js';
 
 export const OPENAPI_VERSION = '3.1.0';
 export const INTERFACE_VERSION = '1.0.0';
@@ -34,10 +35,15 @@ async function openapi(app: FastifyInstance, opts: { serverUrl: string }) {
       security: [{ bearerAuth: [] }, { apiKeyHeader: [] }],
     },
     // Internal routes (node token, workflow worker) are not part of the public interface.
-    transform: ({ schema, url }) => ({
-      schema: url.startsWith('/internal') ? { ...schema, hide: true } : schema,
-      url,
-    }),
+    // Request schemas as validation sees them: free-text strings refuse U+0000 (plugins/no-nul.ts).
+    transform: ({ schema, url }) => {
+      const { body, params, querystring, headers } = schema as Record<string, unknown>;
+      const requests = Object.fromEntries(
+        Object.entries({ body, params, querystring, headers }).filter(([, part]) => part !== undefined),
+      );
+      const documented = { ...schema, ...withoutNul(requests) };
+      return { schema: url.startsWith('/internal') ? { ...documented, hide: true } : documented, url };
+    },
     transformObject: (documentObject) => {
       const doc = (documentObject as { openapiObject: { paths?: Parameters<typeof addLinks>[0] } }).openapiObject;
       addLinks(doc.paths ?? {});

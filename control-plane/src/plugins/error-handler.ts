@@ -131,6 +131,12 @@ export function installNotFoundHandler(
   preHandler?: preHandlerHookHandler,
   routes?: RouteLookup,
 ): void {
+  // The router matches `/domains/` to `/domains/{domain}` with an empty name (PUT /domains/ would update the domain
+  // ""): a route's parameter is never empty, so such a request is answered as the unknown route it is (405 here).
+  app.addHook('onRequest', async (request, reply) => {
+    const params = request.params as Record<string, string> | undefined;
+    if (params && Object.values(params).some((value) => value === '')) return reply.callNotFound();
+  });
   app.setNotFoundHandler({ preHandler }, (request, reply) => {
     const path = request.url.split('?')[0];
     const allowed = routes?.allowedMethods(request.url) ?? [];

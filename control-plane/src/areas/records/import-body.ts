@@ -38,6 +38,12 @@ export const ZoneImportBody = {
  */
 export async function installZoneImportBodies(scope: FastifyInstance, bodyLimit: number): Promise<void> {
   scope.addContentTypeParser('text/plain', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+  // The multipart parser throws on a content type without its boundary: refuse it before the body is read.
+  scope.addHook('onRequest', async (request: FastifyRequest) => {
+    const type = request.headers['content-type'] ?? '';
+    if (/^multipart\/form-data\b/i.test(type) && !/;\s*boundary=/i.test(type))
+      throw new ApiError(400, 'a multipart/form-data body needs its boundary parameter');
+  });
   await scope.register(multipart, {
     attachFieldsToBody: true,
     limits: { files: 1, fields: 1, parts: 2, fileSize: bodyLimit, fieldSize: bodyLimit, fieldNameSize: 64 },

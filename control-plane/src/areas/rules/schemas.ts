@@ -24,7 +24,7 @@ const Address = (description: string) =>
     description,
     minLength: 1,
     maxLength: 253,
-    pattern: '^[^\\s"\'/?#@\\\\]+$',
+    pattern: '^[^\\s"\'/?#@\\\\\\u0000]+$',
     'x-expected': 'an IP address or a host name',
   });
 
@@ -138,7 +138,7 @@ const BasicAuthUser = Type.Object(
     username: Str('User name (no ":")', {
       minLength: 1,
       maxLength: 128,
-      pattern: '^[^:]*$',
+      pattern: '^[^:\\u0000]*$',
       'x-expected': 'a user name without ":"',
     }),
     password: Type.Optional(Str('Write only: hashed on write, never read back', { minLength: 1, maxLength: 1024 })),
@@ -206,7 +206,7 @@ const TYPE_FIELDS: Record<RuleType, TProperties> = {
       {
         minLength: 1,
         maxLength: 4096,
-        pattern: '^(https?://|/)',
+        pattern: '^(https?://|/)[^\\u0000]*$',
         'x-expected': 'an absolute http(s) URL or a path starting with /',
       },
     ),
@@ -216,7 +216,7 @@ const TYPE_FIELDS: Record<RuleType, TProperties> = {
     path: Type.Optional(
       Str('New path sent to the origin; $1..$9 as in redirect', {
         maxLength: 4096,
-        pattern: '^/',
+        pattern: '^/[^\\u0000]*$',
         'x-expected': 'a path starting with /',
       }),
     ),
@@ -243,7 +243,7 @@ const TYPE_FIELDS: Record<RuleType, TProperties> = {
     realm: Type.Optional(
       Str('Default "Restricted"; no quotes, backslashes or line breaks', {
         maxLength: 128,
-        pattern: '^[^"\\\\\\r\\n]*$',
+        pattern: '^[^"\\\\\\r\\n\\u0000]*$',
         'x-expected': 'free of quotes, backslashes and line breaks',
       }),
     ),
