@@ -15,6 +15,8 @@ export interface Counters {
   dns_handler_errors_total: number;
   dns_tcp_connections_total: number;
   dns_zone_compiles_total: number;
+  /** Changes applied by recompiling only the names they touched (the rest: dns_zone_compiles_total). */
+  dns_zone_patches_total: number;
   dns_zone_compile_failures_total: number;
 }
 
@@ -34,6 +36,7 @@ export function createCounters(): Counters {
     dns_handler_errors_total: 0,
     dns_tcp_connections_total: 0,
     dns_zone_compiles_total: 0,
+    dns_zone_patches_total: 0,
     dns_zone_compile_failures_total: 0,
   };
 }

@@ -6,7 +6,7 @@ import type { DnsServerConfig } from './config.js';
 import { createCounters, type Counters } from './counters.js';
 import { startDnsServer, type DnsServer } from './server.js';
 import { ZoneTable } from './zone/table.js';
-import { applyDomain, loadAll } from './zone/zone-set.js';
+import { ZoneSet } from './zone/zone-set.js';
 
 export const log = componentLogger('dns-server');
 export const zoneLog = componentLogger('dns-server.zone');
@@ -32,8 +32,8 @@ export async function startServingNode(
 ): Promise<ServingNode> {
   const table = new ZoneTable();
   const counters = createCounters();
-  const opts = { edgeIpv4: config.edgeIpv4, edgeIpv6: config.edgeIpv6 };
-  loadAll(table, store, opts, counters, zoneLog);
+  const zones = new ZoneSet(table, store, { edgeIpv4: config.edgeIpv4, edgeIpv6: config.edgeIpv6 }, counters, zoneLog);
+  zones.loadAll();
   const server = await startDnsServer({
     host: config.host,
     port: config.port,
@@ -46,16 +46,8 @@ export async function startServingNode(
     table,
     counters,
     server,
-    refresh({ domain }) {
-      let snapshot;
-      try {
-        snapshot = store.getSnapshot(domain);
-      } catch (err) {
-        counters.dns_zone_compile_failures_total++;
-        zoneLog.error({ err, domain }, 'stored snapshot unreadable; keeping the previous zone');
-        return;
-      }
-      applyDomain(table, domain, snapshot, opts, counters, zoneLog);
+    refresh(change) {
+      zones.refresh(change);
     },
     async close() {
       await server.close();

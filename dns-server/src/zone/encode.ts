@@ -1,5 +1,5 @@
 // Encodes a resolved Answer into a response template: whole message, ID 0, names compressed.
-import { FLAG } from '../wire/constants.js';
+import { FLAG, TYPE } from '../wire/constants.js';
 import { MessageWriter } from '../wire/writer.js';
 import type { Template } from './model.js';
 import type { Answer, Section } from './resolve.js';
@@ -19,8 +19,15 @@ export function encodeAnswer(qname: string, qtype: number, a: Answer): Template 
   for (const s of a.authority) put(w, s);
   const additionalStart = w.len;
   for (const s of a.additional) put(w, s);
-  return { bytes: w.finish(), additionalStart, glueRequired: a.glueRequired };
+  const bytes = w.finish();
+  // The SOA, when an answer holds it, is its last record (answer to SOA, or authority of a negative answer).
+  const last = a.additional.at(-1) ?? a.authority.at(-1) ?? a.answer.at(-1);
+  const soaSerialAt = last?.rrset.type === TYPE.SOA ? bytes.length - SOA_FIXED_TAIL : -1;
+  return { bytes, additionalStart, glueRequired: a.glueRequired, soaSerialAt };
 }
+
+/** The SOA RDATA ends with serial, refresh, retry, expire and minimum: 5 × 4 bytes. */
+const SOA_FIXED_TAIL = 20;
 
 function count(sections: Section[]): number {
   let n = 0;

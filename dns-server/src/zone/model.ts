@@ -24,6 +24,9 @@ export interface Template {
   additionalStart: number;
   /** The additional section holds glue a referral needs (RFC 9471): dropping it means TC. */
   glueRequired: boolean;
+  /** Offset of the zone's SOA serial when the template ends with the SOA record (a negative answer after a CNAME,
+   *  the apex SOA), else -1: a new serial is written there instead of recompiling the answer. */
+  soaSerialAt: number;
 }
 
 /** Slot value: answer with the zone's SOA in authority, NOERROR (NODATA). */
@@ -38,22 +41,23 @@ export interface ZoneNode {
   rrsets: Map<number, RRset>;
   /** The delegation point at or above this node (non-apex NS owner), or '' when none. */
   cut: string;
-  /** The wildcard child (`*.<name>`), when there is one: the source of synthesis below this node. */
-  wild?: ZoneNode;
   /** Answers by slot (see SLOT_OF in slots.ts); filled at compile time, lazily for synthesised names. */
   slots: Slot[];
 }
 
-export interface CompiledZone {
+/** What resolution reads of a zone: the served zone, or the zone being patched seen through its staged changes. */
+export interface ZoneView {
   apex: string;
-  serial: number;
-  nodes: Map<string, ZoneNode>;
+  nodes: { get(name: string): ZoneNode | undefined };
   /** The SOA RRset with the negative TTL (RFC 2308 §3: min of SOA TTL and SOA minimum). */
   negativeSoa: RRset;
-  /** Bytes of the negative SOA record after its owner name: type, class, ttl, rdlength, rdata. */
-  soaTail: Buffer;
   /** Answers of names synthesised from wildcards or below a cut, filled on first query; bounded. */
   synthesised: Map<string, ZoneNode>;
-  /** Per owner, the records it was compiled from (type, ttl, priority, proxied, destination): what a recompile may reuse. */
-  signatures: Map<string, string>;
+}
+
+export interface CompiledZone extends ZoneView {
+  serial: number;
+  nodes: Map<string, ZoneNode>;
+  /** Bytes of the negative SOA record after its owner name: type, class, ttl, rdlength, rdata. */
+  soaTail: Buffer;
 }

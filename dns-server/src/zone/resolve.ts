@@ -2,7 +2,7 @@
 // Runs at compile time for every node and at query time only for synthesised names; the hot path reads slots.
 import { TYPE, RCODE } from '../wire/constants.js';
 import { encodeAnswer } from './encode.js';
-import { NEGATIVE, DYNAMIC, type CompiledZone, type RRset, type Slot, type ZoneNode } from './model.js';
+import { NEGATIVE, DYNAMIC, type RRset, type Slot, type ZoneNode, type ZoneView } from './model.js';
 import { SLOT_TYPES, SLOT_OF, OTHER } from './slots.js';
 
 export interface Section {
@@ -24,8 +24,36 @@ const MAX_CHAIN = 12;
 /** RFC 8482: ANY gets one RRset, the first of these present at the name. */
 const ANY_ORDER = [TYPE.A, TYPE.AAAA, TYPE.MX, TYPE.TXT, TYPE.SOA, TYPE.NS, TYPE.CAA, TYPE.SRV, TYPE.PTR];
 
-export function inZone(zone: CompiledZone, name: string): boolean {
+export function inZone(zone: ZoneView, name: string): boolean {
   return name === zone.apex || name.endsWith(`.${zone.apex}`);
+}
+
+/** What compiling one node's answers read of the zone: names looked up (present or not) and whether the SOA was used. */
+export interface Reads {
+  names: Set<string>;
+  soa: boolean;
+}
+// Set while a node's answers are compiled (a patch recompiles the nodes whose reads changed); null at query time.
+let reads: Reads | null = null;
+
+/** Fills `node`'s slots like fillSlots and returns what its answers read, lazily filled slots included. */
+export function fillSlotsReading(zone: ZoneView, node: ZoneNode): Reads {
+  const r: Reads = { names: new Set(), soa: false };
+  reads = r;
+  try {
+    fillSlots(zone, node);
+    // A CNAME's other slot types are filled on first query: read them now (resolution only) so a change they
+    // depend on is seen.
+    if (!node.cut && node.rrsets.has(TYPE.CNAME)) for (const t of CNAME_LAZY) resolve(zone, node.name, t);
+  } finally {
+    reads = null;
+  }
+  return r;
+}
+
+function nodeAt(zone: ZoneView, name: string): ZoneNode | undefined {
+  if (reads !== null) reads.names.add(name);
+  return zone.nodes.get(name);
 }
 
 /**
@@ -33,31 +61,33 @@ export function inZone(zone: CompiledZone, name: string): boolean {
  * wildcard at the closest encloser (RFC 4592 §3.3.1), or one standing for a name below a delegation point.
  * Undefined means the name does not exist (NXDOMAIN).
  */
-export function findNode(zone: CompiledZone, name: string): ZoneNode | undefined {
-  const own = zone.nodes.get(name) ?? zone.synthesised.get(name);
+export function findNode(zone: ZoneView, name: string): ZoneNode | undefined {
+  // While compiling, every name looked at is recorded, so the cache of synthesised names is not used.
+  const own = nodeAt(zone, name) ?? (reads === null ? zone.synthesised.get(name) : undefined);
   if (own) return own;
   let encloser: ZoneNode | undefined;
   for (let p = name; p !== zone.apex && !encloser;) {
     const dot = p.indexOf('.');
     if (dot < 0) break;
     p = p.slice(dot + 1);
-    encloser = zone.nodes.get(p);
+    encloser = nodeAt(zone, p);
   }
-  encloser ??= zone.nodes.get(zone.apex);
+  encloser ??= nodeAt(zone, zone.apex);
   if (!encloser) return undefined;
   let node: ZoneNode;
   if (encloser.cut) node = { name, rrsets: new Map(), cut: encloser.cut, slots: [] };
   else {
-    const wild = encloser.wild;
+    const wild = nodeAt(zone, `*.${encloser.name}`);
     if (!wild) return undefined;
     node = { name, rrsets: wild.rrsets, cut: '', slots: [] };
   }
+  if (reads !== null) return node;
   if (zone.synthesised.size >= 10000) zone.synthesised.clear(); // bounded: random names cannot grow memory
   zone.synthesised.set(name, node);
   return node;
 }
 
-export function resolve(zone: CompiledZone, qname: string, qtype: number): Answer {
+export function resolve(zone: ZoneView, qname: string, qtype: number): Answer {
   const a: Answer = { rcode: RCODE.NOERROR, aa: true, answer: [], authority: [], additional: [], glueRequired: false };
   let seen: Set<string> | undefined;
   let name = qname;
@@ -81,6 +111,7 @@ export function resolve(zone: CompiledZone, qname: string, qtype: number): Answe
     let rrset = node.rrsets.get(qtype);
     if (qtype === TYPE.ANY) for (const t of ANY_ORDER) if ((rrset = node.rrsets.get(t))) break;
     if (!rrset) return negative(zone, a, RCODE.NOERROR);
+    if (reads !== null && rrset.type === TYPE.SOA) reads.soa = true;
     a.answer.push({ owner: name, rrset });
     if (rrset.type === TYPE.MX || rrset.type === TYPE.SRV || rrset.type === TYPE.NS)
       addAddresses(zone, a, rrset.targets);
@@ -89,14 +120,15 @@ export function resolve(zone: CompiledZone, qname: string, qtype: number): Answe
   return a;
 }
 
-function negative(zone: CompiledZone, a: Answer, rcode: number): Answer {
+function negative(zone: ZoneView, a: Answer, rcode: number): Answer {
+  if (reads !== null) reads.soa = true;
   a.rcode = rcode;
   a.authority.push({ owner: zone.apex, rrset: zone.negativeSoa });
   return a;
 }
 
-function referral(zone: CompiledZone, a: Answer, cut: string): Answer {
-  const ns = zone.nodes.get(cut)!.rrsets.get(TYPE.NS)!;
+function referral(zone: ZoneView, a: Answer, cut: string): Answer {
+  const ns = nodeAt(zone, cut)!.rrsets.get(TYPE.NS)!;
   a.aa = false;
   a.authority.push({ owner: cut, rrset: ns });
   addAddresses(zone, a, ns.targets);
@@ -105,12 +137,12 @@ function referral(zone: CompiledZone, a: Answer, cut: string): Answer {
 }
 
 /** Addresses of in-zone targets for the additional section (RFC 1035 §3.3.9, RFC 2782). */
-function addAddresses(zone: CompiledZone, a: Answer, targets: string[]): void {
+function addAddresses(zone: ZoneView, a: Answer, targets: string[]): void {
   const done = new Set<string>();
   for (const t of targets) {
     if (done.has(t) || !inZone(zone, t)) continue;
     done.add(t);
-    const node = zone.nodes.get(t);
+    const node = nodeAt(zone, t);
     if (!node) continue;
     for (const type of [TYPE.A, TYPE.AAAA]) {
       const set = node.rrsets.get(type);
@@ -120,7 +152,7 @@ function addAddresses(zone: CompiledZone, a: Answer, targets: string[]): void {
 }
 
 /** The slot value for (name, qtype): NEGATIVE for a plain NODATA, else an encoded template. */
-export function slotFor(zone: CompiledZone, name: string, qtype: number): Slot {
+export function slotFor(zone: ZoneView, name: string, qtype: number): Slot {
   const a = resolve(zone, name, qtype);
   if (a.rcode === RCODE.NOERROR && a.answer.length === 0 && a.aa) return NEGATIVE;
   return encodeAnswer(name, qtype, a);
@@ -128,9 +160,11 @@ export function slotFor(zone: CompiledZone, name: string, qtype: number): Slot {
 
 /** Types precompiled at a CNAME; the other slot types of a CNAME are resolved on first query (lookup.ts). */
 const CNAME_EAGER = [TYPE.A, TYPE.AAAA, TYPE.CNAME, TYPE.MX, TYPE.TXT];
+/** The slot types of a CNAME filled on first query (ANY at a CNAME answers the CNAME alone). */
+const CNAME_LAZY = SLOT_TYPES.filter((t) => t !== TYPE.ANY && !(CNAME_EAGER as number[]).includes(t));
 
 /** Precompiles the slots of a node (compile time). */
-export function fillSlots(zone: CompiledZone, node: ZoneNode): void {
+export function fillSlots(zone: ZoneView, node: ZoneNode): void {
   if (node.cut) {
     // Every type below a delegation gets the same referral (the question is patched from the query); DS is OTHER.
     const referral = slotFor(zone, node.name, TYPE.A);

@@ -1,61 +1,98 @@
-// Keeps the ZoneTable in step with the node store: compiles every zone at start, recompiles one zone per change.
-import type { DomainSnapshot } from '@platform/shared/config';
+// Keeps the ZoneTable in step with the node store: compiles every zone at start, then brings one zone up to date per
+// applied entry, patching only the names a delta touched (ZoneBuilder) and diffing a snapshot against what is served.
+import type { DomainSnapshot, ZoneRecord } from '@platform/shared/config';
+import type { DomainChange } from '@platform/shared/node-store';
 import type { Logger } from '@platform/shared';
 import type { Counters } from '../counters.js';
-import { compileZone, type CompileOptions } from './compile.js';
+import { ZoneBuilder, type PatchResult } from './builder.js';
+import type { CompileOptions } from './owner.js';
 import type { ZoneTable } from './table.js';
 
-export interface SnapshotSource {
+/** The node store's reads a zone set needs. */
+export interface ZoneSource {
   getSnapshot(domain: string): DomainSnapshot | undefined;
+  getHeader(domain: string): DomainSnapshot | undefined;
+  getRecord(domain: string, id: number): ZoneRecord | undefined;
   domains(): string[];
 }
 
-/**
- * Recompiles `domain` from `snapshot` (undefined: deleted) and swaps it into the table. A snapshot that
- * fails to compile leaves the previous zone served (STYLE.md §5); skipped records are logged once per apply.
- */
-export function applyDomain(
-  table: ZoneTable,
-  domain: string,
-  snapshot: DomainSnapshot | undefined,
-  opts: CompileOptions,
-  counters: Counters,
-  log: Logger,
-): void {
-  const apex = domain.toLowerCase();
-  if (!snapshot) {
-    table.delete(apex);
-    return;
-  }
-  try {
-    const { zone, problems } = compileZone(snapshot, opts, table.get(apex));
-    counters.dns_zone_compiles_total++;
-    if (problems.length > 0) log.warn({ domain: apex, problems }, 'zone compiled with records skipped');
-    if (zone) table.set(zone);
-    else table.delete(apex);
-  } catch (err) {
-    counters.dns_zone_compile_failures_total++;
-    log.error({ err, domain: apex }, 'zone failed to compile; keeping the previous one');
-  }
-}
+export class ZoneSet {
+  /** One builder per compiled domain (served or not), holding what a patch needs. */
+  private readonly builders = new Map<string, ZoneBuilder>();
 
-/** Compiles every zone the store holds. */
-export function loadAll(
-  table: ZoneTable,
-  store: SnapshotSource,
-  opts: CompileOptions,
-  counters: Counters,
-  log: Logger,
-): void {
-  for (const domain of store.domains()) {
-    let snapshot: DomainSnapshot | undefined;
+  constructor(
+    readonly table: ZoneTable,
+    private readonly store: ZoneSource,
+    private readonly opts: CompileOptions,
+    private readonly counters: Counters,
+    private readonly log: Logger,
+  ) {}
+
+  /** Compiles every zone the store holds. */
+  loadAll(): void {
+    for (const domain of this.store.domains()) this.refresh({ domain, kind: 'snapshot', recordIds: [], ruleIds: [] });
+  }
+
+  /**
+   * Brings `change.domain` up to date with the store. A zone that fails to compile leaves the previous one served
+   * (STYLE.md §5) and its builder is dropped, so the next change compiles the domain whole from the store.
+   */
+  refresh(change: DomainChange): void {
+    const domain = change.domain.toLowerCase();
+    const builder = this.builders.get(domain);
     try {
-      snapshot = store.getSnapshot(domain);
+      const result =
+        change.kind === 'delta' && builder ? this.patch(builder, change) : this.compileWhole(domain, builder);
+      if (!result) return;
+      if (result.how === 'patched') this.counters.dns_zone_patches_total++;
+      else this.counters.dns_zone_compiles_total++;
+      if (result.problems.length > 0)
+        this.log.warn({ domain, problems: result.problems }, 'zone compiled with records skipped');
     } catch (err) {
-      counters.dns_zone_compile_failures_total++;
-      log.error({ err, domain }, 'stored snapshot unreadable; zone not served');
-      continue;
+      this.builders.delete(domain);
+      this.counters.dns_zone_compile_failures_total++;
+      this.log.error({ err, domain }, 'zone failed to compile; keeping the previous one');
     }
-    applyDomain(table, domain, snapshot, opts, counters, log);
+  }
+
+  private patch(builder: ZoneBuilder, change: DomainChange): PatchResult | undefined {
+    const header = this.store.getHeader(change.domain);
+    if (!header) return this.drop(change.domain);
+    const written: ZoneRecord[] = [];
+    const removed: number[] = [];
+    for (const id of change.recordIds) {
+      const r = this.store.getRecord(change.domain, id);
+      if (r) written.push(r);
+      else removed.push(id);
+    }
+    const result = builder.apply(header, written, removed);
+    this.serve(change.domain, builder);
+    return result;
+  }
+
+  private compileWhole(domain: string, builder: ZoneBuilder | undefined): PatchResult | undefined {
+    const snapshot = this.store.getSnapshot(domain);
+    if (!snapshot) return this.drop(domain);
+    let result: PatchResult;
+    if (builder) result = builder.replace(snapshot);
+    else {
+      builder = new ZoneBuilder(snapshot, this.opts);
+      this.builders.set(domain, builder);
+      result = { how: 'rebuilt', problems: builder.problems(), recompiled: builder.zone?.nodes.size ?? 0 };
+    }
+    this.serve(domain, builder);
+    return result;
+  }
+
+  private serve(domain: string, builder: ZoneBuilder): void {
+    // A patched zone is the same object, changed in place; a rebuilt one replaces it with one Map write.
+    if (builder.zone) this.table.set(builder.zone);
+    else this.table.delete(domain);
+  }
+
+  private drop(domain: string): undefined {
+    this.builders.delete(domain);
+    this.table.delete(domain);
+    return undefined;
   }
 }

@@ -1,0 +1,384 @@
+// Builds a domain's CompiledZone and keeps it up to date record by record: a change recompiles only the owners it
+// touched, the nodes whose existence or delegation changed with them, and the nodes whose answers read any of those
+// (CNAME chains, MX/SRV/NS additional data, glue, wildcard synthesis, empty non-terminals). Everything is computed
+// beside the served zone and then installed in one synchronous step, so a query sees the zone before or after.
+import type { DomainSnapshot, ZoneRecord } from '@platform/shared/config';
+import { TYPE } from '../wire/constants.js';
+import { normaliseName } from '../wire/rdata.js';
+import { MessageWriter } from '../wire/writer.js';
+import type { CompiledZone, RRset, Template, ZoneNode, ZoneView } from './model.js';
+import { compileOwner, ownerOf, type CompileOptions, type OwnerContent } from './owner.js';
+import { fillSlotsReading } from './resolve.js';
+
+/** Domain states whose zone is answered (docs/decisions.md "Which domains the DNS server answers"). */
+export const SERVED_STATES: ReadonlySet<string> = new Set(['pending', 'active', 'moved']);
+
+const DEFAULT_SOA = { refresh: 10000, retry: 2400, expire: 604800, minimum: 300, ttl: 3600 };
+
+/** The zone fields of a snapshot that shape the apex (everything but the records). */
+type ZoneHeader = Omit<DomainSnapshot['zone'], 'records'>;
+
+export interface PatchResult {
+  /** 'patched': only what changed was recompiled; 'rebuilt': the zone was compiled whole (a change of the zone's
+   *  header beyond its serial, or of whether it is served). */
+  how: 'patched' | 'rebuilt';
+  /** Problems of the records this change touched (a rebuild: of every record). */
+  problems: string[];
+  /** Nodes whose answers were recompiled. */
+  recompiled: number;
+}
+
+export class ZoneBuilder {
+  /** The zone served, or null when the domain is not answered in its state or mode. */
+  zone: CompiledZone | null = null;
+  private readonly apex: string;
+  private header!: DomainSnapshot;
+  private readonly records = new Map<number, ZoneRecord>();
+  /** Owner of each record (null: its name is invalid). */
+  private readonly ownerById = new Map<number, string | null>();
+  private readonly idsByOwner = new Map<string, Set<number>>();
+  /** Compiled records of each owner that has records. */
+  private content = new Map<string, OwnerContent>();
+  /** Number of child nodes of each node (a node without records exists while it has children). */
+  private children = new Map<string, number>();
+  /** Names each node's answers read besides itself, and the reverse: nodes whose answers read a name. */
+  private readsOf = new Map<string, string[]>();
+  private readers = new Map<string, Set<string>>();
+  /** Nodes holding an answer that carries the zone's SOA (its serial is rewritten in place). */
+  private soaUsers = new Set<string>();
+  private invalidNames = new Map<number, string>();
+  private soaRdata: Array<Buffer | { name: string; compress: boolean }> = [];
+  private apexSets: RRset[] = [];
+
+  constructor(
+    snapshot: DomainSnapshot,
+    private readonly opts: CompileOptions,
+  ) {
+    this.apex = snapshot.name.toLowerCase().replace(/\.$/, '');
+    this.header = snapshot;
+    for (const r of snapshot.zone.records) this.put(r);
+    this.rebuild();
+  }
+
+  /** Every problem of the zone's records. */
+  problems(): string[] {
+    const out = [...this.invalidNames.values()];
+    for (const c of this.content.values()) out.push(...c.problems);
+    return out;
+  }
+
+  /**
+   * Applies a change: the domain's new header (a snapshot whose records are ignored), the records written (whole)
+   * and the ids removed. Removals first, so an id both removed and written ends up written.
+   */
+  apply(header: DomainSnapshot, written: readonly ZoneRecord[], removed: readonly number[]): PatchResult {
+    const touched = new Set<string>();
+    for (const id of removed) this.remove(id, touched);
+    for (const r of written) {
+      this.remove(r.id, touched);
+      this.put(r, touched);
+    }
+    const previous = this.header;
+    this.header = header;
+    if (!this.zone || !SERVED_STATES.has(header.state) || header.dnsMode !== 'managed' || !sameShape(previous, header))
+      return this.rebuild();
+    return this.patch(touched, header.zone.serial);
+  }
+
+  /** Brings the zone to `snapshot` whole, recompiling only the owners whose records differ. */
+  replace(snapshot: DomainSnapshot): PatchResult {
+    const next = new Map(snapshot.zone.records.map((r) => [r.id, r]));
+    const removed = [...this.records.keys()].filter((id) => !next.has(id));
+    const written = snapshot.zone.records.filter((r) => {
+      const now = this.records.get(r.id);
+      return !now || !sameRecord(now, r);
+    });
+    return this.apply(snapshot, written, removed);
+  }
+
+  private put(r: ZoneRecord, touched?: Set<string>): void {
+    const owner = ownerOf(r, this.apex);
+    this.records.set(r.id, r);
+    this.ownerById.set(r.id, owner);
+    if (owner === null) {
+      this.invalidNames.set(r.id, `record ${r.id}: invalid name "${r.name}"`);
+      return;
+    }
+    let ids = this.idsByOwner.get(owner);
+    if (!ids) this.idsByOwner.set(owner, (ids = new Set()));
+    ids.add(r.id);
+    touched?.add(owner);
+  }
+
+  private remove(id: number, touched: Set<string>): void {
+    if (!this.records.delete(id)) return;
+    const owner = this.ownerById.get(id);
+    this.ownerById.delete(id);
+    this.invalidNames.delete(id);
+    if (owner === null || owner === undefined) return;
+    const ids = this.idsByOwner.get(owner)!;
+    ids.delete(id);
+    if (ids.size === 0) this.idsByOwner.delete(owner);
+    touched.add(owner);
+  }
+
+  /** Compiles the whole zone into a new CompiledZone and serves it. */
+  private rebuild(): PatchResult {
+    this.content = new Map();
+    this.children = new Map();
+    this.readsOf = new Map();
+    this.readers = new Map();
+    this.soaUsers = new Set();
+    const h = this.header;
+    if (!SERVED_STATES.has(h.state) || h.dnsMode !== 'managed') {
+      this.zone = null;
+      return { how: 'rebuilt', problems: [], recompiled: 0 };
+    }
+    const { negativeSoa, soaRdata, apexSets } = apexRecords(this.apex, h.zone);
+    this.soaRdata = soaRdata;
+    this.apexSets = apexSets;
+    const zone: CompiledZone = {
+      apex: this.apex,
+      serial: h.zone.serial,
+      nodes: new Map(),
+      negativeSoa,
+      soaTail: soaTail(negativeSoa),
+      synthesised: new Map(),
+    };
+    const previous = this.zone;
+    this.zone = zone;
+    try {
+      const recompiled = this.recompile(zone, new Set([this.apex, ...this.idsByOwner.keys()]));
+      return { how: 'rebuilt', problems: this.problems(), recompiled };
+    } catch (err) {
+      this.zone = previous;
+      throw err;
+    }
+  }
+
+  /** Recompiles what `touched` owners affect, installs it, then writes a new serial into every answer holding it. */
+  private patch(touched: Set<string>, serial: number): PatchResult {
+    const zone = this.zone!;
+    // A throw leaves the served zone whole (nothing is installed before every answer is built) but this builder's
+    // bookkeeping half-updated: the caller drops the builder and builds a new one from the store.
+    const recompiled = this.recompile(zone, touched);
+    if (serial !== zone.serial) this.writeSerial(zone, serial);
+    const problems: string[] = [];
+    for (const o of touched) problems.push(...(this.content.get(o)?.problems ?? []));
+    return { how: 'patched', problems, recompiled };
+  }
+
+  private recompile(zone: CompiledZone, touched: Set<string>): number {
+    const apex = this.apex;
+    const served = zone.nodes;
+    // 1. Owner contents, and the nodes that appear or disappear with them (empty non-terminals included).
+    const affected = new Set<string>();
+    const cutChanged: string[] = [];
+    for (const owner of touched) {
+      if (owner !== apex && !owner.endsWith(`.${apex}`)) continue; // outside the zone: never served
+      const before = this.content.get(owner);
+      const existed = this.exists(owner);
+      const ids = this.idsByOwner.get(owner);
+      if (ids) {
+        const recs = [...ids].sort((a, b) => a - b).map((id) => this.records.get(id)!);
+        this.content.set(owner, compileOwner(owner, apex, recs, this.opts));
+      } else this.content.delete(owner);
+      affected.add(owner);
+      const now = this.exists(owner);
+      if (!existed && now) this.link(owner, affected);
+      else if (existed && !now) this.unlink(owner, affected);
+      if (owner !== apex && isCut(before) !== isCut(this.content.get(owner))) cutChanged.push(owner);
+    }
+    // 2. A delegation that appears or goes changes the cut of every node beneath it.
+    for (const cut of cutChanged) {
+      const suffix = `.${cut}`;
+      for (const name of served.keys()) if (name.endsWith(suffix)) affected.add(name);
+    }
+    // 3. The nodes to recompile: those affected and every node whose answers read one of them.
+    const redo = new Set(affected);
+    for (const name of affected) for (const reader of this.readers.get(name) ?? []) redo.add(reader);
+    // 4. New node objects beside the served ones, seen through a view; answers compiled against that view.
+    const staged = new Map<string, ZoneNode | null>();
+    for (const name of redo) {
+      if (this.exists(name))
+        staged.set(name, { name, rrsets: this.rrsetsOf(name), cut: this.cutOf(name), slots: [] });
+      else if (served.has(name)) staged.set(name, null);
+    }
+    const view: ZoneView = {
+      apex,
+      nodes: { get: (name) => (staged.has(name) ? (staged.get(name) ?? undefined) : served.get(name)) },
+      negativeSoa: zone.negativeSoa,
+      synthesised: new Map(),
+    };
+    const reads = new Map<string, { names: Set<string>; soa: boolean }>();
+    for (const node of staged.values()) if (node) reads.set(node.name, fillSlotsReading(view, node));
+    // 5. Install: plain Map writes, nothing here throws.
+    for (const [name, node] of staged) {
+      this.forgetReads(name);
+      if (node) served.set(name, node);
+      else served.delete(name);
+    }
+    for (const [name, r] of reads) this.rememberReads(name, r);
+    zone.synthesised = new Map();
+    return reads.size;
+  }
+
+  private exists(name: string): boolean {
+    return name === this.apex || this.content.get(name)?.exists === true || (this.children.get(name) ?? 0) > 0;
+  }
+
+  /** `name` starts to exist: its parent counts it, and parents that did not exist become empty non-terminals. */
+  private link(name: string, affected: Set<string>): void {
+    affected.add(name);
+    if (name === this.apex) return;
+    const parent = name.slice(name.indexOf('.') + 1);
+    const existed = this.exists(parent);
+    this.children.set(parent, (this.children.get(parent) ?? 0) + 1);
+    if (!existed) this.link(parent, affected);
+  }
+
+  /** `name` stops existing: its parent forgets it, and an empty non-terminal left without children goes too. */
+  private unlink(name: string, affected: Set<string>): void {
+    affected.add(name);
+    this.children.delete(name);
+    if (name === this.apex) return;
+    const parent = name.slice(name.indexOf('.') + 1);
+    const left = (this.children.get(parent) ?? 1) - 1;
+    if (left > 0) this.children.set(parent, left);
+    else this.children.delete(parent);
+    if (!this.exists(parent)) this.unlink(parent, affected);
+  }
+
+  private rrsetsOf(name: string): Map<number, RRset> {
+    const own = this.content.get(name);
+    const sets = own?.exists ? own.rrsets : new Map<number, RRset>();
+    if (name !== this.apex) return sets;
+    const apexSets = new Map(sets);
+    for (const set of this.apexSets) apexSets.set(set.type, set);
+    return apexSets;
+  }
+
+  /** The topmost delegation point at or above `name` (below the apex), or ''. */
+  private cutOf(name: string): string {
+    let cut = '';
+    for (let p = name; p !== this.apex && p.length > this.apex.length; p = p.slice(p.indexOf('.') + 1))
+      if (isCut(this.content.get(p))) cut = p;
+    return cut;
+  }
+
+  private forgetReads(name: string): void {
+    for (const read of this.readsOf.get(name) ?? []) {
+      const set = this.readers.get(read);
+      set?.delete(name);
+      if (set?.size === 0) this.readers.delete(read);
+    }
+    this.readsOf.delete(name);
+    this.soaUsers.delete(name);
+  }
+
+  private rememberReads(name: string, r: { names: Set<string>; soa: boolean }): void {
+    r.names.delete(name);
+    if (r.names.size > 0) {
+      const names = [...r.names];
+      this.readsOf.set(name, names);
+      for (const read of names) {
+        let set = this.readers.get(read);
+        if (!set) this.readers.set(read, (set = new Set()));
+        set.add(name);
+      }
+    }
+    if (r.soa) this.soaUsers.add(name);
+  }
+
+  /** A new serial: written into the SOA RDATA (shared by the apex SOA and the negative SOA) and every answer holding it. */
+  private writeSerial(zone: CompiledZone, serial: number): void {
+    const fixed = this.soaRdata[2] as Buffer;
+    fixed.writeUInt32BE(serial >>> 0, 0);
+    zone.soaTail.writeUInt32BE(serial >>> 0, zone.soaTail.length - 20);
+    for (const name of this.soaUsers) {
+      for (const slot of zone.nodes.get(name)?.slots ?? []) {
+        if (typeof slot === 'object' && (slot as Template).soaSerialAt >= 0)
+          (slot as Template).bytes.writeUInt32BE(serial >>> 0, (slot as Template).soaSerialAt);
+      }
+    }
+    zone.serial = serial;
+  }
+}
+
+function isCut(c: OwnerContent | undefined): boolean {
+  return c?.exists === true && c.rrsets.has(TYPE.NS);
+}
+
+/** True when two headers give the same apex and negative answers apart from the serial. */
+function sameShape(a: DomainSnapshot, b: DomainSnapshot): boolean {
+  const x = a.zone;
+  const y = b.zone;
+  return (
+    a.name === b.name &&
+    x.soaMname === y.soaMname &&
+    x.soaRname === y.soaRname &&
+    x.soaRefresh === y.soaRefresh &&
+    x.soaRetry === y.soaRetry &&
+    x.soaExpire === y.soaExpire &&
+    x.soaMinimum === y.soaMinimum &&
+    x.soaTtl === y.soaTtl &&
+    x.nameservers.length === y.nameservers.length &&
+    x.nameservers.every((n, i) => n === y.nameservers[i])
+  );
+}
+
+/** The fields of a record the DNS answers depend on. */
+function sameRecord(a: ZoneRecord, b: ZoneRecord): boolean {
+  return (
+    a.name === b.name &&
+    a.type === b.type &&
+    a.destination === b.destination &&
+    a.ttl === b.ttl &&
+    a.mxPriority === b.mxPriority &&
+    a.proxied === b.proxied
+  );
+}
+
+/** The apex SOA and NS RRsets and the negative SOA, from the zone header. */
+function apexRecords(apex: string, z: ZoneHeader) {
+  const soaTtl = z.soaTtl || DEFAULT_SOA.ttl;
+  const minimum = z.soaMinimum || DEFAULT_SOA.minimum;
+  const nameservers = z.nameservers.map((n) => normaliseName(n, apex)).filter((n): n is string => !!n);
+  const mname = normaliseName(z.soaMname || nameservers[0] || `ns1.${apex}`, apex) ?? `ns1.${apex}`;
+  const rname = normaliseName(z.soaRname || `hostmaster.${apex}`, apex) ?? `hostmaster.${apex}`;
+  const soaFixed = Buffer.alloc(20);
+  [
+    z.serial,
+    z.soaRefresh || DEFAULT_SOA.refresh,
+    z.soaRetry || DEFAULT_SOA.retry,
+    z.soaExpire || DEFAULT_SOA.expire,
+    minimum,
+  ].forEach((v, i) => soaFixed.writeUInt32BE(v >>> 0, i * 4));
+  const soaRdata = [{ name: mname, compress: true }, { name: rname, compress: true }, soaFixed];
+  const apexSets: RRset[] = [{ type: TYPE.SOA, ttl: soaTtl, rdatas: [soaRdata], targets: [] }];
+  if (nameservers.length > 0)
+    apexSets.push({
+      type: TYPE.NS,
+      ttl: soaTtl,
+      rdatas: nameservers.map((ns) => [{ name: ns, compress: true }]),
+      targets: nameservers,
+    });
+  const negativeSoa: RRset = { type: TYPE.SOA, ttl: Math.min(soaTtl, minimum), rdatas: [soaRdata], targets: [] };
+  return { negativeSoa, soaRdata, apexSets };
+}
+
+/** The negative SOA record after its owner: names uncompressed, so it can follow any question. */
+function soaTail(soa: RRset): Buffer {
+  const w = new MessageWriter();
+  w.u16(TYPE.SOA);
+  w.u16(1);
+  w.u32(soa.ttl);
+  const at = w.len;
+  w.u16(0);
+  for (const part of soa.rdatas[0]) {
+    if (Buffer.isBuffer(part)) w.bytes(part);
+    else w.name(part.name, false);
+  }
+  w.setU16(at, w.len - at - 2);
+  return w.finish();
+}

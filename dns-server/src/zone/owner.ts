@@ -1,0 +1,90 @@
+// One owner name's records → its RRsets: the part of zone compilation that depends on that name's records alone.
+import type { ZoneRecord } from '@platform/shared/config';
+import { TYPE, TYPE_BY_NAME, PROXIED_TTL } from '../wire/constants.js';
+import { parseRdata, normaliseName, ipv6Bytes } from '../wire/rdata.js';
+import type { RRset } from './model.js';
+
+export interface CompileOptions {
+  /** Edge addresses proxied names answer with. */
+  edgeIpv4: readonly string[];
+  edgeIpv6: readonly string[];
+}
+
+export interface OwnerContent {
+  /** RRsets by type, each non-empty (the apex's SOA and NS are added by the zone, not here). */
+  rrsets: Map<number, RRset>;
+  /** True when at least one record compiled (valid, or proxied): the name exists in the zone. */
+  exists: boolean;
+  /** Records skipped or trimmed, each with its record id or the name. */
+  problems: string[];
+}
+
+/** The absolute owner name of a record (lower case), or null when its name is not a valid domain name. */
+export function ownerOf(record: ZoneRecord, apex: string): string | null {
+  return record.name === '@' || record.name === '' ? apex : normaliseName(`${record.name}.${apex}`, apex);
+}
+
+/** Compiles the records of one owner, given in id order (RRset order and "the first CNAME" follow it). */
+export function compileOwner(
+  owner: string,
+  apex: string,
+  records: readonly ZoneRecord[],
+  opts: CompileOptions,
+): OwnerContent {
+  const problems: string[] = [];
+  const rrsets = new Map<number, RRset>();
+  const rrsetAt = (type: number, ttl: number): RRset => {
+    let set = rrsets.get(type);
+    if (!set) rrsets.set(type, (set = { type, ttl, rdatas: [], targets: [] }));
+    set.ttl = Math.min(set.ttl, ttl); // RFC 2181 §5.2: one TTL per RRset
+    return set;
+  };
+  let proxied = false;
+  for (const r of records) {
+    const type = TYPE_BY_NAME[r.type.toUpperCase()];
+    if (type === undefined) {
+      problems.push(`record ${r.id}: unsupported type "${r.type}"`);
+      continue;
+    }
+    if (owner === apex && type === TYPE.NS) continue; // the apex NS set comes from the accepted nameservers
+    if (r.proxied && (type === TYPE.A || type === TYPE.AAAA || type === TYPE.CNAME)) {
+      proxied = true;
+      continue;
+    }
+    const parsed = parseRdata(type, r.destination, r.mxPriority, apex);
+    if (typeof parsed === 'string') {
+      problems.push(`record ${r.id}: ${parsed}`);
+      continue;
+    }
+    const set = rrsetAt(type, Math.max(0, r.ttl || 120));
+    set.rdatas.push(parsed.rdata);
+    if (parsed.target !== undefined) set.targets.push(parsed.target);
+  }
+
+  // Proxied names answer with the edge addresses only, for both A and AAAA.
+  if (proxied) {
+    rrsets.delete(TYPE.A);
+    rrsets.delete(TYPE.AAAA);
+    rrsets.delete(TYPE.CNAME);
+    for (const ip of opts.edgeIpv4) rrsetAt(TYPE.A, PROXIED_TTL).rdatas.push([Buffer.from(ip.split('.').map(Number))]);
+    for (const ip of opts.edgeIpv6) rrsetAt(TYPE.AAAA, PROXIED_TTL).rdatas.push([ipv6Bytes(ip) ?? Buffer.alloc(16)]);
+  }
+
+  // A CNAME owns its name alone (RFC 1034 §3.6.2); at the apex it cannot stand beside the SOA.
+  const cname = rrsets.get(TYPE.CNAME);
+  if (cname && owner === apex) {
+    rrsets.delete(TYPE.CNAME);
+    problems.push(`${owner}: CNAME at the apex ignored`);
+  } else if (cname) {
+    if (rrsets.size > 1) {
+      problems.push(`${owner}: CNAME beside other data; only the CNAME is served`);
+      for (const t of [...rrsets.keys()]) if (t !== TYPE.CNAME) rrsets.delete(t);
+    }
+    if (cname.rdatas.length > 1) {
+      cname.rdatas.length = 1;
+      cname.targets.length = 1;
+      problems.push(`${owner}: several CNAMEs; the first is served`);
+    }
+  }
+  return { rrsets, exists: proxied || rrsets.size > 0, problems };
+}
