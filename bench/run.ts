@@ -1,5 +1,5 @@
 // `npm run bench [name...]`: runs the benchmarks one after another (each bounded), printing their tables.
-// Names: records, records-pdns, dns-lookup, dnsperf, rules, wrk, propagation. Without names, all of them.
+// Names: records, records-pdns, dns-lookup, dns-zone-patch, dnsperf, rules, wrk, propagation. Without names, all of them.
 import { spawnSync } from 'node:child_process';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +11,7 @@ const BENCHES: Record<string, string[]> = {
   records: tsx('bench/control-plane/records.bench.ts'),
   'records-pdns': tsx('bench/control-plane/vs-powerdns.ts'),
   'dns-lookup': tsx('bench/dns-server/lookup.bench.ts'),
+  'dns-zone-patch': tsx('bench/dns-server/zone-patch.bench.ts'),
   dnsperf: tsx('bench/dns-server/dnsperf.ts'),
   rules: tsx('bench/edge-node/rules.bench.ts'),
   wrk: ['bash', 'bench/edge-node/wrk.sh'],

@@ -67,41 +67,7 @@ bench
   });
 await bench.run();
 
-// Compile time (the apply path), min and median of 10 warm runs: from scratch, and a recompile after one record
-// changed (the served zone passed as `previous`, as zone-set.ts does).
-const compileTimes: Array<{ records: number; case: string; min_ms: number; median_ms: number }> = [];
-const stats = (records: number, label: string, times: number[]) => {
-  times.sort((a, b) => a - b);
-  compileTimes.push({ records, case: label, min_ms: +times[0].toFixed(1), median_ms: +times[5].toFixed(1) });
-};
-for (const n of [1000, 10_000]) {
-  const snap = generateZone(n, 2, 1).snapshot;
-  const full: number[] = [];
-  const incremental: number[] = [];
-  for (let k = 0; k < 10; k++) {
-    const s = performance.now();
-    compileZone(snap, EDGE);
-    full.push(performance.now() - s);
-  }
-  let served = compileZone(snap, EDGE).zone!;
-  for (let k = 0; k < 10; k++) {
-    const changed = {
-      ...snap,
-      zone: {
-        ...snap.zone,
-        serial: snap.zone.serial + k + 1,
-        records: snap.zone.records.map((r, j) => (j === k * 7 ? { ...r, ttl: r.ttl + k + 1 } : r)),
-      },
-    };
-    const s = performance.now();
-    served = compileZone(changed, EDGE, served).zone!;
-    incremental.push(performance.now() - s);
-  }
-  stats(n, 'from scratch', full);
-  stats(n, 'one record changed', incremental);
-}
 console.log(
   `zone ${APEX}: ${gen.records.length} records, ${zone.nodes.size} names, compiled in ${compileMs.toFixed(0)} ms; ${cpus()[0]?.model}, Node ${process.version}`,
 );
 console.table(bench.table());
-console.table(compileTimes);

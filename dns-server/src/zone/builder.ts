@@ -200,8 +200,7 @@ export class ZoneBuilder {
     // 4. New node objects beside the served ones, seen through a view; answers compiled against that view.
     const staged = new Map<string, ZoneNode | null>();
     for (const name of redo) {
-      if (this.exists(name))
-        staged.set(name, { name, rrsets: this.rrsetsOf(name), cut: this.cutOf(name), slots: [] });
+      if (this.exists(name)) staged.set(name, { name, rrsets: this.rrsetsOf(name), cut: this.cutOf(name), slots: [] });
       else if (served.has(name)) staged.set(name, null);
     }
     const view: ZoneView = {

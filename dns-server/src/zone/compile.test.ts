@@ -25,7 +25,7 @@ for (const c of states) {
   });
 }
 
-test('invalid records are skipped, each reported with its index; the rest is served', () => {
+test('invalid records are skipped, each reported with its id; the rest is served', () => {
   const s = sampleSnapshot();
   s.zone.records = [
     rec('a', 'A', '192.0.2.1'),
@@ -37,8 +37,8 @@ test('invalid records are skipped, each reported with its index; the rest is ser
   const { zone, problems } = compileZone(s, EDGE);
   assert.ok(zone!.nodes.get('a.example.org')!.rrsets.has(TYPE.A));
   assert.deepEqual(
-    problems.map((p) => p.split(':')[0]).sort(),
-    s.zone.records.slice(1).map((r) => `record ${r.id}`),
+    new Set(problems.map((p) => p.split(':')[0])),
+    new Set(s.zone.records.slice(1).map((r) => `record ${r.id}`)),
   );
 });
 

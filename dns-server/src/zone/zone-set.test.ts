@@ -1,0 +1,207 @@
+// A DNS node's zones kept up to date change by change: random record creates, updates and deletes go through a real
+// node store (LMDB) as deltas, snapshots and batches, the ZoneSet patches the served zone, and after every step each
+// (name, type) — wildcards, CNAME chains, delegations, the apex, names that do not exist — is answered byte for byte
+// like a zone compiled from scratch from what the store holds.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { componentLogger } from '@platform/shared';
+import { encodeConfigEntry, type ConfigEntry, type DomainSnapshot, type ZoneRecord } from '@platform/shared/config';
+import { domainChange, openNodeStore, type NodeStore } from '@platform/shared/node-store';
+import { prng } from '@platform/shared/testing/prng';
+import { deltaEntry, domainHeader, snapshotEntry, zoneRecord } from '@platform/shared/testing/config-entries';
+import { createCounters } from '../counters.js';
+import { answerQuery } from '../handler.js';
+import { buildQuery } from '../testing/fixtures.js';
+import { TYPE } from '../wire/constants.js';
+import { compileZone } from './compile.js';
+import { ZoneTable } from './table.js';
+import { ZoneSet } from './zone-set.js';
+
+const APEX = 'example.org';
+const EDGE = { edgeIpv4: ['203.0.113.1'], edgeIpv6: ['2001:db8:ffff::1'] };
+/** Owners records are drawn from: nested names (empty non-terminals come and go), wildcards, delegation points. */
+const OWNERS = ['@', 'www', 'mail', 'a', 'b.a', 'c.b.a', '*', '*.a', '*.b.a', 'sub', 'ns.sub', 'x.y.sub', 'alias'];
+const TARGETS = [...OWNERS.filter((o) => !o.includes('*')), 'nothere', 'q.a', 'z.c.b.a'].map((o) =>
+  o === '@' ? APEX : `${o}.${APEX}`,
+);
+const OUTSIDE = ['target.example.net', 'ns.elsewhere.example.net'];
+/** Every owner, names only a wildcard or a delegation answers, and names that do not exist. */
+const QUERY_NAMES = [
+  ...TARGETS,
+  `*.${APEX}`,
+  `*.a.${APEX}`,
+  `q.b.a.${APEX}`,
+  `deep.q.${APEX}`,
+  `q.sub.${APEX}`,
+  `q.y.sub.${APEX}`,
+  `nx.nothere.${APEX}`,
+];
+const QUERY_TYPES = [
+  TYPE.A,
+  TYPE.AAAA,
+  TYPE.CNAME,
+  TYPE.MX,
+  TYPE.TXT,
+  TYPE.NS,
+  TYPE.SOA,
+  TYPE.SRV,
+  TYPE.CAA,
+  TYPE.PTR,
+  TYPE.ANY,
+  TYPE.DS,
+  13, // HINFO: a type without a slot of its own
+];
+const TYPES = ['A', 'A', 'AAAA', 'CNAME', 'CNAME', 'MX', 'NS', 'TXT', 'SRV', 'CAA', 'PTR'];
+
+function randomRecord(id: number, random: () => number): ZoneRecord {
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;
+  const type = pick(TYPES);
+  const n = 1 + Math.floor(random() * 250);
+  const target = () => (random() < 0.85 ? pick(TARGETS) : pick(OUTSIDE));
+  const destination =
+    type === 'A'
+      ? random() < 0.05
+        ? '999.0.2.1' // invalid: skipped, and reported
+        : `192.0.2.${n}`
+      : type === 'AAAA'
+        ? `2001:db8::${n.toString(16)}`
+        : type === 'TXT'
+          ? `t${n}`
+          : type === 'SRV'
+            ? `5 5060 ${target()}`
+            : type === 'CAA'
+              ? '0 issue "letsencrypt.org"'
+              : type === 'NS'
+                ? pick([`ns.sub.${APEX}`, `ns.a.${APEX}`, ...OUTSIDE])
+                : target();
+  return {
+    ...zoneRecord(id, pick(OWNERS), destination, type),
+    ttl: pick([60, 300, 3600]),
+    mxPriority: Math.floor(random() * 20),
+    proxied: (type === 'A' || type === 'CNAME') && random() < 0.15,
+  };
+}
+
+function tempStore(t: TestContext): NodeStore {
+  const dir = mkdtempSync(join(tmpdir(), 'dns-zone-set-'));
+  const store = openNodeStore(join(dir, 'lmdb'), { durability: 'none' });
+  t.after(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return store;
+}
+
+/** Asks both tables every (name, type) and compares the whole responses. */
+function assertSameAnswers(served: ZoneTable, fresh: ZoneTable, what: string): void {
+  const counters = createCounters();
+  for (const name of QUERY_NAMES)
+    for (const qtype of QUERY_TYPES)
+      for (const tcp of [false, true]) {
+        const query = buildQuery(name, qtype, { id: 7 });
+        const got = answerQuery(query, query.length, tcp, served, counters);
+        const want = answerQuery(query, query.length, tcp, fresh, counters);
+        assert.ok(got && want && got.equals(want), `${what}: ${name} type ${qtype}${tcp ? ' (tcp)' : ''}`);
+      }
+}
+
+function runSequence(t: TestContext, seed: number, steps: number): { patches: number; compiles: number } {
+  const random = prng(seed);
+  const store = tempStore(t);
+  const table = new ZoneTable();
+  const counters = createCounters();
+  const zones = new ZoneSet(table, store, EDGE, counters, componentLogger('dns-server.zone-test'));
+  // As the node wires it (node.ts, main.ts): the store's events drive the zone set.
+  store.onApplied((e) => zones.refresh(domainChange(e)));
+
+  let version = 0;
+  let serial = 1;
+  let nextId = 1;
+  let state = 'active';
+  let nameservers = ['ns1.platform.test', 'ns2.platform.test'];
+  const records = new Map<number, ZoneRecord>();
+  const header = (): DomainSnapshot => {
+    const h = domainHeader(APEX, serial++, state);
+    h.zone.nameservers = nameservers;
+    return h;
+  };
+  const snapshot = (): DomainSnapshot => {
+    const h = header();
+    h.zone.records = [...records.values()].sort((a, b) => a.id - b.id);
+    return h;
+  };
+  store.apply(snapshotEntry(++version, snapshot()));
+
+  for (let step = 0; step < steps; step++) {
+    const entries: ConfigEntry[] = [];
+    const kinds: string[] = [];
+    // One to three entries, applied one by one or as one frame (listeners then read the state after the frame).
+    for (let e = Math.floor(random() * 3); e >= 0; e--) {
+      const r = random();
+      if (state === 'disabled' || r < 0.03) {
+        // Not served for one entry at most: the domain is disabled, then enabled again.
+        kinds.push(`state ${(state = state === 'active' ? 'disabled' : 'active')}`);
+        entries.push(deltaEntry(++version, header(), {}));
+        continue;
+      }
+      if (r < 0.05) {
+        kinds.push('nameservers');
+        nameservers = random() < 0.5 ? ['ns1.platform.test'] : ['ns1.platform.test', 'ns2.platform.test'];
+        entries.push(deltaEntry(++version, header(), {}));
+        continue;
+      }
+      if (r < 0.1) {
+        kinds.push('snapshot');
+        for (let k = Math.floor(random() * 3); k > 0; k--) records.set(nextId, randomRecord(nextId++, random));
+        entries.push(snapshotEntry(++version, snapshot()));
+        continue;
+      }
+      const written: ZoneRecord[] = [];
+      const removed: number[] = [];
+      for (let c = 1 + Math.floor(random() * 3); c > 0; c--) {
+        const ids = [...records.keys()];
+        const op = random();
+        if (op < 0.45 || ids.length === 0) {
+          const rec = randomRecord(nextId++, random);
+          records.set(rec.id, rec);
+          written.push(rec);
+        } else if (op < 0.75) {
+          // An update may move the record to another owner or change its type.
+          const id = ids[Math.floor(random() * ids.length)]!;
+          const rec = random() < 0.5 ? randomRecord(id, random) : { ...records.get(id)!, ttl: 60 + step };
+          records.set(id, rec);
+          written.push(rec);
+        } else {
+          const id = ids[Math.floor(random() * ids.length)]!;
+          records.delete(id);
+          removed.push(id);
+        }
+      }
+      kinds.push(`delta +${written.map((r) => r.id)} -${removed}`);
+      entries.push(deltaEntry(++version, header(), { records: written, removedRecordIds: removed }));
+    }
+    if (random() < 0.5) store.applyEncoded(entries.map(encodeConfigEntry));
+    else for (const entry of entries) store.apply(entry);
+
+    const fresh = new ZoneTable();
+    const stored = store.getSnapshot(APEX)!;
+    const compiled = compileZone(stored, EDGE).zone;
+    if (compiled) fresh.set(compiled);
+    const what = `seed ${seed} step ${step} (${kinds.join(', ')})`;
+    assert.equal(table.get(APEX) !== undefined, compiled !== null, `${what}: served`);
+    assert.deepEqual([...(table.get(APEX)?.nodes.keys() ?? [])].sort(), [...(compiled?.nodes.keys() ?? [])].sort());
+    assertSameAnswers(table, fresh, what);
+  }
+  assert.equal(counters.dns_zone_compile_failures_total, 0);
+  return { patches: counters.dns_zone_patches_total, compiles: counters.dns_zone_compiles_total };
+}
+
+for (const seed of [1, 2, 3, 4])
+  test(`random record deltas, seed ${seed}: the patched zone answers every name and type like a zone compiled from scratch`, (t) => {
+    const { patches, compiles } = runSequence(t, seed, 120);
+    // Most changes were patches, not whole compiles (snapshots, header changes and state flips compile whole).
+    assert.ok(patches > compiles * 2, `patches ${patches}, whole compiles ${compiles}`);
+  });
