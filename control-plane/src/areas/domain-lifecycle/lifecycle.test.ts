@@ -110,6 +110,26 @@ test('lifecycle routes and the internal API without a worker', async (t) => {
     },
   );
 
+  await t.test('a dns_mode PUT never revives a disabled or banned domain: 409, nothing changes (issue 8)', async () => {
+    const name = await cp.domain(owner.key, 'stays-down.example.org');
+    for (const state of ['disabled', 'banned'] as const) {
+      assert.equal((await internal('POST', `/internal/domains/${name}/state`, { state })).statusCode, 200);
+      const [before] = await cp.database.db.select().from(domains).where(eq(domains.name, name));
+      for (const body of [{ dns_mode: 'external' }, { dns_mode: 'external', cache_l2_ttl_days: 6 }]) {
+        const r = await cp.call(owner.key, 'PUT', `/domains/${name}`, body);
+        assert.deepEqual([r.statusCode, r.json()], [409, { error: `domain is ${state}` }]);
+      }
+      const [after] = await cp.database.db.select().from(domains).where(eq(domains.name, name));
+      assert.deepEqual(after, before, 'state, mode, verification and settings unchanged');
+      const get = (await cp.call(owner.key, 'GET', `/domains/${name}`)).json();
+      assert.deepEqual([get.state, get.dns_mode], [state, 'managed']);
+      assert.equal((await lastSnapshot(cp, name)).state, state);
+      // The mode it already has changes nothing, so it is no transition: 200, state kept.
+      const same = await cp.call(owner.key, 'PUT', `/domains/${name}`, { dns_mode: 'managed' });
+      assert.deepEqual([same.statusCode, same.json().state], [200, state]);
+    }
+  });
+
   await t.test('enable: 400 unless disabled; disabled managed → pending', async () => {
     assert.deepEqual((await cp.call(owner.key, 'POST', `/domains/${d}/enable`)).json(), {
       error: 'domain is not disabled',

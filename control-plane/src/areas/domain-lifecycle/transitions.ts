@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { changeDomain, type DomainRow } from '../../config-log/index.js';
 import type { Tx } from '../../db/index.js';
 import { dnsRecords, domainChecks, domains } from '../../db/schema.js';
+import { ApiError } from '../../errors.js';
 import { effectiveFeatures } from '../../plans/entitlements.js';
 import { buildRecord } from '../records/normalize.js';
 import { ZoneIndex } from '../records/zone-index.js';
@@ -178,6 +179,16 @@ export async function importRecords(app: FastifyInstance, name: string, records:
 }
 
 export const DOMAIN_STATES = ['pending', 'unverified', 'active', 'disabled', 'moved', 'banned'] as const;
+
+/**
+ * Disabled and banned domains leave their state only through the operator or POST /enable (spec state table):
+ * a write that would change what they serve, or restart their proof of control, is 409 `domain is <state>`.
+ */
+const FROZEN_STATES = new Set<string>(['disabled', 'banned']);
+
+export function assertNotFrozen(row: Pick<DomainRow, 'state'>): void {
+  if (FROZEN_STATES.has(row.state)) throw new ApiError(409, `domain is ${row.state}`);
+}
 
 /** Operator transition (POST /internal/domains/{domain}/state): e.g. disable a domain, or mark it moved. */
 export async function setState(app: FastifyInstance, name: string, state: (typeof DOMAIN_STATES)[number]) {

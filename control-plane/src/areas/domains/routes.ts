@@ -111,10 +111,11 @@ export default async function domainRoutes(fastify: FastifyInstance) {
     {
       schema: {
         summary: 'Update domain settings (omitted fields are unchanged)',
+        description: 'A dns_mode switch restarts the proof of control; on a disabled or banned domain it is 409.',
         tags,
         params: DomainParams,
         body: DomainUpdate,
-        response: { 200: DomainDetail, ...errorResponses(400, 403, 404, 413, 415) },
+        response: { 200: DomainDetail, ...errorResponses(400, 403, 404, 409, 413, 415) },
       },
     },
     async (request) => {

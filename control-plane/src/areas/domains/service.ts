@@ -10,6 +10,7 @@ import { ApiError } from '../../errors.js';
 import { addDomain, changeDomain, type DomainRow } from '../../config-log/index.js';
 import { createFreeSubscription } from '../../plans/subscriptions.js';
 import { effectiveFeatures } from '../../plans/entitlements.js';
+import { assertNotFrozen } from '../domain-lifecycle/transitions.js';
 import { CACHE_CAP_TIERS_MB } from './schemas.js';
 
 type DnsMode = 'managed' | 'external';
@@ -137,6 +138,8 @@ export async function updateDomain(app: FastifyInstance, domain: DomainRow, body
     if (body.origin_protocol !== undefined) set.originProtocol = body.origin_protocol;
     if (body.dns_mode !== undefined && body.dns_mode !== current.dnsMode) {
       // Switching DNS mode restarts the proof of control: managed waits for delegation, external for verification.
+      // It is the create transition of the new mode, never a way out of disabled or banned (409, nothing stored).
+      assertNotFrozen(current);
       Object.assign(set, {
         dnsMode: body.dns_mode,
         ...initialState(body.dns_mode),

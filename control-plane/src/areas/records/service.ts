@@ -25,6 +25,7 @@ import {
 } from './store.js';
 import { LIMITS, type RecordCreate, type RecordFields, type RecordPatch, type StoredRecord } from './types.js';
 import { ZoneIndex } from './zone-index.js';
+import { assertNotFrozen } from '../domain-lifecycle/transitions.js';
 
 export type DomainRow = typeof domains.$inferSelect;
 
@@ -40,12 +41,6 @@ export interface ImportPlan {
   errors: { line: number; error: string }[];
   /** Set when creating `records` would take the domain past its plan's max_records. */
   limitError: string | null;
-}
-
-const NOT_WRITABLE = new Set(['disabled', 'banned']);
-
-function assertWritable(domain: DomainRow): void {
-  if (NOT_WRITABLE.has(domain.state)) throw new ApiError(409, `domain is ${domain.state}`);
 }
 
 function toApi(err: unknown): unknown {
@@ -74,7 +69,7 @@ async function write<T>(
 ): Promise<T> {
   try {
     return await changeDomain(app, domain.id, async (tx, locked) => {
-      assertWritable(locked);
+      assertNotFrozen(locked);
       return fn(tx, locked);
     });
   } catch (err) {
