@@ -72,7 +72,8 @@ export async function startTemporalDevServer(opts: StartTemporalOptions): Promis
       '--log-level',
       'error',
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    // Its own process group: the terminal's Ctrl-C reaches the launcher, which stops Temporal last.
+    { stdio: ['ignore', 'pipe', 'pipe'], detached: true },
   );
   const out = opts.output ?? process.stderr;
   let stopping = false; // the dev server logs errors of its own shutdown; they mean nothing

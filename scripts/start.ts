@@ -1,55 +1,100 @@
-// `npm start`: runs every process of the platform on one machine with embedded defaults
-// (PGlite + LMDB under DATA_DIR, a Temporal dev server unless TEMPORAL_ADDRESS is set).
+// `npm start`: runs every process of the platform on one machine with embedded defaults (PGlite + LMDB under
+// DATA_DIR, a Temporal dev server of its own unless TEMPORAL_ADDRESS is set). Every port is checked before anything
+// starts; every child is told the addresses actually in use; one summary is printed when all of them are ready.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { prettyFactory } from 'pino-pretty';
+import { claimPorts, portFromEnv, PortProblem, type PortSpec } from './launcher-ports.js';
+import { startTemporalDevServer } from './start-temporal.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const exitWithLauncher = pathToFileURL(join(root, 'scripts', 'exit-with-launcher.mjs')).href;
 const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: resolve(process.env.DATA_DIR ?? join(root, 'data')) };
-mkdirSync(env.DATA_DIR!, { recursive: true });
+const dataDir = env.DATA_DIR!;
+const pretty = process.stdout.isTTY
+  ? prettyFactory({ colorize: true, ignore: 'pid,hostname', translateTime: 'HH:MM:ss' })
+  : null;
 
-const children: ChildProcess[] = [];
+interface Child {
+  name: string;
+  process: ChildProcess;
+  /** Resolves when the process logged `readyMessage` (or at once when none is awaited). */
+  ready: Promise<void>;
+}
+
+const children: Child[] = [];
 const stops: Array<() => Promise<void>> = [];
 let stopping = false;
 
-function prefixLines(name: string, stream: NodeJS.ReadableStream, out: NodeJS.WritableStream): void {
+function say(line: string): void {
+  process.stderr.write(`[start] ${line}\n`);
+}
+
+/** One log line of a child: pretty on a terminal, JSON (tagged with the process) otherwise. */
+function relay(name: string, line: string, out: NodeJS.WritableStream): void {
+  if (line === '') return;
+  if (line.startsWith('{')) {
+    if (pretty) {
+      try {
+        out.write(pretty(`{"name":"${name}",${line.slice(1)}`));
+        return;
+      } catch {
+        // not JSON after all: printed as it is
+      }
+    } else {
+      out.write(`{"process":"${name}",${line.slice(1)}\n`);
+      return;
+    }
+  }
+  out.write(`[${name}] ${line}\n`);
+}
+
+function lines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): void {
   let buffered = '';
   stream.setEncoding('utf8');
   stream.on('data', (chunk: string) => {
     buffered += chunk;
-    const lines = buffered.split('\n');
-    buffered = lines.pop() ?? '';
-    for (const line of lines) out.write(`[${name}] ${line}\n`);
+    const parts = buffered.split('\n');
+    buffered = parts.pop() ?? '';
+    for (const part of parts) onLine(part);
   });
 }
 
-function run(name: string, entry: string): ChildProcess | undefined {
-  if (!existsSync(join(root, entry))) {
-    process.stderr.write(`[start] ${name}: ${entry} not present yet, skipped\n`);
-    return undefined;
-  }
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+function run(name: string, entry: string, readyMessage?: string): Child {
+  // Its own process group: the terminal's Ctrl-C reaches only the launcher, which stops each child once.
+  const child = spawn(process.execPath, ['--import', exitWithLauncher, '--import', 'tsx', entry], {
     cwd: root,
     env,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
-  prefixLines(name, child.stdout!, process.stdout);
-  prefixLines(name, child.stderr!, process.stderr);
+  let markReady: () => void = () => undefined;
+  const ready = readyMessage ? new Promise<void>((r) => (markReady = r)) : Promise.resolve();
+  const onLine = (out: NodeJS.WritableStream) => (line: string) => {
+    if (readyMessage && line.includes(`"msg":"${readyMessage}"`)) markReady();
+    relay(name, line, out);
+  };
+  lines(child.stdout!, onLine(process.stdout));
+  lines(child.stderr!, onLine(process.stderr));
   child.on('exit', (code, signal) => {
     if (stopping) return;
-    process.stderr.write(`[start] ${name} exited (${signal ?? code}); stopping everything\n`);
+    say(`${name} exited (${signal ?? code}); stopping everything`);
     void shutdown(1);
   });
-  children.push(child);
-  return child;
+  const entryRecord = { name, process: child, ready };
+  children.push(entryRecord);
+  return entryRecord;
 }
 
-function waitForPort(host: string, port: number, timeoutMs: number): Promise<void> {
+function waitForPort(host: string, port: number, label: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   return new Promise((resolvePort, reject) => {
     const attempt = () => {
+      if (stopping) return;
       const socket = createConnection({ host, port });
       socket.once('connect', () => {
         socket.destroy();
@@ -57,8 +102,9 @@ function waitForPort(host: string, port: number, timeoutMs: number): Promise<voi
       });
       socket.once('error', () => {
         socket.destroy();
-        if (Date.now() > deadline) reject(new Error(`nothing answered on ${host}:${port} within ${timeoutMs} ms`));
-        else setTimeout(attempt, 200);
+        if (Date.now() > deadline)
+          reject(new Error(`the ${label} did not answer on ${host}:${port} within ${timeoutMs / 1000} s`));
+        else setTimeout(attempt, 100);
       });
     };
     attempt();
@@ -68,10 +114,13 @@ function waitForPort(host: string, port: number, timeoutMs: number): Promise<voi
 async function shutdown(code: number): Promise<void> {
   if (stopping) return;
   stopping = true;
-  for (const child of children) child.kill('SIGTERM');
+  for (const { process: child } of children) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+  }
   await Promise.all(
     children.map(
-      (c) => new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r(null) : c.once('exit', r))),
+      ({ process: c }) =>
+        new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r(null) : c.once('exit', r))),
     ),
   );
   for (const stop of stops.reverse()) await stop().catch(() => undefined);
@@ -80,33 +129,113 @@ async function shutdown(code: number): Promise<void> {
 
 process.on('SIGINT', () => void shutdown(0));
 process.on('SIGTERM', () => void shutdown(0));
+process.on('SIGHUP', () => void shutdown(0));
 
 async function main(): Promise<void> {
-  const temporalModule = join(root, 'scripts', 'start-temporal.ts');
-  if (!env.TEMPORAL_ADDRESS && existsSync(temporalModule)) {
-    const { startTemporalDevServer } = (await import(pathToFileURL(temporalModule).href)) as {
-      startTemporalDevServer(opts: {
-        dataDir: string;
-      }): Promise<{ address: string; uiUrl: string; stop(): Promise<void> }>;
-    };
-    const temporal = await startTemporalDevServer({ dataDir: env.DATA_DIR! });
+  mkdirSync(dataDir, { recursive: true });
+  const apiHost = env.API_HOST ?? '127.0.0.1';
+  const syncHost = env.SYNC_HOST ?? '127.0.0.1';
+  const dnsHost = env.DNS_HOST ?? '127.0.0.1';
+  const edgeHost = env.EDGE_HOST ?? '127.0.0.1';
+  const ownTemporal = !env.TEMPORAL_ADDRESS;
+  const httpsPort = portFromEnv(env, 'EDGE_HTTPS_PORT', 8443);
+  const specs: PortSpec[] = [
+    { variable: 'API_PORT', label: 'control plane API', host: apiHost, port: portFromEnv(env, 'API_PORT', 8080) },
+    { variable: 'SYNC_PORT', label: 'sync hub', host: syncHost, port: portFromEnv(env, 'SYNC_PORT', 8090) },
+    { variable: 'DNS_PORT', label: 'DNS node', host: dnsHost, port: portFromEnv(env, 'DNS_PORT', 5353), udp: true },
+    { variable: 'EDGE_HTTP_PORT', label: 'edge HTTP', host: edgeHost, port: portFromEnv(env, 'EDGE_HTTP_PORT', 8081) },
+  ];
+  if (env.EDGE_HTTPS_PORT !== '-1')
+    specs.push({ variable: 'EDGE_HTTPS_PORT', label: 'edge HTTPS', host: edgeHost, port: httpsPort });
+  // Metrics listeners are on under npm start (0 turns one off, as for the process run alone).
+  const dnsMetricsPort = portFromEnv(env, 'DNS_METRICS_PORT', 9153);
+  if (dnsMetricsPort !== 0)
+    specs.push({ variable: 'DNS_METRICS_PORT', label: 'DNS metrics', host: dnsHost, port: dnsMetricsPort });
+  if (ownTemporal) {
+    specs.push(
+      {
+        variable: 'TEMPORAL_PORT',
+        label: 'Temporal dev server',
+        host: '127.0.0.1',
+        port: portFromEnv(env, 'TEMPORAL_PORT', 7233),
+      },
+      {
+        variable: 'TEMPORAL_UI_PORT',
+        label: 'Temporal UI',
+        host: '127.0.0.1',
+        port: portFromEnv(env, 'TEMPORAL_UI_PORT', 8233),
+      },
+    );
+  }
+  const ports = await claimPorts(specs);
+  const port = (variable: string) => ports.get(variable)!;
+  for (const [variable, value] of ports) env[variable] = String(value);
+
+  // Workflows of this instance go to this instance's worker, even on a Temporal shared with another instance.
+  env.TEMPORAL_TASK_QUEUE ??= `domain-lifecycle-${createHash('sha256').update(dataDir).digest('hex').slice(0, 12)}`;
+  let temporalUi: string | undefined;
+  if (ownTemporal) {
+    const temporal = await startTemporalDevServer({
+      dataDir,
+      port: port('TEMPORAL_PORT'),
+      uiPort: port('TEMPORAL_UI_PORT'),
+    });
     stops.push(() => temporal.stop());
     env.TEMPORAL_ADDRESS = temporal.address;
-    process.stderr.write(`[start] Temporal dev server at ${temporal.address}, UI at ${temporal.uiUrl}\n`);
+    temporalUi = temporal.uiUrl;
   }
-  const apiHost = env.API_HOST ?? '127.0.0.1';
-  const apiPort = Number(env.API_PORT ?? 8080);
-  if (run('control-plane', 'control-plane/src/main.ts')) {
-    await waitForPort(apiHost, apiPort, 60_000);
-    process.stderr.write(`[start] control plane API at http://${apiHost}:${apiPort}/ (OpenAPI: /openapi.json)\n`);
-  }
-  run('workflows', 'workflows/src/main.ts');
+  const apiUrl = `http://${apiHost}:${port('API_PORT')}`;
+  env.CONTROL_PLANE_URL = apiUrl;
+  env.SYNC_URL = `ws://${syncHost}:${port('SYNC_PORT')}`;
+
+  const waitMs = 120_000;
+  run('control-plane', 'control-plane/src/main.ts');
+  await waitForPort(apiHost, port('API_PORT'), 'control plane', waitMs);
+  await waitForPort(syncHost, port('SYNC_PORT'), 'sync hub', waitMs);
+  const worker = run('workflows', 'workflows/src/main.ts', 'worker polling');
   run('dns-server', 'dns-server/src/main.ts');
   run('edge-node', 'edge-node/src/main.ts');
-  process.stderr.write('[start] running; Ctrl-C stops every process\n');
+  await Promise.all([
+    waitForPort(dnsHost, port('DNS_PORT'), 'DNS node', waitMs),
+    waitForPort(edgeHost, port('EDGE_HTTP_PORT'), 'edge node', waitMs),
+    Promise.race([
+      worker.ready,
+      new Promise((_, reject) =>
+        setTimeout(() => reject(new Error('the workflow worker did not start polling within 120 s')), waitMs).unref(),
+      ),
+    ]),
+  ]);
+  if (stopping) return;
+  const rows: Array<[string, string]> = [
+    ['API', `${apiUrl}/  (OpenAPI ${apiUrl}/openapi.json, reference ${apiUrl}/docs)`],
+    ['sync hub', env.SYNC_URL],
+    [
+      'Temporal',
+      `${env.TEMPORAL_ADDRESS}${temporalUi ? `  UI ${temporalUi}` : ''}  (task queue ${env.TEMPORAL_TASK_QUEUE})`,
+    ],
+    ['DNS', `${dnsHost}:${port('DNS_PORT')} UDP and TCP  (dig @${dnsHost} -p ${port('DNS_PORT')} example.org)`],
+    [
+      'edge',
+      `http://${edgeHost}:${port('EDGE_HTTP_PORT')}${ports.has('EDGE_HTTPS_PORT') ? `  https://${edgeHost}:${port('EDGE_HTTPS_PORT')}` : ''}`,
+    ],
+  ];
+  if (ports.has('DNS_METRICS_PORT'))
+    rows.push(['DNS metrics', `http://${dnsHost}:${port('DNS_METRICS_PORT')}/metrics`]);
+  rows.push(
+    ['data', dataDir],
+    [
+      'first key',
+      `${process.env.DATA_DIR ? `DATA_DIR=${dataDir} ` : ''}npm run -s admin -- user create you@example.org && ${process.env.DATA_DIR ? `DATA_DIR=${dataDir} ` : ''}npm run -s admin -- key create you@example.org`,
+    ],
+  );
+  const width = Math.max(...rows.map(([k]) => k.length));
+  process.stderr.write(
+    `\n[start] ready: every process is up\n${rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`).join('\n')}\n  Ctrl-C stops everything.\n\n`,
+  );
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`[start] ${err instanceof Error ? err.message : String(err)}\n`);
+  if (err instanceof PortProblem) say(err.message);
+  else say(err instanceof Error ? err.message : String(err));
   void shutdown(1);
 });

@@ -1,5 +1,5 @@
 // Builds the control-plane HTTP API (no listen): error model, authentication, rate limit, OpenAPI, route areas.
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Database } from './db/index.js';
 import type { ControlPlaneConfig } from './config.js';
@@ -36,6 +36,8 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   const { config } = opts;
   const app = Fastify({
     logger: opts.logger ?? { level: config.logLevel },
+    // Two lines per request flood a terminal: request logs only at debug (errors are logged by the error handler).
+    logController: new LogController({ disableRequestLogging: !['debug', 'trace'].includes(config.logLevel) }),
     bodyLimit: config.bodyLimitBytes,
     // Trailing slashes are significant (spec Global conventions §3): /domains is not /domains/.
     routerOptions: ROUTER_OPTIONS,

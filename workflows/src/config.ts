@@ -2,6 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { EnvReader, type EnvSource } from '@platform/shared';
+import { DOMAIN_LIFECYCLE } from './task-queues.js';
 
 export interface Resolver {
   host: string;
@@ -11,6 +12,8 @@ export interface Resolver {
 export interface WorkflowsConfig {
   temporalAddress: string;
   temporalNamespace: string;
+  /** TEMPORAL_TASK_QUEUE: must match the control plane's (npm start derives one per DATA_DIR). */
+  taskQueue: string;
   /** Public resolvers asked for delegation, verification records and zone scans ("internet" in tests). */
   dnsResolvers: Resolver[];
   /** Milliseconds one DNS query may take before the resolver counts as unanswered. */
@@ -50,6 +53,7 @@ export function loadConfig(env: EnvSource = process.env): Readonly<WorkflowsConf
   return r.done<WorkflowsConfig>({
     temporalAddress: r.string('TEMPORAL_ADDRESS', '127.0.0.1:7233'),
     temporalNamespace: r.string('TEMPORAL_NAMESPACE', 'default'),
+    taskQueue: r.string('TEMPORAL_TASK_QUEUE', DOMAIN_LIFECYCLE),
     dnsResolvers,
     dnsTimeoutMs: r.int('DNS_TIMEOUT_MS', 3000, 100, 60_000),
     controlPlaneUrl: r.string('CONTROL_PLANE_URL', 'http://127.0.0.1:8080').replace(/\/$/, ''),

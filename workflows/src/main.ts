@@ -1,9 +1,28 @@
 // `npm run workflows`: runs the domain-lifecycle worker until SIGINT/SIGTERM.
+import { Runtime, type LogLevel, type LogMetadata } from '@temporalio/worker';
 import { componentLogger } from '@platform/shared';
 import { loadConfig } from './config.js';
 import { createWorker } from './worker.js';
 
 const log = componentLogger('workflows');
+
+/** The SDK's own messages (worker states, ~30 lines of webpack output per bundle) go to our logger one level down:
+ *  its INFO is our debug, so a terminal under `npm start` shows only what needs attention. */
+function installSdkLogger(): void {
+  const sdk = componentLogger('temporal-sdk');
+  const to = { TRACE: 'trace', DEBUG: 'trace', INFO: 'debug', WARN: 'warn', ERROR: 'error' } as const;
+  const emit = (level: LogLevel, message: string, meta?: LogMetadata) => sdk[to[level]](meta ?? {}, message);
+  Runtime.install({
+    logger: {
+      log: emit,
+      trace: (m, meta) => emit('TRACE', m, meta),
+      debug: (m, meta) => emit('DEBUG', m, meta),
+      info: (m, meta) => emit('INFO', m, meta),
+      warn: (m, meta) => emit('WARN', m, meta),
+      error: (m, meta) => emit('ERROR', m, meta),
+    },
+  });
+}
 
 /** Temporal may still be starting (npm start launches it first, an operator may not): retry for a while. */
 async function connectWithRetry<T>(connect: () => Promise<T>, forMs: number): Promise<T> {
@@ -21,21 +40,32 @@ async function connectWithRetry<T>(connect: () => Promise<T>, forMs: number): Pr
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  installSdkLogger();
   const { worker, connection } = await connectWithRetry(() => createWorker(config), 60_000);
+  // The terminal's Ctrl-C (SIGINT) and a launcher's SIGTERM may both arrive: shut down once.
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'worker draining');
+    worker.shutdown();
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  const running = worker.run();
   log.info(
     {
       temporal: config.temporalAddress,
       namespace: config.temporalNamespace,
+      taskQueue: config.taskQueue,
       resolvers: config.dnsResolvers,
       controlPlane: config.controlPlaneUrl,
     },
     'worker polling',
   );
-  const stop = () => worker.shutdown();
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-  await worker.run();
+  await running;
   await connection.close();
+  process.exit(0);
 }
 
 main().catch((err: unknown) => {

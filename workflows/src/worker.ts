@@ -9,6 +9,8 @@ export const WORKFLOWS_PATH = fileURLToPath(new URL('./workflows/index.ts', impo
 export interface WorkerOptions extends ActivityDeps {
   temporalAddress: string;
   temporalNamespace: string;
+  /** Defaults to DOMAIN_LIFECYCLE; the control plane's TEMPORAL_TASK_QUEUE must name the same queue. */
+  taskQueue?: string;
   /** A prebuilt bundle (tests reuse one across worker restarts); bundled from WORKFLOWS_PATH otherwise. */
   workflowBundle?: WorkflowBundleWithSourceMap;
 }
@@ -23,7 +25,7 @@ export async function createWorker(opts: WorkerOptions): Promise<RunningWorker> 
   const worker = await Worker.create({
     connection,
     namespace: opts.temporalNamespace,
-    taskQueue: DOMAIN_LIFECYCLE,
+    taskQueue: opts.taskQueue ?? DOMAIN_LIFECYCLE,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     activities: createActivities(opts),
   });

@@ -2,9 +2,6 @@
 import { Client, Connection } from '@temporalio/client';
 import type { TemporalConfig } from './temporal-config.js';
 
-/** The worker's task queue (workflows/src/task-queues.ts DOMAIN_LIFECYCLE; repeated: no runtime import across). */
-export const TASK_QUEUE = 'domain-lifecycle';
-
 export interface LazyTemporalClient {
   /** The client; rejects when Temporal does not answer within 3 s. */
   get(): Promise<Client>;

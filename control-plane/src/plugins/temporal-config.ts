@@ -1,6 +1,9 @@
 // The control plane's settings for Temporal and the domain-lifecycle workflows, read by config.ts through its EnvReader.
 import type { EnvReader, EnvSource } from '@platform/shared';
 
+/** The worker's default task queue (workflows/src/task-queues.ts DOMAIN_LIFECYCLE; repeated: no runtime import across). */
+export const DEFAULT_TASK_QUEUE = 'domain-lifecycle';
+
 export interface Backoff {
   initialMs: number;
   maxMs: number;
@@ -11,6 +14,9 @@ export interface TemporalConfig {
   /** host:port of the Temporal frontend; '' disables workflows (the default under NODE_ENV=test). */
   address: string;
   namespace: string;
+  /** TEMPORAL_TASK_QUEUE: the worker polls the same one; `npm start` derives it from DATA_DIR so that two
+   *  instances sharing one Temporal never run each other's workflows. */
+  taskQueue: string;
   /** Background delegation check of a new managed domain. */
   delegationBackoff: Backoff;
   /** Background verification check of an external domain (until its token expires). */
@@ -34,6 +40,7 @@ export function loadTemporalConfig(r: EnvReader, env: EnvSource): TemporalConfig
     address:
       env.TEMPORAL_ADDRESS === '' ? '' : r.string('TEMPORAL_ADDRESS', env.NODE_ENV === 'test' ? '' : '127.0.0.1:7233'),
     namespace: r.string('TEMPORAL_NAMESPACE', 'default'),
+    taskQueue: r.string('TEMPORAL_TASK_QUEUE', DEFAULT_TASK_QUEUE),
     delegationBackoff: {
       initialMs: s('DELEGATION_WATCH_FIRST_SECONDS', 60),
       maxMs: s('DELEGATION_WATCH_MAX_SECONDS', 3600),

@@ -11,10 +11,9 @@ import { and, eq, or } from 'drizzle-orm';
 import { domains } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import { enqueueMissingWorkflows, type WorkflowStart } from '../workflow-outbox/outbox.js';
-import { lazyTemporalClient, TASK_QUEUE } from './temporal-client.js';
+import { lazyTemporalClient } from './temporal-client.js';
 import type { TemporalConfig } from './temporal-config.js';
 
-export { TASK_QUEUE };
 
 type DomainRow = typeof domains.$inferSelect;
 
@@ -142,7 +141,7 @@ async function temporalPlugin(app: FastifyInstance) {
       try {
         const c = await temporalClient.get();
         const handle = await c.workflow.start(workflowType, {
-          taskQueue: TASK_QUEUE,
+          taskQueue: cfg.taskQueue,
           workflowId: id,
           workflowIdConflictPolicy: 'USE_EXISTING',
           workflowIdReusePolicy: 'ALLOW_DUPLICATE',

@@ -5,7 +5,7 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Db } from '../db/index.js';
-import { lazyTemporalClient, TASK_QUEUE } from '../plugins/temporal-client.js';
+import { lazyTemporalClient } from '../plugins/temporal-client.js';
 import type { TemporalConfig } from '../plugins/temporal-config.js';
 import { claimDueEntries, completeEntry, retryEntryLater, type OutboxEntry, type WorkflowOutbox } from './outbox.js';
 
@@ -34,9 +34,9 @@ export function retryDelayMs(attempts: number, backoff: { initialMs: number; max
   return Math.round(base * (0.8 + Math.random() * 0.4));
 }
 
-async function dispatch(client: Client, e: OutboxEntry): Promise<void> {
+async function dispatch(client: Client, taskQueue: string, e: OutboxEntry): Promise<void> {
   const options = {
-    taskQueue: TASK_QUEUE,
+    taskQueue,
     workflowId: e.workflowId,
     args: e.args,
     workflowIdConflictPolicy: e.conflictPolicy === 'terminate-existing' ? 'TERMINATE_EXISTING' : 'USE_EXISTING',
@@ -88,7 +88,7 @@ export function startWorkflowDispatcher(opts: DispatcherOptions): WorkflowDispat
       await Promise.all(
         entries.map(async (e) => {
           try {
-            await dispatch(client, e);
+            await dispatch(client, opts.temporal.taskQueue, e);
             await completeEntry(db, e.id);
           } catch (err) {
             const delay = retryDelayMs(e.attempts, backoff);

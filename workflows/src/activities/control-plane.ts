@@ -32,6 +32,14 @@ export function createControlPlaneActivities(deps: ControlPlaneDeps) {
     }
     const text = await res.text();
     if (res.status === 404) return null;
+    if (res.status === 401 || res.status === 403) {
+      // Not our control plane (another instance's, or a wrong NODE_TOKEN): never complete its work; retried
+      // until the right worker takes the task or the operator fixes CONTROL_PLANE_URL / NODE_TOKEN.
+      throw new Error(
+        `the control plane at ${deps.baseUrl} does not accept this worker's node token (${res.status}): ` +
+          'is CONTROL_PLANE_URL pointing at another instance?',
+      );
+    }
     if (res.status >= 400 && res.status < 500) {
       throw ApplicationFailure.nonRetryable(
         `control plane refused ${path}: ${res.status} ${text}`,
