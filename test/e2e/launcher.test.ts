@@ -108,7 +108,7 @@ test(
             `port ${ports.SYNC_PORT} on 127\\.0\\.0\\.1 is already in use, needed for the sync hub: stop what listens there or set SYNC_PORT`,
           ),
         );
-        assert.doesNotMatch(err.message, /ready|control plane listening/);
+        assert.doesNotMatch(err.message, /every process is up|control plane listening/);
         return true;
       },
     );
