@@ -62,9 +62,13 @@ function ensureTemporalCli() {
   log(`Temporal CLI ready at ${target}`);
 }
 
-/** Debian tools the test suite drives as a user would (named-checkzone). Installed when we may. */
+/** Debian tools the test suite drives as a user would (named-checkzone; dig and curl of the README tour). */
 function ensureDebianTools() {
-  const wanted = [['named-checkzone', 'bind9-utils']];
+  const wanted = [
+    ['named-checkzone', 'bind9-utils'],
+    ['dig', 'bind9-dnsutils'],
+    ['curl', 'curl'],
+  ];
   const missing = wanted.filter(([cmd]) => !onPath(cmd)).map(([, pkg]) => pkg);
   if (missing.length === 0) return;
   if (process.getuid?.() !== 0 || !onPath('apt-get')) {

@@ -114,9 +114,15 @@ function waitForPort(host: string, port: number, label: string, timeoutMs: numbe
 async function shutdown(code: number): Promise<void> {
   if (stopping) return;
   stopping = true;
-  for (const { process: child } of children) {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-  }
+  const running = () => children.filter(({ process: c }) => c.exitCode === null && c.signalCode === null);
+  for (const { process: child } of running()) child.kill('SIGTERM');
+  // A child that has not finished its clean shutdown in 10 s is killed, so Ctrl-C always ends the launcher.
+  setTimeout(() => {
+    for (const { name, process: child } of running()) {
+      say(`${name} did not stop within 10 s; killing it`);
+      child.kill('SIGKILL');
+    }
+  }, 10_000).unref();
   await Promise.all(
     children.map(
       ({ process: c }) =>

@@ -19,7 +19,7 @@ export interface Launcher {
   key: string;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const s = createServer();
     s.listen(0, '127.0.0.1', () => {
@@ -31,7 +31,16 @@ async function freePort(): Promise<number> {
 
 /** Ports no default uses, chosen free now. */
 export async function launcherPorts(): Promise<Record<string, number>> {
-  const names = ['API_PORT', 'SYNC_PORT', 'DNS_PORT', 'EDGE_HTTP_PORT', 'EDGE_HTTPS_PORT', 'DNS_METRICS_PORT'];
+  const names = [
+    'API_PORT',
+    'SYNC_PORT',
+    'DNS_PORT',
+    'EDGE_HTTP_PORT',
+    'EDGE_HTTPS_PORT',
+    'DNS_METRICS_PORT',
+    'TEMPORAL_PORT',
+    'TEMPORAL_UI_PORT',
+  ];
   const ports: Record<string, number> = {};
   for (const n of names) ports[n] = await freePort();
   return ports;
@@ -148,4 +157,15 @@ export function alive(pid: number): boolean {
 
 export function removeLauncherDir(l: Launcher): void {
   rmSync(l.dataDir, { recursive: true, force: true });
+}
+
+/** After a failed test: the launcher and everything it started are killed, so nothing holds the test's pipes. */
+export function killLauncher(l: Launcher): void {
+  for (const pid of [...descendants(l.proc.pid!), l.proc.pid!]) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
 }

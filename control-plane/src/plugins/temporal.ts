@@ -14,7 +14,6 @@ import { enqueueMissingWorkflows, type WorkflowStart } from '../workflow-outbox/
 import { lazyTemporalClient } from './temporal-client.js';
 import type { TemporalConfig } from './temporal-config.js';
 
-
 type DomainRow = typeof domains.$inferSelect;
 
 /** A check a user waits for must finish within this; otherwise 503 (is the worker running?). */
