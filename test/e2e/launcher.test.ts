@@ -18,11 +18,14 @@ import {
   startLauncher,
 } from './launcher-harness.js';
 
+/** `npm start` runs on its embedded database: the suite's Postgres round has nothing to add here. */
+const ON_POSTGRES_ROUND = process.env.TEST_DATABASE_URL ? 'npm start uses PGlite; run on the PGlite round' : false;
+
 const STACK_TRACE = /\n\s+at .+:\d+:\d+/;
 
 test(
   'npm start on non-default ports: a record written after start is answered by DNS and served by the edge; SIGTERM to npm stops everything',
-  { timeout: 400_000 },
+  { timeout: 400_000, skip: ON_POSTGRES_ROUND },
   async (t) => {
     const origin = await startStubOrigin('launcher', (req, res) => res.end(`origin ${req.url}`));
     t.after(() => origin.close());
@@ -87,7 +90,7 @@ test(
 
 test(
   'Ctrl-C (SIGINT to the launcher) stops every process once with exit code 0 and no stack trace',
-  { timeout: 300_000 },
+  { timeout: 300_000, skip: ON_POSTGRES_ROUND },
   async (t) => {
     const launcher = await startLauncher({ name: 'sigint' });
     t.after(() => {
@@ -107,7 +110,7 @@ test(
 
 test(
   'a busy port: the launcher names the variable that moves it and starts nothing',
-  { timeout: 60_000 },
+  { timeout: 60_000, skip: ON_POSTGRES_ROUND },
   async (t) => {
     const ports = await launcherPorts();
     const squatter = createServer();
@@ -131,7 +134,7 @@ test(
 
 test(
   "two launchers with their own DATA_DIR and ports, the second on the first one's Temporal: each runs only its own workflows",
-  { timeout: 400_000 },
+  { timeout: 400_000, skip: ON_POSTGRES_ROUND },
   async (t) => {
     const first = await startLauncher({ name: 'first' });
     t.after(() => {
