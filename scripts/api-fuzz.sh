@@ -7,18 +7,24 @@
 #   scripts/api-fuzz.sh                 # API_FUZZ_EXAMPLES (default 8) examples per operation, seed API_FUZZ_SEED
 #   scripts/api-fuzz.sh --phases stateful --include-path-regex rules   # further arguments go to `st run`
 #
-# schemathesis is installed once into a venv under ~/.cache/edge-dns-platform (python3 with venv and pip needed).
+# schemathesis (scripts/api-fuzz/requirements.txt) is installed once into a venv under ~/.cache/edge-dns-platform
+# (python3 with its venv module needed: Debian package python3-venv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 
-SCHEMATHESIS_VERSION=4.32.5
-VENV="${XDG_CACHE_HOME:-$HOME/.cache}/edge-dns-platform/schemathesis-$SCHEMATHESIS_VERSION"
-if [ ! -x "$VENV/bin/st" ]; then
-  echo "== installing schemathesis $SCHEMATHESIS_VERSION into $VENV"
+# schemathesis and its dependencies at the versions pinned in requirements.txt, in a venv named after that file's
+# digest: installed once per version from PyPI, shared by every clone on this machine.
+REQUIREMENTS="$ROOT/scripts/api-fuzz/requirements.txt"
+PIN=$(grep -o '^schemathesis==[^ ]*' "$REQUIREMENTS")
+VENV="${XDG_CACHE_HOME:-$HOME/.cache}/edge-dns-platform/schemathesis-$(sha256sum "$REQUIREMENTS" | cut -c1-12)"
+if [ ! -f "$VENV/installed" ]; then
+  echo "== installing $PIN into $VENV"
   rm -rf "$VENV"
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
+  python3 -m venv "$VENV" || { echo "python3 -m venv failed: install python3-venv (Debian/Ubuntu)" >&2; exit 1; }
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check --no-input -r "$REQUIREMENTS"
+  # Written last: an interrupted install is not mistaken for a working one.
+  touch "$VENV/installed"
 fi
 
 WORK=$(mktemp -d /tmp/api-fuzz.XXXXXX)

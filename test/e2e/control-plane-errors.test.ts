@@ -51,6 +51,26 @@ test('errors: unknown routes, trailing slashes, malformed JSON, content type, bo
         404,
         'route not found: GET /domains//records/',
       );
+      // An id segment is digits: `/records/batch-update` is not the record `batch-update` (found by schemathesis: PUT
+      // answered the record update's 400 `id must be integer`).
+      await expectError(
+        await cp.call(u.key, 'PUT', `/domains/${domain}/records/batch-update`, {}),
+        405,
+        `method not allowed: PUT /domains/${domain}/records/batch-update (allowed: POST)`,
+      );
+      await expectError(
+        await cp.call(u.key, 'PUT', `/domains/${domain}/rules/cache/reorder`, {}),
+        405,
+        `method not allowed: PUT /domains/${domain}/rules/cache/reorder (allowed: PATCH)`,
+      );
+      await expectError(await cp.call(u.key, 'DELETE', `/domains/${domain}/records/x1`), 404, /^route not found/);
+      // QUERY (RFC 10008) without a Content-Type is refused only where QUERY is served: here it is 405 too.
+      const query = await cp.app.inject({
+        method: 'QUERY',
+        url: '/account/whoami',
+        headers: { authorization: `Bearer ${u.key}` },
+      });
+      await expectError(query, 405, 'method not allowed: QUERY /account/whoami (allowed: GET, HEAD)');
       // Without a key the request is refused before any route is looked up.
       assert.equal((await cp.app.inject({ method: 'TRACE', url: '/account/whoami' })).statusCode, 401);
     },

@@ -33,6 +33,15 @@ export function Id(description?: string) {
   return Type.Integer({ minimum: 1, maximum: MAX_ID, ...(description ? { description } : {}) });
 }
 
+/**
+ * A route's id segment, `:name` matching digits only: `/records/export` or `/rules/cache/reorder` is then never an
+ * `{id}` route by another method (PUT /records/batch-update is 405, not `id must be integer`). The range is the
+ * parameter schema's (Id): a longer number is 400.
+ */
+export function idSegment(name: string): string {
+  return `:${name}(^\\d+$)`;
+}
+
 /** A nullable schema, emitted as OpenAPI 3.1 `type: [T, "null"]` friendly anyOf. */
 export function Nullable<T extends TSchema>(schema: T) {
   return Type.Union([schema, Type.Null()]);

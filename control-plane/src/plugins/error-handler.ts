@@ -1,5 +1,5 @@
 // One error handler for the whole API: every error is { "error": "<text>" }; a 5xx logs its cause and says nothing more.
-import type { FastifyError, FastifyInstance, preHandlerHookHandler } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isApiError, MESSAGES } from '../errors.js';
 import type { RouteLookup } from './route-hints.js';
 
@@ -123,21 +123,15 @@ export function installErrorHandlers(app: FastifyInstance, bodyLimit: number): v
 
 /**
  * 404 for unknown routes, 405 with `Allow` for a path that exists with other methods (RFC 9110 §15.5.6);
- * `preHandler` (the rate limiter) keeps URL probing within the key's budget. The 404 names the route that differs
+ * `limit` (the rate limiter) keeps URL probing within the key's budget. The 404 names the route that differs
  * only by its trailing slash, if there is one.
  */
 export function installNotFoundHandler(
   app: FastifyInstance,
-  preHandler?: preHandlerHookHandler,
+  limit?: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>,
   routes?: RouteLookup,
 ): void {
-  // The router matches `/domains/` to `/domains/{domain}` with an empty name (PUT /domains/ would update the domain
-  // ""): a route's parameter is never empty, so such a request is answered as the unknown route it is (405 here).
-  app.addHook('onRequest', async (request, reply) => {
-    const params = request.params as Record<string, string> | undefined;
-    if (params && Object.values(params).some((value) => value === '')) return reply.callNotFound();
-  });
-  app.setNotFoundHandler({ preHandler }, (request, reply) => {
+  const answer = (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0];
     const allowed = routes?.allowedMethods(request.url) ?? [];
     if (allowed.length > 0) {
@@ -149,5 +143,16 @@ export function installNotFoundHandler(
     const near = routes?.trailingSlashHint(request.method, request.url);
     const seeAlso = near ? ` (trailing slashes are significant: did you mean ${near}?)` : '';
     return reply.code(404).send({ error: `${MESSAGES.routeNotFound}: ${request.method} ${path}${seeAlso}` });
+  };
+  // Answered as soon as the key is checked, before any body is read: a request no route takes has no body to
+  // parse (a QUERY without Content-Type would be refused for that first, RFC 10008 §2, instead of 405). The router
+  // also matches `/domains/` to `/domains/{domain}` with an empty name (PUT /domains/ would update the domain ""):
+  // a route's parameter is never empty, so such a request is the unknown route it is too.
+  app.addHook('onRequest', async (request, reply) => {
+    const params = request.params as Record<string, string> | undefined;
+    if (!request.is404 && !(params && Object.values(params).some((value) => value === ''))) return;
+    await limit?.(request, reply);
+    return answer(request, reply);
   });
+  app.setNotFoundHandler(answer);
 }

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { loadDomain } from '../../auth/domain-access.js';
-import { errorResponses, MessageBody } from '../../openapi/schemas.js';
+import { errorResponses, idSegment, MessageBody } from '../../openapi/schemas.js';
 import { listApiRecords, type RecordRow } from './store.js';
 import {
   batchUpdate,
@@ -210,7 +210,7 @@ export default async function recordRoutes(fastify: FastifyInstance) {
   );
 
   app.put(
-    `${base}/:id`,
+    `${base}/${idSegment('id')}`,
     {
       schema: {
         summary: 'Update a record (omitted fields are unchanged)',
@@ -227,7 +227,7 @@ export default async function recordRoutes(fastify: FastifyInstance) {
   );
 
   app.delete(
-    `${base}/:id`,
+    `${base}/${idSegment('id')}`,
     {
       schema: {
         summary: 'Delete a record',

@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { RULE_TYPES, type RuleType } from '@platform/shared/match';
 import { loadDomain } from '../../auth/domain-access.js';
-import { errorResponses, MessageBody } from '../../openapi/schemas.js';
+import { errorResponses, idSegment, MessageBody } from '../../openapi/schemas.js';
 import { DomainParams } from '../domains/schemas.js';
 import { createRule, deleteRule, getRule, listRules, reorderRules, setRuleEnabled, updateRule } from './service.js';
 import { EnabledBody, ReorderBody, RuleParams, ruleSchemas } from './schemas.js';
@@ -71,7 +71,7 @@ function registerType(app: FastifyInstance, type: RuleType) {
   );
 
   r.get(
-    `${base}:ruleId`,
+    `${base}${idSegment('ruleId')}`,
     {
       schema: {
         summary: `Get a ${type} rule`,
@@ -87,7 +87,7 @@ function registerType(app: FastifyInstance, type: RuleType) {
   );
 
   r.put(
-    `${base}:ruleId`,
+    `${base}${idSegment('ruleId')}`,
     {
       schema: {
         summary: `Update a ${type} rule`,
@@ -104,7 +104,7 @@ function registerType(app: FastifyInstance, type: RuleType) {
   );
 
   r.delete(
-    `${base}:ruleId`,
+    `${base}${idSegment('ruleId')}`,
     {
       schema: {
         summary: `Delete a ${type} rule`,
@@ -121,7 +121,7 @@ function registerType(app: FastifyInstance, type: RuleType) {
   );
 
   r.patch(
-    `${base}:ruleId/enabled`,
+    `${base}${idSegment('ruleId')}/enabled`,
     {
       schema: {
         summary: `Enable or disable a ${type} rule`,
