@@ -40,7 +40,7 @@ test('GET /openapi.json: generated from the route schemas; responses serialized 
   const routes = cp.app.routeTable.filter((r) => r.method !== 'HEAD');
   assert.ok(routes.length >= 7);
   for (const r of routes) {
-    // `:id(^\\d+$)`: a parameter with its router pattern is `{id}` in the document.
+    // `:id(^\d+$)`: a parameter with its router pattern is `{id}` in the document.
     const path = r.url.replace(/:([A-Za-z0-9_]+)(\([^/]*\))?/g, '{$1}');
     const op = doc.paths[path]?.[r.method.toLowerCase()];
     if (r.hidden) {
