@@ -238,7 +238,7 @@ test('domains', async (t) => {
   });
 
   await t.test(
-    'DELETE: owner only; removes records, rules, subscription and zone; tombstone in the config log; name free again',
+    'DELETE: owner only; removes records, rules and zone, cancels the subscription (domain_deleted); tombstone; name free again',
     async () => {
       const [d] = await db.select().from(domains).where(eq(domains.name, 'managed.example.org'));
       await db.insert(dnsRecords).values({ domainId: d.id, name: 'www', type: 'A', destination: '192.0.2.1' });
@@ -255,12 +255,20 @@ test('domains', async (t) => {
       assert.equal((await cp.call(a.key, 'GET', '/domains/managed.example.org')).statusCode, 404);
       assert.equal((await cp.call(b.key, 'GET', '/domains/managed.example.org')).statusCode, 404);
       assert.equal((await db.select().from(dnsRecords).where(eq(dnsRecords.domainId, d.id))).length, 0);
-      assert.equal((await db.select().from(subscriptions).where(eq(subscriptions.domainId, d.id))).length, 0);
+      // The subscription is cancelled by the system, not deleted (spec Subscription states; issue 8).
+      const [sub] = await db.select().from(subscriptions).where(eq(subscriptions.domainId, d.id));
+      assert.deepEqual(
+        [sub?.status, sub?.cancelReason, sub?.domainName],
+        ['cancelled', 'domain_deleted', 'managed.example.org'],
+      );
+      assert.ok(sub.cancelledAt && sub.cancelledAt.getTime() >= sub.createdAt.getTime());
       assert.equal(rowsOf(await db.execute(sql`SELECT id FROM rules WHERE domain_id = ${d.id}`)).length, 0);
       const entries = await logEntries('managed.example.org');
       assert.equal(entries.at(-1)?.deleted, true);
       assert.equal((await cp.call(a.key, 'DELETE', '/domains/managed.example.org')).statusCode, 404);
       assert.equal((await cp.call(b.key, 'POST', '/domains/', { name: 'managed.example.org' })).statusCode, 200);
+      const again = await cp.call(b.key, 'GET', '/domains/managed.example.org/subscription');
+      assert.deepEqual([again.json().status, again.json().id === sub.id], ['active', false], 'a new subscription');
     },
   );
 

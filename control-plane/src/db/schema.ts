@@ -90,9 +90,9 @@ export const domainMembers = pgTable(
 
 export const subscriptions = pgTable('subscriptions', {
   id: serial('id').primaryKey(),
-  domainId: integer('domain_id')
-    .notNull()
-    .references(() => domains.id),
+  /** No foreign key (0009_subscription_cancel.sql): a cancelled subscription outlives its domain. */
+  domainId: integer('domain_id').notNull(),
+  domainName: text('domain_name').notNull(),
   userId: integer('user_id')
     .notNull()
     .references(() => users.id),
@@ -105,9 +105,14 @@ export const subscriptions = pgTable('subscriptions', {
   overrides: jsonb('overrides').$type<Record<string, unknown>>().notNull().default({}),
   startedAt: ts('started_at').notNull().defaultNow(),
   expiresAt: ts('expires_at'),
+  cancelledAt: ts('cancelled_at'),
+  cancelReason: text('cancel_reason').$type<CancelReason>(),
   createdAt: ts('created_at').notNull().defaultNow(),
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
+
+/** Why the system cancelled a subscription (spec Subscription: cancel_reason). */
+export type CancelReason = 'domain_deleted' | 'recycled_domain_id' | 'plan_switch' | 'trial_ended';
 
 export const dnsRecords = pgTable('dns_records', {
   id: serial('id').primaryKey(),

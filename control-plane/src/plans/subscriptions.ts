@@ -1,7 +1,7 @@
 // Domain subscriptions: the free one every new domain gets, plan changes and support-set overrides (admin CLI).
 import { and, eq, inArray } from 'drizzle-orm';
 import type { Db, Tx } from '../db/index.js';
-import { plans, subscriptions } from '../db/schema.js';
+import { plans, subscriptions, type CancelReason } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import { BOOLEAN_FIELDS, FREE_PLAN_SLUG, LIMIT_FIELDS, LIVE_STATUSES, type OverridableField } from './entitlements.js';
 
@@ -11,9 +11,24 @@ export async function planBySlug(db: Db | Tx, slug: string) {
   return plan;
 }
 
-export async function createFreeSubscription(tx: Tx, domainId: number, userId: number): Promise<void> {
+export async function createFreeSubscription(
+  tx: Tx,
+  domain: { id: number; name: string },
+  userId: number,
+): Promise<void> {
   const plan = await planBySlug(tx, FREE_PLAN_SLUG);
-  await tx.insert(subscriptions).values({ domainId, userId, planId: plan.id, status: 'active' });
+  await tx
+    .insert(subscriptions)
+    .values({ domainId: domain.id, domainName: domain.name, userId, planId: plan.id, status: 'active' });
+}
+
+/** A system cancellation (spec Subscription states): the domain's live subscriptions become `cancelled`, rows kept. */
+export async function cancelSubscriptions(tx: Tx, domainId: number, reason: CancelReason): Promise<void> {
+  const now = new Date();
+  await tx
+    .update(subscriptions)
+    .set({ status: 'cancelled', cancelledAt: now, cancelReason: reason, autoRenew: false, updatedAt: now })
+    .where(and(eq(subscriptions.domainId, domainId), inArray(subscriptions.status, LIVE_STATUSES)));
 }
 
 /** Moves the domain's live subscription to another plan (overrides are kept). Returns the plan slug. */

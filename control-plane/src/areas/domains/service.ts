@@ -8,7 +8,7 @@ import type { Tx } from '../../db/index.js';
 import { domains } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
 import { addDomain, changeDomain, type DomainRow } from '../../config-log/index.js';
-import { createFreeSubscription } from '../../plans/subscriptions.js';
+import { cancelSubscriptions, createFreeSubscription } from '../../plans/subscriptions.js';
 import { effectiveFeatures } from '../../plans/entitlements.js';
 import { assertNotFrozen } from '../domain-lifecycle/transitions.js';
 import { CACHE_CAP_TIERS_MB } from './schemas.js';
@@ -98,7 +98,7 @@ export async function createDomain(
           sslDelegation: mode === 'external' ? newSslDelegation(name, app.config.acmeDelegationZone) : null,
         })
         .returning();
-      await createFreeSubscription(tx, created.id, ownerId);
+      await createFreeSubscription(tx, created, ownerId);
       // Delegation watch + zone scan, or verification watch: started by the dispatcher, never by this request.
       return { domain: created, workflows: app.temporal.starts.domainAdded(created) };
     });
@@ -159,9 +159,13 @@ export async function updateDomain(app: FastifyInstance, domain: DomainRow, body
   });
 }
 
-/** Removes the domain with everything hanging off it (records, rules, members, subscriptions cascade) and tombstones its config. */
+/**
+ * Removes the domain with what hangs off it (records, rules, members cascade) and tombstones its config; its
+ * subscription is cancelled with cancel_reason domain_deleted and kept (billing history outlives the domain).
+ */
 export async function deleteDomain(app: FastifyInstance, domain: DomainRow): Promise<void> {
   await changeDomain(app, domain.id, async (tx, current) => {
+    await cancelSubscriptions(tx, current.id, 'domain_deleted');
     await tx.delete(domains).where(eq(domains.id, current.id));
     return { value: undefined, deleted: true };
   });
