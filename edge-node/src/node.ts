@@ -9,6 +9,7 @@ import { RequestLogBuffer } from './log/buffer.js';
 import { runHealthChecks } from './rules/origin-pool.js';
 import { UpstreamPools } from './proxy/upstream.js';
 import { startEdgeServer, type EdgeServer } from './server.js';
+import { DomainSet } from './store/domain-set.js';
 import { DomainTable } from './store/snapshot.js';
 import { defaultCertificate } from './tls/default-cert.js';
 
@@ -61,15 +62,10 @@ export async function startEdgeNode(
     defaultCert,
   });
 
-  const refresh = ({ domain }: DomainChange) => {
-    let snapshot;
-    try {
-      snapshot = store.getSnapshot(domain);
-    } catch (err) {
-      log.error({ err, domain }, 'stored snapshot unreadable; keeping the previous one');
-      return;
-    }
-    const compiled = table.set(domain, snapshot);
+  const domains = new DomainSet(table, store);
+  const refresh = (change: DomainChange) => {
+    const { domain } = change;
+    const compiled = domains.refresh(change);
     if (!compiled) cache.drop(domain);
     else {
       const st = compiled.snapshot.settings;

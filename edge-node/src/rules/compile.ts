@@ -10,7 +10,7 @@ export interface CompiledRule<A = unknown> {
   id: number;
   type: string;
   priority: number;
-  /** Position in (priority, id) order across the whole set: candidates are merged by it. */
+  /** Position in (priority, id) order among the rules of its type: candidates are merged by it. */
   order: number;
   dryRun: boolean;
   records: Set<number> | null;
@@ -177,47 +177,68 @@ function segmentKeys(path: PathFilter): string[] | null {
   return keys.length > 0 ? keys : null;
 }
 
+/**
+ * Compiles one rule (the type's own compiler for the action); throws on a body it cannot read. `order` is set when
+ * the rule is indexed (indexRules).
+ */
+export function compileRule(rule: Rule, compile: ActionCompiler): CompiledRule {
+  const f = decodeRuleBody(rule.body);
+  const hostIncludes = f.host_pattern ? [...f.host_includes, f.host_pattern] : f.host_includes;
+  return {
+    id: rule.id,
+    type: rule.type,
+    priority: rule.priority,
+    order: -1,
+    dryRun: f.action_mode === 'dry_run' && rule.type !== 'cache',
+    records: f.record_ids.length > 0 ? new Set(f.record_ids) : null,
+    host: new HostFilter(f.host_match_type, hostIncludes, f.host_excludes),
+    path: new PathFilter(f.path_match_type, f.path_includes, f.path_excludes),
+    ipIncludes: f.ip_includes.length > 0 ? new IpRangeSet(f.ip_includes) : null,
+    ipExcludes: f.ip_excludes.length > 0 ? new IpRangeSet(f.ip_excludes) : null,
+    fields: f,
+    action: compile(f, { id: rule.id, pathMatchType: f.path_match_type, pathIncludes: f.path_includes }),
+    stamp: 0,
+  };
+}
+
+/**
+ * The index of one type's compiled rules, given in any order: sorted by (priority, id), each with its position as
+ * `order`. A rule whose position moved is copied rather than changed, so an index still in use by a request keeps
+ * its own order.
+ */
+export function indexRules(rules: Iterable<CompiledRule>): RuleIndex {
+  const sorted = [...rules].sort((a, b) => a.priority - b.priority || a.id - b.id);
+  for (let i = 0; i < sorted.length; i++) {
+    const r = sorted[i];
+    if (r.order === -1)
+      r.order = i; // not in any index yet
+    else if (r.order !== i) sorted[i] = { ...r, order: i, stamp: 0 };
+  }
+  return new RuleIndex(sorted);
+}
+
 /** Compiles the rules of a set into one index per type, with the type's own compiler for the action. */
 export function compileRuleSet(
   rules: readonly Rule[],
   compilers: Readonly<Record<string, ActionCompiler | undefined>>,
   onError: (rule: Rule, err: unknown) => void,
 ): Map<string, RuleIndex> {
-  const sorted = rules
-    .filter((r) => r.enabled && compilers[r.type] !== undefined)
-    .sort((a, b) => a.priority - b.priority || a.id - b.id);
   const byType = new Map<string, CompiledRule[]>();
-  sorted.forEach((rule, order) => {
+  for (const rule of rules) {
+    const compile = compilers[rule.type];
+    if (!rule.enabled || compile === undefined) continue;
+    let c: CompiledRule;
     try {
-      const f = decodeRuleBody(rule.body);
-      const hostIncludes = f.host_pattern ? [...f.host_includes, f.host_pattern] : f.host_includes;
-      const c: CompiledRule = {
-        id: rule.id,
-        type: rule.type,
-        priority: rule.priority,
-        order,
-        dryRun: f.action_mode === 'dry_run' && rule.type !== 'cache',
-        records: f.record_ids.length > 0 ? new Set(f.record_ids) : null,
-        host: new HostFilter(f.host_match_type, hostIncludes, f.host_excludes),
-        path: new PathFilter(f.path_match_type, f.path_includes, f.path_excludes),
-        ipIncludes: f.ip_includes.length > 0 ? new IpRangeSet(f.ip_includes) : null,
-        ipExcludes: f.ip_excludes.length > 0 ? new IpRangeSet(f.ip_excludes) : null,
-        fields: f,
-        action: compilers[rule.type]!(f, {
-          id: rule.id,
-          pathMatchType: f.path_match_type,
-          pathIncludes: f.path_includes,
-        }),
-        stamp: 0,
-      };
-      const list = byType.get(rule.type);
-      if (list) list.push(c);
-      else byType.set(rule.type, [c]);
+      c = compileRule(rule, compile);
     } catch (err) {
       onError(rule, err);
+      continue;
     }
-  });
+    const list = byType.get(rule.type);
+    if (list) list.push(c);
+    else byType.set(rule.type, [c]);
+  }
   const out = new Map<string, RuleIndex>();
-  for (const [type, list] of byType) out.set(type, new RuleIndex(list));
+  for (const [type, list] of byType) out.set(type, indexRules(list));
   return out;
 }

@@ -1,43 +1,16 @@
-// The node's read view of the config: per-domain compiled snapshots (records by name, rule indexes), swapped whole
-// when the node store applies a new entry.
-import { componentLogger } from '@platform/shared';
+// The node's read view of the config: per-domain compiled domains (records by name, rule indexes), each replaced by
+// one Map write when the node store applies an entry (DomainSet brings them up to date; DomainBuilder compiles).
 import type { DomainSnapshot, ZoneRecord } from '@platform/shared/config';
-import { compileRuleSet, type RuleIndex } from '../rules/compile.js';
-import { RULE_COMPILERS } from '../rules/index.js';
-import type { OriginPoolAction } from '../rules/origin-pool.js';
+import { DomainBuilder, type CompiledDomain } from './domain-builder.js';
 
-const log = componentLogger('edge-node.snapshot');
-const PROXYABLE = new Set(['A', 'AAAA', 'CNAME']);
+export type { CompiledDomain } from './domain-builder.js';
+
 /** Domains in these states are not served by the edge (421 like an unknown host). */
 const NOT_SERVED = new Set(['disabled', 'banned']);
 
-export interface CompiledDomain {
-  name: string;
-  snapshot: DomainSnapshot;
-  /** Relative name → the record that answers for it ('@' apex, '*.dev' wildcard); `proxied` false means not served. */
-  records: Map<string, ZoneRecord>;
-  rules: Map<string, RuleIndex>;
-  /** origin_pool actions, for the node's active health checks. */
-  poolActions: OriginPoolAction[];
-  compiledAt: number;
-}
-
+/** Compiles a snapshot from scratch. */
 export function compileDomain(snapshot: DomainSnapshot): CompiledDomain {
-  const records = new Map<string, ZoneRecord>();
-  for (const r of snapshot.zone?.records ?? []) {
-    if (!PROXYABLE.has(r.type)) {
-      if (!records.has(r.name)) records.set(r.name, { ...r, proxied: false });
-      continue;
-    }
-    const prev = records.get(r.name);
-    // The first proxied A/AAAA/CNAME of a name is its origin; a non-proxied one only counts when nothing is proxied.
-    if (!prev || (!prev.proxied && r.proxied)) records.set(r.name, r);
-  }
-  const rules = compileRuleSet(snapshot.ruleSet?.rules ?? [], RULE_COMPILERS, (rule, err) => {
-    log.error({ err, domain: snapshot.name, rule: rule.id }, 'rule failed to compile; skipped');
-  });
-  const poolActions = (rules.get('origin_pool')?.rules ?? []).map((r) => r.action as OriginPoolAction);
-  return { name: snapshot.name, snapshot, records, rules, poolActions, compiledAt: Date.now() };
+  return new DomainBuilder(snapshot).domain;
 }
 
 export interface HostMatch {
@@ -60,20 +33,13 @@ export class DomainTable {
     return this.domains.values();
   }
 
-  /** Replaces (or removes, when `snapshot` is undefined) one domain; a snapshot that fails to compile keeps the previous one. */
-  set(name: string, snapshot: DomainSnapshot | undefined): CompiledDomain | undefined {
-    if (!snapshot) {
-      this.domains.delete(name);
-      return undefined;
-    }
-    try {
-      const c = compileDomain(snapshot);
-      this.domains.set(name, c);
-      return c;
-    } catch (err) {
-      log.error({ err, domain: name }, 'snapshot failed to compile; keeping the previous one');
-      return this.domains.get(name);
-    }
+  /** Installs or replaces one domain: one Map write, so a request starting now sees the old or the new one. */
+  set(domain: CompiledDomain): void {
+    this.domains.set(domain.name, domain);
+  }
+
+  delete(name: string): void {
+    this.domains.delete(name);
   }
 
   /** The domain and proxied record serving `host` (exact name first, then DNS-style wildcards), or undefined. */
