@@ -24,8 +24,13 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** CHILD_CPU_PROF_DIR: every child started here writes a V8 CPU profile there when it exits (bench profiling). */
+const profileArgs = process.env.CHILD_CPU_PROF_DIR
+  ? ['--cpu-prof', `--cpu-prof-dir=${process.env.CHILD_CPU_PROF_DIR}`]
+  : [];
+
 function tsx(script: string, args: string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', join(ROOT, script), ...args], {
+  return spawn(process.execPath, [...profileArgs, '--import', 'tsx', join(ROOT, script), ...args], {
     cwd: ROOT,
     env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
