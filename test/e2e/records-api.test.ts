@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { desc, eq } from 'drizzle-orm';
 import { decodeDomainSnapshot } from '@platform/shared/config';
-import { configLog } from '../../control-plane/src/db/schema.js';
+import { configLog, domains } from '../../control-plane/src/db/schema.js';
+import { setOverride } from '../../control-plane/src/plans/subscriptions.js';
 import { recordsFixture } from './records-helpers.js';
 
 test('records API: validation, zone rules, permissions, limits', async (t) => {
@@ -335,6 +336,47 @@ test('records API: validation, zone rules, permissions, limits', async (t) => {
     const zone = decodeDomainSnapshot(entry!.payload).zone!;
     const rec = zone.records.find((r) => Number(r.id) === created.id);
     assert.deepEqual([rec?.name, rec?.type, rec?.destination, rec?.ttl], ['logged', 'TXT', 'hello', 77]);
+  });
+
+  await t.test('the list is byte for byte what the record schema serialises, escapes included', async () => {
+    // The list's JSON text is built by the database (store.ts listRecordsJson); each create answers the same record
+    // through the response schema, so the list must be exactly those answers, in id order.
+    const other = await cp.domain(key, 'list-bytes.example');
+    const [row] = await cp.database.db.select().from(domains).where(eq(domains.name, other));
+    await setOverride(cp.database.db, row!.id, 'host_header_edit_enabled', true);
+    const listUrl = `/domains/${other}/records/`;
+    assert.equal((await cp.call(key, 'GET', listUrl)).body, '[]');
+    const bodies = [
+      { name: 'www', type: 'A', destination: '192.0.2.1', proxied: true, host_header: 'origin.example.net' },
+      { name: '@', type: 'MX', destination: 'mail.example.net', mx_priority: 0 },
+      { name: '_sip._tcp', type: 'SRV', destination: '10 5060 sip.example.net', comment: 'é 😀 </script>' },
+      { name: 'txt', type: 'TXT', destination: '"quoted \\"inner\\" text" "and more"' },
+      {
+        name: 'c',
+        type: 'A',
+        destination: '192.0.2.2',
+        comment: 'tab\there "quote" back\\slash\nnew line \u0001\u001f\u007f\u2028',
+      },
+      {
+        name: 'monitored',
+        type: 'CNAME',
+        destination: 'target.example.net',
+        monitor: true,
+        captcha: true,
+        scheme: 'Http',
+        port: 8080,
+      },
+    ];
+    const created: string[] = [];
+    for (const b of bodies) {
+      const res = await cp.call(key, 'POST', listUrl, b);
+      assert.equal(res.statusCode, 200, res.body);
+      created.push(res.body);
+    }
+    const list = await cp.call(key, 'GET', listUrl);
+    assert.equal(list.statusCode, 200);
+    assert.match(String(list.headers['content-type']), /^application\/json; charset=utf-8$/);
+    assert.equal(list.body, `[${created.join(',')}]`);
   });
 
   await t.test('concurrent conflicting creates: exactly one wins', async () => {

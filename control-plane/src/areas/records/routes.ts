@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { loadDomain } from '../../auth/domain-access.js';
 import { errorResponses, idSegment, MessageBody } from '../../openapi/schemas.js';
-import { listApiRecords, type RecordRow } from './store.js';
+import { listRecordsJson, type RecordRow } from './store.js';
 import {
   batchUpdate,
   createRecord,
@@ -77,9 +77,12 @@ export default async function recordRoutes(fastify: FastifyInstance) {
         response: { 200: Type.Array(Record), ...errorResponses(403, 404) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { domain } = await loadDomain(request, request.params.domain, 'domain.view');
-      return listApiRecords(app.db, domain.id);
+      // Already the schema's JSON text (store.ts): a string with a JSON content type is sent as is, not parsed and
+      // serialised again (the type provider only knows the parsed form).
+      const json = await listRecordsJson(app.db, domain.id);
+      return reply.type('application/json; charset=utf-8').send(json as unknown as RecordBody[]);
     },
   );
 

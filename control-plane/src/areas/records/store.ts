@@ -62,14 +62,30 @@ const utc = (col: string) => sql.raw(`to_char(${col} AT TIME ZONE 'UTC', 'YYYY-M
  * it: on PGlite this is about 2.5x faster than decoding 10,000 rows column by column (bench/control-plane/records.bench.ts).
  */
 export async function listApiRecords(db: Db | Tx, domainId: number): Promise<ApiRecord[]> {
+  return JSON.parse(await listRecordsJson(db, domainId)) as ApiRecord[];
+}
+
+const jsonBool = (col: string) => sql.raw(`CASE WHEN ${col} THEN 'true' ELSE 'false' END`);
+
+/**
+ * The GET answer itself: every record of a domain as the JSON text the response schema would serialise (as
+ * fast-json-stringify orders them: the required fields in the DnsRecord schema's order, then the optional ones set,
+ * unset mx_priority / host_header / comment absent; no whitespace), ordered by id.
+ * The database concatenates it, strings escaped by to_json: on PGlite a third of the cost of json_build_object +
+ * json_strip_nulls, and the route sends it without parsing and serialising 10,000 objects again.
+ */
+export async function listRecordsJson(db: Db | Tx, domainId: number): Promise<string> {
   const result = await db.execute(sql`
-    SELECT coalesce(json_agg(json_strip_nulls(json_build_object(
-      'id', id, 'name', name, 'type', type, 'destination', destination, 'mx_priority', mx_priority, 'ttl', ttl,
-      'proxied', proxied, 'captcha', captcha, 'scheme', scheme, 'port', port, 'host_header', host_header,
-      'host_header_mode', host_header_mode, 'monitor', monitor, 'timeout', timeout, 'comment', comment,
-      'created_at', ${utc('created_at')}, 'updated_at', ${utc('updated_at')})) ORDER BY id), '[]')::text AS records
+    SELECT '[' || coalesce(string_agg('{"id":' || id || ',"name":' || to_json(name) || ',"type":' || to_json(type)
+      || ',"destination":' || to_json(destination) || ',"ttl":' || ttl || ',"proxied":' || ${jsonBool('proxied')}
+      || ',"captcha":' || ${jsonBool('captcha')} || ',"scheme":' || to_json(scheme) || ',"port":' || port
+      || ',"host_header_mode":' || to_json(host_header_mode) || ',"monitor":' || ${jsonBool('monitor')}
+      || ',"timeout":' || timeout || ',"created_at":"' || ${utc('created_at')} || '","updated_at":"' || ${utc('updated_at')}
+      || '"' || coalesce(',"mx_priority":' || mx_priority, '') || coalesce(',"host_header":' || to_json(host_header), '')
+      || coalesce(',"comment":' || to_json(comment), '') || '}',
+      ',' ORDER BY id), '') || ']' AS records
     FROM dns_records WHERE domain_id = ${domainId}`);
-  return JSON.parse(rowsOf<{ records: string }>(result)[0]!.records) as ApiRecord[];
+  return rowsOf<{ records: string }>(result)[0]!.records;
 }
 
 export function apiToStored(r: ApiRecord): StoredRecord {
