@@ -7,6 +7,7 @@ export const ERROR_CODES = {
   401: 'CP_ERR_INVALID_API_KEY', // missing, malformed, unknown, revoked or expired key
   403: 'CP_ERR_FORBIDDEN', // read-only key, role, denied surface, inactive account, plan feature
   404: 'CP_ERR_NOT_FOUND', // no such route or resource, or not visible to the caller
+  405: 'CP_ERR_METHOD_NOT_ALLOWED', // the path exists with other methods (Allow lists them)
   409: 'CP_ERR_CONFLICT', // already exists, in progress, expired token, disabled domain
   413: 'CP_ERR_BODY_TOO_LARGE', // request body above API_BODY_LIMIT_BYTES
   415: 'CP_ERR_UNSUPPORTED_MEDIA_TYPE', // body that is not application/json

@@ -1,11 +1,13 @@
 """Schemathesis hooks for scripts/api-fuzz.sh.
 
 The fuzzed domain is a fixed path parameter (schemathesis.toml); when the fuzzer deletes it (DELETE
-/domains/{domain} is one of the operations under test), it is created again at once so that the operations run
-after it still find a domain to work on instead of answering 404 for the rest of the run.
+/domains/{domain} is one of the operations under test), it is created again at once, on the enterprise plan as the
+script set it up, so that the operations run after it still find a domain whose plan has every rule type instead of
+answering 404 (or 403 for a feature) for the rest of the run.
 """
 
 import os
+import subprocess
 
 import requests
 import schemathesis
@@ -13,11 +15,19 @@ import schemathesis
 BASE = os.environ["API_FUZZ_BASE_URL"]
 KEY = os.environ["API_FUZZ_KEY"]
 DOMAIN = os.environ["API_FUZZ_DOMAIN"]
+ROOT = os.environ["API_FUZZ_ROOT"]
 
 
 def restore_domain() -> None:
     headers = {"Authorization": f"Bearer {KEY}"}
-    requests.post(f"{BASE}/domains/", json={"name": DOMAIN}, headers=headers, timeout=30)
+    requests.post(f"{BASE}/domains/", json={"name": DOMAIN}, headers=headers, timeout=30).raise_for_status()
+    # The admin CLI reaches the running control plane through its socket in DATA_DIR (inherited from the script).
+    subprocess.run(
+        ["npm", "run", "-s", "admin", "--", "plan", "set", DOMAIN, "enterprise"],
+        cwd=ROOT,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
 
 
 @schemathesis.hook

@@ -37,7 +37,15 @@ const invalid = [
   'example.42',
   `${'x'.repeat(64)}.org`,
   '%zz.example',
+  // Numbers the host parser reads as IPv4 (found by schemathesis: "0" was stored as the domain "0.0.0.0").
+  '0',
+  '0x7f',
+  '3232235777',
 ];
 for (const input of invalid) {
   test(`rejects ${JSON.stringify(input)}`, () => assert.equal(parseDomainName(input).ok, false));
 }
+
+test('a number is refused as the IP address the host parser reads', () => {
+  assert.deepEqual(parseDomainName('0'), { ok: false, reason: 'an IP address is not a domain name' });
+});

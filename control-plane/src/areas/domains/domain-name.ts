@@ -24,6 +24,8 @@ export function parseDomainName(raw: string): { ok: true; name: string } | { ok:
   if (/\.[0-9]+$/.test(text)) return { ok: false, reason: 'the top-level label cannot be numeric' };
   const ascii = domainToASCII(text.toLowerCase());
   if (!ascii) return { ok: false, reason: 'the name is not a valid internationalised domain name' };
+  // The WHATWG host parser reads a single number (`0`, `0x7f`, `3232235777`) as an IPv4 address.
+  if (isIP(ascii)) return { ok: false, reason: 'an IP address is not a domain name' };
   if (ascii.length > 253) return { ok: false, reason: 'the name is longer than 253 characters' };
   const labels = ascii.split('.');
   if (labels.length < 2) return { ok: false, reason: 'a single label is not a domain name' };
