@@ -48,6 +48,44 @@ test('records bulk operations', async (t) => {
     assert.deepEqual(after.get(ids[1]), { ...after.get(ids[1]), ttl: 300 }, 'a failed item changes nothing');
   });
 
+  await t.test('items are checked against records outside the batch at the names they move to', async () => {
+    // The batch reads only the records it names and those at their old and new owner names (service.ts indexAround):
+    // the checks must decide as on the whole zone, including against records that earlier items moved.
+    const cname = await cp.call(key, 'POST', url(), {
+      name: 'alias',
+      type: 'CNAME',
+      destination: 'target.example.net',
+    });
+    assert.equal(cname.statusCode, 200, cname.body);
+    const res = await cp.call(key, 'POST', url('batch-update'), {
+      updates: [
+        { id: ids[10], name: 'alias' },
+        { id: ids[262], name: 'h12.example.org.' },
+        { id: ids[20], name: 'moved' },
+        { id: ids[21], name: 'MOVED' },
+        { id: ids[20], destination: '198.51.100.21' },
+        { id: ids[22], name: 'bad..name' },
+      ],
+    });
+    assert.deepEqual(res.json(), {
+      succeeded: 2,
+      failed: 4,
+      results: [
+        {
+          id: ids[10],
+          ok: false,
+          error: '"alias" already has a CNAME record, and a CNAME cannot share its name with other records',
+        },
+        { id: ids[262], ok: false, error: 'an identical record already exists' },
+        { id: ids[20], ok: true },
+        { id: ids[21], ok: true },
+        { id: ids[20], ok: false, error: 'an identical record already exists' },
+        { id: ids[22], ok: false, error: 'name "bad..name" is not valid: empty label' },
+      ],
+    });
+    await cp.call(key, 'DELETE', url(String(cname.json().id)));
+  });
+
   await t.test('all failed or nothing changed: still 200, no config-log entry', async () => {
     const before = await f.logCount();
     const res = await cp.call(key, 'POST', url('batch-update'), { updates: [{ id: ids[5], timeout: 5000 }] });

@@ -19,12 +19,14 @@ import {
   getRecord,
   insertRecords,
   listRecords,
+  listRecordsAround,
   toStored,
   updateRecords,
   type RecordRow,
 } from './store.js';
 import { LIMITS, type RecordCreate, type RecordFields, type RecordPatch, type StoredRecord } from './types.js';
 import { ZoneIndex } from './zone-index.js';
+import { normalizeOwnerName } from './names.js';
 import { assertNotFrozen } from '../domain-lifecycle/transitions.js';
 
 export type DomainRow = typeof domains.$inferSelect;
@@ -77,9 +79,30 @@ async function write<T>(
   }
 }
 
-async function indexOf(tx: Tx, domainId: number, names?: string[]): Promise<ZoneIndex> {
-  if (!names) return new ZoneIndex((await listApiRecords(tx, domainId)).map(apiToStored));
+async function indexOf(tx: Tx, domainId: number, names: string[]): Promise<ZoneIndex> {
   return new ZoneIndex((await listRecords(tx, domainId, names)).map(toStored));
+}
+
+/** The owner names `rawNames` normalise to; a name that does not normalise is that item's error later. */
+function ownerNames(zone: string, rawNames: Iterable<string | undefined>): string[] {
+  const names = new Set<string>();
+  for (const raw of rawNames) {
+    if (raw === undefined) continue;
+    try {
+      names.add(normalizeOwnerName(zone, raw));
+    } catch {
+      // reported by buildRecord / applyPatch for its item
+    }
+  }
+  return [...names];
+}
+
+/**
+ * The zone index a bulk write needs, not the whole zone: the records it names by id, and every record at an owner
+ * name they have or will have (zone-index.ts checks one owner name at a time, so the checks decide as on the whole zone).
+ */
+async function indexAround(tx: Tx, domain: DomainRow, ids: number[], rawNames: Iterable<string | undefined>) {
+  return new ZoneIndex(await listRecordsAround(tx, domain.id, ids, ownerNames(domain.name, rawNames)));
 }
 
 export async function createRecord(app: FastifyInstance, domain: DomainRow, input: RecordCreate): Promise<RecordRow> {
@@ -141,7 +164,12 @@ export async function batchUpdate(
   updates: (RecordPatch & { id: number })[],
 ): Promise<BulkResult> {
   return write(app, domain, async (tx) => {
-    const index = await indexOf(tx, domain.id);
+    const index = await indexAround(
+      tx,
+      domain,
+      updates.map((u) => u.id),
+      updates.map((u) => u.name),
+    );
     let features: EffectiveFeatures | null = null;
     const changed = new Map<number, StoredRecord>();
     const results: BulkResult['results'] = [];
@@ -200,8 +228,13 @@ async function planImport(tx: Tx, domain: DomainRow, text: string): Promise<Impo
     return { records: [], skipped: [], errors: [{ line: 0, error: FILE_TOO_LARGE }], limitError: null };
   }
   const plan: ImportPlan = { records: [], skipped: parsed.skipped, errors: parsed.errors, limitError: null };
-  const index = await indexOf(tx, domain.id);
-  const existingCount = index.size;
+  const index = await indexAround(
+    tx,
+    domain,
+    [],
+    parsed.records.map((r) => r.input.name),
+  );
+  const existingCount = await countRecords(tx, domain.id);
   const features = await effectiveFeatures(tx, domain.id);
   let nextId = -1; // placeholder ids for the index; never stored
   for (const { line, input } of parsed.records) {
