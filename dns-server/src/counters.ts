@@ -40,10 +40,3 @@ export function createCounters(): Counters {
     dns_zone_compile_failures_total: 0,
   };
 }
-
-/** Prometheus text exposition of the counters. */
-export function formatCounters(c: Counters): string {
-  let out = '';
-  for (const [k, v] of Object.entries(c)) out += `# TYPE ${k} counter\n${k} ${v}\n`;
-  return out;
-}

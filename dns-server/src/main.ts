@@ -6,7 +6,7 @@ import { onShutdownSignals, startNodeSyncFromConfig, startWorkerPool } from '@pl
 import { domainChange, openNodeStore, wholeDomain, type DomainChange } from '@platform/shared/node-store';
 import { loadConfig, type DnsServerConfig } from './config.js';
 import { createCounters, type Counters } from './counters.js';
-import { startMetrics, sumCounters } from './metrics.js';
+import { startDnsOps, sumCounters } from './metrics.js';
 import { log, nodeStorePath, startServingNode, type ServingNode } from './node.js';
 
 type WorkerMessage = { type: 'listening'; port: number } | { type: 'counters'; counters: Counters };
@@ -24,14 +24,23 @@ async function runSingle(): Promise<void> {
   const node = await startServingNode(config);
   node.store.onApplied((e) => node.refresh(domainChange(e)));
   const sync = startNodeSyncFromConfig(node.store, { ...config, nodeIdPrefix: 'dns' });
-  const metrics = config.metricsPort
-    ? await startMetrics(config.host, config.metricsPort, () => node.counters)
+  const ops = config.metricsPort
+    ? await startDnsOps({
+        host: config.host,
+        port: config.metricsPort,
+        counters: () => node.counters,
+        store: node.store,
+        sync,
+      })
     : undefined;
-  log.info({ host: config.host, port: node.server.port, zones: node.table.size, workers: 1 }, 'dns-server listening');
+  log.info(
+    { host: config.host, port: node.server.port, metricsPort: ops?.port, zones: node.table.size, workers: 1 },
+    'dns-server listening',
+  );
   onShutdownSignals(
     async () => {
       await sync?.stop();
-      metrics?.close();
+      await ops?.close();
       await node.close();
     },
     log,
@@ -106,14 +115,20 @@ async function runPrimary(): Promise<void> {
   });
   const sync = startNodeSyncFromConfig(store, { ...config, nodeIdPrefix: 'dns' });
   const total = createCounters();
-  const metrics = config.metricsPort
-    ? await startMetrics(config.host, config.metricsPort, () => sumCounters(counters.values(), total))
+  const ops = config.metricsPort
+    ? await startDnsOps({
+        host: config.host,
+        port: config.metricsPort,
+        counters: () => sumCounters(counters.values(), total),
+        store,
+        sync,
+      })
     : undefined;
   onShutdownSignals(
     async () => {
       pool.stopRespawning();
       await sync?.stop();
-      metrics?.close();
+      await ops?.close();
       await pool.stop();
       await store.close();
     },

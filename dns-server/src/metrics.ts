@@ -1,18 +1,71 @@
-// Optional HTTP endpoint (DNS_METRICS_PORT) exposing the counters in Prometheus text format.
-import { createServer, type Server } from 'node:http';
-import { formatCounters, type Counters } from './counters.js';
+// The DNS node's operations endpoint (DNS_METRICS_PORT): /healthz, /readyz (config sync) and /metrics in Prometheus
+// text, read from the plain counters the hot path increments (counters.ts).
+import type { NodeStore, NodeSync } from '@platform/shared/node-store';
+import {
+  counterFrom,
+  createRegistry,
+  registerNodeSyncMetrics,
+  startOpsServer,
+  syncReadiness,
+  type OpsServer,
+} from '@platform/shared/ops';
+import type { Counters } from './counters.js';
 
-export function startMetrics(host: string, port: number, read: () => Counters): Promise<Server> {
-  const server = createServer((req, res) => {
-    if (req.url !== '/metrics') {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(formatCounters(read()));
-  });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve(server));
+/** dns_responses_<rcode>_total fields, exposed as dns_responses_total{rcode="<RCODE>"} (CoreDNS's shape). */
+const RCODE_FIELDS = ['noerror', 'nxdomain', 'refused', 'formerr', 'notimp', 'servfail', 'badvers'] as const;
+/** Counters exposed under their own name (everything but the per-rcode and per-protocol ones). */
+const PLAIN: Record<string, string> = {
+  dns_responses_truncated_total: 'Answers sent truncated (TC set): the client retries over TCP',
+  dns_packets_dropped_total: 'Packets dropped without an answer (not a query, or too short to answer)',
+  dns_handler_errors_total: 'Queries whose handling threw (answered SERVFAIL)',
+  dns_tcp_connections_total: 'TCP connections accepted',
+  dns_zone_compiles_total: 'Zones compiled whole (load, snapshot)',
+  dns_zone_patches_total: 'Changes applied by recompiling only the names they touched',
+  dns_zone_compile_failures_total: 'Zone changes that failed to compile (the previous zone kept serving)',
+};
+
+export interface DnsOpsOptions {
+  host: string;
+  port: number;
+  /** The counters of this process, or the sum over the workers in cluster mode. */
+  counters: () => Counters;
+  store: NodeStore;
+  sync: NodeSync | undefined;
+}
+
+export function startDnsOps(o: DnsOpsOptions): Promise<OpsServer> {
+  const registry = createRegistry();
+  counterFrom(
+    registry,
+    'dns_queries_total',
+    'Queries received, per transport',
+    () => {
+      const c = o.counters();
+      return [
+        [{ proto: 'udp' }, c.dns_queries_udp_total],
+        [{ proto: 'tcp' }, c.dns_queries_tcp_total],
+      ];
+    },
+    ['proto'],
+  );
+  counterFrom(
+    registry,
+    'dns_responses_total',
+    'Answers sent, per response code',
+    () => {
+      const c = o.counters();
+      return RCODE_FIELDS.map((f) => [{ rcode: f.toUpperCase() }, c[`dns_responses_${f}_total`]] as const);
+    },
+    ['rcode'],
+  );
+  for (const [name, help] of Object.entries(PLAIN))
+    counterFrom(registry, name, help, () => o.counters()[name as keyof Counters]);
+  registerNodeSyncMetrics(registry, 'dns', o.sync, o.store);
+  return startOpsServer({
+    host: o.host,
+    port: o.port,
+    registry,
+    checks: { sync: () => syncReadiness(o.sync, o.store) },
   });
 }
 

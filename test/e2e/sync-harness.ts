@@ -147,7 +147,7 @@ export async function startControlPlane(
     await stop();
     throw err;
   }
-  const nodeToken = readFileSync(join(tdb.dataDir, 'node-token'), 'utf8').trim();
+  const nodeToken = env.NODE_TOKEN ?? readFileSync(join(tdb.dataDir, 'node-token'), 'utf8').trim();
   return {
     apiUrl,
     syncUrl: `ws://127.0.0.1:${syncPort}`,

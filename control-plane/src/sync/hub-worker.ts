@@ -13,6 +13,8 @@ interface NodeConn {
   id: number;
   nodeId: string;
   from: number;
+  /** The last version the node reported applying ({"type":"applied"} text frames), for its lag. */
+  applied: number;
   closed: boolean;
   onDrain?: () => void;
 }
@@ -87,7 +89,13 @@ app.ws<NodeConn>('/sync', {
         .end('{"error":"from must be a non-negative integer"}');
       return;
     }
-    res.upgrade<NodeConn>({ id: nextId++, nodeId, from, closed: false }, key, protocol, extensions, context);
+    res.upgrade<NodeConn>(
+      { id: nextId++, nodeId, from, applied: from, closed: false },
+      key,
+      protocol,
+      extensions,
+      context,
+    );
   },
   open(ws) {
     sockets.add(ws);
@@ -98,6 +106,16 @@ app.ws<NodeConn>('/sync', {
       log.error({ err, node: conn.nodeId }, 'catch-up failed; dropping the node so it resumes');
       if (!conn.closed) ws.end(1011, 'catch-up failed');
     });
+  },
+  message(ws, message, isBinary) {
+    // Nodes send only small JSON reports; anything else is ignored (older and newer nodes stay compatible).
+    if (isBinary) return;
+    try {
+      const m = JSON.parse(Buffer.from(message).toString('utf8')) as { type?: unknown; version?: unknown };
+      if (m.type === 'applied' && Number.isSafeInteger(m.version)) ws.getUserData().applied = m.version as number;
+    } catch {
+      // not JSON: ignored
+    }
   },
   drain(ws) {
     const conn = ws.getUserData();
@@ -206,6 +224,17 @@ port.on('message', (msg: ToWorker) => {
           break;
         case 'horizon':
           mirror.setHorizon(msg.version);
+          break;
+        case 'nodes-request':
+          post({
+            type: 'nodes',
+            id: msg.id,
+            head: published,
+            nodes: [...sockets].map((ws) => {
+              const c = ws.getUserData();
+              return { node: c.nodeId || `conn-${c.id}`, version: c.applied };
+            }),
+          });
           break;
         case 'db-head':
           headRequests.get(msg.id)?.(msg.head);

@@ -6,7 +6,7 @@ import { componentLogger } from '@platform/shared';
 import { MAX_SYNC_FRAME_BYTES } from '@platform/shared/config';
 import type { Db } from '../db/index.js';
 import type { ConfigLog, StoredEntry } from '../config-log/index.js';
-import type { FromWorker, HubWorkerData, ToWorker } from './protocol.js';
+import type { ConnectedNode, FromWorker, HubWorkerData, ToWorker } from './protocol.js';
 
 export interface SyncHubOptions {
   host: string;
@@ -37,6 +37,8 @@ export interface SyncHub {
   readonly head: number;
   /** Nodes connected now (catching up or live). */
   readonly nodes: number;
+  /** The connected nodes and the versions they last reported applying, with the head published to them. */
+  connectedNodes(): Promise<{ head: number; nodes: ConnectedNode[] }>;
   /** Prunes tombstones past their retention now; resolves to the new horizon. */
   pruneTombstones(): Promise<number>;
   /** Resolves once every compaction asked for so far is stored. */
@@ -78,6 +80,8 @@ export async function startSyncHub(opts: SyncHubOptions): Promise<SyncHub> {
   const closed = new Promise<void>((r) => {
     resolveClosed = r;
   });
+  const nodesRequests = new Map<number, (r: { head: number; nodes: ConnectedNode[] }) => void>();
+  let nextRequest = 1;
   let listening!: (port: number) => void;
   let failed!: (err: Error) => void;
   const ready = new Promise<number>((resolve, reject) => {
@@ -125,8 +129,14 @@ export async function startSyncHub(opts: SyncHubOptions): Promise<SyncHub> {
       case 'head-request':
         void tail().then(async () => send({ type: 'db-head', id: m.id, head: await configLog.head(db) }));
         break;
+      case 'nodes':
+        nodesRequests.get(m.id)?.({ head: m.head, nodes: m.nodes });
+        nodesRequests.delete(m.id);
+        break;
       case 'closed':
         resolveClosed();
+        for (const r of nodesRequests.values()) r({ head, nodes: [] });
+        nodesRequests.clear();
         break;
     }
   });
@@ -210,6 +220,22 @@ export async function startSyncHub(opts: SyncHubOptions): Promise<SyncHub> {
     },
     get nodes() {
       return nodes;
+    },
+    connectedNodes() {
+      if (closing) return Promise.resolve({ head, nodes: [] });
+      return new Promise((resolve) => {
+        const id = nextRequest++;
+        // A worker that died answers nothing: the scrape still completes, without nodes.
+        const late = setTimeout(() => {
+          nodesRequests.delete(id);
+          resolve({ head, nodes: [] });
+        }, 2000);
+        nodesRequests.set(id, (r) => {
+          clearTimeout(late);
+          resolve(r);
+        });
+        send({ type: 'nodes-request', id });
+      });
     },
     pruneTombstones,
     async settled() {

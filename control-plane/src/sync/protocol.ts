@@ -20,6 +20,8 @@ export type ToWorker =
   | { type: 'horizon'; version: number }
   /** Answer to a head request: the database's head after the tail caught up with it. */
   | { type: 'db-head'; id: number; head: number }
+  /** Asks for the connected nodes and the versions they reported applying (metrics). */
+  | { type: 'nodes-request'; id: number }
   | { type: 'close' };
 
 export type FromWorker =
@@ -31,4 +33,11 @@ export type FromWorker =
   | { type: 'compact'; domain: string; version: number; payload?: Uint8Array }
   /** A node is ahead of the mirror: tail the log and report the database's head. */
   | { type: 'head-request'; id: number }
+  | { type: 'nodes'; id: number; head: number; nodes: ConnectedNode[] }
   | { type: 'closed' };
+
+/** A connected node as the hub sees it: its id (x-node-id, or conn-<n>) and the last version it reported applied. */
+export interface ConnectedNode {
+  node: string;
+  version: number;
+}

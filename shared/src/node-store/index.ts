@@ -10,4 +10,4 @@ export {
   domainChange,
 } from './store.js';
 export { STORE_LAYOUT } from './layout.js';
-export { startNodeSync, type NodeSync, type NodeSyncOptions } from './sync-client.js';
+export { startNodeSync, type NodeSync, type NodeSyncOptions, type NodeSyncStatus } from './sync-client.js';
