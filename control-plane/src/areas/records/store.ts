@@ -125,8 +125,11 @@ export async function listRecordsAround(
     FROM dns_records
     WHERE domain_id = ${domainId} AND (id = ANY(${idArray}::int[]) OR name IN (SELECT json_array_elements_text(${JSON.stringify(names)}::json))
       OR name IN (SELECT name FROM dns_records WHERE domain_id = ${domainId} AND id = ANY(${idArray}::int[])))`);
-  const tuples = JSON.parse(rowsOf<{ records: string }>(result)[0]!.records) as StoredTuple[];
-  return tuples.map((t) => ({
+  return (JSON.parse(rowsOf<{ records: string }>(result)[0]!.records) as StoredTuple[]).map(tupleToStored);
+}
+
+function tupleToStored(t: StoredTuple): StoredRecord {
+  return {
     id: t[0],
     name: t[1],
     type: t[2] as RecordType,
@@ -142,7 +145,7 @@ export async function listRecordsAround(
     monitor: t[12],
     timeout: t[13],
     comment: t[14],
-  }));
+  };
 }
 
 export function apiToStored(r: ApiRecord): StoredRecord {
@@ -178,31 +181,54 @@ export async function countRecords(tx: Tx, domainId: number): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
-const columns = (r: RecordFields) => ({
-  name: r.name,
-  type: r.type,
-  destination: r.destination,
-  mxPriority: r.mxPriority,
-  ttl: r.ttl,
-  proxied: r.proxied,
-  captcha: r.captcha,
-  scheme: r.scheme,
-  port: r.port,
-  hostHeader: r.hostHeader,
-  hostHeaderMode: r.hostHeaderMode,
-  monitor: r.monitor,
-  timeout: r.timeout,
-  comment: r.comment,
-});
-
-/** Inserts in chunks (Postgres allows 65535 parameters per statement); returns the rows in input order. */
+/**
+ * Inserts the records in ONE statement whatever their number (one JSON parameter, not 15 per record: binding 15,000
+ * parameters cost more than the insert itself) and returns the rows in input order, read back as one JSON text.
+ */
 export async function insertRecords(tx: Tx, domainId: number, records: RecordFields[]): Promise<RecordRow[]> {
-  const out: RecordRow[] = [];
-  for (let i = 0; i < records.length; i += 1000) {
-    const chunk = records.slice(i, i + 1000).map((r) => ({ domainId, ...columns(r) }));
-    out.push(...(await tx.insert(dnsRecords).values(chunk).returning()));
-  }
-  return out;
+  if (records.length === 0) return [];
+  const json = JSON.stringify(
+    records.map((r, i) => ({
+      i,
+      name: r.name,
+      type: r.type,
+      destination: r.destination,
+      mx_priority: r.mxPriority,
+      ttl: r.ttl,
+      proxied: r.proxied,
+      captcha: r.captcha,
+      scheme: r.scheme,
+      port: r.port,
+      host_header: r.hostHeader,
+      host_header_mode: r.hostHeaderMode,
+      monitor: r.monitor,
+      timeout: r.timeout,
+      comment: r.comment,
+    })),
+  );
+  // Ids come from the sequence in the SELECT's order, so ORDER BY id is the input order.
+  const result = await tx.execute(sql`
+    WITH inserted AS (
+      INSERT INTO dns_records (domain_id, name, type, destination, mx_priority, ttl, proxied, captcha, scheme, port,
+        host_header, host_header_mode, monitor, timeout, comment)
+      SELECT ${domainId}, v.name, v.type, v.destination, v.mx_priority, v.ttl, v.proxied, v.captcha, v.scheme, v.port,
+        v.host_header, v.host_header_mode, v.monitor, v.timeout, v.comment
+      FROM json_to_recordset(${json}::json) AS v(i integer, name text, type text, destination text, mx_priority integer,
+        ttl integer, proxied boolean, captcha boolean, scheme text, port integer, host_header text, host_header_mode text,
+        monitor boolean, timeout integer, comment text)
+      ORDER BY v.i
+      RETURNING *)
+    SELECT json_agg(json_build_array(id, name, type, destination, mx_priority, ttl, proxied, captcha, scheme, port,
+      host_header, host_header_mode, monitor, timeout, comment, ${utc('created_at')}, ${utc('updated_at')})
+      ORDER BY id)::text AS records
+    FROM inserted`);
+  const tuples = JSON.parse(rowsOf<{ records: string }>(result)[0]!.records) as [...StoredTuple, string, string][];
+  return tuples.map((t) => ({
+    ...tupleToStored(t as unknown as StoredTuple),
+    domainId,
+    createdAt: new Date(t[15]),
+    updatedAt: new Date(t[16]),
+  }));
 }
 
 /** Writes the full new state of each record in ONE statement (a 1000-item batch is one round trip). */
