@@ -93,7 +93,7 @@ echo "|---|---|---|---|---|---|---|"
 for cores in 1 2; do
   cpuset=$([ "$cores" = 1 ] && echo 1 || echo 0-1)
   # Our edge node.
-  DATA_DIR="$TMP/edge" EDGE_HTTP_PORT=$EDGE_PORT EDGE_HTTPS_PORT=-1 EDGE_WORKERS=$cores SYNC_URL=off CONTROL_PLANE_URL=off LOG_LEVEL=warn \
+  ALLOWED_PRIVATE_NETWORKS=127.0.0.0/8 DATA_DIR="$TMP/edge" EDGE_HTTP_PORT=$EDGE_PORT EDGE_HTTPS_PORT=-1 EDGE_WORKERS=$cores SYNC_URL=off CONTROL_PLANE_URL=off LOG_LEVEL=warn \
     taskset -c "$cpuset" node --import tsx "$ROOT/edge-node/src/main.ts" >"$TMP/edge.log" 2>&1 &
   PIDS+=($!)
   EDGE_PID=$!

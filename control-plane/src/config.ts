@@ -2,6 +2,7 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { EnvReader, type EnvSource } from '@platform/shared';
+import { readAllowedNetworks, type IpRange } from '@platform/shared/address-policy';
 import { loadTemporalConfig, type TemporalConfig } from './plugins/temporal-config.js';
 
 export interface ControlPlaneConfig {
@@ -20,6 +21,8 @@ export interface ControlPlaneConfig {
   anonymousRateLimitPerMinute: number;
   /** Addresses or CIDRs of reverse proxies whose X-Forwarded-For names the client; empty: the TCP peer is the client. */
   trustProxy: string[];
+  /** ALLOWED_PRIVATE_NETWORKS: internal ranges origins may be in anyway (empty: none). */
+  allowedPrivateNetworks: IpRange[];
   /** Largest accepted request body in bytes (413 above). */
   bodyLimitBytes: number;
   /** Accepted nameserver sets; the first one is recommended. */
@@ -99,6 +102,7 @@ export function loadConfig(env: EnvSource = process.env): Readonly<ControlPlaneC
     rateLimitPerMinute,
     anonymousRateLimitPerMinute: r.int('RATE_LIMIT_ANONYMOUS_PER_MINUTE', rateLimitPerMinute, 1),
     trustProxy: parseTrustProxy(r),
+    allowedPrivateNetworks: readAllowedNetworks(r),
     bodyLimitBytes: r.int('API_BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024),
     nsSets,
     acmeDelegationZone: r.string('ACME_DELEGATION_ZONE', 'acme.platform.test').toLowerCase().replace(/\.$/, ''),

@@ -1,6 +1,8 @@
 // The edge node's configuration, read once from the environment and frozen (README "Configuration").
 import { resolve } from 'node:path';
+import { isIP } from 'node:net';
 import { EnvReader, type EnvSource } from '@platform/shared';
+import { readAllowedNetworks, type IpRange } from '@platform/shared/address-policy';
 
 export interface EdgeConfig {
   host: string;
@@ -16,6 +18,10 @@ export interface EdgeConfig {
   /** Control-plane base URL for request logs; undefined disables shipping. */
   controlPlaneUrl: string | undefined;
   logFlushMs: number;
+  /** ALLOWED_PRIVATE_NETWORKS: internal ranges origins may be in anyway (empty: none). */
+  allowedPrivateNetworks: IpRange[];
+  /** EDGE_IPV4 / EDGE_IPV6 when set: the edge's public addresses (what proxied records answer with), never an origin. */
+  publicAddresses: string[];
   /** Verify origin TLS certificates (off by default: origins commonly use self-signed certificates). */
   originTlsVerify: boolean;
   /** Largest response body kept in the cache. */
@@ -37,6 +43,9 @@ export function loadConfig(env: EnvSource = process.env): Readonly<EdgeConfig> {
   const key = r.optional('EDGE_TLS_DEFAULT_KEY');
   if ((cert === undefined) !== (key === undefined))
     r.problems.push('EDGE_TLS_DEFAULT_CERT and EDGE_TLS_DEFAULT_KEY go together');
+  const publicAddresses = [...r.list('EDGE_IPV4', []), ...r.list('EDGE_IPV6', [])];
+  for (const a of publicAddresses)
+    if (isIP(a) === 0) r.problems.push(`EDGE_IPV4/EDGE_IPV6 hold "${a}", not an IP address`);
   return r.done({
     host: r.string('EDGE_HOST', '127.0.0.1'),
     httpPort: r.int('EDGE_HTTP_PORT', 8081, 0, 65535),
@@ -47,6 +56,8 @@ export function loadConfig(env: EnvSource = process.env): Readonly<EdgeConfig> {
     workers: r.int('EDGE_WORKERS', 1, 1, 64),
     controlPlaneUrl: cp === 'off' ? undefined : cp.replace(/\/$/, ''),
     logFlushMs: r.int('EDGE_LOG_FLUSH_MS', 2000, 50, 600000),
+    allowedPrivateNetworks: readAllowedNetworks(r),
+    publicAddresses,
     originTlsVerify: r.bool('EDGE_ORIGIN_TLS_VERIFY', false),
     cacheMaxObjectBytes: r.int('EDGE_CACHE_MAX_OBJECT_BYTES', 8 * 1024 * 1024, 0, 1024 * 1024 * 1024),
     defaultCertFile: cert,

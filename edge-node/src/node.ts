@@ -1,12 +1,15 @@
 // One serving edge process: the node store read into a compiled domain table, the uWS servers, health checks, logs.
 import { join } from 'node:path';
+import { Agent } from 'undici';
 import { componentLogger } from '@platform/shared';
+import { AddressPolicy } from '@platform/shared/address-policy';
 import { openNodeStore, wholeDomain, type DomainChange, type NodeStore } from '@platform/shared/node-store';
 import type { EdgeConfig } from './config.js';
 import type { RequestContext } from './context.js';
 import { EdgeCache } from './cache/store.js';
 import { RequestLogBuffer } from './log/buffer.js';
 import { runHealthChecks } from './rules/origin-pool.js';
+import { guardedConnector } from './proxy/guarded-connect.js';
 import { UpstreamPools } from './proxy/upstream.js';
 import { startEdgeServer, type EdgeServer } from './server.js';
 import { DomainSet } from './store/domain-set.js';
@@ -30,6 +33,14 @@ export interface EdgeNode {
   close(): Promise<void>;
 }
 
+/** The host and port of a platform URL (hub, control plane) as an endpoint origins may not use; `localhost` is loopback. */
+function addOwnUrl(policy: AddressPolicy, raw: string): void {
+  const url = new URL(raw);
+  const port = Number(url.port) || (/^(https|wss):$/.test(url.protocol) ? 443 : 80);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  for (const address of host === 'localhost' ? ['127.0.0.1', '::1'] : [host]) policy.addOwn({ address, port });
+}
+
 /** Opens the store and compiles every domain it holds, then listens: what LMDB holds is served before the hub answers. */
 export async function startEdgeNode(
   config: EdgeConfig,
@@ -37,7 +48,17 @@ export async function startEdgeNode(
 ): Promise<EdgeNode> {
   const table = new DomainTable();
   const cache = new EdgeCache();
-  const pools = new UpstreamPools({ tlsVerify: config.originTlsVerify });
+  // The edge's public addresses are never an origin; its listen ports and the control plane's are added below.
+  const policy = new AddressPolicy(
+    config.allowedPrivateNetworks,
+    config.publicAddresses.map((address) => ({ address, port: null })),
+  );
+  for (const url of [config.syncUrl, config.controlPlaneUrl]) if (url) addOwnUrl(policy, url);
+  const pools = new UpstreamPools({ tlsVerify: config.originTlsVerify, policy });
+  const probes = new Agent({
+    connect: guardedConnector(policy, { rejectUnauthorized: false, timeout: 10_000 }),
+    keepAliveTimeout: 1000,
+  });
   // Without a control plane to ship to, keep only a small window (tests read it; nothing grows under load).
   const logs = new RequestLogBuffer(config.controlPlaneUrl ? 100_000 : 10_000);
   const state = {
@@ -61,6 +82,8 @@ export async function startEdgeNode(
     tlsDir,
     defaultCert,
   });
+  policy.addOwn({ address: config.host, port: server.httpPort });
+  if (server.httpsPort >= 0) policy.addOwn({ address: config.host, port: server.httpsPort });
 
   const domains = new DomainSet(table, store);
   const refresh = (change: DomainChange) => {
@@ -77,7 +100,7 @@ export async function startEdgeNode(
   for (const d of store.domains()) refresh(wholeDomain(d));
 
   const health = setInterval(() => {
-    for (const d of table.all()) if (d.poolActions.length > 0) runHealthChecks(d.poolActions, () => d.name);
+    for (const d of table.all()) if (d.poolActions.length > 0) runHealthChecks(d.poolActions, () => d.name, probes);
   }, 1000);
   health.unref();
 
@@ -92,6 +115,7 @@ export async function startEdgeNode(
       clearInterval(health);
       server.close();
       await pools.close();
+      await probes.close();
       await store.close();
     },
   };

@@ -311,9 +311,13 @@ class Plan implements ResponsePlan {
     return false;
   }
 
-  sendError(status: number): void {
+  sendError(status: number, refused?: Error): void {
     const ep = errorPage(this.ctx, this.rules, status);
-    const code: EdgeErrorCode = status === 504 ? 'EDGE_ERR_UPSTREAM_TIMEOUT' : 'EDGE_ERR_UPSTREAM_UNREACHABLE';
+    const code: EdgeErrorCode = refused
+      ? 'EDGE_ERR_ORIGIN_REFUSED'
+      : status === 504
+        ? 'EDGE_ERR_UPSTREAM_TIMEOUT'
+        : 'EDGE_ERR_UPSTREAM_UNREACHABLE';
     if (ep)
       respond(
         this.res,
@@ -332,7 +336,12 @@ class Plan implements ResponsePlan {
         this.ctx,
         status,
         [...TEXT, ['x-edge-error', code]],
-        status === 504 ? 'origin timed out\n' : 'origin unreachable\n',
+        refused
+          ? `origin refused: ${refused.message}. This edge does not connect to loopback, private, link-local or ` +
+              `its own addresses (error ${code}).\n`
+          : status === 504
+            ? 'origin timed out\n'
+            : 'origin unreachable\n',
         this.ops,
       );
   }

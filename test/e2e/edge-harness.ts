@@ -59,6 +59,8 @@ export async function startEdgeNodeProcess(
         NODE_TOKEN: cp.nodeToken,
         CONTROL_PLANE_URL: cp.apiUrl,
         EDGE_LOG_FLUSH_MS: '200',
+        // Test origins are stubs on loopback (the edge refuses internal origins unless the operator allows them).
+        ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8',
         ...env,
         ...extra,
       },

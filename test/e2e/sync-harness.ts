@@ -104,6 +104,8 @@ export async function startControlPlane(
       SYNC_PORT: String(syncPort),
       SYNC_POLL_MS: '1000',
       RATE_LIMIT_PER_MINUTE: '1000000',
+      // Test origins are stubs on loopback (the platform refuses internal origins unless the operator allows them).
+      ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8',
       ...env,
     });
     let out = '';

@@ -3,6 +3,7 @@
 // prototype methods as undici's dispatch handler: no closures are created per request on this path.
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
+import { isAddressRefused } from '@platform/shared/address-policy';
 import type { HttpResponse } from 'uWebSockets.js';
 import type { RequestContext } from '../context.js';
 import type { OriginTarget } from './origin.js';
@@ -60,8 +61,8 @@ export interface ResponsePlan {
   ): void;
   /** The origin failed or answered 5xx: return true when the phases answered (stale entry); else 502/504 is sent. */
   onFailure(err: Error, connectFailure: boolean): boolean;
-  /** Edge error answer (502/504) with error_page applied. */
-  sendError(status: number): void;
+  /** Edge error answer (502/504) with error_page applied; `refused` when the origin's address is not allowed. */
+  sendError(status: number, refused?: Error): void;
   /** Another origin to try after a connection failure (origin_pool failover), or undefined. */
   retarget(): OriginTarget | undefined;
   /** The exchange is over (answered, failed or aborted): log it. */
@@ -357,6 +358,19 @@ class Attempt implements Dispatcher.DispatchHandler {
       return;
     }
     if (ctx.aborted) {
+      x.finish();
+      return;
+    }
+    if (isAddressRefused(err)) {
+      // Never tried over plain HTTP (same address) nor answered from a stale entry; a pool may fail over.
+      const next = x.body === null ? plan.retarget() : undefined;
+      if (next) {
+        x.target = next;
+        x.scheme = x.pools.effectiveScheme(next);
+        x.start();
+        return;
+      }
+      plan.sendError(502, err);
       x.finish();
       return;
     }

@@ -1,10 +1,14 @@
 // Keep-alive connection pools to origins (undici Pool per origin) and a streaming dispatch with no body buffering.
 import { isIP } from 'node:net';
 import { Pool, type Dispatcher } from 'undici';
+import { AddressRefusedError, type AddressPolicy } from '@platform/shared/address-policy';
+import { guardedConnector } from './guarded-connect.js';
 import type { OriginTarget } from './origin.js';
 
 export interface UpstreamOptions {
   tlsVerify: boolean;
+  /** Which origin addresses may be connected to (checked on every new connection, after resolution). */
+  policy: AddressPolicy;
 }
 
 export class UpstreamPools {
@@ -23,7 +27,8 @@ export class UpstreamPools {
         connections: 256,
         pipelining: 1,
         keepAliveTimeout: 30_000,
-        connect:
+        connect: guardedConnector(
+          this.opts.policy,
           scheme === 'https'
             ? {
                 rejectUnauthorized: this.opts.tlsVerify,
@@ -31,6 +36,7 @@ export class UpstreamPools {
                 timeout: 10_000,
               }
             : { timeout: 10_000 },
+        ),
       });
       this.pools.set(key, p);
     }
@@ -60,6 +66,13 @@ export class UpstreamPools {
     handler: Dispatcher.DispatchHandler,
   ): void {
     const port = target.scheme === 'auto' ? (scheme === 'https' ? 443 : 80) : target.port;
+    // A refused address literal is answered without creating a pool for it (the connector checks names).
+    const refusal = isIP(target.address) !== 0 ? this.opts.policy.refusal(target.address, port) : undefined;
+    if (refusal) {
+      const err = new AddressRefusedError(target.address, refusal);
+      queueMicrotask(() => handler.onError?.(err));
+      return;
+    }
     const pool = this.pool(scheme, target.address, port, target.hostHeader);
     const timeoutMs = target.timeoutSec * 1000;
     pool.dispatch(

@@ -1,5 +1,5 @@
 // origin_pool: weighted (or ordered failover) choice among origins, with passive and active health checks.
-import { Agent, request } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import type { RuleBody } from '@platform/shared/match';
 import type { OriginTarget } from '../proxy/origin.js';
 
@@ -131,12 +131,14 @@ export function poolTarget(a: OriginPoolAction, i: number, requestHost: string, 
   return { scheme: o.scheme, address: o.address, port: o.port, hostHeader: o.hostHeader || requestHost, timeoutSec };
 }
 
-const probeAgent = new Agent({ connect: { rejectUnauthorized: false }, keepAliveTimeout: 1000 });
-
-/** Runs due active health checks of the given pools (called about once a second by the node). */
+/**
+ * Runs due active health checks of the given pools (called about once a second by the node). `probes` connects only
+ * where origins may be (the node's guarded agent): a refused address counts as a failed check.
+ */
 export function runHealthChecks(
   pools: Iterable<OriginPoolAction>,
   requestHostOf: (a: OriginPoolAction) => string,
+  probes: Dispatcher,
 ): void {
   const now = Date.now();
   for (const a of pools) {
@@ -150,7 +152,7 @@ export function runHealthChecks(
       const host = o.address.includes(':') ? `[${o.address}]` : o.address;
       request(`${o.scheme}://${host}:${o.port}${check.path}`, {
         method: 'GET',
-        dispatcher: probeAgent,
+        dispatcher: probes,
         headers: { host: o.hostHeader || requestHostOf(a), 'user-agent': 'edge-health-check/1' },
         headersTimeout: check.timeoutMs,
         bodyTimeout: check.timeoutMs,

@@ -36,10 +36,14 @@ export interface StubOrigin {
   close(): Promise<void>;
 }
 
-/** An origin on 127.0.0.1 that records requests; the default handler answers 200 `origin <name> <url>`. */
+/**
+ * An origin on 127.0.0.1 (or another loopback `host`) that records requests; the default handler answers 200
+ * `origin <name> <url>`.
+ */
 export async function startStubOrigin(
   name: string,
   handler?: (req: IncomingMessage, res: ServerResponse, body: string) => void,
+  host = '127.0.0.1',
 ): Promise<StubOrigin> {
   const seen: SeenRequest[] = [];
   const server = createServer((req, res) => {
@@ -56,7 +60,7 @@ export async function startStubOrigin(
     });
   });
   server.keepAliveTimeout = 1000;
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise<void>((r) => server.listen(0, host, r));
   const port = (server.address() as { port: number }).port;
   return {
     port,
@@ -164,6 +168,8 @@ export async function startTestEdge(
     EDGE_HTTPS_PORT: '0',
     SYNC_URL: 'off',
     CONTROL_PLANE_URL: 'off',
+    // Stub origins live on loopback; a test of the refusal passes ALLOWED_PRIVATE_NETWORKS: '' (or its own ranges).
+    ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8',
     ...env,
   });
   const store = openNodeStore(join(dataDir, 'edge-node'));

@@ -28,6 +28,9 @@ import { LIMITS, type RecordCreate, type RecordFields, type RecordPatch, type St
 import { ZoneIndex } from './zone-index.js';
 import { normalizeOwnerName } from './names.js';
 import { assertNotFrozen } from '../domain-lifecycle/transitions.js';
+import type { AddressPolicy } from '@platform/shared/address-policy';
+import { originAddressProblem, originPolicy } from '../../origins/address-check.js';
+import { invalid } from './errors.js';
 
 export type DomainRow = typeof domains.$inferSelect;
 
@@ -58,6 +61,23 @@ function limitError(features: EffectiveFeatures, total: number): string | null {
 
 function gateHostHeader(features: EffectiveFeatures, next: RecordFields, previous: string | null): void {
   if (next.hostHeader !== null && next.hostHeader !== previous) requireFeature(features, 'host_header_edit_enabled');
+}
+
+/**
+ * A proxied record's origin must be one the edge would connect to: checked on create and whenever the origin
+ * (proxied, destination, scheme, port) changes, so an older record can still be edited or unproxied.
+ */
+function checkOrigin(policy: AddressPolicy, next: RecordFields, previous?: RecordFields): void {
+  if (!next.proxied) return;
+  if (
+    previous?.proxied &&
+    previous.destination === next.destination &&
+    previous.scheme === next.scheme &&
+    previous.port === next.port
+  )
+    return;
+  const problem = originAddressProblem(policy, next.destination, next.scheme === 'Auto' ? [443, 80] : [next.port]);
+  if (problem) throw invalid(`destination ${problem}`);
 }
 
 /**
@@ -108,7 +128,9 @@ async function indexAround(tx: Tx, domain: DomainRow, ids: number[], rawNames: I
 export async function createRecord(app: FastifyInstance, domain: DomainRow, input: RecordCreate): Promise<RecordRow> {
   const record = (() => {
     try {
-      return buildRecord(domain.name, input);
+      const built = buildRecord(domain.name, input);
+      checkOrigin(originPolicy(app.config), built);
+      return built;
     } catch (err) {
       throw toApi(err);
     }
@@ -136,6 +158,7 @@ export async function updateRecord(
     const current = toStored(row);
     const next = applyPatch(domain.name, current, patch);
     if (sameFields(next, current)) return { value: row };
+    checkOrigin(originPolicy(app.config), next, current);
     if (next.hostHeader !== current.hostHeader && next.hostHeader !== null)
       gateHostHeader(await effectiveFeatures(tx, domain.id), next, current.hostHeader);
     (await indexOf(tx, domain.id, [next.name])).check(next, id);
@@ -163,6 +186,7 @@ export async function batchUpdate(
   domain: DomainRow,
   updates: (RecordPatch & { id: number })[],
 ): Promise<BulkResult> {
+  const policy = originPolicy(app.config);
   return write(app, domain, async (tx) => {
     const index = await indexAround(
       tx,
@@ -178,6 +202,7 @@ export async function batchUpdate(
         const current = index.get(id);
         if (!current) throw new ApiError(404, 'record not found');
         const next = applyPatch(domain.name, current, patch);
+        checkOrigin(policy, next, current);
         if (next.hostHeader !== null && next.hostHeader !== current.hostHeader) {
           features ??= await effectiveFeatures(tx, domain.id);
           gateHostHeader(features, next, current.hostHeader);
@@ -221,7 +246,7 @@ export async function deleteMany(app: FastifyInstance, domain: DomainRow, ids: n
 const FILE_TOO_LARGE = `a zone file may hold at most ${LIMITS.importMaxRecords} records`;
 
 /** What importing `text` would do, checked exactly as the API checks single creates. Stores nothing. */
-async function planImport(tx: Tx, domain: DomainRow, text: string): Promise<ImportPlan> {
+async function planImport(tx: Tx, domain: DomainRow, text: string, policy: AddressPolicy): Promise<ImportPlan> {
   const parsed = parseZoneFile(domain.name, text, LIMITS.importMaxRecords);
   if (parsed.tooLarge) {
     // Refused before any record is checked against the zone (and the rest of the file is not even read).
@@ -240,6 +265,7 @@ async function planImport(tx: Tx, domain: DomainRow, text: string): Promise<Impo
   for (const { line, input } of parsed.records) {
     try {
       const record = buildRecord(domain.name, input, { literalTxt: true });
+      checkOrigin(policy, record);
       gateHostHeader(features, record, null);
       index.check(record);
       index.add({ ...record, id: nextId-- });
@@ -257,7 +283,7 @@ async function planImport(tx: Tx, domain: DomainRow, text: string): Promise<Impo
 }
 
 export async function previewImport(app: FastifyInstance, domain: DomainRow, text: string): Promise<ImportPlan> {
-  return app.db.transaction((tx) => planImport(tx, domain, text));
+  return app.db.transaction((tx) => planImport(tx, domain, text, originPolicy(app.config)));
 }
 
 /** All or nothing: any invalid line (400) or the plan's record limit (403) stores nothing. */
@@ -267,7 +293,7 @@ export async function importZone(
   text: string,
 ): Promise<{ created: RecordRow[]; skipped: ImportPlan['skipped'] }> {
   return write(app, domain, async (tx) => {
-    const plan = await planImport(tx, domain, text);
+    const plan = await planImport(tx, domain, text, originPolicy(app.config));
     if (plan.errors.length) {
       const n = plan.errors.length;
       const message =

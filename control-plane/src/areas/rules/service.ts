@@ -16,6 +16,7 @@ import { dnsRecords, domains, rules } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
 import { changeDomain } from '../../config-log/index.js';
 import { effectiveFeatures, requireFeature, requireRuleType } from '../../plans/entitlements.js';
+import { originAddressProblem, originPolicy } from '../../origins/address-check.js';
 import { countryOf } from './geo.js';
 import { presentRule, ruleInput, type PresentedRule } from './present.js';
 
@@ -95,6 +96,20 @@ async function checkAgainstDatabase(tx: Tx, domain: DomainRow, type: RuleType, r
   if (problems.length > 0) invalid(problems);
 }
 
+/** origin_route and origin_pool addresses must be origins the edge would connect to (ALLOWED_PRIVATE_NETWORKS aside). */
+function checkOriginAddresses(app: FastifyInstance, type: RuleType, rule: NormalisedRule): void {
+  const policy = originPolicy(app.config);
+  const problems: Problem[] = [];
+  const check = (path: string, origin: Record<string, unknown>) => {
+    const message = originAddressProblem(policy, String(origin.address), [Number(origin.port)]);
+    if (message) problems.push({ path, message });
+  };
+  if (type === 'origin_route') check('address', rule.fields);
+  if (type === 'origin_pool')
+    (rule.fields.origins as Record<string, unknown>[]).forEach((o, i) => check(`origins[${i}].address`, o));
+  if (problems.length > 0) invalid(problems);
+}
+
 function validate(type: RuleType, body: Record<string, unknown>): NormalisedRule {
   const r = validateRule(type, body);
   if (!r.ok) invalid(r.problems);
@@ -154,6 +169,7 @@ export async function createRule(
   body: Record<string, unknown>,
 ): Promise<PresentedRule> {
   const rule = validate(type, body);
+  checkOriginAddresses(app, type, rule);
   await hashNewPasswords(app, domain, type, rule, true);
   const row = await changeDomain(app, domain.id, async (tx, locked) => {
     await checkPlan(tx, locked.id, type, true);
@@ -183,6 +199,7 @@ export async function updateRule(
   if (await hashNewPasswords(app, domain, type, early, false)) body = { ...body, users: early.fields.users };
   const row = await changeDomain(app, domain.id, async (tx, locked) => {
     const rule = validate(type, mergeBody(await findRule(tx, locked.id, type, id), body));
+    checkOriginAddresses(app, type, rule);
     await checkPlan(tx, locked.id, type, false);
     await checkAgainstDatabase(tx, locked, type, rule);
     const { enabled, priority, ...filters } = rule.common;
