@@ -9,7 +9,7 @@ import type { CompiledDomain, DomainTable } from './store/snapshot.js';
 import { forward, upstreamHeaders, type ResponsePlan } from './proxy/forward.js';
 import { recordOrigin, type OriginTarget } from './proxy/origin.js';
 import { respond } from './proxy/respond.js';
-import type { UpstreamPools } from './proxy/upstream.js';
+import { offersH2, type UpstreamPools } from './proxy/upstream.js';
 import type { RuleIndex } from './rules/compile.js';
 import { isAuthorized, type BasicAuthAction } from './rules/basic-auth.js';
 import { cacheKeyQuery, edgeTtl, type CacheAction } from './rules/cache.js';
@@ -217,7 +217,8 @@ function afterAuth(
     pool?.action,
     base.timeoutSec,
   );
-  forward(res, ctx, state.pools, target, upstreamHeaders(ctx, target, reqHeaders), body, plan);
+  const h2 = offersH2(settings.originProtocol);
+  forward(res, ctx, state.pools, target, upstreamHeaders(ctx, target, reqHeaders), body, plan, h2);
 }
 
 function applyOps(headers: [string, string][], ops: HeaderOp[]): [string, string][] {

@@ -29,6 +29,7 @@ export interface DomainHeader {
   zoneSerial: number;
   cacheL2TtlDays: number;
   cacheCapMb: number;
+  originProtocol: string;
   developerModeUntil: Date | null;
 }
 
@@ -70,6 +71,7 @@ interface ReadRow {
   zone_serial: number;
   cache_l2_ttl_days: number;
   cache_cap_mb: number;
+  origin_protocol: string;
   developer_mode_until_ms: number | string | null;
   config_bytes: number | string;
   purge_generation: number | null;
@@ -108,7 +110,8 @@ export async function readDomainConfig(
       : sql`(SELECT coalesce(json_agg(json_build_object('id', id, 'type', type, 'enabled', enabled, 'priority', priority,
           'filters', filters, 'fields', fields) ORDER BY priority, id), '[]'::json)
           FROM rules WHERE domain_id = ${domainId}${idFilter('id', rules)})`;
-  const columns = sql`name, state, dns_mode, ns_set_index, zone_serial, cache_l2_ttl_days, cache_cap_mb, config_bytes,
+  const columns = sql`name, state, dns_mode, ns_set_index, zone_serial, cache_l2_ttl_days, cache_cap_mb, origin_protocol,
+      config_bytes,
       (extract(epoch FROM developer_mode_until) * 1000)::float8 AS developer_mode_until_ms,
       (SELECT generation FROM cache_purges WHERE domain_id = ${domainId}) AS purge_generation,
       (SELECT coalesce(json_agg(json_build_object('id', p.id, 'prefixes', p.prefixes) ORDER BY p.id), '[]'::json)
@@ -133,6 +136,7 @@ export async function readDomainConfig(
     zoneSerial: row.zone_serial,
     cacheL2TtlDays: row.cache_l2_ttl_days,
     cacheCapMb: row.cache_cap_mb,
+    originProtocol: row.origin_protocol,
     developerModeUntil: untilMs === null ? null : new Date(untilMs),
   };
   const zoneRecords = row.records.map(tupleToRecord);
@@ -226,7 +230,7 @@ function jsonToRule(r: RuleJson): Rule {
 
 /** Developer mode is on while developer_mode_until is in the future; nodes also compare the expiry with their clock. */
 export function buildSettings(
-  domain: Pick<DomainHeader, 'developerModeUntil' | 'cacheL2TtlDays' | 'cacheCapMb'>,
+  domain: Pick<DomainHeader, 'developerModeUntil' | 'cacheL2TtlDays' | 'cacheCapMb' | 'originProtocol'>,
   now: number,
 ): DomainSettings {
   const until = domain.developerModeUntil?.getTime() ?? 0;
@@ -235,5 +239,6 @@ export function buildSettings(
     developerModeExpiresAtMs: until > now ? until : 0,
     cacheL2TtlDays: domain.cacheL2TtlDays,
     cacheCapMb: domain.cacheCapMb,
+    originProtocol: domain.originProtocol,
   };
 }

@@ -122,6 +122,7 @@ class Exchange {
     readonly headers: string[],
     readonly body: Readable | null,
     readonly plan: ResponsePlan,
+    readonly h2: boolean,
   ) {
     this.scheme = pools.effectiveScheme(target);
   }
@@ -134,6 +135,7 @@ class Exchange {
       this.scheme,
       { method: ctx.method, path, headers: this.headers, body: this.body },
       new Attempt(this),
+      this.h2,
     );
   }
 
@@ -403,6 +405,7 @@ export function forward(
   headers: string[],
   body: Readable | null,
   plan: ResponsePlan,
+  h2: boolean,
 ): void {
-  new Exchange(res, ctx, pools, target, headers, body, plan).start();
+  new Exchange(res, ctx, pools, target, headers, body, plan, h2).start();
 }

@@ -1,4 +1,5 @@
 // Keep-alive connection pools to origins (undici Pool per origin) and a streaming dispatch with no body buffering.
+// A domain's origin_protocol decides whether TLS connections offer h2 in ALPN (see offersH2).
 import { isIP } from 'node:net';
 import { Pool, type Dispatcher } from 'undici';
 import { AddressRefusedError, type AddressPolicy } from '@platform/shared/address-policy';
@@ -18,8 +19,9 @@ export class UpstreamPools {
 
   constructor(private readonly opts: UpstreamOptions) {}
 
-  private pool(scheme: 'http' | 'https', address: string, port: number, servername: string): Pool {
-    const key = `${scheme}|${address}|${port}|${servername}`;
+  private pool(scheme: 'http' | 'https', address: string, port: number, servername: string, h2: boolean): Pool {
+    const allowH2 = h2 && scheme === 'https';
+    const key = `${scheme}|${address}|${port}|${servername}|${allowH2 ? 'h2' : 'h1'}`;
     let p = this.pools.get(key);
     if (!p) {
       const host = isIP(address) === 6 ? `[${address}]` : address;
@@ -27,6 +29,7 @@ export class UpstreamPools {
         connections: 256,
         pipelining: 1,
         keepAliveTimeout: 30_000,
+        allowH2,
         connect: guardedConnector(
           this.opts.policy,
           scheme === 'https'
@@ -34,6 +37,7 @@ export class UpstreamPools {
                 rejectUnauthorized: this.opts.tlsVerify,
                 ...(servername && isIP(servername) === 0 ? { servername } : {}),
                 timeout: 10_000,
+                allowH2, // the connector offers h2 in ALPN; the pool speaks what the origin picks
               }
             : { timeout: 10_000 },
         ),
@@ -57,13 +61,14 @@ export class UpstreamPools {
 
   /**
    * Sends the request; `handler` (undici's dispatch handler) streams the answer. `headers` is a flat [name, value, …]
-   * list; `body` is null or a stream the request body is piped through.
+   * list; `body` is null or a stream the request body is piped through. `h2`: offer HTTP/2 to a TLS origin.
    */
   dispatch(
     target: OriginTarget,
     scheme: 'http' | 'https',
     req: { method: string; path: string; headers: string[]; body: Dispatcher.DispatchOptions['body'] },
     handler: Dispatcher.DispatchHandler,
+    h2: boolean,
   ): void {
     const port = target.scheme === 'auto' ? (scheme === 'https' ? 443 : 80) : target.port;
     // A refused address literal is answered without creating a pool for it (the connector checks names).
@@ -73,7 +78,7 @@ export class UpstreamPools {
       queueMicrotask(() => handler.onError?.(err));
       return;
     }
-    const pool = this.pool(scheme, target.address, port, target.hostHeader);
+    const pool = this.pool(scheme, target.address, port, target.hostHeader, h2);
     const timeoutMs = target.timeoutSec * 1000;
     pool.dispatch(
       {
@@ -92,6 +97,15 @@ export class UpstreamPools {
     await Promise.all([...this.pools.values()].map((p) => p.close().catch(() => undefined)));
     this.pools.clear();
   }
+}
+
+/**
+ * Whether a domain's origin_protocol lets the edge offer HTTP/2: all but `http1`. The origin picks in TLS ALPN, so
+ * `auto` ends where a probe would; `http3` is a ceiling the edge cannot reach yet (no QUIC client), so h2 it is.
+ * Plain-HTTP origins always get HTTP/1.1 (no h2c), as at Cloudflare.
+ */
+export function offersH2(originProtocol: string | undefined): boolean {
+  return originProtocol !== 'http1';
 }
 
 /** True for failures before anything reached the origin (Auto may retry over plain HTTP, a pool may fail over). */

@@ -77,6 +77,8 @@ export interface DomainSettings {
   cachePurgeGeneration?: number;
   /** Recent selective purges, oldest first: entries whose key (host + path) starts with a prefix are dropped once. */
   cachePurges?: CachePurge[];
+  /** auto, http1, http2 or http3: the highest HTTP version the edge offers the domain's origins ("" or absent: auto). */
+  originProtocol?: string;
 }
 
 export interface CachePurge {

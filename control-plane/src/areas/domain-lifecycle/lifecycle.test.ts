@@ -110,6 +110,49 @@ test('lifecycle routes and the internal API without a worker', async (t) => {
     },
   );
 
+  await t.test(
+    'DomainDetail settings are every edge setting, as the config log gives them to nodes (issue 8)',
+    async () => {
+      const name = await cp.domain(owner.key, 'settings.example.org');
+      const settingsOf = async () => {
+        const s = (await lastSnapshot(cp, name)).settings;
+        return {
+          developer_mode: s.developerMode,
+          developer_mode_expires_at: s.developerMode
+            ? new Date(Number(s.developerModeExpiresAtMs)).toISOString()
+            : null,
+          cache_l2_ttl_days: s.cacheL2TtlDays,
+          cache_cap_mb: s.cacheCapMb,
+          origin_protocol: s.originProtocol,
+        };
+      };
+      let detail = (await cp.call(owner.key, 'GET', `/domains/${name}`)).json();
+      assert.deepEqual(detail.settings, {
+        developer_mode: false,
+        developer_mode_expires_at: null,
+        cache_l2_ttl_days: 3,
+        cache_cap_mb: 100,
+        origin_protocol: 'auto',
+      });
+      assert.deepEqual(detail.settings, await settingsOf());
+      const put = await cp.call(owner.key, 'PUT', `/domains/${name}`, {
+        origin_protocol: 'http1',
+        cache_l2_ttl_days: 5,
+      });
+      assert.deepEqual(put.json().settings, { ...detail.settings, origin_protocol: 'http1', cache_l2_ttl_days: 5 });
+      assert.deepEqual(put.json().settings, await settingsOf(), 'origin_protocol travels to the nodes');
+      assert.equal((await cp.call(owner.key, 'POST', `/domains/${name}/developer-mode`)).statusCode, 200);
+      detail = (await cp.call(owner.key, 'GET', `/domains/${name}`)).json();
+      assert.equal(detail.settings.developer_mode, true);
+      assert.equal(detail.settings.developer_mode_expires_at, detail.developer_mode_expires_at);
+      assert.deepEqual(detail.settings, await settingsOf());
+      const listed = (await cp.call(owner.key, 'GET', '/domains/'))
+        .json()
+        .find((d: { name: string }) => d.name === name);
+      assert.deepEqual(listed.settings, detail.settings);
+    },
+  );
+
   await t.test('a dns_mode PUT never revives a disabled or banned domain: 409, nothing changes (issue 8)', async () => {
     const name = await cp.domain(owner.key, 'stays-down.example.org');
     for (const state of ['disabled', 'banned'] as const) {

@@ -3,11 +3,24 @@ import { domainToUnicode } from 'node:url';
 import type { domains } from '../../db/schema.js';
 import type { Permission, Role } from '../../auth/permissions.js';
 import type { ControlPlaneConfig } from '../../config.js';
+import { buildSettings } from '../../config-log/snapshot.js';
 import type { DomainDetailT, DomainWithSslT } from './schemas.js';
 
 type DomainRow = typeof domains.$inferSelect;
 
 const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
+
+/** The domain's edge settings exactly as its config-log snapshot gives them to nodes (buildSettings). */
+export function edgeSettings(row: DomainRow, now = new Date()): DomainDetailT['settings'] {
+  const s = buildSettings(row, now.getTime());
+  return {
+    developer_mode: s.developerMode,
+    developer_mode_expires_at: s.developerMode ? new Date(s.developerModeExpiresAtMs).toISOString() : null,
+    cache_l2_ttl_days: s.cacheL2TtlDays,
+    cache_cap_mb: s.cacheCapMb,
+    origin_protocol: (s.originProtocol || 'auto') as DomainDetailT['settings']['origin_protocol'],
+  };
+}
 
 export function presentDomain(
   row: DomainRow,
@@ -38,7 +51,7 @@ export function presentDomain(
         : null,
     ssl_delegation:
       row.dnsMode === 'external' && d?.name && d.target ? { type: 'CNAME', name: d.name, target: d.target } : null,
-    settings: row.settings,
+    settings: edgeSettings(row, now),
     role,
     permissions,
     created_at: row.createdAt.toISOString(),

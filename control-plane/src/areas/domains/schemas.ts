@@ -32,6 +32,22 @@ export const SslDelegation = Type.Object(
   },
 );
 
+/** Every edge setting of the domain, as the edge nodes apply it (the settings of its config-log snapshot). */
+export const EdgeSettings = Type.Object(
+  {
+    developer_mode: Type.Boolean({ description: 'Cache reads and writes bypassed until developer_mode_expires_at' }),
+    developer_mode_expires_at: Nullable(Timestamp),
+    cache_l2_ttl_days: Type.Integer({ minimum: 1, maximum: 7, description: 'Days cached objects are kept' }),
+    cache_cap_mb: Type.Integer({ description: "The domain's cache size per edge node, in megabytes" }),
+    origin_protocol: StringEnum([...ORIGIN_PROTOCOLS], {
+      description:
+        'The highest HTTP version offered to origins: http1 only HTTP/1.1; auto, http2 and http3 offer HTTP/2 in TLS ' +
+        'ALPN (the edge has no HTTP/3 client yet); plain-HTTP origins always get HTTP/1.1',
+    }),
+  },
+  { title: 'EdgeSettings' },
+);
+
 const detailFields = {
   id: Type.Integer(),
   name: Type.String({ description: 'The domain name (punycode for IDNs)' }),
@@ -47,7 +63,7 @@ const detailFields = {
   developer_mode_expires_at: Nullable(Timestamp),
   verification: Nullable(Verification),
   ssl_delegation: Nullable(SslDelegation),
-  settings: Type.Object({}, { additionalProperties: true, description: 'Edge settings of the domain' }),
+  settings: EdgeSettings,
   role: StringEnum([...ROLES]),
   permissions: Type.Array(StringEnum([...PERMISSIONS])),
   created_at: Timestamp,
