@@ -20,6 +20,8 @@ import domainLifecycleRoutes from './areas/domain-lifecycle/routes.js';
 import internalRoutes from './internal/routes.js';
 import ruleRoutes from './areas/rules/routes.js';
 import cacheRoutes from './areas/cache/routes.js';
+import opsRoutes from './ops/routes.js';
+import type { SyncHub } from './sync/index.js';
 
 export interface BuildOptions {
   config: Readonly<ControlPlaneConfig>;
@@ -28,6 +30,8 @@ export interface BuildOptions {
   configLog?: ConfigLog;
   /** Share one workflow outbox with the dispatcher; a new one (nobody dispatches) by default. */
   workflowOutbox?: WorkflowOutbox;
+  /** The sync hub this process runs, once started (after the API is built): /readyz and /metrics report it. */
+  syncHub?: () => SyncHub | undefined;
   /** Fastify logger option; by default a pino logger at config.logLevel. */
   logger?: boolean | { level: string };
 }
@@ -65,6 +69,8 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   });
   installNotFoundHandler(app, app.rateLimit(), trackRoutesForHints(app));
   await app.register(openapi, { serverUrl: config.publicBaseUrl });
+  // GET /, /healthz, /readyz, /metrics (no key); its request metrics cover every route.
+  await app.register(opsRoutes, { syncHub: opts.syncHub });
 
   // Route areas: one line each.
   await app.register(domainRoutes);

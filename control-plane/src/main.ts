@@ -7,7 +7,7 @@ import { build } from './app.js';
 import { acquireDataDirLock } from './admin/data-dir-lock.js';
 import { startAdminSocket } from './admin/socket.js';
 import { createConfigLog } from './config-log/index.js';
-import { startSyncHub } from './sync/index.js';
+import { startSyncHub, type SyncHub } from './sync/index.js';
 import { WorkflowOutbox } from './workflow-outbox/outbox.js';
 import { startWorkflowDispatcher } from './workflow-outbox/dispatcher.js';
 
@@ -20,7 +20,9 @@ async function main(): Promise<void> {
   const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const configLog = createConfigLog(config);
   const workflowOutbox = new WorkflowOutbox();
-  const app = await build({ config, database, configLog, workflowOutbox });
+  // The hub starts after the API is built; /readyz and /metrics read it from here once it runs.
+  const started: { syncHub?: SyncHub } = {};
+  const app = await build({ config, database, configLog, workflowOutbox, syncHub: () => started.syncHub });
   // The sync hub streams the config log to DNS and edge nodes (control-plane/README.md, "Sync").
   // With PGlite the admin CLI cannot open the database while we run; it sends its commands through this socket.
   const adminSocket = lock
@@ -42,6 +44,7 @@ async function main(): Promise<void> {
     tombstoneRetentionMs: config.syncTombstoneRetentionMs,
     compactAfterDeltas: config.syncCompactAfterDeltas,
   });
+  started.syncHub = syncHub;
   // Starts the workflows that writes recorded (control-plane/README.md, "Workflows"); not without TEMPORAL_ADDRESS.
   const dispatcher = config.temporal.address
     ? startWorkflowDispatcher({

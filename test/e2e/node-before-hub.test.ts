@@ -75,7 +75,7 @@ test('a node started before its hub warns, then catches up when the hub appears'
   const body = (await notReady.json()) as {
     status: string;
     failing: string[];
-    checks: Record<string, { detail: string }>;
+    checks: Record<string, { ready: boolean; detail: string }>;
   };
   assert.equal(body.status, 'not ready');
   assert.deepEqual(body.failing, ['sync']);
@@ -117,6 +117,18 @@ test('a node started before its hub warns, then catches up when the hub appears'
   assert.match(ready.checks.sync!.detail, new RegExp(`caught up with ${hubUrl}`));
   const caughtUp = logLines(dns.output()).filter((l) => /^caught up with the sync hub/.test(l.msg));
   assert.equal(caughtUp.length, 1, dns.output());
+  // The hub sees the node, and its lag reaches 0 once the node reports the version it applied.
+  const hubMetrics = await until(
+    'the node to report its version to the hub',
+    async () => {
+      const text = await (await fetch(`${cp!.apiUrl}/metrics`)).text();
+      return /^control_plane_sync_node_lag_versions\{node="dns-\d+"\} 0$/m.test(text) ? text : undefined;
+    },
+    dns.output,
+  );
+  assert.match(hubMetrics, /^control_plane_sync_connected_nodes 1$/m);
+  const cpReady = (await (await fetch(`${cp.apiUrl}/readyz`)).json()) as typeof body;
+  assert.equal(cpReady.checks.sync?.ready, true, JSON.stringify(cpReady));
   const metrics = await (await fetch(`${ops}/metrics`)).text();
   assert.match(metrics, /^dns_sync_connected 1$/m);
   assert.match(metrics, /^dns_responses_total\{rcode="NOERROR"\} [1-9]\d*$/m);

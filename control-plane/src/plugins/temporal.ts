@@ -49,6 +49,8 @@ export interface DomainWorkflows {
   readonly starts: DomainWorkflowStarts;
   /** Runs a short workflow a user waits for and returns its result; 503 when Temporal or the worker do not answer. */
   execute<R>(workflowType: string, id: string, args: unknown[]): Promise<R>;
+  /** Asks Temporal for its system info (one cheap RPC); rejects when it does not answer (GET /readyz). */
+  ping(): Promise<void>;
 }
 
 declare module 'fastify' {
@@ -159,6 +161,10 @@ async function temporalPlugin(app: FastifyInstance) {
         }
         throw new ApiError(503, 'workflow service unavailable', undefined, { cause: err });
       }
+    },
+    async ping() {
+      const c = await temporalClient.get();
+      await c.workflowService.getSystemInfo({});
     },
   };
 

@@ -2,11 +2,22 @@
 // field (no labels looked up, nothing allocated); the registry turns those numbers into metrics when scraped.
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 
-/** A registry holding the process's default metrics (CPU, memory, event-loop lag, GC, handles). */
+/** A registry of the caller's own metrics; scrapeMetrics adds the process's defaults to it. */
 export function createRegistry(): Registry {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
-  return registry;
+  return new Registry();
+}
+
+// The process's default metrics (CPU, memory, event-loop lag, GC, handles) are collected once per process, however
+// many registries (Fastify instances in tests) scrape them.
+let processRegistry: Registry | undefined;
+
+/** The registry's metrics followed by the process's defaults, in Prometheus text (content type: registry.contentType). */
+export async function scrapeMetrics(registry: Registry): Promise<string> {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return `${await registry.metrics()}\n${await processRegistry.metrics()}`;
 }
 
 type Labelled = ReadonlyArray<readonly [Record<string, string>, number]>;

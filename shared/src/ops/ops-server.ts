@@ -4,6 +4,7 @@
 import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
 import { checkReadiness, type ReadinessCheck } from './readiness.js';
+import { scrapeMetrics } from './metrics.js';
 
 export interface OpsServerOptions {
   host: string;
@@ -48,7 +49,7 @@ export async function startOpsServer(opts: OpsServerOptions): Promise<OpsServer>
         );
         return;
       case '/metrics':
-        Promise.all([opts.registry.metrics(), opts.extraMetrics?.() ?? ''])
+        Promise.all([scrapeMetrics(opts.registry), opts.extraMetrics?.() ?? ''])
           .then(([own, extra]) => send(200, opts.registry.contentType, extra ? `${own}\n${extra}` : own))
           .catch(fail);
         return;
