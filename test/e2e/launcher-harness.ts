@@ -69,8 +69,6 @@ export async function startLauncher(opts: {
     DATA_DIR: dataDir,
     // The closed network of a test: the worker's resolvers are a port where nothing answers.
     DNS_RESOLVERS: '127.0.0.1:9',
-    // Test origins are stubs on loopback; npm start itself allows no internal origin by default.
-    ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8',
     ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
     ...opts.extraEnv,
   };

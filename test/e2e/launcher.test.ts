@@ -29,7 +29,12 @@ test(
   async (t) => {
     const origin = await startStubOrigin('launcher', (req, res) => res.end(`origin ${req.url}`));
     t.after(() => origin.close());
-    const launcher = await startLauncher({ name: 'ports', viaNpm: true });
+    // The stub origin is on loopback: allowed as the README's tour allows its local origin.
+    const launcher = await startLauncher({
+      name: 'ports',
+      viaNpm: true,
+      extraEnv: { ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8' },
+    });
     t.after(() => {
       killLauncher(launcher);
       removeLauncherDir(launcher);

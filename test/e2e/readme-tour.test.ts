@@ -11,6 +11,18 @@ import { freePort, killLauncher, removeLauncherDir, startLauncher } from './laun
 /** `npm start` runs on its embedded database: the suite's Postgres round has nothing to add here. */
 const ON_POSTGRES_ROUND = process.env.TEST_DATABASE_URL ? 'npm start uses PGlite; run on the PGlite round' : false;
 
+/** The variables the README tells the tour's reader to start `npm start` with (`A=1 B=2 npm start`). */
+export function tourStartEnv(markdown: string): Record<string, string> {
+  const line = /^((?:[A-Z_]+=\S+ )+)npm start$/m.exec(markdown);
+  if (!line) return {};
+  return Object.fromEntries(
+    line[1]!
+      .trim()
+      .split(/ +/)
+      .map((a) => a.split('=', 2) as [string, string]),
+  );
+}
+
 /** The bodies of the README's fenced blocks whose info string is `sh tour`, in order. */
 export function tourBlocks(markdown: string): string[] {
   return [...markdown.matchAll(/^```sh tour\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
@@ -20,9 +32,10 @@ test(
   'the README tour runs as written and shows what it says',
   { timeout: 400_000, skip: ON_POSTGRES_ROUND },
   async (t) => {
-    const blocks = tourBlocks(readFileSync(join(ROOT, 'README.md'), 'utf8'));
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const blocks = tourBlocks(readme);
     assert.ok(blocks.length >= 5, `tour blocks found: ${blocks.length}`);
-    const launcher = await startLauncher({ name: 'tour' });
+    const launcher = await startLauncher({ name: 'tour', extraEnv: tourStartEnv(readme) });
     t.after(() => {
       killLauncher(launcher);
       removeLauncherDir(launcher);
