@@ -241,8 +241,8 @@ test('records API: validation, zone rules, permissions, limits', async (t) => {
     const ignored = (await post({ ...A, name: 'c', mx_priority: 5 })).json();
     assert.equal('mx_priority' in ignored, false, 'mx_priority is ignored on non-MX types');
     await f.setOverride('host_header_edit_enabled', true);
-    const hh = (await post({ ...A, name: 'd', host_header: 'Origin.example.net', host_header_mode: 'target' })).json();
-    assert.deepEqual([hh.host_header, hh.host_header_mode], ['origin.example.net', 'target']);
+    const hh = (await post({ ...A, name: 'd', host_header: 'Origin.example.org', host_header_mode: 'target' })).json();
+    assert.deepEqual([hh.host_header, hh.host_header_mode], ['origin.example.org', 'target']);
     const noHh = (await cp.call(key, 'PUT', url(String(hh.id)), { host_header: '' })).json();
     assert.equal('host_header' in noHh, false, 'an empty host_header removes the override');
   });
@@ -347,7 +347,7 @@ test('records API: validation, zone rules, permissions, limits', async (t) => {
     const listUrl = `/domains/${other}/records/`;
     assert.equal((await cp.call(key, 'GET', listUrl)).body, '[]');
     const bodies = [
-      { name: 'www', type: 'A', destination: '192.0.2.1', proxied: true, host_header: 'origin.example.net' },
+      { name: 'www', type: 'A', destination: '192.0.2.1', proxied: true, host_header: 'origin.list-bytes.example' },
       { name: '@', type: 'MX', destination: 'mail.example.net', mx_priority: 0 },
       { name: '_sip._tcp', type: 'SRV', destination: '10 5060 sip.example.net', comment: 'é 😀 </script>' },
       { name: 'txt', type: 'TXT', destination: '"quoted \\"inner\\" text" "and more"' },

@@ -66,11 +66,11 @@ test('BIND export and import', async (t) => {
       name: 'api',
       type: 'A',
       destination: '192.0.2.80',
-      host_header: 'api.example.net',
+      host_header: 'api.example.org',
       host_header_mode: 'target',
     })
   ).json();
-  assert.equal(hh.host_header, 'api.example.net');
+  assert.equal(hh.host_header, 'api.example.org');
   const original = (await cp.call(key, 'GET', url())).json() as Rec[];
   const dir = mkdtempSync(join(tmpdir(), 'records-bind-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));

@@ -174,7 +174,8 @@ const VALIDATORS: Partial<Record<RuleType, (c: Checker, ctx: Ctx) => void>> = {
       o.int('port', { min: 1, max: 65535, def: scheme === 'https' ? 443 : 80 });
       o.int('weight', { min: 0, max: 1000, def: 1 });
       o.bool('backup', false);
-      o.str('host_header', { def: '', max: 253 });
+      const hh = o.str('host_header', { def: '', max: 253 });
+      if (hh) o.out.host_header = normaliseHost(hh);
       c.problems.push(...o.problems);
       return o.out;
     });

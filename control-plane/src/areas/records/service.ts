@@ -30,6 +30,7 @@ import { normalizeOwnerName } from './names.js';
 import { assertNotFrozen } from '../domain-lifecycle/transitions.js';
 import type { AddressPolicy } from '@platform/shared/address-policy';
 import { originAddressProblem, originPolicy } from '../../origins/address-check.js';
+import { HostHeaderOwnership } from '../../origins/host-header.js';
 import { invalid } from './errors.js';
 
 export type DomainRow = typeof domains.$inferSelect;
@@ -78,6 +79,13 @@ function checkOrigin(policy: AddressPolicy, next: RecordFields, previous?: Recor
     return;
   const problem = originAddressProblem(policy, next.destination, next.scheme === 'Auto' ? [443, 80] : [next.port]);
   if (problem) throw invalid(`destination ${problem}`);
+}
+
+/** A host_header set or changed must be inside this domain or another active domain of the same owner. */
+async function checkHostHeader(hosts: HostHeaderOwnership, next: RecordFields, previous: string | null): Promise<void> {
+  if (next.hostHeader === null || next.hostHeader === previous) return;
+  const problem = await hosts.problem(next.hostHeader);
+  if (problem) throw invalid(`host_header ${problem}`);
 }
 
 /**
@@ -140,6 +148,7 @@ export async function createRecord(app: FastifyInstance, domain: DomainRow, inpu
     const problem = limitError(features, (await countRecords(tx, domain.id)) + 1);
     if (problem) throw new ApiError(403, problem, { feature: 'max_records' });
     gateHostHeader(features, record, null);
+    await checkHostHeader(new HostHeaderOwnership(tx, domain), record, null);
     (await indexOf(tx, domain.id, [record.name])).check(record);
     const [row] = await insertRecords(tx, domain.id, [record]);
     return { value: row!, change: { upsertedRecords: [row!.id] } };
@@ -161,6 +170,7 @@ export async function updateRecord(
     checkOrigin(originPolicy(app.config), next, current);
     if (next.hostHeader !== current.hostHeader && next.hostHeader !== null)
       gateHostHeader(await effectiveFeatures(tx, domain.id), next, current.hostHeader);
+    await checkHostHeader(new HostHeaderOwnership(tx, domain), next, current.hostHeader);
     (await indexOf(tx, domain.id, [next.name])).check(next, id);
     await updateRecords(tx, domain.id, [{ ...next, id }]);
     return { value: (await getRecord(tx, domain.id, id))!, change: { upsertedRecords: [id] } };
@@ -195,6 +205,7 @@ export async function batchUpdate(
       updates.map((u) => u.name),
     );
     let features: EffectiveFeatures | null = null;
+    const hosts = new HostHeaderOwnership(tx, domain);
     const changed = new Map<number, StoredRecord>();
     const results: BulkResult['results'] = [];
     for (const { id, ...patch } of updates) {
@@ -206,6 +217,7 @@ export async function batchUpdate(
         if (next.hostHeader !== null && next.hostHeader !== current.hostHeader) {
           features ??= await effectiveFeatures(tx, domain.id);
           gateHostHeader(features, next, current.hostHeader);
+          await checkHostHeader(hosts, next, current.hostHeader);
         }
         index.check(next, id);
         const stored = { ...next, id };
@@ -261,12 +273,14 @@ async function planImport(tx: Tx, domain: DomainRow, text: string, policy: Addre
   );
   const existingCount = await countRecords(tx, domain.id);
   const features = await effectiveFeatures(tx, domain.id);
+  const hosts = new HostHeaderOwnership(tx, domain);
   let nextId = -1; // placeholder ids for the index; never stored
   for (const { line, input } of parsed.records) {
     try {
       const record = buildRecord(domain.name, input, { literalTxt: true });
       checkOrigin(policy, record);
       gateHostHeader(features, record, null);
+      await checkHostHeader(hosts, record, null);
       index.check(record);
       index.add({ ...record, id: nextId-- });
       plan.records.push({ ...record, line });

@@ -17,6 +17,7 @@ import { ApiError } from '../../errors.js';
 import { changeDomain } from '../../config-log/index.js';
 import { effectiveFeatures, requireFeature, requireRuleType } from '../../plans/entitlements.js';
 import { originAddressProblem, originPolicy } from '../../origins/address-check.js';
+import { HostHeaderOwnership } from '../../origins/host-header.js';
 import { countryOf } from './geo.js';
 import { presentRule, ruleInput, type PresentedRule } from './present.js';
 
@@ -63,7 +64,7 @@ function invalid(problems: Problem[]): never {
   throw new ApiError(400, describeProblems(problems), { problems });
 }
 
-/** Checks that need the database: record scope (proxied records of this domain) and origin_route host_header. */
+/** Checks that need the database: record scope (proxied records of this domain) and origin host headers. */
 async function checkAgainstDatabase(tx: Tx, domain: DomainRow, type: RuleType, rule: NormalisedRule): Promise<void> {
   const problems: Problem[] = [];
   if (rule.common.record_ids.length > 0) {
@@ -77,22 +78,15 @@ async function checkAgainstDatabase(tx: Tx, domain: DomainRow, type: RuleType, r
         problems.push({ path: `record_ids[${i}]`, message: `record ${id} is not a proxied record of this domain` });
     });
   }
-  if (type === 'origin_route' && typeof rule.fields.host_header === 'string' && rule.fields.host_header !== '') {
-    const host = rule.fields.host_header;
-    const within = (name: string) => host === name || host.endsWith(`.${name}`);
-    if (!within(domain.name)) {
-      const owned = await tx
-        .select({ name: domains.name })
-        .from(domains)
-        .where(and(eq(domains.ownerId, domain.ownerId), eq(domains.state, 'active')));
-      if (!owned.some((d) => within(d.name))) {
-        problems.push({
-          path: 'host_header',
-          message: `${host} is not inside this domain or another active domain of the same owner`,
-        });
-      }
-    }
-  }
+  const hosts = new HostHeaderOwnership(tx, domain);
+  const checkHost = async (path: string, host: unknown) => {
+    const message = typeof host === 'string' && host !== '' ? await hosts.problem(host) : undefined;
+    if (message) problems.push({ path, message });
+  };
+  if (type === 'origin_route') await checkHost('host_header', rule.fields.host_header);
+  if (type === 'origin_pool')
+    for (const [i, o] of (rule.fields.origins as Record<string, unknown>[]).entries())
+      await checkHost(`origins[${i}].host_header`, o.host_header);
   if (problems.length > 0) invalid(problems);
 }
 
