@@ -12,7 +12,7 @@ import {
   type RuleType,
 } from '@platform/shared/match';
 import type { Db, Tx } from '../../db/index.js';
-import { dnsRecords, domains, rules } from '../../db/schema.js';
+import { dnsRecords, rules, type domains } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
 import { changeDomain } from '../../config-log/index.js';
 import { effectiveFeatures, requireFeature, requireRuleType } from '../../plans/entitlements.js';
