@@ -84,8 +84,8 @@ ST=("$VENV/bin/st" --config-file "$ROOT/scripts/api-fuzz/schemathesis.toml" run 
   --report junit --report-dir "${API_FUZZ_REPORT_DIR:-$WORK/report}"
   "$@")
 echo "== ${ST[*]}"
-timeout --kill-after=30 "${API_FUZZ_TIMEOUT:-600}" "${ST[@]}" || status=$?
-if [ "$status" -eq 124 ]; then echo "== schemathesis did not finish within API_FUZZ_TIMEOUT=${API_FUZZ_TIMEOUT:-600}s"; fi
+timeout --kill-after=30 "${API_FUZZ_TIMEOUT:-900}" "${ST[@]}" || status=$?
+if [ "$status" -eq 124 ]; then echo "== schemathesis did not finish within API_FUZZ_TIMEOUT=${API_FUZZ_TIMEOUT:-900}s"; fi
 if [ "$status" -ne 0 ]; then
   echo "== control-plane errors (last 20; the 503s of the workflow checks left out)"
   grep '"level":50' "$WORK/control-plane.log" | grep -v 'workflow service unavailable' | tail -20 | cut -c1-600 || true

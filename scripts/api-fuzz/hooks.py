@@ -36,7 +36,7 @@ def after_call(ctx, case, response):
         restore_domain()
 
 
-# API_FUZZ_LOG=<file>: one line per call (status, operation, request headers, start of the body), to see what the
+# API_FUZZ_LOG=<file>: one line per call (status, operation, time taken, request headers, start of the body), to see what the
 # fuzzer really sent when a summary looks too good (a run that only ever got 401 still "passes").
 _LOG = os.environ.get("API_FUZZ_LOG")
 
@@ -46,4 +46,5 @@ def log_call(ctx, case, response):
     if _LOG:
         with open(_LOG, "a", encoding="utf-8") as f:
             headers = {k: v for k, v in response.request.headers.items() if k.lower() not in ("authorization", "x-api-key")}
-            f.write(f"{response.status_code} {case.method} {case.formatted_path} {headers} {response.text[:200]!r}\n")
+            took = f"{response.elapsed:.3f}s"
+            f.write(f"{response.status_code} {case.method} {case.formatted_path} {took} {headers} {response.text[:200]!r}\n")

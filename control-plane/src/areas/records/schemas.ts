@@ -85,7 +85,7 @@ export const RecordCreate = Type.Object(
     destination: T.destination,
     ...optionalFields,
   },
-  { title: 'RecordCreate', ...closed },
+  { title: 'RecordCreate', examples: [{ name: 'www', type: 'A', destination: '192.0.2.10', ttl: 300 }], ...closed },
 );
 
 const updateFields = { name: Type.Optional(T.name), destination: Type.Optional(T.destination), ...optionalFields };

@@ -362,6 +362,36 @@ const TYPE_FIELDS: Record<RuleType, TProperties> = {
   },
 };
 
+/**
+ * A working create body of each type, shown in the OpenAPI document (`examples`): the API reference shows it, and
+ * the fuzzer's examples phase sends it (scripts/api-fuzz.sh); a test creates every one on an enterprise domain.
+ */
+export const CREATE_EXAMPLES: Record<RuleType, Record<string, unknown>> = {
+  origin_route: { address: '192.0.2.20', scheme: 'https', port: 8443, path_includes: ['/api/*'] },
+  origin_pool: {
+    origins: [{ address: '192.0.2.21' }, { address: '192.0.2.22', weight: 2 }],
+    method: 'weighted',
+    health_check: { path: '/health', interval_s: 30 },
+  },
+  redirect: { target: 'https://www.example.org/$1', status_code: 301, path_includes: ['/old/*'] },
+  rewrite: { path: '/v2/$1', path_includes: ['/v1/*'] },
+  header: { response_headers: [{ op: 'set', name: 'X-Frame-Options', value: 'DENY' }] },
+  drop: { action: 'status', status_code: 403, ip_includes: ['203.0.113.0/24'] },
+  basic_auth: {
+    realm: 'Staff',
+    users: [{ username: 'staff', password: 'correct horse battery' }],
+    path_includes: ['/admin/*'],
+  },
+  error_page: { statuses: ['500-599'], body: '<h1>Back soon</h1>' },
+  cache: { action: 'cache', edge_ttl: 3600, path_includes: ['/static/*'] },
+  waf: { paranoia_level: 2, excluded_rules: ['942100'] },
+  captcha: { pass_ttl_s: 3600, path_includes: ['/login'] },
+  rate_limit: { requests: 100, period_s: 60, key: 'ip', action: 'block', path_includes: ['/api/*'] },
+  bot_route: { categories: ['ai'], address: '192.0.2.30' },
+  fingerprint: { ja4: ['t13d1516h2_8daaf6152771_02713d6af862'], action: 'block' },
+  optimize: { minify_html: true, image_format: 'webp' },
+};
+
 function optionalAll(p: TProperties): TProperties {
   return Object.fromEntries(Object.entries(p).map(([k, v]) => [k, OptionalKind in v ? v : Type.Optional(v)]));
 }
@@ -386,7 +416,10 @@ export function ruleSchemas(type: RuleType): { create: TObject; update: TObject;
     .map((w) => w[0].toUpperCase() + w.slice(1))
     .join('');
   return {
-    create: Type.Object({ ...commonInput, ...own }, { title: `${title}RuleCreate`, ...closed }),
+    create: Type.Object(
+      { ...commonInput, ...own },
+      { title: `${title}RuleCreate`, examples: [CREATE_EXAMPLES[type]], ...closed },
+    ),
     update: Type.Object(
       { ...commonInput, ...optionalAll(own), ...readBackFields(type) },
       {
