@@ -78,6 +78,20 @@ export default tseslint.config(
     },
   },
   {
+    // Tenant patterns reach the nodes; a RegExp built at run time backtracks (issue 10: one request stalled a worker).
+    files: ['shared/src/match/**/*.ts', 'edge-node/src/**/*.ts', 'dns-server/src/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='RegExp'], CallExpression[callee.name='RegExp']",
+          message: 'patterns built at run time go through RegexPattern or WildcardPattern (@platform/shared/match)',
+        },
+      ],
+    },
+  },
+  {
     files: ['control-plane/**/*.ts'],
     rules: {
       'no-restricted-imports': [

@@ -14,8 +14,12 @@ function make(id: number, type: RuleType, body: Record<string, unknown>): Rule {
   return { id, type, enabled, priority, body: encodeRuleBody({ ...filters, ...v.value.fields }) };
 }
 
-/** `n` rules: header by host, redirect/rewrite/cache/origin_route/drop by path segment, and 3 zone-wide rules. */
-export function generateRules(n: number, seed = 42): Rule[] {
+/**
+ * `n` rules: header by host, redirect/rewrite/cache/origin_route/drop by path segment, and 3 zone-wide rules. With
+ * `regexEvery` k > 0, every k-th rule is a regex one instead (a path-regex redirect, or every 2k-th a host-regex
+ * header rule), drawn without moving the other rules.
+ */
+export function generateRules(n: number, seed = 42, regexEvery = 0): Rule[] {
   const r = rng(seed);
   const rules: Rule[] = [
     make(1, 'header', { response_headers: [{ op: 'set', name: 'x-edge', value: '1' }] }),
@@ -26,7 +30,25 @@ export function generateRules(n: number, seed = 42): Rule[] {
     const id = i + 1;
     const priority = 10 + Math.floor(r() * 200);
     const kind = r();
-    if (kind < 0.4)
+    if (regexEvery > 0 && i % (2 * regexEvery) === 0)
+      rules.push(
+        make(id, 'header', {
+          priority,
+          host_match_type: 'regex',
+          host_includes: [`^h${i}\\.bench\\.`],
+          request_headers: [{ op: 'set', name: 'x-h', value: String(i) }],
+        }),
+      );
+    else if (regexEvery > 0 && i % regexEvery === 0)
+      rules.push(
+        make(id, 'redirect', {
+          priority,
+          path_match_type: 'regex',
+          path_includes: [`^/r${i}/(x|y)/`],
+          target: `/new${i}/$1`,
+        }),
+      );
+    else if (kind < 0.4)
       rules.push(
         make(id, 'header', {
           priority,

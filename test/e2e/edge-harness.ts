@@ -1,9 +1,12 @@
-// An edge node started as a user starts it (node --import tsx edge-node/src/main.ts) against a control plane process,
-// on free ports on 127.0.0.1 with its own DATA_DIR.
+// An edge node started as a user starts it (node --import tsx edge-node/src/main.ts) against a control plane process
+// (or with no control plane, serving the snapshots its store was given), on free ports on 127.0.0.1 with its own
+// DATA_DIR.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { DomainSnapshot } from '@platform/shared/config';
+import { openNodeStore } from '@platform/shared/node-store';
 import { send } from '../../edge-node/src/testing/harness.js';
 import { stopProcess } from '../helpers/child-process.js';
 import { freePort, ROOT, type ControlPlaneProcess } from './sync-harness.js';
@@ -35,11 +38,23 @@ export async function waitUntil<T>(what: string, probe: () => Promise<T | undefi
   }
 }
 
+/**
+ * Starts the edge node process. With `cp` null it runs without sync and log shipping and serves `snapshots`, written
+ * into its store first as the sync client would have.
+ */
 export async function startEdgeNodeProcess(
-  cp: ControlPlaneProcess,
+  cp: ControlPlaneProcess | null,
   env: Record<string, string> = {},
+  snapshots: DomainSnapshot[] = [],
 ): Promise<EdgeNodeProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'edge-node-e2e-'));
+  if (snapshots.length > 0) {
+    const store = openNodeStore(join(dataDir, 'edge-node'));
+    snapshots.forEach((snapshot, i) =>
+      store.apply({ version: i + 1, domain: snapshot.name, deleted: false, snapshot }),
+    );
+    await store.close();
+  }
   const httpPort = await freePort();
   const httpsPort = await freePort();
   let proc!: ChildProcess;
@@ -55,9 +70,9 @@ export async function startEdgeNodeProcess(
         DATA_DIR: dataDir,
         EDGE_HTTP_PORT: String(httpPort),
         EDGE_HTTPS_PORT: String(httpsPort),
-        SYNC_URL: cp.syncUrl,
-        NODE_TOKEN: cp.nodeToken,
-        CONTROL_PLANE_URL: cp.apiUrl,
+        SYNC_URL: cp?.syncUrl ?? 'off',
+        NODE_TOKEN: cp?.nodeToken ?? '',
+        CONTROL_PLANE_URL: cp?.apiUrl ?? 'off',
         EDGE_LOG_FLUSH_MS: '200',
         // Test origins are stubs on loopback (the edge refuses internal origins unless the operator allows them).
         ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8',
@@ -81,7 +96,12 @@ export async function startEdgeNodeProcess(
       60_000,
     );
   };
-  const kill = (signal: NodeJS.Signals = 'SIGTERM') => stopProcess(proc, signal);
+  const kill = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    // A worker stuck in a synchronous loop never runs its SIGTERM handler.
+    const stuck = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+    await stopProcess(proc, signal);
+    clearTimeout(stuck);
+  };
   await launch();
   return {
     dataDir,

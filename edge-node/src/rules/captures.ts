@@ -1,21 +1,18 @@
 // Captures of the path pattern that matched ($1..$9 in redirect targets and rewrite paths).
+import { RegexPattern, WildcardPattern } from '@platform/shared/match';
 
-function escapeRegex(s: string): string {
-  return s.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
-}
+export type CapturePattern = WildcardPattern | RegexPattern;
 
-/** Regexes with groups for the include patterns: each `*` of a wildcard is a group; regexes keep their own groups. */
-export function captureRegexes(pathMatchType: string, includes: readonly string[]): RegExp[] {
-  return includes.map((p) =>
-    pathMatchType === 'regex' ? new RegExp(p) : new RegExp(`^${p.split('*').map(escapeRegex).join('(.*)')}$`),
-  );
+/** Patterns with groups for the include patterns: each `*` of a wildcard is a group; regexes keep their own groups. */
+export function capturePatterns(pathMatchType: string, includes: readonly string[]): CapturePattern[] {
+  return includes.map((p) => (pathMatchType === 'regex' ? new RegexPattern(p) : new WildcardPattern(p)));
 }
 
 /** The groups of the first include pattern that matches `path` ([] when none has groups or none matches). */
-export function capturesOf(regexes: readonly RegExp[], path: string): string[] {
-  for (const re of regexes) {
-    const m = re.exec(path);
-    if (m) return m.slice(1).map((g) => g ?? '');
+export function capturesOf(patterns: readonly CapturePattern[], path: string): string[] {
+  for (const p of patterns) {
+    const groups = p.captures(path);
+    if (groups !== null) return groups;
   }
   return [];
 }

@@ -71,7 +71,7 @@ export class RuleIndex<A = unknown> {
     };
     for (const r of rules) {
       const inc = r.host.includes;
-      if (r.host.type !== '' && !inc.empty && inc.regexes.length === 0) {
+      if (r.host.type !== '' && !inc.empty && inc.patterns.length === 0) {
         for (const h of inc.exact) push(this.hostExact, h, r);
         for (const s of inc.suffixes) push(this.hostSuffix, s, r);
         continue;
@@ -166,7 +166,7 @@ export class RuleIndex<A = unknown> {
 /** First-segment keys of a path filter whose includes are all exact or prefix patterns with a whole first segment. */
 function segmentKeys(path: PathFilter): string[] | null {
   const inc = path.includes;
-  if (inc.all || inc.regexes.length > 0) return null;
+  if (inc.all || inc.patterns.length > 0) return null;
   const keys: string[] = [];
   for (const p of inc.exact) keys.push(firstSegment(p));
   for (const p of inc.prefixes) {

@@ -209,6 +209,8 @@ export function send(
     body?: string;
     https?: boolean;
     localAddress?: string;
+    /** Fails the request when no complete answer came within this many ms. */
+    timeoutMs?: number;
   } = {},
 ): Promise<Reply> {
   const fn = opts.https ? httpsRequest : httpRequest;
@@ -238,6 +240,10 @@ export function send(
       },
     );
     req.on('error', reject);
+    if (opts.timeoutMs !== undefined)
+      req.setTimeout(opts.timeoutMs, () =>
+        req.destroy(new Error(`no answer to ${host}${path} within ${opts.timeoutMs} ms`)),
+      );
     if (opts.body !== undefined) req.write(opts.body);
     req.end();
   });

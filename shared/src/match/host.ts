@@ -1,4 +1,6 @@
 // Host matching for rules: exact, wildcard (`*.x` matches subdomains of x only) and regex, compiled once per rule set.
+import { regexProblem, RegexPattern } from './linear-regex.js';
+import { WildcardPattern } from './wildcard.js';
 
 export type HostMatchType = '' | 'exact' | 'wildcard' | 'regex';
 export const HOST_MATCH_TYPES: readonly HostMatchType[] = ['', 'exact', 'wildcard', 'regex'];
@@ -15,7 +17,7 @@ export function normaliseHost(host: string): string {
 export function hostEntryProblem(type: HostMatchType, entry: unknown): string | undefined {
   if (typeof entry !== 'string' || entry.trim() === '') return 'must be a non-empty string';
   if (entry.length > 1024) return 'longer than 1024 characters';
-  if (type === 'regex') return regexProblem(entry);
+  if (type === 'regex') return regexProblem(entry, 'i');
   const h = normaliseHost(entry);
   if (h.length > 253 || !HOST_CHARS.test(h))
     return `"${entry}" is not a host name${type === 'wildcard' ? ' pattern' : ''}`;
@@ -23,45 +25,32 @@ export function hostEntryProblem(type: HostMatchType, entry: unknown): string | 
   return undefined;
 }
 
-export function regexProblem(source: string): string | undefined {
-  try {
-    new RegExp(source);
-    return undefined;
-  } catch (err) {
-    return `invalid regex: ${(err as Error).message}`;
-  }
-}
-
-function escapeRegex(s: string): string {
-  return s.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
-}
-
 /**
  * A compiled list of host patterns of one match type. Exact hosts sit in a Set, `*.suffix` patterns in a suffix
- * Set probed once per label of the host, and anything else (`api-*.x`, regexes) in a short list of RegExps.
+ * Set probed once per label of the host, and anything else (`api-*.x` wildcards, RE2 regexes) in a short list.
  */
 export class HostPatternSet {
   readonly exact = new Set<string>();
   /** `*.x` stored as `.x`. */
   readonly suffixes = new Set<string>();
-  readonly regexes: RegExp[] = [];
+  readonly patterns: (WildcardPattern | RegexPattern)[] = [];
 
   constructor(type: HostMatchType, entries: readonly string[]) {
     for (const raw of entries) {
       if (type === 'regex') {
-        this.regexes.push(new RegExp(raw, 'i'));
+        this.patterns.push(new RegexPattern(raw, 'i'));
         continue;
       }
       const h = normaliseHost(raw);
       if (type === 'exact' || !h.includes('*')) this.exact.add(h);
       else if (h.startsWith('*.') && !h.slice(2).includes('*')) this.suffixes.add(h.slice(1));
       // Other wildcards: `*` stands for one or more characters.
-      else this.regexes.push(new RegExp(`^${h.split('*').map(escapeRegex).join('.+')}$`));
+      else this.patterns.push(new WildcardPattern(h, 1));
     }
   }
 
   get empty(): boolean {
-    return this.exact.size === 0 && this.suffixes.size === 0 && this.regexes.length === 0;
+    return this.exact.size === 0 && this.suffixes.size === 0 && this.patterns.length === 0;
   }
 
   /** True when `host` (already normalised) matches one of the patterns. */
@@ -72,7 +61,7 @@ export class HostPatternSet {
         if (this.suffixes.has(host.slice(i))) return true;
       }
     }
-    for (const re of this.regexes) if (re.test(host)) return true;
+    for (const p of this.patterns) if (p.test(host)) return true;
     return false;
   }
 }

@@ -6,3 +6,5 @@ export * from './password.js';
 export * from './validate-rule.js';
 export * from './rule-types.js';
 export * from './rule-body.js';
+export * from './linear-regex.js';
+export * from './wildcard.js';

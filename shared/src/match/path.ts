@@ -1,5 +1,6 @@
 // Path matching for rules: wildcard (`*` = any characters, whole path) or regex (unanchored), compiled once.
-import { regexProblem } from './host.js';
+import { regexProblem, RegexPattern } from './linear-regex.js';
+import { WildcardPattern } from './wildcard.js';
 
 export type PathMatchType = 'wildcard' | 'regex';
 export const PATH_MATCH_TYPES: readonly PathMatchType[] = ['wildcard', 'regex'];
@@ -15,25 +16,22 @@ export function pathEntryProblem(type: PathMatchType, entry: unknown): string | 
   return undefined;
 }
 
-function escapeRegex(s: string): string {
-  return s.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
-}
-
 /**
- * A compiled list of path patterns: exact paths in a Set, `prefix*` patterns as a prefix list, everything
- * else as RegExps. A wildcard pattern matches the whole path (`/img/*` matches `/img/a.png`, not `/img`).
+ * A compiled list of path patterns: exact paths in a Set, `prefix*` patterns as a prefix list, everything else
+ * (inner wildcards, RE2 regexes) as patterns. A wildcard pattern matches the whole path (`/img/*` matches
+ * `/img/a.png`, not `/img`).
  */
 export class PathPatternSet {
   readonly exact = new Set<string>();
   readonly prefixes: string[] = [];
-  readonly regexes: RegExp[] = [];
+  readonly patterns: (WildcardPattern | RegexPattern)[] = [];
   /** True when one pattern is `*` or `/*`: every path matches. */
   readonly all: boolean = false;
 
   constructor(type: PathMatchType, entries: readonly string[]) {
     for (const p of entries) {
       if (type === 'regex') {
-        this.regexes.push(new RegExp(p));
+        this.patterns.push(new RegexPattern(p));
         continue;
       }
       const star = p.indexOf('*');
@@ -41,18 +39,18 @@ export class PathPatternSet {
       else if (star === p.length - 1) {
         if (p === '*' || p === '/*') this.all = true;
         this.prefixes.push(p.slice(0, -1));
-      } else this.regexes.push(new RegExp(`^${p.split('*').map(escapeRegex).join('.*')}$`));
+      } else this.patterns.push(new WildcardPattern(p));
     }
   }
 
   get empty(): boolean {
-    return this.exact.size === 0 && this.prefixes.length === 0 && this.regexes.length === 0;
+    return this.exact.size === 0 && this.prefixes.length === 0 && this.patterns.length === 0;
   }
 
   has(path: string): boolean {
     if (this.all || this.exact.has(path)) return true;
     for (const p of this.prefixes) if (path.startsWith(p)) return true;
-    for (const re of this.regexes) if (re.test(path)) return true;
+    for (const p of this.patterns) if (p.test(path)) return true;
     return false;
   }
 }

@@ -71,6 +71,24 @@ test('rules API: the seven operations, validation, scope, plan limits and the co
     assert.equal((await cp.call(owner.key, 'GET', base)).json().length, before);
   });
 
+  await t.test('a regex the linear-time engine cannot run is 400 naming its field, and nothing is stored', async () => {
+    const before = (await cp.call(owner.key, 'GET', base)).json().length;
+    const res = await cp.call(owner.key, 'POST', base, {
+      address: '192.0.2.1',
+      host_match_type: 'regex',
+      host_pattern: '^(?!admin)',
+      path_match_type: 'regex',
+      path_includes: ['^/ok/'],
+      path_excludes: ['^/ok/x', '^/(a)\\1$'],
+    });
+    assert.equal(res.statusCode, 400);
+    const error = res.json().error as string;
+    assert.match(error, /host_pattern: invalid regex for the linear-time engine/);
+    assert.match(error, /path_excludes\[1\]: invalid regex for the linear-time engine/);
+    assert.doesNotMatch(error, /path_includes|path_excludes\[0\]/);
+    assert.equal((await cp.call(owner.key, 'GET', base)).json().length, before);
+  });
+
   await t.test('record_ids must be proxied records of this domain', async () => {
     const res = await cp.call(owner.key, 'POST', base, { address: '192.0.2.1', record_ids: [plain.id, 999999] });
     assert.equal(res.statusCode, 400);
