@@ -1,23 +1,51 @@
-// Control-plane error codes and ApiError: thrown anywhere in a route, answered as { "error": message, ...extra }.
+// Control-plane error codes and ApiError: thrown anywhere in a route, answered as { "error": message, ...extra }
+// with the status the registry gives its code.
 import { PlatformError } from '@platform/shared';
 
-/** Error codes of the control plane, one per HTTP status it answers (see README "Errors"). */
-export const ERROR_CODES = {
-  400: 'CP_ERR_INVALID_INPUT', // bad value, malformed body, wrong state for the operation
-  401: 'CP_ERR_INVALID_API_KEY', // missing, malformed, unknown, revoked or expired key
-  403: 'CP_ERR_FORBIDDEN', // read-only key, role, denied surface, inactive account, plan feature
-  404: 'CP_ERR_NOT_FOUND', // no such route or resource, or not visible to the caller
-  405: 'CP_ERR_METHOD_NOT_ALLOWED', // the path exists with other methods (Allow lists them)
-  409: 'CP_ERR_CONFLICT', // already exists, in progress, expired token, disabled domain
-  413: 'CP_ERR_BODY_TOO_LARGE', // request body above API_BODY_LIMIT_BYTES
-  415: 'CP_ERR_UNSUPPORTED_MEDIA_TYPE', // body that is not application/json
-  422: 'CP_ERR_CHECK_FAILED', // verification or delegation check found no valid record
-  429: 'CP_ERR_RATE_LIMITED', // RATE_LIMIT_PER_MINUTE exceeded or a per-domain cooldown
-  500: 'CP_ERR_INTERNAL', // unexpected failure; the cause is logged, the client sees a generic text
-  503: 'CP_ERR_UNAVAILABLE', // a dependency (certificate issuer, Temporal) is temporarily unavailable
-} as const;
+/**
+ * THE registry of error codes: each code's HTTP status and what it means. Code drives status: a thrown ApiError
+ * names its code and the error handler answers with the status found here (and the code in `X-Error-Code`).
+ * README "Errors" lists this table; `errors.test.ts` keeps the two equal and finds every code used in src here.
+ * Where the spec names a code it is used as named (`not_a_member`).
+ */
+export const ERRORS = {
+  CP_ERR_INVALID_INPUT: { status: 400, meaning: 'a bad value or a malformed body' },
+  CP_ERR_WRONG_STATE: { status: 400, meaning: 'the domain is not in a state or DNS mode the operation accepts' },
+  CP_ERR_RECORD_INVALID: { status: 400, meaning: 'a DNS record field breaks a rule of the record table' },
+  CP_ERR_RECORD_CONFLICT: { status: 400, meaning: 'a DNS record breaks CNAME exclusivity or another zone rule' },
+  CP_ERR_RULE_INVALID: { status: 400, meaning: 'a rule breaks its schema; the body lists every problem' },
+  CP_ERR_CONFIG_TOO_LARGE: {
+    status: 400,
+    meaning: "the domain's compiled config would exceed DOMAIN_CONFIG_MAX_BYTES",
+  },
+  not_a_member: { status: 400, meaning: 'billing member: the user has no accepted membership (spec code)' },
+  CP_ERR_INVALID_API_KEY: { status: 401, meaning: 'missing, malformed, unknown, revoked or expired API key' },
+  CP_ERR_INVALID_NODE_TOKEN: { status: 401, meaning: '/internal/**: missing or wrong node token' },
+  CP_ERR_ACCOUNT_INACTIVE: { status: 403, meaning: "the key's account is deactivated" },
+  CP_ERR_READ_ONLY_KEY: { status: 403, meaning: 'a read-only key on a write' },
+  CP_ERR_DENIED_SURFACE: { status: 403, meaning: 'a surface no API key may reach' },
+  CP_ERR_ROLE: { status: 403, meaning: "the caller's role on the domain lacks the permission" },
+  CP_ERR_PLAN_LIMIT: {
+    status: 403,
+    meaning: 'the plan lacks the feature or its limit is reached (`feature` names it)',
+  },
+  CP_ERR_NOT_FOUND: { status: 404, meaning: 'no such resource, or not visible to the caller' },
+  CP_ERR_ROUTE_NOT_FOUND: { status: 404, meaning: 'no route for this method and path' },
+  CP_ERR_METHOD_NOT_ALLOWED: { status: 405, meaning: 'the path exists with other methods (`Allow` lists them)' },
+  CP_ERR_DOMAIN_EXISTS: { status: 409, meaning: 'the domain, or a zone around or inside it, is already registered' },
+  CP_ERR_DOMAIN_DISABLED: { status: 409, meaning: 'the domain is disabled or banned' },
+  CP_ERR_TOKEN_EXPIRED: { status: 409, meaning: 'the verification token expired' },
+  CP_ERR_RECORD_DUPLICATE: { status: 409, meaning: 'an identical DNS record already exists' },
+  CP_ERR_CONFLICT: { status: 409, meaning: 'another conflict with stored state (admin commands)' },
+  CP_ERR_BODY_TOO_LARGE: { status: 413, meaning: 'a body, file or form field above API_BODY_LIMIT_BYTES' },
+  CP_ERR_UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: 'a body that is not application/json' },
+  CP_ERR_CHECK_FAILED: { status: 422, meaning: 'a verification or delegation check found no valid record' },
+  CP_ERR_RATE_LIMITED: { status: 429, meaning: 'RATE_LIMIT_PER_MINUTE exceeded, or a per-domain check limit' },
+  CP_ERR_INTERNAL: { status: 500, meaning: 'unexpected failure; logged, the client sees a generic text' },
+  CP_ERR_UNAVAILABLE: { status: 503, meaning: 'a dependency (Temporal, certificate issuer) is unavailable' },
+} as const satisfies Record<string, { status: number; meaning: string }>;
 
-export type ApiErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES] | 'CP_ERR_HTTP';
+export type ApiErrorCode = keyof typeof ERRORS;
 
 /** Known message texts (spec "Errors"). */
 export const MESSAGES = {
@@ -33,12 +61,13 @@ export const MESSAGES = {
   internal: 'internal server error',
 } as const;
 
-export class ApiError extends PlatformError<ApiErrorCode> {
+export class ApiError<C extends ApiErrorCode = ApiErrorCode> extends PlatformError<C> {
+  /** From the registry: the code decides the status. */
   readonly statusCode: number;
   readonly extra: Record<string, unknown> | undefined;
 
-  constructor(statusCode: number, message: string, extra?: Record<string, unknown>, options: { cause?: unknown } = {}) {
-    const code = (ERROR_CODES as Record<number, ApiErrorCode>)[statusCode] ?? 'CP_ERR_HTTP';
+  constructor(code: C, message: string, extra?: Record<string, unknown>, options: { cause?: unknown } = {}) {
+    const statusCode = ERRORS[code].status;
     super(code, message, { kind: statusCode >= 500 ? 'system' : 'user', cause: options.cause });
     this.statusCode = statusCode;
     this.extra = extra;

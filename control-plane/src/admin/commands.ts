@@ -88,7 +88,7 @@ function positionals(args: string[], names: string[], options: ParseArgsConfig['
 async function domainByName(db: Db, raw: string) {
   const name = normalizeDomainName(raw);
   const [domain] = await db.select().from(domains).where(eq(domains.name, name)).limit(1);
-  if (!domain) throw new ApiError(404, `no domain ${name}`);
+  if (!domain) throw new ApiError('CP_ERR_NOT_FOUND', `no domain ${name}`);
   return domain;
 }
 
@@ -159,7 +159,7 @@ export const COMMANDS: Record<string, Command> = {
     const { pos } = positionals(args, ['KEY_ID']);
     const id = Number(pos[0]);
     if (!Number.isInteger(id) || id <= 0) throw new UsageError(`KEY_ID must be a positive integer, got "${pos[0]}"`);
-    if (!(await revokeApiKey(ctx.db, id))) throw new ApiError(404, `no active key with id ${id}`);
+    if (!(await revokeApiKey(ctx.db, id))) throw new ApiError('CP_ERR_NOT_FOUND', `no active key with id ${id}`);
     ctx.out(`revoked key ${id}`);
   },
   async 'plan list'(ctx, args) {
@@ -197,7 +197,7 @@ export const COMMANDS: Record<string, Command> = {
     if (!isMemberRole(pos[2])) throw new UsageError(`ROLE must be one of ${MEMBER_ROLES.join(', ')}`);
     const domain = await domainByName(ctx.db, pos[0]);
     const user = await userByEmail(ctx.db, pos[1]);
-    if (user.id === domain.ownerId) throw new ApiError(409, `${user.email} owns ${domain.name}`);
+    if (user.id === domain.ownerId) throw new ApiError('CP_ERR_CONFLICT', `${user.email} owns ${domain.name}`);
     await ctx.db
       .insert(domainMembers)
       .values({ domainId: domain.id, userId: user.id, role: pos[2] })
@@ -212,7 +212,7 @@ export const COMMANDS: Record<string, Command> = {
       .delete(domainMembers)
       .where(and(eq(domainMembers.domainId, domain.id), eq(domainMembers.userId, user.id)))
       .returning();
-    if (rows.length === 0) throw new ApiError(404, `${user.email} is not a member of ${domain.name}`);
+    if (rows.length === 0) throw new ApiError('CP_ERR_NOT_FOUND', `${user.email} is not a member of ${domain.name}`);
     ctx.out(`${user.email} removed from ${domain.name}`);
   },
 };

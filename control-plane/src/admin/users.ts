@@ -8,7 +8,7 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export function normalizeEmail(email: string): string {
   const e = email.trim().toLowerCase();
-  if (!EMAIL.test(e) || e.length > 254) throw new ApiError(400, `invalid email address "${email}"`);
+  if (!EMAIL.test(e) || e.length > 254) throw new ApiError('CP_ERR_INVALID_INPUT', `invalid email address "${email}"`);
   return e;
 }
 
@@ -19,7 +19,7 @@ export async function createUser(db: Db, email: string, name = ''): Promise<{ id
     .values({ email: normalized, name })
     .onConflictDoNothing()
     .returning({ id: users.id, email: users.email });
-  if (rows.length === 0) throw new ApiError(409, `user ${normalized} already exists`);
+  if (rows.length === 0) throw new ApiError('CP_ERR_CONFLICT', `user ${normalized} already exists`);
   return rows[0];
 }
 
@@ -29,7 +29,7 @@ export async function userByEmail(db: Db, email: string) {
     .from(users)
     .where(eq(users.email, normalizeEmail(email)))
     .limit(1);
-  if (!user) throw new ApiError(404, `no user ${email.trim().toLowerCase()}`);
+  if (!user) throw new ApiError('CP_ERR_NOT_FOUND', `no user ${email.trim().toLowerCase()}`);
   return user;
 }
 

@@ -51,19 +51,23 @@ export function activeKeyCondition(now: Date) {
 export async function createApiKey(db: Db, userId: number, opts: CreateKeyOptions = {}): Promise<CreatedKey> {
   const now = opts.now ?? new Date();
   const expires = opts.expires ?? 'never';
-  if (!EXPIRY_CHOICES.includes(expires)) throw new ApiError(400, `expiry must be one of: ${EXPIRY_CHOICES.join(', ')}`);
+  if (!EXPIRY_CHOICES.includes(expires))
+    throw new ApiError('CP_ERR_INVALID_INPUT', `expiry must be one of: ${EXPIRY_CHOICES.join(', ')}`);
   const expiresAt = expires === 'never' ? null : new Date(now.getTime() + Number(expires) * 86_400_000);
   const key = generateKey();
   const id = await db.transaction(async (tx: Tx) => {
     // Lock the account row so two concurrent creations cannot both pass the cap.
     const owner = await tx.select({ id: users.id }).from(users).where(eq(users.id, userId)).for('update');
-    if (owner.length === 0) throw new ApiError(404, 'user not found');
+    if (owner.length === 0) throw new ApiError('CP_ERR_NOT_FOUND', 'user not found');
     const [{ count }] = await tx
       .select({ count: sql<number>`count(*)::int` })
       .from(apiKeys)
       .where(and(eq(apiKeys.userId, userId), activeKeyCondition(now)));
     if (count >= MAX_ACTIVE_KEYS) {
-      throw new ApiError(400, `an account may have at most ${MAX_ACTIVE_KEYS} active API keys; revoke one first`);
+      throw new ApiError(
+        'CP_ERR_INVALID_INPUT',
+        `an account may have at most ${MAX_ACTIVE_KEYS} active API keys; revoke one first`,
+      );
     }
     const [row] = await tx
       .insert(apiKeys)

@@ -82,21 +82,23 @@ async function authenticate(app: FastifyInstance) {
     if (isInternalPath(path)) {
       // Internal routes authenticate nodes and workers with the node token (their own hook); keys are refused.
       if (typeof key === 'string' && key.startsWith(KEY_PREFIX))
-        return refuse(request, reply, new ApiError(403, MESSAGES.internalForKeys));
+        return refuse(request, reply, new ApiError('CP_ERR_DENIED_SURFACE', MESSAGES.internalForKeys));
       return;
     }
-    if (!key || !KEY_PATTERN.test(key)) return refuse(request, reply, new ApiError(401, MESSAGES.invalidKey));
+    if (!key || !KEY_PATTERN.test(key))
+      return refuse(request, reply, new ApiError('CP_ERR_INVALID_API_KEY', MESSAGES.invalidKey));
 
     const now = new Date();
     const hash = hashKey(key);
     const [row] = await lookup.execute({ hash });
     if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= now))
-      return refuse(request, reply, new ApiError(401, MESSAGES.invalidKey));
-    if (!row.active) return refuse(request, reply, new ApiError(403, MESSAGES.inactive), row.keyId);
+      return refuse(request, reply, new ApiError('CP_ERR_INVALID_API_KEY', MESSAGES.invalidKey));
+    if (!row.active)
+      return refuse(request, reply, new ApiError('CP_ERR_ACCOUNT_INACTIVE', MESSAGES.inactive), row.keyId);
     if (row.readOnly && !readOnlyMayCall(method, path))
-      return refuse(request, reply, new ApiError(403, MESSAGES.readOnly), row.keyId);
+      return refuse(request, reply, new ApiError('CP_ERR_READ_ONLY_KEY', MESSAGES.readOnly), row.keyId);
     if (isDeniedSurface(method, path))
-      return refuse(request, reply, new ApiError(403, MESSAGES.deniedSurface), row.keyId);
+      return refuse(request, reply, new ApiError('CP_ERR_DENIED_SURFACE', MESSAGES.deniedSurface), row.keyId);
 
     request.principal = { userId: row.userId, keyId: row.keyId, readOnly: row.readOnly, keyHash: hash };
     if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
@@ -114,8 +116,8 @@ async function authenticate(app: FastifyInstance) {
     if (!principal || SAFE_METHODS.has(request.method)) return;
     const [row] = await lookup.execute({ hash: principal.keyHash });
     if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= new Date()))
-      throw new ApiError(401, MESSAGES.invalidKey);
-    if (!row.active) throw new ApiError(403, MESSAGES.inactive);
+      throw new ApiError('CP_ERR_INVALID_API_KEY', MESSAGES.invalidKey);
+    if (!row.active) throw new ApiError('CP_ERR_ACCOUNT_INACTIVE', MESSAGES.inactive);
   });
 }
 

@@ -34,14 +34,14 @@ export async function loadDomain(
   permission: Permission | null,
 ): Promise<DomainAccess> {
   const parsed = parseDomainName(domainParam);
-  if (!parsed.ok) throw new ApiError(404, MESSAGES.domainNotFound);
+  if (!parsed.ok) throw new ApiError('CP_ERR_NOT_FOUND', MESSAGES.domainNotFound);
   const [domain] = await request.server.db.select().from(domains).where(eq(domains.name, parsed.name)).limit(1);
-  if (!domain) throw new ApiError(404, MESSAGES.domainNotFound);
+  if (!domain) throw new ApiError('CP_ERR_NOT_FOUND', MESSAGES.domainNotFound);
   const role = await roleOn(request, domain);
-  if (!role) throw new ApiError(404, MESSAGES.domainNotFound);
+  if (!role) throw new ApiError('CP_ERR_NOT_FOUND', MESSAGES.domainNotFound);
   const permissions = permissionsOf(role);
   if (permission && !permissions.includes(permission)) {
-    throw new ApiError(403, `your role (${role}) lacks the ${permission} permission on this domain`);
+    throw new ApiError('CP_ERR_ROLE', `your role (${role}) lacks the ${permission} permission on this domain`);
   }
   return { domain, role, permissions };
 }

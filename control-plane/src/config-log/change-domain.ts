@@ -48,7 +48,7 @@ export async function changeDomain<T>(
   return write(target, async (tx) => {
     const where = typeof key === 'number' ? eq(domains.id, key) : eq(domains.name, key.name);
     const [domain] = await tx.select().from(domains).where(where).for('update');
-    if (!domain) throw new ApiError(404, MESSAGES.domainNotFound);
+    if (!domain) throw new ApiError('CP_ERR_NOT_FOUND', MESSAGES.domainNotFound);
     return { domain, write: await change(tx, domain) };
   });
 }

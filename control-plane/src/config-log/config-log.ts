@@ -128,7 +128,7 @@ export class ConfigLog {
       config.configBytes > this.maxDomainConfigBytes
     )
       throw new ApiError(
-        400,
+        'CP_ERR_CONFIG_TOO_LARGE',
         `the domain's configuration would be ${config.configBytes} bytes, above the limit of ${this.maxDomainConfigBytes} bytes per domain; nothing was changed`,
       );
     const payload = encodeDomainSnapshot(config.snapshot);

@@ -35,18 +35,18 @@ export default async function requestLogRoutes(app: FastifyInstance) {
         try {
           done(null, unpack(body as Buffer));
         } catch {
-          done(new ApiError(400, 'body is not msgpack'), undefined);
+          done(new ApiError('CP_ERR_INVALID_INPUT', 'body is not msgpack'), undefined);
         }
       },
     );
     scope.addHook('onRequest', async (request: FastifyRequest) => {
       const bearer = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
-      if (!checkToken(bearer)) throw new ApiError(401, 'invalid node token');
+      if (!checkToken(bearer)) throw new ApiError('CP_ERR_INVALID_NODE_TOKEN', 'invalid node token');
     });
     scope.post('/internal/request-logs', { schema: { hide: true }, bodyLimit: MAX_BATCH_BYTES }, async (request) => {
       const body = request.body as { node?: unknown; records?: unknown };
       if (!body || typeof body !== 'object' || !Array.isArray(body.records))
-        throw new ApiError(400, 'records: array required');
+        throw new ApiError('CP_ERR_INVALID_INPUT', 'records: array required');
       const node = typeof body.node === 'string' ? body.node.slice(0, 128) : 'unknown';
       const rows = (body.records as ShippedRecord[])
         .filter((r) => r && typeof r.host === 'string')

@@ -33,7 +33,7 @@ const Observations = Type.Array(
 
 function domainName(raw: string): string {
   const parsed = parseDomainName(raw);
-  if (!parsed.ok) throw new ApiError(404, MESSAGES.domainNotFound);
+  if (!parsed.ok) throw new ApiError('CP_ERR_NOT_FOUND', MESSAGES.domainNotFound);
   return parsed.name;
 }
 
@@ -51,7 +51,7 @@ export default async function internalRoutes(fastify: FastifyInstance) {
       if (checkToken(presented)) return;
       // A wrong token counts against the client address like a wrong API key (429 once over the budget).
       await app.limitRequest(request, reply);
-      throw new ApiError(401, 'invalid node token');
+      throw new ApiError('CP_ERR_INVALID_NODE_TOKEN', 'invalid node token');
     });
     const r = scope.withTypeProvider<TypeBoxTypeProvider>();
     const hide = { hide: true, params: Params } as const;
@@ -62,7 +62,7 @@ export default async function internalRoutes(fastify: FastifyInstance) {
         .select()
         .from(domains)
         .where(eq(domains.name, domainName(req.params.domain)));
-      if (!row) throw new ApiError(404, MESSAGES.domainNotFound);
+      if (!row) throw new ApiError('CP_ERR_NOT_FOUND', MESSAGES.domainNotFound);
       return {
         name: row.name,
         dns_mode: row.dnsMode,

@@ -86,16 +86,20 @@ export async function effectiveFeatures(db: Db | Tx, domainId: number): Promise<
 /** ApiError 403 naming the missing feature unless the plan includes it. */
 export function requireFeature(features: EffectiveFeatures, featureName: BooleanField): void {
   if (features[featureName] !== true) {
-    throw new ApiError(403, `your plan (${features.plan}) does not include the ${featureName} feature`, {
-      feature: featureName,
-    });
+    throw new ApiError(
+      'CP_ERR_PLAN_LIMIT',
+      `your plan (${features.plan}) does not include the ${featureName} feature`,
+      {
+        feature: featureName,
+      },
+    );
   }
 }
 
 /** ApiError 403 when a rule type is disabled on the plan. */
 export function requireRuleType(features: EffectiveFeatures, ruleType: string): void {
   if (features.disabled_rule_types.includes(ruleType)) {
-    throw new ApiError(403, `your plan (${features.plan}) does not include rules of type ${ruleType}`, {
+    throw new ApiError('CP_ERR_PLAN_LIMIT', `your plan (${features.plan}) does not include rules of type ${ruleType}`, {
       feature: `rule_type:${ruleType}`,
     });
   }

@@ -7,7 +7,7 @@ import { BOOLEAN_FIELDS, FREE_PLAN_SLUG, LIMIT_FIELDS, LIVE_STATUSES, type Overr
 
 export async function planBySlug(db: Db | Tx, slug: string) {
   const [plan] = await db.select().from(plans).where(eq(plans.slug, slug)).limit(1);
-  if (!plan) throw new ApiError(400, `unknown plan "${slug}"`);
+  if (!plan) throw new ApiError('CP_ERR_INVALID_INPUT', `unknown plan "${slug}"`);
   return plan;
 }
 
@@ -39,7 +39,7 @@ export async function setPlan(db: Db, domainId: number, slug: string): Promise<s
     .set({ planId: plan.id, updatedAt: new Date() })
     .where(and(eq(subscriptions.domainId, domainId), inArray(subscriptions.status, LIVE_STATUSES)))
     .returning({ id: subscriptions.id });
-  if (rows.length === 0) throw new ApiError(404, 'the domain has no active subscription');
+  if (rows.length === 0) throw new ApiError('CP_ERR_NOT_FOUND', 'the domain has no active subscription');
   return plan.slug;
 }
 
@@ -49,7 +49,7 @@ const OVERRIDABLE: readonly string[] = [...LIMIT_FIELDS, ...BOOLEAN_FIELDS, 'dis
 export function overridableField(field: string): OverridableField {
   const name = field.replace(/^override_/, '');
   if (!OVERRIDABLE.includes(name))
-    throw new ApiError(400, `unknown plan field "${field}"; overridable: ${OVERRIDABLE.join(', ')}`);
+    throw new ApiError('CP_ERR_INVALID_INPUT', `unknown plan field "${field}"; overridable: ${OVERRIDABLE.join(', ')}`);
   return name as OverridableField;
 }
 
@@ -61,11 +61,13 @@ export function parseOverride(
   const name = overridableField(field);
   if ((LIMIT_FIELDS as readonly string[]).includes(name)) {
     const n = Number(raw);
-    if (!Number.isInteger(n) || n < 0) throw new ApiError(400, `${name} takes a non-negative integer, got "${raw}"`);
+    if (!Number.isInteger(n) || n < 0)
+      throw new ApiError('CP_ERR_INVALID_INPUT', `${name} takes a non-negative integer, got "${raw}"`);
     return { field: name as OverridableField, value: n };
   }
   if ((BOOLEAN_FIELDS as readonly string[]).includes(name)) {
-    if (raw !== 'true' && raw !== 'false') throw new ApiError(400, `${name} takes true or false, got "${raw}"`);
+    if (raw !== 'true' && raw !== 'false')
+      throw new ApiError('CP_ERR_INVALID_INPUT', `${name} takes true or false, got "${raw}"`);
     return { field: name as OverridableField, value: raw === 'true' };
   }
   let parsed: unknown;
@@ -76,7 +78,7 @@ export function parseOverride(
   }
   if (!Array.isArray(parsed) || parsed.some((t) => typeof t !== 'string')) {
     throw new ApiError(
-      400,
+      'CP_ERR_INVALID_INPUT',
       "disabled_rule_types takes a JSON array of rule types, e.g. '[\"waf\"]' ('[]' lifts every restriction)",
     );
   }
@@ -97,7 +99,7 @@ export async function setOverride(
       .where(and(eq(subscriptions.domainId, domainId), inArray(subscriptions.status, LIVE_STATUSES)))
       .limit(1)
       .for('update');
-    if (!sub) throw new ApiError(404, 'the domain has no active subscription');
+    if (!sub) throw new ApiError('CP_ERR_NOT_FOUND', 'the domain has no active subscription');
     const overrides = { ...sub.overrides };
     if (value === null) delete overrides[field];
     else overrides[field] = value;

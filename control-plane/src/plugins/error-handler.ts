@@ -1,6 +1,7 @@
-// One error handler for the whole API: every error is { "error": "<text>" }; a 5xx logs its cause and says nothing more.
+// One error handler for the whole API: every error is { "error": "<text>" } with the status the registry (errors.ts)
+// gives its code, and the code in X-Error-Code; a 5xx logs its cause and says nothing more.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isApiError, MESSAGES } from '../errors.js';
+import { ERRORS, isApiError, MESSAGES, type ApiErrorCode } from '../errors.js';
 import type { RouteLookup } from './route-hints.js';
 
 interface AjvError {
@@ -63,10 +64,41 @@ export function formatValidationError(errors: AjvError[], context: string | unde
 const UPLOAD_FIELDS = 'an upload has one form field, file';
 
 /**
- * A multipart body with more parts than its one field breaks the schema (no other field is allowed): 400 as any
- * unknown field, not the 413 @fastify/multipart gives, although the parts stop being read at the limit.
+ * Errors raised by Fastify and its plugins, by their code → ours. A multipart body with more parts than its one
+ * field breaks the schema (no other field is allowed): invalid input as any unknown field, not the 413
+ * @fastify/multipart gives, although the parts stop being read at the limit.
  */
-const STATUS_BY_CODE: Record<string, number> = { FST_FILES_LIMIT: 400, FST_FIELDS_LIMIT: 400, FST_PARTS_LIMIT: 400 };
+const FRAMEWORK_CODES: Record<string, ApiErrorCode> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'CP_ERR_UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'CP_ERR_BODY_TOO_LARGE',
+  FST_REQ_FILE_TOO_LARGE: 'CP_ERR_BODY_TOO_LARGE',
+  FST_FILES_LIMIT: 'CP_ERR_INVALID_INPUT',
+  FST_FIELDS_LIMIT: 'CP_ERR_INVALID_INPUT',
+  FST_PARTS_LIMIT: 'CP_ERR_INVALID_INPUT',
+};
+
+const BY_STATUS: Record<number, ApiErrorCode> = {
+  404: 'CP_ERR_NOT_FOUND',
+  405: 'CP_ERR_METHOD_NOT_ALLOWED',
+  413: 'CP_ERR_BODY_TOO_LARGE',
+  415: 'CP_ERR_UNSUPPORTED_MEDIA_TYPE',
+  429: 'CP_ERR_RATE_LIMITED',
+};
+
+/** Our code for an error of Fastify or a plugin: by its code, else by the status it carries (4xx: invalid input). */
+function frameworkCode(err: FastifyError): ApiErrorCode {
+  const known = FRAMEWORK_CODES[err.code];
+  if (known) return known;
+  const status = typeof err.statusCode === 'number' ? err.statusCode : 500;
+  const byStatus = BY_STATUS[status];
+  if (byStatus) return byStatus;
+  return status >= 400 && status < 500 ? 'CP_ERR_INVALID_INPUT' : 'CP_ERR_INTERNAL';
+}
+
+/** Sets the status of `code` (from the registry) and its X-Error-Code header. */
+function answer(reply: FastifyReply, code: ApiErrorCode): FastifyReply {
+  return reply.code(ERRORS[code].status).header('x-error-code', code);
+}
 
 function clientMessage(err: FastifyError, bodyLimit: number): string {
   switch (err.code) {
@@ -95,29 +127,28 @@ function clientMessage(err: FastifyError, bodyLimit: number): string {
 
 export function installErrorHandlers(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    if (isApiError(err)) {
-      if (err.statusCode === 401) void reply.header('www-authenticate', 'Bearer realm="api"');
-      if (err.statusCode >= 500) request.log.error({ err }, 'request failed');
-      const status = err.statusCode;
+    if (isApiError(err) && Object.hasOwn(ERRORS, err.code)) {
+      const code = err.code;
+      if (code === 'CP_ERR_INVALID_API_KEY') void reply.header('www-authenticate', 'Bearer realm="api"');
+      if (code === 'CP_ERR_INTERNAL') {
+        request.log.error({ err }, 'request failed');
+        return answer(reply, code).send({ error: MESSAGES.internal });
+      }
       // 503 is a designed answer (issuer or workflow service unavailable): its text helps the caller and leaks nothing.
-      return reply
-        .code(status)
-        .send(status >= 500 && status !== 503 ? { error: MESSAGES.internal } : { error: err.message, ...err.extra });
+      return answer(reply, code).send({ error: err.message, ...err.extra });
     }
     if (err.validation) {
-      return reply
-        .code(400)
-        .send({ error: formatValidationError(err.validation as AjvError[], err.validationContext) });
+      return answer(reply, 'CP_ERR_INVALID_INPUT').send({
+        error: formatValidationError(err.validation as AjvError[], err.validationContext),
+      });
     }
-    const status =
-      STATUS_BY_CODE[err.code] ??
-      (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500);
-    if (status === 429) return reply.code(429).send({ error: MESSAGES.rateLimited });
-    if (status >= 500) {
+    const code = frameworkCode(err);
+    if (code === 'CP_ERR_RATE_LIMITED') return answer(reply, code).send({ error: MESSAGES.rateLimited });
+    if (code === 'CP_ERR_INTERNAL') {
       request.log.error({ err }, 'request failed');
-      return reply.code(status).send({ error: MESSAGES.internal });
+      return answer(reply, code).send({ error: MESSAGES.internal });
     }
-    return reply.code(status).send({ error: clientMessage(err, bodyLimit) });
+    return answer(reply, code).send({ error: clientMessage(err, bodyLimit) });
   });
 }
 
@@ -131,18 +162,19 @@ export function installNotFoundHandler(
   limit?: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>,
   routes?: RouteLookup,
 ): void {
-  const answer = (request: FastifyRequest, reply: FastifyReply) => {
+  const noRoute = (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0];
     const allowed = routes?.allowedMethods(request.url) ?? [];
     if (allowed.length > 0) {
-      return reply
-        .code(405)
+      return answer(reply, 'CP_ERR_METHOD_NOT_ALLOWED')
         .header('allow', allowed.join(', '))
         .send({ error: `${MESSAGES.methodNotAllowed}: ${request.method} ${path} (allowed: ${allowed.join(', ')})` });
     }
     const near = routes?.trailingSlashHint(request.method, request.url);
     const seeAlso = near ? ` (trailing slashes are significant: did you mean ${near}?)` : '';
-    return reply.code(404).send({ error: `${MESSAGES.routeNotFound}: ${request.method} ${path}${seeAlso}` });
+    return answer(reply, 'CP_ERR_ROUTE_NOT_FOUND').send({
+      error: `${MESSAGES.routeNotFound}: ${request.method} ${path}${seeAlso}`,
+    });
   };
   // Answered as soon as the key is checked, before any body is read: a request no route takes has no body to
   // parse (a QUERY without Content-Type would be refused for that first, RFC 10008 §2, instead of 405). The router
@@ -152,7 +184,7 @@ export function installNotFoundHandler(
     const params = request.params as Record<string, string> | undefined;
     if (!request.is404 && !(params && Object.values(params).some((value) => value === ''))) return;
     await limit?.(request, reply);
-    return answer(request, reply);
+    return noRoute(request, reply);
   });
-  app.setNotFoundHandler(answer);
+  app.setNotFoundHandler(noRoute);
 }

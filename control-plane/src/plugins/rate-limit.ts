@@ -73,7 +73,7 @@ async function rateLimits(app: FastifyInstance, opts: RateLimitOptions) {
     // Requests without a principal were counted by limitRequest in the authentication (public routes, refused
     // credentials) or came with a valid node token (internal routes: nodes and the workflow worker, not limited).
     allowList: (request: FastifyRequest) => !request.principal,
-    errorResponseBuilder: () => new ApiError(429, MESSAGES.rateLimited),
+    errorResponseBuilder: () => new ApiError('CP_ERR_RATE_LIMITED', MESSAGES.rateLimited),
   });
 
   app.decorate('limitRequest', async (request: FastifyRequest, reply: FastifyReply, keyId?: number) => {
@@ -81,7 +81,7 @@ async function rateLimits(app: FastifyInstance, opts: RateLimitOptions) {
     const w = await store.hit(keyId === undefined ? addressBucket(request) : keyBucket(keyId), WINDOW_MS);
     if (w.count <= max) return;
     reply.header('retry-after', String(Math.ceil(w.ttlMs / 1000)));
-    throw new ApiError(429, MESSAGES.rateLimited);
+    throw new ApiError('CP_ERR_RATE_LIMITED', MESSAGES.rateLimited);
   });
 
   // Ended windows are forgotten once per window (each process prunes; the statement is idempotent).

@@ -138,7 +138,8 @@ async function temporalPlugin(app: FastifyInstance) {
     enabled: cfg.address !== '',
     starts,
     async execute<R>(workflowType: string, id: string, args: unknown[]): Promise<R> {
-      if (!cfg.address) throw new ApiError(503, 'workflow service unavailable (TEMPORAL_ADDRESS is not set)');
+      if (!cfg.address)
+        throw new ApiError('CP_ERR_UNAVAILABLE', 'workflow service unavailable (TEMPORAL_ADDRESS is not set)');
       try {
         const c = await temporalClient.get();
         const handle = await c.workflow.start(workflowType, {
@@ -153,13 +154,13 @@ async function temporalPlugin(app: FastifyInstance) {
       } catch (err) {
         if (err instanceof WorkflowFailedError) {
           throw new ApiError(
-            503,
+            'CP_ERR_UNAVAILABLE',
             'the check did not complete; the workflows worker may be down or the resolvers unreachable',
             undefined,
             { cause: err },
           );
         }
-        throw new ApiError(503, 'workflow service unavailable', undefined, { cause: err });
+        throw new ApiError('CP_ERR_UNAVAILABLE', 'workflow service unavailable', undefined, { cause: err });
       }
     },
     async ping() {

@@ -39,7 +39,7 @@ export function purgePrefixes(domain: string, urls: readonly string[]): string[]
     if (host !== domain && !host.endsWith(`.${domain}`)) problems.push(`urls[${i}]: ${raw} is not inside ${domain}`);
     return `${host}${path}`;
   });
-  if (problems.length > 0) throw new ApiError(400, problems.join('; '));
+  if (problems.length > 0) throw new ApiError('CP_ERR_INVALID_INPUT', problems.join('; '));
   return [...new Set(out)];
 }
 

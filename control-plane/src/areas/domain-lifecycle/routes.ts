@@ -7,7 +7,7 @@ import type * as wf from '../../../../workflows/src/workflows/index.js';
 import { domains } from '../../db/schema.js';
 import { loadDomain } from '../../auth/domain-access.js';
 import { changeDomain } from '../../config-log/index.js';
-import { ApiError, MESSAGES } from '../../errors.js';
+import { ApiError, isApiError, MESSAGES } from '../../errors.js';
 import { errorResponses } from '../../openapi/schemas.js';
 import { workflowId } from '../../plugins/temporal.js';
 import { presentDomain } from '../domains/present.js';
@@ -42,17 +42,17 @@ export default async function domainLifecycleRoutes(fastify: FastifyInstance) {
     const waitMs = await claimCheckSlot(app, row.id, kind, intervalMs);
     if (waitMs > 0) {
       reply.header('retry-after', String(Math.ceil(waitMs / 1000)));
-      throw new ApiError(429, MESSAGES.rateLimited, { retry_after: Math.ceil(waitMs / 1000) });
+      throw new ApiError('CP_ERR_RATE_LIMITED', MESSAGES.rateLimited, { retry_after: Math.ceil(waitMs / 1000) });
     }
     try {
       return await run();
     } catch (err) {
-      if ((err as { statusCode?: number }).statusCode === 503) await releaseCheckSlot(app, row.id, kind);
+      if (isApiError(err) && err.code === 'CP_ERR_UNAVAILABLE') await releaseCheckSlot(app, row.id, kind);
       throw err;
     }
   }
 
-  const gone = () => new ApiError(404, MESSAGES.domainNotFound);
+  const gone = () => new ApiError('CP_ERR_NOT_FOUND', MESSAGES.domainNotFound);
 
   app.post(
     '/domains/:domain/check-ns',
@@ -66,9 +66,9 @@ export default async function domainLifecycleRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       const { domain } = await loadDomain(request, request.params.domain, 'domain.settings');
-      if (domain.dnsMode !== 'managed') throw new ApiError(400, 'domain does not use managed DNS');
+      if (domain.dnsMode !== 'managed') throw new ApiError('CP_ERR_WRONG_STATE', 'domain does not use managed DNS');
       if (domain.state !== 'pending' && domain.state !== 'moved')
-        throw new ApiError(400, `domain is not awaiting nameserver changes (state ${domain.state})`);
+        throw new ApiError('CP_ERR_WRONG_STATE', `domain is not awaiting nameserver changes (state ${domain.state})`);
       const result = await limited(reply, domain, 'check-ns', app.config.temporal.checkNsIntervalMs, () =>
         app.temporal.execute<Result<typeof wf.checkNameservers>>('checkNameservers', workflowId.checkNs(domain.name), [
           { domain: domain.name },
@@ -89,7 +89,7 @@ export default async function domainLifecycleRoutes(fastify: FastifyInstance) {
         .where(eq(domains.id, row.id));
     }
     throw new ApiError(
-      409,
+      'CP_ERR_TOKEN_EXPIRED',
       `verification token expired; request a new one with POST /domains/${row.name}/verify/retry`,
     );
   }
@@ -106,9 +106,9 @@ export default async function domainLifecycleRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       const { domain } = await loadDomain(request, request.params.domain, 'domain.settings');
-      if (domain.dnsMode !== 'external') throw new ApiError(400, 'domain does not use external DNS');
+      if (domain.dnsMode !== 'external') throw new ApiError('CP_ERR_WRONG_STATE', 'domain does not use external DNS');
       if (domain.state !== 'unverified')
-        throw new ApiError(400, `domain is not awaiting verification (state ${domain.state})`);
+        throw new ApiError('CP_ERR_WRONG_STATE', `domain is not awaiting verification (state ${domain.state})`);
       await refuseExpired(domain);
       const result = await limited(reply, domain, 'delegation', app.config.temporal.delegationCheckIntervalMs, () =>
         app.temporal.execute<Result<typeof wf.verifyDomain>>('verifyDomain', workflowId.verify(domain.name), [
@@ -129,7 +129,7 @@ export default async function domainLifecycleRoutes(fastify: FastifyInstance) {
           });
           return { value: null };
         });
-        throw new ApiError(422, result.error ?? 'no verification record found', { verified: false });
+        throw new ApiError('CP_ERR_CHECK_FAILED', result.error ?? 'no verification record found', { verified: false });
       }
       return { verified: true, method: result.method, state: result.state };
     },
@@ -148,9 +148,10 @@ export default async function domainLifecycleRoutes(fastify: FastifyInstance) {
     async (request) => {
       const access = await loadDomain(request, request.params.domain, 'domain.settings');
       const row = await changeDomain(app, access.domain.id, async (tx, current) => {
-        if (current.dnsMode !== 'external') throw new ApiError(400, 'domain does not use external DNS');
+        if (current.dnsMode !== 'external')
+          throw new ApiError('CP_ERR_WRONG_STATE', 'domain does not use external DNS');
         if (current.state !== 'unverified' || !tokenExpired(current))
-          throw new ApiError(400, 'domain is not in failed verification; nothing to retry');
+          throw new ApiError('CP_ERR_WRONG_STATE', 'domain is not in failed verification; nothing to retry');
         const [updated] = await tx
           .update(domains)
           .set({
@@ -183,11 +184,11 @@ export default async function domainLifecycleRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       const { domain } = await loadDomain(request, request.params.domain, 'ssl.manage');
-      if (domain.dnsMode !== 'external') throw new ApiError(400, 'domain does not use external DNS');
+      if (domain.dnsMode !== 'external') throw new ApiError('CP_ERR_WRONG_STATE', 'domain does not use external DNS');
       if (domain.state === 'disabled' || domain.state === 'banned')
-        throw new ApiError(400, `domain is ${domain.state}`);
+        throw new ApiError('CP_ERR_WRONG_STATE', `domain is ${domain.state}`);
       const d = domain.sslDelegation as { target?: string; canary?: string } | null;
-      if (!d?.target || !d.canary) throw new ApiError(400, 'domain has no ssl_delegation');
+      if (!d?.target || !d.canary) throw new ApiError('CP_ERR_WRONG_STATE', 'domain has no ssl_delegation');
       const activate = awaitingVerification(domain) && !tokenExpired(domain);
       const result = await limited(reply, domain, 'delegation', app.config.temporal.delegationCheckIntervalMs, () =>
         app.temporal.execute<Result<typeof wf.checkSslDelegation>>(
@@ -209,7 +210,7 @@ export default async function domainLifecycleRoutes(fastify: FastifyInstance) {
         await recordCheckResult(tx, row.id, 'delegation', { ...result, checked_at: new Date().toISOString() });
         return { value: null };
       });
-      if (!result.ok) throw new ApiError(422, result.error ?? 'delegation not found', { ok: false });
+      if (!result.ok) throw new ApiError('CP_ERR_CHECK_FAILED', result.error ?? 'delegation not found', { ok: false });
       return { ok: true };
     },
   );
@@ -227,7 +228,7 @@ export default async function domainLifecycleRoutes(fastify: FastifyInstance) {
     async (request) => {
       const access = await loadDomain(request, request.params.domain, 'domain.settings');
       const row = await changeDomain(app, access.domain.id, async (tx, current) => {
-        if (current.state !== 'disabled') throw new ApiError(400, 'domain is not disabled');
+        if (current.state !== 'disabled') throw new ApiError('CP_ERR_WRONG_STATE', 'domain is not disabled');
         const set =
           current.dnsMode === 'managed'
             ? { state: 'pending', nsSetIndex: null }

@@ -187,7 +187,7 @@ export const DOMAIN_STATES = ['pending', 'unverified', 'active', 'disabled', 'mo
 const FROZEN_STATES = new Set<string>(['disabled', 'banned']);
 
 export function assertNotFrozen(row: Pick<DomainRow, 'state'>): void {
-  if (FROZEN_STATES.has(row.state)) throw new ApiError(409, `domain is ${row.state}`);
+  if (FROZEN_STATES.has(row.state)) throw new ApiError('CP_ERR_DOMAIN_DISABLED', `domain is ${row.state}`);
 }
 
 /** Operator transition (POST /internal/domains/{domain}/state): e.g. disable a domain, or mark it moved. */

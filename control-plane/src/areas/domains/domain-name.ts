@@ -41,6 +41,6 @@ export function parseDomainName(raw: string): { ok: true; name: string } | { ok:
 /** The normalised name, or ApiError 400 `invalid domain name "x": reason`. */
 export function normalizeDomainName(raw: string): string {
   const r = parseDomainName(raw);
-  if (!r.ok) throw new ApiError(400, `invalid domain name "${raw.slice(0, 300)}": ${r.reason}`);
+  if (!r.ok) throw new ApiError('CP_ERR_INVALID_INPUT', `invalid domain name "${raw.slice(0, 300)}": ${r.reason}`);
   return r.name;
 }

@@ -71,7 +71,10 @@ async function refuseNestingAcrossAccounts(tx: Tx, ownerId: number, name: string
     .limit(1);
   if (!other) return;
   const relation = parents.includes(other.name) ? 'is inside' : 'contains';
-  throw new ApiError(409, `domain ${name} ${relation} ${other.name}, which belongs to another account`);
+  throw new ApiError(
+    'CP_ERR_DOMAIN_EXISTS',
+    `domain ${name} ${relation} ${other.name}, which belongs to another account`,
+  );
 }
 
 export async function createDomain(
@@ -80,7 +83,7 @@ export async function createDomain(
   name: string,
   mode: DnsMode,
 ): Promise<DomainRow> {
-  const conflict = () => new ApiError(409, `domain ${name} already exists`);
+  const conflict = () => new ApiError('CP_ERR_DOMAIN_EXISTS', `domain ${name} already exists`);
   const [existing] = await app.db.select({ id: domains.id }).from(domains).where(eq(domains.name, name)).limit(1);
   if (existing) throw conflict();
   try {
@@ -122,12 +125,12 @@ export async function updateDomain(app: FastifyInstance, domain: DomainRow, body
     const set: Partial<typeof domains.$inferInsert> = {};
     if (body.cache_cap_mb !== undefined && body.cache_cap_mb !== current.cacheCapMb) {
       if (!(CACHE_CAP_TIERS_MB as readonly number[]).includes(body.cache_cap_mb)) {
-        throw new ApiError(400, `cache_cap_mb must be one of: ${CACHE_CAP_TIERS_MB.join(', ')}`);
+        throw new ApiError('CP_ERR_INVALID_INPUT', `cache_cap_mb must be one of: ${CACHE_CAP_TIERS_MB.join(', ')}`);
       }
       const features = await effectiveFeatures(tx, current.id);
       if (body.cache_cap_mb > features.max_cache_cap_mb) {
         throw new ApiError(
-          403,
+          'CP_ERR_PLAN_LIMIT',
           `cache_cap_mb ${body.cache_cap_mb} exceeds your plan's max_cache_cap_mb of ${features.max_cache_cap_mb}`,
           { feature: 'max_cache_cap_mb' },
         );

@@ -94,7 +94,7 @@ export default async function subscriptionRoutes(fastify: FastifyInstance) {
         .innerJoin(plans, eq(plans.id, subscriptions.planId))
         .where(and(eq(subscriptions.domainId, domain.id), inArray(subscriptions.status, LIVE_STATUSES)))
         .limit(1);
-      if (!row) throw new ApiError(404, 'the domain has no active subscription');
+      if (!row) throw new ApiError('CP_ERR_NOT_FOUND', 'the domain has no active subscription');
       const { sub, plan } = row;
       const window = quotaWindow(sub.startedAt);
       const overrides: Record<string, unknown> = {};

@@ -1,23 +1,8 @@
-// Errors of the records area: each carries the HTTP status the API answers with; routes turn them into ApiError.
-import { PlatformError } from '@platform/shared';
+// Errors of the records area: ApiErrors whose codes (and so statuses) are the records' own entries of the registry.
+import { ApiError } from '../../errors.js';
 
-export type RecordErrorCode =
-  | 'CP_ERR_RECORD_INVALID' // 400: a field breaks a rule of the record table
-  | 'CP_ERR_RECORD_CONFLICT' // 400: CNAME exclusivity or another zone rule
-  | 'CP_ERR_RECORD_DUPLICATE'; // 409: an identical record already exists
+export type RecordErrorCode = 'CP_ERR_RECORD_INVALID' | 'CP_ERR_RECORD_CONFLICT' | 'CP_ERR_RECORD_DUPLICATE';
 
-const STATUS: Record<RecordErrorCode, number> = {
-  CP_ERR_RECORD_INVALID: 400,
-  CP_ERR_RECORD_CONFLICT: 400,
-  CP_ERR_RECORD_DUPLICATE: 409,
-};
-
-export class RecordError extends PlatformError<RecordErrorCode> {
-  readonly statusCode: number;
-  constructor(code: RecordErrorCode, message: string) {
-    super(code, message, { kind: 'user' });
-    this.statusCode = STATUS[code];
-  }
-}
+export class RecordError extends ApiError<RecordErrorCode> {}
 
 export const invalid = (message: string): RecordError => new RecordError('CP_ERR_RECORD_INVALID', message);

@@ -42,7 +42,7 @@ export async function installZoneImportBodies(scope: FastifyInstance, bodyLimit:
   scope.addHook('onRequest', async (request: FastifyRequest) => {
     const type = request.headers['content-type'] ?? '';
     if (/^multipart\/form-data\b/i.test(type) && !/;\s*boundary=/i.test(type))
-      throw new ApiError(400, 'a multipart/form-data body needs its boundary parameter');
+      throw new ApiError('CP_ERR_INVALID_INPUT', 'a multipart/form-data body needs its boundary parameter');
   });
   await scope.register(multipart, {
     attachFieldsToBody: true,
@@ -55,15 +55,15 @@ export async function installZoneImportBodies(scope: FastifyInstance, bodyLimit:
   scope.addHook('preValidation', async (request: FastifyRequest) => {
     if (!request.isMultipart()) {
       // Fastify picks the body schema by content type: a request with neither a body nor a content type meets none.
-      if (request.body === undefined) throw new ApiError(400, MISSING_ZONE);
+      if (request.body === undefined) throw new ApiError('CP_ERR_INVALID_INPUT', MISSING_ZONE);
       return;
     }
     const parts = (request.body ?? {}) as Record<string, Multipart | Multipart[]>;
     const body: Record<string, unknown> = {};
     for (const [name, part] of Object.entries(parts)) {
-      if (Array.isArray(part)) throw new ApiError(400, `form field ${name} is given more than once`);
+      if (Array.isArray(part)) throw new ApiError('CP_ERR_INVALID_INPUT', `form field ${name} is given more than once`);
       if (part.type === 'field' && part.valueTruncated)
-        throw new ApiError(413, `form field ${name} too large (limit ${bodyLimit} bytes)`);
+        throw new ApiError('CP_ERR_BODY_TOO_LARGE', `form field ${name} too large (limit ${bodyLimit} bytes)`);
       body[name] = (part as { value?: unknown }).value;
     }
     request.body = body;

@@ -9,7 +9,6 @@ import { buildZone } from '../../config-log/snapshot.js';
 import { changeDomain, type DomainWrite } from '../../config-log/index.js';
 import { exportZone } from './bind-export.js';
 import { parseZoneFile } from './bind-parse.js';
-import { RecordError } from './errors.js';
 import { applyPatch, buildRecord, sameFields } from './normalize.js';
 import {
   apiToStored,
@@ -47,10 +46,6 @@ export interface ImportPlan {
   errors: { line: number; error: string }[];
   /** Set when creating `records` would take the domain past its plan's max_records. */
   limitError: string | null;
-}
-
-function toApi(err: unknown): unknown {
-  return err instanceof RecordError ? new ApiError(err.statusCode, err.message) : err;
 }
 
 function limitError(features: EffectiveFeatures, total: number): string | null {
@@ -97,14 +92,10 @@ async function write<T>(
   domain: DomainRow,
   fn: (tx: Tx, domain: DomainRow) => Promise<DomainWrite<T>>,
 ): Promise<T> {
-  try {
-    return await changeDomain(app, domain.id, async (tx, locked) => {
-      assertNotFrozen(locked);
-      return fn(tx, locked);
-    });
-  } catch (err) {
-    throw toApi(err);
-  }
+  return changeDomain(app, domain.id, async (tx, locked) => {
+    assertNotFrozen(locked);
+    return fn(tx, locked);
+  });
 }
 
 async function indexOf(tx: Tx, domainId: number, names: string[]): Promise<ZoneIndex> {
@@ -134,19 +125,12 @@ async function indexAround(tx: Tx, domain: DomainRow, ids: number[], rawNames: I
 }
 
 export async function createRecord(app: FastifyInstance, domain: DomainRow, input: RecordCreate): Promise<RecordRow> {
-  const record = (() => {
-    try {
-      const built = buildRecord(domain.name, input);
-      checkOrigin(originPolicy(app.config), built);
-      return built;
-    } catch (err) {
-      throw toApi(err);
-    }
-  })();
+  const record = buildRecord(domain.name, input);
+  checkOrigin(originPolicy(app.config), record);
   return write(app, domain, async (tx) => {
     const features = await effectiveFeatures(tx, domain.id);
     const problem = limitError(features, (await countRecords(tx, domain.id)) + 1);
-    if (problem) throw new ApiError(403, problem, { feature: 'max_records' });
+    if (problem) throw new ApiError('CP_ERR_PLAN_LIMIT', problem, { feature: 'max_records' });
     gateHostHeader(features, record, null);
     await checkHostHeader(new HostHeaderOwnership(tx, domain), record, null);
     (await indexOf(tx, domain.id, [record.name])).check(record);
@@ -163,7 +147,7 @@ export async function updateRecord(
 ): Promise<RecordRow> {
   return write(app, domain, async (tx) => {
     const row = await getRecord(tx, domain.id, id);
-    if (!row) throw new ApiError(404, 'record not found');
+    if (!row) throw new ApiError('CP_ERR_NOT_FOUND', 'record not found');
     const current = toStored(row);
     const next = applyPatch(domain.name, current, patch);
     if (sameFields(next, current)) return { value: row };
@@ -180,13 +164,13 @@ export async function updateRecord(
 export async function deleteRecord(app: FastifyInstance, domain: DomainRow, id: number): Promise<void> {
   await write(app, domain, async (tx) => {
     const deleted = await deleteRecords(tx, domain.id, [id]);
-    if (deleted.length === 0) throw new ApiError(404, 'record not found');
+    if (deleted.length === 0) throw new ApiError('CP_ERR_NOT_FOUND', 'record not found');
     return { value: undefined, change: { removedRecords: deleted } };
   });
 }
 
 function itemError(err: unknown): string {
-  if (err instanceof RecordError || isApiError(err)) return err.message;
+  if (isApiError(err)) return err.message;
   throw err;
 }
 
@@ -211,7 +195,7 @@ export async function batchUpdate(
     for (const { id, ...patch } of updates) {
       try {
         const current = index.get(id);
-        if (!current) throw new ApiError(404, 'record not found');
+        if (!current) throw new ApiError('CP_ERR_NOT_FOUND', 'record not found');
         const next = applyPatch(domain.name, current, patch);
         checkOrigin(policy, next, current);
         if (next.hostHeader !== null && next.hostHeader !== current.hostHeader) {
@@ -285,7 +269,7 @@ async function planImport(tx: Tx, domain: DomainRow, text: string, policy: Addre
       index.add({ ...record, id: nextId-- });
       plan.records.push({ ...record, line });
     } catch (err) {
-      if (err instanceof RecordError && err.code === 'CP_ERR_RECORD_DUPLICATE')
+      if (isApiError(err) && err.code === 'CP_ERR_RECORD_DUPLICATE')
         plan.skipped.push({ line, reason: 'an identical record already exists' });
       else plan.errors.push({ line, error: itemError(err) });
     }
@@ -314,9 +298,9 @@ export async function importZone(
         plan.errors[0]!.error === FILE_TOO_LARGE
           ? `${FILE_TOO_LARGE}; nothing was imported`
           : `the zone file has ${n} invalid line${n > 1 ? 's' : ''}; nothing was imported`;
-      throw new ApiError(400, message, { errors: plan.errors });
+      throw new ApiError('CP_ERR_RECORD_INVALID', message, { errors: plan.errors });
     }
-    if (plan.limitError) throw new ApiError(403, plan.limitError, { feature: 'max_records' });
+    if (plan.limitError) throw new ApiError('CP_ERR_PLAN_LIMIT', plan.limitError, { feature: 'max_records' });
     const created = await insertRecords(tx, domain.id, plan.records);
     return { value: { created, skipped: plan.skipped }, change: { upsertedRecords: created.map((r) => r.id) } };
   });

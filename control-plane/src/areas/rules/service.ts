@@ -46,7 +46,7 @@ async function findRule(
     .from(rules)
     .where(and(eq(rules.id, id), eq(rules.domainId, domainId), eq(rules.type, type)))
     .limit(1);
-  if (!row) throw new ApiError(404, RULE_NOT_FOUND);
+  if (!row) throw new ApiError('CP_ERR_NOT_FOUND', RULE_NOT_FOUND);
   return row;
 }
 
@@ -61,7 +61,7 @@ export async function getRule(
 
 /** 400 naming every problem; nothing is stored. */
 function invalid(problems: Problem[]): never {
-  throw new ApiError(400, describeProblems(problems), { problems });
+  throw new ApiError('CP_ERR_RULE_INVALID', describeProblems(problems), { problems });
 }
 
 /** Checks that need the database: record scope (proxied records of this domain) and origin host headers. */
@@ -148,7 +148,7 @@ async function checkPlan(tx: Db | Tx, domainId: number, type: RuleType, creating
       .where(and(eq(rules.domainId, domainId), eq(rules.type, type)));
     if (Number(n) >= features.max_rules_per_set) {
       throw new ApiError(
-        403,
+        'CP_ERR_PLAN_LIMIT',
         `your plan (${features.plan}) allows at most ${features.max_rules_per_set} ${type} rules (max_rules_per_set)`,
         { feature: 'max_rules_per_set' },
       );
@@ -252,16 +252,19 @@ export async function reorderRules(
       .where(and(eq(rules.domainId, domain.id), eq(rules.type, type)));
     const have = new Set(rows.map((r) => r.id));
     const given = new Set(ids);
-    if (given.size !== ids.length) throw new ApiError(400, 'ids: each rule id may appear only once');
+    if (given.size !== ids.length) throw new ApiError('CP_ERR_INVALID_INPUT', 'ids: each rule id may appear only once');
     const missing = [...have].filter((id) => !given.has(id));
     const unknown = ids.filter((id) => !have.has(id));
     if (unknown.length > 0)
       throw new ApiError(
-        400,
+        'CP_ERR_INVALID_INPUT',
         `ids: ${unknown.join(', ')} ${unknown.length === 1 ? 'is not a' : 'are not'} ${type} rule${unknown.length === 1 ? '' : 's'} of this domain`,
       );
     if (missing.length > 0)
-      throw new ApiError(400, `ids: must list every ${type} rule of the domain; missing ${missing.join(', ')}`);
+      throw new ApiError(
+        'CP_ERR_INVALID_INPUT',
+        `ids: must list every ${type} rule of the domain; missing ${missing.join(', ')}`,
+      );
     const now = new Date();
     for (const [i, id] of ids.entries())
       await tx
