@@ -1,14 +1,7 @@
 // The DNS node's operations endpoint (DNS_METRICS_PORT): /healthz, /readyz (config sync) and /metrics in Prometheus
 // text, read from the plain counters the hot path increments (counters.ts).
 import type { NodeStore, NodeSync } from '@platform/shared/node-store';
-import {
-  counterFrom,
-  createRegistry,
-  registerNodeSyncMetrics,
-  startOpsServer,
-  syncReadiness,
-  type OpsServer,
-} from '@platform/shared/ops';
+import { counterFrom, createRegistry, startNodeOps, type OpsServer } from '@platform/shared/ops';
 import type { Counters } from './counters.js';
 
 /** dns_responses_<rcode>_total fields, exposed as dns_responses_total{rcode="<RCODE>"} (CoreDNS's shape). */
@@ -60,13 +53,7 @@ export function startDnsOps(o: DnsOpsOptions): Promise<OpsServer> {
   );
   for (const [name, help] of Object.entries(PLAIN))
     counterFrom(registry, name, help, () => o.counters()[name as keyof Counters]);
-  registerNodeSyncMetrics(registry, 'dns', o.sync, o.store);
-  return startOpsServer({
-    host: o.host,
-    port: o.port,
-    registry,
-    checks: { sync: () => syncReadiness(o.sync, o.store) },
-  });
+  return startNodeOps({ host: o.host, port: o.port, registry, prefix: 'dns', store: o.store, sync: o.sync });
 }
 
 /** Sums the counters of several workers. */

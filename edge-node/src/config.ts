@@ -29,6 +29,8 @@ export interface EdgeConfig {
   /** PEM files of the certificate served to clients whose SNI names no certificate; generated self-signed when unset. */
   defaultCertFile: string | undefined;
   defaultKeyFile: string | undefined;
+  /** /healthz, /readyz and /metrics on EDGE_HOST; 0: off. */
+  metricsPort: number;
 }
 
 export function loadConfig(env: EnvSource = process.env): Readonly<EdgeConfig> {
@@ -62,5 +64,6 @@ export function loadConfig(env: EnvSource = process.env): Readonly<EdgeConfig> {
     cacheMaxObjectBytes: r.int('EDGE_CACHE_MAX_OBJECT_BYTES', 8 * 1024 * 1024, 0, 1024 * 1024 * 1024),
     defaultCertFile: cert,
     defaultKeyFile: key,
+    metricsPort: r.int('EDGE_METRICS_PORT', 0, 0, 65535),
   });
 }

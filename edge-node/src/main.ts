@@ -5,8 +5,11 @@ import { domainChange, openNodeStore, type DomainChange } from '@platform/shared
 import { loadConfig, type EdgeConfig } from './config.js';
 import { startLogShipper } from './log/shipper.js';
 import { log, nodeStorePath, startEdgeNode } from './node.js';
+import { RequestCounters, sumRequestCounters } from './counters.js';
+import { startEdgeOps } from './metrics.js';
 
 type PrimaryMessage = { type: 'applied'; change: DomainChange };
+type WorkerMessage = { type: 'requests'; cells: Array<[number, number]> };
 
 let config: Readonly<EdgeConfig>;
 try {
@@ -21,11 +24,22 @@ async function runSingle(): Promise<void> {
   node.store.onApplied((e) => node.refresh(domainChange(e)));
   const sync = startNodeSyncFromConfig(node.store, { ...config, nodeIdPrefix: 'edge' });
   const shipper = startLogShipper(node.logs, config);
+  const ops = config.metricsPort
+    ? await startEdgeOps({
+        host: config.host,
+        port: config.metricsPort,
+        requests: () => node.requests,
+        domains: () => node.table.size,
+        store: node.store,
+        sync,
+      })
+    : undefined;
   log.info(
     {
       host: config.host,
       httpPort: node.server.httpPort,
       httpsPort: node.server.httpsPort,
+      metricsPort: ops?.port,
       domains: node.table.size,
       workers: 1,
     },
@@ -34,6 +48,7 @@ async function runSingle(): Promise<void> {
   onShutdownSignals(
     async () => {
       await sync?.stop();
+      await ops?.close();
       await shipper.stop();
       await node.close();
     },
@@ -49,6 +64,11 @@ async function runWorker(): Promise<void> {
   process.on('message', (m: PrimaryMessage) => {
     if (m?.type === 'applied') node.refresh(m.change);
   });
+  // The primary serves the metrics: it gets this worker's request counts once a second.
+  setInterval(
+    () => process.send!({ type: 'requests', cells: node.requests.nonZero() } satisfies WorkerMessage),
+    1000,
+  ).unref();
   process.on('SIGTERM', () => {
     void shipper
       .stop()
@@ -59,19 +79,44 @@ async function runWorker(): Promise<void> {
 
 async function runPrimary(): Promise<void> {
   const store = openNodeStore(nodeStorePath(config));
-  const pool = startWorkerPool({ count: config.workers, name: 'edge', log });
+  const cells = new Map<number, Array<[number, number]>>();
+  const pool = startWorkerPool<WorkerMessage>({
+    count: config.workers,
+    name: 'edge',
+    log,
+    onMessage(w, m) {
+      if (m.type === 'requests') cells.set(w.id, m.cells);
+    },
+  });
   store.onApplied((e) => {
     for (const w of pool.workers) w.send({ type: 'applied', change: domainChange(e) } satisfies PrimaryMessage);
   });
   const sync = startNodeSyncFromConfig(store, { ...config, nodeIdPrefix: 'edge' });
+  const total = new RequestCounters();
+  const ops = config.metricsPort
+    ? await startEdgeOps({
+        host: config.host,
+        port: config.metricsPort,
+        requests: () => sumRequestCounters(cells.values(), total),
+        store,
+        sync,
+      })
+    : undefined;
   log.info(
-    { host: config.host, httpPort: config.httpPort, httpsPort: config.httpsPort, workers: config.workers },
+    {
+      host: config.host,
+      httpPort: config.httpPort,
+      httpsPort: config.httpsPort,
+      metricsPort: ops?.port,
+      workers: config.workers,
+    },
     'edge-node listening',
   );
   onShutdownSignals(
     async () => {
       pool.stopRespawning();
       await sync?.stop();
+      await ops?.close();
       await pool.stop();
       await store.close();
     },

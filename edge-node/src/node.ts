@@ -8,6 +8,7 @@ import type { EdgeConfig } from './config.js';
 import type { RequestContext } from './context.js';
 import { EdgeCache } from './cache/store.js';
 import { RequestLogBuffer } from './log/buffer.js';
+import { RequestCounters } from './counters.js';
 import { runHealthChecks } from './rules/origin-pool.js';
 import { guardedConnector } from './proxy/guarded-connect.js';
 import { UpstreamPools } from './proxy/upstream.js';
@@ -28,6 +29,7 @@ export interface EdgeNode {
   cache: EdgeCache;
   server: EdgeServer;
   logs: RequestLogBuffer;
+  requests: RequestCounters;
   /** Brings one domain up to date with the store after the store applied an entry for it. */
   refresh(change: DomainChange): void;
   close(): Promise<void>;
@@ -61,12 +63,16 @@ export async function startEdgeNode(
   });
   // Without a control plane to ship to, keep only a small window (tests read it; nothing grows under load).
   const logs = new RequestLogBuffer(config.controlPlaneUrl ? 100_000 : 10_000);
+  const requests = new RequestCounters();
   const state = {
     table,
     pools,
     cache,
     cacheMaxObjectBytes: config.cacheMaxObjectBytes,
-    log: (ctx: RequestContext) => logs.add(ctx),
+    log: (ctx: RequestContext) => {
+      requests.count(ctx.status, ctx.cacheStatus);
+      logs.add(ctx);
+    },
   };
   const tlsDir = join(config.dataDir, 'edge-node-tls');
   const defaultCert =
@@ -110,6 +116,7 @@ export async function startEdgeNode(
     cache,
     server,
     logs,
+    requests,
     refresh,
     async close() {
       clearInterval(health);

@@ -43,7 +43,7 @@ export async function waitUntil<T>(what: string, probe: () => Promise<T | undefi
  * into its store first as the sync client would have.
  */
 export async function startEdgeNodeProcess(
-  cp: ControlPlaneProcess | null,
+  cp: Pick<ControlPlaneProcess, 'syncUrl' | 'nodeToken' | 'apiUrl'> | null,
   env: Record<string, string> = {},
   snapshots: DomainSnapshot[] = [],
 ): Promise<EdgeNodeProcess> {

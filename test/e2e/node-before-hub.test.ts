@@ -1,4 +1,4 @@
-// A DNS node started before its sync hub (issue 9, item 3): it warns with the hub's URL and the reason, says on /readyz
+// A DNS node (and an edge node) started before its sync hub (issue 9, item 3): it warns with the hub's URL and the reason, says on /readyz
 // that it is not ready and why, keeps retrying, and once the control plane appears on that port it catches up, logs
 // it once, answers a record written after that over real UDP DNS, and /readyz turns ready.
 import { test, after } from 'node:test';
@@ -10,6 +10,8 @@ import { buildQuery } from '../../dns-server/src/testing/fixtures.js';
 import { decode } from '../../dns-server/src/testing/decode.js';
 import { freePort, startControlPlane, type ControlPlaneProcess } from './sync-harness.js';
 import { removeDir, startDnsProcess, udpQuery, type DnsProcess } from './dns-helpers.js';
+import { startEdgeNodeProcess } from './edge-harness.js';
+import { send, startStubOrigin } from '../../edge-node/src/testing/harness.js';
 
 let cp: ControlPlaneProcess | undefined;
 let dns: DnsProcess | undefined;
@@ -133,4 +135,64 @@ test('a node started before its hub warns, then catches up when the hub appears'
   assert.match(metrics, /^dns_sync_connected 1$/m);
   assert.match(metrics, /^dns_responses_total\{rcode="NOERROR"\} [1-9]\d*$/m);
   assert.ok(Number(/^dns_sync_config_version (\d+)$/m.exec(metrics)?.[1]) > 0, metrics);
+});
+
+test('an edge node started before its hub warns, is not ready, then serves a record written once the hub appears', async (t) => {
+  const syncPort = await freePort();
+  const apiPort = await freePort();
+  const metricsPort = await freePort();
+  const hubUrl = `ws://127.0.0.1:${syncPort}`;
+  const nodeToken = 'edge-before-hub-token-0123456789';
+  const origin = await startStubOrigin('late-hub', (req, res) => res.end(`origin ${req.url}`));
+  t.after(() => origin.close());
+  const edge = await startEdgeNodeProcess(
+    { syncUrl: hubUrl, nodeToken, apiUrl: `http://127.0.0.1:${apiPort}` },
+    { EDGE_METRICS_PORT: String(metricsPort) },
+  );
+  t.after(() => edge.stop());
+  const ops = `http://127.0.0.1:${metricsPort}`;
+
+  await until(
+    'the warning',
+    async () =>
+      logLines(edge.output()).find((l) => l.level === 40 && l.hub === hubUrl && /ECONNREFUSED/.test(l.reason ?? '')),
+    edge.output,
+  );
+  assert.equal((await fetch(`${ops}/healthz`)).status, 200);
+  const notReady = await fetch(`${ops}/readyz`);
+  assert.equal(notReady.status, 503);
+  assert.deepEqual(((await notReady.json()) as { failing: string[] }).failing, ['sync']);
+
+  const cp = await startControlPlane('edge-before-hub', {
+    API_PORT: String(apiPort),
+    SYNC_PORT: String(syncPort),
+    NODE_TOKEN: nodeToken,
+  });
+  t.after(() => cp.stop());
+  const domain = 'edge-late-hub.example.org';
+  await cp.api('POST', '/domains/', { name: domain });
+  await cp.api('POST', `/domains/${domain}/records/`, {
+    name: 'www',
+    type: 'A',
+    destination: '127.0.0.1',
+    proxied: true,
+    scheme: 'Http',
+    port: origin.port,
+  });
+  const served = await until(
+    'the record at the edge',
+    async () => {
+      const r = await send(edge.httpPort, `www.${domain}`, '/hello');
+      return r.status === 200 ? r : undefined;
+    },
+    edge.output,
+  );
+  assert.equal(served.body, 'origin /hello');
+  assert.equal((await fetch(`${ops}/readyz`)).status, 200);
+  const metrics = await (await fetch(`${ops}/metrics`)).text();
+  assert.match(metrics, /^edge_requests_total\{status="200",cache="DYNAMIC"\} [1-9]\d*$/m);
+  assert.match(metrics, /^edge_requests_total\{status="421",cache="NONE"\} [1-9]\d*$/m);
+  assert.match(metrics, /^edge_sync_connected 1$/m);
+  assert.ok(Number(/^edge_sync_config_version (\d+)$/m.exec(metrics)?.[1]) > 0, metrics);
+  assert.match(metrics, /^edge_domains 1$/m);
 });

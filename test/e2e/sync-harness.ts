@@ -87,8 +87,9 @@ export async function startControlPlane(
   };
   cli('user', 'create', 'sync-owner@example.org');
   const key = cli('key', 'create', 'sync-owner@example.org').split('\n').pop()!.trim();
-  const apiPort = await freePort();
-  const syncPort = await freePort();
+  // Ports given in `env` are used (a node started before its hub knows where the hub will be).
+  const apiPort = env.API_PORT ? Number(env.API_PORT) : await freePort();
+  const syncPort = env.SYNC_PORT ? Number(env.SYNC_PORT) : await freePort();
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   let proc: ChildProcess | undefined;
   const halt = async () => {

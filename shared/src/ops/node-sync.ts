@@ -4,6 +4,7 @@ import type { NodeSync } from '../node-store/sync-client.js';
 import type { NodeStore } from '../node-store/store.js';
 import { counterFrom, gaugeFrom } from './metrics.js';
 import type { CheckResult } from './readiness.js';
+import { startOpsServer, type OpsServer } from './ops-server.js';
 
 /**
  * Ready once the node has caught up with its hub since it started (or sync is off). A node that loses the hub later
@@ -51,4 +52,26 @@ export function registerNodeSyncMetrics(
     'Connections to the hub that failed or dropped',
     () => sync?.status.failures ?? 0,
   );
+}
+
+export interface NodeOpsOptions {
+  host: string;
+  port: number;
+  /** The node's own metrics; the sync metrics are added to it. */
+  registry: Registry;
+  /** Metric prefix: dns or edge. */
+  prefix: string;
+  store: NodeStore;
+  sync: NodeSync | undefined;
+}
+
+/** The operations listener of a DNS or edge node: its metrics plus <prefix>_sync_*, and /readyz on the sync check. */
+export function startNodeOps(o: NodeOpsOptions): Promise<OpsServer> {
+  registerNodeSyncMetrics(o.registry, o.prefix, o.sync, o.store);
+  return startOpsServer({
+    host: o.host,
+    port: o.port,
+    registry: o.registry,
+    checks: { sync: () => syncReadiness(o.sync, o.store) },
+  });
 }
