@@ -11,7 +11,7 @@ import { recordOrigin, type OriginTarget } from './proxy/origin.js';
 import { respond } from './proxy/respond.js';
 import { offersH2, type UpstreamPools } from './proxy/upstream.js';
 import type { RuleIndex } from './rules/compile.js';
-import { isAuthorized, type BasicAuthAction } from './rules/basic-auth.js';
+import { isAuthorized, retryAfterSec, type AuthVerdict, type BasicAuthAction } from './rules/basic-auth.js';
 import { cacheKeyQuery, edgeTtl, type CacheAction } from './rules/cache.js';
 import type { DropAction } from './rules/drop.js';
 import { coversStatus, type ErrorPageAction } from './rules/error-page.js';
@@ -94,8 +94,8 @@ export function runPhases(
 
   const auth = idx<BasicAuthAction>(rules, 'basic_auth')?.first(ctx);
   if (auth) {
-    const verdict = isAuthorized(auth.action, ctx.header('authorization'));
-    if (typeof verdict !== 'boolean') {
+    const verdict = isAuthorized(auth.action, ctx.header('authorization'), ctx.peer.text);
+    if (typeof verdict === 'object') {
       return verdict.then((ok) => {
         afterAuth(res, ctx, state, body, match, auth, ok, requestOps, responseOps);
       });
@@ -113,12 +113,26 @@ function afterAuth(
   body: Readable | null,
   match: NonNullable<ReturnType<DomainTable['lookup']>>,
   auth: ReturnType<RuleIndex<BasicAuthAction>['first']>,
-  ok: boolean,
+  ok: AuthVerdict,
   requestOps: HeaderOp[],
   responseOps: HeaderOp[],
 ): void {
   const { domain, record } = match;
   const rules = domain.rules;
+  if (auth && ok === 'throttled') {
+    // No password is checked while an address keeps failing (or too many checks are queued): no scrypt to spend.
+    ctx.hit(auth.id, auth.type, false);
+    const wait = Math.max(1, retryAfterSec(auth.action, ctx.peer.text));
+    respond(
+      res,
+      ctx,
+      429,
+      [...TEXT, ['retry-after', String(wait)]],
+      'too many failed sign-ins from this address; retry later\n',
+      responseOps,
+    );
+    return state.log(ctx);
+  }
   if (auth && !ok) {
     ctx.hit(auth.id, auth.type, false);
     respond(

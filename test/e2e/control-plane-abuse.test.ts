@@ -4,7 +4,6 @@
 // outside: other requests keep being answered while the expensive one is in flight.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { verifyPassword } from '@platform/shared/match';
 import { startControlPlane, type ControlPlaneProcess } from './sync-harness.js';
 
 let cp: ControlPlaneProcess | undefined;
@@ -16,7 +15,7 @@ const DOMAIN = 'abuse.example.org';
 interface Answer {
   error: string;
   errors: unknown;
-  users: { password_hash: string }[];
+  users: { username: string; password_hash?: string }[];
   records: unknown[];
   limit_error: string;
 }
@@ -64,8 +63,7 @@ test('one request cannot hold the control plane', async (t) => {
     const { result, answered } = await answeredMeanwhile(send('POST', rules, { users }));
     assert.equal(result.status, 200, JSON.stringify(result.json));
     assert.equal(result.json.users.length, 300);
-    assert.ok(await verifyPassword('secret-299', result.json.users[299].password_hash));
-    assert.ok(!(await verifyPassword('secret-1', result.json.users[299].password_hash)));
+    assert.deepEqual(result.json.users[299], { username: 'user299' }, 'hashes are never read back');
     assert.ok(answered >= 50, `only ${answered} other requests were answered while 300 passwords were hashed`);
   });
 

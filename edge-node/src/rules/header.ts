@@ -1,5 +1,5 @@
 // header: set/add/remove request headers (towards the origin) and response headers (towards the client).
-import type { RuleBody } from '@platform/shared/match';
+import { EDGE_OWNED_HEADERS, type RuleBody } from '@platform/shared/match';
 
 export interface HeaderOp {
   op: 'set' | 'add' | 'remove';
@@ -11,16 +11,18 @@ export interface HeaderAction {
   response: HeaderOp[];
 }
 
-function ops(v: unknown): HeaderOp[] {
-  return ((v as { op: HeaderOp['op']; name: string; value?: string }[]) ?? []).map((o) => ({
-    op: o.op,
-    name: o.name.toLowerCase(),
-    value: o.value ?? '',
-  }));
+/** The rule's operations, minus those on headers the edge owns (a rule stored before the API refused them). */
+function ops(v: unknown, owned: ReadonlySet<string>): HeaderOp[] {
+  return ((v as { op: HeaderOp['op']; name: string; value?: string }[]) ?? [])
+    .map((o) => ({ op: o.op, name: o.name.toLowerCase(), value: o.value ?? '' }))
+    .filter((o) => !owned.has(o.name));
 }
 
 export function compileHeader(f: RuleBody): HeaderAction {
-  return { request: ops(f.request_headers), response: ops(f.response_headers) };
+  return {
+    request: ops(f.request_headers, EDGE_OWNED_HEADERS.request_headers),
+    response: ops(f.response_headers, EDGE_OWNED_HEADERS.response_headers),
+  };
 }
 
 /** Applies operations to a header list in place (names lower case). */

@@ -122,7 +122,37 @@ function addressProblem(v: string): string | undefined {
 }
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-function headerOps(c: Checker, key: string) {
+
+/**
+ * Headers the edge owns: message framing and hop-by-hop (RFC 9110 §7.6.1), which a rule could use to desynchronise a
+ * connection shared with other tenants, and on requests the Host (set from the record or host_header, whose owner is
+ * checked). header rules may not touch them; the edge also ignores them in rules stored before this check.
+ */
+export const EDGE_OWNED_HEADERS: Readonly<Record<'request_headers' | 'response_headers', ReadonlySet<string>>> = {
+  response_headers: new Set([
+    'content-length',
+    'transfer-encoding',
+    'connection',
+    'keep-alive',
+    'proxy-connection',
+    'te',
+    'trailer',
+    'upgrade',
+  ]),
+  request_headers: new Set([
+    'host',
+    'content-length',
+    'transfer-encoding',
+    'connection',
+    'keep-alive',
+    'proxy-connection',
+    'te',
+    'trailer',
+    'upgrade',
+  ]),
+};
+
+function headerOps(c: Checker, key: 'request_headers' | 'response_headers') {
   const ops = c.array(key, 100).map((raw, i) => {
     const path = `${key}[${i}]`;
     if (typeof raw !== 'object' || raw === null) {
@@ -132,6 +162,8 @@ function headerOps(c: Checker, key: string) {
     const o = raw as Fields;
     if (!['set', 'add', 'remove'].includes(o.op as string)) c.problem(`${path}.op`, 'must be set, add or remove');
     if (typeof o.name !== 'string' || !HEADER_NAME.test(o.name)) c.problem(`${path}.name`, 'must be a header name');
+    else if (EDGE_OWNED_HEADERS[key].has(o.name.toLowerCase()))
+      c.problem(`${path}.name`, `${o.name.toLowerCase()} is managed by the edge and cannot be changed by a rule`);
     if (o.op !== 'remove' && (typeof o.value !== 'string' || /[\r\n\0]/.test(o.value)))
       c.problem(`${path}.value`, 'must be a string without CR, LF or NUL');
     return {

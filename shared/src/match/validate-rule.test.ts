@@ -179,7 +179,28 @@ const typeCases: { type: Parameters<typeof validateRule>[0]; body: Record<string
   { type: 'origin_pool', body: { origins: [] }, ok: false },
   { type: 'origin_route', body: { address: 'not a host!' }, ok: false },
   { type: 'origin_route', body: { address: '192.0.2.1', name: 'x'.repeat(65) }, ok: false },
+  // Framing, hop-by-hop and (on requests) Host belong to the edge (issue 10 item 7).
+  { type: 'header', body: { response_headers: [{ op: 'set', name: 'Content-Length', value: '0' }] }, ok: false },
+  {
+    type: 'header',
+    body: { response_headers: [{ op: 'add', name: 'transfer-encoding', value: 'chunked' }] },
+    ok: false,
+  },
+  { type: 'header', body: { response_headers: [{ op: 'set', name: 'Connection', value: 'close' }] }, ok: false },
+  { type: 'header', body: { request_headers: [{ op: 'set', name: 'Host', value: 'other.example' }] }, ok: false },
+  { type: 'header', body: { request_headers: [{ op: 'set', name: 'content-length', value: '5' }] }, ok: false },
+  { type: 'header', body: { response_headers: [{ op: 'set', name: 'X-Frame-Options', value: 'DENY' }] }, ok: true },
 ];
+test('a header rule on an edge-owned header names it', () => {
+  const r = validateRule('header', { response_headers: [{ op: 'set', name: 'Content-Length', value: '0' }] });
+  assert.equal(r.ok, false);
+  assert.deepEqual(!r.ok && r.problems, [
+    {
+      path: 'response_headers[0].name',
+      message: 'content-length is managed by the edge and cannot be changed by a rule',
+    },
+  ]);
+});
 for (const c of typeCases) {
   test(`${c.type} ${JSON.stringify(c.body)} → ${c.ok}`, () => assert.equal(validateRule(c.type, c.body).ok, c.ok));
 }

@@ -7,8 +7,17 @@ export type PresentedRule = Record<string, unknown> & { id: number; type: string
 /**
  * The rule as the API returns it: common fields in the spec's order, then the type's own fields, then timestamps.
  * record_id (deprecated single-record scope) is present only when the rule is scoped to exactly one record.
+ * basic_auth users are read back by username only: a password hash is never returned, to any role.
  */
 export function presentRule(row: RuleRow): PresentedRule {
+  const out = storedRule(row);
+  if (Array.isArray(out.users))
+    out.users = (out.users as { username: string }[]).map((u) => ({ username: u.username }));
+  return out;
+}
+
+/** The stored rule in the API's shape, basic_auth password hashes included (never sent out). */
+function storedRule(row: RuleRow): PresentedRule {
   const f = row.filters as Record<string, unknown> & { record_ids: number[] };
   const out: PresentedRule = { id: row.id, domain_id: row.domainId, type: row.type };
   if (f.record_ids.length === 1) out.record_id = f.record_ids[0];
@@ -44,6 +53,6 @@ export function ruleInput(row: RuleRow): Record<string, unknown> {
     updated_at: _u,
     country: _country,
     ...rest
-  } = presentRule(row);
+  } = storedRule(row);
   return rest;
 }

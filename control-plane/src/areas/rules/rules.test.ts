@@ -4,7 +4,7 @@ import { eq } from 'drizzle-orm';
 import { applyDelta, decodeDomainSnapshot, type DomainSnapshot } from '@platform/shared/config';
 import { decodeRuleBody, verifyPassword } from '@platform/shared/match';
 import { startTestControlPlane } from '../../../../test/helpers/control-plane.js';
-import { configLog, dnsRecords, domains } from '../../db/schema.js';
+import { configLog, dnsRecords, domains, rules } from '../../db/schema.js';
 
 test('rules API: the seven operations, validation, scope, plan limits and the config log', async (t) => {
   const cp = await startTestControlPlane(t);
@@ -149,20 +149,30 @@ test('rules API: the seven operations, validation, scope, plan limits and the co
     assert.equal((await cp.call(owner.key, 'GET', `${base}${list[1].id}`)).statusCode, 404);
   });
 
-  await t.test('a rule read back can be sent back unchanged (PUT round trip), basic_auth hashes included', async () => {
+  const storedUsers = async (id: number) => {
+    const [row] = await cp.database.db.select().from(rules).where(eq(rules.id, id));
+    return (row!.fields as { users: { username: string; password_hash: string }[] }).users;
+  };
+
+  await t.test('a rule read back can be sent back unchanged (PUT round trip); hashes are never read back', async () => {
     const created = await cp.call(owner.key, 'POST', `/domains/${name}/rules/basic_auth/`, {
       users: [{ username: 'ann', password: 'pw1' }],
       realm: 'R',
     });
     assert.equal(created.statusCode, 200, created.body);
-    const rule = created.json<
-      Record<string, unknown> & { id: number; users: { password?: string; password_hash: string }[] }
-    >();
-    assert.equal(rule.users[0].password, undefined, 'passwords are never read back');
-    assert.match(rule.users[0].password_hash, /^scrypt\$/);
+    const rule = created.json<Record<string, unknown> & { id: number; users: Record<string, unknown>[] }>();
+    assert.deepEqual(rule.users, [{ username: 'ann' }], 'neither password nor hash is read back');
+    const before = await storedUsers(rule.id);
+    // Every role reads the same: a viewer too sees usernames only.
+    const viewer = await cp.user();
+    await cp.addMember(name, viewer.id, 'viewer');
+    const seen = await cp.call(viewer.key, 'GET', `/domains/${name}/rules/basic_auth/${rule.id}`);
+    assert.equal(seen.statusCode, 200, seen.body);
+    assert.doesNotMatch(seen.body, /scrypt|password/);
     const back = await cp.call(owner.key, 'PUT', `/domains/${name}/rules/basic_auth/${rule.id}`, rule);
     assert.equal(back.statusCode, 200, back.body);
     assert.deepEqual({ ...back.json<Record<string, unknown>>(), updated_at: '' }, { ...rule, updated_at: '' });
+    assert.deepEqual(await storedUsers(rule.id), before, 'a user sent without a password keeps the stored one');
   });
 
   await t.test('a PUT with a new basic_auth password stores its hash; other fields are kept', async () => {
@@ -177,15 +187,20 @@ test('rules API: the seven operations, validation, scope, plan limits and the co
       ],
     });
     assert.equal(res.statusCode, 200, res.body);
-    const rule = res.json<{ realm: string; users: { username: string; password_hash: string }[] }>();
+    const rule = res.json<{ realm: string; users: { username: string }[] }>();
     assert.equal(rule.realm, 'R');
-    assert.deepEqual(
-      rule.users.map((u) => u.username),
-      ['bo', 'cy'],
-    );
-    assert.ok(await verifyPassword('new', rule.users[0]!.password_hash));
-    assert.ok(await verifyPassword('other', rule.users[1]!.password_hash));
-    assert.ok(!(await verifyPassword('old', rule.users[0]!.password_hash)));
+    assert.deepEqual(rule.users, [{ username: 'bo' }, { username: 'cy' }]);
+    const users = await storedUsers(id);
+    assert.ok(await verifyPassword('new', users[0]!.password_hash));
+    assert.ok(await verifyPassword('other', users[1]!.password_hash));
+    assert.ok(!(await verifyPassword('old', users[0]!.password_hash)));
+    // A new user without a password is refused; a known one without a password keeps it.
+    const bad = await cp.call(owner.key, 'PUT', `${url}${id}`, { users: [{ username: 'bo' }, { username: 'dee' }] });
+    assert.equal(bad.statusCode, 400);
+    assert.match(bad.json().error, /users\[1\]\.password/);
+    const kept = await cp.call(owner.key, 'PUT', `${url}${id}`, { users: [{ username: 'cy' }] });
+    assert.equal(kept.statusCode, 200, kept.body);
+    assert.ok(await verifyPassword('other', (await storedUsers(id))[0]!.password_hash));
   });
 
   await t.test('404 for a rule of another type or another domain', async () => {

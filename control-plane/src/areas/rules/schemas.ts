@@ -141,8 +141,17 @@ const BasicAuthUser = Type.Object(
       pattern: '^[^:\\u0000]*$',
       'x-expected': 'a user name without ":"',
     }),
-    password: Type.Optional(Str('Write only: hashed on write, never read back', { minLength: 1, maxLength: 1024 })),
-    password_hash: Type.Optional(Str('The hash as read back; send it back to keep the password', { maxLength: 512 })),
+    password: Type.Optional(
+      Str('Write only: hashed on write, never read back. Omit it to keep the password stored for this username', {
+        minLength: 1,
+        maxLength: 1024,
+      }),
+    ),
+    password_hash: Type.Optional(
+      Str('Write only: an scrypt hash made by this platform (neither it nor the password is ever read back)', {
+        maxLength: 512,
+      }),
+    ),
   },
   closed,
 );

@@ -134,6 +134,24 @@ function mergeBody(existing: RuleRow, body: Record<string, unknown>): Record<str
   if (body.host_match_type === undefined && ['host_pattern', 'host_includes', 'host_excludes'].some((k) => k in body))
     delete merged.host_match_type;
   if (body.record_id !== undefined && body.record_ids === undefined) merged.record_ids = [];
+  // A basic_auth user sent without a password keeps the password stored for that username (hashes are not read back).
+  if (Array.isArray(body.users) && Array.isArray(existing.fields.users)) {
+    const stored = new Map(
+      (existing.fields.users as { username: string; password_hash: string }[]).map((u) => [
+        u.username,
+        u.password_hash,
+      ]),
+    );
+    merged.users = (body.users as Record<string, unknown>[]).map((u) =>
+      u &&
+      typeof u === 'object' &&
+      u.password === undefined &&
+      u.password_hash === undefined &&
+      stored.has(String(u.username))
+        ? { ...u, password_hash: stored.get(String(u.username)) }
+        : u,
+    );
+  }
   return merged;
 }
 

@@ -1,0 +1,115 @@
+// Issue 10 item 7 through a running edge node: header rules cannot touch message framing (rules stored before the API
+// refused them included), and basic_auth guessing is throttled per client address and rule. Another tenant is served
+// throughout.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { decodeRuleBody, encodeRuleBody, hashPassword } from '@platform/shared/match';
+import { proxiedRecord, rule, send, snapshot, startStubOrigin, startTestEdge } from './testing/harness.js';
+import { AUTH_MAX_FAILURES } from './rules/basic-auth.js';
+
+/** A header rule as an older API stored it, before edge-owned headers were refused. */
+function legacyHeaderRule(ops: { request_headers: unknown[]; response_headers: unknown[] }) {
+  const r = rule('header', { response_headers: [{ op: 'set', name: 'x-placeholder', value: '1' }] });
+  return { ...r, body: encodeRuleBody({ ...decodeRuleBody(r.body), ...ops }) };
+}
+
+test('header rules cannot set framing or hop-by-hop headers, nor the Host sent to the origin', async (t) => {
+  const origin = await startStubOrigin('o', (req, res) => res.end(`host=${req.headers.host} body=${'x'.repeat(64)}`));
+  t.after(() => origin.close());
+  const edge = await startTestEdge(t, [
+    snapshot('framing.example', {
+      records: [proxiedRecord('www', origin.port)],
+      rules: [
+        legacyHeaderRule({
+          request_headers: [
+            { op: 'set', name: 'host', value: 'www.victim.example' },
+            { op: 'set', name: 'content-length', value: '5' },
+          ],
+          response_headers: [
+            { op: 'set', name: 'content-length', value: '1' },
+            { op: 'set', name: 'transfer-encoding', value: 'chunked' },
+            { op: 'set', name: 'connection', value: 'close' },
+            { op: 'set', name: 'x-kept', value: 'yes' },
+          ],
+        }),
+      ],
+    }),
+    snapshot('victim.example', { records: [proxiedRecord('www', origin.port)] }),
+  ]);
+  const port = edge.node.server.httpPort;
+  // Two requests on one kept-alive connection: the framing the client sees is the edge's, whole and reusable.
+  const agentRes = await twoOnOneConnection(port, 'www.framing.example');
+  for (const r of agentRes) {
+    assert.equal(r.status, 200);
+    assert.equal(r.body, `host=www.framing.example body=${'x'.repeat(64)}`);
+    assert.equal(r.headers['x-kept'], 'yes');
+    assert.equal(r.headers['content-length'], String(r.body.length));
+    assert.equal(r.headers['transfer-encoding'], undefined);
+  }
+  const other = await send(port, 'www.victim.example', '/');
+  assert.equal(other.status, 200);
+  assert.match(other.body, /^host=www\.victim\.example /);
+});
+
+test('basic_auth: failures are throttled per client address and rule; others keep signing in', async (t) => {
+  const origin = await startStubOrigin('o');
+  t.after(() => origin.close());
+  const users = [{ username: 'alice', password_hash: await hashPassword('wonderland') }];
+  const edge = await startTestEdge(t, [
+    snapshot('auth.example', {
+      records: [proxiedRecord('www', origin.port)],
+      rules: [rule('basic_auth', { realm: 'Staff', users })],
+    }),
+    snapshot('other.example', {
+      records: [proxiedRecord('www', origin.port)],
+      rules: [rule('basic_auth', { realm: 'Other', users })],
+    }),
+  ]);
+  const port = edge.node.server.httpPort;
+  const basic = (pw: string) => ({ authorization: `Basic ${Buffer.from(`alice:${pw}`).toString('base64')}` });
+  const from = (localAddress: string, host: string, pw: string) =>
+    send(port, host, '/', { headers: basic(pw), localAddress });
+
+  for (let i = 0; i < AUTH_MAX_FAILURES; i++)
+    assert.equal((await from('127.0.0.1', 'www.auth.example', `guess${i}`)).status, 401);
+  const blocked = await from('127.0.0.1', 'www.auth.example', 'guess-more');
+  assert.equal(blocked.status, 429);
+  assert.ok(Number(blocked.headers['retry-after']) >= 1);
+  // Even the right password waits: no scrypt runs for this address and rule until the window ends.
+  assert.equal((await from('127.0.0.1', 'www.auth.example', 'wonderland')).status, 429);
+  // Another client address, and the same address on another tenant's rule, are not affected.
+  assert.equal((await from('127.0.0.5', 'www.auth.example', 'wonderland')).status, 200);
+  assert.equal((await from('127.0.0.1', 'www.other.example', 'wonderland')).status, 200);
+  // A credential verified before keeps working without a new check.
+  assert.equal((await from('127.0.0.1', 'www.auth.example', 'wonderland')).status, 200);
+});
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** Two GETs in sequence over one keep-alive socket. */
+async function twoOnOneConnection(port: number, host: string): Promise<Answer[]> {
+  const { Agent } = await import('node:http');
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const one = () =>
+    new Promise<Answer>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path: '/', agent, headers: { host } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }),
+        );
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  try {
+    return [await one(), await one()];
+  } finally {
+    agent.destroy();
+  }
+}
