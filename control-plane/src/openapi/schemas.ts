@@ -4,7 +4,12 @@ import { Type, type TSchema, type TUnsafe } from '@sinclair/typebox';
 /** Every error body: `{ "error": "<text>" }`; some errors add fields (e.g. `code`, `verified`). */
 export const ErrorBody = Type.Object(
   { error: Type.String({ description: 'Human-readable description of what went wrong' }) },
-  { additionalProperties: true, $id: undefined, title: 'Error' },
+  {
+    additionalProperties: true,
+    $id: undefined,
+    title: 'Error',
+    description: 'The error code (for example CP_ERR_RECORD_DUPLICATE) is in the X-Error-Code response header',
+  },
 );
 
 /** The Message object returned by deletions. */
