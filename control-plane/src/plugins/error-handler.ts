@@ -129,7 +129,8 @@ export function installErrorHandlers(app: FastifyInstance, bodyLimit: number): v
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (isApiError(err) && Object.hasOwn(ERRORS, err.code)) {
       const code = err.code;
-      if (code === 'CP_ERR_INVALID_API_KEY') void reply.header('www-authenticate', 'Bearer realm="api"');
+      // RFC 9110 §15.5.2: every 401 names its scheme (API keys and node tokens are both Bearer tokens).
+      if (ERRORS[code].status === 401) void reply.header('www-authenticate', 'Bearer realm="api"');
       if (code === 'CP_ERR_INTERNAL') {
         request.log.error({ err }, 'request failed');
         return answer(reply, code).send({ error: MESSAGES.internal });

@@ -44,7 +44,8 @@ test('lifecycle routes and the internal API without a worker', async (t) => {
     assert.deepEqual((await internal('GET', `/internal/domains/${d}`, undefined, 'Bearer wrong')).json(), {
       error: 'invalid node token',
     });
-    assert.equal((await internal('GET', `/internal/domains/${d}`, undefined, 'Bearer wrong')).statusCode, 401);
+    const wrong = await internal('GET', `/internal/domains/${d}`, undefined, 'Bearer wrong');
+    assert.deepEqual([wrong.statusCode, wrong.headers['www-authenticate']], [401, 'Bearer realm="api"']);
     assert.equal((await internal('GET', `/internal/domains/${d}`, undefined, `Bearer ${owner.key}`)).statusCode, 403);
     assert.equal((await internal('GET', `/internal/domains/${d}`)).json().state, 'pending');
     assert.equal((await internal('GET', '/internal/domains/nope.example.org')).statusCode, 404);
