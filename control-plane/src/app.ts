@@ -12,7 +12,7 @@ import rateLimit from './plugins/rate-limit.js';
 import openapi from './openapi/index.js';
 import { validationSchemaController } from './plugins/validation.js';
 import { installJsonBodyParser } from './plugins/json-body.js';
-import { ROUTER_OPTIONS, trackRoutesForHints } from './plugins/route-hints.js';
+import { ROUTER_OPTIONS, trackRoutes } from './plugins/route-hints.js';
 import domainRoutes from './areas/domains/routes.js';
 import accountRoutes from './areas/account/routes.js';
 import temporal from './plugins/temporal.js';
@@ -60,14 +60,16 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
     configLog: opts.configLog ?? createConfigLog(config),
     workflowOutbox: opts.workflowOutbox ?? new WorkflowOutbox(),
   });
-  await app.register(authenticate);
+  // Every route from here on is mirrored: the 404/405 answers and the key check of a public path's 405 ask it.
+  const routes = trackRoutes(app);
+  await app.register(authenticate, { routes });
   await app.register(temporal);
   await app.register(rateLimit, {
     perMinute: config.rateLimitPerMinute,
     anonymousPerMinute: config.anonymousRateLimitPerMinute,
     shared: opts.database.driver === 'postgres',
   });
-  installNotFoundHandler(app, app.rateLimit(), trackRoutesForHints(app));
+  installNotFoundHandler(app, app.rateLimit(), routes);
   await app.register(openapi, { serverUrl: config.publicBaseUrl });
   // GET /, /healthz, /readyz, /metrics (no key); its request metrics cover every route.
   await app.register(opsRoutes, { syncHub: opts.syncHub });

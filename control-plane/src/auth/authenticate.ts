@@ -6,6 +6,7 @@ import { apiKeys, users } from '../db/schema.js';
 import { ApiError, MESSAGES } from '../errors.js';
 import { hashKey, KEY_PATTERN, KEY_PREFIX } from './api-keys.js';
 import { isDeniedSurface, isInternalPath, isPublicPath, readOnlyMayCall, requestPath } from './surfaces.js';
+import type { RouteLookup } from '../plugins/route-hints.js';
 
 /** Who is calling: the owner of the API key presented with the request. */
 export interface Principal {
@@ -42,7 +43,7 @@ export function presentedKey(headers: FastifyRequest['headers']): string | null 
   return fromAuth ?? fromHeader ?? null;
 }
 
-async function authenticate(app: FastifyInstance) {
+async function authenticate(app: FastifyInstance, opts: { routes?: RouteLookup }) {
   app.decorateRequest('principal', null as unknown as Principal);
   // Prepared once: this lookup runs on every request (revocation must apply to the next one, so nothing is cached).
   const lookup = app.db
@@ -73,9 +74,11 @@ async function authenticate(app: FastifyInstance) {
     const method = request.method;
     // Public: the OpenAPI document, and routes that authenticate with their own credential (config: { public: true }).
     // They take no key, so they count against the client address.
+    // A method no route of a public path takes (TRACE /healthz) is answered 405 without a key as well.
     if (
       isPublicPath(method, path) ||
-      (request.routeOptions.config as { public?: boolean } | undefined)?.public === true
+      (request.routeOptions.config as { public?: boolean } | undefined)?.public === true ||
+      (request.is404 && opts.routes?.isPublicResource(path) === true)
     )
       return app.limitRequest(request, reply);
     const key = presentedKey(request.headers);
