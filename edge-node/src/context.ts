@@ -17,7 +17,7 @@ export class RequestContext {
   method: string;
   /** Host without port, lower case, no trailing dot. */
   host: string;
-  /** Path as received (percent-encoded, no query). */
+  /** Path as received, normalised (`normalisePath`: one spelling per path), no query. */
   path: string;
   /** Raw query string without `?`, '' when none. */
   query: string;

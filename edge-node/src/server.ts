@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp } from 'uWebSockets.js';
 import { componentLogger } from '@platform/shared';
 import type { Certificate } from '@platform/shared/config';
-import { normaliseHost, parsePeerAddress } from '@platform/shared/match';
+import { normaliseHost, normalisePath, parsePeerAddress } from '@platform/shared/match';
 import { RequestContext } from './context.js';
 import type { EdgeErrorCode } from './errors.js';
 import { runPhases, type EdgeState } from './phases.js';
@@ -66,7 +66,8 @@ export function makeHandler(state: EdgeState, scheme: 'http' | 'https') {
     const ctx = new RequestContext({
       method,
       host: hostOf(req.getHeader('host')),
-      path: req.getUrl(),
+      // Rules match, the cache keys on and the origin receives this one form (normalisePath).
+      path: normalisePath(req.getUrl()),
       query: req.getQuery() ?? '',
       headers,
       peer: parsePeerAddress(Buffer.from(res.getRemoteAddressAsText()).toString()),

@@ -8,3 +8,4 @@ export * from './rule-types.js';
 export * from './rule-body.js';
 export * from './linear-regex.js';
 export * from './wildcard.js';
+export * from './normalise-path.js';
