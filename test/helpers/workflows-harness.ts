@@ -61,6 +61,8 @@ export interface Lifecycle {
 export interface LifecycleOptions {
   /** Nothing listens on TEMPORAL_ADDRESS and no worker runs until startTemporal(). */
   temporalDown?: boolean;
+  /** Added to the worker's environment (e.g. WORKER_METRICS_PORT). */
+  workerEnv?: Record<string, string>;
 }
 
 export async function startLifecycle(
@@ -156,6 +158,7 @@ async function launch(
     NODE_TOKEN: nodeToken,
     DATA_DIR: tdb.dataDir,
     LOG_LEVEL: 'info',
+    ...opts.workerEnv,
   }));
   const startWorker = async () => {
     worker.start();

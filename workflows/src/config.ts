@@ -24,6 +24,9 @@ export interface WorkflowsConfig {
   nodeToken: string;
   dataDir: string;
   logLevel: string;
+  /** /healthz, /readyz and /metrics on metricsHost; 0: off. */
+  metricsHost: string;
+  metricsPort: number;
 }
 
 export function parseResolvers(list: string[], problems: string[]): Resolver[] {
@@ -60,5 +63,7 @@ export function loadConfig(env: EnvSource = process.env): Readonly<WorkflowsConf
     nodeToken: nodeToken ?? '',
     dataDir,
     logLevel: r.string('LOG_LEVEL', env.NODE_ENV === 'test' ? 'warn' : 'info'),
+    metricsHost: r.string('WORKER_METRICS_HOST', '127.0.0.1'),
+    metricsPort: r.int('WORKER_METRICS_PORT', 0, 0, 65535),
   });
 }
