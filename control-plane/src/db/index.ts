@@ -6,6 +6,7 @@ import { sql } from 'drizzle-orm';
 import { componentLogger } from '@platform/shared';
 import * as schema from './schema.js';
 import { applyMigrations } from './migrate.js';
+import { slimParserTable } from './pglite-parsers.js';
 
 const log = componentLogger('control-plane.db');
 
@@ -40,6 +41,8 @@ export async function openDatabase(opts: { dataDir: string; databaseUrl?: string
       parsers: { [BYTEA_OID]: parseBytea },
       serializers: { [BYTEA_OID]: (v) => v },
     });
+    if (!(await slimParserTable(client)))
+      log.warn('PGlite parses differently with its parser table slimmed; kept whole (slower queries)');
     database = { db: drizzle(client, { schema }) as unknown as Db, driver: 'pglite', close: () => client.close() };
   }
   await applyMigrations(database.db);
