@@ -1,5 +1,5 @@
 // A domain's effective plan features: its active subscription's plan with the support-set overrides applied.
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Db, Tx } from '../db/index.js';
 import { plans, subscriptions } from '../db/schema.js';
 import { ApiError } from '../errors.js';
@@ -71,6 +71,30 @@ export function applyOverrides(
   return out as EffectiveFeatures;
 }
 
+/** A domain's live plan as stored: what applyOverrides takes. */
+export interface LivePlan {
+  slug: string;
+  features: Record<string, unknown>;
+  overrides: Record<string, unknown>;
+}
+
+/** The domain's live plan as one JSON value (null without one), for a statement that reads more in the same trip. */
+export function livePlanJson(domainId: number): SQL {
+  return sql`(SELECT json_build_object('slug', p.slug, 'features', p.features, 'overrides', s.overrides)
+    FROM subscriptions s JOIN plans p ON p.id = s.plan_id
+    WHERE s.domain_id = ${domainId} AND s.status IN (${sql.join(
+      LIVE_STATUSES.map((status) => sql`${status}`),
+      sql`, `,
+    )}) LIMIT 1)`;
+}
+
+/** The effective features of a live plan read by livePlanJson; without one, the free plan's. */
+export async function featuresOf(db: Db | Tx, plan: LivePlan | null): Promise<EffectiveFeatures> {
+  if (plan) return applyOverrides(plan.slug, plan.features, plan.overrides);
+  const [free] = await db.select().from(plans).where(eq(plans.slug, FREE_PLAN_SLUG)).limit(1);
+  return applyOverrides(FREE_PLAN_SLUG, free?.features ?? {}, {});
+}
+
 export async function effectiveFeatures(db: Db | Tx, domainId: number): Promise<EffectiveFeatures> {
   const [row] = await db
     .select({ slug: plans.slug, features: plans.features, overrides: subscriptions.overrides })
@@ -78,9 +102,7 @@ export async function effectiveFeatures(db: Db | Tx, domainId: number): Promise<
     .innerJoin(plans, eq(plans.id, subscriptions.planId))
     .where(and(eq(subscriptions.domainId, domainId), inArray(subscriptions.status, LIVE_STATUSES)))
     .limit(1);
-  if (row) return applyOverrides(row.slug, row.features, row.overrides);
-  const [free] = await db.select().from(plans).where(eq(plans.slug, FREE_PLAN_SLUG)).limit(1);
-  return applyOverrides(FREE_PLAN_SLUG, free?.features ?? {}, {});
+  return featuresOf(db, row ?? null);
 }
 
 /** ApiError 403 naming the missing feature unless the plan includes it. */

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Tx } from '../../db/index.js';
 import type { domains } from '../../db/schema.js';
 import { ApiError, isApiError } from '../../errors.js';
-import { effectiveFeatures, requireFeature, type EffectiveFeatures } from '../../plans/entitlements.js';
+import { effectiveFeatures, featuresOf, requireFeature, type EffectiveFeatures } from '../../plans/entitlements.js';
 import { buildZone } from '../../config-log/snapshot.js';
 import { changeDomain, type DomainWrite } from '../../config-log/index.js';
 import { exportZone } from './bind-export.js';
@@ -13,6 +13,7 @@ import { applyPatch, buildRecord, sameFields } from './normalize.js';
 import {
   apiToStored,
   countRecords,
+  createContext,
   deleteRecords,
   listApiRecords,
   getRecord,
@@ -128,12 +129,14 @@ export async function createRecord(app: FastifyInstance, domain: DomainRow, inpu
   const record = buildRecord(domain.name, input);
   checkOrigin(originPolicy(app.config), record);
   return write(app, domain, async (tx) => {
-    const features = await effectiveFeatures(tx, domain.id);
-    const problem = limitError(features, (await countRecords(tx, domain.id)) + 1);
+    // Plan, record count and the records at the name in one statement: a create is a handful of round trips.
+    const context = await createContext(tx, domain.id, record.name);
+    const features = await featuresOf(tx, context.plan);
+    const problem = limitError(features, context.count + 1);
     if (problem) throw new ApiError('CP_ERR_PLAN_LIMIT', problem, { feature: 'max_records' });
     gateHostHeader(features, record, null);
     await checkHostHeader(new HostHeaderOwnership(tx, domain), record, null);
-    (await indexOf(tx, domain.id, [record.name])).check(record);
+    new ZoneIndex(context.atName).check(record);
     const [row] = await insertRecords(tx, domain.id, [record]);
     return { value: row!, change: { upsertedRecords: [row!.id] } };
   });

@@ -3,6 +3,7 @@ import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/index.js';
 import { dnsRecords } from '../../db/schema.js';
 import { rowsOf } from '../../db/migrate.js';
+import { livePlanJson, type LivePlan } from '../../plans/entitlements.js';
 import type { HostHeaderMode, RecordFields, RecordType, Scheme, StoredRecord } from './types.js';
 
 export type RecordRow = typeof dnsRecords.$inferSelect;
@@ -106,6 +107,28 @@ type StoredTuple = [
   string | null,
 ];
 
+/** A record as a StoredTuple, inside json_agg. */
+const STORED_TUPLE = sql.raw(`json_build_array(id, name, type, destination, mx_priority, ttl, proxied, captcha, scheme,
+  port, host_header, host_header_mode, monitor, timeout, comment)`);
+
+/** What a single create checks, read in ONE statement: the live plan, the record count, the records at its name. */
+export async function createContext(
+  tx: Tx,
+  domainId: number,
+  name: string,
+): Promise<{ plan: LivePlan | null; count: number; atName: StoredRecord[] }> {
+  const result = await tx.execute(sql`
+    SELECT ${livePlanJson(domainId)} AS plan, (SELECT count(*) FROM dns_records WHERE domain_id = ${domainId}) AS n,
+      (SELECT coalesce(json_agg(${STORED_TUPLE} ORDER BY id), '[]')::text FROM dns_records
+        WHERE domain_id = ${domainId} AND name = ${name}) AS records`);
+  const row = rowsOf<{ plan: LivePlan | null; n: string | number; records: string }>(result)[0]!;
+  return {
+    plan: row.plan,
+    count: Number(row.n),
+    atName: (JSON.parse(row.records) as StoredTuple[]).map(tupleToStored),
+  };
+}
+
 /**
  * The records of a domain that a write's zone checks need: those with one of `ids`, those at one of `names`, and
  * every record sharing an owner name with one of `ids` (the checks of zone-index.ts look at one owner name only).
@@ -120,8 +143,7 @@ export async function listRecordsAround(
   if (ids.length === 0 && names.length === 0) return [];
   const idArray = `{${ids.join(',')}}`;
   const result = await tx.execute(sql`
-    SELECT coalesce(json_agg(json_build_array(id, name, type, destination, mx_priority, ttl, proxied, captcha, scheme,
-      port, host_header, host_header_mode, monitor, timeout, comment) ORDER BY id), '[]')::text AS records
+    SELECT coalesce(json_agg(${STORED_TUPLE} ORDER BY id), '[]')::text AS records
     FROM dns_records
     WHERE domain_id = ${domainId} AND (id = ANY(${idArray}::int[]) OR name IN (SELECT json_array_elements_text(${JSON.stringify(names)}::json))
       OR name IN (SELECT name FROM dns_records WHERE domain_id = ${domainId} AND id = ANY(${idArray}::int[])))`);
