@@ -22,8 +22,13 @@ export interface EdgeConfig {
   allowedPrivateNetworks: IpRange[];
   /** EDGE_IPV4 / EDGE_IPV6 when set: the edge's public addresses (what proxied records answer with), never an origin. */
   publicAddresses: string[];
-  /** Verify origin TLS certificates (off by default: origins commonly use self-signed certificates). */
+  /**
+   * Verify the certificates of `Https` origins (and origin_route / origin_pool `https`), like Cloudflare's
+   * "Full (strict)"; `Auto` records never verify (they fall back to plain HTTP anyway): the per-record opt-out.
+   */
   originTlsVerify: boolean;
+  /** PEM file of extra certificate authorities trusted for origins (an operator's origin CA), besides the system's. */
+  originCaFile: string | undefined;
   /** Largest response body kept in the cache. */
   cacheMaxObjectBytes: number;
   /** PEM files of the certificate served to clients whose SNI names no certificate; generated self-signed when unset. */
@@ -60,7 +65,8 @@ export function loadConfig(env: EnvSource = process.env): Readonly<EdgeConfig> {
     logFlushMs: r.int('EDGE_LOG_FLUSH_MS', 2000, 50, 600000),
     allowedPrivateNetworks: readAllowedNetworks(r),
     publicAddresses,
-    originTlsVerify: r.bool('EDGE_ORIGIN_TLS_VERIFY', false),
+    originTlsVerify: r.bool('EDGE_ORIGIN_TLS_VERIFY', true),
+    originCaFile: r.optional('EDGE_ORIGIN_CA_FILE'),
     cacheMaxObjectBytes: r.int('EDGE_CACHE_MAX_OBJECT_BYTES', 8 * 1024 * 1024, 0, 1024 * 1024 * 1024),
     defaultCertFile: cert,
     defaultKeyFile: key,

@@ -1,4 +1,5 @@
 // One serving edge process: the node store read into a compiled domain table, the uWS servers, health checks, logs.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent } from 'undici';
 import { componentLogger } from '@platform/shared';
@@ -56,7 +57,11 @@ export async function startEdgeNode(
     config.publicAddresses.map((address) => ({ address, port: null })),
   );
   for (const url of [config.syncUrl, config.controlPlaneUrl]) if (url) addOwnUrl(policy, url);
-  const pools = new UpstreamPools({ tlsVerify: config.originTlsVerify, policy });
+  const pools = new UpstreamPools({
+    tlsVerify: config.originTlsVerify,
+    extraCa: config.originCaFile ? readFileSync(config.originCaFile, 'utf8') : undefined,
+    policy,
+  });
   const probes = new Agent({
     connect: guardedConnector(policy, { rejectUnauthorized: false, timeout: 10_000 }),
     keepAliveTimeout: 1000,

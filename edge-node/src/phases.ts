@@ -326,13 +326,16 @@ class Plan implements ResponsePlan {
     return false;
   }
 
-  sendError(status: number, refused?: Error): void {
+  sendError(status: number, cause?: Error): void {
     const ep = errorPage(this.ctx, this.rules, status);
-    const code: EdgeErrorCode = refused
-      ? 'EDGE_ERR_ORIGIN_REFUSED'
-      : status === 504
-        ? 'EDGE_ERR_UPSTREAM_TIMEOUT'
-        : 'EDGE_ERR_UPSTREAM_UNREACHABLE';
+    const code: EdgeErrorCode =
+      status === 526
+        ? 'EDGE_ERR_ORIGIN_CERTIFICATE'
+        : cause
+          ? 'EDGE_ERR_ORIGIN_REFUSED'
+          : status === 504
+            ? 'EDGE_ERR_UPSTREAM_TIMEOUT'
+            : 'EDGE_ERR_UPSTREAM_UNREACHABLE';
     if (ep)
       respond(
         this.res,
@@ -351,12 +354,15 @@ class Plan implements ResponsePlan {
         this.ctx,
         status,
         [...TEXT, ['x-edge-error', code]],
-        refused
-          ? `origin refused: ${refused.message}. This edge does not connect to loopback, private, link-local or ` +
+        status === 526
+          ? `origin certificate not accepted: ${cause?.message ?? 'invalid'} (error ${code}; a record with ` +
+              `scheme Auto does not verify it).\n`
+          : cause
+            ? `origin refused: ${cause.message}. This edge does not connect to loopback, private, link-local or ` +
               `its own addresses (error ${code}).\n`
-          : status === 504
-            ? 'origin timed out\n'
-            : 'origin unreachable\n',
+            : status === 504
+              ? 'origin timed out\n'
+              : 'origin unreachable\n',
         this.ops,
       );
   }

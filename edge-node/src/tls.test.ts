@@ -1,5 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { createServer as createHttpsServer } from 'node:https';
 import { selfSigned } from './testing/certs.js';
@@ -59,8 +62,26 @@ test('HTTPS: SNI picks the certificate from the snapshot; other names get the de
   assert.equal(fp, new X509Certificate(next.certificatePem).fingerprint256);
 });
 
-test('scheme: Https uses TLS to the port; Auto tries HTTPS on 443 then plain HTTP on 80', async (t) => {
-  const cert = selfSigned(['origin.example.net']);
+test('scheme: Https uses TLS to the port and verifies the certificate; Auto tries HTTPS on 443 then plain HTTP on 80', async (t) => {
+  // The origin's certificate covers the name the edge sends (the visitor's Host); an operator's CA file trusts it.
+  const cert = selfSigned(['tls.schemes.example.org']);
+  const caDir = mkdtempSync(join(tmpdir(), 'edge-origin-ca-'));
+  t.after(() => rmSync(caDir, { recursive: true, force: true }));
+  writeFileSync(join(caDir, 'ca.pem'), cert.certificatePem);
+  const untrusted = selfSigned(['untrusted.schemes.example.org']);
+  const untrustedOrigin = createHttpsServer(
+    { key: untrusted.privateKeyPem, cert: untrusted.certificatePem },
+    (_req, res) => res.end('untrusted origin'),
+  );
+  await new Promise<void>((r) => untrustedOrigin.listen(0, '127.0.0.1', r));
+  t.after(
+    () =>
+      new Promise<void>((r) => {
+        untrustedOrigin.closeAllConnections();
+        untrustedOrigin.close(() => r());
+      }),
+  );
+  const untrustedPort = (untrustedOrigin.address() as { port: number }).port;
   const tlsOrigin = createHttpsServer({ key: cert.privateKeyPem, cert: cert.certificatePem }, (req, res) =>
     res.end(`tls origin ${req.headers.host}`),
   );
@@ -90,17 +111,55 @@ test('scheme: Https uses TLS to the port; Auto tries HTTPS on 443 then plain HTT
       }),
   );
   t.after(() => plain80.close());
-  const edge = await startTestEdge(t, [
-    snapshot('schemes.example.org', {
-      records: [
-        proxiedRecord('tls', tlsPort, { scheme: 'Https' }),
-        proxiedRecord('auto', 0, { scheme: 'Auto', destination: addr }),
-      ],
-    }),
-  ]);
+  // Auto on 443 with a certificate nobody trusts: Auto does not verify (the per-record opt-out).
+  const addr443 = `127.${10 + (process.pid % 200)}.251.${1 + Math.floor(Math.random() * 250)}`;
+  const selfSigned443 = createHttpsServer(
+    { key: untrusted.privateKeyPem, cert: untrusted.certificatePem },
+    (req, res) => res.end(`self-signed on 443 ${req.url}`),
+  );
+  const bound443 = await new Promise<boolean>((resolve) => {
+    selfSigned443.once('error', () => resolve(false));
+    selfSigned443.listen(443, addr443, () => resolve(true));
+  });
+  t.after(
+    () =>
+      new Promise<void>((r) => {
+        selfSigned443.closeAllConnections();
+        selfSigned443.close(() => r());
+      }),
+  );
+  const edge = await startTestEdge(
+    t,
+    [
+      snapshot('schemes.example.org', {
+        records: [
+          proxiedRecord('tls', tlsPort, { scheme: 'Https' }),
+          proxiedRecord('wrong', tlsPort, { scheme: 'Https' }),
+          proxiedRecord('untrusted', untrustedPort, { scheme: 'Https' }),
+          proxiedRecord('auto', 0, { scheme: 'Auto', destination: addr }),
+          proxiedRecord('auto443', 0, { scheme: 'Auto', destination: addr443 }),
+        ],
+      }),
+      snapshot('other.example', { records: [proxiedRecord('www', plain80.port)] }),
+    ],
+    { EDGE_ORIGIN_CA_FILE: join(caDir, 'ca.pem') },
+  );
   const r = await send(edge.node.server.httpPort, 'tls.schemes.example.org', '/');
   assert.equal(r.status, 200);
   assert.equal(r.body, 'tls origin tls.schemes.example.org');
+  // Verified by default (Full strict): a certificate for another name, or from an untrusted issuer, is 526.
+  for (const host of ['wrong.schemes.example.org', 'untrusted.schemes.example.org']) {
+    const bad = await send(edge.node.server.httpPort, host, '/');
+    assert.equal(bad.status, 526, host);
+    assert.equal(bad.headers['x-edge-error'], 'EDGE_ERR_ORIGIN_CERTIFICATE');
+    assert.match(bad.body, /origin certificate not accepted/);
+  }
+  assert.equal((await send(edge.node.server.httpPort, 'www.other.example', '/')).status, 200, 'another tenant');
+  if (bound443) {
+    const a = await send(edge.node.server.httpPort, 'auto443.schemes.example.org', '/s');
+    assert.equal(a.status, 200);
+    assert.equal(a.body, 'self-signed on 443 /s');
+  } else t.diagnostic('could not bind port 443 on a loopback address; Auto over unverified TLS not exercised');
   if (bound) {
     const a = await send(edge.node.server.httpPort, 'auto.schemes.example.org', '/p');
     assert.equal(a.status, 200);

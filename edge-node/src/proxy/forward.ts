@@ -7,7 +7,7 @@ import { isAddressRefused } from '@platform/shared/address-policy';
 import type { HttpResponse } from 'uWebSockets.js';
 import type { RequestContext } from '../context.js';
 import type { OriginTarget } from './origin.js';
-import { isConnectFailure, isTimeout, type UpstreamPools } from './upstream.js';
+import { isCertificateFailure, isConnectFailure, isTimeout, type UpstreamPools } from './upstream.js';
 import { writeHead, type ResponseOps } from './respond.js';
 
 /** Hop-by-hop and edge-owned headers never copied between client and origin (RFC 9110 §7.6.1). */
@@ -61,8 +61,11 @@ export interface ResponsePlan {
   ): void;
   /** The origin failed or answered 5xx: return true when the phases answered (stale entry); else 502/504 is sent. */
   onFailure(err: Error, connectFailure: boolean): boolean;
-  /** Edge error answer (502/504) with error_page applied; `refused` when the origin's address is not allowed. */
-  sendError(status: number, refused?: Error): void;
+  /**
+   * Edge error answer (502/504/526) with error_page applied; `cause` names why for a refused origin address (502) and
+   * a refused origin certificate (526).
+   */
+  sendError(status: number, cause?: Error): void;
   /** Another origin to try after a connection failure (origin_pool failover), or undefined. */
   retarget(): OriginTarget | undefined;
   /** The exchange is over (answered, failed or aborted): log it. */
@@ -373,6 +376,11 @@ class Attempt implements Dispatcher.DispatchHandler {
         return;
       }
       plan.sendError(502, err);
+      x.finish();
+      return;
+    }
+    if (isCertificateFailure(err)) {
+      plan.sendError(526, err);
       x.finish();
       return;
     }

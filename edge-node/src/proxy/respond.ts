@@ -6,6 +6,7 @@ import { applyHeaderOps, type HeaderOp } from '../rules/header.js';
 
 const STATUS_LINES: string[] = [];
 for (let s = 100; s < 600; s++) STATUS_LINES[s] = `${s} ${STATUS_CODES[s] ?? 'Status'}`;
+STATUS_LINES[526] = '526 Invalid SSL Certificate'; // Cloudflare's status for an origin certificate that does not verify
 
 export function statusLine(status: number): string {
   return STATUS_LINES[status] ?? `${status} Status`;

@@ -1,13 +1,17 @@
 // Keep-alive connection pools to origins (undici Pool per origin) and a streaming dispatch with no body buffering.
 // A domain's origin_protocol decides whether TLS connections offer h2 in ALPN (see offersH2).
 import { isIP } from 'node:net';
+import { rootCertificates } from 'node:tls';
 import { Pool, type Dispatcher } from 'undici';
 import { AddressRefusedError, type AddressPolicy } from '@platform/shared/address-policy';
 import { guardedConnector } from './guarded-connect.js';
 import type { OriginTarget } from './origin.js';
 
 export interface UpstreamOptions {
+  /** Verify certificates of origins with an explicit https scheme (Auto never verifies: it is the opt-out). */
   tlsVerify: boolean;
+  /** Extra trusted certificate authorities for origins (PEM), besides the system's. */
+  extraCa?: string;
   /** Which origin addresses may be connected to (checked on every new connection, after resolution). */
   policy: AddressPolicy;
 }
@@ -19,9 +23,16 @@ export class UpstreamPools {
 
   constructor(private readonly opts: UpstreamOptions) {}
 
-  private pool(scheme: 'http' | 'https', address: string, port: number, servername: string, h2: boolean): Pool {
+  private pool(
+    scheme: 'http' | 'https',
+    address: string,
+    port: number,
+    servername: string,
+    h2: boolean,
+    verify: boolean,
+  ): Pool {
     const allowH2 = h2 && scheme === 'https';
-    const key = `${scheme}|${address}|${port}|${servername}|${allowH2 ? 'h2' : 'h1'}`;
+    const key = `${scheme}|${address}|${port}|${servername}|${allowH2 ? 'h2' : 'h1'}|${verify ? 'v' : 'nv'}`;
     let p = this.pools.get(key);
     if (!p) {
       const host = isIP(address) === 6 ? `[${address}]` : address;
@@ -34,7 +45,8 @@ export class UpstreamPools {
           this.opts.policy,
           scheme === 'https'
             ? {
-                rejectUnauthorized: this.opts.tlsVerify,
+                rejectUnauthorized: verify,
+                ...(verify && this.opts.extraCa ? { ca: [...rootCertificates, this.opts.extraCa] } : {}),
                 ...(servername && isIP(servername) === 0 ? { servername } : {}),
                 timeout: 10_000,
                 allowH2, // the connector offers h2 in ALPN; the pool speaks what the origin picks
@@ -78,7 +90,8 @@ export class UpstreamPools {
       queueMicrotask(() => handler.onError?.(err));
       return;
     }
-    const pool = this.pool(scheme, target.address, port, target.hostHeader, h2);
+    const verify = this.opts.tlsVerify && target.scheme === 'https';
+    const pool = this.pool(scheme, target.address, port, target.hostHeader, h2, verify);
     const timeoutMs = target.timeoutSec * 1000;
     pool.dispatch(
       {
@@ -122,6 +135,28 @@ export function isConnectFailure(err: Error): boolean {
     code === 'EAI_AGAIN' ||
     /wrong version number|handshake/i.test(err.message)
   );
+}
+
+/** Node's codes for a certificate that does not verify (OpenSSL's X509 errors, and a name it does not cover). */
+const CERTIFICATE_ERRORS = new Set([
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_REVOKED',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'CERT_SIGNATURE_FAILURE',
+  'INVALID_CA',
+]);
+
+/** True when the origin's certificate was refused (→ 526, as Cloudflare's "Invalid SSL certificate"). */
+export function isCertificateFailure(err: Error): boolean {
+  return CERTIFICATE_ERRORS.has((err as { code?: string }).code ?? '');
 }
 
 /** True when the origin did not answer in time (→ 504). */
