@@ -1,5 +1,7 @@
 // One serving edge process: the node store read into a compiled domain table, the uWS servers, health checks, logs.
+import { lookup } from 'node:dns';
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { Agent } from 'undici';
 import { componentLogger } from '@platform/shared';
@@ -36,12 +38,21 @@ export interface EdgeNode {
   close(): Promise<void>;
 }
 
-/** The host and port of a platform URL (hub, control plane) as an endpoint origins may not use; `localhost` is loopback. */
+/**
+ * The host and port of a platform URL (hub, control plane) as an endpoint origins may not use. A name is resolved in
+ * the background (`localhost` at once): the node does not wait for DNS to start serving.
+ */
 function addOwnUrl(policy: AddressPolicy, raw: string): void {
   const url = new URL(raw);
   const port = Number(url.port) || (/^(https|wss):$/.test(url.protocol) ? 443 : 80);
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  for (const address of host === 'localhost' ? ['127.0.0.1', '::1'] : [host]) policy.addOwn({ address, port });
+  if (host === 'localhost') for (const address of ['127.0.0.1', '::1']) policy.addOwn({ address, port });
+  else if (isIP(host) !== 0) policy.addOwn({ address: host, port });
+  else
+    lookup(host, { all: true }, (err, addresses) => {
+      if (err) log.warn({ host, err: err.message }, 'cannot resolve a platform address to keep it from origins');
+      else for (const a of addresses) policy.addOwn({ address: a.address, port });
+    });
 }
 
 /** Opens the store and compiles every domain it holds, then listens: what LMDB holds is served before the hub answers. */
