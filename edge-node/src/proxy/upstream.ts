@@ -30,11 +30,14 @@ export class UpstreamPools {
     servername: string,
     h2: boolean,
     verify: boolean,
-  ): Pool {
+  ): Pool | AddressRefusedError {
     const allowH2 = h2 && scheme === 'https';
     const key = `${scheme}|${address}|${port}|${servername}|${allowH2 ? 'h2' : 'h1'}|${verify ? 'v' : 'nv'}`;
     let p = this.pools.get(key);
     if (!p) {
+      // A refused address literal gets no pool (checked here, off the per-request path; the connector checks names).
+      const refusal = isIP(address) !== 0 ? this.opts.policy.refusal(address, port) : undefined;
+      if (refusal) return new AddressRefusedError(address, refusal);
       const host = isIP(address) === 6 ? `[${address}]` : address;
       p = new Pool(`${scheme}://${host}:${port}`, {
         connections: 256,
@@ -83,15 +86,12 @@ export class UpstreamPools {
     h2: boolean,
   ): void {
     const port = target.scheme === 'auto' ? (scheme === 'https' ? 443 : 80) : target.port;
-    // A refused address literal is answered without creating a pool for it (the connector checks names).
-    const refusal = isIP(target.address) !== 0 ? this.opts.policy.refusal(target.address, port) : undefined;
-    if (refusal) {
-      const err = new AddressRefusedError(target.address, refusal);
-      queueMicrotask(() => handler.onError?.(err));
-      return;
-    }
     const verify = this.opts.tlsVerify && target.scheme === 'https';
     const pool = this.pool(scheme, target.address, port, target.hostHeader, h2, verify);
+    if (pool instanceof AddressRefusedError) {
+      queueMicrotask(() => handler.onError?.(pool));
+      return;
+    }
     const timeoutMs = target.timeoutSec * 1000;
     pool.dispatch(
       {
