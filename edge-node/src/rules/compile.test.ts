@@ -30,7 +30,8 @@ test('the bucketed index visits exactly the matching rules, in priority order, o
     if (kind === 0) rules.push(rule('header', { ...h, host_includes: [`h${i % 5}.example.org`] }));
     else if (kind === 1)
       rules.push(rule('header', { ...h, host_includes: ['*.example.org', `h${i % 5}.example.org`] }));
-    else if (kind === 2) rules.push(rule('header', { ...h, path_includes: [`/p${i % 4}/*`, `/q${i % 3}`] }));
+    else if (kind === 2)
+      rules.push(rule('header', { ...h, path_includes: [`/p${i % 4}/*`, `/q${i % 3}`, `/i${i % 2}/*.png`] }));
     else if (kind === 3)
       rules.push(rule('header', { ...h, path_match_type: 'regex', path_includes: [`^/p${i % 4}/`] }));
     else if (kind === 4)
@@ -50,7 +51,7 @@ test('the bucketed index visits exactly the matching rules, in priority order, o
   assert.equal(index.size, 60);
   const all = index.rules as CompiledRule[];
   for (const host of ['h0.example.org', 'h3.example.org', 'example.org', 'x.y.example.org', 'other.net']) {
-    for (const path of ['/', '/p1/a', '/q2', '/p3/', '/z']) {
+    for (const path of ['/', '/p1/a', '/q2', '/p3/', '/z', '/i1/x/a.png', '/i0/a.gif']) {
       for (const ip of ['192.0.2.1', '192.0.2.200']) {
         const c = ctx(host, path, ip);
         const got: number[] = [];

@@ -163,11 +163,18 @@ export class RuleIndex<A = unknown> {
   }
 }
 
-/** First-segment keys of a path filter whose includes are all exact or prefix patterns with a whole first segment. */
+/**
+ * First-segment keys of a path filter whose includes all start with a whole first segment: exact paths, `prefix*`,
+ * inner wildcards (`/img/*.png`) and regexes anchored at one (`^/api/v[0-9]+/`).
+ */
 function segmentKeys(path: PathFilter): string[] | null {
   const inc = path.includes;
-  if (inc.all || inc.patterns.length > 0) return null;
+  if (inc.all) return null;
   const keys: string[] = [];
+  for (const p of inc.patterns) {
+    if (p.leadingSegment === null) return null;
+    keys.push(p.leadingSegment);
+  }
   for (const p of inc.exact) keys.push(firstSegment(p));
   for (const p of inc.prefixes) {
     const i = p.indexOf('/', 1);

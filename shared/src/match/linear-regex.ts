@@ -32,14 +32,47 @@ function utf8(text: string): Buffer {
   return lastBytes;
 }
 
+/** True when `source` may have a `|` outside every group, or uses syntax this scan does not follow. */
+function mayAlternateAtTop(source: string): boolean {
+  // POSIX classes (`[[:alpha:]]`) and `\Q…\E` quoting would need a real parser: treated as "may".
+  if (source.includes('[:') || source.includes('\\Q')) return true;
+  let depth = 0;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === '\\') i++;
+    else if (c === '[') {
+      i++;
+      if (source[i] === '^') i++;
+      if (source[i] === ']') i++; // a `]` first in a class is a literal
+      while (i < source.length && source[i] !== ']') i += source[i] === '\\' ? 2 : 1;
+    } else if (c === '(') depth++;
+    else if (c === ')' && --depth < 0) return true;
+    else if (c === '|' && depth === 0) return true;
+  }
+  return false;
+}
+
+/**
+ * The first path segment of every text a case-sensitive regex can match when it starts `^/literal/` (not followed by
+ * a quantifier) and has no top-level `|`: `^/api/v[0-9]+/` → `/api`. Null otherwise. Rules are indexed by it, and a
+ * wrong key would hide a rule, so anything unusual is null.
+ */
+function anchoredFirstSegment(source: string): string | null {
+  const m = /^\^\/([A-Za-z0-9_~-]+)\/(?![?*+{])/.exec(source);
+  return m === null || mayAlternateAtTop(source) ? null : `/${m[1]}`;
+}
+
 /** A user regex, unanchored (anchor with `^`/`$`), run by RE2. */
 export class RegexPattern {
   private readonly re: LinearRegex;
+  /** The first path segment of every path this pattern matches, when the source tells it for certain (`^/api/…`). */
+  readonly leadingSegment: string | null;
   constructor(
     readonly source: string,
     flags: '' | 'i' = '',
   ) {
     this.re = linearRegex(source, flags);
+    this.leadingSegment = flags === '' ? anchoredFirstSegment(source) : null;
   }
 
   test(text: string): boolean {

@@ -10,6 +10,8 @@ export class WildcardPattern {
   /** The literal text between the stars: `parts.length` is the number of stars plus one. */
   private readonly parts: string[];
   private readonly minLength: number;
+  /** The first path segment of every path this pattern matches, when its literal start holds one (`/img/*.png`). */
+  readonly leadingSegment: string | null;
 
   constructor(
     readonly source: string,
@@ -18,6 +20,8 @@ export class WildcardPattern {
     this.parts = source.split('*');
     const stars = this.parts.length - 1;
     this.minLength = source.length - stars + stars * minRun;
+    const end = this.parts[0].indexOf('/', 1);
+    this.leadingSegment = this.parts[0].startsWith('/') && end > 0 ? this.parts[0].slice(0, end) : null;
   }
 
   test(text: string): boolean {
