@@ -21,6 +21,8 @@ test('GET / answers without a key, with links to the reference, the document and
   assert.equal(body.healthz, '/healthz');
   assert.equal(body.readyz, '/readyz');
   assert.match(body.authentication, /Authorization: Bearer/);
+  // /health, the name people try first, answers like /healthz.
+  assert.deepEqual((await cp.call(null, 'GET', '/health')).json(), { status: 'alive' });
   // A wrong key does not turn a public route into 401.
   assert.equal((await cp.call('svc_wrong', 'GET', '/healthz')).statusCode, 200);
 });

@@ -1,7 +1,7 @@
 // GET /, /healthz, /readyz and /metrics: served without a key (config.public: counted against the client address's
 // request budget like every public route), documented in the OpenAPI document under the `meta` tag.
 import fp from 'fastify-plugin';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { ALIVE_BODY, checkReadiness, scrapeMetrics } from '@platform/shared/ops';
 import { ErrorBody } from '../openapi/schemas.js';
@@ -34,6 +34,7 @@ async function opsRoutes(app: FastifyInstance, opts: OpsRoutesOptions) {
   const syncHub = opts.syncHub ?? (() => undefined);
   const registry = controlPlaneRegistry(app, syncHub);
   const checks = controlPlaneChecks(app, opts.syncHub);
+  const alive = (reply: FastifyReply) => reply.type('application/json; charset=utf-8').send(ALIVE_BODY);
 
   app.get(
     '/',
@@ -84,8 +85,10 @@ async function opsRoutes(app: FastifyInstance, opts: OpsRoutesOptions) {
         },
       },
     },
-    async (_request, reply) => reply.type('application/json; charset=utf-8').send(ALIVE_BODY),
+    async (_request, reply) => alive(reply),
   );
+  // The name people try first (issue 9 item 7 found it answering 401); not in the document: /healthz is the one.
+  app.get('/health', { config: publicRoute, schema: { hide: true } }, async (_request, reply) => alive(reply));
 
   app.get(
     '/readyz',
