@@ -49,7 +49,7 @@ export const commonInput = {
   host_match_type: Type.Optional(
     StringEnum(['', 'exact', 'wildcard', 'regex'], {
       description:
-        'Empty (no host filter) is the only valid value when host_pattern and both lists are empty; a list set without a type defaults to wildcard. `*.x` matches subdomains of x, not x',
+        'Empty (no host filter) is the only valid value when host_pattern and both lists are empty; a list set without a type defaults to wildcard. `*.x` matches subdomains of x, not x; regex: unanchored, case-insensitive RE2 syntax (linear time: no backreferences, no lookaround)',
     }),
   ),
   host_includes: Type.Optional(HostEntries('Empty or absent: every host served by the scoped records')),
@@ -66,7 +66,7 @@ export const commonInput = {
   path_match_type: Type.Optional(
     StringEnum(['wildcard', 'regex'], {
       description:
-        'Applies to both path lists; wildcard `*` matches any characters over the whole path, regex is unanchored',
+        'Applies to both path lists, matched against the normalised path (unreserved escapes decoded, dot segments removed, runs of / merged); wildcard `*` matches any characters over the whole path, regex is unanchored RE2 syntax (linear time: no backreferences, no lookaround)',
     }),
   ),
   path_includes: Type.Optional(PathEntries('Default ["/*"]; wildcard entries start with / or *')),
