@@ -1,5 +1,6 @@
 // Keep-alive connection pools to origins (undici Pool per origin) and a streaming dispatch with no body buffering.
-// A domain's origin_protocol decides whether TLS connections offer h2 in ALPN (see offersH2).
+// A domain's origin_protocol decides whether TLS connections offer h2 in ALPN (see offersH2). Pools are keyed by the
+// Host they present (SNI), which a `*` record lets any client choose: at most `maxPools` live, least recently used closed.
 import { isIP } from 'node:net';
 import { rootCertificates } from 'node:tls';
 import { Pool, type Dispatcher } from 'undici';
@@ -14,12 +15,16 @@ export interface UpstreamOptions {
   extraCa?: string;
   /** Which origin addresses may be connected to (checked on every new connection, after resolution). */
   policy: AddressPolicy;
+  /** Most pools kept open (EDGE_ORIGIN_POOLS_MAX); the least recently used is closed beyond it. */
+  maxPools: number;
 }
 
 export class UpstreamPools {
   private readonly pools = new Map<string, Pool>();
   /** Origins that refused HTTPS under scheme Auto: plain HTTP until the time stored. */
   private readonly autoHttpUntil = new Map<string, number>();
+  /** Pools closed to stay within maxPools (a metric and the tests read it). */
+  evicted = 0;
 
   constructor(private readonly opts: UpstreamOptions) {}
 
@@ -34,7 +39,11 @@ export class UpstreamPools {
     const allowH2 = h2 && scheme === 'https';
     const key = `${scheme}|${address}|${port}|${servername}|${allowH2 ? 'h2' : 'h1'}|${verify ? 'v' : 'nv'}`;
     let p = this.pools.get(key);
-    if (!p) {
+    if (p) {
+      // Map order is the LRU order: move a used pool to the end.
+      this.pools.delete(key);
+      this.pools.set(key, p);
+    } else {
       // A refused address literal gets no pool (checked here, off the per-request path; the connector checks names).
       const refusal = isIP(address) !== 0 ? this.opts.policy.refusal(address, port) : undefined;
       if (refusal) return new AddressRefusedError(address, refusal);
@@ -58,8 +67,22 @@ export class UpstreamPools {
         ),
       });
       this.pools.set(key, p);
+      if (this.pools.size > this.opts.maxPools) this.evictOldest();
     }
     return p;
+  }
+
+  /** Closes the least recently used pool: requests already in it finish, new ones get a new pool. */
+  private evictOldest(): void {
+    const [key, oldest] = this.pools.entries().next().value as [string, Pool];
+    this.pools.delete(key);
+    this.evicted++;
+    oldest.close().catch(() => undefined);
+  }
+
+  /** Pools open now (at most maxPools). */
+  get size(): number {
+    return this.pools.size;
   }
 
   /** The scheme to use now for `target` (resolves `auto` with what earlier attempts learned). */
@@ -71,6 +94,10 @@ export class UpstreamPools {
 
   /** Remember for a minute that an Auto origin does not speak HTTPS on 443. */
   markAutoHttp(target: OriginTarget): void {
+    // Bounded like the pools: a full map forgets its oldest mark (the origin is tried over HTTPS again).
+    if (this.autoHttpUntil.size >= this.opts.maxPools)
+      this.autoHttpUntil.delete(this.autoHttpUntil.keys().next().value!);
+    this.autoHttpUntil.delete(target.address);
     this.autoHttpUntil.set(target.address, Date.now() + 60_000);
   }
 
