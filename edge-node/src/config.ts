@@ -29,6 +29,12 @@ export interface EdgeConfig {
   originTlsVerify: boolean;
   /** PEM file of extra certificate authorities trusted for origins (an operator's origin CA), besides the system's. */
   originCaFile: string | undefined;
+  /** Most origin connection pools kept open; the least recently used is closed beyond it. */
+  originPoolsMax: number;
+  /** Bytes the cache holds across all domains (each domain also has its cache_cap_mb). */
+  cacheMaxBytes: number;
+  /** Request-log records kept while the control plane is unreachable; the oldest are dropped beyond it. */
+  logBufferMax: number;
   /** Largest response body kept in the cache. */
   cacheMaxObjectBytes: number;
   /** PEM files of the certificate served to clients whose SNI names no certificate; generated self-signed when unset. */
@@ -67,6 +73,9 @@ export function loadConfig(env: EnvSource = process.env): Readonly<EdgeConfig> {
     publicAddresses,
     originTlsVerify: r.bool('EDGE_ORIGIN_TLS_VERIFY', true),
     originCaFile: r.optional('EDGE_ORIGIN_CA_FILE'),
+    originPoolsMax: r.int('EDGE_ORIGIN_POOLS_MAX', 1024, 1, 1_000_000),
+    cacheMaxBytes: r.int('EDGE_CACHE_MAX_BYTES', 1024 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
+    logBufferMax: r.int('EDGE_LOG_BUFFER_MAX', 100_000, 1, 10_000_000),
     cacheMaxObjectBytes: r.int('EDGE_CACHE_MAX_OBJECT_BYTES', 8 * 1024 * 1024, 0, 1024 * 1024 * 1024),
     defaultCertFile: cert,
     defaultKeyFile: key,

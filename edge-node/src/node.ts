@@ -30,6 +30,8 @@ export interface EdgeNode {
   store: NodeStore;
   table: DomainTable;
   cache: EdgeCache;
+  /** Connection pools to origins (bounded by EDGE_ORIGIN_POOLS_MAX). */
+  pools: UpstreamPools;
   server: EdgeServer;
   logs: RequestLogBuffer;
   requests: RequestCounters;
@@ -61,7 +63,7 @@ export async function startEdgeNode(
   store = openNodeStore(nodeStorePath(config)),
 ): Promise<EdgeNode> {
   const table = new DomainTable();
-  const cache = new EdgeCache();
+  const cache = new EdgeCache(config.cacheMaxBytes);
   // The edge's public addresses are never an origin; its listen ports and the control plane's are added below.
   const policy = new AddressPolicy(
     config.allowedPrivateNetworks,
@@ -72,13 +74,16 @@ export async function startEdgeNode(
     tlsVerify: config.originTlsVerify,
     extraCa: config.originCaFile ? readFileSync(config.originCaFile, 'utf8') : undefined,
     policy,
+    maxPools: config.originPoolsMax,
   });
   const probes = new Agent({
     connect: guardedConnector(policy, { rejectUnauthorized: false, timeout: 10_000 }),
     keepAliveTimeout: 1000,
   });
   // Without a control plane to ship to, keep only a small window (tests read it; nothing grows under load).
-  const logs = new RequestLogBuffer(config.controlPlaneUrl ? 100_000 : 10_000);
+  const logs = new RequestLogBuffer(
+    config.controlPlaneUrl ? config.logBufferMax : Math.min(config.logBufferMax, 10_000),
+  );
   const requests = new RequestCounters();
   const state = {
     table,
@@ -130,6 +135,7 @@ export async function startEdgeNode(
     store,
     table,
     cache,
+    pools,
     server,
     logs,
     requests,

@@ -20,20 +20,28 @@ export interface RequestLogRecord {
   peer: string;
 }
 
+/**
+ * At most `max` records, in arrival order (a ring): while the control plane is unreachable the oldest are dropped and
+ * counted, so what is shipped once it is back is the most recent window and memory stays flat.
+ */
 export class RequestLogBuffer {
-  private records: RequestLogRecord[] = [];
+  private ring: RequestLogRecord[] = [];
+  /** Index of the oldest record in `ring` (non-zero only once the ring is full). */
+  private head = 0;
+  private count = 0;
+  /** Records dropped (oldest first) because the buffer was full. */
   dropped = 0;
   total = 0;
 
-  constructor(private readonly max = 100_000) {}
+  constructor(readonly max = 100_000) {}
+
+  get size(): number {
+    return this.count;
+  }
 
   add(ctx: RequestContext): void {
     this.total++;
-    if (this.records.length >= this.max) {
-      this.dropped++;
-      return;
-    }
-    this.records.push({
+    this.push({
       t: Date.now(),
       host: ctx.host,
       path: ctx.path,
@@ -48,15 +56,37 @@ export class RequestLogBuffer {
     });
   }
 
-  /** Takes every record collected so far. */
+  private push(record: RequestLogRecord): void {
+    if (this.count < this.max) {
+      this.ring[(this.head + this.count) % this.max] = record;
+      this.count++;
+      return;
+    }
+    // Full: the newest overwrites the oldest.
+    this.ring[this.head] = record;
+    this.head = (this.head + 1) % this.max;
+    this.dropped++;
+  }
+
+  /** Takes every record collected so far, oldest first. */
   drain(): RequestLogRecord[] {
-    const out = this.records;
-    this.records = [];
+    const out =
+      this.head === 0
+        ? this.ring.slice(0, this.count)
+        : this.ring.slice(this.head).concat(this.ring.slice(0, this.head));
+    this.ring = [];
+    this.head = 0;
+    this.count = 0;
     return out;
   }
 
-  /** Puts records back at the front after a failed shipment (bounded by max). */
+  /** Puts records back before the ones collected since (after a failed shipment); beyond max the oldest are dropped. */
   requeue(records: RequestLogRecord[]): void {
-    this.records = records.concat(this.records).slice(0, this.max);
+    const newer = this.drain();
+    const all = records.concat(newer);
+    const excess = Math.max(0, all.length - this.max);
+    this.dropped += excess;
+    this.ring = excess > 0 ? all.slice(excess) : all;
+    this.count = this.ring.length;
   }
 }

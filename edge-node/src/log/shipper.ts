@@ -37,8 +37,8 @@ export function startLogShipper(
       } catch (err) {
         if (failures++ % 30 === 0)
           log.warn(
-            { err: (err as Error).message, records: records.length - i },
-            'request log shipment failed; keeping the records',
+            { err: (err as Error).message, records: records.length - i, max: buffer.max, dropped: buffer.dropped },
+            'request log shipment failed; keeping the most recent records',
           );
         buffer.requeue(records.slice(i));
         return;

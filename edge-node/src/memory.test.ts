@@ -1,0 +1,133 @@
+// Bounded memory (issue 10 item 5): what a client or a tenant can make the node keep stays under a node-wide cap.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parsePeerAddress } from '@platform/shared/match';
+import { loadConfig } from './config.js';
+import { RequestContext } from './context.js';
+import { RequestLogBuffer } from './log/buffer.js';
+import { startLogShipper } from './log/shipper.js';
+import { proxiedRecord, rule, send, snapshot, startStubOrigin, startTestEdge } from './testing/harness.js';
+
+test('origin pools: one per Host a `*` record is asked for, at most EDGE_ORIGIN_POOLS_MAX kept', async (t) => {
+  // The origin answers a little later, so evicted pools still have requests in flight when they are closed.
+  const origin = await startStubOrigin('o', (req, res) => {
+    setTimeout(() => res.end(`origin ${req.headers.host} ${req.url}`), 20);
+  });
+  t.after(() => origin.close());
+  const edge = await startTestEdge(
+    t,
+    [snapshot('pools.example.org', { records: [proxiedRecord('*', origin.port), proxiedRecord('@', origin.port)] })],
+    { EDGE_ORIGIN_POOLS_MAX: '4' },
+  );
+  const port = edge.node.server.httpPort;
+
+  // Each host name is a distinct Host sent to the origin, so a distinct pool: 40 of them, 10 at a time.
+  const hosts = Array.from({ length: 40 }, (_, i) => `h${i}-${Math.random().toString(36).slice(2)}.pools.example.org`);
+  for (let i = 0; i < hosts.length; i += 10) {
+    const batch = hosts.slice(i, i + 10);
+    const replies = await Promise.all(batch.map((h) => send(port, h, '/x')));
+    for (const [j, r] of replies.entries()) {
+      assert.equal(r.status, 200, `${batch[j]}: ${r.body}`);
+      assert.equal(r.body, `origin ${batch[j]} /x`);
+    }
+    assert.ok(edge.node.pools.size <= 4, `${edge.node.pools.size} pools open`);
+  }
+  assert.equal(edge.node.pools.size, 4);
+  assert.equal(edge.node.pools.evicted, 36);
+
+  // Another tenant's name (the apex) is still served, and a host seen before gets a new pool.
+  assert.equal((await send(port, 'pools.example.org', '/')).status, 200);
+  assert.equal((await send(port, hosts[0]!, '/again')).body, `origin ${hosts[0]} /again`);
+  assert.equal(edge.node.pools.size, 4);
+});
+
+test('cache: EDGE_CACHE_MAX_BYTES bounds all domains together, evicting the least recently used of any domain', async (t) => {
+  const origin = await startStubOrigin('c', (req, res) => res.end(Buffer.alloc(10_000, req.url!.length)));
+  t.after(() => origin.close());
+  const cached = (name: string) =>
+    snapshot(name, {
+      records: [proxiedRecord('www', origin.port)],
+      rules: [rule('cache', { path_includes: ['/*'], edge_ttl: 600 })],
+    });
+  // Room for two 10 kB objects, not three; each domain's own cap (100 MB) is far away.
+  const edge = await startTestEdge(t, [cached('a.example.org'), cached('b.example.org')], {
+    EDGE_CACHE_MAX_BYTES: '25000',
+  });
+  const port = edge.node.server.httpPort;
+  const get = async (host: string, path: string) => (await send(port, host, path)).headers['x-cache-status'];
+
+  assert.equal(await get('www.a.example.org', '/1'), 'MISS');
+  assert.equal(await get('www.a.example.org', '/2'), 'MISS');
+  assert.equal(await get('www.a.example.org', '/1'), 'HIT', 'a/1 is now the most recently used');
+  // Tenant b's objects push out tenant a's least recently used one (a/2), then a/1.
+  assert.equal(await get('www.b.example.org', '/1'), 'MISS');
+  assert.equal(edge.node.cache.stats('a.example.org').entries, 1, 'a/2 went first: a/1 was used more recently');
+  assert.equal(await get('www.b.example.org', '/2'), 'MISS');
+  assert.equal(edge.node.cache.stats('a.example.org').entries, 0);
+  assert.equal(await get('www.b.example.org', '/1'), 'HIT');
+  assert.equal(await get('www.b.example.org', '/2'), 'HIT');
+  assert.ok(edge.node.cache.bytes <= 25_000, `${edge.node.cache.bytes} bytes cached`);
+  assert.equal(edge.node.cache.evicted, 2);
+
+  // A domain dropped (deleted) gives its bytes back to the node.
+  edge.node.cache.drop('b.example.org');
+  assert.equal(edge.node.cache.bytes, 0);
+  assert.equal(await get('www.a.example.org', '/2'), 'MISS');
+  assert.equal(await get('www.a.example.org', '/2'), 'HIT');
+  assert.equal(edge.node.cache.stats('a.example.org').bytes, edge.node.cache.bytes);
+});
+
+test('request logs: a full buffer drops its oldest records and counts them while the control plane is down', async (t) => {
+  const cp = await startStubOrigin('cp', (_req, res) => {
+    res.statusCode = 503;
+    res.end('down');
+  });
+  t.after(() => cp.close());
+  const dataDir = mkdtempSync(join(tmpdir(), 'edge-logs-'));
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const buffer = new RequestLogBuffer(3);
+  const shipper = startLogShipper(buffer, {
+    controlPlaneUrl: `http://127.0.0.1:${cp.port}`,
+    logFlushMs: 60_000,
+    dataDir,
+    nodeToken: 'tok',
+  });
+  t.after(() => shipper.stop());
+  const request = (path: string) =>
+    new RequestContext({
+      method: 'GET',
+      host: 'www.example.org',
+      path,
+      query: '',
+      headers: [],
+      peer: parsePeerAddress('192.0.2.7'),
+      scheme: 'https',
+      startedAt: performance.now(),
+    });
+
+  for (const p of ['/1', '/2', '/3', '/4', '/5']) buffer.add(request(p));
+  assert.equal(buffer.size, 3);
+  assert.equal(buffer.dropped, 2);
+  await shipper.flush();
+  assert.equal(cp.seen.length, 1, 'the shipment was tried and failed');
+  buffer.add(request('/6'));
+  assert.equal(buffer.size, 3, 'records put back after the failure stay within the bound');
+  assert.equal(buffer.dropped, 3);
+  assert.deepEqual(
+    buffer.drain().map((r) => r.path),
+    ['/4', '/5', '/6'],
+    'the most recent records are kept, oldest first',
+  );
+  assert.equal(buffer.total, 6);
+});
+
+test('edge config: the memory bounds are read from the environment with their defaults', () => {
+  const defaults = loadConfig({});
+  assert.equal(defaults.originPoolsMax, 1024);
+  assert.equal(defaults.cacheMaxBytes, 1024 * 1024 * 1024);
+  assert.equal(defaults.logBufferMax, 100_000);
+  assert.throws(() => loadConfig({ EDGE_ORIGIN_POOLS_MAX: '0' }), /EDGE_ORIGIN_POOLS_MAX/);
+});
