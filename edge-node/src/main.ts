@@ -6,10 +6,10 @@ import { loadConfig, type EdgeConfig } from './config.js';
 import { startLogShipper } from './log/shipper.js';
 import { log, nodeStorePath, startEdgeNode } from './node.js';
 import { RequestCounters, sumRequestCounters } from './counters.js';
-import { startEdgeOps } from './metrics.js';
+import { memoryOf, startEdgeOps, sumMemory, type EdgeMemory } from './metrics.js';
 
 type PrimaryMessage = { type: 'applied'; change: DomainChange };
-type WorkerMessage = { type: 'requests'; cells: Array<[number, number]> };
+type WorkerMessage = { type: 'requests'; cells: Array<[number, number]>; memory: EdgeMemory };
 
 let config: Readonly<EdgeConfig>;
 try {
@@ -29,6 +29,7 @@ async function runSingle(): Promise<void> {
         host: config.host,
         port: config.metricsPort,
         requests: () => node.requests,
+        memory: () => memoryOf(node),
         domains: () => node.table.size,
         store: node.store,
         sync,
@@ -66,7 +67,12 @@ async function runWorker(): Promise<void> {
   });
   // The primary serves the metrics: it gets this worker's request counts once a second.
   setInterval(
-    () => process.send!({ type: 'requests', cells: node.requests.nonZero() } satisfies WorkerMessage),
+    () =>
+      process.send!({
+        type: 'requests',
+        cells: node.requests.nonZero(),
+        memory: memoryOf(node),
+      } satisfies WorkerMessage),
     1000,
   ).unref();
   process.on('SIGTERM', () => {
@@ -80,12 +86,15 @@ async function runWorker(): Promise<void> {
 async function runPrimary(): Promise<void> {
   const store = openNodeStore(nodeStorePath(config));
   const cells = new Map<number, Array<[number, number]>>();
+  const memory = new Map<number, EdgeMemory>();
   const pool = startWorkerPool<WorkerMessage>({
     count: config.workers,
     name: 'edge',
     log,
     onMessage(w, m) {
-      if (m.type === 'requests') cells.set(w.id, m.cells);
+      if (m.type !== 'requests') return;
+      cells.set(w.id, m.cells);
+      memory.set(w.id, m.memory);
     },
   });
   store.onApplied((e) => {
@@ -98,6 +107,7 @@ async function runPrimary(): Promise<void> {
         host: config.host,
         port: config.metricsPort,
         requests: () => sumRequestCounters(cells.values(), total),
+        memory: () => sumMemory(memory.values()),
         store,
         sync,
       })

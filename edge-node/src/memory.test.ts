@@ -8,6 +8,7 @@ import { parsePeerAddress } from '@platform/shared/match';
 import { loadConfig } from './config.js';
 import { RequestContext } from './context.js';
 import { RequestLogBuffer } from './log/buffer.js';
+import { memoryOf, startEdgeOps } from './metrics.js';
 import { startLogShipper } from './log/shipper.js';
 import { proxiedRecord, rule, send, snapshot, startStubOrigin, startTestEdge } from './testing/harness.js';
 
@@ -37,6 +38,18 @@ test('origin pools: one per Host a `*` record is asked for, at most EDGE_ORIGIN_
   }
   assert.equal(edge.node.pools.size, 4);
   assert.equal(edge.node.pools.evicted, 36);
+  const ops = await startEdgeOps({
+    host: '127.0.0.1',
+    port: 0,
+    requests: () => edge.node.requests,
+    memory: () => memoryOf(edge.node),
+    store: edge.node.store,
+    sync: undefined,
+  });
+  t.after(() => ops.close());
+  const metrics = await (await fetch(`http://127.0.0.1:${ops.port}/metrics`)).text();
+  assert.match(metrics, /^edge_origin_pools 4$/m);
+  assert.match(metrics, /^edge_origin_pools_evicted_total 36$/m);
 
   // Another tenant's name (the apex) is still served, and a host seen before gets a new pool.
   assert.equal((await send(port, 'pools.example.org', '/')).status, 200);

@@ -1,14 +1,42 @@
 // The edge node's operations endpoint (EDGE_METRICS_PORT): /healthz, /readyz (config sync) and /metrics in Prometheus
-// text: requests per status and cache result (counted in counters.ts) and config sync.
+// text: requests per status and cache result (counted in counters.ts), what the memory bounds hold, and config sync.
 import type { NodeStore, NodeSync } from '@platform/shared/node-store';
 import { counterFrom, createRegistry, gaugeFrom, startNodeOps, type OpsServer } from '@platform/shared/ops';
 import type { RequestCounters } from './counters.js';
+import type { EdgeNode } from './node.js';
+
+/** What the node's memory bounds hold (README "Configuration"): one process's, or the sum over the workers. */
+export interface EdgeMemory {
+  originPools: number;
+  originPoolsEvicted: number;
+  cacheBytes: number;
+  cacheEvicted: number;
+  logsDropped: number;
+}
+
+export function memoryOf(node: Pick<EdgeNode, 'pools' | 'cache' | 'logs'>): EdgeMemory {
+  return {
+    originPools: node.pools.size,
+    originPoolsEvicted: node.pools.evicted,
+    cacheBytes: node.cache.bytes,
+    cacheEvicted: node.cache.evicted,
+    logsDropped: node.logs.dropped,
+  };
+}
+
+export function sumMemory(parts: Iterable<EdgeMemory>): EdgeMemory {
+  const sum: EdgeMemory = { originPools: 0, originPoolsEvicted: 0, cacheBytes: 0, cacheEvicted: 0, logsDropped: 0 };
+  for (const p of parts) for (const k of Object.keys(sum) as (keyof EdgeMemory)[]) sum[k] += p[k];
+  return sum;
+}
 
 export interface EdgeOpsOptions {
   host: string;
   port: number;
   /** This process's counters, or the sum over the workers in cluster mode. */
   requests: () => RequestCounters;
+  /** Pools, cache and request-log drops of this process, or summed over the workers. */
+  memory: () => EdgeMemory;
   /** Domains served (single process only: in cluster mode each worker compiles its own table). */
   domains?: () => number;
   store: NodeStore;
@@ -23,6 +51,36 @@ export function startEdgeOps(o: EdgeOpsOptions): Promise<OpsServer> {
     'Requests answered, per status (0: the client left first) and cache result (NONE: no cache rule looked)',
     () => o.requests().samples(),
     ['status', 'cache'],
+  );
+  gaugeFrom(
+    registry,
+    'edge_origin_pools',
+    'Origin connection pools open (EDGE_ORIGIN_POOLS_MAX per process)',
+    () => o.memory().originPools,
+  );
+  counterFrom(
+    registry,
+    'edge_origin_pools_evicted_total',
+    'Origin pools closed to stay within EDGE_ORIGIN_POOLS_MAX',
+    () => o.memory().originPoolsEvicted,
+  );
+  gaugeFrom(
+    registry,
+    'edge_cache_bytes',
+    'Bytes cached across all domains (EDGE_CACHE_MAX_BYTES per process)',
+    () => o.memory().cacheBytes,
+  );
+  counterFrom(
+    registry,
+    'edge_cache_evicted_total',
+    'Cache entries evicted to stay within EDGE_CACHE_MAX_BYTES',
+    () => o.memory().cacheEvicted,
+  );
+  counterFrom(
+    registry,
+    'edge_request_logs_dropped_total',
+    'Request-log records dropped (oldest first) while the buffer was full',
+    () => o.memory().logsDropped,
   );
   if (o.domains) gaugeFrom(registry, 'edge_domains', 'Domains this node serves', o.domains);
   return startNodeOps({ host: o.host, port: o.port, registry, prefix: 'edge', store: o.store, sync: o.sync });

@@ -28,4 +28,8 @@ test('cluster workers report their requests to the primary, whose /metrics sums 
     return Number(series.exec(t2)?.[1] ?? 0) >= 20 ? t2 : undefined;
   });
   assert.match(text, /^edge_sync_connected 0$/m);
+  // The workers' memory bounds are summed too (nothing proxied: no pool, nothing cached or dropped).
+  assert.match(text, /^edge_origin_pools 0$/m);
+  assert.match(text, /^edge_cache_bytes 0$/m);
+  assert.match(text, /^edge_request_logs_dropped_total 0$/m);
 });
