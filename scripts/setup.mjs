@@ -1,7 +1,8 @@
-// Installs what a fresh clone is missing: node modules and the Temporal CLI (dev server + UI).
+// Installs what a fresh clone is missing: node modules, the Temporal CLI (dev server + UI) and, for the tests (`--test`)
+// or on demand (`--pebble`), Pebble, Let's Encrypt's test ACME server.
 // Runs before `npm start`, `npm test` and `npm run check`; every step is skipped when already done.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, statSync, mkdirSync } from 'node:fs';
+import { existsSync, statSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +10,8 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const modulesOnly = process.argv.includes('--modules-only');
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
+/** Pebble (github.com/letsencrypt/pebble), built with `go install` like the Temporal CLI. */
+export const PEBBLE_VERSION = 'v2.10.1';
 
 function log(msg) {
   process.stderr.write(`[setup] ${msg}\n`);
@@ -31,35 +34,67 @@ function onPath(cmd) {
   return spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).stdout.trim() || null;
 }
 
-/** Where the provisioned temporal CLI lives; shared by every clone on this machine so it is built once. */
-export function temporalCliPath() {
-  const cacheDir =
+/** The machine-wide cache of built tools; shared by every clone on this machine so each is built once. */
+function toolsDir() {
+  return (
     process.env.PLATFORM_TOOLS_DIR ??
-    join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'edge-dns-platform', 'bin');
-  return join(cacheDir, 'temporal');
+    join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'edge-dns-platform', 'bin')
+  );
+}
+
+/** Where the provisioned temporal CLI lives. */
+export function temporalCliPath() {
+  return join(toolsDir(), 'temporal');
+}
+
+/** Where the provisioned Pebble lives (PEBBLE_BIN: an existing binary instead); versioned, so an upgrade rebuilds. */
+export function pebblePath() {
+  if (process.env.PEBBLE_BIN) return process.env.PEBBLE_BIN;
+  return join(toolsDir(), `pebble-${PEBBLE_VERSION}`);
+}
+
+/** Builds `pkg@version` with `go install` into the tools cache as `target` (first run only). */
+function goInstall(what, pkg, version, target, envOverride) {
+  if (!onPath('go')) {
+    log(
+      `${what} is missing and Go is not installed: install Go (https://go.dev/doc/install) or set ${envOverride} to an existing binary`,
+    );
+    process.exit(1);
+  }
+  mkdirSync(dirname(target), { recursive: true });
+  log(`building ${what} ${version} with go install (first run only, a few minutes)…`);
+  // Built into a private GOBIN, then renamed into place: a half-built binary is never taken for a finished one.
+  const gobin = mkdtempSync(join(dirname(target), '.build-'));
+  try {
+    const r = spawnSync('go', ['install', `${pkg}@${version}`], {
+      stdio: 'inherit',
+      env: { ...process.env, GOBIN: gobin },
+    });
+    const built = join(gobin, pkg.split('/').pop());
+    if (r.status !== 0 || !existsSync(built)) {
+      log(`go install of ${what} failed`);
+      process.exit(1);
+    }
+    renameSync(built, target);
+  } finally {
+    rmSync(gobin, { recursive: true, force: true });
+  }
+  log(`${what} ready at ${target}`);
 }
 
 function ensureTemporalCli() {
   if (process.env.TEMPORAL_CLI && existsSync(process.env.TEMPORAL_CLI)) return;
   const target = temporalCliPath();
   if (existsSync(target)) return;
-  if (!onPath('go')) {
-    log(
-      'the Temporal CLI is missing and Go is not installed: install Go (https://go.dev/doc/install) or set TEMPORAL_CLI to an existing `temporal` binary',
-    );
-    process.exit(1);
-  }
-  mkdirSync(dirname(target), { recursive: true });
-  log(`building the Temporal CLI ${TEMPORAL_CLI_VERSION} with go install (first run only, a few minutes)…`);
-  const r = spawnSync('go', ['install', `github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_VERSION}`], {
-    stdio: 'inherit',
-    env: { ...process.env, GOBIN: dirname(target) },
-  });
-  if (r.status !== 0 || !existsSync(target)) {
-    log('go install of the Temporal CLI failed');
-    process.exit(1);
-  }
-  log(`Temporal CLI ready at ${target}`);
+  goInstall('the Temporal CLI', 'github.com/temporalio/cli/cmd/temporal', TEMPORAL_CLI_VERSION, target, 'TEMPORAL_CLI');
+}
+
+/** Pebble for the ACME tests (test/e2e/acme-*.test.ts) and for trying issuance locally (`npm run setup -- --pebble`). */
+export function ensurePebble() {
+  const target = pebblePath();
+  if (existsSync(target)) return target;
+  goInstall('Pebble', 'github.com/letsencrypt/pebble/v2/cmd/pebble', PEBBLE_VERSION, target, 'PEBBLE_BIN');
+  return target;
 }
 
 /** Debian tools the test suite drives as a user would (named-checkzone; dig and curl of the README tour). */
@@ -95,5 +130,6 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   if (!modulesOnly) {
     ensureTemporalCli();
     if (process.argv.includes('--test')) ensureDebianTools();
+    if (process.argv.includes('--test') || process.argv.includes('--pebble')) ensurePebble();
   }
 }

@@ -3,7 +3,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isIP } from 'node:net';
 
+/** A self-signed certificate for `hostnames` (an IP address among them becomes an IP SAN). */
 export function selfSigned(hostnames: string[]): { certificatePem: string; privateKeyPem: string } {
   const dir = mkdtempSync(join(tmpdir(), 'edge-cert-'));
   try {
@@ -26,7 +28,7 @@ export function selfSigned(hostnames: string[]): { certificatePem: string; priva
         '-subj',
         `/CN=${hostnames[0]}`,
         '-addext',
-        `subjectAltName=${hostnames.map((h) => `DNS:${h}`).join(',')}`,
+        `subjectAltName=${hostnames.map((h) => (isIP(h) ? `IP:${h}` : `DNS:${h}`)).join(',')}`,
       ],
       { stdio: 'ignore' },
     );

@@ -1,0 +1,129 @@
+// Pebble, Let's Encrypt's test ACME server, for the ACME tests: the binary scripts/setup.mjs built with `go install`,
+// started on free ports on 127.0.0.1 with our own config, resolving dns-01 challenges through the DNS server we name
+// (`-dnsserver`: our own DNS node), its ACME endpoint served with a throw-away certificate that the processes under
+// test trust through NODE_EXTRA_CA_CERTS.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent, fetch } from 'undici';
+// @ts-expect-error -- setup.mjs is plain JavaScript without type declarations
+import { ensurePebble } from '../../scripts/setup.mjs';
+import { selfSigned } from '../../edge-node/src/testing/certs.js';
+import { stopProcess } from '../helpers/child-process.js';
+import { freePort } from './sync-harness.js';
+
+export interface Pebble {
+  /** The ACME directory (ACME_DIRECTORY_URL of the processes under test). */
+  directoryUrl: string;
+  /** PEM of the certificate Pebble's HTTPS endpoints present: give it to them as NODE_EXTRA_CA_CERTS (this file). */
+  tlsCaFile: string;
+  /** Pebble's current issuing root (a new one on every start: Pebble keeps nothing). */
+  root(): Promise<string>;
+  /** Stops Pebble (the issuer becomes unavailable); start() brings it back on the same ports. */
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  output(): string;
+  close(): Promise<void>;
+}
+
+export interface PebbleOptions {
+  /** host:port of the DNS server Pebble asks for `_acme-challenge` TXT records (over TCP). */
+  dnsServer: string;
+  /** Validity of issued certificates in seconds (renewal tests use a short one). */
+  validitySeconds?: number;
+}
+
+export async function startPebble(opts: PebbleOptions): Promise<Pebble> {
+  const bin = ensurePebble() as string;
+  const dir = mkdtempSync(join(tmpdir(), 'pebble-'));
+  const cert = join(dir, 'tls-cert.pem');
+  const key = join(dir, 'tls-key.pem');
+  const endpoint = selfSigned(['127.0.0.1', 'localhost']);
+  writeFileSync(cert, endpoint.certificatePem);
+  writeFileSync(key, endpoint.privateKeyPem);
+  const [acmePort, mgmtPort, httpPort, tlsPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
+  const config = join(dir, 'pebble.json');
+  writeFileSync(
+    config,
+    JSON.stringify({
+      pebble: {
+        listenAddress: `127.0.0.1:${acmePort}`,
+        managementListenAddress: `127.0.0.1:${mgmtPort}`,
+        certificate: cert,
+        privateKey: key,
+        // http-01 and tls-alpn-01 are validated on these ports (only dns-01 is used so far).
+        httpPort,
+        tlsPort,
+        ocspResponderURL: '',
+        externalAccountBindingRequired: false,
+        domainBlocklist: ['blocked-domain.example'],
+        retryAfter: { authz: 1, order: 1 },
+        keyAlgorithm: 'ecdsa',
+        profiles: {
+          default: { description: 'test profile', validityPeriod: opts.validitySeconds ?? 7776000 },
+        },
+      },
+    }),
+  );
+  const tlsCa = endpoint.certificatePem;
+  const dispatcher = new Agent({ connect: { ca: tlsCa } });
+  const mgmt = `https://127.0.0.1:${mgmtPort}`;
+  let proc: ChildProcess | undefined;
+  let out = '';
+  const start = async () => {
+    out = '';
+    proc = spawn(bin, ['-config', config, '-dnsserver', opts.dnsServer], {
+      env: {
+        ...process.env,
+        // No random sleeps before validations, no rejected nonces, no reused authorizations: the tests run in seconds
+        // and every order validates its own challenges.
+        PEBBLE_VA_NOSLEEP: '1',
+        PEBBLE_WFE_NONCEREJECT: '0',
+        PEBBLE_AUTHZREUSE: '0',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const keep = (d: Buffer) => {
+      out = (out + d.toString()).slice(-20_000);
+    };
+    proc.stdout!.on('data', keep);
+    proc.stderr!.on('data', keep);
+    const end = Date.now() + 30_000;
+    for (;;) {
+      if (proc.exitCode !== null) throw new Error(`pebble exited with ${proc.exitCode}:\n${out}`);
+      const ok = await fetch(`https://127.0.0.1:${acmePort}/dir`, { dispatcher })
+        .then((r) => r.ok)
+        .catch(() => false);
+      if (ok) return;
+      if (Date.now() > end) throw new Error(`pebble did not answer:\n${out}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  const stop = async () => {
+    if (proc) await stopProcess(proc, 'SIGTERM');
+  };
+  await start();
+  return {
+    directoryUrl: `https://127.0.0.1:${acmePort}/dir`,
+    tlsCaFile: cert,
+    async root() {
+      const res = await fetch(`${mgmt}/roots/0`, { dispatcher });
+      if (!res.ok) throw new Error(`pebble roots: ${res.status}`);
+      return res.text();
+    },
+    stop,
+    start,
+    output: () => out,
+    async close() {
+      await stop();
+      await dispatcher.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
