@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import { isIPv4, isIPv6 } from 'node:net';
 import { EnvReader, type EnvSource } from '@platform/shared';
+import type { RrlConfig } from './rrl.js';
 
 export interface DnsServerConfig {
   host: string;
@@ -14,7 +15,14 @@ export interface DnsServerConfig {
   /** Undefined: read (or create) DATA_DIR/node-token. */
   nodeToken: string | undefined;
   workers: number;
+  /** Time a TCP client has to send each whole query (bytes that complete no query do not extend it). */
   tcpIdleMs: number;
+  /** Open TCP connections per process. */
+  tcpMaxConnections: number;
+  /** Open TCP connections per client (IPv4 address, IPv6 /64) per process. */
+  tcpMaxPerClient: number;
+  /** Response rate limiting over UDP (rrl.ts); rate 0 turns it off. */
+  rrl: RrlConfig;
   /** 0 disables the counters endpoint. */
   metricsPort: number;
 }
@@ -39,6 +47,15 @@ export function loadConfig(env: EnvSource = process.env): Readonly<DnsServerConf
     nodeToken: r.optional('NODE_TOKEN'),
     workers: r.int('DNS_WORKERS', 1, 1, 64),
     tcpIdleMs: r.int('DNS_TCP_IDLE_MS', 10000, 100, 600000),
+    tcpMaxConnections: r.int('DNS_TCP_MAX_CONNECTIONS', 4096, 1, 1_000_000),
+    tcpMaxPerClient: r.int('DNS_TCP_MAX_PER_CLIENT', 32, 1, 1_000_000),
+    rrl: {
+      rate: r.int('DNS_RRL_RATE', 200, 0, 1_000_000),
+      slip: r.int('DNS_RRL_SLIP', 2, 0, 100),
+      ipv4Prefix: r.int('DNS_RRL_IPV4_PREFIX', 24, 0, 32),
+      ipv6Prefix: r.int('DNS_RRL_IPV6_PREFIX', 56, 0, 64),
+      tableSize: r.int('DNS_RRL_TABLE_SIZE', 262144, 16, 1 << 26),
+    },
     metricsPort: r.int('DNS_METRICS_PORT', 0, 0, 65535),
   });
 }

@@ -13,6 +13,14 @@ export interface Counters {
   dns_responses_truncated_total: number;
   dns_packets_dropped_total: number;
   dns_handler_errors_total: number;
+  /** UDP answers response rate limiting dropped. */
+  dns_rrl_dropped_total: number;
+  /** UDP answers response rate limiting sent truncated instead (TC=1, slip). */
+  dns_rrl_slipped_total: number;
+  /** TCP connections closed at once: over DNS_TCP_MAX_PER_CLIENT, or over DNS_TCP_MAX_CONNECTIONS. */
+  dns_tcp_refused_total: number;
+  /** TCP connections closed because a query took longer than DNS_TCP_IDLE_MS to arrive. */
+  dns_tcp_timeouts_total: number;
   dns_tcp_connections_total: number;
   dns_zone_compiles_total: number;
   /** Changes applied by recompiling only the names they touched (the rest: dns_zone_compiles_total). */
@@ -34,6 +42,10 @@ export function createCounters(): Counters {
     dns_responses_truncated_total: 0,
     dns_packets_dropped_total: 0,
     dns_handler_errors_total: 0,
+    dns_rrl_dropped_total: 0,
+    dns_rrl_slipped_total: 0,
+    dns_tcp_refused_total: 0,
+    dns_tcp_timeouts_total: 0,
     dns_tcp_connections_total: 0,
     dns_zone_compiles_total: 0,
     dns_zone_patches_total: 0,

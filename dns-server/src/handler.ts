@@ -6,47 +6,72 @@ import { NEGATIVE, type CompiledZone, type Template } from './zone/model.js';
 import { lookup, NXDOMAIN } from './zone/lookup.js';
 import type { ZoneTable } from './zone/table.js';
 import type { Counters } from './counters.js';
+import { RRL, RRL_CLASS, type ResponseRateLimiter } from './rrl.js';
 
 const OPT_LENGTH = 11;
 const q = new ParsedQuery();
 
-/** Answers one query; null means send nothing (not a query, or too short to hold a header). */
-export function answerQuery(msg: Buffer, len: number, tcp: boolean, table: ZoneTable, c: Counters): Buffer | null {
+/**
+ * Answers one query; null means send nothing (not a query, too short to hold a header, or dropped by response rate
+ * limiting). `rrl` (UDP only; null over TCP or when off) counts the answer for `address` before it is built.
+ */
+export function answerQuery(
+  msg: Buffer,
+  len: number,
+  tcp: boolean,
+  table: ZoneTable,
+  c: Counters,
+  rrl: ResponseRateLimiter | null = null,
+  address = '',
+): Buffer | null {
   const parsed = parseQuery(msg, len, q);
   if (parsed !== PARSE.OK) {
     if (parsed === PARSE.DROP) {
       c.dns_packets_dropped_total++;
       return null;
     }
-    if (parsed === PARSE.NOTIMP) {
-      c.dns_responses_notimp_total++;
-      return headerOnly(RCODE.NOTIMP);
+    const rcode = parsed === PARSE.NOTIMP ? RCODE.NOTIMP : RCODE.FORMERR;
+    if (rrl !== null) {
+      const v = rrl.check(address, RRL_CLASS.ERROR, '', 0);
+      if (v !== RRL.ALLOW) return limited(v, c, null, rcode);
     }
-    c.dns_responses_formerr_total++;
-    return headerOnly(RCODE.FORMERR);
-  }
-  // RFC 6891 §6.1.3: a version we do not implement gets BADVERS (extended rcode 16 = 1 << 4).
-  if (q.edns && q.ednsVersion > 0) {
-    c.dns_responses_badvers_total++;
-    return withQuestion(msg, 0, false, 1);
+    if (parsed === PARSE.NOTIMP) c.dns_responses_notimp_total++;
+    else c.dns_responses_formerr_total++;
+    return headerOnly(rcode);
   }
   const qtype = q.qtype;
-  if (qtype === TYPE.OPT) {
-    c.dns_responses_formerr_total++;
-    return headerOnly(RCODE.FORMERR);
-  }
-  if (qtype === TYPE.MAILA || qtype === TYPE.MAILB) {
-    c.dns_responses_notimp_total++;
-    return withQuestion(msg, RCODE.NOTIMP, false, 0);
-  }
-  if ((q.qclass !== CLASS_IN && q.qclass !== CLASS_ANY) || qtype === TYPE.AXFR || qtype === TYPE.IXFR) {
-    c.dns_responses_refused_total++;
-    return withQuestion(msg, RCODE.REFUSED, false, 0);
-  }
-  const zone = table.find(q.key, q.labelStarts, q.labelCount);
+  // RFC 6891 §6.1.3: a version we do not implement gets BADVERS (extended rcode 16 = 1 << 4).
+  const error =
+    q.edns && q.ednsVersion > 0
+      ? ERROR.BADVERS
+      : qtype === TYPE.OPT
+        ? ERROR.FORMERR
+        : qtype === TYPE.MAILA || qtype === TYPE.MAILB
+          ? ERROR.NOTIMP
+          : (q.qclass !== CLASS_IN && q.qclass !== CLASS_ANY) || qtype === TYPE.AXFR || qtype === TYPE.IXFR
+            ? ERROR.REFUSED
+            : ERROR.NONE;
+  const zone = error === ERROR.NONE ? table.find(q.key, q.labelStarts, q.labelCount) : undefined;
   if (zone === undefined) {
-    c.dns_responses_refused_total++;
-    return withQuestion(msg, RCODE.REFUSED, false, 0);
+    const e = error === ERROR.NONE ? ERROR.REFUSED : error;
+    if (rrl !== null) {
+      const v = rrl.check(address, RRL_CLASS.ERROR, '', 0);
+      if (v !== RRL.ALLOW) return limited(v, c, msg, e === ERROR.BADVERS ? 0 : e === ERROR.FORMERR ? -1 : e);
+    }
+    switch (e) {
+      case ERROR.BADVERS:
+        c.dns_responses_badvers_total++;
+        return withQuestion(msg, 0, false, 1);
+      case ERROR.FORMERR:
+        c.dns_responses_formerr_total++;
+        return headerOnly(RCODE.FORMERR);
+      case ERROR.NOTIMP:
+        c.dns_responses_notimp_total++;
+        return withQuestion(msg, RCODE.NOTIMP, false, 0);
+      default:
+        c.dns_responses_refused_total++;
+        return withQuestion(msg, RCODE.REFUSED, false, 0);
+    }
   }
   const limit = tcp
     ? 65535
@@ -54,6 +79,16 @@ export function answerQuery(msg: Buffer, len: number, tcp: boolean, table: ZoneT
       ? Math.min(Math.max(q.ednsUdpSize, PLAIN_UDP_SIZE), EDNS_UDP_SIZE)
       : PLAIN_UDP_SIZE;
   const r = lookup(zone, q.key, qtype);
+  if (rrl !== null) {
+    // Names that exist are counted by name; synthesised and missing ones by zone, so random names share a bucket.
+    const v =
+      r === NXDOMAIN
+        ? rrl.check(address, RRL_CLASS.NXDOMAIN, zone.apex, 0)
+        : zone.nodes.has(q.key)
+          ? rrl.check(address, r === NEGATIVE ? RRL_CLASS.NODATA : RRL_CLASS.POSITIVE, q.key, qtype)
+          : rrl.check(address, RRL_CLASS.SYNTHESISED, zone.apex, qtype);
+    if (v !== RRL.ALLOW) return limited(v, c, msg, r === NXDOMAIN ? RCODE.NXDOMAIN : RCODE.NOERROR);
+  }
   if (r === NEGATIVE) {
     c.dns_responses_noerror_total++;
     return negative(msg, zone, table.apexOffset, RCODE.NOERROR, limit, c);
@@ -65,6 +100,26 @@ export function answerQuery(msg: Buffer, len: number, tcp: boolean, table: ZoneT
   if ((r.bytes[3] & 0xf) === RCODE.NXDOMAIN) c.dns_responses_nxdomain_total++;
   else c.dns_responses_noerror_total++;
   return fromTemplate(msg, r, limit, c);
+}
+
+/** Errors decided before the zone is looked up (0: none, look the zone up). */
+const ERROR = { NONE: 0, FORMERR: RCODE.FORMERR, NOTIMP: RCODE.NOTIMP, REFUSED: RCODE.REFUSED, BADVERS: 16 } as const;
+
+/**
+ * An answer rate limiting held back: nothing (DROP), or for SLIP a TC=1 answer no bigger than the query: the
+ * question (when `msg` is given and parsed) with `rcode`, else the header alone (rcode -1: FORMERR, header only).
+ */
+function limited(verdict: number, c: Counters, msg: Buffer | null, rcode: number): Buffer | null {
+  if (verdict === RRL.DROP) {
+    c.dns_rrl_dropped_total++;
+    return null;
+  }
+  c.dns_rrl_slipped_total++;
+  c.dns_responses_truncated_total++;
+  const out =
+    msg === null || rcode < 0 ? headerOnly(rcode < 0 ? RCODE.FORMERR : rcode) : withQuestion(msg, rcode, false, 0);
+  out[2] |= 0x02;
+  return out;
 }
 
 /** A SERVFAIL for a query whose handling threw (the server's one catch). */

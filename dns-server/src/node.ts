@@ -38,6 +38,9 @@ export async function startServingNode(
     host: config.host,
     port: config.port,
     tcpIdleMs: config.tcpIdleMs,
+    tcpMaxConnections: config.tcpMaxConnections,
+    tcpMaxPerClient: config.tcpMaxPerClient,
+    rrl: config.rrl,
     table,
     counters,
   });

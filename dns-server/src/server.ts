@@ -4,11 +4,19 @@ import { createServer, type Server, type Socket as TcpSocket } from 'node:net';
 import { answerQuery, servfail } from './handler.js';
 import type { Counters } from './counters.js';
 import type { ZoneTable } from './zone/table.js';
+import { ResponseRateLimiter, parseAddress, parsedWords, type RrlConfig } from './rrl.js';
 
 export interface ServerOptions {
   host: string;
   port: number;
+  /** Time a TCP client has to send each whole query; bytes that complete no query do not extend it. */
   tcpIdleMs: number;
+  /** Open TCP connections per process (default 4096). */
+  tcpMaxConnections?: number;
+  /** Open TCP connections per client address (IPv6: per /64) per process (default 32). */
+  tcpMaxPerClient?: number;
+  /** UDP response rate limiting; undefined or rate 0: off. */
+  rrl?: RrlConfig;
   table: ZoneTable;
   counters: Counters;
 }
@@ -20,8 +28,6 @@ export interface DnsServer {
 
 /** Largest number of bytes a TCP client may leave unread before it is disconnected. */
 const MAX_TCP_BACKLOG = 1 << 20;
-/** Open TCP connections per process; beyond it new ones are refused (idle ones close after tcpIdleMs). */
-const MAX_TCP_CONNECTIONS = 4096;
 
 export async function startDnsServer(o: ServerOptions): Promise<DnsServer> {
   const udp = await bindUdp(o);
@@ -45,13 +51,14 @@ export async function startDnsServer(o: ServerOptions): Promise<DnsServer> {
 
 function bindUdp(o: ServerOptions): Promise<Socket> {
   const { table, counters } = o;
+  const rrl = o.rrl && o.rrl.rate > 0 ? new ResponseRateLimiter(o.rrl) : null;
   // A 4 MiB receive buffer (capped by net.core.rmem_max) rides out short stalls without dropping queries.
   const sock = createSocket({ type: o.host.includes(':') ? 'udp6' : 'udp4', recvBufferSize: 1 << 22 });
   sock.on('message', (msg, rinfo) => {
     counters.dns_queries_udp_total++;
     let out: Buffer | null;
     try {
-      out = answerQuery(msg, msg.length, false, table, counters);
+      out = answerQuery(msg, msg.length, false, table, counters, rrl, rinfo.address);
     } catch {
       counters.dns_handler_errors_total++;
       out = servfail(msg, msg.length);
@@ -72,8 +79,26 @@ function bindUdp(o: ServerOptions): Promise<Socket> {
 }
 
 function listenTcp(o: ServerOptions, port: number): Promise<Server> {
-  const server = createServer({ noDelay: true }, (socket) => serveConnection(socket, o));
-  server.maxConnections = MAX_TCP_CONNECTIONS;
+  const perClient = new Map<string, number>();
+  const maxPerClient = o.tcpMaxPerClient ?? 32;
+  const server = createServer({ noDelay: true }, (socket) => {
+    const key = clientKey(socket.remoteAddress ?? '');
+    const open = perClient.get(key) ?? 0;
+    if (open >= maxPerClient) {
+      o.counters.dns_tcp_refused_total++;
+      socket.resetAndDestroy();
+      return;
+    }
+    perClient.set(key, open + 1);
+    socket.once('close', () => {
+      const n = perClient.get(key)! - 1;
+      if (n === 0) perClient.delete(key);
+      else perClient.set(key, n);
+    });
+    serveConnection(socket, o);
+  });
+  server.maxConnections = o.tcpMaxConnections ?? 4096;
+  server.on('drop', () => o.counters.dns_tcp_refused_total++);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen({ port, host: o.host, exclusive: false }, () => {
@@ -83,12 +108,29 @@ function listenTcp(o: ServerOptions, port: number): Promise<Server> {
   });
 }
 
-/** One TCP connection: several queries, each answered in order, closed after tcpIdleMs without a query. */
+/** What the per-client TCP limit counts by: the IPv4 address, or the IPv6 /64 (one host often holds a whole /64). */
+export function clientKey(address: string): string {
+  if (!parseAddress(address)) return address;
+  const w = parsedWords();
+  if (w[0] === 0 && w[1] === 0 && w[2] === 0 && w[3] === 0 && w[4] === 0 && w[5] === 0xffff)
+    return `${w[6] >> 8}.${w[6] & 0xff}.${w[7] >> 8}.${w[7] & 0xff}`;
+  return `${w[0].toString(16)}:${w[1].toString(16)}:${w[2].toString(16)}:${w[3].toString(16)}::/64`;
+}
+
+/**
+ * One TCP connection: several queries, each answered in order. The client has tcpIdleMs to send each whole query
+ * (from the connection's start or the previous query): bytes that complete no query do not extend it, so a client
+ * dribbling a byte at a time is closed like an idle one (RFC 7766 §6.2.3).
+ */
 function serveConnection(socket: TcpSocket, o: ServerOptions): void {
   const { table, counters } = o;
   counters.dns_tcp_connections_total++;
   let pending: Buffer | null = null;
-  socket.setTimeout(o.tcpIdleMs, () => socket.destroy());
+  const deadline = setTimeout(() => {
+    counters.dns_tcp_timeouts_total++;
+    socket.destroy();
+  }, o.tcpIdleMs);
+  socket.once('close', () => clearTimeout(deadline));
   socket.on('error', () => socket.destroy());
   socket.on('data', (chunk: Buffer) => {
     const buf = pending === null ? chunk : Buffer.concat([pending, chunk]);
@@ -99,6 +141,7 @@ function serveConnection(socket: TcpSocket, o: ServerOptions): void {
       if (buf.length - p - 2 < len) break;
       const msg = buf.subarray(p + 2, p + 2 + len);
       p += 2 + len;
+      deadline.refresh();
       counters.dns_queries_tcp_total++;
       let out: Buffer | null;
       try {
