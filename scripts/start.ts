@@ -111,6 +111,24 @@ function waitForPort(host: string, port: number, label: string, timeoutMs: numbe
   });
 }
 
+/** Polls a /readyz until it answers 200; the last answer (or error) is named if it never does. */
+async function waitForReady(label: string, url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = 'no answer';
+  while (!stopping) {
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
+      if (res.status === 200) return;
+      last = `${res.status} ${(await res.text()).slice(0, 300)}`;
+    } catch (err) {
+      last = err instanceof Error ? err.message : String(err);
+    }
+    if (Date.now() > deadline)
+      throw new Error(`the ${label} was not ready within ${timeoutMs / 1000} s (${url}: ${last})`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 async function shutdown(code: number): Promise<void> {
   if (stopping) return;
   stopping = true;
@@ -154,9 +172,16 @@ async function main(): Promise<void> {
   if (env.EDGE_HTTPS_PORT !== '-1')
     specs.push({ variable: 'EDGE_HTTPS_PORT', label: 'edge HTTPS', host: edgeHost, port: httpsPort });
   // Metrics listeners are on under npm start (0 turns one off, as for the process run alone).
-  const dnsMetricsPort = portFromEnv(env, 'DNS_METRICS_PORT', 9153);
-  if (dnsMetricsPort !== 0)
-    specs.push({ variable: 'DNS_METRICS_PORT', label: 'DNS metrics', host: dnsHost, port: dnsMetricsPort });
+  const workerMetricsHost = env.WORKER_METRICS_HOST ?? '127.0.0.1';
+  const metricsListeners = [
+    { variable: 'DNS_METRICS_PORT', label: 'DNS metrics', host: dnsHost, fallback: 9153 },
+    { variable: 'EDGE_METRICS_PORT', label: 'edge metrics', host: edgeHost, fallback: 9154 },
+    { variable: 'WORKER_METRICS_PORT', label: 'worker metrics', host: workerMetricsHost, fallback: 9155 },
+  ];
+  for (const { variable, label, host, fallback } of metricsListeners) {
+    const chosen = portFromEnv(env, variable, fallback);
+    if (chosen !== 0) specs.push({ variable, label, host, port: chosen });
+  }
   if (ownTemporal) {
     specs.push(
       {
@@ -211,9 +236,15 @@ async function main(): Promise<void> {
       ),
     ]),
   ]);
+  // Listening is not ready: every process says on its /readyz when its database, Temporal or config sync is there.
+  const readiness = [{ label: 'control plane', url: `${apiUrl}/readyz` }];
+  for (const { variable, label, host } of metricsListeners)
+    if (ports.has(variable)) readiness.push({ label, url: `http://${host}:${port(variable)}/readyz` });
+  await Promise.all(readiness.map(({ label, url }) => waitForReady(label, url, waitMs)));
   if (stopping) return;
   const rows: Array<[string, string]> = [
     ['API', `${apiUrl}/  (OpenAPI ${apiUrl}/openapi.json, reference ${apiUrl}/docs)`],
+    ['API health', `${apiUrl}/healthz  ${apiUrl}/readyz  ${apiUrl}/metrics`],
     ['sync hub', env.SYNC_URL],
     [
       'Temporal',
@@ -225,8 +256,8 @@ async function main(): Promise<void> {
       `http://${edgeHost}:${port('EDGE_HTTP_PORT')}${ports.has('EDGE_HTTPS_PORT') ? `  https://${edgeHost}:${port('EDGE_HTTPS_PORT')}` : ''}`,
     ],
   ];
-  if (ports.has('DNS_METRICS_PORT'))
-    rows.push(['DNS metrics', `http://${dnsHost}:${port('DNS_METRICS_PORT')}/metrics`]);
+  for (const { variable, label, host } of metricsListeners)
+    if (ports.has(variable)) rows.push([label, `http://${host}:${port(variable)}/metrics  (/healthz, /readyz)`]);
   rows.push(
     ['data', dataDir],
     [

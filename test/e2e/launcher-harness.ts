@@ -38,6 +38,8 @@ export async function launcherPorts(): Promise<Record<string, number>> {
     'EDGE_HTTP_PORT',
     'EDGE_HTTPS_PORT',
     'DNS_METRICS_PORT',
+    'EDGE_METRICS_PORT',
+    'WORKER_METRICS_PORT',
     'TEMPORAL_PORT',
     'TEMPORAL_UI_PORT',
   ];

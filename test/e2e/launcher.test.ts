@@ -42,6 +42,19 @@ test(
     const { ports } = launcher;
     assert.match(launcher.output(), new RegExp(`DNS\\s+127\\.0\\.0\\.1:${ports.DNS_PORT} UDP and TCP`));
     assert.match(launcher.output(), new RegExp(`edge\\s+http://127\\.0\\.0\\.1:${ports.EDGE_HTTP_PORT}`));
+    // The summary lists every process's operations listener; each is ready (it was awaited) and counts its work.
+    const metricsOf = {
+      'DNS metrics': ports.DNS_METRICS_PORT,
+      'edge metrics': ports.EDGE_METRICS_PORT,
+      'worker metrics': ports.WORKER_METRICS_PORT,
+    };
+    for (const [label, port] of Object.entries(metricsOf)) {
+      assert.match(launcher.output(), new RegExp(`${label}\\s+http://127\\.0\\.0\\.1:${port}/metrics`));
+      const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+      assert.equal(ready.status, 200, `${label} /readyz: ${await ready.text()}`);
+    }
+    const apiReady = await fetch(`http://127.0.0.1:${ports.API_PORT}/readyz`);
+    assert.equal(apiReady.status, 200);
 
     const domain = 'launcher-ports.example.org';
     await launcher.api('POST', '/domains/', { name: domain });
@@ -81,6 +94,10 @@ test(
       60_000,
     );
     assert.equal(served.body, 'origin /through');
+    const scrape = async (port: number) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    assert.match(await scrape(ports.DNS_METRICS_PORT), /^dns_responses_total\{[^}]*rcode="NOERROR"[^}]*\} [1-9]/m);
+    assert.match(await scrape(ports.EDGE_METRICS_PORT), /^edge_requests_total\{[^}]*status="200"[^}]*\} [1-9]/m);
+    assert.match(await scrape(ports.WORKER_METRICS_PORT), /^# TYPE \w+/m);
 
     const pids = descendants(launcher.proc.pid!);
     assert.ok(pids.length >= 5, `npm, the launcher and its children: ${pids.length}`);
