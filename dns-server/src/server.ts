@@ -30,15 +30,21 @@ export interface DnsServer {
 const MAX_TCP_BACKLOG = 1 << 20;
 
 export async function startDnsServer(o: ServerOptions): Promise<DnsServer> {
-  const udp = await bindUdp(o);
-  const port = udp.address().port;
-  let tcp: Server;
-  try {
-    tcp = await listenTcp(o, port);
-  } catch (err) {
-    udp.close();
-    throw err;
+  // Port 0: the port the system gives UDP may be taken for TCP; another one is tried (each try costs two binds).
+  for (let attempt = 1; ; attempt++) {
+    const udp = await bindUdp(o);
+    const port = udp.address().port;
+    try {
+      return served(udp, await listenTcp(o, port), port);
+    } catch (err) {
+      udp.close();
+      const taken = (err as NodeJS.ErrnoException).code === 'EADDRINUSE';
+      if (!(o.port === 0 && taken && attempt < 20)) throw err;
+    }
   }
+}
+
+function served(udp: Socket, tcp: Server, port: number): DnsServer {
   return {
     port,
     close: () =>
