@@ -41,6 +41,8 @@ export interface ControlPlaneConfig {
   syncPollMs: number;
   /** NODE_TOKEN; undefined: read or generate DATA_DIR/node-token (ensureNodeToken from @platform/shared). */
   nodeToken: string | undefined;
+  /** CERTIFICATE_KEY: seals certificate private keys at rest; undefined: read or generate DATA_DIR/certificate-key. */
+  certificateKey: string | undefined;
   /** Largest compiled config of one domain (records and rules as nodes receive them), checked at write time. */
   domainConfigMaxBytes: number;
   /** How long the config log keeps a deleted domain's tombstone; nodes offline longer rebuild their store. */
@@ -115,6 +117,7 @@ export function loadConfig(env: EnvSource = process.env): Readonly<ControlPlaneC
     syncPort: r.int('SYNC_PORT', 8090, 0, 65535),
     syncPollMs: r.int('SYNC_POLL_MS', 1000, 10, 3_600_000),
     nodeToken: r.optional('NODE_TOKEN'),
+    certificateKey: r.optional('CERTIFICATE_KEY'),
     // At most half the sync frame limit (MAX_SYNC_FRAME_BYTES, 64 MiB): rule bodies are counted as their JSON text.
     domainConfigMaxBytes: r.int('DOMAIN_CONFIG_MAX_BYTES', 16 * 1024 * 1024, 1024, 32 * 1024 * 1024),
     syncTombstoneRetentionMs: r.int('SYNC_TOMBSTONE_RETENTION_HOURS', 168, 1, 24 * 365) * 3_600_000,

@@ -19,6 +19,7 @@ import { startEdgeServer, type EdgeServer } from './server.js';
 import { DomainSet } from './store/domain-set.js';
 import { DomainTable } from './store/snapshot.js';
 import { defaultCertificate } from './tls/default-cert.js';
+import { ensureNodeToken } from '@platform/shared/node-token';
 
 export const log = componentLogger('edge-node');
 
@@ -108,6 +109,7 @@ export async function startEdgeNode(
     httpsPort: config.httpsPort,
     tlsDir,
     defaultCert,
+    nodeToken: ensureNodeToken(config.dataDir, config.nodeToken),
   });
   policy.addOwn({ address: config.host, port: server.httpPort });
   if (server.httpsPort >= 0) policy.addOwn({ address: config.host, port: server.httpsPort });

@@ -1,11 +1,11 @@
 // uWS wiring: the HTTP and HTTPS apps, SNI certificates from the snapshots, and the per-request entry into the phases.
-import { createHash } from 'node:crypto';
-import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
+import { createHash, createPrivateKey, randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp } from 'uWebSockets.js';
 import { componentLogger } from '@platform/shared';
-import type { Certificate } from '@platform/shared/config';
+import { openCertificateKey, type Certificate } from '@platform/shared/config';
 import { normaliseHost, normalisePath, parsePeerAddress } from '@platform/shared/match';
 import { RequestContext } from './context.js';
 import type { EdgeErrorCode } from './errors.js';
@@ -129,6 +129,8 @@ export interface ServerOptions {
   httpsPort: number;
   tlsDir: string;
   defaultCert: { certFile: string; keyFile: string } | undefined;
+  /** Opens the sealed private keys of snapshot certificates (cert-seal.ts); unset: only plain keys are installed. */
+  nodeToken?: string;
 }
 
 export async function startEdgeServer(state: EdgeState, opts: ServerOptions): Promise<EdgeServer> {
@@ -147,6 +149,23 @@ export async function startEdgeServer(state: EdgeState, opts: ServerOptions): Pr
   // hostname → fingerprint of the certificate installed for it, and the domain that installed it.
   const installed = new Map<string, { fingerprint: string; domain: string }>();
   mkdirSync(opts.tlsDir, { recursive: true, mode: 0o700 });
+  // Keys on disk (uWS loads certificates from files) are encrypted with a passphrase that lives only in this process.
+  const passphrase = randomBytes(24).toString('base64url');
+  /** The key PEM of `cert` (opened when sealed), re-encrypted for the file; null when it cannot be opened. */
+  const keyFileText = (domain: string, cert: Certificate): string | null => {
+    try {
+      const plain =
+        cert.privateKeySealed && cert.privateKeySealed.length > 0
+          ? openCertificateKey(opts.nodeToken ?? '', domain, cert.certificatePem, cert.privateKeySealed)
+          : cert.privateKeyPem;
+      return createPrivateKey(plain)
+        .export({ format: 'pem', type: 'pkcs8', cipher: 'aes-256-cbc', passphrase })
+        .toString();
+    } catch (err) {
+      log.error({ err, domain, hostnames: cert.hostnames }, 'certificate key cannot be opened: not installed');
+      return null;
+    }
+  };
 
   return {
     httpPort: httpListen.port,
@@ -155,11 +174,8 @@ export async function startEdgeServer(state: EdgeState, opts: ServerOptions): Pr
       if (!https) return;
       const wanted = new Map<string, { fingerprint: string; cert: Certificate }>();
       for (const c of certs) {
-        const fingerprint = createHash('sha256')
-          .update(c.certificatePem)
-          .update(c.privateKeyPem)
-          .digest('hex')
-          .slice(0, 32);
+        // The certificate decides its key: a re-sealed key (a new nonce in every entry) is the same certificate.
+        const fingerprint = createHash('sha256').update(c.certificatePem).digest('hex').slice(0, 32);
         for (const h of c.hostnames) wanted.set(normaliseHost(h), { fingerprint, cert: c });
       }
       for (const [name, v] of installed) {
@@ -168,16 +184,20 @@ export async function startEdgeServer(state: EdgeState, opts: ServerOptions): Pr
           installed.delete(name);
         }
       }
+      const written = new Set<string>();
       for (const [name, { fingerprint, cert }] of wanted) {
         if (installed.get(name)?.fingerprint === fingerprint) continue;
         const certFile = join(opts.tlsDir, `${fingerprint}.crt`);
         const keyFile = join(opts.tlsDir, `${fingerprint}.key`);
-        if (!existsSync(certFile)) {
-          writeFileSync(keyFile, cert.privateKeyPem, { mode: 0o600 });
+        if (!written.has(fingerprint)) {
+          const keyText = keyFileText(domain, cert);
+          if (keyText === null) continue;
+          writeFileSync(keyFile, keyText, { mode: 0o600 });
           writeFileSync(certFile, cert.certificatePem, { mode: 0o600 });
+          written.add(fingerprint);
         }
         if (installed.has(name)) https.removeServerName(name);
-        https.addServerName(name, { cert_file_name: certFile, key_file_name: keyFile });
+        https.addServerName(name, { cert_file_name: certFile, key_file_name: keyFile, passphrase });
         // Each server name has its own router in uWS: give it the same handler.
         https.domain(name).any('/*', httpsHandler);
         installed.set(name, { fingerprint, domain });

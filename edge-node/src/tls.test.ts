@@ -166,3 +166,44 @@ test('scheme: Https uses TLS to the port and verifies the certificate; Auto trie
     assert.equal(a.body, 'plain on 80 /p');
   } else t.diagnostic('could not bind port 80 on a loopback address; Auto fallback not exercised');
 });
+
+test('HTTPS: a sealed key opens with the node token; an exact name wins over a wildcard; a bad seal is not installed', async (t) => {
+  const { sealCertificateKey } = await import('@platform/shared/config');
+  const origin = await startStubOrigin('sealed');
+  t.after(() => origin.close());
+  const token = 'edge-test-node-token';
+  const wildcard = selfSigned(['*.sealed.example.org']);
+  const exact = selfSigned(['www.sealed.example.org']);
+  const sealed = (c: { certificatePem: string; privateKeyPem: string }, hostnames: string[], key = token) => ({
+    hostnames,
+    certificatePem: c.certificatePem,
+    privateKeyPem: '',
+    privateKeySealed: sealCertificateKey(key, 'sealed.example.org', c.certificatePem, c.privateKeyPem),
+    notAfterMs: 0,
+  });
+  const edge = await startTestEdge(
+    t,
+    [
+      snapshot('sealed.example.org', {
+        records: [proxiedRecord('*', origin.port)],
+        // The wildcard is listed first: SNI still prefers the exact name.
+        certificates: [sealed(wildcard, ['*.sealed.example.org']), sealed(exact, ['www.sealed.example.org'])],
+      }),
+    ],
+    { NODE_TOKEN: token },
+  );
+  const port = edge.node.server.httpsPort;
+  assert.equal(await peerCN(port, 'www.sealed.example.org'), 'www.sealed.example.org');
+  assert.equal(await peerCN(port, 'api.sealed.example.org'), '*.sealed.example.org');
+  assert.equal((await send(port, 'api.sealed.example.org', '/s', { https: true })).body, 'origin sealed /s');
+
+  // Sealed under another token: not installed (the default certificate answers), the other certificate stays.
+  const other = selfSigned(['www.sealed.example.org']);
+  edge.apply(
+    snapshot('sealed.example.org', {
+      records: [proxiedRecord('*', origin.port)],
+      certificates: [sealed(wildcard, ['*.sealed.example.org']), sealed(other, ['www.sealed.example.org'], 'wrong')],
+    }),
+  );
+  assert.equal(await peerCN(port, 'www.sealed.example.org'), '*.sealed.example.org');
+});

@@ -7,6 +7,7 @@ import { rowsOf } from '../db/migrate.js';
 import { configLog, configLogHorizon } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import { readDomainConfig } from './snapshot.js';
+import { keyVault, type KeyVault } from '../areas/ssl/key-vault.js';
 
 /**
  * Key of the transaction-scoped advisory lock that serialises appends: a version is drawn from the sequence only
@@ -74,6 +75,8 @@ const RECENT_PAYLOADS = 1024;
 export interface ConfigLogOptions {
   /** Per-domain compiled-config limit in bytes (DOMAIN_CONFIG_MAX_BYTES). */
   maxDomainConfigBytes?: number;
+  /** Opens stored certificate keys and seals them for nodes; absent: snapshots carry no certificates. */
+  vault?: KeyVault;
 }
 
 export class ConfigLog {
@@ -85,6 +88,7 @@ export class ConfigLog {
    */
   private readonly recent = new Map<number, Uint8Array>();
   readonly maxDomainConfigBytes: number;
+  readonly vault: KeyVault | undefined;
 
   /** `nsSets`: the accepted nameserver sets (control-plane config NS_SETS), first set recommended. */
   constructor(
@@ -92,6 +96,7 @@ export class ConfigLog {
     opts: ConfigLogOptions = {},
   ) {
     this.maxDomainConfigBytes = opts.maxDomainConfigBytes ?? DOMAIN_CONFIG_MAX_BYTES;
+    this.vault = opts.vault;
   }
 
   /**
@@ -121,6 +126,7 @@ export class ConfigLog {
       this.nsSets,
       whole ? 'all' : unique(change.upsertedRecords ?? [], removedRecords),
       whole ? 'all' : unique(change.upsertedRules ?? [], removedRules),
+      { vault: this.vault },
     );
     if (!config) throw new Error(`config log: domain ${domainId} does not exist`);
     if (
@@ -283,6 +289,12 @@ function unique(ids: readonly number[], removed: ReadonlySet<number>): number[] 
 export function createConfigLog(config: {
   nsSets: readonly (readonly string[])[];
   domainConfigMaxBytes?: number;
+  dataDir?: string;
+  nodeToken?: string;
+  certificateKey?: string;
 }): ConfigLog {
-  return new ConfigLog(config.nsSets, { maxDomainConfigBytes: config.domainConfigMaxBytes });
+  return new ConfigLog(config.nsSets, {
+    maxDomainConfigBytes: config.domainConfigMaxBytes,
+    vault: config.dataDir !== undefined ? keyVault({ ...config, dataDir: config.dataDir }) : undefined,
+  });
 }

@@ -12,6 +12,9 @@ import {
 import { encodeRuleBody, type RuleBody } from '@platform/shared/match';
 import type { Tx } from '../db/index.js';
 import { rowsOf } from '../db/migrate.js';
+import type { KeyVault } from '../areas/ssl/key-vault.js';
+import { certificatesForNodes } from '../areas/ssl/serving.js';
+import { snapshotCertificatesSql, type SnapshotCertificateJson } from '../areas/ssl/store.js';
 
 /** SOA timers of every zone we serve (seconds). */
 export const SOA_TIMERS = { refresh: 10000, retry: 2400, expire: 604800, minimum: 300, ttl: 3600 } as const;
@@ -78,6 +81,7 @@ interface ReadRow {
   purges: Array<{ id: number; prefixes: string[] }>;
   records: RecordTuple[];
   rules: RuleJson[];
+  certificates: SnapshotCertificateJson[];
 }
 
 function idFilter(column: string, selection: Selection): SQL {
@@ -96,7 +100,7 @@ export async function readDomainConfig(
   nsSets: readonly (readonly string[])[],
   records: Selection,
   rules: Selection,
-  opts: { bumpSerial?: boolean; now?: number } = {},
+  opts: { bumpSerial?: boolean; now?: number; vault?: KeyVault } = {},
 ): Promise<DomainConfig | null> {
   const recordsSql =
     records !== 'all' && records.length === 0
@@ -118,7 +122,8 @@ export async function readDomainConfig(
         FROM (SELECT id, prefixes FROM cache_purge_requests WHERE domain_id = ${domainId}
               ORDER BY id DESC LIMIT ${ENTRY_PURGES}) p) AS purges,
       ${recordsSql} AS records,
-      ${rulesSql} AS rules`;
+      ${rulesSql} AS rules,
+      ${snapshotCertificatesSql(domainId)} AS certificates`;
   const result = await tx.execute(
     opts.bumpSerial === false
       ? sql`SELECT ${columns} FROM domains WHERE id = ${domainId}`
@@ -155,7 +160,10 @@ export async function readDomainConfig(
         cachePurges: row.purges.map((p) => ({ id: p.id, prefixes: p.prefixes })),
       },
       ruleSet: { version: header.zoneSerial, rules: snapshotRules },
-      certificates: [],
+      // Without a vault (tests of the log alone) no certificate can be sealed for nodes: none is sent.
+      certificates: opts.vault
+        ? certificatesForNodes(opts.vault, header.name, row.certificates, opts.now ?? Date.now())
+        : [],
     },
     configBytes: Number(row.config_bytes),
     missingRecordIds: missing(records, zoneRecords),
@@ -168,8 +176,9 @@ export async function buildDomainSnapshot(
   tx: Tx,
   domain: { id: number },
   nsSets: readonly (readonly string[])[],
+  vault?: KeyVault,
 ): Promise<DomainSnapshot> {
-  const config = await readDomainConfig(tx, domain.id, nsSets, 'all', 'all', { bumpSerial: false });
+  const config = await readDomainConfig(tx, domain.id, nsSets, 'all', 'all', { bumpSerial: false, vault });
   if (!config) throw new Error(`domain ${domain.id} does not exist`);
   return config.snapshot;
 }

@@ -4,3 +4,4 @@ export * from './codec.js';
 export * from './frames.js';
 export * from './parts.js';
 export * from './delta.js';
+export * from './cert-seal.js';

@@ -100,9 +100,18 @@ export interface Rule {
   body: Uint8Array;
 }
 
+/**
+ * A certificate the edge serves for `hostnames` (exact names and `*.` wildcards; the edge prefers an exact name).
+ * The control plane sends the private key only sealed (`privateKeySealed`, cert-seal.ts: AES-256-GCM under a key
+ * derived from the node token, bound to the domain and the PEM) and leaves `privateKeyPem` empty; a plain
+ * `privateKeyPem` is accepted from tests and local tools.
+ */
 export interface Certificate {
   hostnames: string[];
+  /** Leaf first, then its intermediates, in order. */
   certificatePem: string;
   privateKeyPem: string;
   notAfterMs: number;
+  /** sealCertificateKey(...) of the private key PEM; empty or absent: use privateKeyPem. */
+  privateKeySealed?: Uint8Array;
 }

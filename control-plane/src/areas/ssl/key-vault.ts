@@ -1,0 +1,78 @@
+// Private keys of certificates at rest: AES-256-GCM under a key derived from CERTIFICATE_KEY (or DATA_DIR/certificate-key,
+// generated on first start with mode 0600 like the node token), bound to the certificate's fingerprint. Also seals
+// them for nodes (cert-seal.ts) when a snapshot carries them: opened here, sealed again under the node token.
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { ensureNodeToken, ensureSecret } from '@platform/shared/node-token';
+import { sealCertificateKey, type Certificate } from '@platform/shared/config';
+
+export const CERTIFICATE_KEY_FILE = 'certificate-key';
+const PREFIX = 'v1:';
+const NONCE_BYTES = 12;
+const TAG_BYTES = 16;
+
+export interface KeyVaultConfig {
+  dataDir: string;
+  /** CERTIFICATE_KEY; undefined: read or generate DATA_DIR/certificate-key. */
+  certificateKey?: string | undefined;
+  /** NODE_TOKEN; undefined: read or generate DATA_DIR/node-token. */
+  nodeToken?: string | undefined;
+}
+
+export interface KeyVault {
+  /** The key PEM sealed for storage ("v1:" + base64 of nonce, ciphertext, tag), bound to `fingerprint`. */
+  seal(privateKeyPem: string, fingerprint: string): string;
+  /** Opens what seal() sealed for the same fingerprint; throws when the key or the fingerprint differs. */
+  open(sealed: string, fingerprint: string): string;
+  /** The certificate as a node-bound snapshot carries it: the key sealed under the node token, no plain key. */
+  forNodes(
+    domain: string,
+    cert: { hostnames: string[]; certificatePem: string; sealedKey: string; fingerprint: string; notAfterMs: number },
+  ): Certificate;
+}
+
+/** A vault over the configured secrets; they are read (or generated) on first use, not at construction. */
+export function keyVault(config: KeyVaultConfig): KeyVault {
+  let key: Buffer | undefined;
+  let nodeToken: string | undefined;
+  const storageKey = () =>
+    (key ??= Buffer.from(
+      hkdfSync(
+        'sha256',
+        ensureSecret(config.dataDir, CERTIFICATE_KEY_FILE, config.certificateKey),
+        'platform-cert-vault',
+        'certificate private keys at rest v1',
+        32,
+      ),
+    ));
+  const vault: KeyVault = {
+    seal(privateKeyPem, fingerprint) {
+      const nonce = randomBytes(NONCE_BYTES);
+      const cipher = createCipheriv('aes-256-gcm', storageKey(), nonce);
+      cipher.setAAD(Buffer.from(fingerprint));
+      const body = Buffer.concat([cipher.update(privateKeyPem, 'utf8'), cipher.final()]);
+      return PREFIX + Buffer.concat([nonce, body, cipher.getAuthTag()]).toString('base64');
+    },
+    open(sealed, fingerprint) {
+      if (!sealed.startsWith(PREFIX)) throw new Error('certificate key vault: unknown format');
+      const b = Buffer.from(sealed.slice(PREFIX.length), 'base64');
+      const decipher = createDecipheriv('aes-256-gcm', storageKey(), b.subarray(0, NONCE_BYTES));
+      decipher.setAAD(Buffer.from(fingerprint));
+      decipher.setAuthTag(b.subarray(b.length - TAG_BYTES));
+      return Buffer.concat([decipher.update(b.subarray(NONCE_BYTES, b.length - TAG_BYTES)), decipher.final()]).toString(
+        'utf8',
+      );
+    },
+    forNodes(domain, cert) {
+      nodeToken ??= ensureNodeToken(config.dataDir, config.nodeToken);
+      const plain = vault.open(cert.sealedKey, cert.fingerprint);
+      return {
+        hostnames: cert.hostnames,
+        certificatePem: cert.certificatePem,
+        privateKeyPem: '',
+        notAfterMs: cert.notAfterMs,
+        privateKeySealed: sealCertificateKey(nodeToken, domain, cert.certificatePem, plain),
+      };
+    },
+  };
+  return vault;
+}
