@@ -28,7 +28,7 @@ if (files.length === 0) {
 }
 const r = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', ...files],
+  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=600000', ...files],
   { cwd: root, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } },
 );
 process.exit(r.status ?? 1);
