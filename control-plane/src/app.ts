@@ -20,6 +20,7 @@ import domainLifecycleRoutes from './areas/domain-lifecycle/routes.js';
 import internalRoutes from './internal/routes.js';
 import ruleRoutes from './areas/rules/routes.js';
 import cacheRoutes from './areas/cache/routes.js';
+import sslRoutes from './areas/ssl/routes.js';
 import opsRoutes from './ops/routes.js';
 import type { SyncHub } from './sync/index.js';
 
@@ -82,6 +83,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(internalRoutes);
   await app.register(ruleRoutes);
   await app.register(cacheRoutes);
+  await app.register(sslRoutes);
 
   return app;
 }

@@ -61,15 +61,16 @@ export function presentDomain(
 
 export interface ListExtras {
   plan: { slug: string; name: string; status: string; expiresAt: Date | null } | null;
+  /** sslSummaries(...).get(domain id). */
+  ssl?: { status: string; expires_at: string | null };
 }
 
-/** SSL summary: certificates are written into settings.ssl by the certificate workflows; none yet → missing. */
-export function sslSummary(row: DomainRow): DomainWithSslT['ssl'] {
-  const ssl = (row.settings as { ssl?: { status?: unknown; expires_at?: unknown } }).ssl;
-  return {
-    status: typeof ssl?.status === 'string' ? ssl.status : 'missing',
-    expires_at: typeof ssl?.expires_at === 'string' ? ssl.expires_at : null,
-  };
+/**
+ * The SSL summary of the list: computed by sslSummaries (areas/ssl/service.ts) with the same rule as GET ssl/; a
+ * domain it has no entry for is `missing`.
+ */
+export function sslSummary(ssl: ListExtras['ssl']): DomainWithSslT['ssl'] {
+  return ssl ? { status: ssl.status, expires_at: ssl.expires_at } : { status: 'missing', expires_at: null };
 }
 
 export function presentListItem(
@@ -81,7 +82,7 @@ export function presentListItem(
 ): DomainWithSslT {
   return {
     ...presentDomain(row, role, permissions, config),
-    ssl: sslSummary(row),
+    ssl: sslSummary(extras.ssl),
     subscription: extras.plan
       ? {
           plan: extras.plan.slug,

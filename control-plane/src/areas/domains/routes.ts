@@ -13,6 +13,7 @@ import { presentDomain, presentListItem } from './present.js';
 import { DomainCreate, DomainDetail, DomainParams, DomainUpdate, DomainWithSsl, NsSets } from './schemas.js';
 import { createDomain, deleteDomain, updateDomain } from './service.js';
 import subscriptionRoutes from './subscription.js';
+import { sslSummaries } from '../ssl/service.js';
 
 export default async function domainRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -52,10 +53,12 @@ export default async function domainRoutes(fastify: FastifyInstance) {
               .innerJoin(plans, eq(plans.id, subscriptions.planId))
               .where(and(inArray(subscriptions.domainId, ids), inArray(subscriptions.status, LIVE_STATUSES)));
       const byDomain = new Map(subs.map((s) => [s.domainId, s]));
+      const ssl = await sslSummaries(app.db, ids);
       return rows.map(({ domain, memberRole }) => {
         const role: Role = domain.ownerId === userId ? 'owner' : (memberRole ?? 'viewer');
         return presentListItem(domain, role, permissionsOf(role), app.config, {
           plan: byDomain.get(domain.id) ?? null,
+          ssl: ssl.get(domain.id),
         });
       });
     },
