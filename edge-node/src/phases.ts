@@ -3,7 +3,17 @@
 import type { Readable } from 'node:stream';
 import type { HttpResponse } from 'uWebSockets.js';
 import type { RequestContext } from './context.js';
-import type { EdgeCache } from './cache/store.js';
+import {
+  UPSTREAM_ACCEPT_ENCODING,
+  baseKey,
+  codingFits,
+  carriesAuthorization,
+  requestEncodingClass,
+  variantSuffix,
+  varyNames,
+  withAcceptEncoding,
+} from './cache/key.js';
+import { varyMarker, type EdgeCache } from './cache/store.js';
 import type { EdgeErrorCode } from './errors.js';
 import type { CompiledDomain, DomainTable } from './store/snapshot.js';
 import { forward, upstreamHeaders, type ResponsePlan } from './proxy/forward.js';
@@ -12,7 +22,7 @@ import { respond } from './proxy/respond.js';
 import { offersH2, type UpstreamPools } from './proxy/upstream.js';
 import type { RuleIndex } from './rules/compile.js';
 import { isAuthorized, retryAfterSec, type AuthVerdict, type BasicAuthAction } from './rules/basic-auth.js';
-import { cacheKeyQuery, edgeTtl, type CacheAction } from './rules/cache.js';
+import { cacheKeyQuery, edgeTtl, sharedWithAuthorization, type CacheAction } from './rules/cache.js';
 import type { DropAction } from './rules/drop.js';
 import { coversStatus, type ErrorPageAction } from './rules/error-page.js';
 import { applyHeaderOps, type HeaderAction, type HeaderOp } from './rules/header.js';
@@ -183,11 +193,14 @@ function afterAuth(
   }
 
   // Cache: the first matching cache rule decides (cache ignores dry_run); developer mode bypasses reads and writes.
+  // The key (src/cache/key.ts): scheme + host + path + the rule's query part, then the variant of an answer that
+  // varies. A request carrying Authorization is served only entries the origin marked shareable.
   const settings = domain.snapshot.settings;
   const generation = Number(settings.cachePurgeGeneration ?? 0);
   const cacheRule =
     ctx.method === 'GET' || ctx.method === 'HEAD' ? idx<CacheAction>(rules, 'cache')?.first(ctx, false) : undefined;
-  let cacheKey: string | undefined;
+  let cacheBase: string | undefined;
+  let authorized = false;
   let stale: ReturnType<EdgeCache['get']>;
   const cacheAction = cacheRule?.action;
   if (cacheRule && cacheAction) {
@@ -197,9 +210,15 @@ function afterAuth(
       (settings.developerModeExpiresAtMs === 0 || settings.developerModeExpiresAtMs > Date.now());
     if (cacheAction.bypass || devMode) ctx.cacheStatus = 'BYPASS';
     else {
-      cacheKey = `${ctx.host}${ctx.path}?${cacheKeyQuery(cacheAction, ctx.query)}`;
+      cacheBase = baseKey(ctx.scheme, ctx.host, ctx.path, cacheKeyQuery(cacheAction, ctx.query));
+      authorized = carriesAuthorization(ctx, requestOps);
       const now = Date.now();
-      const entry = state.cache.get(domain.name, generation, cacheKey, now);
+      let entry = state.cache.get(domain.name, generation, cacheBase, now);
+      if (entry?.vary) {
+        const variant = variantSuffix(entry.vary, ctx, requestOps);
+        entry = variant === undefined ? undefined : state.cache.get(domain.name, generation, cacheBase + variant, now);
+      }
+      if (entry && authorized && !entry.shared) entry = undefined;
       if (entry && entry.freshUntil > now) {
         ctx.cacheStatus = 'HIT';
         state.cache.hits++;
@@ -216,16 +235,21 @@ function afterAuth(
     }
   } else if (ctx.method === 'GET' || ctx.method === 'HEAD') ctx.cacheStatus = 'DYNAMIC';
 
-  const reqHeaders = requestOps.length > 0 ? applyOps(ctx.headers, requestOps) : ctx.headers;
+  let reqHeaders = requestOps.length > 0 ? applyOps(ctx.headers, requestOps) : ctx.headers;
+  // A cacheable request sends the origin its Accept-Encoding class's value, so the answer fits the whole class.
+  if (cacheBase !== undefined)
+    reqHeaders = withAcceptEncoding(reqHeaders, UPSTREAM_ACCEPT_ENCODING[requestEncodingClass(ctx, requestOps)]);
   const plan = new Plan(
     res,
     ctx,
     state,
     domain,
     rules,
+    requestOps,
     responseOps,
     cacheAction,
-    cacheKey,
+    cacheBase,
+    authorized,
     generation,
     stale,
     pool?.action,
@@ -257,6 +281,10 @@ class Plan implements ResponsePlan {
   readonly browserTtlSec: number;
   readonly needsOriginHeaders: boolean;
   private tried: Set<number> | null = null;
+  /** Decided from the origin's head by captureLimit: seconds fresh, and the key and vary names to store under. */
+  private storeTtlSec = 0;
+  private storeKey = '';
+  private storeVary: readonly string[] = [];
 
   constructor(
     private readonly res: HttpResponse,
@@ -264,16 +292,18 @@ class Plan implements ResponsePlan {
     private readonly state: EdgeState,
     private readonly domain: CompiledDomain,
     private readonly rules: Rules,
+    private readonly requestOps: HeaderOp[],
     readonly ops: HeaderOp[],
     private readonly cache: CacheAction | undefined,
-    private readonly cacheKey: string | undefined,
+    private readonly cacheBase: string | undefined,
+    private readonly authorized: boolean,
     private readonly generation: number,
     private readonly stale: ReturnType<EdgeCache['get']>,
     private readonly pool: OriginPoolAction | undefined,
     private readonly timeoutSec: number,
   ) {
     this.browserTtlSec = cache && !cache.bypass ? cache.browserTtlSec : 0;
-    this.needsOriginHeaders = cache !== undefined && cacheKey !== undefined;
+    this.needsOriginHeaders = cache !== undefined && cacheBase !== undefined;
   }
 
   replaceBody(status: number): { body: Buffer; contentType: string } | undefined {
@@ -282,10 +312,33 @@ class Plan implements ResponsePlan {
     return ep ? { body: ep.body, contentType: ep.contentType } : undefined;
   }
 
+  /**
+   * Whether the answer is stored, decided from its head: storable by the rule and the origin's headers (edgeTtl),
+   * its Vary nameable in a key (not `*`, no credentials), the request's variant short enough, and its
+   * Content-Encoding one every client of the request's Accept-Encoding class takes.
+   */
   captureLimit(status: number, headers: Record<string, string | string[]>): number {
     if (this.pool && this.ctx.poolPick) markOrigin(this.pool, this.ctx.poolPick.index, true);
-    if (!this.cache || this.cacheKey === undefined) return 0;
-    return edgeTtl(this.cache, status, headers) > 0 ? this.state.cacheMaxObjectBytes : 0;
+    if (!this.cache || this.cacheBase === undefined) return 0;
+    const ttl = edgeTtl(this.cache, status, headers, this.authorized);
+    if (ttl <= 0) return 0;
+    const ce = headers['content-encoding'];
+    if (ce !== undefined && typeof ce !== 'string') return 0;
+    const coding = ce?.trim().toLowerCase();
+    const encoded = coding !== undefined && coding !== '' && coding !== 'identity';
+    const names = varyNames(headers['vary'], encoded);
+    if (names === null) return 0;
+    let key = this.cacheBase;
+    if (names.length > 0) {
+      const variant = variantSuffix(names, this.ctx, this.requestOps);
+      if (variant === undefined) return 0;
+      key += variant;
+    }
+    if (encoded && !codingFits(coding, requestEncodingClass(this.ctx, this.requestOps))) return 0;
+    this.storeTtlSec = ttl;
+    this.storeKey = key;
+    this.storeVary = names;
+    return this.state.cacheMaxObjectBytes;
   }
 
   onStored(
@@ -294,26 +347,29 @@ class Plan implements ResponsePlan {
     body: Buffer,
     originHeaders: Record<string, string | string[]>,
   ): void {
-    if (!this.cache || this.cacheKey === undefined) return;
-    const ttl = edgeTtl(this.cache, status, originHeaders);
-    if (ttl <= 0) return;
+    if (this.cacheBase === undefined || this.storeTtlSec <= 0) return;
     const settings = this.domain.snapshot.settings;
     const now = Date.now();
-    const keepDays = Math.max(1, settings.cacheL2TtlDays || 1);
+    const expiresAt = now + Math.max(1, settings.cacheL2TtlDays || 1) * DAY_MS;
+    const capBytes = Math.max(1, settings.cacheCapMb || 100) * 1024 * 1024;
     const kept = headers.filter(([k]) => k !== 'x-cache-status' && k !== 'age');
-    this.state.cache.set(
+    const shared = sharedWithAuthorization(String(originHeaders['cache-control'] ?? '').toLowerCase());
+    const cache = this.state.cache;
+    // A varying answer: the base key names what it varies on, the variant key holds it.
+    if (this.storeVary.length > 0)
+      cache.set(
+        this.domain.name,
+        this.generation,
+        this.cacheBase,
+        varyMarker(this.storeVary, now, expiresAt),
+        capBytes,
+      );
+    cache.set(
       this.domain.name,
       this.generation,
-      this.cacheKey,
-      {
-        status,
-        headers: kept,
-        body,
-        storedAt: now,
-        freshUntil: now + ttl * 1000,
-        expiresAt: now + keepDays * DAY_MS,
-      },
-      Math.max(1, settings.cacheCapMb || 100) * 1024 * 1024,
+      this.storeKey,
+      { status, headers: kept, body, storedAt: now, freshUntil: now + this.storeTtlSec * 1000, expiresAt, shared },
+      capBytes,
     );
   }
 

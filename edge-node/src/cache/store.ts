@@ -1,6 +1,9 @@
 // The edge cache: per-domain LRU maps bounded by the domain's cache_cap_mb, entries kept at most cache_l2_ttl_days,
 // dropped whole when the domain's purge generation changes; all domains together bounded by EDGE_CACHE_MAX_BYTES,
-// evicting the node's least recently used entry whatever its domain.
+// evicting the node's least recently used entry whatever its domain. Keys are built by ./key.ts (scheme, host, path,
+// query part, and the variant of a response that varies); a key holding a `vary` marker names the request headers
+// whose values complete the key.
+import { hostOffset } from './key.js';
 
 export interface CacheEntry {
   status: number;
@@ -11,6 +14,22 @@ export interface CacheEntry {
   freshUntil: number;
   /** Dropped after this time (storedAt + cache_l2_ttl_days). */
   expiresAt: number;
+  /** May be served to a request carrying Authorization (the origin said public, s-maxage or must-revalidate). */
+  shared: boolean;
+  /**
+   * Set on a marker only (no response): the answers under this base key vary on these request headers, and are
+   * stored under the base key plus the variant those headers give (`variantSuffix`).
+   */
+  vary?: readonly string[];
+  /** The key it is stored under (set by EdgeCache.set; the node-wide LRU holds entries, not keys). */
+  key?: string;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** The marker stored under a base key whose answers vary on `names`. */
+export function varyMarker(names: readonly string[], now: number, expiresAt: number): CacheEntry {
+  return { status: 0, headers: [], body: EMPTY, storedAt: now, freshUntil: 0, expiresAt, shared: true, vary: names };
 }
 
 const OVERHEAD = 256;
@@ -33,13 +52,13 @@ class DomainCache {
   ) {}
 }
 
-/** Separates domain and key in the node-wide LRU (neither a host name nor a request target holds a newline). */
-const SEP = '\n';
-
 export class EdgeCache {
   private readonly domains = new Map<string, DomainCache>();
-  /** Every entry of every domain in least-recently-used order: `domain SEP key` → its domain. */
-  private readonly lru = new Map<string, DomainCache>();
+  /**
+   * Every entry of every domain in least-recently-used order, → its domain. Keyed by the entry object: a hit moves it
+   * without building or hashing a string.
+   */
+  private readonly lru = new Map<CacheEntry, DomainCache>();
   /** Bytes held across all domains (at most maxBytes). */
   bytes = 0;
   /** Entries dropped to stay within maxBytes (the node-wide cap, not a domain's). */
@@ -67,11 +86,11 @@ export class EdgeCache {
     d.entries.delete(key);
     d.bytes -= size;
     this.bytes -= size;
-    this.lru.delete(d.name + SEP + key);
+    this.lru.delete(e);
   }
 
   private clear(d: DomainCache): void {
-    for (const key of d.entries.keys()) this.lru.delete(d.name + SEP + key);
+    for (const e of d.entries.values()) this.lru.delete(e);
     this.bytes -= d.bytes;
     d.entries.clear();
     d.bytes = 0;
@@ -89,9 +108,8 @@ export class EdgeCache {
     // LRU: move to the end, in the domain and node-wide.
     d.entries.delete(key);
     d.entries.set(key, e);
-    const lruKey = d.name + SEP + key;
-    this.lru.delete(lruKey);
-    this.lru.set(lruKey, d);
+    this.lru.delete(e);
+    this.lru.set(e, d);
     return e;
   }
 
@@ -105,25 +123,26 @@ export class EdgeCache {
     const d = this.domain(domain, generation);
     const prev = d.entries.get(key);
     if (prev) this.remove(d, key, prev);
+    entry.key = key;
     d.entries.set(key, entry);
     d.bytes += size;
     this.bytes += size;
-    this.lru.set(d.name + SEP + key, d);
+    this.lru.set(entry, d);
     for (const [k, e] of d.entries) {
       if (d.bytes <= capBytes) break;
       this.remove(d, k, e);
     }
-    for (const [lruKey, owner] of this.lru) {
+    for (const [e, owner] of this.lru) {
       if (this.bytes <= this.maxBytes) break;
-      const k = lruKey.slice(owner.name.length + SEP.length);
-      this.remove(owner, k, owner.entries.get(k)!);
+      this.remove(owner, e.key!, e);
       this.evicted++;
     }
   }
 
   /**
-   * Applies the selective purges of a snapshot not applied yet: entries whose key (host + path + '?' + query) starts
-   * with one of a purge's prefixes are dropped. Returns how many entries were dropped.
+   * Applies the selective purges of a snapshot not applied yet: entries whose key after the scheme (host + path + '?' +
+   * query, and any variant) starts with one of a purge's prefixes are dropped, for http and https alike. Returns how
+   * many entries were dropped.
    */
   applyPurges(domain: string, generation: number, purges: readonly { id: number; prefixes: string[] }[]): number {
     const d = this.domain(domain, generation);
@@ -132,7 +151,8 @@ export class EdgeCache {
       if (p.id <= d.lastPurgeId) continue;
       d.lastPurgeId = p.id;
       for (const [k, e] of d.entries) {
-        if (!p.prefixes.some((prefix) => k.startsWith(prefix))) continue;
+        const at = hostOffset(k);
+        if (!p.prefixes.some((prefix) => k.startsWith(prefix, at))) continue;
         this.remove(d, k, e);
         dropped++;
       }

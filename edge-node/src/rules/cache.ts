@@ -34,14 +34,35 @@ export function cacheKeyQuery(a: CacheAction, query: string): string {
 
 /**
  * Seconds a response may be kept at the edge: the rule's edge TTL, else the origin's s-maxage/max-age.
- * 0 means not storable (no-store/private/Set-Cookie under respect_origin, or nothing says how long).
+ * 0 means not storable:
+ * - a status other than 200, 301, 404;
+ * - a `Set-Cookie` header, always (respect_origin false included: the cache rule has no field that allows it, see
+ *   docs/decisions.md), since the cookie would be handed to every client served from the entry;
+ * - a request that carried `Authorization` (`authorized`), unless the origin marks the answer shareable with `public`,
+ *   `s-maxage` or `must-revalidate` (RFC 9111 §3.5), whatever respect_origin says;
+ * - under respect_origin, `no-store`, `private` or `no-cache`;
+ * - nothing says how long.
  */
-export function edgeTtl(a: CacheAction, status: number, headers: Record<string, string | string[]>): number {
+export function edgeTtl(
+  a: CacheAction,
+  status: number,
+  headers: Record<string, string | string[]>,
+  authorized = false,
+): number {
   if (status !== 200 && status !== 301 && status !== 404) return 0;
+  if (headers['set-cookie'] !== undefined) return 0;
   const cc = String(headers['cache-control'] ?? '').toLowerCase();
-  if (a.respectOrigin && (/(^|,)\s*(no-store|private|no-cache)\b/.test(cc) || headers['set-cookie'] !== undefined))
-    return 0;
+  if (authorized && !sharedWithAuthorization(cc)) return 0;
+  if (a.respectOrigin && /(^|,)\s*(no-store|private|no-cache)\b/.test(cc)) return 0;
   if (a.edgeTtlSec > 0) return a.edgeTtlSec;
   const m = /s-maxage=(\d+)/.exec(cc) ?? /max-age=(\d+)/.exec(cc);
   return m ? Number(m[1]) : 0;
+}
+
+/**
+ * Whether a response (its Cache-Control, lower case) may be stored for, and served to, requests that carry
+ * Authorization: `public`, `s-maxage` or `must-revalidate` (RFC 9111 §3.5).
+ */
+export function sharedWithAuthorization(cacheControl: string): boolean {
+  return /(^|,)\s*(public|must-revalidate|s-maxage\s*=)/.test(cacheControl);
 }
