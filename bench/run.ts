@@ -1,5 +1,5 @@
 // `npm run bench [name...]`: runs the benchmarks one after another (each bounded), printing their tables.
-// Names: records, records-pdns, dns-lookup, dns-zone-patch, dnsperf, rules, normalise-path, wrk, propagation. Without names, all of them.
+// Names: records, records-pdns, dns-lookup, dns-zone-patch, dnsperf, rules, normalise-path, cache-hit, wrk, propagation. Without names, all of them.
 import { spawnSync } from 'node:child_process';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +15,7 @@ const BENCHES: Record<string, string[]> = {
   dnsperf: tsx('bench/dns-server/dnsperf.ts'),
   rules: tsx('bench/edge-node/rules.bench.ts'),
   'normalise-path': tsx('bench/edge-node/normalise-path.bench.ts'),
+  'cache-hit': tsx('bench/edge-node/cache-hit.bench.ts'),
   wrk: ['bash', 'bench/edge-node/wrk.sh'],
   propagation: tsx('bench/sync/propagation.ts'),
 };

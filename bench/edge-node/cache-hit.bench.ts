@@ -1,0 +1,141 @@
+// Micro-benchmark of the edge's cache-hit path (issue 10 item 4): the whole per-request handler of a running edge
+// node (headers read, path normalised, host → domain, rules, cache key, cache lookup, answer written) called with a
+// stand-in for uWS's request/response objects, so no socket time is counted. The entries are put in the cache by
+// real requests through the edge to a stub origin on 127.0.0.1 first, and every timed request is checked to be a HIT.
+// Rows: an entry the origin sent without Vary; one sent with `Vary: Accept-Encoding` (a brotli body: the key has
+// the client's Accept-Encoding class); and the floor (the same handler answering 421 for an unknown host).
+// Run: node --import tsx bench/edge-node/cache-hit.bench.ts
+import assert from 'node:assert/strict';
+import { cpus } from 'node:os';
+import { Bench } from 'tinybench';
+import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import { makeHandler } from '../../edge-node/src/server.js';
+import type { EdgeState } from '../../edge-node/src/phases.js';
+import {
+  proxiedRecord,
+  rule,
+  send,
+  snapshot,
+  startStubOrigin,
+  startTestEdge,
+} from '../../edge-node/src/testing/harness.js';
+
+const BROWSER = [
+  ['user-agent', 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0'],
+  ['accept', 'text/css,*/*;q=0.1'],
+  ['accept-language', 'en-GB,en;q=0.5'],
+  ['accept-encoding', 'gzip, deflate, br, zstd'],
+  ['connection', 'keep-alive'],
+] as const;
+
+/** What uWS's HttpRequest gives the handler, for one request line and header list. */
+class FakeRequest {
+  constructor(
+    private readonly url: string,
+    private readonly query: string,
+    private readonly headers: readonly (readonly [string, string])[],
+  ) {}
+  forEach(cb: (k: string, v: string) => void): void {
+    for (const [k, v] of this.headers) cb(k, v);
+  }
+  getHeader(name: string): string {
+    for (const [k, v] of this.headers) if (k === name) return v;
+    return '';
+  }
+  getCaseSensitiveMethod(): string {
+    return 'GET';
+  }
+  getUrl(): string {
+    return this.url;
+  }
+  getQuery(): string | undefined {
+    return this.query === '' ? undefined : this.query;
+  }
+}
+
+const PEER = new TextEncoder().encode('127.0.0.1').buffer;
+
+/** What the handler writes on uWS's HttpResponse: the status and cache status are kept to check every answer. */
+class FakeResponse {
+  status = '';
+  cache = '';
+  bytes = 0;
+  onAborted(): void {}
+  getRemoteAddressAsText(): ArrayBuffer {
+    return PEER;
+  }
+  cork(cb: () => void): void {
+    cb();
+  }
+  writeStatus(s: string): this {
+    this.status = s;
+    return this;
+  }
+  writeHeader(k: string, v: string): this {
+    if (k === 'x-cache-status') this.cache = v;
+    return this;
+  }
+  end(body?: string | Buffer): void {
+    this.bytes += body?.length ?? 0;
+  }
+  endWithoutBody(): void {}
+  close(): void {}
+}
+
+const origin = await startStubOrigin('bench', (req, res) => {
+  res.setHeader('content-type', 'text/css');
+  res.setHeader('cache-control', 'public, max-age=600');
+  if (req.url?.startsWith('/br/')) {
+    res.setHeader('content-encoding', 'br');
+    res.setHeader('vary', 'Accept-Encoding');
+  }
+  res.end('x'.repeat(1024));
+});
+const edge = await startTestEdge(null, [
+  snapshot('bench.example.org', {
+    records: [proxiedRecord('www', origin.port)],
+    rules: [rule('cache', { path_includes: ['/*'] })],
+  }),
+]);
+const node = edge.node;
+const state: EdgeState = {
+  table: node.table,
+  pools: node.pools,
+  cache: node.cache,
+  cacheMaxObjectBytes: 8 << 20,
+  log: () => {},
+};
+const handler = makeHandler(state, 'http');
+const port = node.server.httpPort;
+const headers = (host: string) => [['host', host] as const, ...BROWSER];
+for (const path of ['/static/a.css', '/br/a.css']) {
+  await send(port, 'www.bench.example.org', path, { headers: Object.fromEntries(BROWSER) });
+  const r = await send(port, 'www.bench.example.org', path, { headers: Object.fromEntries(BROWSER) });
+  assert.equal(r.headers['x-cache-status'], 'HIT', `${path} is cached before timing`);
+}
+
+const plain = new FakeRequest('/static/a.css', '', headers('www.bench.example.org'));
+const varied = new FakeRequest('/br/a.css', '', headers('www.bench.example.org'));
+const unknown = new FakeRequest('/static/a.css', '', headers('www.unknown.example'));
+
+function run(req: FakeRequest, status: string, cache: string): void {
+  const res = new FakeResponse();
+  handler(res as unknown as HttpResponse, req as unknown as HttpRequest);
+  if (res.status !== status || res.cache !== cache)
+    throw new Error(`expected ${status} ${cache}, got ${res.status} ${res.cache}`);
+}
+
+const bench = new Bench({ time: 1000, warmupTime: 300 });
+bench.add('floor: handler, unknown host (421)', () => run(unknown, '421 Misdirected Request', ''));
+bench.add('cache hit, no Vary', () => run(plain, '200 OK', 'HIT'));
+bench.add('cache hit, Vary: Accept-Encoding', () => run(varied, '200 OK', 'HIT'));
+await bench.run();
+console.log(`Node ${process.version}, ${cpus()[0]?.model ?? 'cpu'} x${cpus().length}`);
+console.table(
+  bench.tasks.map((task) => {
+    const ops = (task.result as { throughput?: { mean: number } } | undefined)?.throughput?.mean ?? 0;
+    return { task: task.name, 'ops/s': Math.round(ops), 'ns/op': ops > 0 ? Math.round(1e9 / ops) : 0 };
+  }),
+);
+await edge.close();
+await origin.close();
