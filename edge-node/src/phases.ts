@@ -13,7 +13,7 @@ import {
   varyNames,
   withAcceptEncoding,
 } from './cache/key.js';
-import { varyMarker, type EdgeCache } from './cache/store.js';
+import type { EdgeCache } from './cache/store.js';
 import type { EdgeErrorCode } from './errors.js';
 import type { CompiledDomain, DomainTable } from './store/snapshot.js';
 import { forward, upstreamHeaders, type ResponsePlan } from './proxy/forward.js';
@@ -216,7 +216,8 @@ function afterAuth(
       let entry = state.cache.get(domain.name, generation, cacheBase, now);
       if (entry?.vary) {
         const variant = variantSuffix(entry.vary, ctx, requestOps);
-        entry = variant === undefined ? undefined : state.cache.get(domain.name, generation, cacheBase + variant, now);
+        entry =
+          variant === undefined ? undefined : state.cache.getVariant(domain.name, generation, entry, variant, now);
       }
       if (entry && authorized && !entry.shared) entry = undefined;
       if (entry && entry.freshUntil > now) {
@@ -281,9 +282,9 @@ class Plan implements ResponsePlan {
   readonly browserTtlSec: number;
   readonly needsOriginHeaders: boolean;
   private tried: Set<number> | null = null;
-  /** Decided from the origin's head by captureLimit: seconds fresh, and the key and vary names to store under. */
+  /** Decided from the origin's head by captureLimit: seconds fresh, the vary names and variant part. */
   private storeTtlSec = 0;
-  private storeKey = '';
+  private storeVariant = '';
   private storeVary: readonly string[] = [];
 
   constructor(
@@ -328,15 +329,15 @@ class Plan implements ResponsePlan {
     const encoded = coding !== undefined && coding !== '' && coding !== 'identity';
     const names = varyNames(headers['vary'], encoded);
     if (names === null) return 0;
-    let key = this.cacheBase;
+    let variant = '';
     if (names.length > 0) {
-      const variant = variantSuffix(names, this.ctx, this.requestOps);
-      if (variant === undefined) return 0;
-      key += variant;
+      const v = variantSuffix(names, this.ctx, this.requestOps);
+      if (v === undefined) return 0;
+      variant = v;
     }
     if (encoded && !codingFits(coding, requestEncodingClass(this.ctx, this.requestOps))) return 0;
     this.storeTtlSec = ttl;
-    this.storeKey = key;
+    this.storeVariant = variant;
     this.storeVary = names;
     return this.state.cacheMaxObjectBytes;
   }
@@ -355,22 +356,27 @@ class Plan implements ResponsePlan {
     const kept = headers.filter(([k]) => k !== 'x-cache-status' && k !== 'age');
     const shared = sharedWithAuthorization(String(originHeaders['cache-control'] ?? '').toLowerCase());
     const cache = this.state.cache;
-    // A varying answer: the base key names what it varies on, the variant key holds it.
+    const entry = {
+      status,
+      headers: kept,
+      body,
+      storedAt: now,
+      freshUntil: now + this.storeTtlSec * 1000,
+      expiresAt,
+      shared,
+    };
+    // A varying answer: the base key holds a marker naming what it varies on, the variant key holds the answer.
     if (this.storeVary.length > 0)
-      cache.set(
+      cache.setVariant(
         this.domain.name,
         this.generation,
         this.cacheBase,
-        varyMarker(this.storeVary, now, expiresAt),
+        this.storeVary,
+        this.storeVariant,
+        entry,
         capBytes,
       );
-    cache.set(
-      this.domain.name,
-      this.generation,
-      this.storeKey,
-      { status, headers: kept, body, storedAt: now, freshUntil: now + this.storeTtlSec * 1000, expiresAt, shared },
-      capBytes,
-    );
+    else cache.set(this.domain.name, this.generation, this.cacheBase, entry, capBytes);
   }
 
   onFailure(): boolean {

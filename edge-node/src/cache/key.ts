@@ -65,6 +65,18 @@ function tokenIs(v: string, start: number, end: number, lit: string): boolean {
  */
 export function encodingClass(v: string | undefined): EncodingClass {
   if (v === undefined || v.length === 0) return 'identity';
+  // Clients of one browser send one value: the last one classed is remembered (a compare instead of a parse).
+  if (v === lastValue) return lastClass;
+  const cls = parseEncodingClass(v);
+  lastValue = v;
+  lastClass = cls;
+  return cls;
+}
+
+let lastValue = '';
+let lastClass: EncodingClass = 'identity';
+
+function parseEncodingClass(v: string): EncodingClass {
   // -1 not listed, 0 listed with q=0, 1 listed and acceptable
   let br = -1;
   let gzip = -1;

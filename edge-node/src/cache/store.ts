@@ -1,8 +1,9 @@
 // The edge cache: per-domain LRU maps bounded by the domain's cache_cap_mb, entries kept at most cache_l2_ttl_days,
 // dropped whole when the domain's purge generation changes; all domains together bounded by EDGE_CACHE_MAX_BYTES,
 // evicting the node's least recently used entry whatever its domain. Keys are built by ./key.ts (scheme, host, path,
-// query part, and the variant of a response that varies); a key holding a `vary` marker names the request headers
-// whose values complete the key.
+// query part, and the variant of a response that varies); the base key of an answer that varies holds a marker naming
+// the request headers whose values complete the key, and linking to its variants by their variant part, so a hit on a
+// variant builds and hashes no new string.
 import { hostOffset } from './key.js';
 
 export interface CacheEntry {
@@ -23,6 +24,11 @@ export interface CacheEntry {
   vary?: readonly string[];
   /** The key it is stored under (set by EdgeCache.set; the node-wide LRU holds entries, not keys). */
   key?: string;
+  /** On a marker (set by setVariant): its variants by variant part. */
+  variants?: Map<string, CacheEntry>;
+  /** On a variant (set by setVariant): its marker and variant part. */
+  parent?: CacheEntry;
+  suffix?: string;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -30,6 +36,13 @@ const EMPTY = Buffer.alloc(0);
 /** The marker stored under a base key whose answers vary on `names`. */
 export function varyMarker(names: readonly string[], now: number, expiresAt: number): CacheEntry {
   return { status: 0, headers: [], body: EMPTY, storedAt: now, freshUntil: 0, expiresAt, shared: true, vary: names };
+}
+
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 const OVERHEAD = 256;
@@ -87,6 +100,8 @@ export class EdgeCache {
     d.bytes -= size;
     this.bytes -= size;
     this.lru.delete(e);
+    const variants = e.parent?.variants;
+    if (variants && variants.get(e.suffix!) === e) variants.delete(e.suffix!);
   }
 
   private clear(d: DomainCache): void {
@@ -105,12 +120,71 @@ export class EdgeCache {
       this.remove(d, key, e);
       return undefined;
     }
-    // LRU: move to the end, in the domain and node-wide.
+    this.touch(d, key, e);
+    return e;
+  }
+
+  /** LRU: moves an entry to the end, in the domain and node-wide. */
+  private touch(d: DomainCache, key: string, e: CacheEntry): void {
     d.entries.delete(key);
     d.entries.set(key, e);
     this.lru.delete(e);
     this.lru.set(e, d);
+  }
+
+  /**
+   * The variant `suffix` of `marker` (just returned by get for the same domain and generation), fresh or stale, or
+   * undefined. Looked up through the marker by its variant part (for Accept-Encoding alone, a constant string).
+   */
+  getVariant(
+    domain: string,
+    generation: number,
+    marker: CacheEntry,
+    suffix: string,
+    now: number,
+  ): CacheEntry | undefined {
+    const e = marker.variants?.get(suffix);
+    if (!e) return undefined;
+    const d = this.domain(domain, generation);
+    if (d.entries.get(e.key!) !== e) {
+      marker.variants!.delete(suffix);
+      return undefined;
+    }
+    if (now >= e.expiresAt) {
+      this.remove(d, e.key!, e);
+      return undefined;
+    }
+    this.touch(d, e.key!, e);
     return e;
+  }
+
+  /**
+   * Stores the variant `suffix` of an answer varying on `names` under `base + suffix`, and under `base` a marker
+   * naming them (the one there is kept when it names the same headers, else replaced).
+   */
+  setVariant(
+    domain: string,
+    generation: number,
+    base: string,
+    names: readonly string[],
+    suffix: string,
+    entry: CacheEntry,
+    capBytes: number,
+  ): void {
+    const d = this.domain(domain, generation);
+    let marker = d.entries.get(base);
+    if (!marker?.vary || !sameNames(marker.vary, names)) {
+      marker = varyMarker(names, entry.storedAt, entry.expiresAt);
+      this.set(domain, generation, base, marker, capBytes);
+      if (d.entries.get(base) !== marker) return;
+    } else {
+      marker.expiresAt = Math.max(marker.expiresAt, entry.expiresAt);
+      this.touch(d, base, marker);
+    }
+    entry.parent = marker;
+    entry.suffix = suffix;
+    this.set(domain, generation, base + suffix, entry, capBytes);
+    if (d.entries.get(base + suffix) === entry) (marker.variants ??= new Map()).set(suffix, entry);
   }
 
   /**
