@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestControlPlane } from '../helpers/control-plane.js';
+import { ERRORS, type ApiErrorCode } from '../../control-plane/src/errors.js';
 
 interface Operation {
   requestBody?: { content?: Record<string, { schema?: unknown }> };
@@ -78,6 +79,72 @@ test('GET /openapi.json: generated from the route schemas; responses serialized 
   assert.equal(Object.hasOwn(body, 'ownerId'), false);
   assert.equal(Object.hasOwn(body, 'zoneSerial'), false);
   assert.equal(Object.hasOwn(body.ssl_delegation as object, 'canary'), false, 'the delegation canary stays private');
+});
+
+test('every error response declares X-Error-Code with the codes of its status, and errors carry one of them (issue 8)', async (t) => {
+  const cp = await startTestControlPlane(t);
+  const doc = (await cp.call(null, 'GET', '/openapi.json')).json<{
+    paths: Record<
+      string,
+      Record<
+        string,
+        {
+          responses: Record<
+            string,
+            {
+              content?: Record<string, { schema?: { properties?: Record<string, unknown> } }>;
+              headers?: Record<string, { required?: boolean; schema: { enum: string[] } }>;
+            }
+          >;
+        }
+      >
+    >;
+  }>();
+  let declared = 0;
+  for (const [path, ops] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(ops)) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        const isError = response.content?.['application/json']?.schema?.properties?.error !== undefined;
+        const header = response.headers?.['X-Error-Code'];
+        if (!isError || !/^[45]/.test(status)) {
+          assert.equal(header, undefined, `${method} ${path} ${status}: no error code`);
+          continue;
+        }
+        assert.ok(header?.required, `${method} ${path} ${status} declares X-Error-Code`);
+        assert.ok(header.schema.enum.length > 0);
+        for (const code of header.schema.enum) assert.equal(ERRORS[code as ApiErrorCode].status, Number(status));
+        declared++;
+      }
+    }
+  }
+  assert.ok(declared > 50, `${declared} error responses declare the header`);
+
+  // Answers carry a code their status's enum holds.
+  const u = await cp.user();
+  const name = await cp.domain(u.key, 'codes.example.org');
+  const records = `/domains/${name}/records/`;
+  const cases: Array<[string, 'GET' | 'POST' | 'DELETE', string, unknown, string | null, number]> = [
+    ['/domains/', 'GET', '/domains/', undefined, null, 401],
+    ['/domains/{domain}/records/', 'POST', records, { name: 'x', type: 'A', destination: 'nope' }, u.key, 400],
+    ['/domains/{domain}', 'GET', '/domains/nothing.example.org', undefined, u.key, 404],
+    ['/domains/{domain}/records/{id}', 'DELETE', `${records}999999`, undefined, u.key, 404],
+  ];
+  await cp.call(u.key, 'POST', records, { name: 'dup', type: 'A', destination: '192.0.2.1' });
+  cases.push([
+    '/domains/{domain}/records/',
+    'POST',
+    records,
+    { name: 'dup', type: 'A', destination: '192.0.2.1' },
+    u.key,
+    409,
+  ]);
+  for (const [path, method, url, body, key, status] of cases) {
+    const res = await cp.call(key, method, url, body);
+    assert.equal(res.statusCode, status, `${method} ${url}: ${res.body}`);
+    const code = res.headers['x-error-code'] as string;
+    const header = doc.paths[path]![method.toLowerCase()]!.responses[String(status)]!.headers!['X-Error-Code']!;
+    assert.ok(header.schema.enum.includes(code), `${method} ${url}: ${code} is declared for ${status}`);
+  }
 });
 
 test('GET /docs: the API reference page, without a key, with every asset served here (issue 9)', async (t) => {

@@ -4,6 +4,7 @@
 import type { RouteOptions } from 'fastify';
 import type { TSchema } from '@sinclair/typebox';
 import { ErrorBody } from './schemas.js';
+import { ERRORS, type ApiErrorCode } from '../errors.js';
 
 /** Methods whose request bodies Fastify parses: malformed JSON (400), too large (413), not JSON (415). */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -33,6 +34,7 @@ interface OpenApiOperation {
     string,
     { content?: Record<string, { schema?: { properties?: Record<string, unknown> } }> } & {
       links?: Record<string, unknown>;
+      headers?: Record<string, unknown>;
     }
   >;
   operationId?: string;
@@ -106,4 +108,34 @@ function pointer(path: string): string {
 
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** The codes of the registry (errors.ts) answered with `status`, in registry order. */
+export function codesOfStatus(status: number): ApiErrorCode[] {
+  return (Object.keys(ERRORS) as ApiErrorCode[]).filter((code) => ERRORS[code].status === status);
+}
+
+/**
+ * Every error response (4xx, 5xx with the Error body) declares the `X-Error-Code` header the error handler sets on
+ * each error it answers (plugins/error-handler.ts), with the codes of that status as its enum.
+ */
+export function addErrorCodeHeaders(paths: Paths): void {
+  for (const ops of Object.values(paths)) {
+    for (const op of Object.values(ops)) {
+      for (const [status, response] of Object.entries(op.responses ?? {})) {
+        // Answers of the error handler only: their body is the Error object (`/readyz`'s 503 is a status report).
+        const isError = response.content?.['application/json']?.schema?.properties?.error !== undefined;
+        const codes = isError && /^[45]\d\d$/.test(status) ? codesOfStatus(Number(status)) : [];
+        if (codes.length === 0) continue;
+        response.headers = {
+          ...response.headers,
+          'X-Error-Code': {
+            description: 'The error code (errors.ts registry; the README lists each with its meaning)',
+            required: true,
+            schema: { type: 'string', enum: codes },
+          },
+        };
+      }
+    }
+  }
 }

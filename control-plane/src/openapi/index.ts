@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { registerDocs } from './docs.js';
-import { addLinks, completeErrorResponses } from './contract.js';
+import { addErrorCodeHeaders, addLinks, completeErrorResponses } from './contract.js';
 import { withoutNul } from '../plugins/no-nul.js';
 
 export const OPENAPI_VERSION = '3.1.0';
@@ -47,6 +47,7 @@ async function openapi(app: FastifyInstance, opts: { serverUrl: string }) {
     transformObject: (documentObject) => {
       const doc = (documentObject as { openapiObject: { paths?: Parameters<typeof addLinks>[0] } }).openapiObject;
       addLinks(doc.paths ?? {});
+      addErrorCodeHeaders(doc.paths ?? {});
       return doc as never;
     },
   });
