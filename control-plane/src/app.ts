@@ -63,7 +63,8 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   });
   // Every route from here on is mirrored: the 404/405 answers and the key check of a public path's 405 ask it.
   const routes = trackRoutes(app);
-  await app.register(authenticate, { routes });
+  // On Postgres the rate-limit counters are shared (rate-limit-store.ts): the key lookup counts the request too.
+  await app.register(authenticate, { routes, countKeyHits: opts.database.driver === 'postgres' });
   await app.register(temporal);
   await app.register(rateLimit, {
     perMinute: config.rateLimitPerMinute,

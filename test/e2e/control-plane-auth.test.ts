@@ -99,6 +99,71 @@ test('authentication, read-only keys, denied surfaces and roles (spec Authentica
     },
   );
 
+  await t.test(
+    '§3 record writes check the key again on the locked domain row: revoked or deactivated mid-body is refused',
+    async () => {
+      // Record routes take their domain with writeAs: the key is checked in the write's lock statement.
+      const inFlight = async (
+        key: string,
+        url: string,
+        method: 'POST' | 'PUT' | 'DELETE',
+        change: () => Promise<unknown>,
+      ) => {
+        const body = new PassThrough();
+        const pending = cp.app.inject({
+          method,
+          url,
+          payload: body,
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        });
+        body.write('{"name": "in-flight", ');
+        await new Promise((r) => setTimeout(r, 100)); // past authentication: the body is still arriving
+        await change();
+        body.end('"type": "A", "destination": "192.0.2.9"}');
+        return pending;
+      };
+      const records = `/domains/${domain}/records/`;
+      const names = async () =>
+        (await cp.call(owner.key, 'GET', records)).json<Array<{ name: string; id: number }>>().map((r) => r.name);
+      const k = await cp.key(owner.id);
+      let res = await inFlight(k.key, records, 'POST', () => revokeApiKey(cp.database.db, k.keyId));
+      assert.equal(res.statusCode, 401, res.body);
+      assert.deepEqual(res.json(), INVALID);
+      // The same on a domain that does not exist: the key is refused first, as by the authentication.
+      const k2 = await cp.key(owner.id);
+      res = await inFlight(k2.key, '/domains/nothing-here.example.org/records/', 'POST', () =>
+        revokeApiKey(cp.database.db, k2.keyId),
+      );
+      assert.equal(res.statusCode, 401, res.body);
+      const other = await cp.user();
+      const mine = await cp.domain(other.key, 'inflight-owner.example.org');
+      res = await inFlight(other.key, `/domains/${mine}/records/`, 'POST', () =>
+        setUserActive(cp.database.db, other.email, false),
+      );
+      assert.equal(res.statusCode, 403, res.body);
+      assert.deepEqual(res.json(), { error: 'account is inactive' });
+      await setUserActive(cp.database.db, other.email, true);
+      assert.deepEqual(
+        (await cp.call(other.key, 'GET', `/domains/${mine}/records/`)).json(),
+        [],
+        'nothing was written',
+      );
+      assert.ok(!(await names()).includes('in-flight'), 'nothing was written');
+      // A record update in flight is refused the same way.
+      const created = await cp.call(owner.key, 'POST', records, { name: 'kept', type: 'A', destination: '192.0.2.1' });
+      const k3 = await cp.key(owner.id);
+      res = await inFlight(k3.key, `${records}${created.json<{ id: number }>().id}`, 'PUT', () =>
+        revokeApiKey(cp.database.db, k3.keyId),
+      );
+      assert.equal(res.statusCode, 401, res.body);
+      assert.ok((await names()).includes('kept') && !(await names()).includes('in-flight'), 'the update was not made');
+      assert.equal(
+        (await cp.call(owner.key, 'DELETE', `${records}${created.json<{ id: number }>().id}`)).statusCode,
+        200,
+      );
+    },
+  );
+
   await t.test('§3 an expired key is 401', async () => {
     const created = await createApiKey(cp.database.db, owner.id, {
       expires: '30',
@@ -269,6 +334,29 @@ test('authentication, read-only keys, denied surfaces and roles (spec Authentica
       assert.equal(res.statusCode, 403, who);
       assert.deepEqual(res.json(), { error: `your role (${who}) lacks the domain.delete permission on this domain` });
     }
+    // Record writes decide role on the locked row (writeAs): the same answers, before any field is looked at.
+    const records = `/domains/${domain}/records/`;
+    const good = { name: 'roles', type: 'A', destination: '192.0.2.7' };
+    const bad = { name: 'roles', type: 'A', destination: 'not-an-address' };
+    for (const body of [good, bad]) {
+      const res = await cp.call(stranger.key, 'POST', records, body);
+      assert.equal(res.statusCode, 404, 'stranger record create');
+      assert.deepEqual(res.json(), { error: 'domain not found' });
+      const viewerRes = await cp.call(viewer.key, 'POST', records, body);
+      assert.equal(viewerRes.statusCode, 403, 'viewer record create');
+      assert.deepEqual(viewerRes.json(), {
+        error: 'your role (viewer) lacks the records.edit permission on this domain',
+      });
+    }
+    assert.equal((await cp.call(editor.key, 'POST', records, bad)).statusCode, 400);
+    const made = await cp.call(editor.key, 'POST', records, good);
+    assert.equal(made.statusCode, 200, made.body);
+    const id = made.json<{ id: number }>().id;
+    assert.equal((await cp.call(stranger.key, 'PUT', `${records}${id}`, { ttl: 600 })).statusCode, 404);
+    assert.equal((await cp.call(viewer.key, 'DELETE', `${records}${id}`)).statusCode, 403);
+    assert.equal((await cp.call(stranger.key, 'DELETE', `${records}${id}`)).statusCode, 404);
+    assert.equal((await cp.call(editor.key, 'PUT', `${records}${id}`, { ttl: 600 })).statusCode, 200);
+    assert.equal((await cp.call(editor.key, 'DELETE', `${records}${id}`)).statusCode, 200);
   });
 
   await t.test(

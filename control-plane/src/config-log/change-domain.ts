@@ -30,8 +30,17 @@ export interface DomainWrite<T> {
   workflows?: readonly WorkflowStart[];
 }
 
-/** Which domain: by id (API routes, after loadDomain) or by name (the /internal API the workflows call). */
-export type DomainKey = number | { name: string };
+/**
+ * Which domain: by id (after loadDomain), by name (the /internal API the workflows call), or by a `lock` statement
+ * of the caller's own that locks the row and checks more on it in the same round trip (auth/domain-access.ts
+ * `writeAs`: the caller's role and key, so an API write reads nothing before its transaction).
+ */
+export type DomainKey = number | { name: string } | DomainLock;
+
+/** Locks the domain's row (SELECT … FOR UPDATE) in `tx` and returns it read under the lock; throws to refuse. */
+export interface DomainLock {
+  lock(tx: Tx): Promise<DomainRow>;
+}
 
 /**
  * Runs `change` in one transaction on the domain's row, locked (SELECT … FOR UPDATE) and read under the lock, so every
@@ -46,11 +55,17 @@ export async function changeDomain<T>(
   change: (tx: Tx, domain: DomainRow) => Promise<DomainWrite<T>>,
 ): Promise<T> {
   return write(target, async (tx) => {
-    const where = typeof key === 'number' ? eq(domains.id, key) : eq(domains.name, key.name);
-    const [domain] = await tx.select().from(domains).where(where).for('update');
-    if (!domain) throw new ApiError('CP_ERR_NOT_FOUND', MESSAGES.domainNotFound);
+    const domain = await lockDomain(tx, key);
     return { domain, write: await change(tx, domain) };
   });
+}
+
+async function lockDomain(tx: Tx, key: DomainKey): Promise<DomainRow> {
+  if (typeof key === 'object' && 'lock' in key) return key.lock(tx);
+  const where = typeof key === 'number' ? eq(domains.id, key) : eq(domains.name, key.name);
+  const [domain] = await tx.select().from(domains).where(where).for('update');
+  if (!domain) throw new ApiError('CP_ERR_NOT_FOUND', MESSAGES.domainNotFound);
+  return domain;
 }
 
 /**

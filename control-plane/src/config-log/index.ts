@@ -15,6 +15,7 @@ export {
   addDomain,
   changeDomain,
   type DomainKey,
+  type DomainLock,
   type DomainRow,
   type DomainWrite,
   type WriteTarget,

@@ -1,9 +1,17 @@
 // Request counters of the rate limit: fixed windows that start with a key's first request (as @fastify/rate-limit's
 // own store counts). In the database when it is a Postgres server, so every control-plane process behind one
 // address counts against the same budget; in memory with PGlite, which only one process can open.
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/index.js';
 import { rowsOf } from '../db/migrate.js';
+
+/** The rate limit's window: requests are counted per minute. */
+export const RATE_WINDOW_MS = 60_000;
+
+/** The counter of an API key's requests (the per-key limit). */
+export const keyBucket = (keyId: number) => `key:${keyId}`;
+/** keyBucket in SQL, for a statement that counts a key it looks up itself. */
+export const keyBucketSql = (idColumn: SQL) => sql`'key:' || ${idColumn}`;
 
 export interface WindowCount {
   /** Requests in the current window, this one included. */
@@ -40,21 +48,39 @@ export class MemoryCounterStore implements CounterStore {
   }
 }
 
+/** What hitStatement returns for each counter it hit. */
+export interface HitRow {
+  hits: number | string;
+  ttl_ms: number | string;
+}
+
+export function windowCount(row: HitRow): WindowCount {
+  return { count: Number(row.hits), ttlMs: Math.max(0, Number(row.ttl_ms)) };
+}
+
+/**
+ * The upsert that counts one request: `rows` gives (key, now(), 1) for each counter to hit (a VALUES list, or a
+ * SELECT, so another statement can count in the same round trip: authenticate.ts with the key lookup). Returns
+ * `hits` and `ttl_ms` (HitRow).
+ */
+export function hitStatement(rows: SQL, windowMs: number): SQL {
+  const window = sql`make_interval(secs => ${windowMs / 1000})`;
+  // SET reads the old row: both CASEs see the window as it was before this request.
+  return sql`
+    INSERT INTO rate_limit_counters AS c (key, window_started_at, hits) ${rows}
+    ON CONFLICT (key) DO UPDATE SET
+      hits = CASE WHEN c.window_started_at > now() - ${window} THEN c.hits + 1 ELSE 1 END,
+      window_started_at = CASE WHEN c.window_started_at > now() - ${window} THEN c.window_started_at ELSE now() END
+    RETURNING hits, (extract(epoch FROM window_started_at + ${window} - now()) * 1000)::int AS ttl_ms`;
+}
+
 /** One upsert per request; the database's clock decides the windows, so processes on several hosts agree. */
 export class DatabaseCounterStore implements CounterStore {
   constructor(private readonly db: Db) {}
 
   async hit(key: string, windowMs: number): Promise<WindowCount> {
-    const window = sql`make_interval(secs => ${windowMs / 1000})`;
-    // SET reads the old row: both CASEs see the window as it was before this request.
-    const result = await this.db.execute(sql`
-      INSERT INTO rate_limit_counters AS c (key, window_started_at, hits) VALUES (${key}, now(), 1)
-      ON CONFLICT (key) DO UPDATE SET
-        hits = CASE WHEN c.window_started_at > now() - ${window} THEN c.hits + 1 ELSE 1 END,
-        window_started_at = CASE WHEN c.window_started_at > now() - ${window} THEN c.window_started_at ELSE now() END
-      RETURNING hits, (extract(epoch FROM window_started_at + ${window} - now()) * 1000)::int AS ttl_ms`);
-    const row = rowsOf<{ hits: number; ttl_ms: number }>(result)[0]!;
-    return { count: Number(row.hits), ttlMs: Math.max(0, Number(row.ttl_ms)) };
+    const result = await this.db.execute(hitStatement(sql`VALUES (${key}, now(), 1)`, windowMs));
+    return windowCount(rowsOf<HitRow>(result)[0]!);
   }
 
   async prune(windowMs: number): Promise<void> {

@@ -6,9 +6,14 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { formatIp, parseIp } from '@platform/shared/match';
 import { ApiError, MESSAGES } from '../errors.js';
-import { DatabaseCounterStore, MemoryCounterStore, type CounterStore } from './rate-limit-store.js';
-
-const WINDOW_MS = 60_000;
+import {
+  DatabaseCounterStore,
+  keyBucket,
+  MemoryCounterStore,
+  RATE_WINDOW_MS as WINDOW_MS,
+  type CounterStore,
+  type WindowCount,
+} from './rate-limit-store.js';
 
 export interface RateLimitOptions {
   perMinute: number;
@@ -40,15 +45,31 @@ export function clientNetwork(ip: string): string {
   return `${formatIp({ v6: true, value: (parsed.value >> 64n) << 64n })}/64`;
 }
 
-/** Counter keys: one budget per API key, one per client network. */
-const keyBucket = (keyId: number) => `key:${keyId}`;
+/** Counter keys: one budget per API key (keyBucket), one per client network. */
 const addressBucket = (request: FastifyRequest) => `ip:${clientNetwork(request.ip)}`;
+
+/** The window the key lookup counted this request in (authenticate.ts, on Postgres), once. */
+function takeCounted(request: FastifyRequest): WindowCount | null {
+  const window = request.keyWindow;
+  request.keyWindow = null;
+  return window;
+}
 
 async function rateLimits(app: FastifyInstance, opts: RateLimitOptions) {
   const store: CounterStore = opts.shared ? new DatabaseCounterStore(app.db) : new MemoryCounterStore();
+  // Requests the key lookup already counted (request.keyWindow), by the per-request name keyGenerator gave them:
+  // @fastify/rate-limit hands its store only that name.
+  const counted = new Map<string, WindowCount>();
+  let nextCounted = 0;
   // @fastify/rate-limit instantiates its store with `new`; a constructor returning an object yields that object.
   const fastifyStore = {
     incr(key: string, cb: (err: Error | null, res?: { current: number; ttl: number }) => void, timeWindow: number) {
+      const window = counted.get(key);
+      if (window) {
+        counted.delete(key);
+        cb(null, { current: window.count, ttl: window.ttlMs });
+        return;
+      }
       store.hit(key, timeWindow).then(
         (w) => cb(null, { current: w.count, ttl: w.ttlMs }),
         (err: Error) => cb(err),
@@ -69,7 +90,14 @@ async function rateLimits(app: FastifyInstance, opts: RateLimitOptions) {
     // RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset and Retry-After (IETF httpapi draft names).
     enableDraftSpec: true,
     // The route-level hook runs after the authentication hook, so the principal is known here.
-    keyGenerator: (request: FastifyRequest) => keyBucket(request.principal?.keyId ?? 0),
+    keyGenerator: (request: FastifyRequest) => {
+      const bucket = keyBucket(request.principal?.keyId ?? 0);
+      const window = takeCounted(request);
+      if (!window || !request.principal) return bucket;
+      const name = `${bucket}#${++nextCounted}`;
+      counted.set(name, window);
+      return name;
+    },
     // Requests without a principal were counted by limitRequest in the authentication (public routes, refused
     // credentials) or came with a valid node token (internal routes: nodes and the workflow worker, not limited).
     allowList: (request: FastifyRequest) => !request.principal,
@@ -78,7 +106,9 @@ async function rateLimits(app: FastifyInstance, opts: RateLimitOptions) {
 
   app.decorate('limitRequest', async (request: FastifyRequest, reply: FastifyReply, keyId?: number) => {
     const max = keyId === undefined ? opts.anonymousPerMinute : opts.perMinute;
-    const w = await store.hit(keyId === undefined ? addressBucket(request) : keyBucket(keyId), WINDOW_MS);
+    const w =
+      (keyId !== undefined ? takeCounted(request) : null) ??
+      (await store.hit(keyId === undefined ? addressBucket(request) : keyBucket(keyId), WINDOW_MS));
     if (w.count <= max) return;
     reply.header('retry-after', String(Math.ceil(w.ttlMs / 1000)));
     throw new ApiError('CP_ERR_RATE_LIMITED', MESSAGES.rateLimited);

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { loadDomain } from '../../auth/domain-access.js';
+import { KEY_CHECKED_BY_WRITE, loadDomain, writeAs } from '../../auth/domain-access.js';
 import { errorResponses, idSegment, MessageBody } from '../../openapi/schemas.js';
 import { listRecordsJson, type RecordRow } from './store.js';
 import {
@@ -89,6 +89,7 @@ export default async function recordRoutes(fastify: FastifyInstance) {
   app.post(
     `${base}/`,
     {
+      config: KEY_CHECKED_BY_WRITE,
       schema: {
         summary: 'Create a record',
         tags,
@@ -98,8 +99,9 @@ export default async function recordRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const { domain } = await loadDomain(request, request.params.domain, 'records.edit');
-      return presentRecord(await createRecord(app, domain, request.body));
+      return presentRecord(
+        await createRecord(app, writeAs(request, request.params.domain, 'records.edit'), request.body),
+      );
     },
   );
 
@@ -215,6 +217,7 @@ export default async function recordRoutes(fastify: FastifyInstance) {
   app.put(
     `${base}/${idSegment('id')}`,
     {
+      config: KEY_CHECKED_BY_WRITE,
       schema: {
         summary: 'Update a record (omitted fields are unchanged)',
         tags,
@@ -224,7 +227,7 @@ export default async function recordRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const { domain } = await loadDomain(request, request.params.domain, 'records.edit');
+      const domain = writeAs(request, request.params.domain, 'records.edit');
       return presentRecord(await updateRecord(app, domain, request.params.id, request.body));
     },
   );
@@ -232,6 +235,7 @@ export default async function recordRoutes(fastify: FastifyInstance) {
   app.delete(
     `${base}/${idSegment('id')}`,
     {
+      config: KEY_CHECKED_BY_WRITE,
       schema: {
         summary: 'Delete a record',
         tags,
@@ -240,8 +244,7 @@ export default async function recordRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const { domain } = await loadDomain(request, request.params.domain, 'records.edit');
-      await deleteRecord(app, domain, request.params.id);
+      await deleteRecord(app, writeAs(request, request.params.domain, 'records.edit'), request.params.id);
       return { message: `record ${request.params.id} deleted` };
     },
   );

@@ -6,7 +6,7 @@ import type { domains } from '../../db/schema.js';
 import { ApiError, isApiError } from '../../errors.js';
 import { effectiveFeatures, featuresOf, requireFeature, type EffectiveFeatures } from '../../plans/entitlements.js';
 import { buildZone } from '../../config-log/snapshot.js';
-import { changeDomain, type DomainWrite } from '../../config-log/index.js';
+import { changeDomain, type DomainLock, type DomainWrite } from '../../config-log/index.js';
 import { exportZone } from './bind-export.js';
 import { parseZoneFile } from './bind-parse.js';
 import { applyPatch, buildRecord, sameFields } from './normalize.js';
@@ -90,10 +90,10 @@ async function checkHostHeader(hosts: HostHeaderOwnership, next: RecordFields, p
  */
 async function write<T>(
   app: FastifyInstance,
-  domain: DomainRow,
+  domain: DomainRow | DomainLock,
   fn: (tx: Tx, domain: DomainRow) => Promise<DomainWrite<T>>,
 ): Promise<T> {
-  return changeDomain(app, domain.id, async (tx, locked) => {
+  return changeDomain(app, 'lock' in domain ? domain : domain.id, async (tx, locked) => {
     assertNotFrozen(locked);
     return fn(tx, locked);
   });
@@ -125,30 +125,37 @@ async function indexAround(tx: Tx, domain: DomainRow, ids: number[], rawNames: I
   return new ZoneIndex(await listRecordsAround(tx, domain.id, ids, ownerNames(domain.name, rawNames)));
 }
 
-export async function createRecord(app: FastifyInstance, domain: DomainRow, input: RecordCreate): Promise<RecordRow> {
-  const record = buildRecord(domain.name, input);
-  checkOrigin(originPolicy(app.config), record);
-  return write(app, domain, async (tx) => {
+/**
+ * `domain`: the caller's lock (auth/domain-access.ts writeAs) checks key and role on the locked row; the fields are
+ * checked after it (as after loadDomain: a caller who may not edit the domain learns nothing from them), then the
+ * state, the plan's max_records and the zone rules.
+ */
+export async function createRecord(app: FastifyInstance, domain: DomainLock, input: RecordCreate): Promise<RecordRow> {
+  return changeDomain(app, domain, async (tx, locked) => {
+    const record = buildRecord(locked.name, input);
+    checkOrigin(originPolicy(app.config), record);
+    assertNotFrozen(locked);
     // Plan, record count and the records at the name in one statement: a create is a handful of round trips.
-    const context = await createContext(tx, domain.id, record.name);
+    const context = await createContext(tx, locked.id, record.name);
     const features = await featuresOf(tx, context.plan);
     const problem = limitError(features, context.count + 1);
     if (problem) throw new ApiError('CP_ERR_PLAN_LIMIT', problem, { feature: 'max_records' });
     gateHostHeader(features, record, null);
-    await checkHostHeader(new HostHeaderOwnership(tx, domain), record, null);
+    await checkHostHeader(new HostHeaderOwnership(tx, locked), record, null);
     new ZoneIndex(context.atName).check(record);
-    const [row] = await insertRecords(tx, domain.id, [record]);
+    const [row] = await insertRecords(tx, locked.id, [record]);
     return { value: row!, change: { upsertedRecords: [row!.id] } };
   });
 }
 
+/** `domain`: the caller's lock (writeAs), as for createRecord. */
 export async function updateRecord(
   app: FastifyInstance,
-  domain: DomainRow,
+  domain: DomainLock,
   id: number,
   patch: RecordPatch,
 ): Promise<RecordRow> {
-  return write(app, domain, async (tx) => {
+  return write(app, domain, async (tx, domain) => {
     const row = await getRecord(tx, domain.id, id);
     if (!row) throw new ApiError('CP_ERR_NOT_FOUND', 'record not found');
     const current = toStored(row);
@@ -164,8 +171,9 @@ export async function updateRecord(
   });
 }
 
-export async function deleteRecord(app: FastifyInstance, domain: DomainRow, id: number): Promise<void> {
-  await write(app, domain, async (tx) => {
+/** `domain`: the caller's lock (writeAs), as for createRecord. */
+export async function deleteRecord(app: FastifyInstance, domain: DomainLock, id: number): Promise<void> {
+  await write(app, domain, async (tx, domain) => {
     const deleted = await deleteRecords(tx, domain.id, [id]);
     if (deleted.length === 0) throw new ApiError('CP_ERR_NOT_FOUND', 'record not found');
     return { value: undefined, change: { removedRecords: deleted } };
