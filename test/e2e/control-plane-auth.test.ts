@@ -423,6 +423,18 @@ test('authentication, read-only keys, denied surfaces and roles (spec Authentica
       assert.equal((await call(null, 'GET', '/domains/', undefined, { 'x-api-key': a.key })).statusCode, 429);
       // Another key of another account has its own budget.
       assert.equal((await call(b.key, 'GET', '/domains/')).statusCode, 200);
+      // A request its key is refused for counts once (on Postgres the key lookup counts it; nothing counts it again).
+      const ro = await cp.key(b.id, { readOnly: true });
+      const refused = await limitedApp.inject({
+        method: 'POST',
+        url: '/domains/',
+        headers: { authorization: `Bearer ${ro.key}`, 'content-type': 'application/json' },
+        payload: '{"name":"ro-count.example.org"}',
+      });
+      assert.equal(refused.statusCode, 403);
+      assert.equal((await call(ro.key, 'GET', '/domains/')).headers['ratelimit-remaining'], '1');
+      assert.equal((await call(ro.key, 'GET', '/domains/')).headers['ratelimit-remaining'], '0');
+      assert.equal((await call(ro.key, 'GET', '/domains/')).statusCode, 429);
       // The OpenAPI document takes no key and counts against no key (but against the client address, below; a fresh
       // one here: the counters are shared by every app on the database, and earlier tests called without a key).
       const openapi = await limitedApp.inject({ method: 'GET', url: '/openapi.json', remoteAddress: '203.0.113.50' });

@@ -74,8 +74,9 @@ export function writeAs(request: FastifyRequest, domainParam: string, permission
       const [row] = await tx
         .select({
           domain: domains,
-          role: sql<Role | null>`CASE WHEN ${domains.ownerId} = ${userId} THEN 'owner' ELSE
-            (SELECT m.role FROM domain_members m WHERE m.domain_id = ${domains.id} AND m.user_id = ${userId}) END`,
+          // Qualified by hand: drizzle writes a single table's columns unqualified, which a subquery would rebind.
+          role: sql<Role | null>`CASE WHEN "domains"."owner_id" = ${userId} THEN 'owner' ELSE
+            (SELECT m.role FROM domain_members m WHERE m.domain_id = "domains"."id" AND m.user_id = ${userId}) END`,
           key: keyStateSql(keyHash),
         })
         .from(domains)
