@@ -1,16 +1,39 @@
 // Bounded memory (issue 10 item 5): what a client or a tenant can make the node keep stays under a node-wide cap.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Pool } from 'undici';
 import { parsePeerAddress } from '@platform/shared/match';
 import { loadConfig } from './config.js';
 import { RequestContext } from './context.js';
 import { RequestLogBuffer } from './log/buffer.js';
 import { memoryOf, startEdgeOps } from './metrics.js';
 import { startLogShipper } from './log/shipper.js';
-import { proxiedRecord, rule, send, snapshot, startStubOrigin, startTestEdge } from './testing/harness.js';
+import {
+  proxiedRecord,
+  rule,
+  send,
+  snapshot,
+  startStubOrigin,
+  startTestEdge,
+  type TestEdge,
+} from './testing/harness.js';
+
+/** The edge's /metrics endpoint (as EDGE_METRICS_PORT serves it) for an edge started in the test. */
+async function opsOf(t: TestContext, edge: TestEdge) {
+  const ops = await startEdgeOps({
+    host: '127.0.0.1',
+    port: 0,
+    requests: () => edge.node.requests,
+    memory: () => memoryOf(edge.node),
+    store: edge.node.store,
+    sync: undefined,
+  });
+  t.after(() => ops.close());
+  return ops;
+}
 
 test('origin pools: one per Host a `*` record is asked for, at most EDGE_ORIGIN_POOLS_MAX kept', async (t) => {
   // The origin answers a little later, so evicted pools still have requests in flight when they are closed.
@@ -20,7 +43,10 @@ test('origin pools: one per Host a `*` record is asked for, at most EDGE_ORIGIN_
   t.after(() => origin.close());
   const edge = await startTestEdge(
     t,
-    [snapshot('pools.example.org', { records: [proxiedRecord('*', origin.port), proxiedRecord('@', origin.port)] })],
+    [
+      snapshot('pools.example.org', { records: [proxiedRecord('*', origin.port), proxiedRecord('@', origin.port)] }),
+      snapshot('neighbour.example.org', { records: [proxiedRecord('www', origin.port)] }),
+    ],
     { EDGE_ORIGIN_POOLS_MAX: '4' },
   );
   const port = edge.node.server.httpPort;
@@ -38,24 +64,89 @@ test('origin pools: one per Host a `*` record is asked for, at most EDGE_ORIGIN_
   }
   assert.equal(edge.node.pools.size, 4);
   assert.equal(edge.node.pools.evicted, 36);
-  const ops = await startEdgeOps({
-    host: '127.0.0.1',
-    port: 0,
-    requests: () => edge.node.requests,
-    memory: () => memoryOf(edge.node),
-    store: edge.node.store,
-    sync: undefined,
-  });
-  t.after(() => ops.close());
+  const ops = await opsOf(t, edge);
   const metrics = await (await fetch(`http://127.0.0.1:${ops.port}/metrics`)).text();
   assert.match(metrics, /^edge_origin_pools 4$/m);
   assert.match(metrics, /^edge_origin_pools_evicted_total 36$/m);
 
-  // Another tenant's name (the apex) is still served, and a host seen before gets a new pool.
+  // Another tenant is still served, so is the apex, and a host seen before gets a new pool.
+  const other = await send(port, 'www.neighbour.example.org', '/n');
+  assert.equal(other.status, 200);
+  assert.equal(other.body, 'origin www.neighbour.example.org /n');
   assert.equal((await send(port, 'pools.example.org', '/')).status, 200);
   assert.equal((await send(port, hosts[0]!, '/again')).body, `origin ${hosts[0]} /again`);
   assert.equal(edge.node.pools.size, 4);
 });
+
+test(
+  '20,000 distinct host names through a `*` record: pools and request logs stay within their caps, another tenant is answered throughout',
+  // About 15 s of CPU; far longer on a machine shared by several test runs.
+  { timeout: 600_000 },
+  async (t) => {
+    const origin = await startStubOrigin('o', (req, res) => res.end(`origin ${req.headers.host}`));
+    t.after(() => origin.close());
+    const POOLS_MAX = 8;
+    const LOGS_MAX = 1000;
+    const HOSTS = 20_000;
+    const edge = await startTestEdge(
+      t,
+      [
+        snapshot('flood.example.org', { records: [proxiedRecord('*', origin.port)] }),
+        snapshot('neighbour.example.org', { records: [proxiedRecord('www', origin.port)] }),
+      ],
+      { EDGE_ORIGIN_POOLS_MAX: String(POOLS_MAX), EDGE_LOG_BUFFER_MAX: String(LOGS_MAX) },
+    );
+    const ops = await opsOf(t, edge);
+    const gauge = async (name: string) => {
+      const text = await (await fetch(`http://127.0.0.1:${ops.port}/metrics`)).text();
+      const m = new RegExp(`^${name} (\\d+)$`, 'm').exec(text);
+      assert.ok(m, `${name} in /metrics`);
+      return Number(m[1]);
+    };
+    // Keep-alive connections to the edge, a few requests in parallel: the flood is one Host per request.
+    const client = new Pool(`http://127.0.0.1:${edge.node.server.httpPort}`, { connections: 5, pipelining: 1 });
+    t.after(() => client.close());
+    const get = async (host: string, path: string) => {
+      const r = await client.request({ method: 'GET', path, headers: { host } });
+      return { status: r.statusCode, body: await r.body.text() };
+    };
+
+    let next = 0;
+    let highest = 0;
+    let neighbourAnswers = 0;
+    const flood = async () => {
+      for (let i = next++; i < HOSTS; i = next++) {
+        const host = `h${i}.flood.example.org`;
+        const r = await get(host, '/');
+        assert.equal(r.status, 200, host);
+        assert.equal(r.body, `origin ${host}`);
+        highest = Math.max(highest, edge.node.pools.size);
+        if (i % 1000 === 999) assert.ok((await gauge('edge_origin_pools')) <= POOLS_MAX, `pools gauge after ${i + 1}`);
+      }
+    };
+    const floods = Promise.all([flood(), flood(), flood(), flood()]);
+    let flooding = true;
+    void floods.finally(() => (flooding = false)).catch(() => undefined);
+    // The other tenant asks all along, on the fifth connection.
+    while (flooding) {
+      const r = await get('www.neighbour.example.org', `/n${neighbourAnswers}`);
+      assert.equal(r.status, 200);
+      assert.equal(r.body, 'origin www.neighbour.example.org');
+      neighbourAnswers++;
+    }
+    await floods;
+
+    assert.ok(highest <= POOLS_MAX, `at most ${POOLS_MAX} pools at any time, saw ${highest}`);
+    assert.equal(await gauge('edge_origin_pools'), POOLS_MAX);
+    assert.ok((await gauge('edge_origin_pools_evicted_total')) >= HOSTS - POOLS_MAX);
+    assert.ok(neighbourAnswers > 0);
+    // One log record per request, kept within EDGE_LOG_BUFFER_MAX (nothing ships them here): the rest dropped, counted.
+    assert.equal(edge.node.logs.size, LOGS_MAX);
+    assert.equal(edge.node.logs.dropped, edge.node.logs.total - LOGS_MAX);
+    assert.equal(await gauge('edge_request_logs_dropped_total'), edge.node.logs.dropped);
+    assert.equal((await get('www.neighbour.example.org', '/after')).status, 200);
+  },
+);
 
 test('cache: EDGE_CACHE_MAX_BYTES bounds all domains together, evicting the least recently used of any domain', async (t) => {
   const origin = await startStubOrigin('c', (req, res) => res.end(Buffer.alloc(10_000, req.url!.length)));
