@@ -21,6 +21,7 @@ import internalRoutes from './internal/routes.js';
 import ruleRoutes from './areas/rules/routes.js';
 import cacheRoutes from './areas/cache/routes.js';
 import sslRoutes from './areas/ssl/routes.js';
+import uptimeRoutes from './areas/uptime/routes.js';
 import opsRoutes from './ops/routes.js';
 import type { SyncHub } from './sync/index.js';
 
@@ -85,6 +86,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(ruleRoutes);
   await app.register(cacheRoutes);
   await app.register(sslRoutes);
+  await app.register(uptimeRoutes);
 
   return app;
 }

@@ -14,6 +14,8 @@ export const ERRORS = {
   CP_ERR_RECORD_INVALID: { status: 400, meaning: 'a DNS record field breaks a rule of the record table' },
   CP_ERR_RECORD_CONFLICT: { status: 400, meaning: 'a DNS record breaks CNAME exclusivity or another zone rule' },
   CP_ERR_RULE_INVALID: { status: 400, meaning: 'a rule breaks its schema; the body lists every problem' },
+  CP_ERR_MONITOR_INVALID: { status: 400, meaning: 'an uptime monitor breaks its schema; the body lists every problem' },
+  CP_ERR_MONITOR_CAP: { status: 400, meaning: 'the domain already has the most uptime monitors a domain may have' },
   CP_ERR_CONFIG_TOO_LARGE: {
     status: 400,
     meaning: "the domain's compiled config would exceed DOMAIN_CONFIG_MAX_BYTES",

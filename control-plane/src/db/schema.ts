@@ -242,3 +242,75 @@ export const workflowOutbox = pgTable('workflow_outbox', {
   lastError: text('last_error'),
   createdAt: ts('created_at').notNull().defaultNow(),
 });
+
+// 0011_uptime.sql: uptime settings (webhook target, signing secret, thresholds), monitors, incidents, deliveries.
+export const uptimeSettings = pgTable('uptime_settings', {
+  domainId: integer('domain_id')
+    .primaryKey()
+    .references(() => domains.id, { onDelete: 'cascade' }),
+  webhookUrl: text('webhook_url').notNull().default(''),
+  notifyWebhook: boolean('notify_webhook').notNull().default(false),
+  signingSecret: text('signing_secret').notNull(),
+  errorThresholdPct: integer('error_threshold_pct').notNull().default(50),
+  minRequestsPerMinute: integer('min_requests_per_minute').notNull().default(20),
+  openAfterMinutes: integer('open_after_minutes').notNull().default(2),
+  resolveAfterMinutes: integer('resolve_after_minutes').notNull().default(3),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
+export const uptimeMonitors = pgTable('uptime_monitors', {
+  id: serial('id').primaryKey(),
+  domainId: integer('domain_id')
+    .notNull()
+    .references(() => domains.id, { onDelete: 'cascade' }),
+  name: text('name').notNull().default(''),
+  enabled: boolean('enabled').notNull().default(true),
+  scope: jsonb('scope').$type<Record<string, unknown>>().notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
+export const uptimeIncidents = pgTable('uptime_incidents', {
+  id: serial('id').primaryKey(),
+  domainId: integer('domain_id')
+    .notNull()
+    .references(() => domains.id, { onDelete: 'cascade' }),
+  hostname: text('hostname').notNull(),
+  monitorId: integer('monitor_id'),
+  scope: text('scope').notNull().default(''),
+  state: text('state').$type<'open' | 'resolved'>().notNull().default('open'),
+  peakErrorPct: real('peak_error_pct').notNull().default(0),
+  startedAt: ts('started_at').notNull().defaultNow(),
+  resolvedAt: ts('resolved_at'),
+});
+
+export const uptimeWebhookDeliveries = pgTable('uptime_webhook_deliveries', {
+  id: serial('id').primaryKey(),
+  domainId: integer('domain_id')
+    .notNull()
+    .references(() => domains.id, { onDelete: 'cascade' }),
+  event: text('event').$type<'outage.opened' | 'outage.resolved' | 'test'>().notNull(),
+  incidentId: integer('incident_id').notNull().default(0),
+  redeliveryOf: integer('redelivery_of'),
+  url: text('url').notNull(),
+  payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
+  state: text('state').$type<'pending' | 'delivered' | 'failed' | 'refused'>().notNull().default('pending'),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  completedAt: ts('completed_at'),
+});
+
+export const uptimeWebhookAttempts = pgTable(
+  'uptime_webhook_attempts',
+  {
+    deliveryId: integer('delivery_id')
+      .notNull()
+      .references(() => uptimeWebhookDeliveries.id, { onDelete: 'cascade' }),
+    attempt: integer('attempt').notNull(),
+    startedAt: ts('started_at').notNull(),
+    statusCode: integer('status_code'),
+    durationMs: integer('duration_ms').notNull(),
+    error: text('error'),
+    outcome: text('outcome').$type<'success' | 'failure' | 'refused'>().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.deliveryId, t.attempt] })],
+);

@@ -120,37 +120,23 @@ function stringList(input: Record<string, unknown>, key: string, max: number, pr
   return v.filter((e): e is string => typeof e === 'string');
 }
 
+/** The host scope of a rule or an uptime monitor body, normalised (lists lower case, host_match_type defaulted). */
+export interface HostScope {
+  host_pattern: string;
+  host_match_type: HostMatchType;
+  host_includes: string[];
+  host_excludes: string[];
+}
+
 /**
- * Validates a rule body of `type` (snake_case, as the API receives it) and returns it normalised: host lists lower
- * case, host_match_type defaulted, IP lists canonical, path defaults applied, regexes compiled. Every problem is
- * collected, each with the field path (`ip_includes[3]`).
+ * Validates host_pattern, host_match_type and the two host lists (at most `maxEntries` each; regexes compiled),
+ * pushing each problem; the values returned are meaningful only when none was pushed.
  */
-export function validateRule(type: RuleType, input: Record<string, unknown>): RuleValidation {
-  const problems: Problem[] = [];
-
-  const recordIds = new Set<number>(); // keeps the first occurrence's order; duplicates dropped in linear time
-  const addRecord = (v: unknown, path: string) => {
-    if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0)
-      problems.push({ path, message: 'must be a positive integer' });
-    else recordIds.add(v);
-  };
-  boundedList(input, 'record_ids', MAX_RECORD_IDS, problems, 'integers').forEach((v, i) =>
-    addRecord(v, `record_ids[${i}]`),
-  );
-  if (input.record_id !== undefined && input.record_id !== null && input.record_id !== 0)
-    addRecord(input.record_id, 'record_id');
-
-  const enabled = input.enabled ?? true;
-  if (typeof enabled !== 'boolean') problems.push({ path: 'enabled', message: 'must be a boolean' });
-  const priority = input.priority ?? DEFAULT_PRIORITY;
-  if (typeof priority !== 'number' || !Number.isInteger(priority) || priority < -1_000_000 || priority > 1_000_000) {
-    problems.push({ path: 'priority', message: 'must be an integer between -1000000 and 1000000' });
-  }
-
+export function validateHostScope(input: Record<string, unknown>, maxEntries: number, problems: Problem[]): HostScope {
   const hostPattern = input.host_pattern ?? '';
   if (typeof hostPattern !== 'string') problems.push({ path: 'host_pattern', message: 'must be a string' });
-  const includes = stringList(input, 'host_includes', MAX_HOST_ENTRIES, problems);
-  const excludes = stringList(input, 'host_excludes', MAX_HOST_ENTRIES, problems);
+  const includes = stringList(input, 'host_includes', maxEntries, problems);
+  const excludes = stringList(input, 'host_excludes', maxEntries, problems);
   const anyHost =
     (typeof hostPattern === 'string' && hostPattern.trim() !== '') || includes.length > 0 || excludes.length > 0;
   let hostType = input.host_match_type as HostMatchType | undefined | null;
@@ -184,6 +170,71 @@ export function validateRule(type: RuleType, input: Record<string, unknown>): Ru
     });
   }
 
+  return {
+    host_pattern: typeof hostPattern === 'string' ? (hostPattern.trim() === '' ? '' : hostNorm(hostPattern)) : '',
+    host_match_type: hostType,
+    host_includes: includes.map(hostNorm),
+    host_excludes: excludes.map(hostNorm),
+  };
+}
+
+/** The path scope of a rule or an uptime monitor body as sent (path_includes without its default). */
+export interface PathScope {
+  path_match_type: PathMatchType;
+  path_includes: string[];
+  path_excludes: string[];
+}
+
+/** Validates path_match_type and the two path lists (at most `maxEntries` each; regexes compiled), pushing each problem. */
+export function validatePathScope(input: Record<string, unknown>, maxEntries: number, problems: Problem[]): PathScope {
+  const pathType = (input.path_match_type ?? 'wildcard') as PathMatchType;
+  if (!PATH_MATCH_TYPES.includes(pathType))
+    problems.push({ path: 'path_match_type', message: 'must be wildcard or regex' });
+  const pathIncludes = stringList(input, 'path_includes', maxEntries, problems);
+  const pathExcludes = stringList(input, 'path_excludes', maxEntries, problems);
+  if (PATH_MATCH_TYPES.includes(pathType)) {
+    pathIncludes.forEach((p, i) => {
+      const m = pathEntryProblem(pathType, p);
+      if (m) problems.push({ path: `path_includes[${i}]`, message: m });
+    });
+    pathExcludes.forEach((p, i) => {
+      const m = pathEntryProblem(pathType, p);
+      if (m) problems.push({ path: `path_excludes[${i}]`, message: m });
+    });
+  }
+
+  return { path_match_type: pathType, path_includes: pathIncludes, path_excludes: pathExcludes };
+}
+
+/**
+ * Validates a rule body of `type` (snake_case, as the API receives it) and returns it normalised: host lists lower
+ * case, host_match_type defaulted, IP lists canonical, path defaults applied, regexes compiled. Every problem is
+ * collected, each with the field path (`ip_includes[3]`).
+ */
+export function validateRule(type: RuleType, input: Record<string, unknown>): RuleValidation {
+  const problems: Problem[] = [];
+
+  const recordIds = new Set<number>(); // keeps the first occurrence's order; duplicates dropped in linear time
+  const addRecord = (v: unknown, path: string) => {
+    if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0)
+      problems.push({ path, message: 'must be a positive integer' });
+    else recordIds.add(v);
+  };
+  boundedList(input, 'record_ids', MAX_RECORD_IDS, problems, 'integers').forEach((v, i) =>
+    addRecord(v, `record_ids[${i}]`),
+  );
+  if (input.record_id !== undefined && input.record_id !== null && input.record_id !== 0)
+    addRecord(input.record_id, 'record_id');
+
+  const enabled = input.enabled ?? true;
+  if (typeof enabled !== 'boolean') problems.push({ path: 'enabled', message: 'must be a boolean' });
+  const priority = input.priority ?? DEFAULT_PRIORITY;
+  if (typeof priority !== 'number' || !Number.isInteger(priority) || priority < -1_000_000 || priority > 1_000_000) {
+    problems.push({ path: 'priority', message: 'must be an integer between -1000000 and 1000000' });
+  }
+
+  const hosts = validateHostScope(input, MAX_HOST_ENTRIES, problems);
+
   const ipLists: Record<'ip_includes' | 'ip_excludes', string[]> = { ip_includes: [], ip_excludes: [] };
   for (const key of ['ip_includes', 'ip_excludes'] as const) {
     const list = stringList(input, key, MAX_IP_ENTRIES, problems);
@@ -201,25 +252,11 @@ export function validateRule(type: RuleType, input: Record<string, unknown>): Ru
   if (!(ACTION_MODES as readonly unknown[]).includes(actionMode))
     problems.push({ path: 'action_mode', message: 'must be enforce or dry_run' });
 
-  const pathType = (input.path_match_type ?? 'wildcard') as PathMatchType;
-  if (!PATH_MATCH_TYPES.includes(pathType))
-    problems.push({ path: 'path_match_type', message: 'must be wildcard or regex' });
-  const pathIncludes = stringList(input, 'path_includes', MAX_PATH_ENTRIES, problems);
-  const pathExcludes = stringList(input, 'path_excludes', MAX_PATH_ENTRIES, problems);
-  if (PATH_MATCH_TYPES.includes(pathType)) {
-    pathIncludes.forEach((p, i) => {
-      const m = pathEntryProblem(pathType, p);
-      if (m) problems.push({ path: `path_includes[${i}]`, message: m });
-    });
-    pathExcludes.forEach((p, i) => {
-      const m = pathEntryProblem(pathType, p);
-      if (m) problems.push({ path: `path_excludes[${i}]`, message: m });
-    });
-  }
+  const paths = validatePathScope(input, MAX_PATH_ENTRIES, problems);
 
   const fieldInput: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(input)) if (!COMMON_FIELDS.has(k)) fieldInput[k] = v;
-  const typed = validateTypeFields(type, fieldInput, { pathMatchType: pathType });
+  const typed = validateTypeFields(type, fieldInput, { pathMatchType: paths.path_match_type });
   if (!typed.ok) problems.push(...typed.problems);
 
   if (problems.length > 0 || !typed.ok) return { ok: false, problems };
@@ -230,16 +267,13 @@ export function validateRule(type: RuleType, input: Record<string, unknown>): Ru
         record_ids: [...recordIds],
         enabled: enabled as boolean,
         priority: priority as number,
-        host_pattern: typeof hostPattern === 'string' ? (hostPattern.trim() === '' ? '' : hostNorm(hostPattern)) : '',
-        host_match_type: hostType,
-        host_includes: includes.map(hostNorm),
-        host_excludes: excludes.map(hostNorm),
+        ...hosts,
         ip_includes: ipLists.ip_includes,
         ip_excludes: ipLists.ip_excludes,
         action_mode: actionMode as ActionMode,
-        path_match_type: pathType,
-        path_includes: pathIncludes.length > 0 ? pathIncludes : [...DEFAULT_PATH_INCLUDES],
-        path_excludes: pathExcludes,
+        path_match_type: paths.path_match_type,
+        path_includes: paths.path_includes.length > 0 ? paths.path_includes : [...DEFAULT_PATH_INCLUDES],
+        path_excludes: paths.path_excludes,
       },
       fields: typed.value,
       passwords: typed.passwords,
