@@ -2,6 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { EnvReader, type EnvSource } from '@platform/shared';
+import { readAllowedNetworks, type IpRange } from '@platform/shared/address-policy';
 import { DOMAIN_LIFECYCLE } from './task-queues.js';
 
 export interface Resolver {
@@ -27,6 +28,8 @@ export interface WorkflowsConfig {
   /** /healthz, /readyz and /metrics on metricsHost; 0: off. */
   metricsHost: string;
   metricsPort: number;
+  /** ALLOWED_PRIVATE_NETWORKS: private ranges uptime webhooks may reach (the edge's origin allowlist). */
+  allowedPrivateNetworks: IpRange[];
 }
 
 export function parseResolvers(list: string[], problems: string[]): Resolver[] {
@@ -65,5 +68,6 @@ export function loadConfig(env: EnvSource = process.env): Readonly<WorkflowsConf
     logLevel: r.string('LOG_LEVEL', env.NODE_ENV === 'test' ? 'warn' : 'info'),
     metricsHost: r.string('WORKER_METRICS_HOST', '127.0.0.1'),
     metricsPort: r.int('WORKER_METRICS_PORT', 0, 0, 65535),
+    allowedPrivateNetworks: readAllowedNetworks(r),
   });
 }

@@ -2,13 +2,20 @@
 import type { WorkflowsConfig } from '../config.js';
 import { createDnsActivities } from './dns-lookup.js';
 import { createControlPlaneActivities } from './control-plane.js';
+import { createWebhookActivities } from '../uptime/webhook-activities.js';
 
-export type ActivityDeps = Pick<WorkflowsConfig, 'dnsResolvers' | 'dnsTimeoutMs' | 'controlPlaneUrl' | 'nodeToken'>;
+export type ActivityDeps = Pick<WorkflowsConfig, 'dnsResolvers' | 'dnsTimeoutMs' | 'controlPlaneUrl' | 'nodeToken'> &
+  Partial<Pick<WorkflowsConfig, 'allowedPrivateNetworks'>>;
 
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createDnsActivities({ resolvers: deps.dnsResolvers, timeoutMs: deps.dnsTimeoutMs }),
     ...createControlPlaneActivities({ baseUrl: deps.controlPlaneUrl, nodeToken: deps.nodeToken }),
+    ...createWebhookActivities({
+      controlPlaneUrl: deps.controlPlaneUrl,
+      nodeToken: deps.nodeToken,
+      allowedPrivateNetworks: deps.allowedPrivateNetworks ?? [],
+    }),
   };
 }
 

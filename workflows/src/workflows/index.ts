@@ -6,3 +6,4 @@ export { verifyDomain } from './verify-domain.js';
 export { checkSslDelegation } from './check-ssl-delegation.js';
 export { expireDeveloperMode, extendDeveloperModeSignal, stopDeveloperModeSignal } from './expire-developer-mode.js';
 export { scanAndImportZone } from './scan-zone.js';
+export { deliverUptimeWebhook } from '../uptime/deliver-webhook.js';
