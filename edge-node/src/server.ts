@@ -1,6 +1,6 @@
 // uWS wiring: the HTTP and HTTPS apps, SNI certificates from the snapshots, and the per-request entry into the phases.
 import { createHash, createPrivateKey, randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp } from 'uWebSockets.js';
@@ -184,23 +184,31 @@ export async function startEdgeServer(state: EdgeState, opts: ServerOptions): Pr
           installed.delete(name);
         }
       }
-      const written = new Set<string>();
-      for (const [name, { fingerprint, cert }] of wanted) {
-        if (installed.get(name)?.fingerprint === fingerprint) continue;
-        const certFile = join(opts.tlsDir, `${fingerprint}.crt`);
-        const keyFile = join(opts.tlsDir, `${fingerprint}.key`);
-        if (!written.has(fingerprint)) {
-          const keyText = keyFileText(domain, cert);
-          if (keyText === null) continue;
-          writeFileSync(keyFile, keyText, { mode: 0o600 });
-          writeFileSync(certFile, cert.certificatePem, { mode: 0o600 });
-          written.add(fingerprint);
+      // Files written by this call: uWS reads them inside addServerName, so they are removed before returning (a
+      // key is on disk only for that moment, encrypted). Names carry the pid: workers of one node share the directory.
+      const written = new Map<string, string[] | null>();
+      try {
+        for (const [name, { fingerprint, cert }] of wanted) {
+          if (installed.get(name)?.fingerprint === fingerprint) continue;
+          const certFile = join(opts.tlsDir, `${fingerprint}.${process.pid}.crt`);
+          const keyFile = join(opts.tlsDir, `${fingerprint}.${process.pid}.key`);
+          if (!written.has(fingerprint)) {
+            const keyText = keyFileText(domain, cert);
+            written.set(fingerprint, keyText === null ? null : [certFile, keyFile]);
+            if (keyText !== null) {
+              writeFileSync(keyFile, keyText, { mode: 0o600 });
+              writeFileSync(certFile, cert.certificatePem, { mode: 0o600 });
+            }
+          }
+          if (written.get(fingerprint) === null) continue;
+          if (installed.has(name)) https.removeServerName(name);
+          https.addServerName(name, { cert_file_name: certFile, key_file_name: keyFile, passphrase });
+          // Each server name has its own router in uWS: give it the same handler.
+          https.domain(name).any('/*', httpsHandler);
+          installed.set(name, { fingerprint, domain });
         }
-        if (installed.has(name)) https.removeServerName(name);
-        https.addServerName(name, { cert_file_name: certFile, key_file_name: keyFile, passphrase });
-        // Each server name has its own router in uWS: give it the same handler.
-        https.domain(name).any('/*', httpsHandler);
-        installed.set(name, { fingerprint, domain });
+      } finally {
+        for (const files of written.values()) for (const f of files ?? []) rmSync(f, { force: true });
       }
     },
     close() {

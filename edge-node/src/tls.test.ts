@@ -196,6 +196,12 @@ test('HTTPS: a sealed key opens with the node token; an exact name wins over a w
   assert.equal(await peerCN(port, 'www.sealed.example.org'), 'www.sealed.example.org');
   assert.equal(await peerCN(port, 'api.sealed.example.org'), '*.sealed.example.org');
   assert.equal((await send(port, 'api.sealed.example.org', '/s', { https: true })).body, 'origin sealed /s');
+  // uWS loaded the files inside addServerName: no key of a tenant stays on disk.
+  const { readdirSync } = await import('node:fs');
+  assert.deepEqual(
+    readdirSync(join(edge.dataDir, 'edge-node-tls')).filter((f) => f.endsWith('.key') && f !== 'default.key'),
+    [],
+  );
 
   // Sealed under another token: not installed (the default certificate answers), the other certificate stays.
   const other = selfSigned(['www.sealed.example.org']);

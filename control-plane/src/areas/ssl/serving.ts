@@ -13,20 +13,23 @@ export interface Candidate {
 }
 
 /**
- * For each hostname named by an unexpired certificate, the certificate that serves it: the first in the order
- * chosen (POST ssl/certificates/{id}/choose), then uploaded, then issued, newest first, whose hostnames cover it
- * (exactly or by a `*.` wildcard). Returns certificate id → the hostnames it serves (in its own order, then any
- * name it wins by wildcard); certificates that serve nothing are absent. Linear in certificates × hostnames.
+ * For each hostname named by an unexpired certificate, the certificate that serves it: the chosen one
+ * (POST ssl/certificates/{id}/choose) when it covers the name, exactly or by a `*.` wildcard; else the first that
+ * lists the name exactly, else the first whose wildcard covers it, in the order uploaded before issued, newest first
+ * (exact before wildcard, as the edge's SNI lookup). Returns certificate id → the hostnames it serves (names it
+ * wins by wildcard after its own); certificates that serve nothing are absent. Linear in certificates × hostnames.
  */
 export function servedHostnames(candidates: readonly Candidate[], nowMs: number): Map<number, string[]> {
   const live = candidates.filter((c) => c.notAfterMs > nowMs).sort(preference);
   const names = live.map((c) => new Set(c.hostnames));
+  const chosen = live[0]?.selected ? 0 : -1;
   const served = new Map<number, string[]>();
   const seen = new Set<string>();
   for (const c of live) for (const h of c.hostnames) seen.add(h);
   for (const name of seen) {
-    // A name is covered by itself, or (not being a wildcard) by the wildcard of its parent.
-    const i = names.findIndex((set) => coveringName(set, name) !== undefined);
+    let i = chosen >= 0 && coveringName(names[chosen]!, name) !== undefined ? chosen : -1;
+    if (i < 0) i = names.findIndex((set) => set.has(name));
+    if (i < 0) i = names.findIndex((set) => coveringName(set, name) !== undefined);
     const winner = i < 0 ? undefined : live[i];
     if (!winner) continue;
     let list = served.get(winner.id);

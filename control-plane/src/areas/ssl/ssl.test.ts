@@ -277,6 +277,11 @@ test('SSL API: parse, upload errors, list, choose, delete, GET ssl/ and the doma
     // Newest uploaded first: the wildcard serves *.name; www stays listed exactly on the first one (exact wins).
     let info = (await cp.call(owner.key, 'GET', `/domains/${name}/ssl/`)).json();
     assert.deepEqual(info.coverage, []);
+    const listed = (await cp.call(owner.key, 'GET', `/domains/${name}/ssl/certificates/`)).json().certificates;
+    assert.deepEqual(
+      listed.map((c: { served_hostnames: string[] }) => c.served_hostnames),
+      [[name, `www.${name}`], [`*.${name}`]],
+    );
     const chosen = await cp.call(owner.key, 'POST', `/domains/${name}/ssl/certificates/${uploadedId}/choose`);
     assert.equal(chosen.statusCode, 200, chosen.body);
     assert.equal(chosen.json().chosen, true);

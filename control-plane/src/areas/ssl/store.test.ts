@@ -13,7 +13,7 @@ import { storeIssuedCertificate } from './service.js';
 import { servedHostnames } from './serving.js';
 import { CERTIFICATE_KEY_FILE } from './key-vault.js';
 
-test('servedHostnames: chosen first, then uploaded, then newest; a wildcard wins names it covers; expired never', () => {
+test('servedHostnames: the chosen one wins all it covers; else exact before wildcard, uploaded, newest; expired never', () => {
   const now = 1_000;
   const c = (id: number, source: 'uploaded' | 'issued', hostnames: string[], more = {}) => ({
     id,
@@ -30,6 +30,11 @@ test('servedHostnames: chosen first, then uploaded, then newest; a wildcard wins
   assert.deepEqual(served([c(1, 'uploaded', ['*.x'], { selected: true }), c(2, 'uploaded', ['www.x', 'x'])]), {
     1: ['*.x', 'www.x'],
     2: ['x'],
+  });
+  // Not chosen: a newer wildcard does not take a name another certificate lists exactly.
+  assert.deepEqual(served([c(1, 'uploaded', ['www.x', 'x']), c(2, 'uploaded', ['*.x'])]), {
+    1: ['www.x', 'x'],
+    2: ['*.x'],
   });
   assert.deepEqual(served([c(1, 'uploaded', ['a.x'], { notAfterMs: 1_000 }), c(2, 'issued', ['a.x'])]), {
     2: ['a.x'],
