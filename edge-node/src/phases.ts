@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import type { HttpResponse } from 'uWebSockets.js';
 import type { RequestContext } from './context.js';
 import {
+  RULES_LINE,
   UPSTREAM_ACCEPT_ENCODING,
   baseKey,
   codingFits,
@@ -20,7 +21,7 @@ import { forward, upstreamHeaders, type ResponsePlan } from './proxy/forward.js'
 import { recordOrigin, type OriginTarget } from './proxy/origin.js';
 import { respond } from './proxy/respond.js';
 import { offersH2, type UpstreamPools } from './proxy/upstream.js';
-import type { RuleIndex } from './rules/compile.js';
+import type { CompiledRule, RuleIndex } from './rules/compile.js';
 import { isAuthorized, retryAfterSec, type AuthVerdict, type BasicAuthAction } from './rules/basic-auth.js';
 import { cacheKeyQuery, edgeTtl, sharedWithAuthorization, type CacheAction } from './rules/cache.js';
 import type { DropAction } from './rules/drop.js';
@@ -45,6 +46,13 @@ const text = (): [string, string][] => [...TEXT];
 const DAY_MS = 86_400_000;
 
 type Rules = Map<string, RuleIndex>;
+
+/**
+ * A rule scoped by client address (ip_includes / ip_excludes): when one that changes what the origin is sent (request
+ * headers, rewrite, origin_route, origin_pool) matches, its id joins the cache key, so what the origin gave one range
+ * of addresses is not served to the others.
+ */
+const ipScoped = (r: CompiledRule): boolean => r.ipIncludes !== null || r.ipExcludes !== null;
 const idx = <A>(rules: Rules, type: string) => rules.get(type) as RuleIndex<A> | undefined;
 
 /**
@@ -79,10 +87,12 @@ export function runPhases(
   // header rules: every matching rule applies, in priority order; collected now, applied on the way out and back.
   const requestOps: HeaderOp[] = [];
   const responseOps: HeaderOp[] = [];
+  let ipScope = '';
   const headerIdx = idx<HeaderAction>(rules, 'header');
   if (headerIdx) {
     for (const r of headerIdx.all(ctx, [])) {
       ctx.hit(r.id, r.type, false);
+      if (r.action.request.length > 0 && ipScoped(r)) ipScope += `,${r.id}`;
       for (const op of r.action.request) requestOps.push(op);
       for (const op of r.action.response) responseOps.push(op);
     }
@@ -107,11 +117,11 @@ export function runPhases(
     const verdict = isAuthorized(auth.action, ctx.header('authorization'), ctx.peer.text);
     if (typeof verdict === 'object') {
       return verdict.then((ok) => {
-        afterAuth(res, ctx, state, body, match, auth, ok, requestOps, responseOps);
+        afterAuth(res, ctx, state, body, match, auth, ok, requestOps, responseOps, ipScope);
       });
     }
-    afterAuth(res, ctx, state, body, match, auth, verdict, requestOps, responseOps);
-  } else afterAuth(res, ctx, state, body, match, undefined, true, requestOps, responseOps);
+    afterAuth(res, ctx, state, body, match, auth, verdict, requestOps, responseOps, ipScope);
+  } else afterAuth(res, ctx, state, body, match, undefined, true, requestOps, responseOps, ipScope);
   return undefined;
 }
 
@@ -126,6 +136,7 @@ function afterAuth(
   ok: AuthVerdict,
   requestOps: HeaderOp[],
   responseOps: HeaderOp[],
+  ipScope: string,
 ): void {
   const { domain, record } = match;
   const rules = domain.rules;
@@ -173,6 +184,7 @@ function afterAuth(
   const rewrite = idx<RewriteAction>(rules, 'rewrite')?.first(ctx);
   if (rewrite) {
     ctx.hit(rewrite.id, rewrite.type, false);
+    if (ipScoped(rewrite)) ipScope += `,${rewrite.id}`;
     const r = applyRewrite(rewrite.action, ctx.path, ctx.query);
     ctx.upstreamPath = r.path;
     ctx.upstreamQuery = r.query;
@@ -184,9 +196,11 @@ function afterAuth(
   const pool = route ? undefined : idx<OriginPoolAction>(rules, 'origin_pool')?.first(ctx);
   if (route) {
     ctx.hit(route.id, route.type, false);
+    if (ipScoped(route)) ipScope += `,${route.id}`;
     target = routeTarget(route.action, base, ctx.host);
   } else if (pool) {
     ctx.hit(pool.id, pool.type, false);
+    if (ipScoped(pool)) ipScope += `,${pool.id}`;
     const current = pickOrigin(pool.action, null);
     target = poolTarget(pool.action, current, ctx.host, base.timeoutSec);
     ctx.poolPick = { ruleId: pool.action.ruleId, index: current };
@@ -194,7 +208,8 @@ function afterAuth(
 
   // Cache: the first matching cache rule decides (cache ignores dry_run); developer mode bypasses reads and writes.
   // The key (src/cache/key.ts): scheme + host + path + the rule's query part, then the variant of an answer that
-  // varies. A request carrying Authorization is served only entries the origin marked shareable.
+  // varies; the ids of address-scoped rules that changed the origin request (ipScoped). A request carrying
+  // Authorization is served only entries the origin marked shareable.
   const settings = domain.snapshot.settings;
   const generation = Number(settings.cachePurgeGeneration ?? 0);
   const cacheRule =
@@ -211,6 +226,7 @@ function afterAuth(
     if (cacheAction.bypass || devMode) ctx.cacheStatus = 'BYPASS';
     else {
       cacheBase = baseKey(ctx.scheme, ctx.host, ctx.path, cacheKeyQuery(cacheAction, ctx.query));
+      if (ipScope !== '') cacheBase += `${RULES_LINE}${ipScope.slice(1)}`;
       authorized = carriesAuthorization(ctx, requestOps);
       const now = Date.now();
       let entry = state.cache.get(domain.name, generation, cacheBase, now);

@@ -3,6 +3,9 @@
 //   <scheme>://<host><normalised path>?<query part>            the base key, one per URL and scheme
 //   <base key>\n<name>=<value>[\n<name>=<value>…]              a variant, when the origin's answer varies
 //
+// The base key ends with `\n@rules=<id>,…` when rules scoped by client address changed what the origin was sent
+// (src/phases.ts `ipScoped`; `@` cannot start a header name).
+//
 // A response that varies (a `Vary` header, or a Content-Encoding, which varies on Accept-Encoding whatever the origin
 // says) is stored under its variant key, and the base key holds a marker naming the request headers it varies on.
 // Values are those the origin was sent (the client's headers after the header rules' request operations); the value
@@ -38,6 +41,9 @@ const AE_SUFFIX: Readonly<Record<EncodingClass, string>> = {
   gzip: '\naccept-encoding=gzip',
   identity: '\naccept-encoding=identity',
 };
+
+/** Starts the base key's line of address-scoped rule ids. */
+export const RULES_LINE = '\n@rules=';
 
 /** The base key: scheme, host (normalised, no port), normalised path, and the query part the cache rule keeps. */
 export function baseKey(scheme: 'http' | 'https', host: string, path: string, queryPart: string): string {

@@ -86,6 +86,8 @@ async function setup(t: TestContext) {
       ip_includes: ['127.0.0.2'],
       request_headers: [{ op: 'set', name: 'x-tier', value: 'internal' }],
     }),
+    // An IP-scoped rewrite: clients from 127.0.0.2 get the staff version of /promo/.
+    rule('rewrite', { ip_includes: ['127.0.0.2'], path_includes: ['/promo/*'], path: '/staff-promo/$1' }),
     // Rules that ignore the origin's headers and keep everything for a minute.
     rule('cache', { path_includes: ['/login/*', '/account/*'], edge_ttl: 60, respect_origin: false }),
     rule('cache', { path_includes: ['/*'] }),
@@ -217,7 +219,9 @@ test('Vary on another header keys on its value; Vary: * and Vary: Cookie are not
     assert.equal(status(b), 'MISS', path);
     assert.notEqual(a.body, b.body, path);
   }
-  assert.equal(edge.node.cache.stats('shop.example').entries, 1 + 3 + 1 + 2, 'lang: marker + 3; tier: marker + 2');
+  // lang: a marker and 3 variants; tier: under the key with the header rule's id (127.0.0.2) a marker and the
+  // internal variant, under the plain key a marker, the public variant and the one forged from 127.0.0.3.
+  assert.equal(edge.node.cache.stats('shop.example').entries, 1 + 3 + 2 + 3);
   await otherServed();
 });
 
@@ -272,5 +276,19 @@ test('requests with Authorization are not stored nor served from the cache unles
   const pubAgain = await get('/account/public', { authorization: 'Basic Ym9iOnB3' });
   assert.equal(status(pubAgain), 'HIT');
   assert.equal(pubAgain.body, pub.body);
+  await otherServed();
+});
+
+test('an answer shaped by an address-scoped rule is not served to other addresses', async (t) => {
+  const { get, otherServed } = await setup(t);
+  const staff = await get('/promo/x', {}, { from: '127.0.0.2' });
+  assert.equal(staff.body, `page ${HOST} /staff-promo/x`);
+  const publicReply = await get('/promo/x');
+  assert.equal(status(publicReply), 'MISS', 'the staff rewrite is not served to 127.0.0.1');
+  assert.equal(publicReply.body, `page ${HOST} /promo/x`);
+  assert.equal((await get('/promo/x', {}, { from: '127.0.0.2' })).body, staff.body);
+  const again = await get('/promo/x');
+  assert.equal(status(again), 'HIT');
+  assert.equal(again.body, publicReply.body);
   await otherServed();
 });
