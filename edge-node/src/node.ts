@@ -12,7 +12,7 @@ import type { RequestContext } from './context.js';
 import { EdgeCache } from './cache/store.js';
 import { RequestLogBuffer } from './log/buffer.js';
 import { RequestCounters } from './counters.js';
-import { runHealthChecks } from './rules/origin-pool.js';
+import { HEALTH_SWEEP_MS, runHealthChecks, sweepHealth } from './rules/origin-pool.js';
 import { guardedConnector } from './proxy/guarded-connect.js';
 import { UpstreamPools } from './proxy/upstream.js';
 import { startEdgeServer, type EdgeServer } from './server.js';
@@ -132,6 +132,8 @@ export async function startEdgeNode(
     for (const d of table.all()) if (d.poolActions.length > 0) runHealthChecks(d.poolActions, () => d.name, probes);
   }, 1000);
   health.unref();
+  const sweep = setInterval(sweepHealth, HEALTH_SWEEP_MS);
+  sweep.unref();
 
   return {
     store,
@@ -144,6 +146,7 @@ export async function startEdgeNode(
     refresh,
     async close() {
       clearInterval(health);
+      clearInterval(sweep);
       server.close();
       await pools.close();
       await probes.close();

@@ -31,9 +31,15 @@ interface Health {
   oks: number;
   nextCheckAt: number;
   probing: boolean;
+  /** The sweep period it was last asked about in (sweepHealth). */
+  seen: number;
 }
-/** Health by rule id and origin, kept across recompiles of the rule set. */
+/**
+ * Health by rule id and origin, kept across recompiles of the rule set. Entries of deleted rules, of origins a rule no
+ * longer lists and of dropped domains are forgotten by sweepHealth, so editing pools over and over does not grow it.
+ */
 const HEALTH = new Map<string, Health>();
+let sweepPeriod = 0;
 /** A passively failed origin stays out this long when there is no active check to bring it back. */
 const PASSIVE_DOWN_MS = 10_000;
 
@@ -46,10 +52,34 @@ function health(a: OriginPoolAction, i: number): Health {
   const k = key(a, i);
   let h = HEALTH.get(k);
   if (!h) {
-    h = { healthy: true, fails: 0, oks: 0, nextCheckAt: 0, probing: false };
+    h = { healthy: true, fails: 0, oks: 0, nextCheckAt: 0, probing: false, seen: sweepPeriod };
     HEALTH.set(k, h);
-  }
+  } else h.seen = sweepPeriod;
   return h;
+}
+
+/**
+ * Forgets the health of origins nothing asked about since the previous sweep (the node sweeps every HEALTH_SWEEP_MS).
+ * A served pool with an active check is asked about every second; one without is forgotten only after a whole period
+ * without requests, which loses nothing (a passive failure keeps an origin out for PASSIVE_DOWN_MS only).
+ */
+export function sweepHealth(): number {
+  let forgotten = 0;
+  for (const [k, h] of HEALTH)
+    if (h.seen < sweepPeriod) {
+      HEALTH.delete(k);
+      forgotten++;
+    }
+  sweepPeriod++;
+  return forgotten;
+}
+export const HEALTH_SWEEP_MS = 10 * 60_000;
+
+/** Origins whose health is kept for rule `ruleId` (tests). */
+export function healthTracked(ruleId: number): number {
+  let n = 0;
+  for (const k of HEALTH.keys()) if (k.startsWith(`${ruleId}|`)) n++;
+  return n;
 }
 
 export function compileOriginPool(f: RuleBody, rule: { id: number }): OriginPoolAction {
