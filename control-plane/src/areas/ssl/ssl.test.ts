@@ -322,6 +322,26 @@ test('SSL API: parse, upload errors, list, choose, delete, GET ssl/ and the doma
     assert.deepEqual((await cp.call(owner.key, 'GET', `/domains/${name}/ssl/`)).json().coverage, []);
   });
 
+  await t.test('a disabled domain: upload and choose are 409', async () => {
+    await cp.database.db.update(domains).set({ state: 'disabled' }).where(eq(domains.id, dom!.id));
+    const again = sign(intermediate, [name]);
+    await error(
+      await upload({
+        certificate: `${again.certPem}${intermediate.certPem}${root.certPem}`,
+        private_key: again.keyPem,
+        hostnames: [name],
+      }),
+      409,
+      /domain is disabled/,
+    );
+    await error(
+      await cp.call(owner.key, 'POST', `/domains/${name}/ssl/certificates/${uploadedId}/choose`),
+      409,
+      /domain is disabled/,
+    );
+    await cp.database.db.update(domains).set({ state: 'active' }).where(eq(domains.id, dom!.id));
+  });
+
   await t.test(
     'roles and keys: viewer reads but cannot parse; editor parses but cannot upload; read-only 403',
     async () => {
