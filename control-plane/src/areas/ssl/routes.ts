@@ -24,6 +24,7 @@ import {
   listForDomain,
   parseForDomain,
   sslStatus,
+  unchooseCertificate,
   uploadCertificate,
 } from './service.js';
 
@@ -124,6 +125,26 @@ export default async function sslRoutes(fastify: FastifyInstance) {
       const { domain } = await loadDomain(request, request.params.domain, 'ssl.manage');
       const { row, served } = await chooseCertificate(app, domain, request.params.id);
       return presentCertificate(row, served);
+    },
+  );
+
+  app.delete(
+    `${base}/certificates/${idSegment('id')}/choose`,
+    {
+      schema: {
+        summary: 'Withdraw the choice of a certificate (the automatic order applies again)',
+        description:
+          'Automatic order: for each hostname a certificate naming it exactly before a wildcard, uploaded before issued, ' +
+          'newest first. 404 when the certificate is not the chosen one.',
+        tags,
+        params: CertificateParams,
+        response: { 200: MessageBody, ...errorResponses(403, 404) },
+      },
+    },
+    async (request) => {
+      const { domain } = await loadDomain(request, request.params.domain, 'ssl.manage');
+      await unchooseCertificate(app, domain, request.params.id);
+      return { message: 'certificate no longer chosen' };
     },
   );
 

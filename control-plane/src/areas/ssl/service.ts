@@ -320,6 +320,17 @@ export async function chooseCertificate(
   });
 }
 
+/** Withdraws the choice of certificate `id`: the automatic order applies again. 404 unless it is the chosen one. */
+export async function unchooseCertificate(target: SslTarget, domain: DomainRow, id: number): Promise<void> {
+  await changeDomain(target, domain.id, async (tx, row) => {
+    const cert = await getCertificate(tx, row.id, id);
+    if (!cert) throw new ApiError('CP_ERR_NOT_FOUND', 'certificate not found');
+    if (!cert.selected) throw new ApiError('CP_ERR_NOT_FOUND', `certificate ${id} is not the chosen certificate`);
+    await chooseRow(tx, row.id, null);
+    return { value: undefined, change: DOMAIN_CHANGED };
+  });
+}
+
 /** Deletes an uploaded certificate; issued ones are renewed and replaced by the issuer, not deleted by hand. */
 export async function deleteCertificate(target: SslTarget, domain: DomainRow, id: number): Promise<void> {
   await changeDomain(target, domain.id, async (tx, row) => {

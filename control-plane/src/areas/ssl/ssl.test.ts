@@ -289,6 +289,19 @@ test('SSL API: parse, upload errors, list, choose, delete, GET ssl/ and the doma
     assert.deepEqual(wildNow.json().served_hostnames, [`*.${name}`, `www.${name}`]);
     info = (await cp.call(owner.key, 'GET', `/domains/${name}/ssl/`)).json();
     assert.equal(info.certificate_id, wildId);
+    // Withdrawn, then chosen again: www goes back to the exact certificate and returns to the wildcard.
+    const unchoose = (id: number) => cp.call(owner.key, 'DELETE', `/domains/${name}/ssl/certificates/${id}/choose`);
+    await error(await unchoose(uploadedId), 404, /is not the chosen certificate/);
+    assert.equal((await unchoose(wildId)).statusCode, 200);
+    const after = (await cp.call(owner.key, 'GET', `/domains/${name}/ssl/certificates/`)).json().certificates;
+    assert.deepEqual(
+      after.map((c: { chosen: boolean; served_hostnames: string[] }) => [c.chosen, c.served_hostnames]),
+      [
+        [false, [name, `www.${name}`]],
+        [false, [`*.${name}`]],
+      ],
+    );
+    await cp.call(owner.key, 'POST', `/domains/${name}/ssl/certificates/${wildId}/choose`);
     assert.equal((await cp.call(owner.key, 'POST', `/domains/${name}/ssl/certificates/999999/choose`)).statusCode, 404);
     assert.equal((await cp.call(owner.key, 'DELETE', `/domains/${name}/ssl/certificates/${wildId}`)).statusCode, 200);
     info = (await cp.call(owner.key, 'GET', `/domains/${name}/ssl/`)).json();
