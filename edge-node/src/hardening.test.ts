@@ -1,6 +1,6 @@
-// Issue 10 item 7 through a running edge node: header rules cannot touch message framing (rules stored before the API
-// refused them included), and basic_auth guessing is throttled per client address and rule. Another tenant is served
-// throughout.
+// Issue 10 items 7 and 2 through a running edge node: header rules cannot touch message framing (rules stored before
+// the API refused them included), basic_auth guessing is throttled per client address and rule, and a wildcard
+// pattern with many stars costs no backtracking. Another tenant is served throughout.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
@@ -83,6 +83,31 @@ test('basic_auth: failures are throttled per client address and rule; others kee
   assert.equal((await from('127.0.0.1', 'www.other.example', 'wonderland')).status, 200);
   // A credential verified before keeps working without a new check.
   assert.equal((await from('127.0.0.1', 'www.auth.example', 'wonderland')).status, 200);
+});
+
+test('wildcards: a path pattern of many stars against a long path answers at once, another tenant in flight too', async (t) => {
+  const origin = await startStubOrigin('o');
+  t.after(() => origin.close());
+  // Compiled to a backtracking regex this is `^/(.*)a(.*)a…b$` with 30 groups: a path of a's without the final b
+  // makes it try every way to split the a's among the groups, for far longer than any test waits.
+  const stars = `/${'*a'.repeat(30)}*b`;
+  const edge = await startTestEdge(t, [
+    snapshot('stars.example', {
+      records: [proxiedRecord('www', origin.port)],
+      rules: [rule('drop', { path_includes: [stars] })],
+    }),
+    snapshot('neighbour.example', { records: [proxiedRecord('www', origin.port)] }),
+  ]);
+  const port = edge.node.server.httpPort;
+  const within = { timeoutMs: 5_000 };
+  const [attack, other] = await Promise.all([
+    send(port, 'www.stars.example', `/${'a'.repeat(3000)}`, within),
+    send(port, 'www.neighbour.example', '/home', within),
+  ]);
+  assert.equal(attack.status, 200, 'no b at the end: not dropped, proxied');
+  assert.equal(other.status, 200);
+  assert.equal(other.body, 'origin o /home');
+  assert.equal((await send(port, 'www.stars.example', `/${'a'.repeat(3000)}b`, within)).status, 403);
 });
 
 interface Answer {

@@ -98,6 +98,10 @@ test('SSRF: the edge itself and the platform endpoints stay refused inside an al
   assert.equal(toHub.status, 502);
   assert.equal(toHub.headers['x-edge-error'], 'EDGE_ERR_ORIGIN_REFUSED');
   assert.equal((await send(port, 'ok.loop.example', '/')).status, 200);
+  edge.apply(snapshot('neighbour.example', { records: [proxiedRecord('www', good.port)] }));
+  const other = await send(port, 'www.neighbour.example', '/n');
+  assert.equal(other.status, 200, 'another tenant');
+  assert.equal(other.body, 'origin good /n');
   assert.deepEqual(hub.seen, []);
 });
 
