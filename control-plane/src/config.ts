@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { EnvReader, type EnvSource } from '@platform/shared';
 import { readAllowedNetworks, type IpRange } from '@platform/shared/address-policy';
 import { loadTemporalConfig, type TemporalConfig } from './plugins/temporal-config.js';
+import { loadAcmeConfig, type AcmeConfig } from './internal/acme-config.js';
 
 export interface ControlPlaneConfig {
   /** Directory for PGlite data, the node token and other local state. */
@@ -34,6 +35,8 @@ export interface ControlPlaneConfig {
   logLevel: string;
   /** Temporal and the domain-lifecycle workflows (TEMPORAL_ADDRESS, …; see workflows/README.md). */
   temporal: TemporalConfig;
+  /** ACME issuance (ACME_DIRECTORY_URL, …; see internal/acme-config.ts). */
+  acme: AcmeConfig;
   /** Sync hub address (nodes connect to ws://syncHost:syncPort/sync); port 0 picks a free port. */
   syncHost: string;
   syncPort: number;
@@ -123,5 +126,6 @@ export function loadConfig(env: EnvSource = process.env): Readonly<ControlPlaneC
     syncTombstoneRetentionMs: r.int('SYNC_TOMBSTONE_RETENTION_HOURS', 168, 1, 24 * 365) * 3_600_000,
     syncCompactAfterDeltas: r.int('SYNC_COMPACT_AFTER_DELTAS', 64, 1, 100_000),
     temporal: loadTemporalConfig(r, env),
+    acme: loadAcmeConfig(r),
   });
 }

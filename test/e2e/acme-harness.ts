@@ -11,7 +11,11 @@ import { Agent, fetch } from 'undici';
 import { ensurePebble } from '../../scripts/setup.mjs';
 import { selfSigned } from '../../edge-node/src/testing/certs.js';
 import { stopProcess } from '../helpers/child-process.js';
-import { freePort } from './sync-harness.js';
+import { connect, type PeerCertificate } from 'node:tls';
+import { ensureNodeToken } from '@platform/shared/node-token';
+import { eventually, startLifecycle, type Lifecycle } from '../helpers/workflows-harness.js';
+import { freePort, startDnsNode, type ControlPlaneProcess, type DnsNodeProcess } from './sync-harness.js';
+import { startEdgeNodeProcess, type EdgeNodeProcess } from './edge-harness.js';
 
 export interface Pebble {
   /** The ACME directory (ACME_DIRECTORY_URL of the processes under test). */
@@ -124,6 +128,126 @@ export async function startPebble(opts: PebbleOptions): Promise<Pebble> {
       await stop();
       await dispatcher.close();
       rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Everything an ACME order touches, as processes: Temporal, control plane, worker, a DNS node, an edge, Pebble. */
+export interface AcmeStack {
+  L: Lifecycle;
+  pebble: Pebble;
+  dns: DnsNodeProcess;
+  edge: EdgeNodeProcess;
+  dnsPort: number;
+  /** Creates a managed domain whose delegation already matches (it becomes active at the first check). */
+  activeDomain(name: string): Promise<void>;
+  /** Adds a proxied A record (origin on loopback). */
+  proxied(domain: string, label: string): Promise<void>;
+  /**
+   * Completes a TLS handshake with the edge for `servername`, verifying the chain against Pebble's current root and
+   * the name; resolves the peer certificate, rejects when it does not verify.
+   */
+  handshake(servername: string): Promise<PeerCertificate>;
+  /** Waits until the edge serves `servername` a certificate that verifies against Pebble's root. */
+  served(servername: string, ms?: number): Promise<PeerCertificate>;
+  /** The processes' recent output (ACME_DEBUG=1 prints it after a test file). */
+  outputs(): string;
+  close(): Promise<void>;
+}
+
+export async function startAcmeStack(label: string, cpEnv: Record<string, string> = {}): Promise<AcmeStack> {
+  const dnsPort = await freePort();
+  const syncPort = await freePort();
+  const pebble = await startPebble({ dnsServer: `127.0.0.1:${dnsPort}` });
+  const trust = { NODE_EXTRA_CA_CERTS: pebble.tlsCaFile };
+  let L: Lifecycle | undefined;
+  let dns: DnsNodeProcess | undefined;
+  let edge: EdgeNodeProcess | undefined;
+  try {
+    L = await startLifecycle(
+      label,
+      {
+        ...trust,
+        SYNC_PORT: String(syncPort),
+        ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8',
+        ACME_DIRECTORY_URL: pebble.directoryUrl,
+        ACME_SWEEP_SECONDS: '1',
+        ACME_RETRY_FIRST_SECONDS: '2',
+        ACME_RETRY_MAX_SECONDS: '4',
+        ACME_CHALLENGE_POLL_MS: '200',
+        DELEGATION_WATCH_FIRST_SECONDS: '1',
+        DELEGATION_WATCH_MAX_SECONDS: '2',
+        ...cpEnv,
+      },
+      { workerEnv: { ...trust, ACME_DNS_NODES: `127.0.0.1:${dnsPort}`, DNS_TIMEOUT_MS: '500' } },
+    );
+    const hub = { syncUrl: `ws://127.0.0.1:${syncPort}`, nodeToken: ensureNodeToken(L.dataDir), apiUrl: L.apiUrl };
+    dns = await startDnsNode(hub as ControlPlaneProcess, { DNS_PORT: String(dnsPort) });
+    edge = await startEdgeNodeProcess(hub);
+  } catch (err) {
+    await edge?.stop();
+    await dns?.stop();
+    await L?.close();
+    await pebble.close();
+    throw err;
+  }
+  const handshake = async (servername: string): Promise<PeerCertificate> => {
+    const ca = await pebble.root();
+    return new Promise((resolve, reject) => {
+      const socket = connect({ host: '127.0.0.1', port: edge!.httpsPort, servername, ca, timeout: 5000 });
+      socket.once('secureConnect', () => {
+        const cert = socket.getPeerCertificate();
+        socket.destroy();
+        resolve(cert);
+      });
+      socket.once('timeout', () => {
+        socket.destroy();
+        reject(new Error('TLS handshake timed out'));
+      });
+      socket.once('error', reject);
+    });
+  };
+  const api = L.api;
+  const stub = [L.dns, L.dns2];
+  return {
+    L,
+    pebble,
+    dns,
+    edge,
+    dnsPort,
+    async activeDomain(name) {
+      for (const s of stub) s.delegate(name, ['ns1.platform.test', 'ns2.platform.test']);
+      const created = await api('POST', '/domains/', { name });
+      if (created.status !== 200)
+        throw new Error(`POST /domains/ ${name}: ${created.status} ${JSON.stringify(created.body)}`);
+      await eventually(`${name} to become active`, async () =>
+        (await api('GET', `/domains/${name}`)).body.state === 'active' ? true : undefined,
+      );
+    },
+    async proxied(domain, name) {
+      const res = await api('POST', `/domains/${domain}/records/`, {
+        name,
+        type: 'A',
+        destination: '127.0.0.1',
+        proxied: true,
+      });
+      if (res.status !== 200) throw new Error(`proxied record ${name}: ${res.status} ${JSON.stringify(res.body)}`);
+    },
+    handshake,
+    outputs: () =>
+      [
+        `---- worker\n${L.workerOutput()}`,
+        `---- control plane\n${L.controlPlaneOutput()}`,
+        `---- pebble\n${pebble.output()}`,
+        `---- edge\n${edge.output()}`,
+      ].join('\n'),
+    served: (servername, ms = 120_000) =>
+      eventually(`the edge to serve ${servername} a certificate Pebble issued`, () => handshake(servername), ms),
+    async close() {
+      await edge?.stop();
+      await dns?.stop();
+      await L?.close();
+      await pebble.close();
     },
   };
 }

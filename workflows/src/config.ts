@@ -19,6 +19,8 @@ export interface WorkflowsConfig {
   dnsResolvers: Resolver[];
   /** Milliseconds one DNS query may take before the resolver counts as unanswered. */
   dnsTimeoutMs: number;
+  /** Our own DNS nodes: an ACME challenge goes to the CA once all of them serve its TXT (ACME_DNS_NODES). */
+  acmeDnsNodes: Resolver[];
   /** Base URL of the control plane whose /internal API the activities call. */
   controlPlaneUrl: string;
   /** The node token that authenticates the worker to /internal (NODE_TOKEN or DATA_DIR/node-token). */
@@ -32,13 +34,13 @@ export interface WorkflowsConfig {
   allowedPrivateNetworks: IpRange[];
 }
 
-export function parseResolvers(list: string[], problems: string[]): Resolver[] {
+export function parseResolvers(list: string[], problems: string[], key = 'DNS_RESOLVERS'): Resolver[] {
   const out: Resolver[] = [];
   for (const item of list) {
     const m = /^\[?([^\]]+?)\]?(?::(\d+))?$/.exec(item);
     const port = m?.[2] === undefined ? 53 : Number(m[2]);
     if (!m || !Number.isInteger(port) || port < 1 || port > 65535) {
-      problems.push(`DNS_RESOLVERS: "${item}" is not host:port`);
+      problems.push(`${key}: "${item}" is not host:port`);
       continue;
     }
     out.push({ host: m[1], port });
@@ -62,6 +64,7 @@ export function loadConfig(env: EnvSource = process.env): Readonly<WorkflowsConf
     taskQueue: r.string('TEMPORAL_TASK_QUEUE', DOMAIN_LIFECYCLE),
     dnsResolvers,
     dnsTimeoutMs: r.int('DNS_TIMEOUT_MS', 3000, 100, 60_000),
+    acmeDnsNodes: parseResolvers(r.list('ACME_DNS_NODES', ['127.0.0.1:5353']), r.problems, 'ACME_DNS_NODES'),
     controlPlaneUrl: r.string('CONTROL_PLANE_URL', 'http://127.0.0.1:8080').replace(/\/$/, ''),
     nodeToken: nodeToken ?? '',
     dataDir,

@@ -63,3 +63,60 @@ export interface Backoff {
   maxMs: number;
   giveUpAfterMs: number;
 }
+
+/** What the control plane wants issued for a domain now (POST /internal/domains/{domain}/acme/plan). */
+export interface AcmePlan {
+  /** ACME directory of this environment; '' when issuance is not configured (ACME_DIRECTORY_URL unset). */
+  directory_url: string;
+  /** Contact address given to the CA when the account is made; '' for none. */
+  email: string;
+  /** Names the certificate must cover (apex and wildcard of a managed domain, names beyond one label); [] none. */
+  hostnames: string[];
+  /** Why nothing is issued when hostnames is empty (domain not active, external DNS, no proxied record…). */
+  reason?: string;
+  /** The issued certificate the edge serves now, if any. */
+  current: { hostnames: string[]; not_before: string; not_after: string } | null;
+  /** A manual POST ssl/issue is waiting for an order. */
+  manual: boolean;
+}
+
+export interface AcmeOrderInput {
+  directoryUrl: string;
+  email?: string;
+  hostnames: string[];
+}
+
+/** One dns-01 challenge of an order: where the TXT goes and what it holds. */
+export interface AcmeChallenge {
+  /** The authorization's name (`*.example.org` for a wildcard). */
+  identifier: string;
+  /** `_acme-challenge.<name>` (a wildcard's is its base name's). */
+  name: string;
+  value: string;
+  challengeUrl: string;
+  authorizationUrl: string;
+}
+
+/** An order as the workflow keeps it between steps (URLs only; no key). */
+export interface AcmeOrder {
+  url: string;
+  finalize: string;
+  hostnames: string[];
+  challenges: AcmeChallenge[];
+}
+
+export interface IssuedCertificate {
+  id: number;
+  notBeforeMs: number;
+  notAfterMs: number;
+  hostnames: string[];
+}
+
+/** An order's outcome as reported to the control plane (it keeps what GET ssl/ shows). */
+export interface AcmeAttemptReport {
+  status: 'pending' | 'issued' | 'failed';
+  hostnames: string[];
+  error?: string;
+  /** When the workflow tries again after a failure (epoch ms). */
+  next_retry_at_ms?: number;
+}

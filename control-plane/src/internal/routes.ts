@@ -11,6 +11,7 @@ import { nodeTokenChecker } from '../auth/node-token.js';
 import { parseDomainName } from '../areas/domains/domain-name.js';
 import { StringEnum } from '../openapi/schemas.js';
 import requestLogRoutes from './request-logs.js';
+import acmeInternalRoutes from './acme.js';
 import {
   applyDelegation,
   applyVerificationExpired,
@@ -144,6 +145,8 @@ export default async function internalRoutes(fastify: FastifyInstance) {
         return result;
       },
     );
+
+    await scope.register(acmeInternalRoutes);
   });
 
   await app.register(requestLogRoutes);

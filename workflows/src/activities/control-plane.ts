@@ -1,7 +1,14 @@
 // Activities that change domain state through the control plane's /internal API (the control plane owns the
 // database; with PGlite no other process may open it). Authenticated with the node token.
 import { ApplicationFailure } from '@temporalio/activity';
-import type { NsCheckResult, ResolverObservation, ScannedRecord } from '../types.js';
+import type {
+  AcmeAttemptReport,
+  AcmeChallenge,
+  AcmePlan,
+  NsCheckResult,
+  ResolverObservation,
+  ScannedRecord,
+} from '../types.js';
 
 export interface ControlPlaneDeps {
   baseUrl: string;
@@ -14,8 +21,12 @@ export interface DomainStateReply {
   verification_state: string | null;
 }
 
-export function createControlPlaneActivities(deps: ControlPlaneDeps) {
-  async function post<T>(path: string, body: unknown): Promise<T | null> {
+/**
+ * POSTs JSON to the control plane's /internal API: null on 404 (the domain is gone), a non-retryable failure on another
+ * 4xx, a retryable error when it is unreachable, answers 5xx or refuses the node token.
+ */
+export function controlPlanePost(deps: ControlPlaneDeps) {
+  return async function post<T>(path: string, body: unknown): Promise<T | null> {
     let res: Response;
     try {
       res = await fetch(`${deps.baseUrl}${path}`, {
@@ -48,7 +59,11 @@ export function createControlPlaneActivities(deps: ControlPlaneDeps) {
     }
     if (!res.ok) throw new Error(`control plane answered ${res.status} to ${path}: ${text}`);
     return JSON.parse(text) as T;
-  }
+  };
+}
+
+export function createControlPlaneActivities(deps: ControlPlaneDeps) {
+  const post = controlPlanePost(deps);
   const d = (domain: string) => `/internal/domains/${encodeURIComponent(domain)}`;
 
   return {
@@ -81,6 +96,26 @@ export function createControlPlaneActivities(deps: ControlPlaneDeps) {
       records: ScannedRecord[],
     ): Promise<{ imported: number; skipped: number } | null> {
       return post(`${d(domain)}/records/import`, { records });
+    },
+    /** What to issue for the domain now and the certificate it has (null: the domain is gone). */
+    async acmePlan(domain: string): Promise<AcmePlan | null> {
+      return post<AcmePlan>(`${d(domain)}/acme/plan`, {});
+    },
+    /** Records where the domain's issuance stands (GET ssl/ shows it). */
+    async reportAcmeAttempt(domain: string, report: AcmeAttemptReport): Promise<{ ok: true } | null> {
+      return post(`${d(domain)}/acme/attempt`, report);
+    },
+    /** Publishes dns-01 TXT records in the domain's zone (one config-log entry). */
+    async publishAcmeChallenges(domain: string, challenges: AcmeChallenge[]): Promise<{ published: number } | null> {
+      return post(`${d(domain)}/acme/challenges`, {
+        records: challenges.map((c) => ({ name: c.name, value: c.value })),
+      });
+    },
+    /** Withdraws them again (only the records the platform published). */
+    async withdrawAcmeChallenges(domain: string, challenges: AcmeChallenge[]): Promise<{ withdrawn: number } | null> {
+      return post(`${d(domain)}/acme/challenges/withdraw`, {
+        records: challenges.map((c) => ({ name: c.name, value: c.value })),
+      });
     },
   };
 }

@@ -3,8 +3,12 @@ import type { WorkflowsConfig } from '../config.js';
 import { createDnsActivities } from './dns-lookup.js';
 import { createControlPlaneActivities } from './control-plane.js';
 import { createWebhookActivities } from '../uptime/webhook-activities.js';
+import { createAcmeActivities } from './acme.js';
 
-export type ActivityDeps = Pick<WorkflowsConfig, 'dnsResolvers' | 'dnsTimeoutMs' | 'controlPlaneUrl' | 'nodeToken'> &
+export type ActivityDeps = Pick<
+  WorkflowsConfig,
+  'dnsResolvers' | 'dnsTimeoutMs' | 'controlPlaneUrl' | 'nodeToken' | 'acmeDnsNodes'
+> &
   Partial<Pick<WorkflowsConfig, 'allowedPrivateNetworks'>>;
 
 export function createActivities(deps: ActivityDeps) {
@@ -15,6 +19,12 @@ export function createActivities(deps: ActivityDeps) {
       controlPlaneUrl: deps.controlPlaneUrl,
       nodeToken: deps.nodeToken,
       allowedPrivateNetworks: deps.allowedPrivateNetworks ?? [],
+    }),
+    ...createAcmeActivities({
+      baseUrl: deps.controlPlaneUrl,
+      nodeToken: deps.nodeToken,
+      dnsNodes: deps.acmeDnsNodes,
+      dnsTimeoutMs: deps.dnsTimeoutMs,
     }),
   };
 }

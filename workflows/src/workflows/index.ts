@@ -7,3 +7,4 @@ export { checkSslDelegation } from './check-ssl-delegation.js';
 export { expireDeveloperMode, extendDeveloperModeSignal, stopDeveloperModeSignal } from './expire-developer-mode.js';
 export { scanAndImportZone } from './scan-zone.js';
 export { deliverUptimeWebhook } from '../uptime/deliver-webhook.js';
+export { manageCertificates, issueCertificateSignal } from './manage-certificates.js';

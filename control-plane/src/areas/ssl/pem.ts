@@ -272,7 +272,7 @@ export function checkKeyMatches(parsed: ParsedChain, key: ParsedKey): void {
   }
 }
 
-/** "CN=a\nO=b" → "CN=a, O=b". */
-export function oneLine(dn: string): string {
-  return dn.split('\n').join(', ');
+/** "CN=a\nO=b" → "CN=a, O=b"; an empty name (ACME CAs may issue leaves without a subject) → "". */
+export function oneLine(dn: string | undefined): string {
+  return (dn ?? '').split('\n').join(', ');
 }

@@ -1,0 +1,149 @@
+// The /internal ACME routes in-process: the account key of a directory is made once and kept; dns-01 TXT records are
+// published through the config log (one entry, the records in its delta) and withdrawn the same way; withdrawal never
+// touches the user's own TXT with the same text; bad names, values and sizes are 400 and store nothing.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createPrivateKey } from 'node:crypto';
+import { desc, eq } from 'drizzle-orm';
+import { decodeDomainSnapshot } from '@platform/shared/config';
+import { ensureNodeToken } from '@platform/shared/node-token';
+import { startTestControlPlane } from '../../../test/helpers/control-plane.js';
+import { configLog, dnsRecords, domains } from '../db/schema.js';
+import { ACME_CHALLENGE_COMMENT, challengeOwner } from './acme.js';
+
+const V1 = 'a'.repeat(43);
+const V2 = 'B_-'.repeat(14) + 'x';
+
+test('internal ACME routes', async (t) => {
+  const cp = await startTestControlPlane(t);
+  const token = ensureNodeToken(cp.config.dataDir, (cp.config as { nodeToken?: string }).nodeToken);
+  const internal = (method: 'GET' | 'POST', url: string, body?: unknown) =>
+    cp.call(null, method, url, body, { authorization: `Bearer ${token}` });
+  const owner = await cp.user();
+  const name = await cp.domain(owner.key, 'acme-routes.example.org');
+  const [dom] = await cp.database.db.select().from(domains).where(eq(domains.name, name));
+  const head = async () =>
+    (
+      await cp.database.db
+        .select({ version: configLog.version, payload: configLog.payload, removed: configLog.removedRecordIds })
+        .from(configLog)
+        .where(eq(configLog.domainId, dom.id))
+        .orderBy(desc(configLog.version))
+        .limit(1)
+    )[0]!;
+  const txts = async () =>
+    (await cp.database.db.select().from(dnsRecords).where(eq(dnsRecords.domainId, dom.id)))
+      .filter((r) => r.type === 'TXT')
+      .map((r) => [r.name, r.destination, r.comment === ACME_CHALLENGE_COMMENT])
+      .sort();
+
+  await t.test('the account key of a directory is made on first use and the same afterwards', async () => {
+    const a = await internal('POST', '/internal/acme/account', { directory_url: 'https://ca.test/dir' });
+    assert.equal(a.statusCode, 200, a.body);
+    const key = createPrivateKey(a.json().account_key_pem);
+    assert.equal(key.asymmetricKeyType, 'ec');
+    const again = await internal('POST', '/internal/acme/account', { directory_url: 'https://ca.test/dir' });
+    assert.equal(again.json().account_key_pem, a.json().account_key_pem);
+    const other = await internal('POST', '/internal/acme/account', { directory_url: 'https://other.test/dir' });
+    assert.notEqual(other.json().account_key_pem, a.json().account_key_pem);
+    // An API key is no node token.
+    const byKey = await cp.call(owner.key, 'POST', '/internal/acme/account', { directory_url: 'https://ca.test/dir' });
+    assert.equal(byKey.statusCode, 403);
+  });
+
+  await t.test('challenges are published in one config-log entry and withdrawn in another', async () => {
+    const before = (await head()).version;
+    const res = await internal('POST', `/internal/domains/${name}/acme/challenges`, {
+      records: [
+        { name: `_acme-challenge.${name}`, value: V1 },
+        { name: `_acme-challenge.${name}.`, value: V2 },
+        { name: `_acme-challenge.www.${name}`, value: V1 },
+      ],
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json(), { published: 3 });
+    const entry = await head();
+    assert.equal(entry.version, before + 1);
+    const served = decodeDomainSnapshot(entry.payload)
+      .zone.records.map((r) => [r.name, r.type, r.destination, r.ttl])
+      .sort();
+    assert.deepEqual(served, [
+      ['_acme-challenge', 'TXT', V2, 60],
+      ['_acme-challenge', 'TXT', V1, 60],
+      ['_acme-challenge.www', 'TXT', V1, 60],
+    ]);
+    // Published again (a retried activity): nothing new, no entry.
+    const again = await internal('POST', `/internal/domains/${name}/acme/challenges`, {
+      records: [{ name: `_acme-challenge.${name}`, value: V1 }],
+    });
+    assert.deepEqual(again.json(), { published: 0 });
+    assert.equal((await head()).version, before + 1);
+
+    // The user's own TXT with the same text stays when the challenge is withdrawn.
+    const mine = await cp.call(owner.key, 'POST', `/domains/${name}/records/`, {
+      name: '_acme-challenge.www',
+      type: 'TXT',
+      destination: V2,
+    });
+    assert.equal(mine.statusCode, 200, mine.body);
+    const out = await internal('POST', `/internal/domains/${name}/acme/challenges/withdraw`, {
+      records: [
+        { name: `_acme-challenge.${name}`, value: V1 },
+        { name: `_acme-challenge.${name}`, value: V2 },
+        { name: `_acme-challenge.www.${name}`, value: V1 },
+        { name: `_acme-challenge.www.${name}`, value: V2 },
+      ],
+    });
+    assert.deepEqual(out.json(), { withdrawn: 3 });
+    assert.deepEqual(await txts(), [['_acme-challenge.www', V2, false]]);
+    assert.equal((await head()).removed.length, 3);
+  });
+
+  await t.test(
+    'bad input is 400 and stores nothing; a CNAME at the name is a conflict; unknown domain 404',
+    async () => {
+      const before = (await head()).version;
+      const bad = [
+        { records: [] },
+        { records: [{ name: `_acme-challenge.${name}`, value: 'short' }] },
+        { records: [{ name: `_acme-challenge.${name}`, value: `${V1}"; DROP` }] },
+        { records: [{ name: `www.${name}`, value: V1 }] },
+        { records: [{ name: '_acme-challenge.other.example.net', value: V1 }] },
+        { records: [{ name: `_acme-challenge.x${name}`, value: V1 }] },
+        { records: Array.from({ length: 101 }, () => ({ name: `_acme-challenge.${name}`, value: V1 })) },
+        { records: [{ name: `_acme-challenge.${'a'.repeat(300)}.${name}`, value: V1 }] },
+      ];
+      for (const body of bad) {
+        const res = await internal('POST', `/internal/domains/${name}/acme/challenges`, body);
+        assert.equal(res.statusCode, 400, `${JSON.stringify(body).slice(0, 80)}: ${res.body}`);
+        assert.equal(typeof res.json().error, 'string');
+      }
+      assert.equal((await head()).version, before);
+      assert.deepEqual(await txts(), [['_acme-challenge.www', V2, false]]);
+
+      const cname = await cp.call(owner.key, 'POST', `/domains/${name}/records/`, {
+        name: '_acme-challenge.cn',
+        type: 'CNAME',
+        destination: 'elsewhere.example.net',
+      });
+      assert.equal(cname.statusCode, 200, cname.body);
+      const conflict = await internal('POST', `/internal/domains/${name}/acme/challenges`, {
+        records: [{ name: `_acme-challenge.cn.${name}`, value: V1 }],
+      });
+      assert.equal(conflict.statusCode, 400, conflict.body);
+      assert.match(conflict.json().error, /CNAME at _acme-challenge\.cn\.acme-routes\.example\.org/);
+
+      const gone = await internal('POST', '/internal/domains/nope.example.org/acme/challenges', {
+        records: [{ name: '_acme-challenge.nope.example.org', value: V1 }],
+      });
+      assert.equal(gone.statusCode, 404);
+    },
+  );
+
+  await t.test('challengeOwner maps names to owners relative to the zone', () => {
+    assert.equal(challengeOwner('_acme-challenge.example.org', 'example.org'), '_acme-challenge');
+    assert.equal(challengeOwner('_ACME-challenge.a.b.example.org.', 'example.org'), '_acme-challenge.a.b');
+    assert.throws(() => challengeOwner('_acme-challenge.notexample.org', 'example.org'));
+    assert.throws(() => challengeOwner('_acme-challenge', 'example.org'));
+  });
+});

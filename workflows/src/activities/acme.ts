@@ -1,0 +1,198 @@
+// ACME activities (RFC 8555, with acme-client): one per step of an order, so that a worker killed in the middle of an
+// order resumes at the step it was in. The account key comes from the control plane (one per directory URL); the
+// order and its challenges travel through the workflow's history as plain data (URLs, tokens, TXT values); the
+// certificate's private key never does: it is made, used and handed to the control plane inside one activity.
+import * as acme from 'acme-client';
+import { ApplicationFailure } from '@temporalio/activity';
+import type { Resolver } from '../config.js';
+import type { AcmeChallenge, AcmeOrder, AcmeOrderInput, IssuedCertificate } from '../types.js';
+import { controlPlanePost, type ControlPlaneDeps } from './control-plane.js';
+import { observe } from './dns-lookup.js';
+
+export interface AcmeDeps extends ControlPlaneDeps {
+  /** Our own DNS nodes: a challenge is handed to the CA only once every one of them serves its TXT. */
+  dnsNodes: Resolver[];
+  dnsTimeoutMs: number;
+}
+
+/** Failures that say the issuer itself is unavailable (refused, unreachable, timing out, answering 5xx). */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNABORTED',
+  'EPIPE',
+]);
+
+/** The error of an ACME call as one line: "certificate issuer unavailable …" or the CA's problem detail. */
+export function describeAcmeError(err: unknown, directoryUrl: string): string {
+  const e = err as { code?: string; message?: string; response?: { status?: number; data?: { detail?: string } } };
+  const status = e?.response?.status;
+  if ((e?.code && NETWORK_CODES.has(e.code)) || (status !== undefined && status >= 500))
+    return `certificate issuer unavailable at ${directoryUrl}: ${e.code ?? `HTTP ${status}`}${e.message ? ` (${e.message})` : ''}`;
+  const detail = e?.response?.data?.detail ?? e?.message ?? String(err);
+  return `the certificate issuer refused: ${detail}`.replace(/\s+/g, ' ').slice(0, 1000);
+}
+
+/** An activity failure carrying the described error; retried by the activity's policy. */
+function acmeFailure(err: unknown, directoryUrl: string): Error {
+  if (err instanceof ApplicationFailure) return err;
+  return ApplicationFailure.retryable(describeAcmeError(err, directoryUrl), 'AcmeError');
+}
+
+/** The name a dns-01 TXT goes at for an authorization (a wildcard's is its base name's). */
+export function challengeName(identifier: string): string {
+  return `_acme-challenge.${identifier.replace(/^\*\./, '')}`;
+}
+
+export function createAcmeActivities(deps: AcmeDeps) {
+  const post = controlPlanePost(deps);
+  const accountKeys = new Map<string, string>();
+
+  async function client(directoryUrl: string, email?: string): Promise<acme.Client> {
+    let key = accountKeys.get(directoryUrl);
+    if (!key) {
+      const reply = await post<{ account_key_pem: string }>('/internal/acme/account', { directory_url: directoryUrl });
+      if (!reply) throw new Error('the control plane has no /internal/acme/account route');
+      key = reply.account_key_pem;
+      accountKeys.set(directoryUrl, key);
+    }
+    const c = new acme.Client({
+      directoryUrl,
+      accountKey: key,
+      backoffAttempts: 10,
+      backoffMin: 500,
+      backoffMax: 5000,
+    });
+    // Every activity looks the account up by its key first (an issuer that lost its state, as a restarted Pebble,
+    // gets it made again); only a missing account is created, with the terms agreed and the contact.
+    try {
+      await c.createAccount({ onlyReturnExisting: true });
+    } catch {
+      await c.createAccount({ termsOfServiceAgreed: true, ...(email ? { contact: [`mailto:${email}`] } : {}) });
+    }
+    return c;
+  }
+
+  return {
+    /** Creates the order and answers the dns-01 challenges of its pending authorizations (valid ones need none). */
+    async acmeNewOrder(input: AcmeOrderInput): Promise<AcmeOrder> {
+      try {
+        const c = await client(input.directoryUrl, input.email);
+        const order = await c.createOrder({ identifiers: input.hostnames.map((value) => ({ type: 'dns', value })) });
+        const challenges: AcmeChallenge[] = [];
+        for (const authz of await c.getAuthorizations(order)) {
+          if (authz.status === 'valid') continue;
+          const challenge = authz.challenges.find((ch) => ch.type === 'dns-01');
+          if (!challenge) throw ApplicationFailure.nonRetryable(`no dns-01 challenge for ${authz.identifier.value}`);
+          challenges.push({
+            identifier: `${authz.wildcard ? '*.' : ''}${authz.identifier.value}`,
+            name: challengeName(authz.identifier.value),
+            value: await c.getChallengeKeyAuthorization(challenge),
+            challengeUrl: challenge.url,
+            authorizationUrl: authz.url,
+          });
+        }
+        return { url: order.url, finalize: order.finalize, hostnames: input.hostnames, challenges };
+      } catch (err) {
+        throw acmeFailure(err, input.directoryUrl);
+      }
+    },
+
+    /** True once every one of our DNS nodes answers every challenge TXT (what the CA's resolver will ask). */
+    async acmeChallengesServed(challenges: AcmeChallenge[]): Promise<{ served: boolean; missing: string[] }> {
+      const missing: string[] = [];
+      for (const ch of challenges) {
+        const seen = await observe({ resolvers: deps.dnsNodes, timeoutMs: deps.dnsTimeoutMs }, ch.name, 'TXT');
+        for (const o of seen) if (!o.values.includes(ch.value)) missing.push(`${o.resolver} ${ch.name}`);
+      }
+      return { served: missing.length === 0, missing };
+    },
+
+    /** Tells the CA the challenges are ready and waits until it has validated each authorization. */
+    async acmeCompleteChallenges(input: { directoryUrl: string; challenges: AcmeChallenge[] }): Promise<void> {
+      const c = await client(input.directoryUrl).catch((err: unknown) => {
+        throw acmeFailure(err, input.directoryUrl);
+      });
+      for (const ch of input.challenges) {
+        const challenge = { type: 'dns-01', url: ch.challengeUrl, status: 'pending', token: '' } as const;
+        const authz = { url: ch.authorizationUrl } as acme.Authorization;
+        // A run that died after answering finds the challenge no longer pending: the CA refuses a second answer, and
+        // the authorization's status below tells how the first one went.
+        await c.completeChallenge(challenge as never).catch(() => undefined);
+        try {
+          await c.waitForValidStatus(authz);
+        } catch (err) {
+          const why = describeAcmeError(err, input.directoryUrl);
+          if (why.startsWith('certificate issuer unavailable')) throw ApplicationFailure.retryable(why, 'AcmeError');
+          // An invalid authorization stays invalid: this order cannot succeed, a new one is needed.
+          throw ApplicationFailure.nonRetryable(
+            `validation of ${ch.identifier} failed: ${why}`,
+            'AcmeValidationFailed',
+          );
+        }
+      }
+    },
+
+    /**
+     * Makes the certificate key and CSR, finalizes the order, downloads the chain and hands both to the control plane,
+     * in one activity: the key exists only here. An order already finalized by a run that died before storing cannot
+     * be finalized again with a new key: non-retryable, the workflow starts a new order.
+     */
+    async acmeFinalizeAndStore(input: {
+      domain: string;
+      directoryUrl: string;
+      order: AcmeOrder;
+    }): Promise<IssuedCertificate> {
+      let certificatePem: string;
+      let privateKeyPem: string;
+      try {
+        const c = await client(input.directoryUrl);
+        const order = { url: input.order.url, finalize: input.order.finalize } as acme.Order;
+        const current = await c.getOrder(order);
+        if (current.status !== 'ready')
+          throw ApplicationFailure.nonRetryable(`the order is ${current.status}, not ready`, 'AcmeOrderNotReady');
+        const [key, csr] = await acme.crypto.createCsr(
+          { altNames: input.order.hostnames, commonName: input.order.hostnames[0] },
+          await acme.crypto.createPrivateEcdsaKey('P-256'),
+        );
+        const finalized = await c.finalizeOrder(current, csr);
+        const valid = await c.waitForValidStatus(finalized);
+        certificatePem = await c.getCertificate(valid);
+        privateKeyPem = key.toString();
+      } catch (err) {
+        throw acmeFailure(err, input.directoryUrl);
+      }
+      const info = acme.crypto.readCertificateInfo(certificatePem);
+      // The key exists only in this call: a control plane that is restarting is waited for here (up to ~2 min), since
+      // a retry of the activity could not finalize the order again.
+      const store = () =>
+        post<{ id: number }>(`/internal/domains/${encodeURIComponent(input.domain)}/acme/certificate`, {
+          certificate: certificatePem,
+          private_key: privateKeyPem,
+          hostnames: input.order.hostnames,
+        });
+      let stored: { id: number } | null = null;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          stored = await store();
+          break;
+        } catch (err) {
+          if (err instanceof ApplicationFailure || attempt >= 12) throw err;
+          await new Promise((r) => setTimeout(r, Math.min(1000 * attempt, 10_000)));
+        }
+      }
+      if (!stored) throw ApplicationFailure.nonRetryable('the domain no longer exists', 'DomainGone');
+      return {
+        id: stored.id,
+        notBeforeMs: info.notBefore.getTime(),
+        notAfterMs: info.notAfter.getTime(),
+        hostnames: input.order.hostnames,
+      };
+    },
+  };
+}
