@@ -314,3 +314,18 @@ export const uptimeWebhookAttempts = pgTable(
   },
   (t) => [primaryKey({ columns: [t.deliveryId, t.attempt] })],
 );
+
+// 0012_uptime_minutes.sql: per-minute origin request and error counts per hostname, summed over edge nodes.
+export const uptimeMinuteCounts = pgTable(
+  'uptime_minute_counts',
+  {
+    domainId: integer('domain_id')
+      .notNull()
+      .references(() => domains.id, { onDelete: 'cascade' }),
+    hostname: text('hostname').notNull(),
+    minute: ts('minute').notNull(),
+    total: integer('total').notNull(),
+    errors: integer('errors').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.hostname, t.minute] })],
+);

@@ -6,6 +6,7 @@ import { ensureNodeToken } from '@platform/shared/node-token';
 import { requestLogs } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import { nodeTokenChecker } from '../auth/node-token.js';
+import { ingestMinuteCounts } from '../areas/uptime/detector.js';
 
 interface ShippedRecord {
   t: number;
@@ -44,7 +45,7 @@ export default async function requestLogRoutes(app: FastifyInstance) {
       if (!checkToken(bearer)) throw new ApiError('CP_ERR_INVALID_NODE_TOKEN', 'invalid node token');
     });
     scope.post('/internal/request-logs', { schema: { hide: true }, bodyLimit: MAX_BATCH_BYTES }, async (request) => {
-      const body = request.body as { node?: unknown; records?: unknown };
+      const body = request.body as { node?: unknown; records?: unknown; minutes?: unknown };
       if (!body || typeof body !== 'object' || !Array.isArray(body.records))
         throw new ApiError('CP_ERR_INVALID_INPUT', 'records: array required');
       const node = typeof body.node === 'string' ? body.node.slice(0, 128) : 'unknown';
@@ -68,7 +69,9 @@ export default async function requestLogRoutes(app: FastifyInstance) {
         for (let i = 0; i < rows.length; i += INSERT_CHUNK)
           await tx.insert(requestLogs).values(rows.slice(i, i + INSERT_CHUNK));
       });
-      return { stored: rows.length };
+      // Uptime: the per-minute origin counts of the same shipment (edge-node/src/log/origin-minutes.ts).
+      const minutes = await ingestMinuteCounts(app, body.minutes);
+      return { stored: rows.length, minutes };
     });
   });
 }

@@ -1,5 +1,6 @@
 // Request log records collected in memory on the hot path (one small array push per request) and drained in batches.
 import type { RequestContext } from '../context.js';
+import { OriginMinuteCounts } from './origin-minutes.js';
 
 /** One request as shipped to the control plane (msgpack, short keys keep batches small). */
 export interface RequestLogRecord {
@@ -32,6 +33,8 @@ export class RequestLogBuffer {
   /** Records dropped (oldest first) because the buffer was full. */
   dropped = 0;
   total = 0;
+  /** Per-minute origin requests and errors per hostname (uptime detection), shipped with the records. */
+  readonly origins = new OriginMinuteCounts();
 
   constructor(readonly max = 100_000) {}
 
@@ -41,6 +44,7 @@ export class RequestLogBuffer {
 
   add(ctx: RequestContext): void {
     this.total++;
+    this.origins.add(ctx);
     this.push({
       t: Date.now(),
       host: ctx.host,

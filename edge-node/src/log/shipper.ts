@@ -21,12 +21,14 @@ export function startLogShipper(
 
   const flush = async (): Promise<void> => {
     const records = buffer.drain();
-    for (let i = 0; i < records.length; i += MAX_BATCH) {
+    // The uptime counts travel with the first batch (alone when no record is left to ship).
+    let minutes = buffer.origins.drain();
+    for (let i = 0; i < records.length || minutes.length > 0; i += MAX_BATCH) {
       const batch = records.slice(i, i + MAX_BATCH);
       try {
         const res = await request(url, {
           method: 'POST',
-          body: pack({ node: `edge-${process.pid}`, records: batch }),
+          body: pack({ node: `edge-${process.pid}`, records: batch, minutes }),
           headers: { 'content-type': 'application/x-msgpack', authorization: `Bearer ${token}` },
           headersTimeout: 10_000,
           bodyTimeout: 10_000,
@@ -34,6 +36,7 @@ export function startLogShipper(
         await res.body.dump();
         if (res.statusCode >= 300) throw new Error(`control plane answered ${res.statusCode}`);
         failures = 0;
+        minutes = [];
       } catch (err) {
         if (failures++ % 30 === 0)
           log.warn(
@@ -41,6 +44,7 @@ export function startLogShipper(
             'request log shipment failed; keeping the most recent records',
           );
         buffer.requeue(records.slice(i));
+        buffer.origins.requeue(minutes);
         return;
       }
     }

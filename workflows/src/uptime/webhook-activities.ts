@@ -192,6 +192,17 @@ export function createWebhookActivities(deps: WebhookDeps) {
       }
     },
 
+    /** Records an incident's event for delivery (once per incident and event); its delivery id, or null: no webhook. */
+    async announceUptimeIncident(
+      incidentId: number,
+      event: 'outage.opened' | 'outage.resolved',
+    ): Promise<number | null> {
+      const res = await controlPlane('POST', `/internal/uptime/incidents/${incidentId}/announce`, { event });
+      if (res.status === 404) return null;
+      if (!res.ok) throw new Error(`control plane answered ${res.status} to the announce of incident ${incidentId}`);
+      return ((await res.json()) as { delivery_id: number | null }).delivery_id;
+    },
+
     /** Records the attempt in the deliveries log (idempotent: the same attempt reported twice is stored once). */
     async recordUptimeWebhookAttempt(deliveryId: number, attempt: AttemptResult & { final: boolean }): Promise<void> {
       const res = await controlPlane('POST', `/internal/uptime/deliveries/${deliveryId}/attempts`, attempt);

@@ -8,3 +8,4 @@ export { expireDeveloperMode, extendDeveloperModeSignal, stopDeveloperModeSignal
 export { scanAndImportZone } from './scan-zone.js';
 export { deliverUptimeWebhook } from '../uptime/deliver-webhook.js';
 export { manageCertificates, issueCertificateSignal } from './manage-certificates.js';
+export { uptimeIncident, resolveIncidentSignal } from '../uptime/incident.js';

@@ -25,6 +25,7 @@ import {
   WebhookConfig,
 } from './schemas.js';
 import {
+  announceIncident,
   createMonitor,
   deleteMonitor,
   deliveryForWorker,
@@ -339,6 +340,21 @@ async function uptimeInternalRoutes(fastify: FastifyInstance) {
       const d = await deliveryForWorker(app, request.params.deliveryId);
       if (!d) throw new ApiError('CP_ERR_NOT_FOUND', DELIVERY_NOT_FOUND);
       return d;
+    },
+  );
+  app.post(
+    '/internal/uptime/incidents/:incidentId/announce',
+    {
+      schema: {
+        hide: true,
+        params: Type.Object({ incidentId: Type.Integer({ minimum: 1 }) }),
+        body: Type.Object({ event: StringEnum(['outage.opened', 'outage.resolved']) }),
+      },
+    },
+    async (request) => {
+      const r = await announceIncident(app, request.params.incidentId, request.body.event);
+      if (!r) throw new ApiError('CP_ERR_NOT_FOUND', 'incident not found');
+      return r;
     },
   );
   app.post(

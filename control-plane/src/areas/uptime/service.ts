@@ -1,17 +1,18 @@
 // Uptime logic: monitors (validation, cap, plan), settings and the webhook target, the signing secret, webhook
 // deliveries (recorded with their workflow start in one transaction; the workflow does the HTTP), incidents.
 import type { FastifyInstance } from 'fastify';
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import { describeProblems, type Problem } from '@platform/shared/match';
 import type { Tx } from '../../db/index.js';
 import type { AttemptResult } from '../../../../workflows/src/uptime/webhook-activities.js';
 import {
   dnsRecords,
+  domains,
+  uptimeIncidents,
   uptimeMonitors,
   uptimeSettings,
   uptimeWebhookAttempts,
   uptimeWebhookDeliveries,
-  type domains,
 } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
 import { effectiveFeatures, requireFeature } from '../../plans/entitlements.js';
@@ -256,6 +257,8 @@ export async function recordDelivery(
   url: string,
   payload: EventPayload,
   redeliveryOf: number | null = null,
+  /** False when the caller runs the delivery workflow itself (an incident's workflow, as its child). */
+  startWorkflow = true,
 ): Promise<typeof uptimeWebhookDeliveries.$inferSelect | null> {
   const [row] = await tx
     .insert(uptimeWebhookDeliveries)
@@ -270,7 +273,7 @@ export async function recordDelivery(
     .onConflictDoNothing()
     .returning();
   if (!row) return null;
-  await enqueueWorkflows(tx, [deliveryStart(row.id)]);
+  if (startWorkflow) await enqueueWorkflows(tx, [deliveryStart(row.id)]);
   await pruneDeliveries(tx, domainId);
   return row;
 }
@@ -410,5 +413,55 @@ export async function recordAttempt(app: FastifyInstance, deliveryId: number, a:
       .where(and(eq(uptimeWebhookDeliveries.id, deliveryId), eq(uptimeWebhookDeliveries.state, 'pending')))
       .returning({ state: uptimeWebhookDeliveries.state });
     return { state: updated?.state ?? state };
+  });
+}
+
+/**
+ * An incident's workflow announces one of its events: the delivery is recorded once (a repeated announce finds the
+ * same one) and its id returned for the workflow to deliver; null when the domain has no webhook to notify.
+ */
+export async function announceIncident(
+  app: FastifyInstance,
+  incidentId: number,
+  event: 'outage.opened' | 'outage.resolved',
+): Promise<{ delivery_id: number | null } | null> {
+  return app.db.transaction(async (tx) => {
+    const [incident] = await tx.select().from(uptimeIncidents).where(eq(uptimeIncidents.id, incidentId));
+    if (!incident) return null;
+    const [existing] = await tx
+      .select({ id: uptimeWebhookDeliveries.id })
+      .from(uptimeWebhookDeliveries)
+      .where(
+        and(
+          eq(uptimeWebhookDeliveries.incidentId, incidentId),
+          eq(uptimeWebhookDeliveries.event, event),
+          isNull(uptimeWebhookDeliveries.redeliveryOf),
+        ),
+      );
+    if (existing) return { delivery_id: existing.id };
+    const settings = await ensureSettings(tx, incident.domainId);
+    if (!settings.notifyWebhook || settings.webhookUrl === '') return { delivery_id: null };
+    const [domain] = await tx.select({ name: domains.name }).from(domains).where(eq(domains.id, incident.domainId));
+    const p = presentIncident(incident);
+    const row = await recordDelivery(
+      tx,
+      incident.domainId,
+      settings.webhookUrl,
+      {
+        event,
+        incident_id: incident.id,
+        domain: domain.name,
+        hostname: incident.hostname,
+        monitor_id: incident.monitorId,
+        scope: incident.scope,
+        peak_error_pct: incident.peakErrorPct,
+        started_at: p.started_at,
+        resolved_at: event === 'outage.resolved' ? p.resolved_at : null,
+        duration_sec: event === 'outage.resolved' ? p.duration_sec : null,
+      },
+      null,
+      false,
+    );
+    return { delivery_id: row?.id ?? null };
   });
 }

@@ -1,0 +1,158 @@
+// Uptime incidents end to end from the edge's side of the wire: per-minute origin counts arrive with request-log
+// batches (POST /internal/request-logs, msgpack, as edge-node/src/log/shipper.ts sends them; minutes in the recent
+// past so no test waits for a clock minute), the detector opens an incident, its workflow delivers `outage.opened`
+// once to a receiver on loopback, healthy minutes resolve it and `outage.resolved` arrives once with duration_sec.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { pack } from 'msgpackr';
+import { ensureNodeToken } from '@platform/shared/node-token';
+import { eventually, startLifecycle, type Lifecycle } from '../helpers/workflows-harness.js';
+
+const domain = 'outage.example.org';
+const host = `shop.${domain}`;
+const q = `?domain=${domain}`;
+let L: Lifecycle;
+let server: Server;
+let port = 0;
+const received: { headers: IncomingHttpHeaders; body: string }[] = [];
+
+before(async () => {
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  port = (server.address() as { port: number }).port;
+  L = await startLifecycle('uptime-incidents', {}, { workerEnv: { ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8' } });
+});
+after(async () => {
+  await L?.close();
+  server?.closeAllConnections();
+  await new Promise((r) => server?.close(r));
+});
+
+/** Ships minute counts as an edge node does. */
+async function ship(node: string, minutes: [number, string, number, number][]) {
+  const res = await fetch(`${L.apiUrl}/internal/request-logs`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-msgpack',
+      authorization: `Bearer ${ensureNodeToken(L.dataDir)}`,
+    },
+    body: pack({ node, records: [], minutes }),
+  });
+  assert.equal(res.status, 200, await res.clone().text());
+  return (await res.json()) as { minutes: number };
+}
+
+test('failing minutes open an incident and outage.opened arrives once; healthy ones resolve it, outage.resolved once', async () => {
+  assert.equal((await L.api('POST', '/domains/', { name: domain })).status, 200);
+  const rec = await L.api('POST', `/domains/${domain}/records/`, {
+    name: 'shop',
+    type: 'A',
+    destination: '192.0.2.10',
+    proxied: true,
+    monitor: true,
+  });
+  assert.equal(rec.status, 200, JSON.stringify(rec.body));
+  const saved = await L.api('PUT', `/uptime/settings${q}`, {
+    webhook_url: `http://127.0.0.1:${port}/outages`,
+    notify_webhook: true,
+    min_requests_per_minute: 10,
+    open_after_minutes: 2,
+    resolve_after_minutes: 2,
+  });
+  assert.equal(saved.status, 200);
+  const secret = (await L.api('GET', `/uptime/webhook${q}`)).body.signing_secret as string;
+
+  const now = Date.now();
+  const m = (ago: number) => now - (now % 60_000) - ago * 60_000;
+  // Two edge nodes: together 80% then 95% of origin requests fail. An unmonitored host and a thin minute are ignored.
+  assert.equal(
+    (
+      await ship('edge-a', [
+        [m(7), host, 3, 3],
+        [m(6), host, 10, 8],
+        [m(6), `api.${domain}`, 50, 50],
+      ])
+    ).minutes,
+    3,
+  );
+  await ship('edge-b', [
+    [m(6), host, 10, 8],
+    [m(5), host, 20, 19],
+    [m(5), `api.${domain}`, 50, 50],
+  ]);
+  const incident = await eventually('an open incident', async () => {
+    const open = (await L.api('GET', `/uptime/incidents/open${q}`)).body as { id: number }[];
+    return open.length === 1 ? open[0] : undefined;
+  });
+  assert.deepEqual(
+    (await L.api('GET', `/uptime/status${q}`)).body.map((s: { hostname: string; status: string }) => [
+      s.hostname,
+      s.status,
+    ]),
+    [[host, 'down']],
+  );
+  const opened = await eventually('outage.opened at the receiver', async () =>
+    received.length >= 1 ? received[0] : undefined,
+  );
+  assert.equal(opened.headers['x-service-event'], 'outage.opened');
+  const ts = opened.headers['x-service-timestamp'] as string;
+  assert.equal(
+    opened.headers['x-service-signature'],
+    `sha256=${createHmac('sha256', secret).update(`${ts}.${opened.body}`).digest('hex')}`,
+  );
+  const ob = JSON.parse(opened.body);
+  assert.deepEqual(
+    [ob.event, ob.incident_id, ob.domain, ob.hostname, ob.monitor_id, ob.scope, ob.resolved_at, ob.duration_sec],
+    ['outage.opened', incident.id, domain, host, null, '', null, null],
+  );
+  assert.equal(ob.peak_error_pct, 95);
+  assert.equal(Date.parse(ob.started_at), m(6));
+
+  // A node's late counts for a minute of the incident raise its peak and send nothing more.
+  await ship('edge-a', [[m(5), host, 20, 20]]);
+  // Recovery: two healthy minutes.
+  await ship('edge-a', [
+    [m(4), host, 30, 1],
+    [m(3), host, 30, 0],
+  ]);
+  const resolved = await eventually('outage.resolved at the receiver', async () =>
+    received.length >= 2 ? received[1] : undefined,
+  );
+  const rb = JSON.parse(resolved.body);
+  assert.equal(rb.event, 'outage.resolved');
+  assert.equal(rb.incident_id, incident.id);
+  assert.equal(Date.parse(rb.resolved_at), m(4));
+  assert.equal(rb.duration_sec, 120);
+  assert.equal(rb.peak_error_pct, 97.5, 'the peak counts every minute of the incident (39 of 40)');
+  assert.equal(
+    await L.temporal.client.workflow.getHandle(`uptime-incident:${incident.id}`).result(),
+    'opened: delivered; resolved: delivered',
+  );
+
+  // More healthy minutes, and a worker restart: nothing is sent twice.
+  await ship('edge-b', [[m(2), host, 30, 0]]);
+  await L.stopWorker();
+  await L.startWorker();
+  await new Promise((r) => setTimeout(r, 3000));
+  assert.equal(received.length, 2, 'each event once');
+  const list = (await L.api('GET', `/uptime/incidents${q}`)).body;
+  assert.equal(list.length, 1);
+  assert.equal(list[0].state, 'resolved');
+  assert.equal(list[0].duration_sec, 120);
+  assert.deepEqual((await L.api('GET', `/uptime/incidents/open${q}`)).body, []);
+  assert.equal((await L.api('GET', `/uptime/status${q}`)).body[0].status, 'up');
+  const deliveries = (await L.api('GET', `/uptime/webhook/deliveries${q}`)).body as { event: string; state: string }[];
+  assert.deepEqual(deliveries.map((d) => [d.event, d.state]).sort(), [
+    ['outage.opened', 'delivered'],
+    ['outage.resolved', 'delivered'],
+  ]);
+});
