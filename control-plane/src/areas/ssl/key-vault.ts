@@ -1,7 +1,7 @@
 // Private keys of certificates at rest: AES-256-GCM under a key derived from CERTIFICATE_KEY (or DATA_DIR/certificate-key,
 // generated on first start with mode 0600 like the node token), bound to the certificate's fingerprint. Also seals
 // them for nodes (cert-seal.ts) when a snapshot carries them: opened here, sealed again under the node token.
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { ensureNodeToken, ensureSecret } from '@platform/shared/node-token';
 import { sealCertificateKey, type Certificate } from '@platform/shared/config';
 
@@ -23,6 +23,8 @@ export interface KeyVault {
   seal(privateKeyPem: string, fingerprint: string): string;
   /** Opens what seal() sealed for the same fingerprint; throws when the key or the fingerprint differs. */
   open(sealed: string, fingerprint: string): string;
+  /** A public id of the node token keys are sealed under for nodes (a hash; the token cannot be derived from it). */
+  nodeTokenId(): string;
   /** The certificate as a node-bound snapshot carries it: the key sealed under the node token, no plain key. */
   forNodes(
     domain: string,
@@ -44,7 +46,10 @@ export function keyVault(config: KeyVaultConfig): KeyVault {
         32,
       ),
     ));
+  const token = () => (nodeToken ??= ensureNodeToken(config.dataDir, config.nodeToken));
   const vault: KeyVault = {
+    nodeTokenId: () =>
+      createHash('sha256').update('platform node token id\n').update(token()).digest('hex').slice(0, 32),
     seal(privateKeyPem, fingerprint) {
       const nonce = randomBytes(NONCE_BYTES);
       const cipher = createCipheriv('aes-256-gcm', storageKey(), nonce);
@@ -63,14 +68,13 @@ export function keyVault(config: KeyVaultConfig): KeyVault {
       );
     },
     forNodes(domain, cert) {
-      nodeToken ??= ensureNodeToken(config.dataDir, config.nodeToken);
       const plain = vault.open(cert.sealedKey, cert.fingerprint);
       return {
         hostnames: cert.hostnames,
         certificatePem: cert.certificatePem,
         privateKeyPem: '',
         notAfterMs: cert.notAfterMs,
-        privateKeySealed: sealCertificateKey(nodeToken, domain, cert.certificatePem, plain),
+        privateKeySealed: sealCertificateKey(token(), domain, cert.certificatePem, plain),
       };
     },
   };

@@ -23,6 +23,7 @@ import {
   getForDomain,
   listForDomain,
   parseForDomain,
+  resealForNodeToken,
   sslStatus,
   unchooseCertificate,
   uploadCertificate,
@@ -32,6 +33,16 @@ export default async function sslRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['ssl'];
   const base = '/domains/:domain/ssl';
+
+  // A process started with another node token re-seals the certificate keys nodes receive (decisions.md).
+  app.addHook('onReady', async () => {
+    try {
+      const n = await resealForNodeToken(app);
+      if (n > 0) app.log.warn({ domains: n }, 'node token changed: certificate keys re-sealed for nodes');
+    } catch (err) {
+      app.log.error({ err }, 'certificate keys could not be re-sealed for the node token');
+    }
+  });
 
   app.get(
     `${base}/`,

@@ -260,6 +260,32 @@ export async function storeIssuedCertificate(
   });
 }
 
+/**
+ * After a node-token change, keys in the entries nodes hold no longer open (they are sealed under the old token):
+ * appends a fresh entry for every domain with certificates, sealed under the current token, and records the token's
+ * id. Nothing to do when the id is the recorded one. Returns how many domains got a new entry.
+ */
+export async function resealForNodeToken(target: SslTarget): Promise<number> {
+  if (!target.configLog.vault) return 0;
+  const id = target.configLog.vault.nodeTokenId();
+  const recorded = rowsOf<{ node_token_id: string }>(
+    await target.db.execute(sql`SELECT node_token_id FROM certificate_seal`),
+  )[0];
+  if (recorded?.node_token_id === id) return 0;
+  const ids = rowsOf<{ domain_id: number }>(
+    await target.db.execute(sql`SELECT DISTINCT domain_id FROM certificates ORDER BY domain_id`),
+  ).map((r) => r.domain_id);
+  for (const domainId of ids) {
+    await changeDomain(target, domainId, async () => ({ value: undefined, change: DOMAIN_CHANGED })).catch((err) => {
+      // Deleted meanwhile: nothing to reseal.
+      if ((err as ApiError).statusCode !== 404) throw err;
+    });
+  }
+  await target.db.execute(sql`INSERT INTO certificate_seal (id, node_token_id) VALUES (true, ${id})
+    ON CONFLICT (id) DO UPDATE SET node_token_id = excluded.node_token_id, updated_at = now()`);
+  return ids.length;
+}
+
 /** Writes where a domain's issuance stands (the issuance workflows). Not a change of what nodes serve. */
 export async function recordIssuance(db: Db | Tx, domainId: number, patch: Partial<IssuanceState>): Promise<void> {
   await setIssuance(db, domainId, patch);

@@ -86,6 +86,18 @@ test('storeIssuedCertificate: key sealed at rest, sealed for nodes in the snapsh
   assert.throws(() => openCertificateKey(token, 'other.example.org', cert.certificatePem, cert.privateKeySealed!));
   assert.ok(Buffer.from(snap.certificates[0]!.privateKeySealed!).indexOf('PRIVATE KEY') < 0);
 
+  // A control plane started with another node token appends the domain again, its key sealed under the new token.
+  const rotated = await cp.withEnv({ NODE_TOKEN: 'rotated-node-token' });
+  await rotated.ready();
+  const resealed = (await lastSnapshot()).certificates[0]!;
+  assert.equal(
+    openCertificateKey('rotated-node-token', name, resealed.certificatePem, resealed.privateKeySealed!),
+    leaf.keyPem,
+  );
+  const again = await cp.withEnv({ NODE_TOKEN: 'rotated-node-token' });
+  await again.ready();
+  assert.deepEqual((await lastSnapshot()).certificates[0]!.privateKeySealed, resealed.privateKeySealed);
+
   // A renewal covering the same names replaces it.
   const renewed = sign(intermediate, [name, `www.${name}`]);
   const second = await storeIssuedCertificate(cp.app, name, {
