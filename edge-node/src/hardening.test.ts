@@ -1,9 +1,11 @@
 // Issue 10 items 7 and 2 through a running edge node: header rules cannot touch message framing (rules stored before
-// the API refused them included), basic_auth guessing is throttled per client address and rule, and a wildcard
-// pattern with many stars costs no backtracking. Another tenant is served throughout.
+// the API refused them included), basic_auth guessing is throttled per client address and rule, a wildcard pattern
+// with many stars costs no backtracking, and a client dripping its request head keeps no connection for long.
+// Another tenant is served throughout.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { decodeRuleBody, encodeRuleBody, hashPassword } from '@platform/shared/match';
 import { proxiedRecord, rule, send, snapshot, startStubOrigin, startTestEdge } from './testing/harness.js';
 import { AUTH_MAX_FAILURES } from './rules/basic-auth.js';
@@ -108,6 +110,48 @@ test('wildcards: a path pattern of many stars against a long path answers at onc
   assert.equal(other.status, 200);
   assert.equal(other.body, 'origin o /home');
   assert.equal((await send(port, 'www.stars.example', `/${'a'.repeat(3000)}b`, within)).status, 403);
+});
+
+test('slow request heads: a connection that drips a byte a second is closed, another tenant is answered meanwhile', async (t) => {
+  const origin = await startStubOrigin('o');
+  t.after(() => origin.close());
+  const edge = await startTestEdge(t, [
+    snapshot('neighbour.example', { records: [proxiedRecord('www', origin.port)] }),
+  ]);
+  const port = edge.node.server.httpPort;
+  const head = 'GET / HTTP/1.1\r\nHost: www.neighbour.example\r\nX-Slow: ' + 'a'.repeat(200) + '\r\n\r\n';
+  // uWS's idle timeout (about 10 s) is not pushed back by each byte of an unfinished head, unlike a per-read timer.
+  const drip = () =>
+    new Promise<{ closed: boolean; answered: string }>((resolve) => {
+      const s = connect(port, '127.0.0.1');
+      let answered = '';
+      let i = 0;
+      const tick = setInterval(() => {
+        if (i < head.length) s.write(head[i++]!);
+      }, 1000);
+      const giveUp = setTimeout(() => {
+        clearInterval(tick);
+        s.destroy();
+        resolve({ closed: false, answered });
+      }, 60_000);
+      s.on('data', (d) => (answered += d));
+      s.on('error', () => undefined);
+      s.on('close', () => {
+        clearInterval(tick);
+        clearTimeout(giveUp);
+        resolve({ closed: true, answered });
+      });
+    });
+  const slow = Array.from({ length: 20 }, drip);
+  await new Promise((r) => setTimeout(r, 2000));
+  const other = await send(port, 'www.neighbour.example', '/home', { timeoutMs: 5_000 });
+  assert.equal(other.status, 200);
+  assert.equal(other.body, 'origin o /home');
+  for (const r of await Promise.all(slow)) {
+    assert.ok(r.closed, 'the edge closed the dripping connection before its head was complete');
+    assert.equal(r.answered, '', 'nothing was answered to an unfinished head');
+  }
+  assert.equal((await send(port, 'www.neighbour.example', '/after')).status, 200);
 });
 
 interface Answer {
