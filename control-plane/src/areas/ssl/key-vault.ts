@@ -25,6 +25,8 @@ export interface KeyVault {
   open(sealed: string, fingerprint: string): string;
   /** A public id of the node token keys are sealed under for nodes (a hash; the token cannot be derived from it). */
   nodeTokenId(): string;
+  /** Reads (or generates) both secrets now: the control plane calls it at start, so the key file exists from then. */
+  ensureSecrets(): void;
   /** The certificate as a node-bound snapshot carries it: the key sealed under the node token, no plain key. */
   forNodes(
     domain: string,
@@ -48,6 +50,10 @@ export function keyVault(config: KeyVaultConfig): KeyVault {
     ));
   const token = () => (nodeToken ??= ensureNodeToken(config.dataDir, config.nodeToken));
   const vault: KeyVault = {
+    ensureSecrets() {
+      storageKey();
+      token();
+    },
     nodeTokenId: () =>
       createHash('sha256').update('platform node token id\n').update(token()).digest('hex').slice(0, 32),
     seal(privateKeyPem, fingerprint) {

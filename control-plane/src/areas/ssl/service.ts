@@ -261,12 +261,14 @@ export async function storeIssuedCertificate(
 }
 
 /**
- * After a node-token change, keys in the entries nodes hold no longer open (they are sealed under the old token):
+ * At start: creates the certificate key file if needed (DATA_DIR/certificate-key, like the node token). After a
+ * node-token change, keys in the entries nodes hold no longer open (they are sealed under the old token):
  * appends a fresh entry for every domain with certificates, sealed under the current token, and records the token's
  * id. Nothing to do when the id is the recorded one. Returns how many domains got a new entry.
  */
 export async function resealForNodeToken(target: SslTarget): Promise<number> {
   if (!target.configLog.vault) return 0;
+  target.configLog.vault.ensureSecrets();
   const id = target.configLog.vault.nodeTokenId();
   const recorded = rowsOf<{ node_token_id: string }>(
     await target.db.execute(sql`SELECT node_token_id FROM certificate_seal`),

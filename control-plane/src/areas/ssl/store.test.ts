@@ -46,6 +46,8 @@ test('storeIssuedCertificate: key sealed at rest, sealed for nodes in the snapsh
   const cp = await startTestControlPlane(t);
   const owner = await cp.user();
   const name = await cp.domain(owner.key, 'issued.example.org');
+  // Generated on the first start, before any certificate.
+  assert.equal(statSync(join(cp.config.dataDir, CERTIFICATE_KEY_FILE)).mode & 0o777, 0o600);
   const [dom] = await cp.database.db.select().from(domains).where(eq(domains.name, name));
   const lastSnapshot = async () => {
     const [row] = await cp.database.db
