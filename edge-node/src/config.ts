@@ -42,6 +42,11 @@ export interface EdgeConfig {
   defaultKeyFile: string | undefined;
   /** /healthz, /readyz and /metrics on EDGE_HOST; 0: off. */
   metricsPort: number;
+  /**
+   * EDGE_CHALLENGE_SECRET: key of challenge nonces and clearance cookies; nodes given the same one accept each
+   * other's clearances. Unset: derived from the node token (one node's workers agree, another node asks again).
+   */
+  challengeSecret: string | undefined;
 }
 
 export function loadConfig(env: EnvSource = process.env): Readonly<EdgeConfig> {
@@ -80,5 +85,6 @@ export function loadConfig(env: EnvSource = process.env): Readonly<EdgeConfig> {
     defaultCertFile: cert,
     defaultKeyFile: key,
     metricsPort: r.int('EDGE_METRICS_PORT', 0, 0, 65535),
+    challengeSecret: r.optional('EDGE_CHALLENGE_SECRET'),
   });
 }

@@ -20,6 +20,7 @@ import { DomainSet } from './store/domain-set.js';
 import { DomainTable } from './store/snapshot.js';
 import { defaultCertificate } from './tls/default-cert.js';
 import { ensureNodeToken } from '@platform/shared/node-token';
+import { configureChallengeSecret } from './rules/challenge.js';
 
 export const log = componentLogger('edge-node');
 
@@ -103,13 +104,15 @@ export async function startEdgeNode(
       : undefined;
   if (config.httpsPort >= 0 && !defaultCert)
     log.error('no default certificate (openssl missing and EDGE_TLS_DEFAULT_CERT unset): HTTPS is off');
+  const nodeToken = ensureNodeToken(config.dataDir, config.nodeToken);
+  configureChallengeSecret(config.challengeSecret, nodeToken);
   const server = await startEdgeServer(state, {
     host: config.host,
     httpPort: config.httpPort,
     httpsPort: config.httpsPort,
     tlsDir,
     defaultCert,
-    nodeToken: ensureNodeToken(config.dataDir, config.nodeToken),
+    nodeToken,
   });
   policy.addOwn({ address: config.host, port: server.httpPort });
   if (server.httpsPort >= 0) policy.addOwn({ address: config.host, port: server.httpsPort });

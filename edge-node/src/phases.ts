@@ -1,5 +1,6 @@
-// The fixed order of work for one request: match → header rules collected → drop → basic_auth → redirect → rewrite
-// → origin_route / origin_pool → cache lookup → upstream → response headers, error_page, cache store → log.
+// The fixed order of work for one request: match → header rules collected → drop → rate_limit → challenge (Under
+// Attack Mode, the record's captcha flag, captcha rules) → basic_auth → redirect → rewrite → origin_route /
+// origin_pool → cache lookup → upstream → response headers, error_page, cache store → log.
 import type { Readable } from 'node:stream';
 import type { HttpResponse } from 'uWebSockets.js';
 import type { RequestContext } from './context.js';
@@ -27,6 +28,20 @@ import { cacheKeyQuery, edgeTtl, sharedWithAuthorization, type CacheAction } fro
 import type { DropAction } from './rules/drop.js';
 import { coversStatus, type ErrorPageAction } from './rules/error-page.js';
 import { applyHeaderOps, type HeaderAction, type HeaderOp } from './rules/header.js';
+import {
+  CHALLENGE_PATH,
+  CLEARANCE_COOKIE,
+  DEFAULT_PASS_TTL_S,
+  MAX_ANSWER_BYTES,
+  challengePage,
+  checkAnswer,
+  hasClearance,
+  issueNonce,
+  parseAnswer,
+  safeReturn,
+  type CaptchaAction,
+} from './rules/challenge.js';
+import { rateLimits, type RateLimitAction } from './rules/rate-limit.js';
 import { markOrigin, pickOrigin, poolTarget, type OriginPoolAction } from './rules/origin-pool.js';
 import { routeTarget, type OriginRouteAction } from './rules/origin-route.js';
 import { redirectLocation, type RedirectAction } from './rules/redirect.js';
@@ -112,6 +127,9 @@ export function runPhases(
     return undefined;
   }
 
+  const guarded = guardPhase(res, ctx, state, match, body, responseOps);
+  if (guarded !== false) return guarded === true ? undefined : guarded;
+
   const auth = idx<BasicAuthAction>(rules, 'basic_auth')?.first(ctx);
   if (auth) {
     const verdict = isAuthorized(auth.action, ctx.header('authorization'), ctx.peer.text);
@@ -123,6 +141,145 @@ export function runPhases(
     afterAuth(res, ctx, state, body, match, auth, verdict, requestOps, responseOps, ipScope);
   } else afterAuth(res, ctx, state, body, match, undefined, true, requestOps, responseOps, ipScope);
   return undefined;
+}
+
+/** Matching rate_limit rules of the request being evaluated (reused: evaluation is synchronous). */
+const rateScratch: CompiledRule<RateLimitAction>[] = [];
+
+/**
+ * rate_limit, then the challenge. Every matching rate_limit rule counts the request; the first enforced one over its
+ * limit answers 429 (Retry-After) or asks for the challenge; dry-run ones over the limit are logged and pass. Then the
+ * answer endpoint (CHALLENGE_PATH), then the challenge when Under Attack Mode is on, the record has `captcha`, a
+ * captcha rule matches, or a rate limit asked for it: a client holding a valid clearance passes, others get the page.
+ * Returns true when it answered, false to go on, a promise when it reads an answer's body.
+ */
+function guardPhase(
+  res: HttpResponse,
+  ctx: RequestContext,
+  state: EdgeState,
+  match: NonNullable<ReturnType<DomainTable['lookup']>>,
+  body: Readable | null,
+  responseOps: HeaderOp[],
+): boolean | Promise<void> {
+  const { domain, record } = match;
+  const rules = domain.rules;
+  let challenge = false;
+  let ttl = DEFAULT_PASS_TTL_S;
+  const limits = idx<RateLimitAction>(rules, 'rate_limit');
+  if (limits) {
+    const now = Date.now();
+    limits.all(ctx, rateScratch, false);
+    for (let i = 0; i < rateScratch.length; i++) {
+      const r = rateScratch[i];
+      const wait = rateLimits.check(r.action, ctx, now);
+      if (wait === 0) continue;
+      ctx.hit(r.id, r.type, r.dryRun);
+      if (r.dryRun) continue;
+      if (r.action.challenge) {
+        challenge = true;
+        break;
+      }
+      rateScratch.length = 0;
+      respond(
+        res,
+        ctx,
+        429,
+        [...TEXT, ['retry-after', String(wait)], ['cache-control', 'no-store']],
+        'rate limit exceeded; retry later\n',
+        responseOps,
+      );
+      state.log(ctx);
+      return true;
+    }
+    rateScratch.length = 0;
+  }
+
+  if (ctx.path === CHALLENGE_PATH) return answerChallenge(res, ctx, state, body, responseOps);
+
+  if (domain.snapshot.settings.underAttack || record.captcha) challenge = true;
+  const captcha = idx<CaptchaAction>(rules, 'captcha')?.first(ctx);
+  if (captcha) {
+    challenge = true;
+    ttl = captcha.action.passTtlS;
+  }
+  if (!challenge || hasClearance(ctx.header('cookie'), ctx.peer.text, ctx.host)) return false;
+  if (captcha) ctx.hit(captcha.id, captcha.type, false);
+  const nonce = issueNonce(ctx.peer.text, ctx.host, ttl);
+  respond(
+    res,
+    ctx,
+    403,
+    [
+      ['content-type', 'text/html; charset=utf-8'],
+      ['cache-control', 'no-store'],
+      ['x-edge-challenge', 'pow'],
+    ],
+    challengePage(nonce, ctx.query === '' ? ctx.path : `${ctx.path}?${ctx.query}`),
+    responseOps,
+  );
+  state.log(ctx);
+  return true;
+}
+
+/** POST CHALLENGE_PATH: checks the answer (form body: nonce, solution, return) and sets the clearance cookie. */
+function answerChallenge(
+  res: HttpResponse,
+  ctx: RequestContext,
+  state: EdgeState,
+  body: Readable | null,
+  responseOps: HeaderOp[],
+): true | Promise<void> {
+  const fail = (status: number, message: string, extra: [string, string][] = []) => {
+    respond(res, ctx, status, [...TEXT, ['cache-control', 'no-store'], ...extra], `${message}\n`, responseOps);
+    state.log(ctx);
+  };
+  if (ctx.method !== 'POST') {
+    fail(405, 'the challenge answer is posted', [['allow', 'POST']]);
+    return true;
+  }
+  if (Number(ctx.header('content-length') ?? 0) > MAX_ANSWER_BYTES) {
+    fail(413, 'answer too large');
+    return true;
+  }
+  return readBounded(body, MAX_ANSWER_BYTES).then((form) => {
+    if (form === null) return fail(413, 'answer too large');
+    const a = parseAnswer(form);
+    const v = checkAnswer(a.nonce, a.solution, ctx.peer.text, ctx.host);
+    if (!v.ok) return fail(v.status, v.reason);
+    const secure = ctx.scheme === 'https' ? '; Secure' : '';
+    respond(
+      res,
+      ctx,
+      303,
+      [
+        ['location', safeReturn(a.returnTo)],
+        ['cache-control', 'no-store'],
+        [
+          'set-cookie',
+          `${CLEARANCE_COOKIE}=${v.cookie}; Max-Age=${v.passTtlS}; Path=/; HttpOnly; SameSite=Lax${secure}`,
+        ],
+      ],
+      '',
+      responseOps,
+    );
+    state.log(ctx);
+  });
+}
+
+/** The body as text, or null once it passes `max` bytes (reading stops there). */
+async function readBounded(body: Readable | null, max: number): Promise<string | null> {
+  if (body === null) return '';
+  const chunks: Buffer[] = [];
+  let n = 0;
+  for await (const c of body as AsyncIterable<Buffer>) {
+    n += c.length;
+    if (n > max) {
+      body.destroy();
+      return null;
+    }
+    chunks.push(c);
+  }
+  return Buffer.concat(chunks).toString('latin1');
 }
 
 /** The phases after basic_auth's verdict: 401, or redirect → rewrite → routing → cache → upstream. */

@@ -79,6 +79,8 @@ export interface DomainSettings {
   cachePurges?: CachePurge[];
   /** auto, http1, http2 or http3: the highest HTTP version the edge offers the domain's origins ("" or absent: auto). */
   originProtocol?: string;
+  /** Under Attack Mode: every request of the domain gets the challenge unless it holds a clearance. */
+  underAttack?: boolean;
 }
 
 export interface CachePurge {

@@ -1,4 +1,4 @@
-// Validation of each rule type's own fields (the nine types with an edge engine; the other six are stored as given).
+// Validation of each rule type's own fields (the types with an edge engine; the others are stored as given).
 import { isIP } from 'node:net';
 import { isPasswordHash } from './password.js';
 import { normaliseHost } from './host.js';
@@ -114,6 +114,9 @@ class Checker {
       : { ok: true, value: this.out, passwords: this.passwords };
   }
 }
+
+/** What a rate_limit rule counts by: client address, path, one header, or the address with the path or a header. */
+export const RATE_LIMIT_KEYS = ['ip', 'ip_path', 'path', 'header', 'ip_header'] as const;
 
 const HOST_RE = /^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*$/;
 function addressProblem(v: string): string | undefined {
@@ -288,6 +291,23 @@ const VALIDATORS: Partial<Record<RuleType, (c: Checker, ctx: Ctx) => void>> = {
     c.out.statuses = statuses;
     c.str('body', { required: true, max: 262144 });
     c.str('content_type', { def: 'text/html; charset=utf-8', max: 256 });
+  },
+  rate_limit(c) {
+    c.int('requests', { min: 1, max: 1_000_000, required: true });
+    c.int('period_s', { min: 1, max: 86400, required: true });
+    const key = c.str('key', { def: 'ip', oneOf: RATE_LIMIT_KEYS });
+    const header = c.str('key_header', { max: 64 });
+    if (key === 'header' || key === 'ip_header') {
+      if (header === undefined || header.length > 64 || !HEADER_NAME.test(header))
+        c.problem('key_header', 'a header name is required when key counts a header');
+      else c.out.key_header = header.toLowerCase();
+    } else if (header !== undefined && header !== '') c.problem('key_header', 'only with key header or ip_header');
+    else delete c.out.key_header;
+    c.str('action', { def: 'block', oneOf: ['block', 'captcha'] });
+    c.int('block_s', { min: 1, max: 86400, def: 60 });
+  },
+  captcha(c) {
+    c.int('pass_ttl_s', { min: 60, max: 86400, def: 1800 });
   },
   cache(c) {
     c.str('action', { def: 'cache', oneOf: ['cache', 'bypass'] });

@@ -1,6 +1,6 @@
 // TypeBox schemas of the rules API: the common Rule fields (spec "Rule") and the own fields of each of the fifteen types.
 import { OptionalKind, Type, type TObject, type TProperties } from '@sinclair/typebox';
-import { MAX_IP_ENTRIES, RULE_TYPES, type RuleType } from '@platform/shared/match';
+import { MAX_IP_ENTRIES, RATE_LIMIT_KEYS, RULE_TYPES, type RuleType } from '@platform/shared/match';
 import { Id, MAX_ID, StringEnum } from '../../openapi/schemas.js';
 
 const Str = (description: string, o: Record<string, unknown> = {}) => Type.String({ description, ...o });
@@ -329,9 +329,22 @@ const TYPE_FIELDS: Record<RuleType, TProperties> = {
   rate_limit: {
     requests: Int('Requests allowed per period and key', { minimum: 1, maximum: 1_000_000 }),
     period_s: Int('Length of the counting window in seconds', { minimum: 1, maximum: 86400 }),
-    key: RuleAction(['ip', 'ip_path'], 'What is counted: per client address, or per address and path. Default ip'),
-    action: RuleAction(['block', 'captcha'], 'What happens above the limit; default block (429)'),
-    block_s: Type.Optional(Int('Seconds a client stays limited; default 60', { minimum: 1, maximum: 86400 })),
+    key: RuleAction(
+      [...RATE_LIMIT_KEYS],
+      'What is counted: per client address (ip), path, one header (key_header), or the address with the path or ' +
+        'the header. Default ip',
+    ),
+    key_header: Type.Optional(
+      Str('Header counted when key is header or ip_header (a missing header counts as empty)', {
+        maxLength: 64,
+        pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",
+      }),
+    ),
+    action: RuleAction(
+      ['block', 'captcha'],
+      'What happens above the limit: 429 with Retry-After, or the challenge; default block',
+    ),
+    block_s: Type.Optional(Int('Seconds a key stays limited once over; default 60', { minimum: 1, maximum: 86400 })),
   },
   bot_route: {
     categories: Type.Array(StringEnum(['search', 'ai', 'social', 'monitoring', 'other']), {

@@ -1,0 +1,135 @@
+// Micro-benchmark of rate_limit evaluation (issue 13 item 3), beside the rules benchmark's anchor: the rule lookups
+// of the request phases on the seeded 100-rule mix (bench/edge-node/rule-gen.ts, as in rules.bench.ts), then the same
+// with rate_limit rules added, evaluated as runPhases does (every matching rate_limit rule found by the index, each
+// counted in the fixed-size table). Requests come from 4,096 client addresses (a different address per request in
+// turn); a row with 1,000,000 addresses shows the table full and evicting. Afterwards, heap bytes allocated per
+// counted request over 1,000,000 counts (`--expose-gc` for a clean start).
+// Run: node --expose-gc --import tsx bench/edge-node/rate-limit.bench.ts
+import { cpus } from 'node:os';
+import { Bench } from 'tinybench';
+import type { Rule } from '@platform/shared/config';
+import { encodeRuleBody, parsePeerAddress, validateRule } from '@platform/shared/match';
+import { compileRuleSet, type CompiledRule, type RuleIndex } from '../../edge-node/src/rules/compile.js';
+import { RULE_COMPILERS } from '../../edge-node/src/rules/index.js';
+import { RateLimitTable, type RateLimitAction } from '../../edge-node/src/rules/rate-limit.js';
+import type { RequestContext } from '../../edge-node/src/context.js';
+import { generateRequests, generateRules } from './rule-gen.js';
+
+const FIRST_TYPES = ['drop', 'basic_auth', 'redirect', 'rewrite', 'origin_route', 'origin_pool', 'cache'];
+
+function lookups(idx: Map<string, RuleIndex>, ctx: RequestContext): number {
+  ctx.hits.length = 0;
+  let n = 0;
+  idx.get('header')?.each(ctx, () => {
+    n++;
+    return false;
+  });
+  for (const t of FIRST_TYPES) if (idx.get(t)?.first(ctx, t !== 'cache')) n++;
+  return n;
+}
+
+const scratch: CompiledRule<RateLimitAction>[] = [];
+function withRateLimits(idx: Map<string, RuleIndex>, table: RateLimitTable, ctx: RequestContext, now: number): number {
+  let n = 0;
+  const limits = idx.get('rate_limit') as RuleIndex<RateLimitAction> | undefined;
+  if (limits) {
+    limits.all(ctx, scratch, false);
+    for (let i = 0; i < scratch.length; i++) if (table.check(scratch[i].action, ctx, now) > 0) n++;
+    scratch.length = 0;
+  }
+  return n + lookups(idx, ctx);
+}
+
+function rateRules(count: number, firstId: number): Rule[] {
+  const keys = ['ip', 'ip_path', 'path', 'ip_header', 'header'];
+  return Array.from({ length: count }, (_, i) => {
+    const key = keys[i % keys.length];
+    const v = validateRule('rate_limit', {
+      // zone-wide and path-scoped rules, the way a site limits everything and its API harder
+      path_includes: i % 2 === 0 ? ['/*'] : [`/p${i}/*`],
+      requests: 1_000_000,
+      period_s: 60,
+      key,
+      ...(key.endsWith('header') ? { key_header: 'user-agent' } : {}),
+    });
+    if (!v.ok) throw new Error(JSON.stringify(v.problems));
+    const { enabled, priority, ...filters } = v.value.common;
+    return {
+      id: firstId + i,
+      type: 'rate_limit',
+      enabled,
+      priority,
+      body: encodeRuleBody({ ...filters, ...v.value.fields }),
+    };
+  });
+}
+
+const compile = (rules: Rule[]) =>
+  compileRuleSet(rules, RULE_COMPILERS, (_r, err) => {
+    throw err;
+  });
+
+const base = generateRules(100);
+const requests = generateRequests(100, 4096);
+for (let i = 0; i < requests.length; i++) {
+  requests[i].peer = parsePeerAddress(`10.${(i >> 8) & 255}.${i & 255}.${(i * 7) & 255}`);
+  requests[i].headers = [['user-agent', `bench/${i & 63}`]];
+}
+const anchor = compile(base);
+const one = compile([...base, ...rateRules(1, 100_000)]);
+const ten = compile([...base, ...rateRules(10, 100_000)]);
+const table = new RateLimitTable();
+const wide = new RateLimitTable();
+const manyPeers = Array.from({ length: 1 << 20 }, (_, i) =>
+  parsePeerAddress(`10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`),
+);
+
+let k = 0;
+const now = Date.now();
+const bench = new Bench({ time: 1000, warmupTime: 200 });
+bench.add('anchor: 100-rule mix, no rate_limit', () => {
+  lookups(anchor, requests[k++ & 4095]);
+});
+bench.add('+ 1 zone-wide rate_limit rule', () => {
+  withRateLimits(one, table, requests[k++ & 4095], now);
+});
+bench.add('+ 10 rate_limit rules (5 zone-wide)', () => {
+  withRateLimits(ten, table, requests[k++ & 4095], now);
+});
+let p = 0;
+bench.add('+ 10 rate_limit rules, 1,048,576 addresses (table full, evicting)', () => {
+  const ctx = requests[k++ & 4095];
+  ctx.peer = manyPeers[p++ & 0xfffff];
+  withRateLimits(ten, wide, ctx, now);
+});
+await bench.run();
+
+const rows: Record<string, unknown>[] = [];
+const anchorOps = bench.tasks[0].result?.throughput?.mean ?? 0;
+for (const task of bench.tasks) {
+  const ops = task.result?.throughput?.mean ?? 0;
+  rows.push({
+    task: task.name,
+    'ops/s': Math.round(ops),
+    'ns/op': ops > 0 ? Math.round(1e9 / ops) : 0,
+    'cost / anchor': ops > 0 ? (anchorOps / ops).toFixed(2) : '',
+  });
+}
+console.log(`Node ${process.version}, ${cpus()[0]?.model ?? 'cpu'} x${cpus().length}`);
+console.table(rows);
+console.log(`evictions in the full table: ${wide.evictions}; table bytes: ${table.bytes}`);
+
+// Heap allocated per counted request (the table's check alone: hashing in place, typed arrays, no objects).
+const gc = (globalThis as { gc?: () => void }).gc;
+const action = (ten.get('rate_limit')!.rules[0] as CompiledRule<RateLimitAction>).action;
+const counted = new RateLimitTable();
+for (let i = 0; i < 10_000; i++) counted.check(action, requests[i & 4095], now);
+gc?.();
+const before = process.memoryUsage().heapUsed;
+const N = 1_000_000;
+for (let i = 0; i < N; i++) counted.check(action, requests[i & 4095], now);
+const after = process.memoryUsage().heapUsed;
+console.log(
+  `heap growth over ${N} checks: ${after - before} bytes (${((after - before) / N).toFixed(3)} bytes/check)` +
+    (gc ? '' : ' (run with --expose-gc for a clean start)'),
+);
