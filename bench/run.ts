@@ -1,5 +1,5 @@
 // `npm run bench [name...]`: runs the benchmarks one after another (each bounded), printing their tables.
-// Names: records, records-pdns, dns-lookup, dns-zone-patch, dnsperf, rules, normalise-path, cache-hit, wrk, distinct-hosts, propagation. Without names, all of them.
+// Names: records, records-pdns, dns-lookup, dns-zone-patch, dnsperf, rules, normalise-path, cache-hit, uptime-detect, wrk, distinct-hosts, propagation. Without names, all of them.
 import { spawnSync } from 'node:child_process';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +16,7 @@ const BENCHES: Record<string, string[]> = {
   rules: tsx('bench/edge-node/rules.bench.ts'),
   'normalise-path': tsx('bench/edge-node/normalise-path.bench.ts'),
   'cache-hit': tsx('bench/edge-node/cache-hit.bench.ts'),
+  'uptime-detect': tsx('bench/edge-node/uptime-detect.bench.ts'),
   wrk: ['bash', 'bench/edge-node/wrk.sh'],
   'distinct-hosts': tsx('bench/edge-node/distinct-hosts.ts'),
   propagation: tsx('bench/sync/propagation.ts'),

@@ -9,6 +9,9 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { pack } from 'msgpackr';
 import { ensureNodeToken } from '@platform/shared/node-token';
 import { eventually, startLifecycle, type Lifecycle } from '../helpers/workflows-harness.js';
+import { send, startStubOrigin } from '../../edge-node/src/testing/harness.js';
+import { startEdgeNodeProcess } from './edge-harness.js';
+import { freePort } from './sync-harness.js';
 
 const domain = 'outage.example.org';
 const host = `shop.${domain}`;
@@ -16,6 +19,7 @@ const q = `?domain=${domain}`;
 let L: Lifecycle;
 let server: Server;
 let port = 0;
+let syncPort = 0;
 const received: { headers: IncomingHttpHeaders; body: string }[] = [];
 
 before(async () => {
@@ -29,7 +33,13 @@ before(async () => {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   port = (server.address() as { port: number }).port;
-  L = await startLifecycle('uptime-incidents', {}, { workerEnv: { ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8' } });
+  syncPort = await freePort();
+  L = await startLifecycle(
+    'uptime-incidents',
+    // The edge test's origin is a stub on loopback.
+    { SYNC_PORT: String(syncPort), ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8' },
+    { workerEnv: { ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8' } },
+  );
 });
 after(async () => {
   await L?.close();
@@ -155,4 +165,87 @@ test('failing minutes open an incident and outage.opened arrives once; healthy o
     ['outage.opened', 'delivered'],
     ['outage.resolved', 'delivered'],
   ]);
+});
+
+test('through a running edge: the origin fails, outage.opened arrives once; it recovers, outage.resolved once', async (t) => {
+  const name = 'edge-outage.example.org';
+  const www = `www.${name}`;
+  const eq = `?domain=${name}`;
+  let failing = false;
+  const origin = await startStubOrigin('uptime-origin', (_req, res) => {
+    res.statusCode = failing ? 500 : 200;
+    res.end(failing ? 'down' : 'ok');
+  });
+  t.after(() => origin.close());
+  assert.equal((await L.api('POST', '/domains/', { name })).status, 200);
+  const rec = await L.api('POST', `/domains/${name}/records/`, {
+    name: 'www',
+    type: 'A',
+    destination: '127.0.0.1',
+    proxied: true,
+    scheme: 'Http',
+    port: origin.port,
+    monitor: true,
+  });
+  assert.equal(rec.status, 200, JSON.stringify(rec.body));
+  const saved = await L.api('PUT', `/uptime/settings${eq}`, {
+    webhook_url: `http://127.0.0.1:${port}/outages`,
+    notify_webhook: true,
+    min_requests_per_minute: 5,
+    open_after_minutes: 1,
+    resolve_after_minutes: 1,
+  });
+  assert.equal(saved.status, 200);
+  const edge = await startEdgeNodeProcess({
+    syncUrl: `ws://127.0.0.1:${syncPort}`,
+    nodeToken: ensureNodeToken(L.dataDir),
+    apiUrl: L.apiUrl,
+  });
+  t.after(() => edge.stop());
+  await eventually('the edge to proxy the record', async () =>
+    (await send(edge.httpPort, www, '/')).status === 200 ? true : undefined,
+  );
+
+  const mine = () => received.filter((r) => JSON.parse(r.body).domain === name);
+  // Traffic through the edge, ten requests a second, for at most six minutes.
+  let stop = false;
+  const traffic = (async () => {
+    for (let i = 0; i < 3600 && !stop; i++) {
+      await send(edge.httpPort, www, `/p${i % 7}`, { timeoutMs: 5000 }).catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  try {
+    failing = true;
+    const firstFailure = Date.now();
+    const opened = await eventually(
+      'outage.opened through the edge',
+      async () => (mine().length >= 1 ? mine()[0] : undefined),
+      200_000,
+    );
+    const toOpened = Date.now() - firstFailure;
+    const ob = JSON.parse(opened.body);
+    assert.deepEqual([ob.event, ob.hostname, ob.monitor_id, ob.scope], ['outage.opened', www, null, '']);
+    assert.ok(ob.peak_error_pct >= 50);
+    failing = false;
+    const recovered = Date.now();
+    const resolved = await eventually(
+      'outage.resolved through the edge',
+      async () => (mine().length >= 2 ? mine()[1] : undefined),
+      200_000,
+    );
+    const rb = JSON.parse(resolved.body);
+    assert.equal(rb.event, 'outage.resolved');
+    assert.equal(rb.incident_id, ob.incident_id);
+    assert.ok(Number.isInteger(rb.duration_sec) && rb.duration_sec >= 60, `duration_sec ${rb.duration_sec}`);
+    console.log(
+      `# uptime: first origin failure -> outage.opened ${Math.round(toOpened / 1000)} s; ` +
+        `recovery -> outage.resolved ${Math.round((Date.now() - recovered) / 1000)} s (open/resolve after 1 minute)`,
+    );
+  } finally {
+    stop = true;
+    await traffic;
+  }
+  await new Promise((r) => setTimeout(r, 3000));
+  assert.equal(mine().length, 2, 'each event once');
 });

@@ -44,9 +44,10 @@ export class RequestLogBuffer {
 
   add(ctx: RequestContext): void {
     this.total++;
-    this.origins.add(ctx);
+    const t = Date.now();
+    this.origins.add(ctx, t);
     this.push({
-      t: Date.now(),
+      t,
       host: ctx.host,
       path: ctx.path,
       method: ctx.method,
