@@ -1,5 +1,5 @@
 // `npm run bench [name...]`: runs the benchmarks one after another (each bounded), printing their tables.
-// Names: records, records-pdns, dns-lookup, dns-zone-patch, dnsperf, rules, normalise-path, cache-hit, uptime-detect, wrk, distinct-hosts, propagation. Without names, all of them.
+// Names: records, records-pdns, dns-lookup, dns-zone-patch, dnsperf, dns-amplification, rules, normalise-path, cache-hit, uptime-detect, wrk, distinct-hosts, propagation. Without names, all of them.
 import { spawnSync } from 'node:child_process';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +13,7 @@ const BENCHES: Record<string, string[]> = {
   'dns-lookup': tsx('bench/dns-server/lookup.bench.ts'),
   'dns-zone-patch': tsx('bench/dns-server/zone-patch.bench.ts'),
   dnsperf: tsx('bench/dns-server/dnsperf.ts'),
+  'dns-amplification': tsx('bench/dns-server/amplification.ts'),
   rules: tsx('bench/edge-node/rules.bench.ts'),
   'normalise-path': tsx('bench/edge-node/normalise-path.bench.ts'),
   'cache-hit': tsx('bench/edge-node/cache-hit.bench.ts'),

@@ -1,18 +1,22 @@
 // dnsperf against NSD and the dns-server (1 and 2 workers) serving the same seeded 10,000-record zone, plus a bare
 // Node dgram server (the ceiling), in one run. Run: node --import tsx bench/dns-server/dnsperf.ts
-// Env: SECONDS (dnsperf -l, default 10), RECORDS (default 10000), CLIENTS (dnsperf -c, default 4), ROUNDS (default 2).
+// Env: SECONDS (dnsperf -l, default 10), RECORDS (default 10000), CLIENTS (dnsperf -c, default 4), ROUNDS (default 2),
+// SUBJECTS (comma-separated ids of the subjects below to run; default all).
+// Response rate limiting is run three ways on both servers: off, on with a rate dnsperf never reaches (what the
+// bookkeeping costs per answer), and at the defaults (200 answers/s per bucket, slip 2: dnsperf's NXDOMAIN tenth
+// shares one bucket and gets limited, as a real flood from one source would).
 // Our server's store is written directly through the node store API (openNodeStore(DATA_DIR/dns-node).apply),
 // the same path the sync client uses; NSD reads the equivalent BIND zone file.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createSocket } from 'node:dgram';
-import { createServer } from 'node:net';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openNodeStore } from '@platform/shared/node-store';
 import { Packet } from 'dns2';
 import { APEX, generateZone } from './zone-gen.js';
+import { ensureTools, freePort, nsdConfig, runBench, stop } from './tools.js';
+import { udpQuery as udpAsk } from '../../test/e2e/dns-helpers.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const SECONDS = Number(process.env.SECONDS ?? 10);
@@ -21,54 +25,11 @@ const CLIENTS = Number(process.env.CLIENTS ?? 4);
 /** Rounds over all subjects, interleaved, so a burst of load from other processes does not hit one subject only. */
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
 
-function ensureTools(): void {
-  const missing = ['nsd', 'dnsperf', 'taskset'].filter((t) => spawnSync('sh', ['-c', `command -v ${t}`]).status !== 0);
-  if (missing.length === 0) return;
-  const pkgs = missing.map((t) => (t === 'taskset' ? 'util-linux' : t));
-  console.log(`installing ${pkgs.join(' ')} with apt-get`);
-  const sudo = process.getuid?.() === 0 ? [] : ['sudo'];
-  spawnSync([...sudo, 'apt-get', 'update'].join(' '), { shell: true, stdio: 'inherit' });
-  const r = spawnSync(
-    [...sudo, 'env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', 'install', '-y', ...pkgs].join(' '),
-    { shell: true, stdio: 'inherit' },
-  );
-  if (r.status !== 0) throw new Error(`could not install ${pkgs.join(' ')}`);
-}
-
-async function freePort(): Promise<number> {
-  for (;;) {
-    const port = await new Promise<number>((resolve) => {
-      const s = createServer().listen(0, '127.0.0.1', () => {
-        const p = (s.address() as { port: number }).port;
-        s.close(() => resolve(p));
-      });
-    });
-    const udpFree = await new Promise<boolean>((resolve) => {
-      const u = createSocket('udp4');
-      u.once('error', () => resolve(false));
-      u.bind(port, '127.0.0.1', () => u.close(() => resolve(true)));
-    });
-    if (udpFree) return port;
-  }
-}
-
 function query(port: number, name: string, type: string): Promise<Buffer | null> {
-  return new Promise((resolve) => {
-    const q = new Packet();
-    q.header.id = 1 + Math.floor(Math.random() * 65000);
-    q.questions.push({ name, type: Packet.TYPE[type as keyof typeof Packet.TYPE], class: 1 } as never);
-    const sock = createSocket('udp4');
-    const t = setTimeout(() => {
-      sock.close();
-      resolve(null);
-    }, 500);
-    sock.once('message', (m) => {
-      clearTimeout(t);
-      sock.close();
-      resolve(m);
-    });
-    sock.send(q.toBuffer(), port, '127.0.0.1');
-  });
+  const q = new Packet();
+  q.header.id = 1 + Math.floor(Math.random() * 65000);
+  q.questions.push({ name, type: Packet.TYPE[type as keyof typeof Packet.TYPE], class: 1 } as never);
+  return udpAsk(port, q.toBuffer(), 500);
 }
 
 async function waitReady(port: number, proc: ChildProcess, label: string): Promise<void> {
@@ -132,18 +93,9 @@ function dnsperf(port: number, queryFile: string, pin: boolean): Omit<Result, 's
   };
 }
 
-async function stop(proc: ChildProcess): Promise<void> {
-  if (proc.exitCode !== null || proc.signalCode !== null) return;
-  const exited = new Promise((r) => proc.once('exit', r));
-  proc.kill('SIGTERM');
-  await exited;
-}
-
-async function main(): Promise<void> {
+runBench('dnsperf-bench-', async (dir, procs) => {
   ensureTools();
-  const dir = mkdtempSync(join(tmpdir(), 'dnsperf-bench-'));
-  const procs: ChildProcess[] = [];
-  try {
+  {
     const zone = generateZone(RECORDS, 1);
     const queryFile = join(dir, 'queries.txt');
     writeFileSync(queryFile, zone.queries.join('\n') + '\n');
@@ -154,44 +106,14 @@ async function main(): Promise<void> {
     store.apply({ version: 1, domain: APEX, deleted: false, snapshot: zone.snapshot });
     await store.close();
 
-    const nsd = async (servers: number, port: number, pin: boolean) => {
-      const conf = join(dir, `nsd-${servers}.conf`);
-      writeFileSync(
-        conf,
-        [
-          'server:',
-          `  ip-address: 127.0.0.1@${port}`,
-          `  port: ${port}`,
-          '  username: ""',
-          '  chroot: ""',
-          `  zonesdir: "${dir}"`,
-          `  pidfile: "${dir}/nsd-${servers}.pid"`,
-          `  zonelistfile: "${dir}/zone.list"`,
-          `  xfrdfile: "${dir}/xfrd.state"`,
-          `  xfrdir: "${dir}"`,
-          '  database: ""',
-          `  server-count: ${servers}`,
-          '  verbosity: 0',
-          `  logfile: "${dir}/nsd.log"`,
-          '  hide-version: yes',
-          '  reuseport: yes',
-          '  minimal-responses: yes',
-          // Response rate limiting (on by default in Debian's build, 200 qps per /24) would drop most of dnsperf's queries.
-          '  rrl-ratelimit: 0',
-          '  rrl-whitelist-ratelimit: 0',
-          '  receive-buffer-size: 4194304',
-          'remote-control:',
-          '  control-enable: no',
-          'zone:',
-          `  name: ${APEX}`,
-          `  zonefile: ${APEX}.zone`,
-          '',
-        ].join('\n'),
-      );
+    /** rrl: responses per second per bucket, 0 = off (NSD's rrl-ratelimit). */
+    const nsd = async (servers: number, port: number, pin: boolean, rrl = 0) => {
+      const conf = join(dir, `nsd-${servers}-${rrl}.conf`);
+      writeFileSync(conf, nsdConfig(dir, `${servers}-${rrl}`, port, APEX, servers, rrl));
       const cmd = pin ? ['taskset', '-c', '0', 'nsd', '-d', '-c', conf] : ['nsd', '-d', '-c', conf];
       return spawn(cmd[0], cmd.slice(1), { stdio: 'ignore' });
     };
-    const ours = (workers: number, port: number, pin: boolean) => {
+    const ours = (workers: number, port: number, pin: boolean, rrl = 0) => {
       const node = [process.execPath, '--import', 'tsx', join(ROOT, 'dns-server/src/main.ts')];
       const cmd = pin ? ['taskset', '-c', '0', ...node] : node;
       return spawn(cmd[0], cmd.slice(1), {
@@ -203,6 +125,7 @@ async function main(): Promise<void> {
           DNS_PORT: String(port),
           SYNC_URL: 'off',
           DNS_WORKERS: String(workers),
+          DNS_RRL_RATE: String(rrl),
           LOG_LEVEL: 'warn',
         },
       });
@@ -238,18 +161,57 @@ async function main(): Promise<void> {
       await stop(o);
     }
 
-    const subjects: Array<{
+    /** A rate dnsperf never reaches in one bucket: every answer goes through the rate limiter, none is limited. */
+    const UNREACHED = 1_000_000;
+    const DEFAULT_RATE = 200;
+    type Subject = {
+      id: string;
       subject: string;
       cores: string;
+      /** Rows compared with the NSD row of the same group. */
+      group: string;
       pin: boolean;
       start: (port: number) => ChildProcess | Promise<ChildProcess>;
-    }> = [
-      { subject: 'NSD 4 (server-count 1)', cores: '1', pin: true, start: (p) => nsd(1, p, true) },
-      { subject: 'dns-server (1 worker)', cores: '1', pin: true, start: (p) => ours(1, p, true) },
-      { subject: 'bare Node dgram (fixed answer)', cores: '1', pin: true, start: (p) => bare(p, true) },
-      { subject: 'NSD 4 (server-count 2)', cores: '2', pin: false, start: (p) => nsd(2, p, false) },
-      { subject: 'dns-server (2 workers, node:cluster)', cores: '2', pin: false, start: (p) => ours(2, p, false) },
+    };
+    const modes: Array<[suffix: string, group: string, rate: number]> = [
+      ['', 'RRL off', 0],
+      ['-rrl-unreached', `RRL on, ${UNREACHED}/s (never reached)`, UNREACHED],
+      ['-rrl', `RRL on, ${DEFAULT_RATE}/s slip 2 (defaults)`, DEFAULT_RATE],
     ];
+    /** A 1-core row: the server pinned to CPU 0, dnsperf to CPU 1. */
+    const one = (id: string, subject: string, group: string, start: Subject['start']): Subject => ({
+      id,
+      subject,
+      cores: '1',
+      group,
+      pin: true,
+      start,
+    });
+    const all: Subject[] = [
+      ...modes.flatMap(([suffix, group, rate]) => [
+        one(`nsd${suffix}`, 'NSD 4 (server-count 1)', group, (p) => nsd(1, p, true, rate)),
+        one(`ours${suffix}`, 'dns-server (1 worker)', group, (p) => ours(1, p, true, rate)),
+      ]),
+      one('bare', 'bare Node dgram (fixed answer)', 'RRL off', (p) => bare(p, true)),
+      {
+        id: 'nsd2',
+        subject: 'NSD 4 (server-count 2)',
+        cores: '2',
+        group: 'RRL off',
+        pin: false,
+        start: (p) => nsd(2, p, false),
+      },
+      {
+        id: 'ours2',
+        subject: 'dns-server (2 workers, node:cluster)',
+        cores: '2',
+        group: 'RRL off',
+        pin: false,
+        start: (p) => ours(2, p, false),
+      },
+    ];
+    const only = process.env.SUBJECTS?.split(',').map((x) => x.trim());
+    const subjects = only ? all.filter((x) => only.includes(x.id)) : all;
     const runs = new Map<string, Result[]>();
     for (let round = 0; round < ROUNDS; round++) {
       for (const s of subjects) {
@@ -259,14 +221,18 @@ async function main(): Promise<void> {
         await waitReady(port, proc, s.subject);
         await new Promise((r) => setTimeout(r, 500));
         const r = { subject: s.subject, cores: s.cores, ...dnsperf(port, queryFile, s.pin) };
-        console.log(`round ${round + 1}: ${r.subject}: ${Math.round(r.qps)} qps`);
-        runs.set(s.subject, [...(runs.get(s.subject) ?? []), r]);
+        console.log(`round ${round + 1}: ${r.subject}, ${s.group}: ${Math.round(r.qps)} qps`);
+        runs.set(s.id, [...(runs.get(s.id) ?? []), r]);
         await stop(proc);
       }
     }
     // Best round per subject: on a shared machine the best round is the one least disturbed by other processes.
-    const results = subjects.map((s) => runs.get(s.subject)!.reduce((a, b) => (b.qps > a.qps ? b : a)));
-    const nsdQps = (cores: string) => results.find((r) => r.cores === cores && r.subject.startsWith('NSD'))!.qps;
+    const results = subjects.map((s) => ({
+      ...s,
+      ...runs.get(s.id)!.reduce((a, b) => (b.qps > a.qps ? b : a)),
+    }));
+    const nsdQps = (cores: string, group: string) =>
+      results.find((r) => r.cores === cores && r.group === group && r.subject.startsWith('NSD'))?.qps ?? NaN;
     console.log(
       `\nmachine: ${cpus().length}× ${cpus()[0]?.model}, Node ${process.version}; dnsperf -l ${SECONDS} -c ${CLIENTS} -T 1 -q 1000 -t 1, ${zone.queries.length} queries (10% NXDOMAIN), ${RECORDS} records`,
     );
@@ -274,24 +240,18 @@ async function main(): Promise<void> {
       '1-core runs: server pinned to CPU 0 and dnsperf to CPU 1 (taskset); 2-core runs: unpinned, sharing both cores with dnsperf\n',
     );
     console.log(`best of ${ROUNDS} interleaved rounds per subject (all rounds' QPS in the last column)\n`);
-    console.log('| subject | cores | QPS | vs NSD | avg latency ms | stddev ms | lost % | QPS per round |');
-    console.log('|---|---|---|---|---|---|---|---|');
+    console.log(
+      '| subject | cores | rate limiting | QPS | vs NSD (same RRL) | avg latency ms | stddev ms | lost % | QPS per round |',
+    );
+    console.log('|---|---|---|---|---|---|---|---|---|');
     for (const r of results) {
-      const all = runs
-        .get(r.subject)!
+      const rounds = runs
+        .get(r.id)!
         .map((x) => Math.round(x.qps))
         .join(', ');
       console.log(
-        `| ${r.subject} | ${r.cores} | ${Math.round(r.qps)} | ${(r.qps / nsdQps(r.cores)).toFixed(2)}× | ${r.avgLatencyMs.toFixed(3)} | ${r.stddevMs.toFixed(3)} | ${r.lostPct} | ${all} |`,
+        `| ${r.subject} | ${r.cores} | ${r.group} | ${Math.round(r.qps)} | ${(r.qps / nsdQps(r.cores, r.group)).toFixed(2)}× | ${r.avgLatencyMs.toFixed(3)} | ${r.stddevMs.toFixed(3)} | ${r.lostPct} | ${rounds} |`,
       );
     }
-  } finally {
-    for (const p of procs) await stop(p);
-    rmSync(dir, { recursive: true, force: true });
   }
-}
-
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
 });

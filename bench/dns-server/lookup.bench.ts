@@ -1,5 +1,6 @@
 // Micro-benchmark of the answer path on the seeded 10,000-record zone: the lookup alone, the whole handler
-// (parse + lookup + copy + patch), a Map-get-and-copy floor, and dns2's general codec for comparison.
+// (parse + lookup + copy + patch) with response rate limiting off and on (a rate never reached, so every answer
+// pays the bookkeeping and is sent), the rate limiter alone, a Map-get-and-copy floor, and dns2's general codec.
 // Run: node --import tsx bench/dns-server/lookup.bench.ts
 import assert from 'node:assert/strict';
 import { cpus } from 'node:os';
@@ -10,6 +11,7 @@ import { ZoneTable } from '../../dns-server/src/zone/table.js';
 import { lookup } from '../../dns-server/src/zone/lookup.js';
 import { answerQuery } from '../../dns-server/src/handler.js';
 import { createCounters } from '../../dns-server/src/counters.js';
+import { ResponseRateLimiter, RRL_CLASS } from '../../dns-server/src/rrl.js';
 import { buildQuery } from '../../dns-server/src/testing/fixtures.js';
 import { decode } from '../../dns-server/src/testing/decode.js';
 import { APEX, generateZone } from './zone-gen.js';
@@ -38,6 +40,16 @@ for (const [i, q] of queries.entries()) {
   if (!q.name.startsWith('nx')) assert.ok(d.answer.length > 0, q.name);
 }
 
+// Client addresses as node:dgram reports them: 4096 clients in 256 /24s, and as many IPv6 ones.
+const clients = Array.from({ length: 4096 }, (_, k) => `198.${(k >> 8) & 15}.${k & 255}.${(k * 7) & 255}`);
+const clients6 = Array.from(
+  { length: 4096 },
+  (_, k) => `2001:db8:${(k >> 4).toString(16)}:${(k & 15).toString(16)}00::${k.toString(16)}`,
+);
+const rrl = new ResponseRateLimiter({ rate: 1_000_000, slip: 2, ipv4Prefix: 24, ipv6Prefix: 56, tableSize: 262144 });
+for (const [k, p] of packets.entries())
+  assert.ok(answerQuery(p, p.length, false, table, counters, rrl, clients[k]), 'RRL on, rate never reached: answered');
+
 const fixed = answerQuery(packets[0], packets[0].length, false, table, counters)!;
 const floorMap = new Map(queries.map((q) => [q.name, fixed]));
 let i = 0;
@@ -50,6 +62,20 @@ bench
   .add('answerQuery: parse + zone + lookup + copy/patch', () => {
     const p = packets[i++ & 4095];
     answerQuery(p, p.length, false, table, counters);
+  })
+  .add('answerQuery, RRL on (IPv4 clients, rate never reached)', () => {
+    const k = i++ & 4095;
+    const p = packets[k];
+    answerQuery(p, p.length, false, table, counters, rrl, clients[k]);
+  })
+  .add('answerQuery, RRL on (IPv6 clients, rate never reached)', () => {
+    const k = i++ & 4095;
+    const p = packets[k];
+    answerQuery(p, p.length, false, table, counters, rrl, clients6[k]);
+  })
+  .add('rrl.check alone (IPv4 client, name + type bucket)', () => {
+    const k = i++ & 4095;
+    rrl.check(clients[k], RRL_CLASS.POSITIVE, queries[k].name, queries[k].qtype);
   })
   .add('floor: Map.get + Buffer copy + ID patch', () => {
     const q = queries[i++ & 4095];

@@ -3,7 +3,7 @@
 import { CLASS_ANY, CLASS_IN, EDNS_UDP_SIZE, FLAG, PLAIN_UDP_SIZE, RCODE, TYPE } from './wire/constants.js';
 import { ParsedQuery, parseQuery, PARSE } from './wire/query.js';
 import { NEGATIVE, type CompiledZone, type Template } from './zone/model.js';
-import { lookup, NXDOMAIN } from './zone/lookup.js';
+import { lastLookup, lookup, NXDOMAIN } from './zone/lookup.js';
 import type { ZoneTable } from './zone/table.js';
 import type { Counters } from './counters.js';
 import { RRL, RRL_CLASS, type ResponseRateLimiter } from './rrl.js';
@@ -84,9 +84,9 @@ export function answerQuery(
     const v =
       r === NXDOMAIN
         ? rrl.check(address, RRL_CLASS.NXDOMAIN, zone.apex, 0)
-        : zone.nodes.has(q.key)
-          ? rrl.check(address, r === NEGATIVE ? RRL_CLASS.NODATA : RRL_CLASS.POSITIVE, q.key, qtype)
-          : rrl.check(address, RRL_CLASS.SYNTHESISED, zone.apex, qtype);
+        : lastLookup.synthesised
+          ? rrl.check(address, RRL_CLASS.SYNTHESISED, zone.apex, qtype)
+          : rrl.check(address, r === NEGATIVE ? RRL_CLASS.NODATA : RRL_CLASS.POSITIVE, q.key, qtype);
     if (v !== RRL.ALLOW) return limited(v, c, msg, r === NXDOMAIN ? RCODE.NXDOMAIN : RCODE.NOERROR);
   }
   if (r === NEGATIVE) {

@@ -8,12 +8,17 @@ import { TYPE } from '../wire/constants.js';
 export const NXDOMAIN = 2;
 export type LookupResult = Template | typeof NEGATIVE | typeof NXDOMAIN;
 
+/** Set by each lookup: the answer came from a name synthesised from a wildcard or below a delegation (rrl.ts keys
+ *  those by zone, not by the random names an attacker can make up). */
+export const lastLookup = { synthesised: false };
+
 /**
  * Answers (name, qtype) from the zone. Names present in the zone are one map read and one array read;
  * names synthesised from a wildcard or below a delegation are resolved on first use and kept (bounded).
  */
 export function lookup(zone: CompiledZone, name: string, qtype: number): LookupResult {
   let node = zone.nodes.get(name);
+  lastLookup.synthesised = node === undefined;
   if (node === undefined) {
     node = findNode(zone, name);
     if (node === undefined) return NXDOMAIN;

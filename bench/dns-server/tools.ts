@@ -1,0 +1,97 @@
+// Shared by the DNS load benchmarks (dnsperf.ts, amplification.ts): Debian tools installed on demand, free ports,
+// NSD's configuration, and stopping child processes.
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export function ensureTools(tools = ['nsd', 'dnsperf', 'taskset']): void {
+  const missing = tools.filter((t) => spawnSync('sh', ['-c', `command -v ${t}`]).status !== 0);
+  if (missing.length === 0) return;
+  const pkgs = missing.map((t) => (t === 'taskset' ? 'util-linux' : t));
+  console.log(`installing ${pkgs.join(' ')} with apt-get`);
+  const sudo = process.getuid?.() === 0 ? [] : ['sudo'];
+  spawnSync([...sudo, 'apt-get', 'update'].join(' '), { shell: true, stdio: 'inherit' });
+  const r = spawnSync(
+    [...sudo, 'env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', 'install', '-y', ...pkgs].join(' '),
+    { shell: true, stdio: 'inherit' },
+  );
+  if (r.status !== 0) throw new Error(`could not install ${pkgs.join(' ')}`);
+}
+
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
+    });
+    const udpFree = await new Promise<boolean>((resolve) => {
+      const u = createSocket('udp4');
+      u.once('error', () => resolve(false));
+      u.bind(port, '127.0.0.1', () => u.close(() => resolve(true)));
+    });
+    if (udpFree) return port;
+  }
+}
+
+export async function stop(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise((r) => proc.once('exit', r));
+  proc.kill('SIGTERM');
+  await exited;
+}
+
+/** nsd.conf for one zone served from `dir` on 127.0.0.1:`port`; rrl = rrl-ratelimit (0: off), slip 2, /24. */
+export function nsdConfig(dir: string, tag: string, port: number, zone: string, servers: number, rrl: number): string {
+  return [
+    'server:',
+    `  ip-address: 127.0.0.1@${port}`,
+    `  port: ${port}`,
+    '  username: ""',
+    '  chroot: ""',
+    `  zonesdir: "${dir}"`,
+    `  pidfile: "${dir}/nsd-${tag}.pid"`,
+    `  zonelistfile: "${dir}/zone-${tag}.list"`,
+    `  xfrdfile: "${dir}/xfrd-${tag}.state"`,
+    `  xfrdir: "${dir}"`,
+    '  database: ""',
+    `  server-count: ${servers}`,
+    '  verbosity: 0',
+    `  logfile: "${dir}/nsd.log"`,
+    '  hide-version: yes',
+    '  reuseport: yes',
+    '  minimal-responses: yes',
+    // Response rate limiting is on by default in Debian's build (200 qps per /24, slip 2); 0 turns it off.
+    `  rrl-ratelimit: ${rrl}`,
+    '  rrl-slip: 2',
+    '  rrl-ipv4-prefix-length: 24',
+    `  rrl-whitelist-ratelimit: ${rrl}`,
+    '  receive-buffer-size: 4194304',
+    'remote-control:',
+    '  control-enable: no',
+    'zone:',
+    `  name: ${zone}`,
+    `  zonefile: ${zone}.zone`,
+    '',
+  ].join('\n');
+}
+
+/** Runs a benchmark with a fresh temp dir and a list of the child processes it starts; afterwards every process is
+ *  stopped and the dir removed, and an error exits 1. */
+export function runBench(prefix: string, body: (dir: string, procs: ChildProcess[]) => Promise<void>): void {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const procs: ChildProcess[] = [];
+  body(dir, procs)
+    .finally(async () => {
+      for (const p of procs) await stop(p);
+      rmSync(dir, { recursive: true, force: true });
+    })
+    .catch((err) => {
+      console.error(err);
+      process.exit(1);
+    });
+}
