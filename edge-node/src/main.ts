@@ -83,6 +83,15 @@ async function runWorker(): Promise<void> {
   });
 }
 
+/**
+ * What the workers last reported, for the primary's sums: a worker that exited keeps its counters (evictions, drops)
+ * in the totals, but its gauges (open pools, cached bytes) went with it.
+ */
+function reported(live: ReadonlySet<{ id: number }>, memory: Map<number, EdgeMemory>): EdgeMemory[] {
+  const ids = new Set([...live].map((w) => w.id));
+  return [...memory].map(([id, m]) => (ids.has(id) ? m : { ...m, originPools: 0, cacheBytes: 0 }));
+}
+
 async function runPrimary(): Promise<void> {
   const store = openNodeStore(nodeStorePath(config));
   const cells = new Map<number, Array<[number, number]>>();
@@ -107,7 +116,7 @@ async function runPrimary(): Promise<void> {
         host: config.host,
         port: config.metricsPort,
         requests: () => sumRequestCounters(cells.values(), total),
-        memory: () => sumMemory(memory.values()),
+        memory: () => sumMemory(reported(pool.workers, memory)),
         store,
         sync,
       })

@@ -13,6 +13,8 @@ import { freePort, ROOT, type ControlPlaneProcess } from './sync-harness.js';
 
 export interface EdgeNodeProcess {
   dataDir: string;
+  /** The process started (with EDGE_WORKERS > 1, the cluster primary). */
+  pid(): number;
   httpPort: number;
   httpsPort: number;
   /** Starts the process again on the same DATA_DIR and ports; `env` overrides (e.g. SYNC_URL of a hub that is down). */
@@ -105,6 +107,7 @@ export async function startEdgeNodeProcess(
   await launch();
   return {
     dataDir,
+    pid: () => proc.pid!,
     httpPort,
     httpsPort,
     kill,

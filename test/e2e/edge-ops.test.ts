@@ -2,7 +2,8 @@
 // summed by the primary, which serves the metrics; with SYNC_URL=off the node is ready on its store alone.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { send } from '../../edge-node/src/testing/harness.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import { proxiedRecord, send, snapshot, startStubOrigin } from '../../edge-node/src/testing/harness.js';
 import { startEdgeNodeProcess, waitUntil } from './edge-harness.js';
 import { freePort } from './sync-harness.js';
 
@@ -32,4 +33,73 @@ test('cluster workers report their requests to the primary, whose /metrics sums 
   assert.match(text, /^edge_origin_pools 0$/m);
   assert.match(text, /^edge_cache_bytes 0$/m);
   assert.match(text, /^edge_request_logs_dropped_total 0$/m);
+});
+
+/** Pids of the processes whose parent is `pid` (the cluster workers of a primary). */
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // Fields after the command name, which is in parentheses and may hold spaces: state, then the parent's pid.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+test("a worker that dies takes its open pools out of the primary's gauge; another tenant is still answered", async (t) => {
+  const origin = await startStubOrigin('o', (req, res) => res.end(`origin ${req.headers.host}`));
+  t.after(() => origin.close());
+  const metricsPort = await freePort();
+  const edge = await startEdgeNodeProcess(
+    null,
+    { EDGE_WORKERS: '2', EDGE_METRICS_PORT: String(metricsPort), EDGE_ORIGIN_POOLS_MAX: '3' },
+    [
+      snapshot('flood.example.org', { records: [proxiedRecord('*', origin.port)] }),
+      snapshot('neighbour.example.org', { records: [proxiedRecord('www', origin.port)] }),
+    ],
+  );
+  t.after(() => edge.stop());
+  const gauge = async (name: string) => {
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+  };
+  // Each request on a new connection, which the kernel hands to either worker: send new host names until both hold
+  // their 3 newest pools, then wait for the reports (once a second) made after the last request.
+  let sent = 0;
+  await waitUntil(
+    'both workers to hold 3 pools',
+    async () => {
+      for (let i = 0; i < 10; i++) {
+        const host = `h${sent++}.flood.example.org`;
+        assert.equal((await send(edge.httpPort, host, '/')).status, 200);
+      }
+      return (await gauge('edge_origin_pools')) === 6 ? true : undefined;
+    },
+    60_000,
+  );
+  await waitUntil('the workers to report their evictions', async () =>
+    (await gauge('edge_origin_pools')) === 6 && (await gauge('edge_origin_pools_evicted_total')) === sent - 6
+      ? true
+      : undefined,
+  );
+
+  const workers = childrenOf(edge.pid());
+  assert.equal(workers.length, 2, `workers of ${edge.pid()}: ${workers.join(', ')}`);
+  process.kill(workers[0]!, 'SIGKILL');
+  // The primary starts another worker; the dead one's 3 pools leave the gauge, its evictions stay in the total.
+  await waitUntil("the dead worker's pools to leave the gauge", async () =>
+    (await gauge('edge_origin_pools')) === 3 ? true : undefined,
+  );
+  assert.equal(await gauge('edge_origin_pools_evicted_total'), sent - 6);
+  await waitUntil('a replacement worker', async () => (childrenOf(edge.pid()).length === 2 ? true : undefined));
+  for (let i = 0; i < 10; i++) {
+    const r = await send(edge.httpPort, 'www.neighbour.example.org', `/n${i}`);
+    assert.equal(r.status, 200);
+    assert.equal(r.body, 'origin www.neighbour.example.org');
+  }
 });
