@@ -152,6 +152,8 @@ export interface AcmeStack {
   served(servername: string, ms?: number): Promise<PeerCertificate>;
   /** The processes' recent output (ACME_DEBUG=1 prints it after a test file). */
   outputs(): string;
+  /** What a domain's certificate workflow did: its activities in order, with failures. */
+  history(domain: string): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -241,6 +243,17 @@ export async function startAcmeStack(label: string, cpEnv: Record<string, string
         `---- pebble\n${pebble.output()}`,
         `---- edge\n${edge.output()}`,
       ].join('\n'),
+    async history(domain) {
+      const events = (await L.temporal.client.workflow.getHandle(`certificates:${domain}`).fetchHistory()).events ?? [];
+      return events.flatMap((e) => {
+        const scheduled = e.activityTaskScheduledEventAttributes?.activityType?.name;
+        if (scheduled) return [scheduled];
+        const f = e.activityTaskFailedEventAttributes?.failure ?? e.workflowExecutionFailedEventAttributes?.failure;
+        if (f) return [`  failed: ${f.message}`];
+        if (e.timerStartedEventAttributes) return ['  timer'];
+        return [];
+      });
+    },
     served: (servername, ms = 120_000) =>
       eventually(`the edge to serve ${servername} a certificate Pebble issued`, () => handshake(servername), ms),
     async close() {

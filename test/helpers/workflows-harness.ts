@@ -48,7 +48,8 @@ export interface Lifecycle {
   /** Calls the /internal API with the node token (as the worker and operators do). */
   internal<T = any>(method: string, path: string, body?: unknown): Promise<ApiResponse<T>>;
   startWorker(): Promise<void>;
-  stopWorker(): Promise<void>;
+  /** SIGTERM (a graceful stop) unless another signal is given (SIGKILL: the worker dies where it is). */
+  stopWorker(signal?: NodeJS.Signals): Promise<void>;
   workerOutput(): string;
   /** `temporalDown`: starts the Temporal server on the address the control plane was given, then the worker. */
   startTemporal(): Promise<void>;
@@ -200,7 +201,7 @@ async function launch(
     api,
     internal: (method, path, body) => call({ authorization: `Bearer ${nodeToken}` }, method, path, body),
     startWorker,
-    stopWorker: () => worker.stop(),
+    stopWorker: (signal) => worker.stop(signal),
     workerOutput: () => worker.out,
     async startTemporal() {
       temporal ??= await createTemporal();

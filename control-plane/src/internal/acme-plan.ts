@@ -103,8 +103,17 @@ export async function acmePlan(app: FastifyInstance, row: DomainRow, now = Date.
 
 export type AttemptReport = AcmeAttemptReport;
 
-/** Writes a reported attempt into the domain's issuance state (per hostname: attempts, last error, next retry). */
-export async function recordAttempt(db: Db, domainId: number, report: AttemptReport, now = new Date()): Promise<void> {
+/**
+ * Writes a reported attempt into the domain's issuance state; a failure is recorded per name (attempts, last error,
+ * next retry) for the names ordered and the proxied names they would cover (GET ssl/ `coverage`).
+ */
+export async function recordAttempt(
+  db: Db,
+  domain: { id: number; name: string },
+  report: AttemptReport,
+  now = new Date(),
+): Promise<void> {
+  const domainId = domain.id;
   if (report.status === 'pending') {
     await recordIssuance(db, domainId, { status: 'pending', lastIssueAttemptAt: now });
     return;
@@ -116,7 +125,10 @@ export async function recordAttempt(db: Db, domainId: number, report: AttemptRep
   const current = await getIssuance(db, domainId);
   const next = report.next_retry_at_ms ? new Date(report.next_retry_at_ms).toISOString() : null;
   const hostnames: Record<string, HostnameIssuance> = { ...current.hostnames };
-  for (const h of report.hostnames.slice(0, MAX_CERTIFICATE_NAMES)) {
+  const ordered = report.hostnames.slice(0, MAX_CERTIFICATE_NAMES);
+  const orderedSet = new Set(ordered);
+  const proxied = (await proxiedHostnames(db, domain)).filter((p) => coveringName(orderedSet, p) !== undefined);
+  for (const h of [...new Set([...ordered, ...proxied.slice(0, COVERAGE_RECORDED)])]) {
     hostnames[h] = {
       attempts: (current.hostnames[h]?.attempts ?? 0) + 1,
       last_error: report.error ?? null,
@@ -125,6 +137,9 @@ export async function recordAttempt(db: Db, domainId: number, report: AttemptRep
   }
   await recordIssuance(db, domainId, { status: 'failed', lastError: report.error ?? 'issuance failed', hostnames });
 }
+
+/** Proxied names a failure is recorded for at most (GET ssl/ lists the first names of its coverage). */
+const COVERAGE_RECORDED = 1000;
 
 /** Domains looked at per sweep at most (the rest wait for the next one). */
 const SWEEP_BATCH = 500;

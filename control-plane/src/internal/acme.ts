@@ -111,11 +111,11 @@ export default async function acmeInternalRoutes(fastify: FastifyInstance) {
     },
     async (req) => {
       const [row] = await app.db
-        .select({ id: domains.id })
+        .select({ id: domains.id, name: domains.name })
         .from(domains)
         .where(eq(domains.name, domainName(req.params.domain)));
       if (!row) throw new ApiError('CP_ERR_NOT_FOUND', MESSAGES.domainNotFound);
-      await recordAttempt(app.db, row.id, req.body);
+      await recordAttempt(app.db, row, req.body);
       return { ok: true };
     },
   );

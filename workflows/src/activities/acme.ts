@@ -28,10 +28,18 @@ const NETWORK_CODES = new Set([
   'EPIPE',
 ]);
 
+// acme-client retries a failed request itself, 5 times 5-25 s apart, and then loses the cause when there was no
+// response at all: a few quick retries here (429s and 5xx), Temporal's retry policy and the workflow's backoff do the rest.
+const acmeDefaults = acme.axios.defaults as { acmeSettings?: Record<string, unknown> };
+acmeDefaults.acmeSettings = { ...acmeDefaults.acmeSettings, retryMaxAttempts: 2, retryDefaultDelay: 1 };
+
 /** The error of an ACME call as one line: "certificate issuer unavailable …" or the CA's problem detail. */
 export function describeAcmeError(err: unknown, directoryUrl: string): string {
   const e = err as { code?: string; message?: string; response?: { status?: number; data?: { detail?: string } } };
   const status = e?.response?.status;
+  // What acme-client throws once its own retries of a request that got no response are spent.
+  if (err instanceof TypeError && /reading 'config'/.test(err.message))
+    return `certificate issuer unavailable at ${directoryUrl}: no response`;
   if ((e?.code && NETWORK_CODES.has(e.code)) || (status !== undefined && status >= 500))
     return `certificate issuer unavailable at ${directoryUrl}: ${e.code ?? `HTTP ${status}`}${e.message ? ` (${e.message})` : ''}`;
   const detail = e?.response?.data?.detail ?? e?.message ?? String(err);
@@ -53,7 +61,26 @@ export function createAcmeActivities(deps: AcmeDeps) {
   const post = controlPlanePost(deps);
   const accountKeys = new Map<string, string>();
 
+  /** Fails at once, saying so, when the CA's directory does not answer (acme-client would retry for a minute). */
+  async function probe(directoryUrl: string): Promise<void> {
+    let why: string;
+    try {
+      const res = await fetch(directoryUrl, { signal: AbortSignal.timeout(10_000) });
+      await res.arrayBuffer();
+      if (res.status < 500) return;
+      why = `HTTP ${res.status}`;
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      why = cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
+    }
+    throw ApplicationFailure.retryable(
+      `certificate issuer unavailable at ${directoryUrl}: ${why}`,
+      'AcmeIssuerUnavailable',
+    );
+  }
+
   async function client(directoryUrl: string, email?: string): Promise<acme.Client> {
+    await probe(directoryUrl);
     let key = accountKeys.get(directoryUrl);
     if (!key) {
       const reply = await post<{ account_key_pem: string }>('/internal/acme/account', { directory_url: directoryUrl });
