@@ -6,6 +6,7 @@ import { loadDomain } from '../../auth/domain-access.js';
 import { ApiError } from '../../errors.js';
 import { errorResponses, idSegment, MessageBody } from '../../openapi/schemas.js';
 import { DomainParams } from '../domains/schemas.js';
+import acmeDnsRoutes from './acme-dns-routes.js';
 import { presentCertificate, presentSslInfo } from './present.js';
 import {
   CertificateList,
@@ -33,6 +34,7 @@ export default async function sslRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['ssl'];
   const base = '/domains/:domain/ssl';
+  await acmeDnsRoutes(fastify);
 
   // A process started with another node token re-seals the certificate keys nodes receive (decisions.md).
   app.addHook('onReady', async () => {
