@@ -1,7 +1,7 @@
 // Issue 10 items 7 and 2 through a running edge node: header rules cannot touch message framing (rules stored before
-// the API refused them included), basic_auth guessing is throttled per client address and rule, a wildcard pattern
-// with many stars costs no backtracking, and a client dripping its request head keeps no connection for long.
-// Another tenant is served throughout.
+// the API refused them included), basic_auth guessing is throttled per client address and rule and its scrypt runs
+// off the thread pool DNS lookups share, a wildcard pattern with many stars costs no backtracking, and a client
+// dripping its request head keeps no connection for long. Another tenant is served throughout.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
@@ -85,6 +85,47 @@ test('basic_auth: failures are throttled per client address and rule; others kee
   assert.equal((await from('127.0.0.1', 'www.other.example', 'wonderland')).status, 200);
   // A credential verified before keeps working without a new check.
   assert.equal((await from('127.0.0.1', 'www.auth.example', 'wonderland')).status, 200);
+});
+
+test('basic_auth: a flood of wrong passwords keeps scrypt off the shared thread pool; a neighbour whose origin needs a DNS lookup is answered first', async (t) => {
+  const origin = await startStubOrigin('o', (req, res) => res.end(`origin ${req.headers.host}`));
+  t.after(() => origin.close());
+  const users = [{ username: 'alice', password_hash: await hashPassword('wonderland') }];
+  const edge = await startTestEdge(t, [
+    snapshot('guarded.example', {
+      records: [proxiedRecord('www', origin.port)],
+      rules: [rule('basic_auth', { realm: 'Staff', users })],
+    }),
+    // The neighbour's origin is a name: every new connection to it resolves it with dns.lookup, which runs on libuv's
+    // 4-thread pool, where scrypt ran before it got a thread of its own.
+    snapshot('neighbour.example', {
+      records: [proxiedRecord('*', origin.port, { type: 'CNAME', destination: 'localhost.' })],
+    }),
+  ]);
+  const port = edge.node.server.httpPort;
+  const wrong = { authorization: `Basic ${Buffer.from('alice:guess').toString('base64')}` };
+  // 20 client addresses, 10 guesses each, all at once: about 200 scrypt checks (50 ms or so each) wait their turn.
+  let attackerAnswers = 0;
+  const flood = Array.from({ length: 200 }, (_, i) =>
+    send(port, 'www.guarded.example', '/', { headers: wrong, localAddress: `127.0.1.${1 + (i % 20)}` }).then((r) => {
+      attackerAnswers++;
+      return r.status;
+    }),
+  );
+  await new Promise((r) => setTimeout(r, 200));
+  const other = await send(port, 'fresh-name.neighbour.example', '/n');
+  const answeredBefore = attackerAnswers;
+  assert.equal(other.status, 200);
+  assert.equal(other.body, 'origin fresh-name.neighbour.example');
+  const statuses = await Promise.all(flood);
+  assert.ok(
+    answeredBefore < statuses.length / 2,
+    `the neighbour was answered after ${answeredBefore} of ${statuses.length} guesses, not behind them`,
+  );
+  assert.ok(
+    statuses.every((s) => s === 401 || s === 429),
+    `guesses answered 401 or 429: ${[...new Set(statuses)].join(', ')}`,
+  );
 });
 
 test('wildcards: a path pattern of many stars against a long path answers at once, another tenant in flight too', async (t) => {
