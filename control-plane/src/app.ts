@@ -22,6 +22,7 @@ import ruleRoutes from './areas/rules/routes.js';
 import cacheRoutes from './areas/cache/routes.js';
 import sslRoutes from './areas/ssl/routes.js';
 import uptimeRoutes from './areas/uptime/routes.js';
+import securityRoutes from './areas/security/routes.js';
 import sslIssueRoutes from './areas/ssl/issue.js';
 import opsRoutes from './ops/routes.js';
 import type { SyncHub } from './sync/index.js';
@@ -88,6 +89,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(cacheRoutes);
   await app.register(sslRoutes);
   await app.register(uptimeRoutes);
+  await app.register(securityRoutes);
   await app.register(sslIssueRoutes);
 
   return app;

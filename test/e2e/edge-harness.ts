@@ -119,3 +119,20 @@ export async function startEdgeNodeProcess(
     },
   };
 }
+
+/** Creates the proxied A record `name` of `domain` through the API, its origin plain HTTP on 127.0.0.1:`port`. */
+export async function addProxiedRecord(
+  cp: Pick<ControlPlaneProcess, 'api'>,
+  domain: string,
+  name: string,
+  port: number,
+): Promise<void> {
+  await cp.api('POST', `/domains/${domain}/records/`, {
+    name,
+    type: 'A',
+    destination: '127.0.0.1',
+    proxied: true,
+    scheme: 'Http',
+    port,
+  });
+}

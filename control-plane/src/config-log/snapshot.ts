@@ -33,6 +33,7 @@ export interface DomainHeader {
   cacheL2TtlDays: number;
   cacheCapMb: number;
   originProtocol: string;
+  underAttack: boolean;
   developerModeUntil: Date | null;
 }
 
@@ -75,6 +76,7 @@ interface ReadRow {
   cache_l2_ttl_days: number;
   cache_cap_mb: number;
   origin_protocol: string;
+  under_attack: boolean;
   developer_mode_until_ms: number | string | null;
   config_bytes: number | string;
   purge_generation: number | null;
@@ -115,6 +117,7 @@ export async function readDomainConfig(
           'filters', filters, 'fields', fields) ORDER BY priority, id), '[]'::json)
           FROM rules WHERE domain_id = ${domainId}${idFilter('id', rules)})`;
   const columns = sql`name, state, dns_mode, ns_set_index, zone_serial, cache_l2_ttl_days, cache_cap_mb, origin_protocol,
+      under_attack,
       config_bytes,
       (extract(epoch FROM developer_mode_until) * 1000)::float8 AS developer_mode_until_ms,
       (SELECT generation FROM cache_purges WHERE domain_id = ${domainId}) AS purge_generation,
@@ -142,6 +145,7 @@ export async function readDomainConfig(
     cacheL2TtlDays: row.cache_l2_ttl_days,
     cacheCapMb: row.cache_cap_mb,
     originProtocol: row.origin_protocol,
+    underAttack: row.under_attack,
     developerModeUntil: untilMs === null ? null : new Date(untilMs),
   };
   const zoneRecords = row.records.map(tupleToRecord);
@@ -239,7 +243,7 @@ function jsonToRule(r: RuleJson): Rule {
 
 /** Developer mode is on while developer_mode_until is in the future; nodes also compare the expiry with their clock. */
 export function buildSettings(
-  domain: Pick<DomainHeader, 'developerModeUntil' | 'cacheL2TtlDays' | 'cacheCapMb' | 'originProtocol'>,
+  domain: Pick<DomainHeader, 'developerModeUntil' | 'cacheL2TtlDays' | 'cacheCapMb' | 'originProtocol' | 'underAttack'>,
   now: number,
 ): DomainSettings {
   const until = domain.developerModeUntil?.getTime() ?? 0;
@@ -249,5 +253,6 @@ export function buildSettings(
     cacheL2TtlDays: domain.cacheL2TtlDays,
     cacheCapMb: domain.cacheCapMb,
     originProtocol: domain.originProtocol,
+    underAttack: domain.underAttack,
   };
 }

@@ -62,6 +62,7 @@ export const domains = pgTable('domains', {
   cacheL2TtlDays: integer('cache_l2_ttl_days').notNull().default(3),
   cacheCapMb: integer('cache_cap_mb').notNull().default(100),
   originProtocol: text('origin_protocol').notNull().default('auto'),
+  underAttack: boolean('under_attack').notNull().default(false),
   developerModeUntil: ts('developer_mode_until'),
   verification: jsonb('verification').$type<Record<string, unknown> | null>(),
   sslDelegation: jsonb('ssl_delegation').$type<Record<string, unknown> | null>(),
