@@ -88,7 +88,7 @@ function tcpAsk(s: Socket, q: Buffer): Promise<Buffer> {
 }
 
 async function udpSocket(address: string): Promise<UdpSocket> {
-  const sock = createSocket({ type: 'udp4', recvBufferSize: 1 << 22 });
+  const sock = createSocket({ type: address.includes(':') ? 'udp6' : 'udp4', recvBufferSize: 1 << 22 });
   await new Promise<void>((resolve) => sock.bind(0, address, () => resolve()));
   return sock;
 }
@@ -102,6 +102,7 @@ async function udpBurst(
   port: number,
   q: Buffer | ((i: number) => Buffer),
   count: number,
+  server = '127.0.0.1',
 ): Promise<Buffer[] & { sendMs: number }> {
   const answers = Object.assign([] as Buffer[], { sendMs: 0 });
   const start = performance.now();
@@ -113,7 +114,7 @@ async function udpBurst(
         { length: Math.min(25, count - i) },
         (_, k) =>
           new Promise<void>((resolve) =>
-            sock.send(typeof q === 'function' ? q(i + k) : q, port, '127.0.0.1', () => resolve()),
+            sock.send(typeof q === 'function' ? q(i + k) : q, port, server, () => resolve()),
           ),
       ),
     );
@@ -251,5 +252,26 @@ test('RRL off (DNS_RRL_RATE=0): the same burst is answered in full', async () =>
     assert.equal(answers.filter((a) => decode(a).answer.length === 4).length, 300);
   } finally {
     sock.close();
+  }
+});
+
+test('RRL over IPv6 (DNS_HOST=::1): the same burst from ::1 is limited by its /56', async () => {
+  const node = await startDnsProcess({
+    DATA_DIR: dataDir,
+    SYNC_URL: 'off',
+    DNS_HOST: '::1',
+    DNS_RRL_RATE: String(RATE),
+    DNS_RRL_SLIP: String(SLIP),
+  });
+  const sock = await udpSocket('::1');
+  try {
+    const q = buildQuery('big.example.org', TXT, { edns: { udpSize: 1232 } });
+    const answers = await udpBurst(sock, node.port, q, 300, '::1');
+    const full = answers.filter((a) => !decode(a).tc).length;
+    assert.ok(full >= RATE && full <= refilled(answers.sendMs), `full: ${full}`);
+    assert.ok(Math.abs(answers.length - full - Math.floor((300 - full) / SLIP)) <= 1, `answers: ${answers.length}`);
+  } finally {
+    sock.close();
+    await node.stop();
   }
 });
