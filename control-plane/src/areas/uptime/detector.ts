@@ -52,26 +52,79 @@ function suffixes(host: string): string[] {
 }
 
 /** The domain a hostname belongs to: the longest registered name it ends with. */
-async function domainsOf(app: FastifyInstance, hosts: string[]): Promise<Map<string, number>> {
+async function domainsOf(app: FastifyInstance, hosts: string[]): Promise<Map<string, { id: number; name: string }>> {
   const candidates = [...new Set(hosts.flatMap(suffixes))];
   const rows = await app.db
     .select({ id: domains.id, name: domains.name })
     .from(domains)
     .where(inArray(domains.name, candidates));
-  const byName = new Map(rows.map((r) => [r.name, r.id]));
-  const out = new Map<string, number>();
+  const byName = new Map(rows.map((r) => [r.name, r]));
+  const out = new Map<string, { id: number; name: string }>();
   for (const h of hosts) {
-    const id = suffixes(h)
+    const d = suffixes(h)
       .map((n) => byName.get(n))
       .find((x) => x !== undefined);
-    if (id !== undefined) out.set(h, id);
+    if (d !== undefined) out.set(h, d);
   }
   return out;
 }
 
 /**
+ * The hosts worth keeping counts of: served by a proxied record with `monitor` on, or with an open incident. Counts of
+ * every other host are dropped before any write (a `*` record lets clients name 20,000 hosts a minute).
+ */
+async function watchedHosts(
+  app: FastifyInstance,
+  owners: Map<string, { id: number; name: string }>,
+): Promise<Set<string>> {
+  const ids = [...new Set([...owners.values()].map((d) => d.id))];
+  const [records, open] = await Promise.all([
+    app.db
+      .selectDistinct({ domainId: dnsRecords.domainId, name: dnsRecords.name })
+      .from(dnsRecords)
+      .where(and(inArray(dnsRecords.domainId, ids), eq(dnsRecords.proxied, true), eq(dnsRecords.monitor, true))),
+    app.db
+      .select({ hostname: uptimeIncidents.hostname })
+      .from(uptimeIncidents)
+      .where(and(inArray(uptimeIncidents.domainId, ids), eq(uptimeIncidents.state, 'open'))),
+  ]);
+  const names = new Map<number, Set<string>>();
+  for (const r of records) names.set(r.domainId, (names.get(r.domainId) ?? new Set()).add(r.name));
+  const out = new Set(open.map((o) => o.hostname));
+  for (const [host, d] of owners) if (monitoredBy(names.get(d.id) ?? new Set(), d.name, host)) out.add(host);
+  return out;
+}
+
+/** A domain is judged at most this often per process; counts arriving meanwhile are judged when the wait ends. */
+export const EVALUATE_EVERY_MS = 5_000;
+const schedules = new WeakMap<object, Map<number, { last: number; timer?: NodeJS.Timeout }>>();
+
+/** Judges the domain now, or once EVALUATE_EVERY_MS has passed since it was last judged. */
+async function scheduleEvaluation(app: FastifyInstance, domainId: number): Promise<void> {
+  let byDomain = schedules.get(app.db);
+  if (!byDomain) schedules.set(app.db, (byDomain = new Map()));
+  const s = byDomain.get(domainId) ?? { last: 0 };
+  byDomain.set(domainId, s);
+  const wait = s.last + EVALUATE_EVERY_MS - Date.now();
+  if (wait <= 0) {
+    s.last = Date.now();
+    await evaluateDomain(app, domainId);
+    return;
+  }
+  if (s.timer) return;
+  s.timer = setTimeout(() => {
+    s.timer = undefined;
+    s.last = Date.now();
+    evaluateDomain(app, domainId).catch((err: unknown) =>
+      app.log.warn({ err, domainId }, 'uptime: judging the domain failed'),
+    );
+  }, wait);
+  s.timer.unref();
+}
+
+/**
  * Adds one shipment's counts (summed with what other nodes sent for the same minute and host) and judges the
- * domains they belong to. Malformed entries are skipped; hosts of no domain are dropped.
+ * domains they belong to. Malformed entries are skipped; hosts that are not watched are dropped.
  */
 export async function ingestMinuteCounts(app: FastifyInstance, minutes: unknown): Promise<number> {
   if (!Array.isArray(minutes) || minutes.length === 0) return 0;
@@ -82,10 +135,12 @@ export async function ingestMinuteCounts(app: FastifyInstance, minutes: unknown)
     .filter(([m]) => m > now - KEEP_MS && m <= now);
   if (fresh.length === 0) return 0;
   const owners = await domainsOf(app, [...new Set(fresh.map((e) => e[1]))]);
+  if (owners.size === 0) return 0;
+  const watched = await watchedHosts(app, owners);
   const rows = fresh
-    .filter((e) => owners.has(e[1]))
+    .filter((e) => watched.has(e[1]))
     .map(([m, hostname, total, errors]) => ({
-      domainId: owners.get(hostname)!,
+      domainId: owners.get(hostname)!.id,
       hostname,
       minute: new Date(m),
       total,
@@ -103,7 +158,7 @@ export async function ingestMinuteCounts(app: FastifyInstance, minutes: unknown)
         },
       });
   }
-  for (const domainId of new Set(rows.map((r) => r.domainId))) await evaluateDomain(app, domainId);
+  for (const domainId of new Set(rows.map((r) => r.domainId))) await scheduleEvaluation(app, domainId);
   return rows.length;
 }
 
