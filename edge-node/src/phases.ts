@@ -196,14 +196,18 @@ function guardPhase(
 
   if (ctx.path === CHALLENGE_PATH) return answerChallenge(res, ctx, state, body, responseOps);
 
-  if (domain.snapshot.settings.underAttack || record.captcha) challenge = true;
+  const byRateLimit = challenge;
+  const underAttack = domain.snapshot.settings.underAttack === true;
+  if (underAttack || record.captcha) challenge = true;
   const captcha = idx<CaptchaAction>(rules, 'captcha')?.first(ctx);
   if (captcha) {
     challenge = true;
     ttl = captcha.action.passTtlS;
   }
   if (!challenge || hasClearance(ctx.header('cookie'), ctx.peer.text, ctx.host)) return false;
+  // The log names what asked (a rate_limit hit is already there); id 0: the domain's switch or the record's flag.
   if (captcha) ctx.hit(captcha.id, captcha.type, false);
+  else if (!byRateLimit) ctx.hit(0, underAttack ? 'under_attack' : 'captcha', false);
   const nonce = issueNonce(ctx.peer.text, ctx.host, ttl);
   respond(
     res,

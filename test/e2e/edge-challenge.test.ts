@@ -70,6 +70,27 @@ test('Under Attack Mode and rate_limit through the API to two edge nodes', { tim
     assert.equal(r.body, 'origin ua-origin /deep/page?x=1');
   }
 
+  // A node with its own secret (derived from its token; the test's nodes share one token, so a different
+  // EDGE_CHALLENGE_SECRET stands in for another node's) and two workers: the clearance of a/b is refused there; one
+  // solved there is accepted by both of its workers (connections land on either).
+  const c = await startEdgeNodeProcess(cp, { EDGE_CHALLENGE_SECRET: 'another-node', EDGE_WORKERS: '2' });
+  t.after(() => c.stop());
+  await waitUntil('node c challenging', async () =>
+    (await send(c.httpPort, www, '/')).status === 403 ? true : undefined,
+  );
+  assert.equal((await send(c.httpPort, www, '/deep/page?x=1', { headers: { cookie } })).status, 403);
+  const pageC = await send(c.httpPort, www, '/');
+  const nonceC = /name="nonce" value="([^"]+)"/.exec(pageC.body)![1];
+  const answerC = await send(c.httpPort, www, CHALLENGE_PATH, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ nonce: nonceC, solution: solve(nonceC) }).toString(),
+  });
+  assert.equal(answerC.status, 303);
+  const cookieC = String(answerC.headers['set-cookie']).split(';')[0];
+  for (let i = 0; i < 8; i++)
+    assert.equal((await send(c.httpPort, www, '/', { headers: { cookie: cookieC } })).status, 200);
+
   // Off again: everyone passes.
   assert.deepEqual(await cp.api('PUT', `/domains/${domain}/under-attack`, { enabled: false }), { enabled: false });
   for (const n of [a, b])

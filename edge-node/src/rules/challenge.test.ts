@@ -89,6 +89,11 @@ test('challenge through the edge', async (t) => {
   await t.test('record captcha flag: every request of that record, not the others', async () => {
     assert.equal((await send(port, 'open.flagged.example.org', '/')).status, 200);
     assert.equal((await send(port, 'www.flagged.example.org', '/x?y=1')).status, 403);
+    assert.ok(
+      edge.node.logs
+        .drain()
+        .some((l) => l.status === 403 && l.rules.some(([id, type]) => id === 0 && type === 'captcha')),
+    );
     const { cookie } = await pass('www.flagged.example.org', '/x?y=1');
     assert.equal((await send(port, 'www.flagged.example.org', '/x', { headers: { cookie } })).status, 200);
   });
@@ -100,6 +105,11 @@ test('challenge through the edge', async (t) => {
     assert.equal((await send(port, host, '/')).status, 403);
     assert.equal((await send(port, 'api.guarded.example.org', '/v1', { method: 'POST', body: '{}' })).status, 403);
     assert.equal((await send(port, 'www.other.example.net', '/')).status, 200, 'the other tenant');
+    assert.ok(
+      edge.node.logs
+        .drain()
+        .some((l) => l.status === 403 && l.rules.some(([id, type]) => id === 0 && type === 'under_attack')),
+    );
     const { cookie } = await pass('api.guarded.example.org', '/v1');
     assert.equal((await send(port, 'api.guarded.example.org', '/v1', { headers: { cookie } })).status, 200);
     edge.apply(snapshot('guarded.example.org', { records, rules: guarded.ruleSet.rules }));

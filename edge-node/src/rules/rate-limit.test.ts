@@ -24,13 +24,20 @@ test('rate_limit through the edge', async (t) => {
       }),
       rule('rate_limit', { path_includes: ['/c/*'], requests: 1, period_s: 60, action: 'captcha' }),
       rule('rate_limit', { path_includes: ['/dry/*'], requests: 1, period_s: 60, action_mode: 'dry_run' }),
+      rule('rate_limit', {
+        path_includes: ['/dryc/*'],
+        requests: 1,
+        period_s: 60,
+        action: 'captcha',
+        action_mode: 'dry_run',
+      }),
     ],
   });
   const other = snapshot('other.example.net', { records: [proxiedRecord('www', origin.port)] });
   const edge = await startTestEdge(t, [limited, other]);
   const port = edge.node.server.httpPort;
   const host = 'www.limits.example.org';
-  const [ipRule, pathRule, headerRule, captchaRule, dryRule] = limited.ruleSet.rules.map((r) => r.id);
+  const [ipRule, pathRule, headerRule, captchaRule, dryRule, dryCaptchaRule] = limited.ruleSet.rules.map((r) => r.id);
 
   await t.test(
     'key ip: block with 429 and Retry-After after `requests`, other addresses and tenants pass',
@@ -84,6 +91,10 @@ test('rate_limit through the edge', async (t) => {
     const log = edge.node.logs.drain();
     const dry = log.filter((r) => r.rules.some(([id, , d]) => id === dryRule && d));
     assert.equal(dry.length, 3, 'the three requests over the limit are logged as dry hits');
+    // The challenge action in dry run: no page, a dry hit.
+    for (let i = 0; i < 3; i++) assert.equal((await send(port, host, '/dryc/1')).status, 200);
+    const dryc = edge.node.logs.drain().filter((r) => r.rules.some(([id, , d]) => id === dryCaptchaRule && d));
+    assert.equal(dryc.length, 2);
   });
 
   await t.test('abuse: a huge header key and many rules are served, bounded', async () => {
