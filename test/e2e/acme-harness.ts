@@ -26,7 +26,8 @@ export interface Pebble {
   root(): Promise<string>;
   /** Stops Pebble (the issuer becomes unavailable); start() brings it back on the same ports. */
   stop(): Promise<void>;
-  start(): Promise<void>;
+  /** Starts it again, issuing certificates valid for `validitySeconds` when given (renewal tests). */
+  start(validitySeconds?: number): Promise<void>;
   output(): string;
   close(): Promise<void>;
 }
@@ -53,28 +54,30 @@ export async function startPebble(opts: PebbleOptions): Promise<Pebble> {
     await freePort(),
   ];
   const config = join(dir, 'pebble.json');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      pebble: {
-        listenAddress: `127.0.0.1:${acmePort}`,
-        managementListenAddress: `127.0.0.1:${mgmtPort}`,
-        certificate: cert,
-        privateKey: key,
-        // http-01 and tls-alpn-01 are validated on these ports (only dns-01 is used so far).
-        httpPort,
-        tlsPort,
-        ocspResponderURL: '',
-        externalAccountBindingRequired: false,
-        domainBlocklist: ['blocked-domain.example'],
-        retryAfter: { authz: 1, order: 1 },
-        keyAlgorithm: 'ecdsa',
-        profiles: {
-          default: { description: 'test profile', validityPeriod: opts.validitySeconds ?? 7776000 },
+  const writeConfig = (validitySeconds: number) =>
+    writeFileSync(
+      config,
+      JSON.stringify({
+        pebble: {
+          listenAddress: `127.0.0.1:${acmePort}`,
+          managementListenAddress: `127.0.0.1:${mgmtPort}`,
+          certificate: cert,
+          privateKey: key,
+          // http-01 and tls-alpn-01 are validated on these ports (only dns-01 is used so far).
+          httpPort,
+          tlsPort,
+          ocspResponderURL: '',
+          externalAccountBindingRequired: false,
+          domainBlocklist: ['blocked-domain.example'],
+          retryAfter: { authz: 1, order: 1 },
+          keyAlgorithm: 'ecdsa',
+          profiles: {
+            default: { description: 'test profile', validityPeriod: validitySeconds },
+          },
         },
-      },
-    }),
-  );
+      }),
+    );
+  writeConfig(opts.validitySeconds ?? 7776000);
   const tlsCa = endpoint.certificatePem;
   const dispatcher = new Agent({ connect: { ca: tlsCa } });
   const mgmt = `https://127.0.0.1:${mgmtPort}`;
@@ -122,7 +125,10 @@ export async function startPebble(opts: PebbleOptions): Promise<Pebble> {
       return res.text();
     },
     stop,
-    start,
+    async start(validitySeconds) {
+      if (validitySeconds !== undefined) writeConfig(validitySeconds);
+      await start();
+    },
     output: () => out,
     async close() {
       await stop();

@@ -179,3 +179,30 @@ test('the worker killed in the middle of an order: the order completes after it 
   const orders = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'acmeNewOrder');
   assert.equal(orders.length, 1);
 });
+
+test('renewal: a short-lived certificate is renewed at two thirds of its lifetime and the edge serves the new one', async () => {
+  // Pebble restarted to issue certificates valid for 45 s: renewal falls due 30 s after issuance.
+  await S.pebble.stop();
+  await S.pebble.start(45);
+  const d = 'renew.example.org';
+  await S.activeDomain(d);
+  await S.proxied(d, 'www');
+  const first = await S.served(`www.${d}`);
+  const lifetime = Date.parse(first.valid_to) - Date.parse(first.valid_from);
+  assert.ok(lifetime <= 60_000, `a short-lived certificate (${first.valid_from} – ${first.valid_to})`);
+  const renewed = await eventually(
+    'the certificate to be renewed',
+    async () => {
+      const c = await S.handshake(`www.${d}`);
+      return c.fingerprint256 !== first.fingerprint256 ? c : undefined;
+    },
+    90_000,
+  );
+  assert.ok(Date.parse(renewed.valid_from) >= Date.parse(first.valid_from));
+  assert.ok(Date.parse(renewed.valid_to) > Date.parse(first.valid_to));
+  // Renewed before the first one expired.
+  assert.ok(Date.now() < Date.parse(first.valid_to) + 5000);
+  const info = (await S.L.api('GET', `/domains/${d}/ssl/`)).body;
+  assert.equal(info.status, 'active');
+  assert.equal(info.not_after, new Date(Date.parse(renewed.valid_to)).toISOString());
+});

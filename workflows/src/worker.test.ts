@@ -11,10 +11,12 @@ import protos from '@temporalio/proto';
 const { temporal } = protos;
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { ApplicationFailure } from '@temporalio/activity';
 // @ts-expect-error -- setup.mjs is plain JavaScript without type declarations
 import { temporalCliPath } from '../../scripts/setup.mjs';
 import type { Activities } from './activities/index.js';
-import type { NsCheckResult } from './types.js';
+import type { AcmeAttemptReport, NsCheckResult } from './types.js';
+import { renewAt } from './workflows/manage-certificates.js';
 import { WORKFLOWS_PATH } from './worker.js';
 
 /** Recorded histories (RECORD_HISTORIES=1 rewrites them); every one must replay on the current workflow code. */
@@ -199,6 +201,101 @@ test('expireDeveloperMode: a re-arm moves the expiry; a stop ends it without swi
     assert.equal(await stopped.result(), 'stopped');
     assert.equal(ended.length, 1);
   });
+});
+
+test('renewAt: 30 days before expiry, or two thirds of the lifetime when that is later', () => {
+  const day = 86_400_000;
+  assert.equal(renewAt(0, 90 * day, 30 * day), 60 * day);
+  assert.equal(renewAt(0, 365 * day, 30 * day), 335 * day);
+  assert.equal(renewAt(0, 6 * day, 30 * day), 4 * day);
+});
+
+test('manageCertificates: a failed order is reported and retried after the backoff, then renewed on its timer', async () => {
+  const hostnames = ['m.example.org', '*.m.example.org'];
+  let cert: { notBeforeMs: number; notAfterMs: number } | null = null;
+  let orders = 0;
+  let issued = 0;
+  let served = 0;
+  const reports: AcmeAttemptReport[] = [];
+  const published: string[] = [];
+  const withdrawn: string[] = [];
+  const challenge = {
+    identifier: '*.m.example.org',
+    name: '_acme-challenge.m.example.org',
+    value: 'v'.repeat(43),
+    challengeUrl: 'https://ca.test/chall/1',
+    authorizationUrl: 'https://ca.test/authz/1',
+  };
+  const mocks: Partial<Activities> = {
+    acmePlan: async () =>
+      issued >= 2
+        ? null
+        : {
+            directory_url: 'https://ca.test/dir',
+            email: '',
+            hostnames,
+            manual: false,
+            current: cert && {
+              hostnames,
+              not_before: new Date(cert.notBeforeMs).toISOString(),
+              not_after: new Date(cert.notAfterMs).toISOString(),
+            },
+          },
+    reportAcmeAttempt: async (_d, report) => {
+      reports.push(report);
+      return { ok: true };
+    },
+    acmeNewOrder: async (input) => {
+      if (++orders === 1)
+        throw ApplicationFailure.nonRetryable('certificate issuer unavailable at https://ca.test/dir: ECONNREFUSED');
+      return {
+        url: `https://ca.test/order/${orders}`,
+        finalize: 'f',
+        hostnames: input.hostnames,
+        challenges: [challenge],
+      };
+    },
+    publishAcmeChallenges: async (d) => {
+      published.push(d);
+      return { published: 1 };
+    },
+    acmeChallengesServed: async () => ({ served: ++served % 2 === 0, missing: served % 2 === 0 ? [] : ['n1'] }),
+    acmeCompleteChallenges: async () => undefined,
+    acmeFinalizeAndStore: async (input) => {
+      issued++;
+      cert = { notBeforeMs: Date.now(), notAfterMs: Date.now() + 3000 };
+      return { id: issued, ...cert, hostnames: input.order.hostnames };
+    },
+    withdrawAcmeChallenges: async (d) => {
+      withdrawn.push(d);
+      return { withdrawn: 1 };
+    },
+  };
+  const result = await withWorker(mocks, (taskQueue) =>
+    env.client.workflow.execute('manageCertificates', {
+      taskQueue,
+      workflowId: 'certificates:m.example.org',
+      args: [
+        {
+          domain: 'm.example.org',
+          backoff: { initialMs: 300, maxMs: 600 },
+          challengeWait: { pollMs: 100, maxMs: 10_000 },
+          renewBeforeMs: 30 * 86_400_000,
+        },
+      ],
+    }),
+  );
+  assert.equal(result, 'deleted');
+  assert.deepEqual(
+    reports.map((r) => r.status),
+    ['pending', 'failed', 'pending', 'issued', 'pending', 'issued'],
+  );
+  assert.match(reports[1]!.error!, /certificate issuer unavailable/);
+  assert.ok(reports[1]!.next_retry_at_ms! > 0);
+  assert.equal(orders, 3);
+  assert.deepEqual(published, ['m.example.org', 'm.example.org']);
+  assert.deepEqual(withdrawn, published);
+  await keepHistory('certificates:m.example.org', 'manage-certificates.json');
 });
 
 test('recorded histories replay on the current workflow code (a non-deterministic change fails here: gate it with patched())', async () => {
