@@ -1,7 +1,8 @@
 // Issue 10 items 7 and 2 through a running edge node: header rules cannot touch message framing (rules stored before
 // the API refused them included), basic_auth guessing is throttled per client address and rule and its scrypt runs
-// off the thread pool DNS lookups share, a wildcard pattern with many stars costs no backtracking, and a client
-// dripping its request head keeps no connection for long. Another tenant is served throughout.
+// off the thread pool DNS lookups share, a wildcard pattern with many stars costs no backtracking, a Host of
+// thousands of labels costs no quadratic lookup, and a client dripping its request head keeps no connection for long.
+// Another tenant is served throughout.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
@@ -126,6 +127,33 @@ test('basic_auth: a flood of wrong passwords keeps scrypt off the shared thread 
     statuses.every((s) => s === 401 || s === 429),
     `guesses answered 401 or 429: ${[...new Set(statuses)].join(', ')}`,
   );
+});
+
+test('a Host longer than a DNS name is not served (421), even under a `*` record; the neighbour is answered', async (t) => {
+  const origin = await startStubOrigin('o', (req, res) => res.end(`origin ${req.headers.host}`));
+  t.after(() => origin.close());
+  const edge = await startTestEdge(t, [
+    snapshot('wild.example', { records: [proxiedRecord('*', origin.port)] }),
+    snapshot('neighbour.example', { records: [proxiedRecord('www', origin.port)] }),
+  ]);
+  const port = edge.node.server.httpPort;
+  // 7000 labels in a 14 KB header: looking up every suffix of it took about a second of the worker's time per request.
+  const long = `${'a.'.repeat(7000)}wild.example`;
+  const [attack, other] = await Promise.all([
+    send(port, long, '/', { timeoutMs: 5_000 }),
+    send(port, 'www.neighbour.example', '/home', { timeoutMs: 5_000 }),
+  ]);
+  assert.equal(attack.status, 421);
+  assert.equal(attack.headers['x-edge-error'], 'EDGE_ERR_HOST_NOT_SERVED');
+  assert.equal(other.status, 200);
+  assert.equal(other.body, 'origin www.neighbour.example');
+  // The longest DNS name (253 characters) under the `*` record is still served.
+  const longest = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(48)}.wild.example`;
+  assert.equal(longest.length, 253);
+  const served = await send(port, longest, '/');
+  assert.equal(served.status, 200);
+  assert.equal(served.body, `origin ${longest}`);
+  assert.equal(origin.seen.filter((s) => s.headers.host === long).length, 0, 'nothing reached the origin');
 });
 
 test('wildcards: a path pattern of many stars against a long path answers at once, another tenant in flight too', async (t) => {
