@@ -8,6 +8,7 @@ import { connect, type Socket } from 'node:net';
 import { buildQuery } from '../../dns-server/src/testing/fixtures.js';
 import { decode } from '../../dns-server/src/testing/decode.js';
 import { dataDirWith, record as r, removeDir, snapshot, startDnsProcess, type DnsProcess } from './dns-helpers.js';
+import { freePort } from './sync-harness.js';
 
 const A = 1,
   TXT = 16;
@@ -19,6 +20,7 @@ let dns: DnsProcess;
 /** RRL off, 5 s per TCP query (the per-client test holds connections idle). */
 let dnsOff: DnsProcess;
 let dataDir: string;
+const metricsPorts: number[] = [];
 
 before(async () => {
   dataDir = await dataDirWith([
@@ -31,9 +33,21 @@ before(async () => {
     ]),
   ]);
   const env = { DATA_DIR: dataDir, SYNC_URL: 'off', DNS_TCP_MAX_PER_CLIENT: '4' };
+  metricsPorts.push(await freePort(), await freePort());
   [dns, dnsOff] = await Promise.all([
-    startDnsProcess({ ...env, DNS_TCP_IDLE_MS: '1000', DNS_RRL_RATE: String(RATE), DNS_RRL_SLIP: String(SLIP) }),
-    startDnsProcess({ ...env, DNS_TCP_IDLE_MS: '5000', DNS_RRL_RATE: '0' }),
+    startDnsProcess({
+      ...env,
+      DNS_TCP_IDLE_MS: '1000',
+      DNS_RRL_RATE: String(RATE),
+      DNS_RRL_SLIP: String(SLIP),
+      DNS_METRICS_PORT: String(metricsPorts[0]),
+    }),
+    startDnsProcess({
+      ...env,
+      DNS_TCP_IDLE_MS: '5000',
+      DNS_RRL_RATE: '0',
+      DNS_METRICS_PORT: String(metricsPorts[1]),
+    }),
   ]);
 });
 
@@ -253,6 +267,20 @@ test('RRL off (DNS_RRL_RATE=0): the same burst is answered in full', async () =>
   } finally {
     sock.close();
   }
+});
+
+test('the counters show what was refused: timeouts and refusals over TCP, drops and slips over UDP', async () => {
+  const read = async (port: number) => {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    return (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1]);
+  };
+  const [limited, open] = [await read(metricsPorts[0]), await read(metricsPorts[1])];
+  assert.ok(limited('dns_tcp_timeouts_total') >= 1, 'the slowloris connection');
+  assert.ok(limited('dns_rrl_dropped_total') > 150);
+  assert.ok(limited('dns_rrl_slipped_total') > 50);
+  assert.ok(open('dns_tcp_refused_total') >= 3, 'the connections over the per-client limit');
+  assert.equal(open('dns_rrl_dropped_total'), 0);
+  assert.equal(open('dns_rrl_slipped_total'), 0);
 });
 
 test('RRL over IPv6 (DNS_HOST=::1): the same burst from ::1 is limited by its /56', async () => {
