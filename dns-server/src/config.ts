@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import { isIPv4, isIPv6 } from 'node:net';
 import { EnvReader, type EnvSource } from '@platform/shared';
+import { canonicaliseIpEntry } from '@platform/shared/match';
 import type { RrlConfig } from './rrl.js';
 
 export interface DnsServerConfig {
@@ -34,6 +35,12 @@ export function loadConfig(env: EnvSource = process.env): Readonly<DnsServerConf
   for (const ip of edgeIpv4) if (!isIPv4(ip)) r.problems.push(`EDGE_IPV4 holds "${ip}", which is not an IPv4 address`);
   for (const ip of edgeIpv6)
     if (!isIPv6(ip) || ip.includes('%')) r.problems.push(`EDGE_IPV6 holds "${ip}", which is not an IPv6 address`);
+  const exempt: string[] = [];
+  for (const entry of r.list('DNS_RRL_EXEMPT', [])) {
+    const c = canonicaliseIpEntry(entry);
+    if (typeof c === 'string') r.problems.push(`DNS_RRL_EXEMPT: ${c}`);
+    else exempt.push(c.text);
+  }
   const sync = r.string('SYNC_URL', 'ws://127.0.0.1:8090');
   if (sync !== 'off' && !/^wss?:\/\//.test(sync))
     r.problems.push(`SYNC_URL must be a ws:// or wss:// address or "off", got "${sync}"`);
@@ -55,6 +62,7 @@ export function loadConfig(env: EnvSource = process.env): Readonly<DnsServerConf
       ipv4Prefix: r.int('DNS_RRL_IPV4_PREFIX', 24, 0, 32),
       ipv6Prefix: r.int('DNS_RRL_IPV6_PREFIX', 56, 0, 64),
       tableSize: r.int('DNS_RRL_TABLE_SIZE', 262144, 16, 1 << 26),
+      exempt,
     },
     metricsPort: r.int('DNS_METRICS_PORT', 0, 0, 65535),
   });

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ResponseRateLimiter, RRL, RRL_CLASS, parseAddress, parsedWords } from './rrl.js';
 import { clientKey } from './server.js';
+import { loadConfig } from './config.js';
 
 const cfg = { rate: 10, slip: 2, ipv4Prefix: 24, ipv6Prefix: 56, tableSize: 1024 };
 
@@ -97,4 +98,25 @@ test('the per-client TCP limit counts IPv4 addresses and IPv6 /64s', () => {
   assert.equal(clientKey('::ffff:127.0.0.2'), '127.0.0.2');
   assert.equal(clientKey('2001:db8:1:2:aaaa::1'), clientKey('2001:db8:1:2:bbbb::9'));
   assert.notEqual(clientKey('2001:db8:1:2::1'), clientKey('2001:db8:1:3::1'));
+});
+
+test('exempt networks (DNS_RRL_EXEMPT) are never limited; the others are', () => {
+  const l = new ResponseRateLimiter({ ...cfg, exempt: ['192.0.2.0/24', '2001:db8::/32'] });
+  assert.deepEqual(burst(l, 100, '192.0.2.1'), [100, 0, 0]);
+  assert.deepEqual(burst(l, 100, '2001:db8::1'), [100, 0, 0]);
+  assert.deepEqual(burst(l, 100, '198.51.100.1'), [10, 45, 45]);
+});
+
+test('DNS_RRL_EXEMPT is read as CIDRs; a bad entry fails the start with its name', () => {
+  const env = { DNS_RRL_EXEMPT: '192.0.2.0/24, 2001:db8::/32' };
+  assert.deepEqual(loadConfig(env).rrl.exempt, ['192.0.2.0/24', '2001:db8::/32']);
+  assert.throws(() => loadConfig({ DNS_RRL_EXEMPT: '192.0.2.0/33' }), /DNS_RRL_EXEMPT/);
+  assert.deepEqual(loadConfig({}).rrl, {
+    rate: 200,
+    slip: 2,
+    ipv4Prefix: 24,
+    ipv6Prefix: 56,
+    tableSize: 262144,
+    exempt: [],
+  });
 });

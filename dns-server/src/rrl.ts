@@ -7,6 +7,7 @@
 // hash, and the table is a fixed set of typed arrays (2-way set associative, the idler of the two slots replaced on a
 // miss). Each bucket is one GCRA cell (the theoretical arrival time of its next answer), i.e. a token bucket of
 // `rate` tokens refilled at `rate` per second.
+import { IpRangeSet, parsePeerAddress } from '@platform/shared/match';
 
 export interface RrlConfig {
   /** Answers per second per bucket; 0 turns rate limiting off. */
@@ -19,6 +20,9 @@ export interface RrlConfig {
   ipv6Prefix: number;
   /** Buckets (rounded up to a power of two). */
   tableSize: number;
+  /** Canonical CIDRs whose clients are never limited (NSD's rrl-whitelist, Knot's whitelist); looked up only for an
+   *  answer that would otherwise be limited. */
+  exempt?: readonly string[];
 }
 
 /** What to do with one answer. */
@@ -66,6 +70,7 @@ export class ResponseRateLimiter {
   private readonly v4Mask: number;
   private readonly v6Mask0: number;
   private readonly v6Mask1: number;
+  private readonly exempt: IpRangeSet | null;
 
   constructor(cfg: RrlConfig) {
     let size = 2;
@@ -80,6 +85,7 @@ export class ResponseRateLimiter {
     this.v4Mask = prefixMask(cfg.ipv4Prefix);
     this.v6Mask0 = prefixMask(Math.min(cfg.ipv6Prefix, 32));
     this.v6Mask1 = prefixMask(Math.max(cfg.ipv6Prefix - 32, 0));
+    this.exempt = cfg.exempt && cfg.exempt.length > 0 ? new IpRangeSet(cfg.exempt) : null;
     startClock();
   }
 
@@ -133,6 +139,7 @@ export class ResponseRateLimiter {
       tat[i] = t + this.interval;
       return RRL.ALLOW;
     }
+    if (this.exempt !== null && this.exempt.has(parsePeerAddress(address))) return RRL.ALLOW;
     if (this.slip === 0) return RRL.DROP;
     const n = this.slipCount[i] + 1;
     if (n >= this.slip) {

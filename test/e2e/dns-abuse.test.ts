@@ -40,6 +40,7 @@ before(async () => {
       DNS_TCP_IDLE_MS: '1000',
       DNS_RRL_RATE: String(RATE),
       DNS_RRL_SLIP: String(SLIP),
+      DNS_RRL_EXEMPT: '127.0.2.0/24',
       DNS_METRICS_PORT: String(metricsPorts[0]),
     }),
     startDnsProcess({
@@ -254,6 +255,17 @@ test(`RRL: a burst of 300 identical queries from one /24 gets ${RATE} answers, e
   } finally {
     attacker.close();
     other.close();
+  }
+});
+
+test('RRL exemption (DNS_RRL_EXEMPT=127.0.2.0/24): the same burst from 127.0.2.1 is answered in full', async () => {
+  const q = buildQuery('big.example.org', TXT, { edns: { udpSize: 1232 } });
+  const sock = await udpSocket('127.0.2.1');
+  try {
+    const answers = await udpBurst(sock, dns.port, q, 300);
+    assert.equal(answers.filter((a) => !decode(a).tc && decode(a).answer.length === 4).length, 300);
+  } finally {
+    sock.close();
   }
 });
 
