@@ -147,6 +147,47 @@ test('every error response declares X-Error-Code with the codes of its status, a
   }
 });
 
+test('links let a stateful client chain operations: domain → records → rule, and change → read → delete (issue 8)', async (t) => {
+  const cp = await startTestControlPlane(t);
+  type Link = { operationRef: string; parameters: Record<string, string>; requestBody?: unknown };
+  const doc = (await cp.call(null, 'GET', '/openapi.json')).json<{
+    paths: Record<string, Record<string, { responses: Record<string, { links?: Record<string, Link> }> }>>;
+  }>();
+  const links = (path: string, method: string) =>
+    Object.values(doc.paths[path]![method]!.responses['200']!.links ?? {});
+  const to = (path: string, method: string) => `#/paths/${path.replace(/~/g, '~0').replace(/\//g, '~1')}/${method}`;
+  const find = (from: Link[], path: string, method: string) => from.find((l) => l.operationRef === to(path, method));
+  // Every link points at an operation of the document.
+  for (const [path, ops] of Object.entries(doc.paths))
+    for (const method of Object.keys(ops))
+      for (const link of links(path, method)) {
+        const [, target, targetMethod] = /^#\/paths\/(.+)\/([a-z]+)$/.exec(link.operationRef)!;
+        const targetPath = target!.replace(/~1/g, '/').replace(/~0/g, '~');
+        assert.ok(doc.paths[targetPath]?.[targetMethod!], `${method} ${path} → ${link.operationRef}`);
+        for (const p of targetPath.match(/\{[^}]+\}/g) ?? [])
+          assert.ok(link.parameters[p.slice(1, -1)], `${method} ${path} → ${targetPath} fills ${p}`);
+      }
+  assert.deepEqual(find(links('/domains/', 'post'), '/domains/{domain}/records/', 'post')?.parameters, {
+    domain: '$response.body#/name',
+  });
+  const ruleFromRecord = find(links('/domains/{domain}/records/', 'post'), '/domains/{domain}/rules/captcha/', 'post');
+  assert.deepEqual(ruleFromRecord?.requestBody, { record_ids: ['$response.body#/id'] });
+  assert.deepEqual(
+    find(links('/domains/{domain}/records/', 'post'), '/domains/{domain}/records/{id}', 'put')?.parameters,
+    {
+      id: '$response.body#/id',
+      domain: '$request.path.domain',
+    },
+  );
+  const rule = '/domains/{domain}/rules/captcha/{ruleId}';
+  const same = { domain: '$request.path.domain', ruleId: '$request.path.ruleId' };
+  assert.deepEqual(find(links(rule, 'put'), rule, 'delete')?.parameters, same);
+  assert.deepEqual(find(links(rule, 'delete'), rule, 'get')?.parameters, same, 'delete → read (404 after)');
+  assert.deepEqual(find(links(`${rule}/enabled`, 'patch'), rule, 'get')?.parameters, same);
+  assert.ok(find(links('/domains/{domain}/records/{id}', 'put'), '/domains/{domain}/records/{id}', 'delete'));
+  assert.ok(find(links('/domains/{domain}', 'delete'), '/domains/{domain}', 'get'));
+});
+
 test('GET /docs: the API reference page, without a key, with every asset served here (issue 9)', async (t) => {
   const cp = await startTestControlPlane(t);
   const page = await cp.call(null, 'GET', '/docs');

@@ -76,6 +76,9 @@ export function addLinks(paths: Paths): void {
       if (!field) continue;
       const parameters: Record<string, string> = { [m[1]!]: `$response.body#/${field}` };
       for (const p of ownParams) parameters[p] = `$request.path.${p}`;
+      // A target below another resource (`/domains/{domain}/records/{id}` from a domain create) has a parameter
+      // this create cannot fill: no link.
+      if ([...target.path.matchAll(/\{([^}]+)\}/g)].some((p) => !(p[1]! in parameters))) continue;
       links[linkName(target.method, target.path)] = {
         operationRef: `#/paths/${pointer(target.path)}/${target.method}`,
         parameters,
@@ -92,6 +95,33 @@ export function addLinks(paths: Paths): void {
           description: `${operationName(target.method, target.path)} scoped to the record just created`,
         };
       }
+    }
+    if (Object.keys(links).length > 0) ok.links = { ...ok.links, ...links };
+  }
+  addItemLinks(operations);
+}
+
+/**
+ * A change of one resource (a non-GET operation on `…/{param}`, or on a sub-action of it such as `…/{id}/enabled`)
+ * links to every other operation on that resource and its sub-actions, with the same path parameters: update →
+ * read → delete, and delete → read (which must then answer 404), as a client goes on with the resource it holds.
+ */
+function addItemLinks(operations: Array<{ path: string; method: string; op: OpenApiOperation }>): void {
+  for (const source of operations) {
+    if (source.method === 'get') continue;
+    const ok = source.op.responses?.['200'];
+    const item = /^(.*\/\{[^}/]+\})(?:\/[^{}/]+)?$/.exec(source.path)?.[1];
+    if (!ok || !item) continue;
+    const params = [...item.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
+    const links: Record<string, unknown> = {};
+    for (const target of operations) {
+      if (target === source || !(target.path === item || /^\/[^{}/]+$/.test(target.path.slice(item.length)))) continue;
+      if (!target.path.startsWith(item)) continue;
+      links[linkName(target.method, target.path)] = {
+        operationRef: `#/paths/${pointer(target.path)}/${target.method}`,
+        parameters: Object.fromEntries(params.map((p) => [p, `$request.path.${p}`])),
+        description: `${operationName(target.method, target.path)} on the same resource`,
+      };
     }
     if (Object.keys(links).length > 0) ok.links = { ...ok.links, ...links };
   }
