@@ -185,7 +185,8 @@ test('links let a stateful client chain operations: domain → records → rule,
   assert.deepEqual(find(links(rule, 'delete'), rule, 'get')?.parameters, same, 'delete → read (404 after)');
   assert.deepEqual(find(links(`${rule}/enabled`, 'patch'), rule, 'get')?.parameters, same);
   assert.ok(find(links('/domains/{domain}/records/{id}', 'put'), '/domains/{domain}/records/{id}', 'delete'));
-  assert.ok(find(links('/domains/{domain}', 'delete'), '/domains/{domain}', 'get'));
+  assert.ok(find(links('/domains/{domain}', 'put'), '/domains/{domain}', 'get'));
+  assert.equal(links('/domains/{domain}', 'delete').length, 0, 'the fuzzer recreates its domain after a DELETE');
 });
 
 test('GET /docs: the API reference page, without a key, with every asset served here (issue 9)', async (t) => {
