@@ -3,7 +3,8 @@
 // with rate_limit rules added, evaluated as runPhases does (every matching rate_limit rule found by the index, each
 // counted in the fixed-size table). Requests come from 4,096 client addresses (a different address per request in
 // turn); a row with 1,000,000 addresses shows the table full and evicting. Afterwards, heap bytes allocated per
-// counted request over 1,000,000 counts (`--expose-gc` for a clean start).
+// counted request over 1,000,000 counts (`--expose-gc` for a clean start). One more row: the clearance cookie checked
+// on every request (Under Attack Mode, a client that solved the challenge): one HMAC-SHA-256 per request.
 // Run: node --expose-gc --import tsx bench/edge-node/rate-limit.bench.ts
 import { cpus } from 'node:os';
 import { Bench } from 'tinybench';
@@ -12,6 +13,7 @@ import { encodeRuleBody, parsePeerAddress, validateRule } from '@platform/shared
 import { compileRuleSet, type CompiledRule, type RuleIndex } from '../../edge-node/src/rules/compile.js';
 import { RULE_COMPILERS } from '../../edge-node/src/rules/index.js';
 import { RateLimitTable, type RateLimitAction } from '../../edge-node/src/rules/rate-limit.js';
+import { CLEARANCE_COOKIE, clearance, hasClearance } from '../../edge-node/src/rules/challenge.js';
 import type { RequestContext } from '../../edge-node/src/context.js';
 import { generateRequests, generateRules } from './rule-gen.js';
 
@@ -70,11 +72,17 @@ const compile = (rules: Rule[]) =>
   });
 
 const base = generateRules(100);
-const requests = generateRequests(100, 4096);
-for (let i = 0; i < requests.length; i++) {
-  requests[i].peer = parsePeerAddress(`10.${(i >> 8) & 255}.${i & 255}.${(i * 7) & 255}`);
-  requests[i].headers = [['user-agent', `bench/${i & 63}`]];
+function benchRequests(): RequestContext[] {
+  const out = generateRequests(100, 4096);
+  for (let i = 0; i < out.length; i++) {
+    out[i].peer = parsePeerAddress(`10.${(i >> 8) & 255}.${i & 255}.${(i * 7) & 255}`);
+    out[i].headers = [['user-agent', `bench/${i & 63}`]];
+  }
+  return out;
 }
+const requests = benchRequests();
+/** The same requests for the row that changes their addresses. */
+const spread = benchRequests();
 const anchor = compile(base);
 const one = compile([...base, ...rateRules(1, 100_000)]);
 const ten = compile([...base, ...rateRules(10, 100_000)]);
@@ -98,9 +106,17 @@ bench.add('+ 10 rate_limit rules (5 zone-wide)', () => {
 });
 let p = 0;
 bench.add('+ 10 rate_limit rules, 1,048,576 addresses (table full, evicting)', () => {
-  const ctx = requests[k++ & 4095];
+  const ctx = spread[k++ & 4095];
   ctx.peer = manyPeers[p++ & 0xfffff];
   withRateLimits(ten, wide, ctx, now);
+});
+// Under Attack Mode (or a captcha rule) for a client that holds a clearance: the cookie is checked on every request.
+const cleared = requests.map((r) => `a=1; ${CLEARANCE_COOKIE}=${clearance(r.peer.text, r.host, 1800)}`);
+bench.add('anchor + clearance cookie checked (Under Attack Mode, cleared client)', () => {
+  const i = k++ & 4095;
+  const ctx = requests[i];
+  if (!hasClearance(cleared[i], ctx.peer.text, ctx.host, now)) throw new Error('refused');
+  lookups(anchor, ctx);
 });
 await bench.run();
 

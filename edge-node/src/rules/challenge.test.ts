@@ -135,6 +135,9 @@ test('challenge through the edge', async (t) => {
     assert.equal((await send(port, 'api.guarded.example.org', '/', { headers: { cookie } })).status, 403);
     assert.equal((await send(port, host, '/', { headers: { cookie }, localAddress: '127.0.0.2' })).status, 403);
     assert.equal((await send(port, host, '/', { headers: { cookie } })).status, 200);
+    // Once verified (and remembered), the same value is still refused from another address or on another host.
+    assert.equal((await send(port, host, '/', { headers: { cookie }, localAddress: '127.0.0.2' })).status, 403);
+    assert.equal((await send(port, 'api.guarded.example.org', '/', { headers: { cookie } })).status, 403);
     edge.apply(snapshot('guarded.example.org', { records, rules: guarded.ruleSet.rules }));
   });
 
