@@ -48,17 +48,17 @@ after(async () => {
 });
 
 /** Ships minute counts as an edge node does. */
-async function ship(node: string, minutes: [number, string, number, number][]) {
+async function ship(node: string, minutes: [number, string, number, number][], records: unknown[] = []) {
   const res = await fetch(`${L.apiUrl}/internal/request-logs`, {
     method: 'POST',
     headers: {
       'content-type': 'application/x-msgpack',
       authorization: `Bearer ${ensureNodeToken(L.dataDir)}`,
     },
-    body: pack({ node, records: [], minutes }),
+    body: pack({ node, records, minutes }),
   });
   assert.equal(res.status, 200, await res.clone().text());
-  return (await res.json()) as { minutes: number };
+  return (await res.json()) as { minutes: number; monitor_minutes: number };
 }
 
 test('failing minutes open an incident and outage.opened arrives once; healthy ones resolve it, outage.resolved once', async () => {
@@ -210,6 +210,50 @@ test('one node that cannot reach the origin is not an outage; every node failing
     return list.length === 1 ? list[0] : undefined;
   });
   assert.equal(Date.parse(open.started_at), m(4));
+});
+
+test('a path monitor: requests in its scope failing open an incident of that monitor, the rest of the host is fine', async () => {
+  const name = 'paths.example.org';
+  const www = `www.${name}`;
+  assert.equal((await L.api('POST', '/domains/', { name })).status, 200);
+  const mon = await L.api('POST', `/uptime/monitors?domain=${name}`, { name: 'API', path_includes: ['/api/*'] });
+  assert.equal(mon.status, 200, JSON.stringify(mon.body));
+  const now = Date.now();
+  const m = (ago: number) => now - (now % 60_000) - ago * 60_000;
+  const req = (t: number, path: string, status: number) => ({
+    t,
+    host: www,
+    path,
+    method: 'GET',
+    status,
+    bytes: 10,
+    cache: '',
+    rules: [],
+    ms: 5,
+    upstreamMs: 4,
+    peer: '192.0.2.9',
+  });
+  const records = [m(5), m(4)].flatMap((minute) =>
+    Array.from({ length: 30 }, (_, i) => [
+      req(minute + i * 1000, `/api/items/${i}`, 503),
+      req(minute + i * 1000, '/shop', 200),
+    ]).flat(),
+  );
+  const shipped = await ship('edge-a', [], records);
+  assert.equal(shipped.monitor_minutes, 2, 'one count per minute of the monitor; /shop is outside its scope');
+  const incident = await eventually('the monitor incident', async () => {
+    const list = (await L.api('GET', `/uptime/incidents/open?domain=${name}`)).body as {
+      monitor_id: number | null;
+      scope: string;
+      hostname: string;
+      peak_error_pct: number;
+    }[];
+    return list.length === 1 ? list[0] : undefined;
+  });
+  assert.deepEqual(
+    [incident.monitor_id, incident.scope, incident.hostname, incident.peak_error_pct],
+    [mon.body.id, 'API', www, 100],
+  );
 });
 
 test('through a running edge: the origin fails, outage.opened arrives once; it recovers, outage.resolved once', async (t) => {

@@ -6,7 +6,7 @@ import { ensureNodeToken } from '@platform/shared/node-token';
 import { requestLogs } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import { nodeTokenChecker } from '../auth/node-token.js';
-import { ingestMinuteCounts } from '../areas/uptime/detector.js';
+import { ingestMinuteCounts, ingestMonitorRecords } from '../areas/uptime/detector.js';
 
 interface ShippedRecord {
   t: number;
@@ -70,8 +70,10 @@ export default async function requestLogRoutes(app: FastifyInstance) {
           await tx.insert(requestLogs).values(rows.slice(i, i + INSERT_CHUNK));
       });
       // Uptime: the per-minute origin counts of the same shipment (edge-node/src/log/origin-minutes.ts).
+      // and the monitors' path scopes, matched on the shipped records.
       const minutes = await ingestMinuteCounts(app, body.minutes);
-      return { stored: rows.length, minutes };
+      const monitorMinutes = await ingestMonitorRecords(app, body.records);
+      return { stored: rows.length, minutes, monitor_minutes: monitorMinutes };
     });
   });
 }

@@ -6,7 +6,9 @@
 // resolving signals it, both through the workflow outbox in the transaction that changes the incident.
 import type { FastifyInstance } from 'fastify';
 import { and, eq, gte, inArray, lte, sql } from 'drizzle-orm';
-import { dnsRecords, domains, uptimeIncidents, uptimeMinuteCounts } from '../../db/schema.js';
+import { dnsRecords, domains, uptimeIncidents, uptimeMinuteCounts, uptimeMonitors } from '../../db/schema.js';
+import { HostFilter, PathFilter } from '@platform/shared/match';
+import type { MonitorScope } from './monitor.js';
 import { enqueueWorkflows, type WorkflowStart } from '../../workflow-outbox/outbox.js';
 import { ensureSettings } from './store.js';
 
@@ -146,12 +148,20 @@ export async function ingestMinuteCounts(app: FastifyInstance, minutes: unknown)
       total,
       errors,
     }));
+  await addCounts(app, rows);
+  return rows.length;
+}
+
+type CountRow = typeof uptimeMinuteCounts.$inferInsert;
+
+/** Adds counts to what other nodes (and earlier shipments) sent, then judges the domains. */
+async function addCounts(app: FastifyInstance, rows: CountRow[]): Promise<void> {
   for (let i = 0; i < rows.length; i += 500) {
     await app.db
       .insert(uptimeMinuteCounts)
       .values(rows.slice(i, i + 500))
       .onConflictDoUpdate({
-        target: [uptimeMinuteCounts.hostname, uptimeMinuteCounts.minute],
+        target: [uptimeMinuteCounts.hostname, uptimeMinuteCounts.minute, uptimeMinuteCounts.monitorId],
         set: {
           total: sql`${uptimeMinuteCounts.total} + excluded.total`,
           errors: sql`${uptimeMinuteCounts.errors} + excluded.errors`,
@@ -159,7 +169,90 @@ export async function ingestMinuteCounts(app: FastifyInstance, minutes: unknown)
       });
   }
   for (const domainId of new Set(rows.map((r) => r.domainId))) await scheduleEvaluation(app, domainId);
-  return rows.length;
+}
+
+/** A shipped request-log record, as far as monitor scopes need it. */
+interface LoggedRequest {
+  t: number;
+  host: string;
+  path: string;
+  status: number;
+  upstreamMs: number;
+}
+
+/** The request went to the origin, and whether it came back as an origin error (as the edge counts it). */
+function originOutcome(r: LoggedRequest): 'ok' | 'error' | undefined {
+  if (r.upstreamMs >= 0) return r.status >= 500 ? 'error' : 'ok';
+  return r.status === 502 || r.status === 504 || r.status === 526 ? 'error' : undefined;
+}
+
+/**
+ * Monitor scopes: the shipped request-log records are matched against the enabled monitors of their domain (the
+ * rules' own HostFilter and PathFilter) and counted per monitor, hostname and minute. At most MAX_MONITORS_PER_DOMAIN
+ * monitors per domain, so a record costs at most that many host and path matches.
+ */
+export async function ingestMonitorRecords(app: FastifyInstance, records: unknown): Promise<number> {
+  if (!Array.isArray(records) || records.length === 0) return 0;
+  const now = Date.now();
+  const recs = (records as Partial<LoggedRequest>[]).filter(
+    (r): r is LoggedRequest =>
+      !!r &&
+      typeof r.host === 'string' &&
+      typeof r.path === 'string' &&
+      Number.isSafeInteger(r.t) &&
+      typeof r.status === 'number' &&
+      typeof r.upstreamMs === 'number' &&
+      (r.t as number) > now - KEEP_MS &&
+      (r.t as number) <= now,
+  );
+  if (recs.length === 0) return 0;
+  const owners = await domainsOf(app, [...new Set(recs.map((r) => r.host.toLowerCase()))]);
+  if (owners.size === 0) return 0;
+  const monitors = await app.db
+    .select()
+    .from(uptimeMonitors)
+    .where(
+      and(
+        inArray(uptimeMonitors.domainId, [...new Set([...owners.values()].map((d) => d.id))]),
+        eq(uptimeMonitors.enabled, true),
+      ),
+    );
+  if (monitors.length === 0) return 0;
+  const compiled = new Map<number, { id: number; host: HostFilter; path: PathFilter }[]>();
+  for (const m of monitors) {
+    const s = m.scope as unknown as MonitorScope;
+    const list = compiled.get(m.domainId) ?? [];
+    list.push({
+      id: m.id,
+      host: new HostFilter(s.host_match_type, s.host_includes, s.host_excludes),
+      path: new PathFilter(s.path_match_type, s.path_includes, s.path_excludes),
+    });
+    compiled.set(m.domainId, list);
+  }
+  const acc = new Map<string, CountRow>();
+  for (const r of recs) {
+    const outcome = originOutcome(r);
+    if (outcome === undefined) continue;
+    const host = r.host.toLowerCase();
+    const d = owners.get(host);
+    const scopes = d && compiled.get(d.id);
+    if (!scopes) continue;
+    const minute = r.t - (r.t % MINUTE_MS);
+    for (const m of scopes) {
+      if (!m.host.matches(host) || !m.path.matches(r.path)) continue;
+      const key = `${m.id} ${minute} ${host}`;
+      let row = acc.get(key);
+      if (!row)
+        acc.set(
+          key,
+          (row = { domainId: d.id, hostname: host, minute: new Date(minute), total: 0, errors: 0, monitorId: m.id }),
+        );
+      row.total++;
+      if (outcome === 'error') row.errors++;
+    }
+  }
+  await addCounts(app, [...acc.values()]);
+  return acc.size;
 }
 
 /** Whether `host` is served by one of the monitored record names (exact, or under a `*` record). */
@@ -209,25 +302,41 @@ export async function evaluateDomain(app: FastifyInstance, domainId: number): Pr
     const incidents = await tx
       .select()
       .from(uptimeIncidents)
-      .where(and(eq(uptimeIncidents.domainId, domainId), sql`${uptimeIncidents.monitorId} IS NULL`))
+      .where(eq(uptimeIncidents.domainId, domainId))
       .orderBy(uptimeIncidents.id);
-    const open = new Map(incidents.filter((i) => i.state === 'open').map((i) => [i.hostname, i]));
+    const watchKey = (host: string, monitorId: number | null) => `${monitorId ?? 0} ${host}`;
+    const open = new Map(
+      incidents.filter((i) => i.state === 'open').map((i) => [watchKey(i.hostname, i.monitorId), i]),
+    );
     const lastResolved = new Map<string, number>();
-    for (const i of incidents)
-      if (i.resolvedAt)
-        lastResolved.set(i.hostname, Math.max(lastResolved.get(i.hostname) ?? 0, i.resolvedAt.getTime()));
+    for (const i of incidents) {
+      const k = watchKey(i.hostname, i.monitorId);
+      if (i.resolvedAt) lastResolved.set(k, Math.max(lastResolved.get(k) ?? 0, i.resolvedAt.getTime()));
+    }
+    const monitors = new Map(
+      (
+        await tx
+          .select()
+          .from(uptimeMonitors)
+          .where(and(eq(uptimeMonitors.domainId, domainId), eq(uptimeMonitors.enabled, true)))
+      ).map((m) => [m.id, m]),
+    );
 
     const byHost = new Map<string, Judged[]>();
     for (const c of counts) {
       if (c.total < settings.minRequestsPerMinute) continue;
       const pct = Math.round((c.errors / c.total) * 1000) / 10;
-      const list = byHost.get(c.hostname) ?? [];
+      const k = watchKey(c.hostname, c.monitorId);
+      const list = byHost.get(k) ?? [];
       list.push({ minute: c.minute.getTime(), pct, failing: pct >= settings.errorThresholdPct });
-      byHost.set(c.hostname, list);
+      byHost.set(k, list);
     }
 
-    for (const [host, judged] of byHost) {
-      const incident = open.get(host);
+    for (const [key, judged] of byHost) {
+      const space = key.indexOf(' ');
+      const monitorId = Number(key.slice(0, space));
+      const host = key.slice(space + 1);
+      const incident = open.get(key);
       if (incident) {
         const since = judged.filter((j) => j.minute >= incident.startedAt.getTime());
         const peak = Math.max(incident.peakErrorPct, ...since.map((j) => j.pct));
@@ -243,8 +352,9 @@ export async function evaluateDomain(app: FastifyInstance, domainId: number): Pr
         }
         continue;
       }
-      if (!monitoredBy(names, domain.name, host)) continue;
-      const after = lastResolved.get(host) ?? 0;
+      const monitor = monitors.get(monitorId);
+      if (monitorId === 0 ? !monitoredBy(names, domain.name, host) : !monitor) continue;
+      const after = lastResolved.get(key) ?? 0;
       const tail = judged.filter((j) => j.minute >= after).slice(-settings.openAfterMinutes);
       if (tail.length === settings.openAfterMinutes && tail.every((j) => j.failing)) {
         const [created] = await tx
@@ -252,6 +362,9 @@ export async function evaluateDomain(app: FastifyInstance, domainId: number): Pr
           .values({
             domainId,
             hostname: host,
+            monitorId: monitor ? monitor.id : null,
+            // Spec: "monitor name or path; empty for whole-host watch".
+            scope: monitor ? monitor.name || (monitor.scope as unknown as MonitorScope).path_includes.join(', ') : '',
             startedAt: new Date(tail[0].minute),
             peakErrorPct: Math.max(...tail.map((j) => j.pct)),
           })
