@@ -210,8 +210,9 @@ test('renewAt: 30 days before expiry, or two thirds of the lifetime when that is
   assert.equal(renewAt(0, 6 * day, 30 * day), 4 * day);
 });
 
-test('manageCertificates: a failed order is reported and retried after the backoff, then renewed on its timer', async () => {
+test('manageCertificates: a rate-limited order is reported and retried once the limit lifts, then renewed on its timer', async () => {
   const hostnames = ['m.example.org', '*.m.example.org'];
+  const rateLimitedUntil = Date.now() + 1500;
   let cert: { notBeforeMs: number; notAfterMs: number } | null = null;
   let orders = 0;
   let issued = 0;
@@ -247,7 +248,12 @@ test('manageCertificates: a failed order is reported and retried after the backo
     },
     acmeNewOrder: async (input) => {
       if (++orders === 1)
-        throw ApplicationFailure.nonRetryable('certificate issuer unavailable at https://ca.test/dir: ECONNREFUSED');
+        // A rate limit whose time is later than the backoff: the retry waits for it.
+        throw ApplicationFailure.create({
+          message: 'the certificate issuer refused: too many new orders recently, retry after <t>',
+          nonRetryable: true,
+          details: [{ retryAtMs: rateLimitedUntil }],
+        });
       return {
         url: `https://ca.test/order/${orders}`,
         finalize: 'f',
@@ -290,8 +296,8 @@ test('manageCertificates: a failed order is reported and retried after the backo
     reports.map((r) => r.status),
     ['pending', 'failed', 'pending', 'issued', 'pending', 'issued'],
   );
-  assert.match(reports[1]!.error!, /certificate issuer unavailable/);
-  assert.ok(reports[1]!.next_retry_at_ms! > 0);
+  assert.match(reports[1]!.error!, /too many new orders/);
+  assert.ok(reports[1]!.next_retry_at_ms! >= rateLimitedUntil - 50, 'the retry waits for the rate limit');
   assert.equal(orders, 3);
   assert.deepEqual(published, ['m.example.org', 'm.example.org']);
   assert.deepEqual(withdrawn, published);

@@ -28,10 +28,22 @@ const NETWORK_CODES = new Set([
   'EPIPE',
 ]);
 
-// acme-client retries a failed request itself, 5 times 5-25 s apart, and then loses the cause when there was no
-// response at all: a few quick retries here (429s and 5xx), Temporal's retry policy and the workflow's backoff do the rest.
+// acme-client retries a failed request itself, 5 times 5-25 s apart or after the CA's Retry-After (hours, for Let's
+// Encrypt's rate limits) inside the call, and then loses the cause when there was no response at all: off. Temporal's
+// retry policy and the workflow's backoff do the retrying, and a rate limit's "retry after" is honoured there.
 const acmeDefaults = acme.axios.defaults as { acmeSettings?: Record<string, unknown> };
-acmeDefaults.acmeSettings = { ...acmeDefaults.acmeSettings, retryMaxAttempts: 2, retryDefaultDelay: 1 };
+acmeDefaults.acmeSettings = { ...acmeDefaults.acmeSettings, retryMaxAttempts: 0 };
+
+/**
+ * When a CA's rate-limit problem says to retry (Let's Encrypt: "…, retry after 2025-01-02 03:04:05 UTC: see …"), as
+ * epoch ms; undefined otherwise.
+ */
+export function retryAfterOf(message: string): number | undefined {
+  const m = /retry after (\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(?:\.\d+)?(?: ?UTC|Z)/i.exec(message);
+  if (!m) return undefined;
+  const t = Date.parse(`${m[1]}T${m[2]}Z`);
+  return Number.isNaN(t) ? undefined : t;
+}
 
 /** The error of an ACME call as one line: "certificate issuer unavailable …" or the CA's problem detail. */
 export function describeAcmeError(err: unknown, directoryUrl: string): string {
@@ -49,7 +61,17 @@ export function describeAcmeError(err: unknown, directoryUrl: string): string {
 /** An activity failure carrying the described error; retried by the activity's policy. */
 function acmeFailure(err: unknown, directoryUrl: string): Error {
   if (err instanceof ApplicationFailure) return err;
-  return ApplicationFailure.retryable(describeAcmeError(err, directoryUrl), 'AcmeError');
+  const message = describeAcmeError(err, directoryUrl);
+  const retryAtMs = retryAfterOf(message);
+  // A rate limit is not lifted by retrying now: the workflow waits until the CA's time (details[0].retryAtMs).
+  if (retryAtMs !== undefined)
+    return ApplicationFailure.create({
+      message,
+      type: 'AcmeRateLimited',
+      nonRetryable: true,
+      details: [{ retryAtMs }],
+    });
+  return ApplicationFailure.retryable(message, 'AcmeError');
 }
 
 /** The name a dns-01 TXT goes at for an authorization (a wildcard's is its base name's). */

@@ -57,10 +57,17 @@ function why(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** The CA's "retry after" of a rate-limited call (acme activities put it in the failure's details). */
+function retryAtOf(err: unknown): number | undefined {
+  const cause = err instanceof ActivityFailure ? err.cause : undefined;
+  const detail = cause instanceof ApplicationFailure ? (cause.details?.[0] as { retryAtMs?: unknown }) : undefined;
+  return typeof detail?.retryAtMs === 'number' ? detail.retryAtMs : undefined;
+}
+
 async function runOrder(
   input: ManageCertificatesInput,
   plan: AcmePlan,
-): Promise<IssuedCertificate | { error: string }> {
+): Promise<IssuedCertificate | { error: string; retryAtMs?: number }> {
   const { domain } = input;
   let order: AcmeOrder | undefined;
   let published = false;
@@ -88,7 +95,8 @@ async function runOrder(
     }
     return await acmeCalls.acmeFinalizeAndStore({ domain, directoryUrl: plan.directory_url, order });
   } catch (err) {
-    return { error: why(err) };
+    const retryAtMs = retryAtOf(err);
+    return retryAtMs === undefined ? { error: why(err) } : { error: why(err), retryAtMs };
   } finally {
     if (published && order) await background.withdrawAcmeChallenges(domain, order.challenges);
   }
@@ -121,7 +129,11 @@ export async function manageCertificates(input: ManageCertificatesInput): Promis
       const outcome = await runOrder(input, plan);
       if ('error' in outcome) {
         failures++;
-        waitMs = Math.min(input.backoff.initialMs * 2 ** (failures - 1), input.backoff.maxMs);
+        // The doubling backoff, or the CA's rate-limit time when that is later.
+        waitMs = Math.max(
+          Math.min(input.backoff.initialMs * 2 ** (failures - 1), input.backoff.maxMs),
+          (outcome.retryAtMs ?? 0) - Date.now(),
+        );
         await background.reportAcmeAttempt(domain, {
           status: 'failed',
           hostnames: plan.hostnames,
