@@ -327,7 +327,7 @@ export const uptimeMinuteCounts = pgTable(
     minute: ts('minute').notNull(),
     total: integer('total').notNull(),
     errors: integer('errors').notNull(),
-    /** 0: the whole-host watch; else the monitor whose scope the requests matched (0013_uptime_monitor_counts.sql). */
+    /** 0: the whole-host watch; else the monitor whose scope the requests matched (0014_uptime_monitor_counts.sql). */
     monitorId: integer('monitor_id').notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.hostname, t.minute, t.monitorId] })],
