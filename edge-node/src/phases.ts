@@ -41,7 +41,7 @@ import {
   safeReturn,
   type CaptchaAction,
 } from './rules/challenge.js';
-import { rateLimits, type RateLimitAction } from './rules/rate-limit.js';
+import { clientAddress, rateLimits, type RateLimitAction } from './rules/rate-limit.js';
 import { markOrigin, pickOrigin, poolTarget, type OriginPoolAction } from './rules/origin-pool.js';
 import { routeTarget, type OriginRouteAction } from './rules/origin-route.js';
 import { redirectLocation, type RedirectAction } from './rules/redirect.js';
@@ -204,11 +204,12 @@ function guardPhase(
     challenge = true;
     ttl = captcha.action.passTtlS;
   }
-  if (!challenge || hasClearance(ctx.header('cookie'), ctx.peer.text, ctx.host)) return false;
+  const client = clientAddress(ctx.peer);
+  if (!challenge || hasClearance(ctx.header('cookie'), client, ctx.host)) return false;
   // The log names what asked (a rate_limit hit is already there); id 0: the domain's switch or the record's flag.
   if (captcha) ctx.hit(captcha.id, captcha.type, false);
   else if (!byRateLimit) ctx.hit(0, underAttack ? 'under_attack' : 'captcha', false);
-  const nonce = issueNonce(ctx.peer.text, ctx.host, ttl);
+  const nonce = issueNonce(client, ctx.host, ttl);
   respond(
     res,
     ctx,
@@ -248,7 +249,7 @@ function answerChallenge(
   return readBounded(body, MAX_ANSWER_BYTES).then((form) => {
     if (form === null) return fail(413, 'answer too large');
     const a = parseAnswer(form);
-    const v = checkAnswer(a.nonce, a.solution, ctx.peer.text, ctx.host);
+    const v = checkAnswer(a.nonce, a.solution, clientAddress(ctx.peer), ctx.host);
     if (!v.ok) return fail(v.status, v.reason);
     const secure = ctx.scheme === 'https' ? '; Secure' : '';
     respond(

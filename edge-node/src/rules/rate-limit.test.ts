@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { parsePeerAddress } from '@platform/shared/match';
 import { RequestContext } from '../context.js';
 import { proxiedRecord, rule, send, snapshot, startStubOrigin, startTestEdge } from '../testing/harness.js';
-import { compileRateLimit, RateLimitTable } from './rate-limit.js';
+import { clientAddress, compileRateLimit, RateLimitTable } from './rate-limit.js';
 
 test('rate_limit through the edge', async (t) => {
   const origin = await startStubOrigin('main');
@@ -165,4 +165,19 @@ test('rule ids and key parts are part of the key', () => {
   assert.equal(table.check(r2, ctxFor('192.0.2.1', '/ab'), now), 0, 'another rule');
   assert.equal(table.check(r1, ctxFor('192.0.2.1', '/a'), now), 0, 'another path');
   assert.ok(table.check(r1, ctxFor('192.0.2.1', '/ab'), now) > 0);
+});
+
+test('IPv6 clients are counted and cleared per /64, IPv4 per address', () => {
+  const id = (t: string) => clientAddress(parsePeerAddress(t));
+  assert.equal(id('192.0.2.7'), '192.0.2.7');
+  assert.equal(id('::ffff:192.0.2.7'), '192.0.2.7');
+  assert.equal(id('2001:db8:1:2::1'), id('2001:db8:1:2:ffff:eeee:dddd:cccc'));
+  assert.notEqual(id('2001:db8:1:2::1'), id('2001:db8:1:3::1'));
+  const table = new RateLimitTable(1024);
+  const a = compileRateLimit({ requests: 2, period_s: 60, key: 'ip' } as never, { id: 9 });
+  const now = 1_700_000_000_000;
+  assert.equal(table.check(a, ctxFor('2001:db8:1:2::1'), now), 0);
+  assert.equal(table.check(a, ctxFor('2001:db8:1:2::2'), now), 0);
+  assert.ok(table.check(a, ctxFor('2001:db8:1:2::3'), now) > 0, 'a new address in the same /64 is the same client');
+  assert.equal(table.check(a, ctxFor('2001:db8:1:3::1'), now), 0, 'another /64');
 });

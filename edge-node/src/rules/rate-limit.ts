@@ -9,7 +9,7 @@
 // it still overlaps, plus the current one. Nothing is allocated per request (hashing walks the strings in place).
 // Limits are per worker process (README "rate_limit": shared limits across workers and nodes are a later step).
 import { randomBytes } from 'node:crypto';
-import type { RuleBody } from '@platform/shared/match';
+import type { PeerAddress, RuleBody } from '@platform/shared/match';
 import type { RequestContext } from '../context.js';
 
 export type RateLimitKey = 'ip' | 'ip_path' | 'path' | 'header' | 'ip_header';
@@ -25,6 +25,15 @@ export interface RateLimitAction {
   usePath: boolean;
   /** Lower-case header name counted, '' when the key has none. */
   header: string;
+}
+
+/**
+ * The client a limit or a clearance is bound to: an IPv4 address, or the /64 of an IPv6 one (one subscriber's
+ * network, inside which a client picks addresses at will: per address, a /64 would never be limited).
+ */
+export function clientAddress(peer: PeerAddress): string {
+  if (peer.v4 >= 0 || peer.v6 === undefined) return peer.text;
+  return `${(peer.v6 >> 64n).toString(16)}::/64`;
 }
 
 const KEYS: readonly RateLimitKey[] = ['ip', 'ip_path', 'path', 'header', 'ip_header'];
@@ -111,7 +120,7 @@ export class RateLimitTable {
     lane1 = 0x811c9dc5;
     lane2 = 0x811c9dc5 ^ SEED;
     mixInt(a.ruleId);
-    if (a.useIp) mixString(ctx.peer.text);
+    if (a.useIp) mixString(ctx.peer.v4 >= 0 ? ctx.peer.text : clientAddress(ctx.peer));
     if (a.usePath) mixString(ctx.path);
     if (a.header !== '') {
       const headers = ctx.headers;
