@@ -19,6 +19,7 @@ const BENCHES: Record<string, string[]> = {
   'cache-hit': tsx('bench/edge-node/cache-hit.bench.ts'),
   'uptime-detect': tsx('bench/edge-node/uptime-detect.bench.ts'),
   wrk: ['bash', 'bench/edge-node/wrk.sh'],
+  tls: ['bash', 'bench/edge-node/tls.sh'],
   'distinct-hosts': tsx('bench/edge-node/distinct-hosts.ts'),
   propagation: tsx('bench/sync/propagation.ts'),
 };
