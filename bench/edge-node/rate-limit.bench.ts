@@ -11,15 +11,23 @@ import { Bench } from 'tinybench';
 import type { Rule } from '@platform/shared/config';
 import { encodeRuleBody, parsePeerAddress, validateRule } from '@platform/shared/match';
 import { compileRuleSet, type CompiledRule, type RuleIndex } from '../../edge-node/src/rules/compile.js';
-import { RULE_COMPILERS } from '../../edge-node/src/rules/index.js';
+import { RULE_COMPILERS, type EngineRuleType } from '../../edge-node/src/rules/index.js';
 import { RateLimitTable, type RateLimitAction } from '../../edge-node/src/rules/rate-limit.js';
 import { CLEARANCE_COOKIE, clearance, hasClearance } from '../../edge-node/src/rules/challenge.js';
 import type { RequestContext } from '../../edge-node/src/context.js';
 import { generateRequests, generateRules } from './rule-gen.js';
 
-const FIRST_TYPES = ['drop', 'basic_auth', 'redirect', 'rewrite', 'origin_route', 'origin_pool', 'cache'];
+const FIRST_TYPES: EngineRuleType[] = [
+  'drop',
+  'basic_auth',
+  'redirect',
+  'rewrite',
+  'origin_route',
+  'origin_pool',
+  'cache',
+];
 
-function lookups(idx: Map<string, RuleIndex>, ctx: RequestContext): number {
+function lookups(idx: Map<EngineRuleType, RuleIndex>, ctx: RequestContext): number {
   ctx.hits.length = 0;
   let n = 0;
   idx.get('header')?.each(ctx, () => {
@@ -31,7 +39,12 @@ function lookups(idx: Map<string, RuleIndex>, ctx: RequestContext): number {
 }
 
 const scratch: CompiledRule<RateLimitAction>[] = [];
-function withRateLimits(idx: Map<string, RuleIndex>, table: RateLimitTable, ctx: RequestContext, now: number): number {
+function withRateLimits(
+  idx: Map<EngineRuleType, RuleIndex>,
+  table: RateLimitTable,
+  ctx: RequestContext,
+  now: number,
+): number {
   let n = 0;
   const limits = idx.get('rate_limit') as RuleIndex<RateLimitAction> | undefined;
   if (limits) {

@@ -8,15 +8,23 @@ import { cpus } from 'node:os';
 import { Bench } from 'tinybench';
 import type { HostFilter, PathFilter } from '@platform/shared/match';
 import { compileRuleSet, ruleMatches, type CompiledRule, type RuleIndex } from '../../edge-node/src/rules/compile.js';
-import { RULE_COMPILERS } from '../../edge-node/src/rules/index.js';
+import { RULE_COMPILERS, type EngineRuleType } from '../../edge-node/src/rules/index.js';
 import type { RequestContext } from '../../edge-node/src/context.js';
 import { generateRequests, generateRules } from './rule-gen.js';
 import { V8HostFilter, V8PathFilter } from './v8-matchers.js';
 
 /** The rule lookups of runPhases in its order: header (all), drop, basic_auth, redirect, rewrite, origin_route, origin_pool, cache. */
-const FIRST_TYPES = ['drop', 'basic_auth', 'redirect', 'rewrite', 'origin_route', 'origin_pool', 'cache'];
+const FIRST_TYPES: EngineRuleType[] = [
+  'drop',
+  'basic_auth',
+  'redirect',
+  'rewrite',
+  'origin_route',
+  'origin_pool',
+  'cache',
+];
 
-function indexed(idx: Map<string, RuleIndex>, ctx: RequestContext): string {
+function indexed(idx: Map<EngineRuleType, RuleIndex>, ctx: RequestContext): string {
   ctx.hits.length = 0;
   let sig = '';
   idx.get('header')?.each(ctx, (r) => {
@@ -47,14 +55,14 @@ function linear(byType: Map<string, CompiledRule[]>, ctx: RequestContext): strin
   return sig;
 }
 
-function compile(rules: ReturnType<typeof generateRules>): Map<string, RuleIndex> {
+function compile(rules: ReturnType<typeof generateRules>): Map<EngineRuleType, RuleIndex> {
   return compileRuleSet(rules, RULE_COMPILERS, (_r, err) => {
     throw err;
   });
 }
 
 /** The same compiled set with each rule's host and path filter rebuilt by the V8 RegExp matchers of before. */
-function withV8Matchers(idx: Map<string, RuleIndex>): Map<string, RuleIndex> {
+function withV8Matchers(idx: Map<EngineRuleType, RuleIndex>): Map<EngineRuleType, RuleIndex> {
   for (const index of idx.values())
     for (const r of index.rules as CompiledRule[]) {
       const f = r.fields;

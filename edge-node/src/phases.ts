@@ -23,11 +23,11 @@ import { recordOrigin, type OriginTarget } from './proxy/origin.js';
 import { respond } from './proxy/respond.js';
 import { offersH2, type UpstreamPools } from './proxy/upstream.js';
 import type { CompiledRule, RuleIndex } from './rules/compile.js';
+import type { EngineRuleType, RuleActions } from './rules/index.js';
 import { isAuthorized, retryAfterSec, type AuthVerdict, type BasicAuthAction } from './rules/basic-auth.js';
 import { cacheKeyQuery, edgeTtl, sharedWithAuthorization, type CacheAction } from './rules/cache.js';
-import type { DropAction } from './rules/drop.js';
 import { coversStatus, type ErrorPageAction } from './rules/error-page.js';
-import { applyHeaderOps, type HeaderAction, type HeaderOp } from './rules/header.js';
+import { applyHeaderOps, type HeaderOp } from './rules/header.js';
 import {
   CHALLENGE_PATH,
   CLEARANCE_COOKIE,
@@ -39,13 +39,12 @@ import {
   issueNonce,
   parseAnswer,
   safeReturn,
-  type CaptchaAction,
 } from './rules/challenge.js';
 import { clientAddress, rateLimits, type RateLimitAction } from './rules/rate-limit.js';
 import { markOrigin, pickOrigin, poolTarget, type OriginPoolAction } from './rules/origin-pool.js';
-import { routeTarget, type OriginRouteAction } from './rules/origin-route.js';
-import { redirectLocation, type RedirectAction } from './rules/redirect.js';
-import { applyRewrite, type RewriteAction } from './rules/rewrite.js';
+import { routeTarget } from './rules/origin-route.js';
+import { redirectLocation } from './rules/redirect.js';
+import { applyRewrite } from './rules/rewrite.js';
 
 export interface EdgeState {
   table: DomainTable;
@@ -60,7 +59,7 @@ const TEXT: [string, string][] = [['content-type', 'text/plain; charset=utf-8']]
 const text = (): [string, string][] => [...TEXT];
 const DAY_MS = 86_400_000;
 
-type Rules = Map<string, RuleIndex>;
+type Rules = ReadonlyMap<EngineRuleType, RuleIndex>;
 
 /**
  * A rule scoped by client address (ip_includes / ip_excludes): when one that changes what the origin is sent (request
@@ -68,7 +67,9 @@ type Rules = Map<string, RuleIndex>;
  * of addresses is not served to the others.
  */
 const ipScoped = (r: CompiledRule): boolean => r.ipIncludes !== null || r.ipExcludes !== null;
-const idx = <A>(rules: Rules, type: string) => rules.get(type) as RuleIndex<A> | undefined;
+/** A type's index, its rules' actions typed by the type. */
+const idx = <T extends EngineRuleType>(rules: Rules, type: T) =>
+  rules.get(type) as RuleIndex<RuleActions[T]> | undefined;
 
 /**
  * Runs the phases for one request. Synchronous unless a basic_auth verdict must be awaited (scrypt): then the rest
@@ -103,7 +104,7 @@ export function runPhases(
   const requestOps: HeaderOp[] = [];
   const responseOps: HeaderOp[] = [];
   let ipScope = '';
-  const headerIdx = idx<HeaderAction>(rules, 'header');
+  const headerIdx = idx(rules, 'header');
   if (headerIdx) {
     for (const r of headerIdx.all(ctx, [])) {
       ctx.hit(r.id, r.type, false);
@@ -113,7 +114,7 @@ export function runPhases(
     }
   }
 
-  const drop = idx<DropAction>(rules, 'drop')?.first(ctx);
+  const drop = idx(rules, 'drop')?.first(ctx);
   if (drop) {
     ctx.hit(drop.id, drop.type, false);
     if (drop.action.close) {
@@ -130,7 +131,7 @@ export function runPhases(
   const guarded = guardPhase(res, ctx, state, match, body, responseOps);
   if (guarded !== false) return guarded === true ? undefined : guarded;
 
-  const auth = idx<BasicAuthAction>(rules, 'basic_auth')?.first(ctx);
+  const auth = idx(rules, 'basic_auth')?.first(ctx);
   if (auth) {
     const verdict = isAuthorized(auth.action, ctx.header('authorization'), ctx.peer.text);
     if (typeof verdict === 'object') {
@@ -165,7 +166,7 @@ function guardPhase(
   const rules = domain.rules;
   let challenge = false;
   let ttl = DEFAULT_PASS_TTL_S;
-  const limits = idx<RateLimitAction>(rules, 'rate_limit');
+  const limits = idx(rules, 'rate_limit');
   if (limits) {
     const now = Date.now();
     limits.all(ctx, rateScratch, false);
@@ -199,7 +200,7 @@ function guardPhase(
   const byRateLimit = challenge;
   const underAttack = domain.snapshot.settings.underAttack === true;
   if (underAttack || record.captcha) challenge = true;
-  const captcha = idx<CaptchaAction>(rules, 'captcha')?.first(ctx);
+  const captcha = idx(rules, 'captcha')?.first(ctx);
   if (captcha) {
     challenge = true;
     ttl = captcha.action.passTtlS;
@@ -329,7 +330,7 @@ function afterAuth(
     return state.log(ctx);
   }
 
-  const redirect = idx<RedirectAction>(rules, 'redirect')?.first(ctx);
+  const redirect = idx(rules, 'redirect')?.first(ctx);
   if (redirect) {
     ctx.hit(redirect.id, redirect.type, false);
     respond(
@@ -343,7 +344,7 @@ function afterAuth(
     return state.log(ctx);
   }
 
-  const rewrite = idx<RewriteAction>(rules, 'rewrite')?.first(ctx);
+  const rewrite = idx(rules, 'rewrite')?.first(ctx);
   if (rewrite) {
     ctx.hit(rewrite.id, rewrite.type, false);
     if (ipScoped(rewrite)) ipScope += `,${rewrite.id}`;
@@ -354,8 +355,8 @@ function afterAuth(
 
   const base = recordOrigin(record, ctx.host);
   let target: OriginTarget = base;
-  const route = idx<OriginRouteAction>(rules, 'origin_route')?.first(ctx);
-  const pool = route ? undefined : idx<OriginPoolAction>(rules, 'origin_pool')?.first(ctx);
+  const route = idx(rules, 'origin_route')?.first(ctx);
+  const pool = route ? undefined : idx(rules, 'origin_pool')?.first(ctx);
   if (route) {
     ctx.hit(route.id, route.type, false);
     if (ipScoped(route)) ipScope += `,${route.id}`;
@@ -374,8 +375,7 @@ function afterAuth(
   // Authorization is served only entries the origin marked shareable.
   const settings = domain.snapshot.settings;
   const generation = Number(settings.cachePurgeGeneration ?? 0);
-  const cacheRule =
-    ctx.method === 'GET' || ctx.method === 'HEAD' ? idx<CacheAction>(rules, 'cache')?.first(ctx, false) : undefined;
+  const cacheRule = ctx.method === 'GET' || ctx.method === 'HEAD' ? idx(rules, 'cache')?.first(ctx, false) : undefined;
   let cacheBase: string | undefined;
   let authorized = false;
   let stale: ReturnType<EdgeCache['get']>;
@@ -445,7 +445,7 @@ function applyOps(headers: [string, string][], ops: HeaderOp[]): [string, string
 }
 
 function errorPage(ctx: RequestContext, rules: Rules, status: number): ErrorPageAction | undefined {
-  const index = idx<ErrorPageAction>(rules, 'error_page');
+  const index = idx(rules, 'error_page');
   if (!index) return undefined;
   for (const r of index.all(ctx, [])) {
     if (!coversStatus(r.action, status)) continue;

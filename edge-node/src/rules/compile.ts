@@ -2,6 +2,7 @@
 // number of rules: exact-host maps, wildcard-suffix maps and first-path-segment maps pick the few candidates, and
 // only those run their full filter (records, host, IP ranges by binary search, path).
 import { decodeRuleBody, HostFilter, IpRangeSet, PathFilter, type RuleBody } from '@platform/shared/match';
+import type { EngineRuleType } from './index.js';
 import type { Rule } from '@platform/shared/config';
 import type { RequestContext } from '../context.js';
 
@@ -227,12 +228,13 @@ export function indexRules(rules: Iterable<CompiledRule>): RuleIndex {
 /** Compiles the rules of a set into one index per type, with the type's own compiler for the action. */
 export function compileRuleSet(
   rules: readonly Rule[],
-  compilers: Readonly<Record<string, ActionCompiler | undefined>>,
+  compilers: Readonly<Partial<Record<EngineRuleType, ActionCompiler>>>,
   onError: (rule: Rule, err: unknown) => void,
-): Map<string, RuleIndex> {
-  const byType = new Map<string, CompiledRule[]>();
+): Map<EngineRuleType, RuleIndex> {
+  const byType = new Map<EngineRuleType, CompiledRule[]>();
   for (const rule of rules) {
-    const compile = compilers[rule.type];
+    const type = rule.type as EngineRuleType;
+    const compile = Object.hasOwn(compilers, type) ? compilers[type] : undefined;
     if (!rule.enabled || compile === undefined) continue;
     let c: CompiledRule;
     try {
@@ -241,11 +243,11 @@ export function compileRuleSet(
       onError(rule, err);
       continue;
     }
-    const list = byType.get(rule.type);
+    const list = byType.get(type);
     if (list) list.push(c);
-    else byType.set(rule.type, [c]);
+    else byType.set(type, [c]);
   }
-  const out = new Map<string, RuleIndex>();
+  const out = new Map<EngineRuleType, RuleIndex>();
   for (const [type, list] of byType) out.set(type, indexRules(list));
   return out;
 }

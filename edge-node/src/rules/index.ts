@@ -1,19 +1,44 @@
 // RULE_COMPILERS: the rule types with an edge engine and the compiler of each one's action (see README.md for phases).
+import type { RuleBody, RuleType } from '@platform/shared/match';
 import type { ActionCompiler } from './compile.js';
-import { compileBasicAuth } from './basic-auth.js';
-import { compileCache } from './cache.js';
-import { compileCaptcha } from './challenge.js';
-import { compileDrop } from './drop.js';
-import { compileErrorPage } from './error-page.js';
-import { compileHeader } from './header.js';
-import { compileOriginPool } from './origin-pool.js';
-import { compileOriginRoute } from './origin-route.js';
-import { compileRateLimit } from './rate-limit.js';
-import { compileRedirect } from './redirect.js';
-import { compileRewrite } from './rewrite.js';
+import { compileBasicAuth, type BasicAuthAction } from './basic-auth.js';
+import { compileCache, type CacheAction } from './cache.js';
+import { compileCaptcha, type CaptchaAction } from './challenge.js';
+import { compileDrop, type DropAction } from './drop.js';
+import { compileErrorPage, type ErrorPageAction } from './error-page.js';
+import { compileHeader, type HeaderAction } from './header.js';
+import { compileOriginPool, type OriginPoolAction } from './origin-pool.js';
+import { compileOriginRoute, type OriginRouteAction } from './origin-route.js';
+import { compileRateLimit, type RateLimitAction } from './rate-limit.js';
+import { compileRedirect, type RedirectAction } from './redirect.js';
+import { compileRewrite, type RewriteAction } from './rewrite.js';
+
+/** The action each rule type with an engine compiles to. */
+export interface RuleActions {
+  drop: DropAction;
+  rate_limit: RateLimitAction;
+  captcha: CaptchaAction;
+  basic_auth: BasicAuthAction;
+  redirect: RedirectAction;
+  rewrite: RewriteAction;
+  origin_route: OriginRouteAction;
+  origin_pool: OriginPoolAction;
+  cache: CacheAction;
+  header: HeaderAction;
+  error_page: ErrorPageAction;
+}
+
+/** A rule type the edge evaluates; every one is a type of the shared RuleType union (checked below). */
+export type EngineRuleType = keyof RuleActions & RuleType;
+const everyEngineTypeIsARuleType: keyof RuleActions extends RuleType ? true : never = true;
+void everyEngineTypeIsARuleType;
+
+type RuleCompilers = {
+  readonly [T in EngineRuleType]: (fields: RuleBody, rule: Parameters<ActionCompiler>[1]) => RuleActions[T];
+};
 
 /** Types absent here (waf, bot_route, fingerprint, optimize) are stored by the API and ignored. */
-export const RULE_COMPILERS: Readonly<Record<string, ActionCompiler | undefined>> = {
+export const RULE_COMPILERS: RuleCompilers = {
   drop: compileDrop,
   rate_limit: compileRateLimit,
   captcha: compileCaptcha,
@@ -26,3 +51,12 @@ export const RULE_COMPILERS: Readonly<Record<string, ActionCompiler | undefined>
   header: compileHeader,
   error_page: compileErrorPage,
 };
+
+/** The compiler of a stored rule's type, when the edge has an engine for it. */
+export function compilerOf(type: string): ActionCompiler | undefined {
+  return Object.hasOwn(RULE_COMPILERS, type) ? RULE_COMPILERS[type as EngineRuleType] : undefined;
+}
+
+export function hasEngine(type: string): type is EngineRuleType {
+  return Object.hasOwn(RULE_COMPILERS, type);
+}

@@ -4,7 +4,7 @@
 import { componentLogger } from '@platform/shared';
 import type { DomainSnapshot, Rule, ZoneRecord } from '@platform/shared/config';
 import { compileRule, indexRules, type CompiledRule, type RuleIndex } from '../rules/compile.js';
-import { RULE_COMPILERS } from '../rules/index.js';
+import { compilerOf, type EngineRuleType } from '../rules/index.js';
 import type { OriginPoolAction } from '../rules/origin-pool.js';
 
 const log = componentLogger('edge-node.snapshot');
@@ -17,7 +17,8 @@ export interface CompiledDomain {
   /** Relative name → the record that answers for it ('@' apex, '*.dev' wildcard); `proxied` false means not served.
    *  Read once per request (DomainTable.lookup); patched in place by later changes. */
   records: Map<string, ZoneRecord>;
-  rules: Map<string, RuleIndex>;
+  /** One index per rule type the edge evaluates. */
+  rules: ReadonlyMap<EngineRuleType, RuleIndex>;
   /** origin_pool actions, for the node's active health checks. */
   poolActions: OriginPoolAction[];
   compiledAt: number;
@@ -37,9 +38,9 @@ export class DomainBuilder {
   private readonly answering = new Map<string, ZoneRecord>();
   private readonly rules = new Map<number, Rule>();
   /** Enabled rules of a type with an engine whose body compiled, by type and id. */
-  private readonly compiled = new Map<string, Map<number, CompiledRule>>();
-  private readonly typeOfCompiled = new Map<number, string>();
-  private readonly indexes = new Map<string, RuleIndex>();
+  private readonly compiled = new Map<EngineRuleType, Map<number, CompiledRule>>();
+  private readonly typeOfCompiled = new Map<number, EngineRuleType>();
+  private readonly indexes = new Map<EngineRuleType, RuleIndex>();
   private poolActions: OriginPoolAction[] = [];
 
   constructor(snapshot: DomainSnapshot) {
@@ -68,20 +69,21 @@ export class DomainBuilder {
     }
     for (const name of names) this.pickAnswering(name);
 
-    const types = new Set<string>();
+    const types = new Set<EngineRuleType>();
     for (const id of change.removedRuleIds) this.removeRule(id, types);
     for (const r of change.rules) {
       this.removeRule(r.id, types);
       this.rules.set(r.id, r);
-      const compile = RULE_COMPILERS[r.type];
+      const compile = compilerOf(r.type);
       if (!r.enabled || compile === undefined) continue;
+      const type = r.type as EngineRuleType;
       try {
         const c = compileRule(r, compile);
-        let ofType = this.compiled.get(r.type);
-        if (!ofType) this.compiled.set(r.type, (ofType = new Map()));
+        let ofType = this.compiled.get(type);
+        if (!ofType) this.compiled.set(type, (ofType = new Map()));
         ofType.set(r.id, c);
-        this.typeOfCompiled.set(r.id, r.type);
-        types.add(r.type);
+        this.typeOfCompiled.set(r.id, type);
+        types.add(type);
       } catch (err) {
         log.error({ err, domain: header.name, rule: r.id }, 'rule failed to compile; skipped');
       }
@@ -145,7 +147,7 @@ export class DomainBuilder {
     else this.answering.delete(name);
   }
 
-  private removeRule(id: number, types: Set<string>): void {
+  private removeRule(id: number, types: Set<EngineRuleType>): void {
     this.rules.delete(id);
     const type = this.typeOfCompiled.get(id);
     if (type === undefined) return;
