@@ -125,6 +125,7 @@ test('lifecycle routes and the internal API without a worker', async (t) => {
           cache_l2_ttl_days: s.cacheL2TtlDays,
           cache_cap_mb: s.cacheCapMb,
           origin_protocol: s.originProtocol,
+          under_attack: s.underAttack,
         };
       };
       let detail = (await cp.call(owner.key, 'GET', `/domains/${name}`)).json();
@@ -134,6 +135,7 @@ test('lifecycle routes and the internal API without a worker', async (t) => {
         cache_l2_ttl_days: 3,
         cache_cap_mb: 100,
         origin_protocol: 'auto',
+        under_attack: false,
       });
       assert.deepEqual(detail.settings, await settingsOf());
       const put = await cp.call(owner.key, 'PUT', `/domains/${name}`, {
@@ -151,6 +153,11 @@ test('lifecycle routes and the internal API without a worker', async (t) => {
         .json()
         .find((d: { name: string }) => d.name === name);
       assert.deepEqual(listed.settings, detail.settings);
+      const ua = await cp.call(owner.key, 'PUT', `/domains/${name}/under-attack`, { enabled: true });
+      assert.deepEqual([ua.statusCode, ua.json()], [200, { enabled: true }]);
+      detail = (await cp.call(owner.key, 'GET', `/domains/${name}`)).json();
+      assert.equal(detail.settings.under_attack, true);
+      assert.deepEqual(detail.settings, await settingsOf(), 'under_attack travels to the nodes');
     },
   );
 

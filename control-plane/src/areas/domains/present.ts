@@ -19,6 +19,7 @@ export function edgeSettings(row: DomainRow, now = new Date()): DomainDetailT['s
     cache_l2_ttl_days: s.cacheL2TtlDays,
     cache_cap_mb: s.cacheCapMb,
     origin_protocol: (s.originProtocol || 'auto') as DomainDetailT['settings']['origin_protocol'],
+    under_attack: s.underAttack === true,
   };
 }
 

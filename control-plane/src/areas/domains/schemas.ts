@@ -44,6 +44,9 @@ export const EdgeSettings = Type.Object(
         'The highest HTTP version offered to origins: http1 only HTTP/1.1; auto, http2 and http3 offer HTTP/2 in TLS ' +
         'ALPN (the edge has no HTTP/3 client yet); plain-HTTP origins always get HTTP/1.1',
     }),
+    under_attack: Type.Boolean({
+      description: 'Under Attack Mode: every request gets the challenge page (GET/PUT /domains/{domain}/under-attack)',
+    }),
   },
   { title: 'EdgeSettings' },
 );
