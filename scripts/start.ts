@@ -154,6 +154,15 @@ async function shutdown(code: number): Promise<void> {
 process.on('SIGINT', () => void shutdown(0));
 process.on('SIGTERM', () => void shutdown(0));
 process.on('SIGHUP', () => void shutdown(0));
+// npm (or whatever ran the launcher) killed with SIGKILL sends no signal on: the launcher, re-parented, stops itself
+// and its children instead of holding the ports for ever.
+const parentAtStart = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parentAtStart) {
+    say(`the process that started npm start (pid ${parentAtStart}) is gone: stopping`);
+    void shutdown(0);
+  }
+}, 1000).unref();
 
 async function main(): Promise<void> {
   mkdirSync(dataDir, { recursive: true });
