@@ -146,6 +146,7 @@ export function runPhases(
 
 /** Matching rate_limit rules of the request being evaluated (reused: evaluation is synchronous). */
 const rateScratch: CompiledRule<RateLimitAction>[] = [];
+const ACME_HTTP01_PREFIX = '/.well-known/acme-challenge/';
 
 /**
  * rate_limit, then the challenge. Every matching rate_limit rule counts the request; the first enforced one over its
@@ -196,6 +197,8 @@ function guardPhase(
   }
 
   if (ctx.path === CHALLENGE_PATH) return answerChallenge(res, ctx, state, body, responseOps);
+  // A certificate authority fetching an origin's HTTP-01 token cannot solve a challenge: never asked of it.
+  if (ctx.path.startsWith(ACME_HTTP01_PREFIX)) return false;
 
   const byRateLimit = challenge;
   const underAttack = domain.snapshot.settings.underAttack === true;

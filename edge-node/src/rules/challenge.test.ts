@@ -104,6 +104,8 @@ test('challenge through the edge', async (t) => {
     );
     assert.equal((await send(port, host, '/')).status, 403);
     assert.equal((await send(port, 'api.guarded.example.org', '/v1', { method: 'POST', body: '{}' })).status, 403);
+    // An origin's own ACME HTTP-01 validation still reaches it.
+    assert.equal((await send(port, host, '/.well-known/acme-challenge/token-1')).status, 200);
     assert.equal((await send(port, 'www.other.example.net', '/')).status, 200, 'the other tenant');
     assert.ok(
       edge.node.logs
