@@ -218,7 +218,7 @@ test('three failures: the delivery fails after the last retry, with every attemp
   assert.equal(again.redelivery_of, id);
 });
 
-test('a worker stopped between two attempts delivers once started again', async () => {
+test('a worker killed (SIGKILL) between two attempts delivers once started again', async () => {
   const from = rx.received.length;
   rx.script = [500];
   const id = await sendTest();
@@ -226,7 +226,7 @@ test('a worker stopped between two attempts delivers once started again', async 
     const d = await delivery(id);
     return d?.attempts.length === 1 ? true : undefined;
   });
-  await L.stopWorker();
+  await L.stopWorker('SIGKILL');
   await new Promise((r) => setTimeout(r, 7000));
   assert.equal(rx.received.length, from + 1, 'nothing is sent while no worker runs');
   await L.startWorker();
