@@ -146,27 +146,42 @@ const SWEEP_BATCH = 500;
 /** A `pending` state older than this is taken as a workflow that was lost. */
 const STALE_PENDING_MS = 3_600_000;
 
+/** Where a sweep goes on: domains after `afterId` (0: from the start), at most `batch` of them. */
+export interface SweepCursor {
+  afterId: number;
+  batch?: number;
+}
+
 /**
  * The certificate workflows the sweep ensures: active managed domains with proxied names whose issued certificate
- * does not cover them all or is due for renewal, unless an order runs or a failed one waits for its retry.
+ * does not cover them all or is due for renewal, unless an order runs or a failed one waits for its retry. Looks at
+ * one batch of domains after the cursor and moves it on (back to the start after the last domain), so every domain
+ * is looked at however many there are.
  */
-export async function sweepCertificates(app: FastifyInstance, now = Date.now()): Promise<WorkflowStart[]> {
+export async function sweepCertificates(
+  app: FastifyInstance,
+  cursor: SweepCursor = { afterId: 0 },
+  now = Date.now(),
+): Promise<WorkflowStart[]> {
   const cfg = app.config.acme;
   if (!cfg.directoryUrl) return [];
+  const batch = cursor.batch ?? SWEEP_BATCH;
   const res = await app.db.execute(sql`
     SELECT d.id, d.name, i.status, i.updated_at, i.hostnames
     FROM domains d LEFT JOIN ssl_issuance i ON i.domain_id = d.id
-    WHERE d.state = 'active' AND d.dns_mode = 'managed'
+    WHERE d.state = 'active' AND d.dns_mode = 'managed' AND d.id > ${cursor.afterId}
       AND EXISTS (SELECT 1 FROM dns_records r WHERE r.domain_id = d.id AND r.proxied)
-    ORDER BY d.id LIMIT ${SWEEP_BATCH}`);
-  const starts: WorkflowStart[] = [];
-  for (const d of rowsOf<{
+    ORDER BY d.id LIMIT ${batch}`);
+  const rows = rowsOf<{
     id: number;
     name: string;
     status: string | null;
     updated_at: string | Date | null;
     hostnames: Record<string, HostnameIssuance> | string | null;
-  }>(res)) {
+  }>(res);
+  cursor.afterId = rows.length < batch ? 0 : rows.at(-1)!.id;
+  const starts: WorkflowStart[] = [];
+  for (const d of rows) {
     if (d.status === 'pending' && now - new Date(d.updated_at!).getTime() < STALE_PENDING_MS) continue;
     if (d.status === 'failed') {
       const hs = typeof d.hostnames === 'string' ? JSON.parse(d.hostnames) : (d.hostnames ?? {});
@@ -192,9 +207,10 @@ export function scheduleCertificateSweep(app: FastifyInstance): void {
   const log = app.log.child({ component: 'control-plane.acme-sweep' });
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
+  const cursor: SweepCursor = { afterId: 0 };
   const run = async () => {
     try {
-      const added = await enqueueMissingWorkflows(app.db, await sweepCertificates(app));
+      const added = await enqueueMissingWorkflows(app.db, await sweepCertificates(app, cursor));
       if (added > 0) {
         app.workflowOutbox.nudge();
         log.info({ domains: added }, 'certificate workflows queued');
