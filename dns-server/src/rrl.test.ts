@@ -120,3 +120,13 @@ test('DNS_RRL_EXEMPT is read as CIDRs; a bad entry fails the start with its name
     exempt: [],
   });
 });
+
+test('a fresh bucket answers exactly `rate` at any clock reading (sums of the interval round)', () => {
+  for (const rate of [20, 3, 200, 7]) {
+    for (const now of [12_345.678912, 1_795_613_218.260_7, 0.1 + 0.2, 98_765.4321]) {
+      const l = new ResponseRateLimiter({ ...cfg, rate });
+      const [allowed] = burst(l, rate + 5, '192.0.2.1', 'www.example.org', now);
+      assert.equal(allowed, rate, `rate ${rate} at ${now}`);
+    }
+  }
+});
