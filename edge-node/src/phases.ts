@@ -208,8 +208,9 @@ function guardPhase(
     challenge = true;
     ttl = captcha.action.passTtlS;
   }
+  if (!challenge) return false;
   const client = clientAddress(ctx.peer);
-  if (!challenge || hasClearance(ctx.header('cookie'), client, ctx.host)) return false;
+  if (hasClearance(ctx.header('cookie'), client, ctx.host)) return false;
   // The log names what asked (a rate_limit hit is already there); id 0: the domain's switch or the record's flag.
   if (captcha) ctx.hit(captcha.id, captcha.type, false);
   else if (!byRateLimit) ctx.hit(0, underAttack ? 'under_attack' : 'captcha', false);

@@ -15,6 +15,7 @@ import { ApiError, MESSAGES } from '../errors.js';
 import { changeDomain } from '../config-log/change-domain.js';
 import { parseDomainName } from '../areas/domains/domain-name.js';
 import { insertRecords, deleteRecords } from '../areas/records/store.js';
+import { RECORD_DEFAULTS } from '../areas/records/normalize.js';
 
 /** Marks the TXT records this module writes: withdrawal never touches a record the user made. */
 export const ACME_CHALLENGE_COMMENT = 'ACME dns-01 challenge: published and withdrawn by the platform';
@@ -184,19 +185,11 @@ export default async function acmeInternalRoutes(fastify: FastifyInstance) {
           tx,
           domain.id,
           missing.map((m) => ({
+            ...RECORD_DEFAULTS,
             name: m.owner,
             type: 'TXT',
             destination: m.value,
-            mxPriority: null,
             ttl: CHALLENGE_TTL,
-            proxied: false,
-            captcha: false,
-            scheme: 'Auto',
-            port: 443,
-            hostHeader: null,
-            hostHeaderMode: 'own',
-            monitor: false,
-            timeout: 60,
             comment: ACME_CHALLENGE_COMMENT,
           })),
         );

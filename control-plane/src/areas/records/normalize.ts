@@ -61,7 +61,8 @@ function comment(raw: string): string | null {
   return raw === '' ? null : raw;
 }
 
-const DEFAULTS: Omit<RecordFields, 'name' | 'type' | 'destination'> = {
+/** What a record is when its request leaves a field out. */
+export const RECORD_DEFAULTS: Omit<RecordFields, 'name' | 'type' | 'destination'> = {
   mxPriority: null,
   ttl: LIMITS.ttlDefault,
   proxied: false,
@@ -140,7 +141,7 @@ function merge(
 export function buildRecord(zone: string, input: RecordCreate, opts: BuildOptions = {}): RecordFields {
   if (typeof input.name !== 'string') throw invalid('name is required');
   if (typeof input.destination !== 'string') throw invalid('destination is required');
-  const base: RecordFields = { name: '@', type: 'A', destination: '', ...DEFAULTS };
+  const base: RecordFields = { name: '@', type: 'A', destination: '', ...RECORD_DEFAULTS };
   return merge(zone, base, input, true, opts);
 }
 
