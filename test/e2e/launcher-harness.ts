@@ -59,12 +59,29 @@ function admin(env: Record<string, string>, ...args: string[]): string {
 }
 
 /** Runs `npm start` (or the launcher script itself) and waits for its ready summary. */
-export async function startLauncher(opts: {
+export async function startLauncher(opts: LauncherOptions): Promise<Launcher> {
+  // A port chosen free can be taken by another test file before the launcher binds it; the launcher then names it
+  // and exits. Fresh ports are chosen again, unless the test chose them itself.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startLauncherOnce(opts);
+    } catch (err) {
+      const raced = !opts.ports && err instanceof PortTakenError && attempt < 3;
+      if (!raced) throw err;
+    }
+  }
+}
+
+interface LauncherOptions {
   name: string;
   ports?: Record<string, number>;
   extraEnv?: Record<string, string>;
   viaNpm?: boolean;
-}): Promise<Launcher> {
+}
+
+class PortTakenError extends Error {}
+
+async function startLauncherOnce(opts: LauncherOptions): Promise<Launcher> {
   const dataDir = mkdtempSync(join(tmpdir(), `launcher-${opts.name}-`));
   const ports = opts.ports ?? (await launcherPorts());
   const env: Record<string, string> = {
@@ -86,10 +103,11 @@ export async function startLauncher(opts: {
   proc.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`launcher ${opts.name} not ready in 180 s:\n${out.slice(-4000)}`)),
-      180_000,
-    );
+    const timer = setTimeout(() => {
+      clearInterval(poll);
+      killTree(proc.pid!);
+      reject(new Error(`launcher ${opts.name} not ready in 180 s:\n${out.slice(-4000)}`));
+    }, 180_000);
     const poll = setInterval(() => {
       if (out.includes('ready: every process is up')) {
         clearInterval(poll);
@@ -100,7 +118,9 @@ export async function startLauncher(opts: {
     void exited.then((code) => {
       clearInterval(poll);
       clearTimeout(timer);
-      reject(new Error(`launcher ${opts.name} exited (${code}) before ready:\n${out.slice(-4000)}`));
+      rmSync(dataDir, { recursive: true, force: true });
+      const Failure = /is already in use/.test(out) ? PortTakenError : Error;
+      reject(new Failure(`launcher ${opts.name} exited (${code}) before ready:\n${out.slice(-4000)}`));
     });
   });
   admin(env, 'user', 'create', `${opts.name}@example.org`);
@@ -163,7 +183,11 @@ export function removeLauncherDir(l: Launcher): void {
 
 /** After a failed test: the launcher and everything it started are killed, so nothing holds the test's pipes. */
 export function killLauncher(l: Launcher): void {
-  for (const pid of [...descendants(l.proc.pid!), l.proc.pid!]) {
+  killTree(l.proc.pid!);
+}
+
+function killTree(root: number): void {
+  for (const pid of [...descendants(root), root]) {
     try {
       process.kill(pid, 'SIGKILL');
     } catch {

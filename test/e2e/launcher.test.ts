@@ -3,15 +3,11 @@
 // once, cleanly; a busy port is named by its variable before anything starts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { buildQuery } from '../../dns-server/src/testing/fixtures.js';
 import { decode } from '../../dns-server/src/testing/decode.js';
 import { send, startStubOrigin } from '../../edge-node/src/testing/harness.js';
-import { ROOT, udpQuery } from './dns-helpers.js';
+import { udpQuery } from './dns-helpers.js';
 import { waitUntil } from './edge-harness.js';
 import {
   alive,
@@ -136,46 +132,24 @@ test(
 
 test(
   'npm killed with SIGKILL: the launcher notices it was orphaned and stops every process it started',
-  { timeout: 300_000, skip: ON_POSTGRES_ROUND },
+  { timeout: 400_000, skip: ON_POSTGRES_ROUND },
   async (t) => {
-    const ports = await launcherPorts();
-    const dataDir = mkdtempSync(join(tmpdir(), 'launcher-orphan-'));
-    t.after(() => rmSync(dataDir, { recursive: true, force: true }));
-    const { NODE_ENV: _omitted, ...parentEnv } = process.env;
-    const npm = spawn('npm', ['start'], {
-      cwd: ROOT,
-      env: {
-        ...parentEnv,
-        DATA_DIR: dataDir,
-        ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, `${v}`])),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    npm.stdout.on('data', (d) => (out += d));
-    npm.stderr.on('data', (d) => (out += d));
+    const launcher = await startLauncher({ name: 'orphan', viaNpm: true });
     let pids: number[] = [];
     t.after(() => {
+      killLauncher(launcher);
       for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL');
+      removeLauncherDir(launcher);
     });
-    // Killed while starting: the control plane answers, the rest may still be on its way.
-    await waitUntil(
-      'the control plane of the launcher',
-      async () => {
-        const res = await fetch(`http://127.0.0.1:${ports.API_PORT}/healthz`).catch(() => undefined);
-        return res?.status === 200 ? true : undefined;
-      },
-      180_000,
-    );
-    pids = descendants(npm.pid!).filter((p) => p !== npm.pid);
-    assert.ok(pids.length >= 3, `the launcher, Temporal and the control plane at least: ${pids.length}\n${out}`);
-    npm.kill('SIGKILL');
+    pids = descendants(launcher.proc.pid!);
+    assert.ok(pids.length >= 5, `the launcher and its children: ${pids.length}\n${launcher.output()}`);
+    launcher.proc.kill('SIGKILL');
     await waitUntil(
       'every process of the launcher gone',
       async () => (pids.every((p) => !alive(p)) ? true : undefined),
       60_000,
     );
-    assert.match(out, /is gone: stopping/);
+    assert.match(launcher.output(), /is gone: stopping/);
   },
 );
 
