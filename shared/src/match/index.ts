@@ -9,3 +9,5 @@ export * from './rule-body.js';
 export * from './linear-regex.js';
 export * from './wildcard.js';
 export * from './normalise-path.js';
+export * from './expression.js';
+export * from './custom-rule.js';

@@ -4,6 +4,7 @@ import { canonicaliseIpList, MAX_IP_ENTRIES } from './ip.js';
 import { DEFAULT_PATH_INCLUDES, PATH_MATCH_TYPES, pathEntryProblem, type PathMatchType } from './path.js';
 import { hashPasswords } from './password.js';
 import { validateTypeFields, type PendingPassword } from './rule-types.js';
+import { CUSTOM_RULE_TYPE, validateCustomRuleFields } from './custom-rule.js';
 
 export const RULE_TYPES = [
   'cache',
@@ -23,6 +24,8 @@ export const RULE_TYPES = [
   'header',
 ] as const;
 export type RuleType = (typeof RULE_TYPES)[number];
+/** What the rules table stores: the fifteen types and the custom rules group. */
+export type StoredRuleType = RuleType | typeof CUSTOM_RULE_TYPE;
 export const ACTION_MODES = ['enforce', 'dry_run'] as const;
 export type ActionMode = (typeof ACTION_MODES)[number];
 export const DEFAULT_PRIORITY = 100;
@@ -62,6 +65,10 @@ export interface NormalisedRule {
 export interface Problem {
   path: string;
   message: string;
+  /** Where in the field's text (a custom rule's expression): 1-based line and column, 0-based offset. */
+  line?: number;
+  column?: number;
+  offset?: number;
 }
 export type RuleValidation = { ok: true; value: NormalisedRule } | { ok: false; problems: Problem[] };
 
@@ -211,7 +218,7 @@ export function validatePathScope(input: Record<string, unknown>, maxEntries: nu
  * case, host_match_type defaulted, IP lists canonical, path defaults applied, regexes compiled. Every problem is
  * collected, each with the field path (`ip_includes[3]`).
  */
-export function validateRule(type: RuleType, input: Record<string, unknown>): RuleValidation {
+export function validateRule(type: StoredRuleType, input: Record<string, unknown>): RuleValidation {
   const problems: Problem[] = [];
 
   const recordIds = new Set<number>(); // keeps the first occurrence's order; duplicates dropped in linear time
@@ -256,7 +263,10 @@ export function validateRule(type: RuleType, input: Record<string, unknown>): Ru
 
   const fieldInput: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(input)) if (!COMMON_FIELDS.has(k)) fieldInput[k] = v;
-  const typed = validateTypeFields(type, fieldInput, { pathMatchType: paths.path_match_type });
+  const typed =
+    type === CUSTOM_RULE_TYPE
+      ? { ...validateCustomRuleFields(fieldInput), passwords: [] }
+      : validateTypeFields(type, fieldInput, { pathMatchType: paths.path_match_type });
   if (!typed.ok) problems.push(...typed.problems);
 
   if (problems.length > 0 || !typed.ok) return { ok: false, problems };
