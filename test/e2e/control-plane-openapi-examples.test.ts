@@ -48,5 +48,6 @@ test('every JSON request example of the document is accepted (200) on an enterpr
   // One create example per rule type, and the record's.
   for (const type of RULE_TYPES) assert.ok(sent.includes(`POST /domains/{domain}/rules/${type}/`), type);
   assert.ok(sent.includes('POST /domains/{domain}/records/'));
-  assert.equal(Object.keys(CREATE_EXAMPLES).length, RULE_TYPES.length);
+  assert.ok(sent.includes('POST /domains/{domain}/custom-rules/'));
+  assert.equal(Object.keys(CREATE_EXAMPLES).length, RULE_TYPES.length + 1, 'the fifteen types and custom rules');
 });

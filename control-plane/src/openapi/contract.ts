@@ -87,7 +87,8 @@ export function addLinks(paths: Paths): void {
     }
     if (create.path === '/domains/{domain}/records/') {
       for (const target of operations) {
-        if (target.method !== 'post' || !/^\/domains\/\{domain\}\/rules\/[a-z_]+\/$/.test(target.path)) continue;
+        if (target.method !== 'post' || !/^\/domains\/\{domain\}\/(rules\/[a-z_]+|custom-rules)\/$/.test(target.path))
+          continue;
         links[linkName(target.method, target.path)] = {
           operationRef: `#/paths/${pointer(target.path)}/post`,
           parameters: { domain: '$request.path.domain' },

@@ -1,8 +1,9 @@
-// Rules routes: the seven operations for each of the fifteen rule types under /domains/{domain}/rules/{type}/.
+// Rules routes: the seven operations for each of the fifteen rule types under /domains/{domain}/rules/{type}/, and
+// the same seven for the custom rules group under /domains/{domain}/custom-rules/.
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { RULE_TYPES, type RuleType } from '@platform/shared/match';
+import { CUSTOM_RULE_TYPE, RULE_TYPES, type StoredRuleType } from '@platform/shared/match';
 import { loadDomain } from '../../auth/domain-access.js';
 import { errorResponses, idSegment, MessageBody } from '../../openapi/schemas.js';
 import { DomainParams } from '../domains/schemas.js';
@@ -11,14 +12,13 @@ import { EnabledBody, ReorderBody, RuleParams, ruleSchemas } from './schemas.js'
 
 export default async function ruleRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  for (const type of RULE_TYPES) registerType(app, type);
+  for (const type of RULE_TYPES) registerType(app, type, `/domains/:domain/rules/${type}/`, ['rules']);
+  registerType(app, CUSTOM_RULE_TYPE, '/domains/:domain/custom-rules/', ['custom-rules']);
 }
 
-function registerType(app: FastifyInstance, type: RuleType) {
+function registerType(app: FastifyInstance, type: StoredRuleType, base: string, tags: string[]) {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const s = ruleSchemas(type);
-  const tags = ['rules'];
-  const base = `/domains/:domain/rules/${type}/`;
 
   r.get(
     base,

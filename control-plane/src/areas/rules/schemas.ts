@@ -1,6 +1,15 @@
 // TypeBox schemas of the rules API: the common Rule fields (spec "Rule") and the own fields of each of the fifteen types.
 import { OptionalKind, Type, type TObject, type TProperties } from '@sinclair/typebox';
-import { MAX_IP_ENTRIES, RATE_LIMIT_KEYS, RULE_TYPES, type RuleType } from '@platform/shared/match';
+import {
+  CUSTOM_RULE_ACTIONS,
+  CUSTOM_RULE_TYPE,
+  EXPRESSION_LIMITS,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_IP_ENTRIES,
+  RATE_LIMIT_KEYS,
+  RULE_TYPES,
+  type StoredRuleType,
+} from '@platform/shared/match';
 import { Id, MAX_ID, StringEnum } from '../../openapi/schemas.js';
 
 const Str = (description: string, o: Record<string, unknown> = {}) => Type.String({ description, ...o });
@@ -158,7 +167,22 @@ const BasicAuthUser = Type.Object(
 const RuleAction = (values: string[], description: string) => Type.Optional(StringEnum(values, { description }));
 
 /** Own fields of each type (spec "Rule"; the types without an edge engine yet have the fields listed here, no others). */
-const TYPE_FIELDS: Record<RuleType, TProperties> = {
+const TYPE_FIELDS: Record<StoredRuleType, TProperties> = {
+  custom: {
+    expression: Str(
+      'Wirefilter-style expression over request fields, compiled on write (a syntax error is a 400 naming its line ' +
+        'and column): e.g. `http.request.uri.path wildcard "/admin/*" and not ip.src in {10.0.0.0/8}`. Fields, ' +
+        'operators and bounds: edge-node/src/rules/README.md "Custom rules"',
+      { minLength: 1, maxLength: EXPRESSION_LIMITS.maxLength },
+    ),
+    action: StringEnum([...CUSTOM_RULE_ACTIONS], {
+      description:
+        'block: 403; challenge: the proof-of-work page unless the client holds a clearance; allow: later custom ' +
+        'rules, rate_limit and challenges (captcha rules, the record flag, Under Attack Mode) are skipped; skip: ' +
+        'later custom rules are skipped; log: recorded, evaluation goes on',
+    }),
+    description: Type.Optional(Str('Free text', { maxLength: MAX_DESCRIPTION_LENGTH })),
+  },
   origin_route: {
     address: Address('Origin IP address or host name for the matched paths'),
     port: Type.Optional(Port('Default 80 for http, 443 for https')),
@@ -388,7 +412,12 @@ const TYPE_FIELDS: Record<RuleType, TProperties> = {
  * A working create body of each type, shown in the OpenAPI document (`examples`): the API reference shows it, and
  * the fuzzer's examples phase sends it (scripts/api-fuzz.sh); a test creates every one on an enterprise domain.
  */
-export const CREATE_EXAMPLES: Record<RuleType, Record<string, unknown>> = {
+export const CREATE_EXAMPLES: Record<StoredRuleType, Record<string, unknown>> = {
+  custom: {
+    expression: 'http.request.uri.path wildcard "/admin/*" and not ip.src in {10.0.0.0/8}',
+    action: 'block',
+    description: 'admin only from the office network',
+  },
   origin_route: { address: '192.0.2.20', scheme: 'https', port: 8443, path_includes: ['/api/*'] },
   origin_pool: {
     origins: [{ address: '192.0.2.21' }, { address: '192.0.2.22', weight: 2 }],
@@ -419,7 +448,7 @@ function optionalAll(p: TProperties): TProperties {
 }
 
 /** Fields of a rule as read back that an update accepts and ignores, so that a rule read can be sent back as is. */
-function readBackFields(type: RuleType): TProperties {
+function readBackFields(type: StoredRuleType): TProperties {
   const ignored = (description: string) => ({ readOnly: true, description: `${description}; ignored on update` });
   const timestamp = Type.Optional(Type.String({ maxLength: 64, ...ignored('Timestamp as read back') }));
   return {
@@ -431,7 +460,7 @@ function readBackFields(type: RuleType): TProperties {
   };
 }
 
-export function ruleSchemas(type: RuleType): { create: TObject; update: TObject; rule: TObject } {
+export function ruleSchemas(type: StoredRuleType): { create: TObject; update: TObject; rule: TObject } {
   const own = TYPE_FIELDS[type];
   const title = type
     .split('_')
@@ -450,7 +479,10 @@ export function ruleSchemas(type: RuleType): { create: TObject; update: TObject;
         ...closed,
       },
     ),
-    rule: Type.Object({ ...commonOutput, ...optionalAll(own) }, { title: `${title}Rule` }),
+    rule: Type.Object(
+      { ...commonOutput, ...(type === CUSTOM_RULE_TYPE ? { type: StringEnum([type]) } : {}), ...optionalAll(own) },
+      { title: `${title}Rule` },
+    ),
   };
 }
 

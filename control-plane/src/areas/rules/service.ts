@@ -4,12 +4,13 @@
 import type { FastifyInstance } from 'fastify';
 import { and, asc, eq, sql } from 'drizzle-orm';
 import {
+  CUSTOM_RULE_TYPE,
   describeProblems,
   hashRulePasswords,
   validateRule,
   type NormalisedRule,
   type Problem,
-  type RuleType,
+  type StoredRuleType,
 } from '@platform/shared/match';
 import type { Db, Tx } from '../../db/index.js';
 import { dnsRecords, rules, type domains } from '../../db/schema.js';
@@ -26,7 +27,11 @@ type RuleRow = typeof rules.$inferSelect;
 
 export const RULE_NOT_FOUND = 'rule not found';
 
-export async function listRules(app: FastifyInstance, domainId: number, type: RuleType): Promise<PresentedRule[]> {
+export async function listRules(
+  app: FastifyInstance,
+  domainId: number,
+  type: StoredRuleType,
+): Promise<PresentedRule[]> {
   const rows = await app.db
     .select()
     .from(rules)
@@ -38,7 +43,7 @@ export async function listRules(app: FastifyInstance, domainId: number, type: Ru
 async function findRule(
   db: FastifyInstance['db'] | Tx,
   domainId: number,
-  type: RuleType,
+  type: StoredRuleType,
   id: number,
 ): Promise<RuleRow> {
   const [row] = await db
@@ -53,7 +58,7 @@ async function findRule(
 export async function getRule(
   app: FastifyInstance,
   domainId: number,
-  type: RuleType,
+  type: StoredRuleType,
   id: number,
 ): Promise<PresentedRule> {
   return presentRule(await findRule(app.db, domainId, type, id));
@@ -65,7 +70,12 @@ function invalid(problems: Problem[]): never {
 }
 
 /** Checks that need the database: record scope (proxied records of this domain) and origin host headers. */
-async function checkAgainstDatabase(tx: Tx, domain: DomainRow, type: RuleType, rule: NormalisedRule): Promise<void> {
+async function checkAgainstDatabase(
+  tx: Tx,
+  domain: DomainRow,
+  type: StoredRuleType,
+  rule: NormalisedRule,
+): Promise<void> {
   const problems: Problem[] = [];
   if (rule.common.record_ids.length > 0) {
     const recs = await tx
@@ -91,7 +101,7 @@ async function checkAgainstDatabase(tx: Tx, domain: DomainRow, type: RuleType, r
 }
 
 /** origin_route and origin_pool addresses must be origins the edge would connect to (ALLOWED_PRIVATE_NETWORKS aside). */
-function checkOriginAddresses(app: FastifyInstance, type: RuleType, rule: NormalisedRule): void {
+function checkOriginAddresses(app: FastifyInstance, type: StoredRuleType, rule: NormalisedRule): void {
   const policy = originPolicy(app.config);
   const problems: Problem[] = [];
   const check = (path: string, origin: Record<string, unknown>) => {
@@ -104,7 +114,7 @@ function checkOriginAddresses(app: FastifyInstance, type: RuleType, rule: Normal
   if (problems.length > 0) invalid(problems);
 }
 
-function validate(type: RuleType, body: Record<string, unknown>): NormalisedRule {
+function validate(type: StoredRuleType, body: Record<string, unknown>): NormalisedRule {
   const r = validateRule(type, body);
   if (!r.ok) invalid(r.problems);
   if (type === 'origin_route') r.value.fields.country = countryOf(String(r.value.fields.address));
@@ -118,7 +128,7 @@ function validate(type: RuleType, body: Record<string, unknown>): NormalisedRule
 async function hashNewPasswords(
   app: FastifyInstance,
   domain: DomainRow,
-  type: RuleType,
+  type: StoredRuleType,
   rule: NormalisedRule,
   creating: boolean,
 ): Promise<boolean> {
@@ -155,7 +165,7 @@ function mergeBody(existing: RuleRow, body: Record<string, unknown>): Record<str
   return merged;
 }
 
-async function checkPlan(tx: Db | Tx, domainId: number, type: RuleType, creating: boolean): Promise<void> {
+async function checkPlan(tx: Db | Tx, domainId: number, type: StoredRuleType, creating: boolean): Promise<void> {
   const features = await effectiveFeatures(tx, domainId);
   requireFeature(features, 'rules_enabled');
   requireRuleType(features, type);
@@ -164,11 +174,13 @@ async function checkPlan(tx: Db | Tx, domainId: number, type: RuleType, creating
       .select({ n: sql<number>`count(*)::int` })
       .from(rules)
       .where(and(eq(rules.domainId, domainId), eq(rules.type, type)));
-    if (Number(n) >= features.max_rules_per_set) {
+    // The custom rules group is limited by max_custom_rules; each of the fifteen types by max_rules_per_set.
+    const limit = type === CUSTOM_RULE_TYPE ? 'max_custom_rules' : 'max_rules_per_set';
+    if (Number(n) >= features[limit]) {
       throw new ApiError(
         'CP_ERR_PLAN_LIMIT',
-        `your plan (${features.plan}) allows at most ${features.max_rules_per_set} ${type} rules (max_rules_per_set)`,
-        { feature: 'max_rules_per_set' },
+        `your plan (${features.plan}) allows at most ${features[limit]} ${type} rules (${limit})`,
+        { feature: limit },
       );
     }
   }
@@ -177,7 +189,7 @@ async function checkPlan(tx: Db | Tx, domainId: number, type: RuleType, creating
 export async function createRule(
   app: FastifyInstance,
   domain: DomainRow,
-  type: RuleType,
+  type: StoredRuleType,
   body: Record<string, unknown>,
 ): Promise<PresentedRule> {
   const rule = validate(type, body);
@@ -203,7 +215,7 @@ export async function createRule(
 export async function updateRule(
   app: FastifyInstance,
   domain: DomainRow,
-  type: RuleType,
+  type: StoredRuleType,
   id: number,
   body: Record<string, unknown>,
 ): Promise<PresentedRule> {
@@ -225,7 +237,12 @@ export async function updateRule(
   return presentRule(row);
 }
 
-export async function deleteRule(app: FastifyInstance, domain: DomainRow, type: RuleType, id: number): Promise<void> {
+export async function deleteRule(
+  app: FastifyInstance,
+  domain: DomainRow,
+  type: StoredRuleType,
+  id: number,
+): Promise<void> {
   await changeDomain(app, domain.id, async (tx) => {
     await findRule(tx, domain.id, type, id);
     await tx.delete(rules).where(eq(rules.id, id));
@@ -236,7 +253,7 @@ export async function deleteRule(app: FastifyInstance, domain: DomainRow, type: 
 export async function setRuleEnabled(
   app: FastifyInstance,
   domain: DomainRow,
-  type: RuleType,
+  type: StoredRuleType,
   id: number,
   enabled: boolean,
 ): Promise<PresentedRule> {
@@ -260,7 +277,7 @@ export const REORDER_STEP = 10;
 export async function reorderRules(
   app: FastifyInstance,
   domain: DomainRow,
-  type: RuleType,
+  type: StoredRuleType,
   ids: number[],
 ): Promise<PresentedRule[]> {
   await changeDomain(app, domain.id, async (tx) => {
