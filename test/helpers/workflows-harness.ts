@@ -92,7 +92,17 @@ async function launch(
   // The Temporal server starts while the account and key are written (in-process, before the control plane owns
   // the database: with PGlite only one process may open it).
   const temporalPort = opts.temporalDown ? await freePort() : undefined;
-  const createTemporal = () =>
+  // On a loaded machine the dev server now and then answers after the SDK's connect deadline: start it again.
+  const createTemporal = async () => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await startTemporal();
+      } catch (err) {
+        if (attempt >= 3 || !/Failed to connect before the deadline/.test(String(err))) throw err;
+      }
+    }
+  };
+  const startTemporal = () =>
     TestWorkflowEnvironment.createLocal({
       server: {
         executable: { type: 'existing-path', path: temporalCliPath() as string },
