@@ -1,4 +1,5 @@
-// The fixed order of work for one request: match → header rules collected → drop → rate_limit → challenge (Under
+// The fixed order of work for one request: match → header rules collected → drop → custom rules → rate_limit →
+// challenge (Under
 // Attack Mode, the record's captcha flag, captcha rules) → basic_auth → redirect → rewrite → origin_route /
 // origin_pool → cache lookup → upstream → response headers, error_page, cache store → log.
 import type { Readable } from 'node:stream';
@@ -40,6 +41,7 @@ import {
   parseAnswer,
   safeReturn,
 } from './rules/challenge.js';
+import type { CustomAction } from './rules/custom.js';
 import { clientAddress, rateLimits, type RateLimitAction } from './rules/rate-limit.js';
 import { markOrigin, pickOrigin, poolTarget, type OriginPoolAction } from './rules/origin-pool.js';
 import { routeTarget } from './rules/origin-route.js';
@@ -146,10 +148,37 @@ export function runPhases(
 
 /** Matching rate_limit rules of the request being evaluated (reused: evaluation is synchronous). */
 const rateScratch: CompiledRule<RateLimitAction>[] = [];
+/** Custom rules whose filters match the request being evaluated (reused likewise). */
+const customScratch: CompiledRule<CustomAction>[] = [];
+
+/**
+ * Custom rules in (priority, id) order: the first enforced match whose action is block, challenge, allow or skip
+ * decides and is returned; `log` matches and dry-run matches of any action are recorded as hits and evaluation goes
+ * on. The expression runs only on rules whose record, host, IP and path filters accept the request.
+ */
+function customRule(ctx: RequestContext, rules: Rules): CompiledRule<CustomAction> | undefined {
+  const index = idx(rules, 'custom');
+  if (!index) return undefined;
+  index.all(ctx, customScratch, false);
+  let decided: CompiledRule<CustomAction> | undefined;
+  for (let i = 0; i < customScratch.length; i++) {
+    const r = customScratch[i];
+    if (!r.action.test(ctx)) continue;
+    if (r.dryRun || r.action.kind === 'log') {
+      ctx.hit(r.id, r.type, r.dryRun);
+      continue;
+    }
+    decided = r;
+    break;
+  }
+  customScratch.length = 0;
+  return decided;
+}
 const ACME_HTTP01_PREFIX = '/.well-known/acme-challenge/';
 
 /**
- * rate_limit, then the challenge. Every matching rate_limit rule counts the request; the first enforced one over its
+ * Custom rules, rate_limit, then the challenge. A custom rule's block answers 403; allow skips the rest of this phase
+ * (rate_limit, every challenge); challenge asks for the challenge below. Every matching rate_limit rule counts the request; the first enforced one over its
  * limit answers 429 (Retry-After) or asks for the challenge; dry-run ones over the limit are logged and pass. Then the
  * answer endpoint (CHALLENGE_PATH), then the challenge when Under Attack Mode is on, the record has `captcha`, a
  * captcha rule matches, or a rate limit asked for it: a client holding a valid clearance passes, others get the page.
@@ -165,6 +194,18 @@ function guardPhase(
 ): boolean | Promise<void> {
   const { domain, record } = match;
   const rules = domain.rules;
+  const custom = customRule(ctx, rules);
+  if (custom && custom.action.kind !== 'challenge') {
+    ctx.hit(custom.id, custom.type, false);
+    if (custom.action.kind === 'block') {
+      respond(res, ctx, 403, [...TEXT, ['cache-control', 'no-store']], 'blocked by a custom rule\n', responseOps);
+      state.log(ctx);
+      return true;
+    }
+    if (custom.action.kind === 'allow')
+      return ctx.path === CHALLENGE_PATH ? answerChallenge(res, ctx, state, body, responseOps) : false;
+  }
+  const byCustom = custom !== undefined && custom.action.kind === 'challenge';
   let challenge = false;
   let ttl = DEFAULT_PASS_TTL_S;
   const limits = idx(rules, 'rate_limit');
@@ -202,7 +243,7 @@ function guardPhase(
 
   const byRateLimit = challenge;
   const underAttack = domain.snapshot.settings.underAttack === true;
-  if (underAttack || record.captcha) challenge = true;
+  if (underAttack || record.captcha || byCustom) challenge = true;
   const captcha = idx(rules, 'captcha')?.first(ctx);
   if (captcha) {
     challenge = true;
@@ -213,6 +254,7 @@ function guardPhase(
   if (hasClearance(ctx.header('cookie'), client, ctx.host)) return false;
   // The log names what asked (a rate_limit hit is already there); id 0: the domain's switch or the record's flag.
   if (captcha) ctx.hit(captcha.id, captcha.type, false);
+  else if (byCustom) ctx.hit(custom.id, custom.type, false);
   else if (!byRateLimit) ctx.hit(0, underAttack ? 'under_attack' : 'captcha', false);
   const nonce = issueNonce(client, ctx.host, ttl);
   respond(

@@ -1,9 +1,10 @@
 // RULE_COMPILERS: the rule types with an edge engine and the compiler of each one's action (see README.md for phases).
-import type { RuleBody, RuleType } from '@platform/shared/match';
+import type { RuleBody, StoredRuleType } from '@platform/shared/match';
 import type { ActionCompiler } from './compile.js';
 import { compileBasicAuth, type BasicAuthAction } from './basic-auth.js';
 import { compileCache, type CacheAction } from './cache.js';
 import { compileCaptcha, type CaptchaAction } from './challenge.js';
+import { compileCustom, type CustomAction } from './custom.js';
 import { compileDrop, type DropAction } from './drop.js';
 import { compileErrorPage, type ErrorPageAction } from './error-page.js';
 import { compileHeader, type HeaderAction } from './header.js';
@@ -16,6 +17,7 @@ import { compileRewrite, type RewriteAction } from './rewrite.js';
 /** The action each rule type with an engine compiles to. */
 export interface RuleActions {
   drop: DropAction;
+  custom: CustomAction;
   rate_limit: RateLimitAction;
   captcha: CaptchaAction;
   basic_auth: BasicAuthAction;
@@ -28,9 +30,9 @@ export interface RuleActions {
   error_page: ErrorPageAction;
 }
 
-/** A rule type the edge evaluates; every one is a type of the shared RuleType union (checked below). */
-export type EngineRuleType = keyof RuleActions & RuleType;
-const everyEngineTypeIsARuleType: keyof RuleActions extends RuleType ? true : never = true;
+/** A rule type the edge evaluates; every one is a type the rules table stores (checked below). */
+export type EngineRuleType = keyof RuleActions & StoredRuleType;
+const everyEngineTypeIsARuleType: keyof RuleActions extends StoredRuleType ? true : never = true;
 void everyEngineTypeIsARuleType;
 
 type RuleCompilers = {
@@ -40,6 +42,7 @@ type RuleCompilers = {
 /** Types absent here (waf, bot_route, fingerprint, optimize) are stored by the API and ignored. */
 export const RULE_COMPILERS: RuleCompilers = {
   drop: compileDrop,
+  custom: compileCustom,
   rate_limit: compileRateLimit,
   captcha: compileCaptcha,
   basic_auth: compileBasicAuth,

@@ -19,7 +19,7 @@ import {
   type Rule,
   type ZoneRecord,
 } from '@platform/shared/config';
-import { encodeRuleBody, validateRule, type RuleType } from '@platform/shared/match';
+import { encodeRuleBody, validateRule, type StoredRuleType } from '@platform/shared/match';
 import { loadConfig } from '../config.js';
 import { startEdgeNode, type EdgeNode } from '../node.js';
 
@@ -98,7 +98,7 @@ export function proxiedRecord(name: string, originPort: number, extra: Partial<Z
 let nextRuleId = 1;
 
 /** A rule as the API would store it: validated and normalised by the same shared code, then encoded. */
-export function rule(type: RuleType, body: Record<string, unknown>): Rule {
+export function rule(type: StoredRuleType, body: Record<string, unknown>): Rule {
   const v = validateRule(type, body);
   if (!v.ok) throw new Error(`bad test rule: ${JSON.stringify(v.problems)}`);
   if (v.value.passwords.length > 0) throw new Error('test rules take password_hash (await hashPassword(...)) only');
