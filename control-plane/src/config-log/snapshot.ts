@@ -64,6 +64,7 @@ type RecordTuple = [
   string | null,
   string,
   number,
+  boolean,
 ];
 type RuleJson = { id: number; type: string; enabled: boolean; priority: number; filters: RuleBody; fields: object };
 
@@ -81,10 +82,25 @@ interface ReadRow {
   config_bytes: number | string;
   purge_generation: number | null;
   purges: Array<{ id: number; prefixes: string[] }>;
+  uptime_min_requests: number | null;
+  uptime_monitors: Array<{ id: number; scope: MonitorScopeJson }>;
   records: RecordTuple[];
   rules: RuleJson[];
   certificates: SnapshotCertificateJson[];
 }
+
+/** uptime_monitors.scope as stored (control-plane/src/areas/uptime/monitor.ts MonitorScope). */
+interface MonitorScopeJson {
+  host_match_type: string;
+  host_includes: string[];
+  host_excludes: string[];
+  path_match_type: string;
+  path_includes: string[];
+  path_excludes: string[];
+}
+
+/** uptime_settings.min_requests_per_minute of a domain that never saved its uptime settings. */
+const DEFAULT_MIN_REQUESTS_PER_MINUTE = 20;
 
 function idFilter(column: string, selection: Selection): SQL {
   if (selection === 'all') return sql``;
@@ -108,7 +124,7 @@ export async function readDomainConfig(
     records !== 'all' && records.length === 0
       ? sql`'[]'::json`
       : sql`(SELECT coalesce(json_agg(json_build_array(id, name, type, destination, ttl, mx_priority, proxied, captcha,
-          scheme, port, host_header, host_header_mode, timeout) ORDER BY id), '[]'::json)
+          scheme, port, host_header, host_header_mode, timeout, monitor) ORDER BY id), '[]'::json)
           FROM dns_records WHERE domain_id = ${domainId}${idFilter('id', records)})`;
   const rulesSql =
     rules !== 'all' && rules.length === 0
@@ -124,6 +140,9 @@ export async function readDomainConfig(
       (SELECT coalesce(json_agg(json_build_object('id', p.id, 'prefixes', p.prefixes) ORDER BY p.id), '[]'::json)
         FROM (SELECT id, prefixes FROM cache_purge_requests WHERE domain_id = ${domainId}
               ORDER BY id DESC LIMIT ${ENTRY_PURGES}) p) AS purges,
+      (SELECT min_requests_per_minute FROM uptime_settings WHERE domain_id = ${domainId}) AS uptime_min_requests,
+      (SELECT coalesce(json_agg(json_build_object('id', id, 'scope', scope) ORDER BY id), '[]'::json)
+        FROM uptime_monitors WHERE domain_id = ${domainId} AND enabled) AS uptime_monitors,
       ${recordsSql} AS records,
       ${rulesSql} AS rules,
       ${snapshotCertificatesSql(domainId)} AS certificates`;
@@ -162,6 +181,18 @@ export async function readDomainConfig(
         ...buildSettings(header, opts.now ?? Date.now()),
         cachePurgeGeneration: row.purge_generation ?? 0,
         cachePurges: row.purges.map((p) => ({ id: p.id, prefixes: p.prefixes })),
+        uptime: {
+          minRequestsPerMinute: row.uptime_min_requests ?? DEFAULT_MIN_REQUESTS_PER_MINUTE,
+          monitors: row.uptime_monitors.map(({ id, scope: s }) => ({
+            id,
+            hostMatchType: s.host_match_type,
+            hostIncludes: s.host_includes,
+            hostExcludes: s.host_excludes,
+            pathMatchType: s.path_match_type,
+            pathIncludes: s.path_includes,
+            pathExcludes: s.path_excludes,
+          })),
+        },
       },
       ruleSet: { version: header.zoneSerial, rules: snapshotRules },
       // Without a vault (tests of the log alone) no certificate can be sealed for nodes: none is sent.
@@ -228,6 +259,7 @@ function tupleToRecord(r: RecordTuple): ZoneRecord {
     hostHeader: r[10] ?? '',
     hostHeaderMode: r[11],
     timeout: r[12],
+    monitor: r[13],
   };
 }
 

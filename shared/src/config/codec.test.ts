@@ -43,10 +43,30 @@ function sampleSnapshot(): DomainSnapshot {
           hostHeader: '',
           hostHeaderMode: 'own',
           timeout: 60,
+          monitor: true,
         },
       ],
     },
-    settings: { developerMode: true, developerModeExpiresAtMs: 1_800_000_000_000, cacheL2TtlDays: 3, cacheCapMb: 100 },
+    settings: {
+      developerMode: true,
+      developerModeExpiresAtMs: 1_800_000_000_000,
+      cacheL2TtlDays: 3,
+      cacheCapMb: 100,
+      uptime: {
+        minRequestsPerMinute: 20,
+        monitors: [
+          {
+            id: 4,
+            hostMatchType: '',
+            hostIncludes: [],
+            hostExcludes: [],
+            pathMatchType: 'wildcard',
+            pathIncludes: ['/api/*'],
+            pathExcludes: [],
+          },
+        ],
+      },
+    },
     ruleSet: { version: 0, rules: [] },
     certificates: [],
   };

@@ -66,6 +66,8 @@ export interface ZoneRecord {
   hostHeader: string;
   hostHeaderMode: string;
   timeout: number;
+  /** Uptime whole-host watch on this name (absent in snapshots written before it existed: false). */
+  monitor?: boolean;
 }
 
 export interface DomainSettings {
@@ -81,6 +83,26 @@ export interface DomainSettings {
   originProtocol?: string;
   /** Under Attack Mode: every request of the domain gets the challenge unless it holds a clearance. */
   underAttack?: boolean;
+  /** The domain's uptime watch: what the edge probes when traffic is too thin (absent or null: nothing watched). */
+  uptime?: UptimeWatch | null;
+}
+
+export interface UptimeWatch {
+  /** A minute with fewer proxied requests than this is too thin to judge on traffic alone. */
+  minRequestsPerMinute: number;
+  /** Enabled path monitors of the domain. */
+  monitors: UptimeMonitorScope[];
+}
+
+/** An enabled uptime monitor's scope, as stored (control-plane/src/areas/uptime/monitor.ts MonitorScope). */
+export interface UptimeMonitorScope {
+  id: number;
+  hostMatchType: string;
+  hostIncludes: string[];
+  hostExcludes: string[];
+  pathMatchType: string;
+  pathIncludes: string[];
+  pathExcludes: string[];
 }
 
 export interface CachePurge {

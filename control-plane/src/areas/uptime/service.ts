@@ -15,6 +15,7 @@ import {
   uptimeWebhookDeliveries,
 } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
+import { changeDomain } from '../../config-log/index.js';
 import { effectiveFeatures, requireFeature } from '../../plans/entitlements.js';
 import { enqueueWorkflows, type WorkflowStart } from '../../workflow-outbox/outbox.js';
 import { MAX_MONITORS_PER_DOMAIN, mergeMonitorBody, validateMonitor } from './monitor.js';
@@ -64,6 +65,14 @@ async function underDomainLock<T>(app: FastifyInstance, domainId: number, fn: (t
   });
 }
 
+/**
+ * Like underDomainLock, for a change of what the edge watches (enabled monitors' scopes, min_requests_per_minute):
+ * through changeDomain, so the domain's next config entry carries it to the nodes (settings.uptime).
+ */
+async function changeWatch<T>(app: FastifyInstance, domainId: number, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return changeDomain(app, domainId, async (tx) => ({ value: await fn(tx), change: { domain: true } }));
+}
+
 // ---- Monitors ----
 
 export async function listMonitors(app: FastifyInstance, domainId: number) {
@@ -75,7 +84,7 @@ export async function createMonitor(app: FastifyInstance, domain: DomainRow, bod
   const v = validateMonitor(body);
   if (!v.ok) invalid(v.problems);
   await requireMonitoring(app, domain.id);
-  const row = await underDomainLock(app, domain.id, async (tx) => {
+  const row = await changeWatch(app, domain.id, async (tx) => {
     const n = await countMonitors(tx, domain.id);
     if (n >= MAX_MONITORS_PER_DOMAIN)
       throw new ApiError(
@@ -109,7 +118,7 @@ export async function updateMonitor(
   id: number,
   body: Record<string, unknown>,
 ) {
-  const row = await underDomainLock(app, domain.id, async (tx) => {
+  const row = await changeWatch(app, domain.id, async (tx) => {
     const stored = await findMonitor(tx, domain.id, id);
     if (!stored) throw new ApiError('CP_ERR_NOT_FOUND', MONITOR_NOT_FOUND);
     const v = validateMonitor(mergeMonitorBody(storedMonitor(stored), body));
@@ -126,21 +135,26 @@ export async function updateMonitor(
 }
 
 export async function deleteMonitor(app: FastifyInstance, domain: DomainRow, id: number): Promise<void> {
-  const deleted = await app.db
-    .delete(uptimeMonitors)
-    .where(and(eq(uptimeMonitors.id, id), eq(uptimeMonitors.domainId, domain.id)))
-    .returning({ id: uptimeMonitors.id });
-  if (deleted.length === 0) throw new ApiError('CP_ERR_NOT_FOUND', MONITOR_NOT_FOUND);
+  await changeWatch(app, domain.id, async (tx) => {
+    const deleted = await tx
+      .delete(uptimeMonitors)
+      .where(and(eq(uptimeMonitors.id, id), eq(uptimeMonitors.domainId, domain.id)))
+      .returning({ id: uptimeMonitors.id });
+    if (deleted.length === 0) throw new ApiError('CP_ERR_NOT_FOUND', MONITOR_NOT_FOUND);
+  });
 }
 
 export async function setMonitorEnabled(app: FastifyInstance, domain: DomainRow, id: number, enabled: boolean) {
   if (enabled) await requireMonitoring(app, domain.id);
-  const [updated] = await app.db
-    .update(uptimeMonitors)
-    .set({ enabled, updatedAt: new Date() })
-    .where(and(eq(uptimeMonitors.id, id), eq(uptimeMonitors.domainId, domain.id)))
-    .returning();
-  if (!updated) throw new ApiError('CP_ERR_NOT_FOUND', MONITOR_NOT_FOUND);
+  const updated = await changeWatch(app, domain.id, async (tx) => {
+    const [row] = await tx
+      .update(uptimeMonitors)
+      .set({ enabled, updatedAt: new Date() })
+      .where(and(eq(uptimeMonitors.id, id), eq(uptimeMonitors.domainId, domain.id)))
+      .returning();
+    if (!row) throw new ApiError('CP_ERR_NOT_FOUND', MONITOR_NOT_FOUND);
+    return row;
+  });
   return presentMonitor(updated);
 }
 
@@ -179,7 +193,9 @@ export async function updateSettings(app: FastifyInstance, domain: DomainRow, bo
   const problem = url === undefined ? undefined : webhookUrlProblem(url);
   if (problem) throw new ApiError('CP_ERR_INVALID_INPUT', problem);
   await requireMonitoring(app, domain.id);
-  const row = await underDomainLock(app, domain.id, async (tx) => {
+  // Only min_requests_per_minute is read by the edge (it decides when a minute is thin enough to probe).
+  const write = body.min_requests_per_minute === undefined ? underDomainLock : changeWatch;
+  const row = await write(app, domain.id, async (tx) => {
     const current = await ensureSettings(tx, domain.id);
     const next = {
       webhookUrl: url ?? current.webhookUrl,
