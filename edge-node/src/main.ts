@@ -23,7 +23,7 @@ async function runSingle(): Promise<void> {
   const node = await startEdgeNode(config);
   node.store.onApplied((e) => node.refresh(domainChange(e)));
   const sync = startNodeSyncFromConfig(node.store, { ...config, nodeIdPrefix: 'edge' });
-  const shipper = startLogShipper(node.logs, config);
+  const shipper = startLogShipper(node.logs, config, node.prober);
   const ops = config.metricsPort
     ? await startEdgeOps({
         host: config.host,
@@ -61,7 +61,7 @@ async function runSingle(): Promise<void> {
 async function runWorker(): Promise<void> {
   // Workers share the listening ports (SO_REUSEPORT in uWS) and read the store the primary keeps in sync.
   const node = await startEdgeNode(config);
-  const shipper = startLogShipper(node.logs, config);
+  const shipper = startLogShipper(node.logs, config, node.prober);
   process.on('message', (m: PrimaryMessage) => {
     if (m?.type === 'applied') node.refresh(m.change);
   });

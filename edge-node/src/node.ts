@@ -21,6 +21,7 @@ import { DomainTable } from './store/snapshot.js';
 import { defaultCertificate } from './tls/default-cert.js';
 import { ensureNodeToken } from '@platform/shared/node-token';
 import { configureChallengeSecret } from './rules/challenge.js';
+import { UptimeProber } from './uptime/probes.js';
 
 export const log = componentLogger('edge-node');
 
@@ -37,6 +38,8 @@ export interface EdgeNode {
   server: EdgeServer;
   logs: RequestLogBuffer;
   requests: RequestCounters;
+  /** Uptime probes of thin watched scopes; undefined without a control plane to ship their outcomes to. */
+  prober: UptimeProber | undefined;
   /** Brings one domain up to date with the store after the store applied an entry for it. */
   refresh(change: DomainChange): void;
   close(): Promise<void>;
@@ -137,6 +140,9 @@ export async function startEdgeNode(
   health.unref();
   const sweep = setInterval(sweepHealth, HEALTH_SWEEP_MS);
   sweep.unref();
+  const prober = config.controlPlaneUrl
+    ? new UptimeProber(table, pools, { workers: config.workers }).start()
+    : undefined;
 
   return {
     store,
@@ -146,8 +152,10 @@ export async function startEdgeNode(
     server,
     logs,
     requests,
+    prober,
     refresh,
     async close() {
+      prober?.stop();
       clearInterval(health);
       clearInterval(sweep);
       server.close();

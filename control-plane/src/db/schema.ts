@@ -329,6 +329,9 @@ export const uptimeMinuteCounts = pgTable(
     errors: integer('errors').notNull(),
     /** 0: the whole-host watch; else the monitor whose scope the requests matched (0014_uptime_monitor_counts.sql). */
     monitorId: integer('monitor_id').notNull().default(0),
+    /** Probes the edge sent because traffic was thin, and how many failed (0015_uptime_probes.sql). */
+    probes: integer('probes').notNull().default(0),
+    probeErrors: integer('probe_errors').notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.hostname, t.minute, t.monitorId] })],
 );

@@ -6,7 +6,7 @@ import { ensureNodeToken } from '@platform/shared/node-token';
 import { requestLogs } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import { nodeTokenChecker } from '../auth/node-token.js';
-import { ingestMinuteCounts, ingestMonitorRecords } from '../areas/uptime/detector.js';
+import { ingestMinuteCounts, ingestMonitorRecords, ingestProbeCounts } from '../areas/uptime/detector.js';
 
 interface ShippedRecord {
   t: number;
@@ -45,7 +45,7 @@ export default async function requestLogRoutes(app: FastifyInstance) {
       if (!checkToken(bearer)) throw new ApiError('CP_ERR_INVALID_NODE_TOKEN', 'invalid node token');
     });
     scope.post('/internal/request-logs', { schema: { hide: true }, bodyLimit: MAX_BATCH_BYTES }, async (request) => {
-      const body = request.body as { node?: unknown; records?: unknown; minutes?: unknown };
+      const body = request.body as { node?: unknown; records?: unknown; minutes?: unknown; probes?: unknown };
       if (!body || typeof body !== 'object' || !Array.isArray(body.records))
         throw new ApiError('CP_ERR_INVALID_INPUT', 'records: array required');
       const node = typeof body.node === 'string' ? body.node.slice(0, 128) : 'unknown';
@@ -73,7 +73,9 @@ export default async function requestLogRoutes(app: FastifyInstance) {
       // and the monitors' path scopes, matched on the shipped records.
       const minutes = await ingestMinuteCounts(app, body.minutes);
       const monitorMinutes = await ingestMonitorRecords(app, body.records);
-      return { stored: rows.length, minutes, monitor_minutes: monitorMinutes };
+      // and the probes the edge sent where traffic was too thin (edge-node/src/uptime/probes.ts).
+      const probes = await ingestProbeCounts(app, body.probes);
+      return { stored: rows.length, minutes, monitor_minutes: monitorMinutes, probe_minutes: probes };
     });
   });
 }

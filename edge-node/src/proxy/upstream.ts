@@ -133,6 +133,40 @@ export class UpstreamPools {
     );
   }
 
+  /**
+   * An uptime probe (edge-node/src/uptime/probes.ts): GET `path` from `target` through the very pool, guarded
+   * connector and TLS settings a proxied request would use (so it reaches only where origins may be), the scheme
+   * `auto` falling back to plain HTTP as the proxy does. Resolves the status; rejects with the connection error. At
+   * most 64 KiB of the body is read, then the answer is dropped.
+   */
+  async probe(target: OriginTarget, path: string, userAgent: string, timeoutMs: number, h2: boolean): Promise<number> {
+    let scheme = this.effectiveScheme(target);
+    for (;;) {
+      const port = target.scheme === 'auto' ? (scheme === 'https' ? 443 : 80) : target.port;
+      const verify = this.opts.tlsVerify && target.scheme === 'https';
+      const pool = this.pool(scheme, target.address, port, target.hostHeader, h2, verify);
+      if (pool instanceof AddressRefusedError) throw pool;
+      try {
+        const res = await pool.request({
+          path,
+          method: 'GET',
+          headers: { host: target.hostHeader, 'user-agent': userAgent },
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+        });
+        await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+        return res.statusCode;
+      } catch (err) {
+        if (target.scheme === 'auto' && scheme === 'https' && isConnectFailure(err as Error)) {
+          this.markAutoHttp(target);
+          scheme = 'http';
+          continue;
+        }
+        throw err;
+      }
+    }
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.pools.values()].map((p) => p.close().catch(() => undefined)));
     this.pools.clear();

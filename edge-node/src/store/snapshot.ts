@@ -9,7 +9,7 @@ export type { CompiledDomain } from './domain-builder.js';
 export const MAX_HOST_LENGTH = 253;
 
 /** Domains in these states are not served by the edge (421 like an unknown host). */
-const NOT_SERVED = new Set(['disabled', 'banned']);
+export const NOT_SERVED: ReadonlySet<string> = new Set(['disabled', 'banned']);
 
 /** Compiles a snapshot from scratch. */
 export function compileDomain(snapshot: DomainSnapshot): CompiledDomain {

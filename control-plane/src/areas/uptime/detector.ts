@@ -2,7 +2,8 @@
 // batches) are summed per hostname over every node, and each monitored host's closed minutes are judged against the
 // domain's thresholds. An incident opens after `open_after_minutes` failing minutes in a row and resolves after
 // `resolve_after_minutes` healthy ones; minutes with fewer than `min_requests_per_minute` requests are too thin to
-// judge and are skipped. Opening starts the incident's workflow (`uptimeIncident`, id `uptime-incident:<id>`) and
+// judge on traffic: judged on the edge's probes when enough were sent (MIN_PROBES_JUDGED, docs/uptime.md "Probes"),
+// else skipped. Opening starts the incident's workflow (`uptimeIncident`, id `uptime-incident:<id>`) and
 // resolving signals it, both through the workflow outbox in the transaction that changes the incident.
 import type { FastifyInstance } from 'fastify';
 import { and, eq, gte, inArray, lte, sql } from 'drizzle-orm';
@@ -22,6 +23,13 @@ const KEEP_MS = 60 * MINUTE_MS;
 /** Entries of one shipment taken at most (an edge sends at most 20,000 hosts per minute). */
 export const MAX_MINUTE_ENTRIES = 100_000;
 const ADVISORY_NAMESPACE = 727_100;
+/**
+ * A minute too thin on traffic is judged on traffic and probes together once the nodes sent at least this many probes
+ * of it (one node probes 6 times a minute: edge-node/src/uptime/probes.ts): a single lost probe is no outage.
+ */
+export const MIN_PROBES_JUDGED = 3;
+/** Probes of one minute, host and scope taken from one shipment at most (a node sends 6). */
+const MAX_PROBES_PER_ENTRY = 60;
 
 export const INCIDENT_WORKFLOW = 'uptimeIncident';
 export const incidentWorkflowId = (incidentId: number) => `uptime-incident:${incidentId}`;
@@ -165,10 +173,94 @@ async function addCounts(app: FastifyInstance, rows: CountRow[]): Promise<void> 
         set: {
           total: sql`${uptimeMinuteCounts.total} + excluded.total`,
           errors: sql`${uptimeMinuteCounts.errors} + excluded.errors`,
+          probes: sql`${uptimeMinuteCounts.probes} + excluded.probes`,
+          probeErrors: sql`${uptimeMinuteCounts.probeErrors} + excluded.probe_errors`,
         },
       });
   }
   for (const domainId of new Set(rows.map((r) => r.domainId))) await scheduleEvaluation(app, domainId);
+}
+
+/** [minute start (unix ms), hostname, monitor id (0: whole host), probes, failed probes] */
+type ProbeEntry = [number, string, number, number, number];
+
+function validProbeEntry(e: unknown): e is ProbeEntry {
+  return (
+    Array.isArray(e) &&
+    e.length === 5 &&
+    Number.isSafeInteger(e[0]) &&
+    (e[0] as number) % MINUTE_MS === 0 &&
+    typeof e[1] === 'string' &&
+    e[1].length > 0 &&
+    e[1].length <= 253 &&
+    Number.isSafeInteger(e[2]) &&
+    (e[2] as number) >= 0 &&
+    Number.isSafeInteger(e[3]) &&
+    Number.isSafeInteger(e[4]) &&
+    (e[3] as number) > 0 &&
+    (e[3] as number) <= MAX_PROBES_PER_ENTRY &&
+    (e[4] as number) >= 0 &&
+    (e[4] as number) <= (e[3] as number)
+  );
+}
+
+/**
+ * The probes an edge node sent where traffic was thin (shipped as `probes` beside `minutes`), added to the counts of
+ * the same minute, host and scope. Whole-host probes (monitor 0) are kept for watched hosts only; a monitor's only
+ * when the monitor is enabled, belongs to the host's domain and its host scope covers the host. Malformed entries
+ * are skipped.
+ */
+export async function ingestProbeCounts(app: FastifyInstance, probes: unknown): Promise<number> {
+  if (!Array.isArray(probes) || probes.length === 0) return 0;
+  const now = Date.now();
+  const fresh = probes
+    .slice(0, MAX_MINUTE_ENTRIES)
+    .filter(validProbeEntry)
+    .map(([m, host, monitorId, n, errors]) => [m, host.toLowerCase(), monitorId, n, errors] as ProbeEntry)
+    .filter(([m]) => m > now - KEEP_MS && m <= now);
+  if (fresh.length === 0) return 0;
+  const owners = await domainsOf(app, [...new Set(fresh.map((e) => e[1]))]);
+  if (owners.size === 0) return 0;
+  const wholeHost = fresh.some((e) => e[2] === 0) ? await watchedHosts(app, owners) : new Set<string>();
+  const monitorIds = [...new Set(fresh.map((e) => e[2]).filter((id) => id > 0))];
+  const monitors = new Map<number, { domainId: number; host: HostFilter }>();
+  if (monitorIds.length > 0)
+    for (const m of await app.db
+      .select()
+      .from(uptimeMonitors)
+      .where(and(inArray(uptimeMonitors.id, monitorIds), eq(uptimeMonitors.enabled, true)))) {
+      const s = m.scope as unknown as MonitorScope;
+      monitors.set(m.id, {
+        domainId: m.domainId,
+        host: new HostFilter(s.host_match_type, s.host_includes, s.host_excludes),
+      });
+    }
+  const rows: CountRow[] = [];
+  for (const [m, hostname, monitorId, n, errors] of fresh) {
+    const d = owners.get(hostname);
+    if (!d) continue;
+    if (monitorId === 0 ? !wholeHost.has(hostname) : !matchesMonitor(monitors.get(monitorId), d.id, hostname)) continue;
+    rows.push({
+      domainId: d.id,
+      hostname,
+      minute: new Date(m),
+      total: 0,
+      errors: 0,
+      monitorId,
+      probes: n,
+      probeErrors: errors,
+    });
+  }
+  await addCounts(app, rows);
+  return rows.length;
+}
+
+function matchesMonitor(
+  m: { domainId: number; host: HostFilter } | undefined,
+  domainId: number,
+  host: string,
+): boolean {
+  return m !== undefined && m.domainId === domainId && m.host.matches(host);
 }
 
 /** A shipped request-log record, as far as monitor scopes need it. */
@@ -324,8 +416,8 @@ export async function evaluateDomain(app: FastifyInstance, domainId: number): Pr
 
     const byHost = new Map<string, Judged[]>();
     for (const c of counts) {
-      if (c.total < settings.minRequestsPerMinute) continue;
-      const pct = Math.round((c.errors / c.total) * 1000) / 10;
+      const pct = judgedPct(c, settings.minRequestsPerMinute);
+      if (pct === undefined) continue;
       const k = watchKey(c.hostname, c.monitorId);
       const list = byHost.get(k) ?? [];
       list.push({ minute: c.minute.getTime(), pct, failing: pct >= settings.errorThresholdPct });
@@ -376,6 +468,20 @@ export async function evaluateDomain(app: FastifyInstance, domainId: number): Pr
     await enqueueWorkflows(tx, starts);
   });
   if (starts.length > 0) app.workflowOutbox.nudge();
+}
+
+/**
+ * The error percentage a minute is judged on: its proxied requests alone when there are at least `minRequests`;
+ * else, when the edge probed it at least MIN_PROBES_JUDGED times, its requests and probes together; else undefined
+ * (too thin to judge, skipped).
+ */
+export function judgedPct(
+  c: { total: number; errors: number; probes: number; probeErrors: number },
+  minRequests: number,
+): number | undefined {
+  if (c.total >= minRequests) return Math.round((c.errors / c.total) * 1000) / 10;
+  if (c.probes < MIN_PROBES_JUDGED) return undefined;
+  return Math.round(((c.errors + c.probeErrors) / (c.total + c.probes)) * 1000) / 10;
 }
 
 function openStart(incidentId: number): WorkflowStart {
