@@ -4,48 +4,34 @@
 // once to a receiver on loopback, healthy minutes resolve it and `outage.resolved` arrives once with duration_sec.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { pack } from 'msgpackr';
 import { ensureNodeToken } from '@platform/shared/node-token';
-import { eventually, startLifecycle, type Lifecycle } from '../helpers/workflows-harness.js';
-import { send, startStubOrigin } from '../../edge-node/src/testing/harness.js';
+import { eventually, type Lifecycle } from '../helpers/workflows-harness.js';
+import { send } from '../../edge-node/src/testing/harness.js';
 import { startEdgeNodeProcess } from './edge-harness.js';
-import { freePort } from './sync-harness.js';
+import {
+  assertSigned,
+  flippingOrigin,
+  startUptimeLifecycle,
+  watchedDomain,
+  type Received,
+  type UptimeLifecycle,
+} from './uptime-harness.js';
 
 const domain = 'outage.example.org';
 const host = `shop.${domain}`;
 const q = `?domain=${domain}`;
+let U: UptimeLifecycle;
 let L: Lifecycle;
-let server: Server;
 let port = 0;
 let syncPort = 0;
-const received: { headers: IncomingHttpHeaders; body: string }[] = [];
+let received: Received[] = [];
 
 before(async () => {
-  server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  port = (server.address() as { port: number }).port;
-  syncPort = await freePort();
-  L = await startLifecycle(
-    'uptime-incidents',
-    // The edge test's origin is a stub on loopback.
-    { SYNC_PORT: String(syncPort), ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8' },
-    { workerEnv: { ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8' } },
-  );
+  U = await startUptimeLifecycle('uptime-incidents');
+  ({ L, receiverPort: port, syncPort, received } = U);
 });
-after(async () => {
-  await L?.close();
-  server?.closeAllConnections();
-  await new Promise((r) => server?.close(r));
-});
+after(() => U?.close());
 
 /** Ships minute counts as an edge node does. */
 async function ship(node: string, minutes: [number, string, number, number][], records: unknown[] = []) {
@@ -115,11 +101,7 @@ test('failing minutes open an incident and outage.opened arrives once; healthy o
     received.length >= 1 ? received[0] : undefined,
   );
   assert.equal(opened.headers['x-service-event'], 'outage.opened');
-  const ts = opened.headers['x-service-timestamp'] as string;
-  assert.equal(
-    opened.headers['x-service-signature'],
-    `sha256=${createHmac('sha256', secret).update(`${ts}.${opened.body}`).digest('hex')}`,
-  );
+  assertSigned(opened, secret);
   const ob = JSON.parse(opened.body);
   assert.deepEqual(
     [ob.event, ob.incident_id, ob.domain, ob.hostname, ob.monitor_id, ob.scope, ob.resolved_at, ob.duration_sec],
@@ -260,23 +242,9 @@ test('through a running edge: the origin fails, outage.opened arrives once; it r
   const name = 'edge-outage.example.org';
   const www = `www.${name}`;
   const eq = `?domain=${name}`;
-  let failing = false;
-  const origin = await startStubOrigin('uptime-origin', (_req, res) => {
-    res.statusCode = failing ? 500 : 200;
-    res.end(failing ? 'down' : 'ok');
-  });
+  const origin = await flippingOrigin('uptime-origin');
   t.after(() => origin.close());
-  assert.equal((await L.api('POST', '/domains/', { name })).status, 200);
-  const rec = await L.api('POST', `/domains/${name}/records/`, {
-    name: 'www',
-    type: 'A',
-    destination: '127.0.0.1',
-    proxied: true,
-    scheme: 'Http',
-    port: origin.port,
-    monitor: true,
-  });
-  assert.equal(rec.status, 200, JSON.stringify(rec.body));
+  await watchedDomain(L, name, origin.port);
   const saved = await L.api('PUT', `/uptime/settings${eq}`, {
     webhook_url: `http://127.0.0.1:${port}/outages`,
     notify_webhook: true,
@@ -305,7 +273,7 @@ test('through a running edge: the origin fails, outage.opened arrives once; it r
     }
   })();
   try {
-    failing = true;
+    origin.failing = true;
     const firstFailure = Date.now();
     const opened = await eventually(
       'outage.opened through the edge',
@@ -316,7 +284,7 @@ test('through a running edge: the origin fails, outage.opened arrives once; it r
     const ob = JSON.parse(opened.body);
     assert.deepEqual([ob.event, ob.hostname, ob.monitor_id, ob.scope], ['outage.opened', www, null, '']);
     assert.ok(ob.peak_error_pct >= 50);
-    failing = false;
+    origin.failing = false;
     const recovered = Date.now();
     const resolved = await eventually(
       'outage.resolved through the edge',

@@ -36,15 +36,22 @@ export const incidentWorkflowId = (incidentId: number) => `uptime-incident:${inc
 
 type MinuteEntry = [number, string, number, number];
 
-function validEntry(e: unknown): e is MinuteEntry {
+/** An array of `length` entries starting with a minute start (unix ms) and a hostname. */
+function minuteAndHost(e: unknown, length: number): e is [number, string, ...unknown[]] {
   return (
     Array.isArray(e) &&
-    e.length === 4 &&
+    e.length === length &&
     Number.isSafeInteger(e[0]) &&
     (e[0] as number) % MINUTE_MS === 0 &&
     typeof e[1] === 'string' &&
     e[1].length > 0 &&
-    e[1].length <= 253 &&
+    e[1].length <= 253
+  );
+}
+
+function validEntry(e: unknown): e is MinuteEntry {
+  return (
+    minuteAndHost(e, 4) &&
     Number.isSafeInteger(e[2]) &&
     Number.isSafeInteger(e[3]) &&
     (e[2] as number) > 0 &&
@@ -186,13 +193,7 @@ type ProbeEntry = [number, string, number, number, number];
 
 function validProbeEntry(e: unknown): e is ProbeEntry {
   return (
-    Array.isArray(e) &&
-    e.length === 5 &&
-    Number.isSafeInteger(e[0]) &&
-    (e[0] as number) % MINUTE_MS === 0 &&
-    typeof e[1] === 'string' &&
-    e[1].length > 0 &&
-    e[1].length <= 253 &&
+    minuteAndHost(e, 5) &&
     Number.isSafeInteger(e[2]) &&
     (e[2] as number) >= 0 &&
     Number.isSafeInteger(e[3]) &&
