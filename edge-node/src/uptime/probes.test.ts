@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { UptimeMonitorScope } from '@platform/shared/config';
 import { proxiedRecord, snapshot, startStubOrigin, startTestEdge } from '../testing/harness.js';
+import { compileDomain, DomainTable } from '../store/snapshot.js';
 import { planMinute, probePath, PROBE_RULE, UptimeProber, watchScopes } from './probes.js';
 
 const MINUTE = 60_000;
@@ -72,6 +73,29 @@ test('probePath: a path inside the monitor scope, none for a regex scope', () =>
   assert.equal(m(['/with space']), undefined);
   assert.equal(m(['^/api/']), undefined, 'wildcard only: a regex scope names no path');
   assert.equal(m(['^/api/'], [], 'regex'), undefined);
+});
+
+test('watchScopes: at most 100 scopes a domain, none for a disabled one, none for `*` names', () => {
+  const table = new DomainTable();
+  const big = compileDomain(
+    snapshot('big.example.org', {
+      records: Array.from({ length: 150 }, (_, i) => proxiedRecord(`n${i}`, 8080, { monitor: true })),
+    }),
+  );
+  table.set(big);
+  const scopes = watchScopes(big, table);
+  assert.equal(scopes.length, PROBE_RULE.scopesPerDomain);
+  assert.equal(scopes[0]!.host, 'n0.big.example.org');
+  const off = compileDomain(
+    snapshot('off.example.org', { state: 'disabled', records: [proxiedRecord('www', 8080, { monitor: true })] }),
+  );
+  assert.deepEqual(watchScopes(off, table), []);
+  const wild = compileDomain(
+    snapshot('wild.example.org', {
+      records: [proxiedRecord('*', 8080, { monitor: true }), proxiedRecord('*.dev', 8080, { monitor: true })],
+    }),
+  );
+  assert.deepEqual(watchScopes(wild, table), []);
 });
 
 test('the prober: thin scopes probed through the origin pools, busy ones not, the node budget holds', async (t) => {

@@ -23,6 +23,7 @@ export interface ProbeRule {
   timeoutMs: number;
   maxInFlight: number;
   hostsPerMonitor: number;
+  scopesPerDomain: number;
   userAgent: string;
 }
 
@@ -44,6 +45,11 @@ export const PROBE_RULE: Readonly<ProbeRule> = {
   maxInFlight: 64,
   /** Hosts probed per monitor at most (its scope may cover every host of a 10,000-record zone). */
   hostsPerMonitor: 5,
+  /**
+   * Scopes probed per domain at most (its monitored names in name order, then its monitors'): one tenant's 10,000
+   * monitored records cannot take the node budget from every other tenant, nor aim 10,000 probes at one address.
+   */
+  scopesPerDomain: 100,
   userAgent: 'Service-Uptime-Probe/1',
 };
 
@@ -101,7 +107,8 @@ const scopesOf = new WeakMap<CompiledDomain, ProbeScope[]>();
 /**
  * The scopes of a domain worth probing, computed once per compiled version of it: every proxied name with `monitor`
  * on (not `*` names: no client-chosen host is probed), and each enabled monitor with a probe path on the first
- * PROBE_RULE.hostsPerMonitor hosts its host scope covers (exact entries the domain serves, else its proxied names).
+ * PROBE_RULE.hostsPerMonitor hosts its host scope covers (exact entries the domain serves, else its proxied names);
+ * PROBE_RULE.scopesPerDomain in all at most.
  */
 export function watchScopes(d: CompiledDomain, table: Pick<DomainTable, 'lookup'>): ProbeScope[] {
   const cached = scopesOf.get(d);
@@ -111,13 +118,16 @@ export function watchScopes(d: CompiledDomain, table: Pick<DomainTable, 'lookup'
   const minRequests = uptime?.minRequestsPerMinute ?? 20;
   if (!NOT_SERVED.has(d.snapshot.state)) {
     const hosts: string[] = [];
+    const monitored: string[] = [];
     for (const [name, r] of d.records) {
       if (!r.proxied || name.includes('*')) continue;
       const host = name === '@' ? d.name : `${name}.${d.name}`;
       hosts.push(host);
-      if (r.monitor) scopes.push({ key: `0 ${host}`, host, monitorId: 0, path: '/', minRequests });
+      if (r.monitor) monitored.push(host);
     }
     hosts.sort();
+    for (const host of monitored.sort().slice(0, PROBE_RULE.scopesPerDomain))
+      scopes.push({ key: `0 ${host}`, host, monitorId: 0, path: '/', minRequests });
     for (const m of uptime?.monitors ?? []) {
       const path = probePath(m);
       if (path === undefined) continue;
@@ -131,6 +141,7 @@ export function watchScopes(d: CompiledDomain, table: Pick<DomainTable, 'lookup'
         scopes.push({ key: `${m.id} ${host}`, host, monitorId: m.id, path, minRequests, paths });
     }
   }
+  scopes.length = Math.min(scopes.length, PROBE_RULE.scopesPerDomain);
   scopesOf.set(d, scopes);
   return scopes;
 }
