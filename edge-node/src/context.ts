@@ -10,6 +10,17 @@ export interface RuleHit {
   dry: boolean;
 }
 
+/** One WAF finding of a request: the edge rule that ran, the managed rule, phase, where, what (truncated), action. */
+export interface WafEvent {
+  ruleId: number;
+  wafRule: string;
+  phase: 1 | 2;
+  target: string;
+  data: string;
+  /** `block`: the request was refused for this score; `log`: dry run, or below the threshold. */
+  action: 'block' | 'log';
+}
+
 export type CacheStatus = '' | 'HIT' | 'MISS' | 'STALE' | 'BYPASS' | 'EXPIRED' | 'DYNAMIC';
 
 export class RequestContext {
@@ -19,6 +30,8 @@ export class RequestContext {
   host: string;
   /** Path as received, normalised (`normalisePath`: one spelling per path), no query. */
   path: string;
+  /** Path exactly as received (the WAF reads traversals the normalised form has resolved). */
+  rawPath: string;
   /** Raw query string without `?`, '' when none. */
   query: string;
   /** Request headers, names lower case, in arrival order. */
@@ -40,6 +53,8 @@ export class RequestContext {
   poolPick: { ruleId: number; index: number } | undefined;
 
   hits: RuleHit[] = [];
+  /** WAF findings (null until one is made: most requests have none). */
+  waf: WafEvent[] | null = null;
   cacheStatus: CacheStatus = '';
   status = 0;
   bytes = 0;
@@ -53,6 +68,7 @@ export class RequestContext {
     method: string;
     host: string;
     path: string;
+    rawPath?: string;
     query: string;
     headers: [string, string][];
     peer: PeerAddress;
@@ -62,6 +78,7 @@ export class RequestContext {
     this.method = init.method;
     this.host = init.host;
     this.path = init.path;
+    this.rawPath = init.rawPath ?? init.path;
     this.query = init.query;
     this.headers = init.headers;
     this.peer = init.peer;

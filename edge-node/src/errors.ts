@@ -6,6 +6,7 @@ export const EDGE_ERRORS = {
   EDGE_ERR_ORIGIN_REFUSED: 502, // the origin's address is loopback, private, link-local, … or the platform's own
   EDGE_ERR_ORIGIN_CERTIFICATE: 526, // an https origin's certificate does not verify (untrusted, expired, wrong name)
   EDGE_ERR_UPSTREAM_TIMEOUT: 504, // no response head within the record's timeout
+  EDGE_ERR_WAF_BLOCKED: 403, // a waf rule in enforce mode scored the request at or over its anomaly threshold
   EDGE_ERR_INTERNAL: 502, // an unexpected failure in the phases (logged with the request)
 } as const;
 

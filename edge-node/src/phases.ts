@@ -1,7 +1,6 @@
 // The fixed order of work for one request: match → header rules collected → drop → custom rules → rate_limit →
-// challenge (Under
-// Attack Mode, the record's captcha flag, captcha rules) → basic_auth → redirect → rewrite → origin_route /
-// origin_pool → cache lookup → upstream → response headers, error_page, cache store → log.
+// challenge (Under Attack Mode, the record's captcha flag, captcha rules) → waf → basic_auth → redirect → rewrite →
+// origin_route / origin_pool → cache lookup → upstream → response headers, error_page, cache store → log.
 import type { Readable } from 'node:stream';
 import type { HttpResponse } from 'uWebSockets.js';
 import type { RequestContext } from './context.js';
@@ -47,6 +46,7 @@ import { markOrigin, pickOrigin, poolTarget, type OriginPoolAction } from './rul
 import { routeTarget } from './rules/origin-route.js';
 import { redirectLocation } from './rules/redirect.js';
 import { applyRewrite } from './rules/rewrite.js';
+import { wafPhase } from './waf/phase.js';
 
 export interface EdgeState {
   table: DomainTable;
@@ -74,8 +74,8 @@ const idx = <T extends EngineRuleType>(rules: Rules, type: T) =>
   rules.get(type) as RuleIndex<RuleActions[T]> | undefined;
 
 /**
- * Runs the phases for one request. Synchronous unless a basic_auth verdict must be awaited (scrypt): then the rest
- * runs when it settles and the returned promise carries any failure. A failure answers 502 once and is logged by the
+ * Runs the phases for one request. Synchronous unless a basic_auth verdict must be awaited (scrypt) or a waf rule reads
+ * the body: then the rest runs when it settles and the returned promise carries any failure. A failure answers 502 once and is logged by the
  * caller (thrown, or rejected from the returned promise).
  */
 export function runPhases(
@@ -133,6 +133,36 @@ export function runPhases(
   const guarded = guardPhase(res, ctx, state, match, body, responseOps);
   if (guarded !== false) return guarded === true ? undefined : guarded;
 
+  // waf (src/waf/phase.ts): may read a bounded prefix of the body, then goes on with the body to send.
+  const wafIndex = idx(rules, 'waf');
+  if (wafIndex) {
+    const w = wafPhase(res, ctx, wafIndex, body, responseOps);
+    if (w instanceof Promise)
+      return w.then((o) => {
+        if (o.answered) return state.log(ctx);
+        return authPhase(res, ctx, state, o.body, match, requestOps, responseOps, ipScope);
+      });
+    if (w.answered) {
+      state.log(ctx);
+      return undefined;
+    }
+    body = w.body;
+  }
+  return authPhase(res, ctx, state, body, match, requestOps, responseOps, ipScope);
+}
+
+/** basic_auth, then the rest (afterAuth); a promise only when a password check must be awaited. */
+function authPhase(
+  res: HttpResponse,
+  ctx: RequestContext,
+  state: EdgeState,
+  body: Readable | null,
+  match: NonNullable<ReturnType<DomainTable['lookup']>>,
+  requestOps: HeaderOp[],
+  responseOps: HeaderOp[],
+  ipScope: string,
+): Promise<void> | undefined {
+  const rules = match.domain.rules;
   const auth = idx(rules, 'basic_auth')?.first(ctx);
   if (auth) {
     const verdict = isAuthorized(auth.action, ctx.header('authorization'), ctx.peer.text);

@@ -23,18 +23,31 @@ export interface EdgeServer {
   close(): void;
 }
 
-/** Request body as a stream fed by uWS onData, pausing the client while the origin is not reading. */
+/**
+ * Request body as a stream fed by uWS onData, pausing the client while the origin is not reading. A resume asked for
+ * in the same turn as the pause (a reader that consumes at once, as the waf phase does) is lost by uWS and the body
+ * stalls: resuming waits for the next turn of the loop, and happens only after a pause.
+ */
 function bodyStream(res: HttpResponse, ctx: RequestContext): Readable {
+  let paused = false;
+  const resume = () => {
+    if (!ctx.aborted) res.resume();
+  };
   const stream = new Readable({
     read() {
-      if (!ctx.aborted) res.resume();
+      if (!paused) return;
+      paused = false;
+      setImmediate(resume);
     },
   });
   res.onData((chunk, isLast) => {
     // uWS neuters the ArrayBuffer after the callback: copy it.
     const more = stream.push(Buffer.from(chunk.slice(0)));
     if (isLast) stream.push(null);
-    else if (!more) res.pause();
+    else if (!more) {
+      paused = true;
+      res.pause();
+    }
   });
   return stream;
 }
@@ -63,11 +76,13 @@ export function makeHandler(state: EdgeState, scheme: 'http' | 'https') {
     collecting = headers;
     req.forEach(collectHeader);
     const method = req.getCaseSensitiveMethod();
+    const url = req.getUrl();
     const ctx = new RequestContext({
       method,
       host: hostOf(req.getHeader('host')),
       // Rules match, the cache keys on and the origin receives this one form (normalisePath).
-      path: normalisePath(req.getUrl()),
+      path: normalisePath(url),
+      rawPath: url,
       query: req.getQuery() ?? '',
       headers,
       peer: parsePeerAddress(Buffer.from(res.getRemoteAddressAsText()).toString()),

@@ -19,6 +19,8 @@ export interface RequestLogRecord {
   ms: number;
   upstreamMs: number;
   peer: string;
+  /** WAF findings, only when there were some: [edge rule id, managed rule id, phase, target, data, action]. */
+  waf?: [number, string, number, string, string, string][];
 }
 
 /**
@@ -46,7 +48,7 @@ export class RequestLogBuffer {
     this.total++;
     const t = Date.now();
     this.origins.add(ctx, t);
-    this.push({
+    const record: RequestLogRecord = {
       t,
       host: ctx.host,
       path: ctx.path,
@@ -58,7 +60,9 @@ export class RequestLogBuffer {
       ms: Math.round((performance.now() - ctx.startedAt) * 100) / 100,
       upstreamMs: Math.round(ctx.upstreamMs * 100) / 100,
       peer: ctx.peer.text,
-    });
+    };
+    if (ctx.waf !== null) record.waf = ctx.waf.map((e) => [e.ruleId, e.wafRule, e.phase, e.target, e.data, e.action]);
+    this.push(record);
   }
 
   private push(record: RequestLogRecord): void {

@@ -13,6 +13,7 @@ import { compileOriginRoute, type OriginRouteAction } from './origin-route.js';
 import { compileRateLimit, type RateLimitAction } from './rate-limit.js';
 import { compileRedirect, type RedirectAction } from './redirect.js';
 import { compileRewrite, type RewriteAction } from './rewrite.js';
+import { compileWaf, type WafAction } from './waf.js';
 
 /** The action each rule type with an engine compiles to. */
 export interface RuleActions {
@@ -28,6 +29,7 @@ export interface RuleActions {
   cache: CacheAction;
   header: HeaderAction;
   error_page: ErrorPageAction;
+  waf: WafAction;
 }
 
 /** A rule type the edge evaluates; every one is a type the rules table stores (checked below). */
@@ -39,7 +41,7 @@ type RuleCompilers = {
   readonly [T in EngineRuleType]: (fields: RuleBody, rule: Parameters<ActionCompiler>[1]) => RuleActions[T];
 };
 
-/** Types absent here (waf, bot_route, fingerprint, optimize) are stored by the API and ignored. */
+/** Types absent here (bot_route, fingerprint, optimize) are stored by the API and ignored. */
 export const RULE_COMPILERS: RuleCompilers = {
   drop: compileDrop,
   custom: compileCustom,
@@ -53,6 +55,7 @@ export const RULE_COMPILERS: RuleCompilers = {
   cache: compileCache,
   header: compileHeader,
   error_page: compileErrorPage,
+  waf: compileWaf,
 };
 
 /** The compiler of a stored rule's type, when the edge has an engine for it. */

@@ -11,3 +11,4 @@ export * from './wildcard.js';
 export * from './normalise-path.js';
 export * from './expression.js';
 export * from './custom-rule.js';
+export * from './waf-rules.js';

@@ -2,7 +2,8 @@
 import { isIP } from 'node:net';
 import { isPasswordHash } from './password.js';
 import { normaliseHost } from './host.js';
-import type { PathMatchType } from './path.js';
+import { pathEntryProblem, type PathMatchType } from './path.js';
+import { namesWafRules } from './waf-rules.js';
 import type { Problem, RuleType } from './validate-rule.js';
 
 type Fields = Record<string, unknown>;
@@ -113,6 +114,27 @@ class Checker {
       ? { ok: false, problems: this.problems }
       : { ok: true, value: this.out, passwords: this.passwords };
   }
+}
+
+/** Entries of excluded_rules and of an exclusion's rule_ids; exclusions per rule; paths and args per exclusion. */
+export const MAX_WAF_RULE_ENTRIES = 100;
+export const MAX_WAF_EXCLUSIONS = 50;
+export const MAX_WAF_EXCLUSION_PATHS = 50;
+export const MAX_WAF_EXCLUSION_ARGS = 50;
+
+/** Managed rule ids, id prefixes or class names, lower-cased and without duplicates; unknown ones are problems. */
+function wafRuleList(c: Checker, key: string, list: unknown[]): string[] {
+  const out = new Set<string>();
+  list.forEach((v, i) => {
+    const s = typeof v === 'string' ? v.trim().toLowerCase() : undefined;
+    if (s === undefined || s.length > 64 || !namesWafRules(s))
+      c.problem(
+        `${key}[${i}]`,
+        'must be a managed rule id (942100), an id prefix (942) or a class (sqli, xss, lfi, rfi, rce, php, java, generic, protocol, scanner)',
+      );
+    else out.add(s);
+  });
+  return [...out];
 }
 
 /** What a rate_limit rule counts by: client address, path, one header, or the address with the path or a header. */
@@ -308,6 +330,44 @@ const VALIDATORS: Partial<Record<RuleType, (c: Checker, ctx: Ctx) => void>> = {
   },
   captcha(c) {
     c.int('pass_ttl_s', { min: 60, max: 86400, def: 1800 });
+  },
+  waf(c) {
+    c.int('paranoia_level', { min: 1, max: 4, def: 1 });
+    c.int('anomaly_threshold', { min: 1, max: 10000, def: 5 });
+    c.bool('inspect_body', true);
+    c.out.excluded_rules = wafRuleList(c, 'excluded_rules', c.array('excluded_rules', MAX_WAF_RULE_ENTRIES));
+    c.out.exclusions = c.array('exclusions', MAX_WAF_EXCLUSIONS).map((raw, i) => {
+      const prefix = `exclusions[${i}].`;
+      if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+        c.problem(`exclusions[${i}]`, 'must be an object with rule_ids, paths and/or args');
+        return {};
+      }
+      const e = new Checker(raw as Fields, prefix);
+      const ruleIn = e.array('rule_ids', MAX_WAF_RULE_ENTRIES);
+      const rules = wafRuleList(e, 'rule_ids', ruleIn);
+      const paths = e.array('paths', MAX_WAF_EXCLUSION_PATHS);
+      paths.forEach((p, j) => {
+        const m = pathEntryProblem('wildcard', p);
+        if (m) e.problem(`paths[${j}]`, m);
+      });
+      const args = e.array('args', MAX_WAF_EXCLUSION_ARGS);
+      args.forEach((a, j) => {
+        if (typeof a !== 'string' || a === '' || a.length > 256)
+          e.problem(`args[${j}]`, 'must be an argument name of 1 to 256 characters');
+      });
+      for (const k of Object.keys(e.input)) if (!e.seen.has(k)) e.problem(k, 'unknown field of a waf exclusion');
+      if (ruleIn.length === 0 && paths.length === 0 && args.length === 0 && e.problems.length === 0)
+        c.problem(
+          `exclusions[${i}]`,
+          'names nothing: give rule_ids, paths or args (to switch the rule off, disable it)',
+        );
+      c.problems.push(...e.problems);
+      return {
+        rule_ids: rules,
+        paths: paths as string[],
+        args: (args as string[]).map((a) => a.toLowerCase()),
+      };
+    });
   },
   cache(c) {
     c.str('action', { def: 'cache', oneOf: ['cache', 'bypass'] });

@@ -148,9 +148,10 @@ test('record_ids keep their first order without duplicates (linear)', () => {
 
 test('unknown fields of an engine type are rejected; types without an engine keep their fields', () => {
   assert.equal(validateRule('redirect', { target: '/x', colour: 'red' }).ok, false);
-  const r = validateRule('waf', { sensitivity: 'high' });
+  const r = validateRule('fingerprint', { sensitivity: 'high' });
   assert.ok(r.ok);
   assert.deepEqual(r.value.fields, { sensitivity: 'high' });
+  assert.equal(validateRule('waf', { sensitivity: 'high' }).ok, false);
 });
 
 const typeCases: { type: Parameters<typeof validateRule>[0]; body: Record<string, unknown>; ok: boolean }[] = [
@@ -166,6 +167,29 @@ const typeCases: { type: Parameters<typeof validateRule>[0]; body: Record<string
   { type: 'error_page', body: { statuses: ['599-500'], body: 'x' }, ok: false },
   { type: 'cache', body: { edge_ttl: 60, query: 'sort' }, ok: true },
   { type: 'cache', body: { action: 'maybe' }, ok: false },
+  { type: 'waf', body: {}, ok: true },
+  {
+    type: 'waf',
+    body: {
+      paranoia_level: 3,
+      anomaly_threshold: 10,
+      excluded_rules: ['942100', '941', 'XSS'],
+      exclusions: [{ rule_ids: ['sqli'], paths: ['/admin/*'], args: ['q', 'cookie:prefs'] }, { args: ['token'] }],
+      inspect_body: false,
+    },
+    ok: true,
+  },
+  { type: 'waf', body: { paranoia_level: 5 }, ok: false },
+  { type: 'waf', body: { anomaly_threshold: 0 }, ok: false },
+  { type: 'waf', body: { excluded_rules: ['999999'] }, ok: false },
+  { type: 'waf', body: { excluded_rules: ['9'] }, ok: false },
+  { type: 'waf', body: { excluded_rules: Array.from({ length: 101 }, () => 'sqli') }, ok: false },
+  { type: 'waf', body: { exclusions: [{}] }, ok: false },
+  { type: 'waf', body: { exclusions: [{ paths: ['no-slash'] }] }, ok: false },
+  { type: 'waf', body: { exclusions: [{ args: [''] }] }, ok: false },
+  { type: 'waf', body: { exclusions: [{ args: ['q'], colour: 'red' }] }, ok: false },
+  { type: 'waf', body: { exclusions: ['sqli'] }, ok: false },
+  { type: 'waf', body: { exclusions: Array.from({ length: 51 }, () => ({ args: ['q'] })) }, ok: false },
   {
     type: 'origin_pool',
     body: {
@@ -204,3 +228,18 @@ test('a header rule on an edge-owned header names it', () => {
 for (const c of typeCases) {
   test(`${c.type} ${JSON.stringify(c.body)} → ${c.ok}`, () => assert.equal(validateRule(c.type, c.body).ok, c.ok));
 }
+
+test('waf fields are normalised: defaults, lower-cased ids without duplicates, argument names lower case', () => {
+  const r = validateRule('waf', { excluded_rules: ['SQLI', 'sqli', '942100'], exclusions: [{ args: ['Q'] }] });
+  assert.ok(r.ok);
+  assert.deepEqual(r.value.fields, {
+    paranoia_level: 1,
+    anomaly_threshold: 5,
+    inspect_body: true,
+    excluded_rules: ['sqli', '942100'],
+    exclusions: [{ rule_ids: [], paths: [], args: ['q'] }],
+  });
+  const bad = validateRule('waf', { exclusions: [{ rule_ids: ['nope'] }] });
+  assert.ok(!bad.ok);
+  assert.equal(bad.problems[0].path, 'exclusions[0].rule_ids[0]');
+});

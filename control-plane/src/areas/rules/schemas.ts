@@ -324,26 +324,45 @@ const TYPE_FIELDS: Record<StoredRuleType, TProperties> = {
       }),
     ),
   },
-  // The six types below have no edge engine yet: their fields are stored and read back, and have no effect until
-  // the engine ships. Each schema is closed, so a rule cannot carry anything else (issue 8: unbounded blobs).
+  // waf, captcha and rate_limit run at the edge; bot_route, fingerprint and optimize below have no edge engine yet:
+  // their fields are stored and read back. Each schema is closed, so a rule cannot carry anything else (issue 8).
   waf: {
     paranoia_level: Type.Optional(
       Int('Rule-set strictness, 1 (fewest false positives) to 4; default 1', { minimum: 1, maximum: 4 }),
     ),
-    excluded_rules: Type.Optional(
+    anomaly_threshold: Type.Optional(
+      Int('Anomaly score at which a request is blocked (critical finding 5, warning 3, notice 2); default 5', {
+        minimum: 1,
+        maximum: 10000,
+      }),
+    ),
+    excluded_rules: Type.Optional(WafRuleList('Managed rules switched off for the matched requests')),
+    exclusions: Type.Optional(
       Type.Array(
-        Type.String({
-          minLength: 1,
-          maxLength: 64,
-          pattern: '^[A-Za-z0-9_.-]+$',
-          'x-expected': 'a rule id (letters, digits, _ . -)',
-        }),
-        {
-          description: 'Ids of rule-set rules switched off for the matched requests',
-          maxItems: 100,
-        },
+        Type.Object(
+          {
+            rule_ids: Type.Optional(WafRuleList('Managed rules the exclusion drops; empty or absent: all')),
+            paths: Type.Optional(
+              Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), {
+                description: 'Wildcard paths (normalised form) the exclusion applies to; empty or absent: all',
+                maxItems: 50,
+              }),
+            ),
+            args: Type.Optional(
+              Type.Array(Type.String({ minLength: 1, maxLength: 256 }), {
+                description:
+                  'Arguments not inspected by those rules: names as sent (JSON paths as a.b.0), cookie:<name>, ' +
+                  'header:<name>, path; empty or absent: the whole request',
+                maxItems: 50,
+              }),
+            ),
+          },
+          { ...closed },
+        ),
+        { description: 'Findings dropped by rule, path and argument', maxItems: 50 },
       ),
     ),
+    inspect_body: Type.Optional(Bool('Read form, JSON, multipart and XML bodies (first 128 KiB); default true')),
   },
   captcha: {
     pass_ttl_s: Type.Optional(
@@ -408,6 +427,18 @@ const TYPE_FIELDS: Record<StoredRuleType, TProperties> = {
   },
 };
 
+function WafRuleList(description: string) {
+  return Type.Array(
+    Type.String({
+      minLength: 1,
+      maxLength: 64,
+      pattern: '^[A-Za-z0-9_.-]+$',
+      'x-expected': 'a managed rule id (942100), an id prefix (942) or a class (sqli, xss, lfi, rfi, rce, …)',
+    }),
+    { description, maxItems: 100 },
+  );
+}
+
 /**
  * A working create body of each type, shown in the OpenAPI document (`examples`): the API reference shows it, and
  * the fuzzer's examples phase sends it (scripts/api-fuzz.sh); a test creates every one on an enterprise domain.
@@ -435,7 +466,11 @@ export const CREATE_EXAMPLES: Record<StoredRuleType, Record<string, unknown>> = 
   },
   error_page: { statuses: ['500-599'], body: '<h1>Back soon</h1>' },
   cache: { action: 'cache', edge_ttl: 3600, path_includes: ['/static/*'] },
-  waf: { paranoia_level: 2, excluded_rules: ['942100'] },
+  waf: {
+    paranoia_level: 2,
+    excluded_rules: ['942100'],
+    exclusions: [{ rule_ids: ['sqli'], paths: ['/admin/sql/*'], args: ['query'] }],
+  },
   captcha: { pass_ttl_s: 3600, path_includes: ['/login'] },
   rate_limit: { requests: 100, period_s: 60, key: 'ip', action: 'block', path_includes: ['/api/*'] },
   bot_route: { categories: ['ai'], address: '192.0.2.30' },
