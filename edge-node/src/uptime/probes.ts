@@ -206,6 +206,9 @@ export class UptimeProber {
   private readonly random: () => number;
   /** Proxied requests to the origin per minute and scope key, as this process saw them (current and previous). */
   private readonly seen = new Map<number, Map<string, number>>();
+  /** The minute `add` counted last, and its map (records of one batch mostly share a minute). */
+  private lastMinute = -1;
+  private lastSeen: Map<string, number> | undefined;
   /** Monitor scopes by host, for counting logged records (rebuilt each minute). */
   private monitorScopes = new Map<string, ProbeScope[]>();
   private wholeHost = new Set<string>();
@@ -257,11 +260,13 @@ export class UptimeProber {
   }
 
   private add(minute: number, key: string, n: number): void {
-    let m = this.seen.get(minute);
+    let m = minute === this.lastMinute ? this.lastSeen : this.seen.get(minute);
     if (!m) {
       if (minute < this.plannedMinute - MINUTE_MS) return;
       this.seen.set(minute, (m = new Map()));
     }
+    this.lastMinute = minute;
+    this.lastSeen = m;
     m.set(key, (m.get(key) ?? 0) + n);
   }
 
@@ -298,6 +303,8 @@ export class UptimeProber {
   private plan(minute: number): void {
     this.plannedMinute = minute;
     for (const m of this.seen.keys()) if (m < minute - MINUTE_MS) this.seen.delete(m);
+    this.lastMinute = -1;
+    this.lastSeen = undefined;
     const scopes = new Map<string, ProbeScope>();
     const monitorScopes = new Map<string, ProbeScope[]>();
     const wholeHost = new Set<string>();
