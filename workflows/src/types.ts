@@ -78,6 +78,21 @@ export interface AcmePlan {
   current: { hostnames: string[]; not_before: string; not_after: string } | null;
   /** A manual POST ssl/issue is waiting for an order. */
   manual: boolean;
+  /**
+   * Where the dns-01 TXTs go: the domain's own zone (managed), the ACME delegation zone its `_acme-challenge` CNAME
+   * points into (external), or the domain's acme-dns account. Absent: zone.
+   */
+  challenge?: 'zone' | 'delegation' | 'acme-dns';
+  /** For `delegation`: the CNAME target and canary, checked through public resolvers before an order is made. */
+  delegation?: { target: string; canary: string; zone: string };
+}
+
+/** Where published challenges can be seen: on our DNS nodes (names there), or through public resolvers. */
+export interface PublishedChallenges {
+  published: number;
+  /** Names and values to wait for; absent (an older control plane): the challenges' own names on our nodes. */
+  watch?: Array<{ name: string; value: string }>;
+  via?: 'nodes' | 'resolvers';
 }
 
 export interface AcmeOrderInput {

@@ -1,7 +1,7 @@
-// What the certificate sweep starts and what the plan asks for, in-process: only active managed domains with proxied
-// records and no certificate covering them; an order running or a retry waiting is left alone (a stale `pending` is
+// What the certificate sweep starts and what the plan asks for, in-process: only active domains with proxied records
+// and no certificate covering them; an order running or a retry waiting is left alone (a stale `pending` is
 // not); the sweep goes through every domain batch by batch; the names ordered are the apex, its wildcard and deeper
-// proxied names.
+// proxied names (an external domain's: the apex and wildcard, through its delegation or its acme-dns account).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eq } from 'drizzle-orm';
@@ -9,6 +9,7 @@ import { ensureNodeToken } from '@platform/shared/node-token';
 import { startTestControlPlane } from '../../../test/helpers/control-plane.js';
 import { domains } from '../db/schema.js';
 import { recordIssuance } from '../areas/ssl/service.js';
+import { putAcmeDnsAccount } from '../areas/ssl/acme-dns-store.js';
 import { acmePlan, MAX_CERTIFICATE_NAMES, sweepCertificates, wantedHostnames, type SweepCursor } from './acme-plan.js';
 
 test('wantedHostnames: apex and wildcard, deeper names added, at most the CA limit', () => {
@@ -34,8 +35,8 @@ test('the certificate sweep and the plan', async (t) => {
   });
   const token = ensureNodeToken(cp.config.dataDir, (cp.config as { nodeToken?: string }).nodeToken);
   const owner = await cp.user();
-  const make = async (name: string, opts: { active: boolean; proxied: boolean }) => {
-    await cp.domain(owner.key, name);
+  const make = async (name: string, opts: { active: boolean; proxied: boolean; external?: boolean }) => {
+    await cp.domain(owner.key, name, opts.external ? 'external' : 'managed');
     if (opts.active) {
       const res = await cp.call(
         null,
@@ -117,4 +118,51 @@ test('the certificate sweep and the plan', async (t) => {
   // A manual order (pending) covers the apex and wildcard even without proxied records.
   await recordIssuance(cp.database.db, bare.id, { status: 'pending' });
   assert.deepEqual((await acmePlan(cp.app, bare)).hostnames, [bare.name, `*.${bare.name}`]);
+
+  // External DNS: the apex and wildcard only (the names `_acme-challenge.<domain>` answers for), through the
+  // delegation zone (the CNAME checked first), or through an acme-dns account when one is set; the sweep takes them.
+  const ext = await make('g-sweep.example.org', { active: true, proxied: true, external: true });
+  const deep = await cp.call(owner.key, 'POST', `/domains/${ext.name}/records/`, {
+    name: 'a.b',
+    type: 'A',
+    destination: '127.0.0.1',
+    proxied: true,
+  });
+  assert.equal(deep.statusCode, 200, deep.body);
+  const block = ext.sslDelegation as { target: string; canary: string };
+  assert.deepEqual(await acmePlan(cp.app, ext), {
+    directory_url: 'https://ca.test/dir',
+    email: 'ops@example.org',
+    manual: false,
+    current: null,
+    challenge: 'delegation',
+    delegation: { target: block.target, canary: block.canary, zone: cp.config.acmeDelegationZone },
+    hostnames: [ext.name, `*.${ext.name}`],
+  });
+  assert.ok((await sweepAll(Date.now() + 2 * 3_600_000)).includes(`certificates:${ext.name}`));
+  assert.deepEqual(wantedHostnames(ext.name, [`a.b.${ext.name}`], 'external'), [ext.name, `*.${ext.name}`]);
+
+  await putAcmeDnsAccount(cp.database.db, {
+    domainId: ext.id,
+    serverUrl: 'https://acme-dns.example.net',
+    username: 'u',
+    passwordSealed: 'sealed',
+    subdomain: 's',
+    fulldomain: null,
+  });
+  const viaAccount = await acmePlan(cp.app, ext);
+  assert.equal(viaAccount.challenge, 'acme-dns');
+  assert.equal(viaAccount.delegation, undefined);
+  assert.deepEqual(viaAccount.hostnames, [ext.name, `*.${ext.name}`]);
+
+  const elsewhere = await make('h-sweep.example.org', { active: true, proxied: true, external: true });
+  await cp.database.db
+    .update(domains)
+    .set({ sslDelegation: { ...elsewhere.sslDelegation, target: 'x.old-zone.example.net' } })
+    .where(eq(domains.id, elsewhere.id));
+  const [moved] = await cp.database.db.select().from(domains).where(eq(domains.id, elsewhere.id));
+  assert.match(
+    (await acmePlan(cp.app, moved!)).reason ?? '',
+    /ssl_delegation CNAME target is not inside the ACME delegation zone acme\.platform\.test/,
+  );
 });

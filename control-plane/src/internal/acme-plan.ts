@@ -9,6 +9,8 @@ import type { domains } from '../db/schema.js';
 import { coveringName } from '../areas/ssl/pem.js';
 import { proxiedHostnames, recordIssuance } from '../areas/ssl/service.js';
 import { getIssuance, listCertificates, type HostnameIssuance } from '../areas/ssl/store.js';
+import { getAcmeDnsAccount } from '../areas/ssl/acme-dns-store.js';
+import { delegationLabel } from '../areas/ssl/delegation-zone.js';
 import { enqueueMissingWorkflows, type WorkflowStart } from '../workflow-outbox/outbox.js';
 import type { AcmeConfig } from './acme-config.js';
 import type * as wf from '../../../workflows/src/workflows/index.js';
@@ -43,10 +45,12 @@ export function certificatesWorkflow(cfg: AcmeConfig, domain: string): WorkflowS
 /**
  * The names a managed domain's certificate covers: the apex and its wildcard (as Cloudflare's Universal SSL: every
  * proxied name one label deep, present and future, without a new order), plus proxied names deeper than that, up to
- * MAX_CERTIFICATE_NAMES.
+ * MAX_CERTIFICATE_NAMES. An external domain's: the apex and its wildcard only, the names whose dns-01 TXT lives at
+ * the one `_acme-challenge.<domain>` its CNAME (or acme-dns account) answers for.
  */
-export function wantedHostnames(domain: string, proxied: readonly string[]): string[] {
+export function wantedHostnames(domain: string, proxied: readonly string[], mode = 'managed'): string[] {
   const names = new Set([domain, `*.${domain}`]);
+  if (mode === 'external') return [...names];
   for (const p of proxied) {
     if (names.size >= MAX_CERTIFICATE_NAMES) break;
     if (coveringName(names, p) === undefined) names.add(p);
@@ -95,10 +99,17 @@ export async function acmePlan(app: FastifyInstance, row: DomainRow, now = Date.
   const none = (reason: string): AcmePlanBody => ({ ...base, hostnames: [], reason });
   if (!cfg.directoryUrl) return none('no certificate issuer is configured (ACME_DIRECTORY_URL)');
   if (row.state !== 'active') return none(`the domain is ${row.state}, not active`);
-  if (row.dnsMode !== 'managed')
-    return none('external DNS: issuance through the ssl_delegation CNAME is not available yet');
+  let via: Pick<AcmePlanBody, 'challenge' | 'delegation'> = {};
+  if (row.dnsMode === 'external') {
+    const zone = app.config.acmeDelegationZone;
+    const d = row.sslDelegation as { target?: string; canary?: string } | null;
+    if (await getAcmeDnsAccount(app.db, row.id)) via = { challenge: 'acme-dns' };
+    else if (delegationLabel(d, zone) === undefined || !d?.canary)
+      return none(`the ssl_delegation CNAME target is not inside the ACME delegation zone ${zone}`);
+    else via = { challenge: 'delegation', delegation: { target: d.target!, canary: d.canary, zone } };
+  }
   if (proxied.length === 0 && !manual) return none('the domain has no proxied records');
-  return { ...base, hostnames: wantedHostnames(row.name, proxied) };
+  return { ...base, ...via, hostnames: wantedHostnames(row.name, proxied, row.dnsMode) };
 }
 
 export type AttemptReport = AcmeAttemptReport;
@@ -153,7 +164,7 @@ export interface SweepCursor {
 }
 
 /**
- * The certificate workflows the sweep ensures: active managed domains with proxied names whose issued certificate
+ * The certificate workflows the sweep ensures: active domains (managed or external) with proxied names whose issued certificate
  * does not cover them all or is due for renewal, unless an order runs or a failed one waits for its retry. Looks at
  * one batch of domains after the cursor and moves it on (back to the start after the last domain), so every domain
  * is looked at however many there are.
@@ -167,14 +178,15 @@ export async function sweepCertificates(
   if (!cfg.directoryUrl) return [];
   const batch = cursor.batch ?? SWEEP_BATCH;
   const res = await app.db.execute(sql`
-    SELECT d.id, d.name, i.status, i.updated_at, i.hostnames
+    SELECT d.id, d.name, d.dns_mode, i.status, i.updated_at, i.hostnames
     FROM domains d LEFT JOIN ssl_issuance i ON i.domain_id = d.id
-    WHERE d.state = 'active' AND d.dns_mode = 'managed' AND d.id > ${cursor.afterId}
+    WHERE d.state = 'active' AND d.id > ${cursor.afterId}
       AND EXISTS (SELECT 1 FROM dns_records r WHERE r.domain_id = d.id AND r.proxied)
     ORDER BY d.id LIMIT ${batch}`);
   const rows = rowsOf<{
     id: number;
     name: string;
+    dns_mode: string;
     status: string | null;
     updated_at: string | Date | null;
     hostnames: Record<string, HostnameIssuance> | string | null;
@@ -191,7 +203,7 @@ export async function sweepCertificates(
       if (waiting) continue;
     }
     const current = await currentIssued(app.db, d.id, now);
-    const wanted = wantedHostnames(d.name, await proxiedHostnames(app.db, d));
+    const wanted = wantedHostnames(d.name, await proxiedHostnames(app.db, d), d.dns_mode);
     const have = new Set(current?.hostnames ?? []);
     const covered = current !== undefined && wanted.every((w) => have.has(w));
     if (covered && renewalDue(current.notBefore, current.notAfter, cfg.renewBeforeMs) > now) continue;

@@ -4,12 +4,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPrivateKey } from 'node:crypto';
-import { desc, eq } from 'drizzle-orm';
+import { and, desc, eq, gt, sql } from 'drizzle-orm';
 import { decodeDomainSnapshot } from '@platform/shared/config';
 import { ensureNodeToken } from '@platform/shared/node-token';
 import { startTestControlPlane } from '../../../test/helpers/control-plane.js';
 import { configLog, dnsRecords, domains } from '../db/schema.js';
+import { rowsOf } from '../db/migrate.js';
 import { ACME_CHALLENGE_COMMENT, challengeOwner } from './acme.js';
+import { CANARY_COMMENT, reconcileDelegationZone, ZONE_OWNER_EMAIL } from '../areas/ssl/delegation-zone.js';
 
 const V1 = 'a'.repeat(43);
 const V2 = 'B_-'.repeat(14) + 'x';
@@ -22,12 +24,13 @@ test('internal ACME routes', async (t) => {
   const owner = await cp.user();
   const name = await cp.domain(owner.key, 'acme-routes.example.org');
   const [dom] = await cp.database.db.select().from(domains).where(eq(domains.name, name));
-  const head = async () =>
+  /** The latest config-log entry of a domain (this test's, unless another id is given). */
+  const head = async (domainId = dom.id) =>
     (
       await cp.database.db
         .select({ version: configLog.version, payload: configLog.payload, removed: configLog.removedRecordIds })
         .from(configLog)
-        .where(eq(configLog.domainId, dom.id))
+        .where(eq(configLog.domainId, domainId))
         .orderBy(desc(configLog.version))
         .limit(1)
     )[0]!;
@@ -61,7 +64,13 @@ test('internal ACME routes', async (t) => {
       ],
     });
     assert.equal(res.statusCode, 200, res.body);
-    assert.deepEqual(res.json(), { published: 3 });
+    assert.equal(res.json().published, 3);
+    // Where to wait: the names themselves, on our DNS nodes.
+    assert.equal(res.json().via, 'nodes');
+    assert.deepEqual(
+      res.json().watch.map((w: { name: string }) => w.name),
+      [`_acme-challenge.${name}`, `_acme-challenge.${name}`, `_acme-challenge.www.${name}`],
+    );
     const entry = await head();
     assert.equal(entry.version, before + 1);
     const served = decodeDomainSnapshot(entry.payload)
@@ -76,7 +85,7 @@ test('internal ACME routes', async (t) => {
     const again = await internal('POST', `/internal/domains/${name}/acme/challenges`, {
       records: [{ name: `_acme-challenge.${name}`, value: V1 }],
     });
-    assert.deepEqual(again.json(), { published: 0 });
+    assert.equal(again.json().published, 0);
     assert.equal((await head()).version, before + 1);
 
     // The user's own TXT with the same text stays when the challenge is withdrawn.
@@ -146,4 +155,112 @@ test('internal ACME routes', async (t) => {
     assert.throws(() => challengeOwner('_acme-challenge.notexample.org', 'example.org'));
     assert.throws(() => challengeOwner('_acme-challenge', 'example.org'));
   });
+
+  await t.test(
+    'external domains: the delegation zone holds their canaries and their challenges, through the config log',
+    async () => {
+      const db = cp.database.db;
+      const zone = cp.config.acmeDelegationZone;
+      const ext = 'acme-ext.example.org';
+      const created = await cp.call(owner.key, 'POST', '/domains/', { name: ext, dns_mode: 'external' });
+      assert.equal(created.statusCode, 200, created.body);
+      const [z] = await db.select().from(domains).where(eq(domains.name, zone));
+      assert.ok(z, 'the delegation zone exists once an external domain needs it');
+      assert.equal(z.state, 'active');
+      assert.equal(z.dnsMode, 'managed');
+      const [row] = await db.select().from(domains).where(eq(domains.name, ext));
+      const block = row!.sslDelegation as { target: string; canary: string };
+      const label = block.target.slice(0, -(zone.length + 1));
+      const zoneEntry = () => head(z.id);
+      const zoneTxts = async () =>
+        (await db.select().from(dnsRecords).where(eq(dnsRecords.domainId, z.id)))
+          .map((r) => [r.name, r.destination, r.comment === CANARY_COMMENT ? 'canary' : r.comment])
+          .sort();
+      assert.deepEqual(await zoneTxts(), [[label, block.canary, 'canary']]);
+      assert.deepEqual(
+        decodeDomainSnapshot((await zoneEntry()).payload).zone.records.map((r) => [r.name, r.type, r.destination]),
+        [[label, 'TXT', block.canary]],
+      );
+
+      // Challenges of the apex and its wildcard go to the label; any other name is 400 and stores nothing.
+      const wrong = await internal('POST', `/internal/domains/${ext}/acme/challenges`, {
+        records: [{ name: `_acme-challenge.www.${ext}`, value: V1 }],
+      });
+      assert.equal(wrong.statusCode, 400, wrong.body);
+      assert.match(wrong.json().error, /answered at _acme-challenge\.acme-ext\.example\.org only/);
+      const before = (await zoneEntry()).version;
+      const pub = await internal('POST', `/internal/domains/${ext}/acme/challenges`, {
+        records: [
+          { name: `_acme-challenge.${ext}`, value: V1 },
+          { name: `_acme-challenge.${ext}.`, value: V2 },
+        ],
+      });
+      assert.equal(pub.statusCode, 200, pub.body);
+      assert.deepEqual(pub.json(), {
+        published: 2,
+        via: 'nodes',
+        watch: [
+          { name: block.target, value: V1 },
+          { name: block.target, value: V2 },
+        ],
+      });
+      const entry = await zoneEntry();
+      const since = await db
+        .select({ version: configLog.version })
+        .from(configLog)
+        .where(and(gt(configLog.version, before), eq(configLog.domainId, z.id)));
+      assert.equal(since.length, 1, 'one config-log entry');
+      assert.deepEqual(
+        decodeDomainSnapshot(entry.payload)
+          .zone.records.map((r) => [r.name, r.destination, r.ttl])
+          .sort(),
+        [
+          [label, V2, 60],
+          [label, V1, 60],
+        ],
+      );
+      // Withdrawn: the canary stays.
+      const out = await internal('POST', `/internal/domains/${ext}/acme/challenges/withdraw`, {
+        records: [
+          { name: `_acme-challenge.${ext}`, value: V1 },
+          { name: `_acme-challenge.${ext}`, value: V2 },
+          { name: `_acme-challenge.${ext}`, value: block.canary.padEnd(43, 'x') },
+        ],
+      });
+      assert.deepEqual(out.json(), { withdrawn: 2 });
+      assert.deepEqual(await zoneTxts(), [[label, block.canary, 'canary']]);
+      assert.equal((await zoneEntry()).removed.length, 2);
+
+      // No tenant reaches the zone: its owner holds no key, and a domain inside it is refused.
+      const inside = await cp.call(owner.key, 'POST', '/domains/', { name: `x.${zone}` });
+      assert.equal(inside.statusCode, 409, inside.body);
+      const [ownerRow] = rowsOf<{ email: string; active: boolean }>(
+        await db.execute(
+          sql`SELECT u.email, u.active FROM users u JOIN domains d ON d.owner_id = u.id WHERE d.id = ${z.id}`,
+        ),
+      );
+      assert.deepEqual(ownerRow, { email: ZONE_OWNER_EMAIL, active: false });
+
+      // Back to managed DNS: the canary goes; external again: a new label with a new canary.
+      assert.equal((await cp.call(owner.key, 'PUT', `/domains/${ext}`, { dns_mode: 'managed' })).statusCode, 200);
+      assert.deepEqual(await zoneTxts(), []);
+      assert.equal((await cp.call(owner.key, 'PUT', `/domains/${ext}`, { dns_mode: 'external' })).statusCode, 200);
+      const [again] = await db.select().from(domains).where(eq(domains.name, ext));
+      const next = again!.sslDelegation as { target: string; canary: string };
+      assert.notEqual(next.target, block.target);
+      const nextLabel = next.target.slice(0, -(zone.length + 1));
+      assert.deepEqual(await zoneTxts(), [[nextLabel, next.canary, 'canary']]);
+
+      // Reconciled at start: a lost canary comes back, a record at a label no domain holds goes.
+      await db.delete(dnsRecords).where(eq(dnsRecords.domainId, z.id));
+      await db.insert(dnsRecords).values({ domainId: z.id, name: 'orphan', type: 'TXT', destination: 'left over' });
+      assert.deepEqual(await reconcileDelegationZone(cp.app, zone), { added: 1, removed: 1 });
+      assert.deepEqual(await zoneTxts(), [[nextLabel, next.canary, 'canary']]);
+      assert.deepEqual(await reconcileDelegationZone(cp.app, zone), { added: 0, removed: 0 });
+
+      // Deleted: its canary goes with it.
+      assert.equal((await cp.call(owner.key, 'DELETE', `/domains/${ext}`)).statusCode, 200);
+      assert.deepEqual(await zoneTxts(), []);
+    },
+  );
 });

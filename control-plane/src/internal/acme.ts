@@ -16,6 +16,21 @@ import { changeDomain } from '../config-log/change-domain.js';
 import { parseDomainName } from '../areas/domains/domain-name.js';
 import { insertRecords, deleteRecords } from '../areas/records/store.js';
 import { RECORD_DEFAULTS } from '../areas/records/normalize.js';
+import { getAcmeDnsAccount } from '../areas/ssl/acme-dns-store.js';
+import { acmeDnsUpdate } from '../areas/ssl/acme-dns-client.js';
+import { acmeDnsAad } from '../areas/ssl/acme-dns-routes.js';
+import {
+  delegationLabel,
+  publishDelegated,
+  reconcileDelegationZone,
+  withdrawDelegated,
+} from '../areas/ssl/delegation-zone.js';
+import { originPolicy } from '../origins/address-check.js';
+import type { PublishedChallenges } from '../../../workflows/src/types.js';
+
+type DomainRow = typeof domains.$inferSelect;
+/** acme-dns keeps this many TXT values per subdomain (the newest). */
+const ACME_DNS_VALUES = 2;
 
 /** Marks the TXT records this module writes: withdrawal never touches a record the user made. */
 export const ACME_CHALLENGE_COMMENT = 'ACME dns-01 challenge: published and withdrawn by the platform';
@@ -63,6 +78,15 @@ function newAccountKey(): string {
 export default async function acmeInternalRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   scheduleCertificateSweep(fastify);
+  // The delegation zone holds a canary for every external domain (those made before it existed included).
+  fastify.addHook('onReady', async () => {
+    try {
+      const done = await reconcileDelegationZone(fastify, fastify.config.acmeDelegationZone);
+      if (done.added + done.removed > 0) fastify.log.info(done, 'ACME delegation zone reconciled');
+    } catch (err) {
+      fastify.log.error({ err }, 'ACME delegation zone could not be reconciled');
+    }
+  });
 
   // The account key of one ACME directory, made on first use (sealed at rest); concurrent first calls agree on one key.
   app.post(
@@ -146,18 +170,22 @@ export default async function acmeInternalRoutes(fastify: FastifyInstance) {
     },
   );
 
-  // Publishes dns-01 TXT records in the domain's zone (records already there with the same value are kept): one
-  // config-log entry; answers the record ids.
+  // Publishes dns-01 TXT records: in the zone of a managed domain (records already there with the same value are
+  // kept; one config-log entry); for an external domain at its label in the ACME delegation zone, or through its
+  // acme-dns account. Answers where the TXTs can be seen (`watch`, on our DNS nodes or through public resolvers).
   app.post(
     '/internal/domains/:domain/acme/challenges',
     { schema: { hide: true, params: Params, body: Challenges } },
     async (req) => {
       const name = domainName(req.params.domain);
-      return changeDomain(app, { name }, async (tx, domain) => {
+      const [row] = await app.db.select().from(domains).where(eq(domains.name, name));
+      if (!row) throw new ApiError('CP_ERR_NOT_FOUND', MESSAGES.domainNotFound);
+      if (row.dnsMode === 'external') return publishExternal(fastify, row, req.body.records);
+      const published = await changeDomain(app, { name }, async (tx, domain) => {
         if (domain.state === 'disabled' || domain.state === 'banned')
           throw new ApiError('CP_ERR_DOMAIN_DISABLED', `domain is ${domain.state}`);
         if (domain.dnsMode !== 'managed')
-          throw new ApiError('CP_ERR_WRONG_STATE', 'challenges are published in the zone of managed domains only');
+          throw new ApiError('CP_ERR_WRONG_STATE', 'the domain switched to external DNS during the order');
         const wanted = req.body.records.map((r) => ({ owner: challengeOwner(r.name, domain.name), value: r.value }));
         const owners = [...new Set(wanted.map((w) => w.owner))];
         const present = await tx
@@ -193,17 +221,30 @@ export default async function acmeInternalRoutes(fastify: FastifyInstance) {
             comment: ACME_CHALLENGE_COMMENT,
           })),
         );
-        return { value: { published: rows.length }, change: { upsertedRecords: rows.map((r) => r.id) } };
+        return { value: rows.length, change: { upsertedRecords: rows.map((r) => r.id) } };
       });
+      const watch = req.body.records.map((r) => ({ name: r.name.toLowerCase().replace(/\.$/, ''), value: r.value }));
+      return { published, watch, via: 'nodes' as const };
     },
   );
 
-  // Withdraws the challenge records the platform published (never a record of the user's with the same text).
+  // Withdraws the challenge records the platform published (never a record of the user's with the same text); for an
+  // external domain, those at its label in the delegation zone (an acme-dns account has no removal: its two newest
+  // values rotate out).
   app.post(
     '/internal/domains/:domain/acme/challenges/withdraw',
     { schema: { hide: true, params: Params, body: Challenges } },
     async (req) => {
       const name = domainName(req.params.domain);
+      const [row] = await app.db.select().from(domains).where(eq(domains.name, name));
+      if (!row) throw new ApiError('CP_ERR_NOT_FOUND', MESSAGES.domainNotFound);
+      if (row.dnsMode === 'external') {
+        const zone = app.config.acmeDelegationZone;
+        const label = delegationLabel(row.sslDelegation, zone);
+        if (label === undefined) return { withdrawn: 0 };
+        const values = [...new Set(req.body.records.map((r) => r.value))];
+        return { withdrawn: await withdrawDelegated(app, { zone, label, values, comment: ACME_CHALLENGE_COMMENT }) };
+      }
       return changeDomain(app, { name }, async (tx, domain) => {
         const wanted = new Set(req.body.records.map((r) => `${challengeOwner(r.name, domain.name)} ${r.value}`));
         const ours = await tx
@@ -222,4 +263,63 @@ export default async function acmeInternalRoutes(fastify: FastifyInstance) {
       });
     },
   );
+}
+
+/** The one name an external domain's challenges may use: `_acme-challenge.<domain>` (its apex and wildcard). */
+function externalChallengeValues(domain: string, records: ReadonlyArray<{ name: string; value: string }>): string[] {
+  const expected = `_acme-challenge.${domain}`;
+  for (const r of records) {
+    if (r.name.toLowerCase().replace(/\.$/, '') !== expected)
+      throw new ApiError(
+        'CP_ERR_INVALID_INPUT',
+        `"${r.name}": an external domain's challenges are answered at ${expected} only (its ssl_delegation CNAME)`,
+      );
+  }
+  return [...new Set(records.map((r) => r.value))];
+}
+
+/**
+ * An external domain's challenges: through its acme-dns account when it has one (one /update per value; acme-dns
+ * keeps the two newest, so at most two), else at its label in the ACME delegation zone our DNS nodes serve.
+ */
+async function publishExternal(
+  app: FastifyInstance,
+  domain: DomainRow,
+  records: ReadonlyArray<{ name: string; value: string }>,
+): Promise<PublishedChallenges> {
+  if (domain.state === 'disabled' || domain.state === 'banned')
+    throw new ApiError('CP_ERR_DOMAIN_DISABLED', `domain is ${domain.state}`);
+  const values = externalChallengeValues(domain.name, records);
+  const account = await getAcmeDnsAccount(app.db, domain.id);
+  if (account) {
+    if (values.length > ACME_DNS_VALUES)
+      throw new ApiError(
+        'CP_ERR_INVALID_INPUT',
+        `acme-dns keeps ${ACME_DNS_VALUES} TXT values per account: an order may publish at most ${ACME_DNS_VALUES}`,
+      );
+    const vault = app.configLog.vault;
+    if (!vault) throw new ApiError('CP_ERR_INTERNAL', 'no key vault to open the acme-dns password');
+    const creds = {
+      serverUrl: account.serverUrl,
+      username: account.username,
+      password: vault.open(account.passwordSealed, acmeDnsAad(domain.id)),
+      subdomain: account.subdomain,
+    };
+    for (const v of values) {
+      const r = await acmeDnsUpdate(originPolicy(app.config), creds, v);
+      if (!r.ok) throw new ApiError('CP_ERR_CHECK_FAILED', `acme-dns /update failed: ${r.error}`);
+    }
+    const name = `_acme-challenge.${domain.name}`;
+    return { published: values.length, watch: values.map((value) => ({ name, value })), via: 'resolvers' };
+  }
+  const zone = app.config.acmeDelegationZone;
+  const label = delegationLabel(domain.sslDelegation, zone);
+  if (label === undefined)
+    throw new ApiError(
+      'CP_ERR_WRONG_STATE',
+      `the ssl_delegation CNAME target of ${domain.name} is not inside the ACME delegation zone ${zone}`,
+    );
+  const published = await publishDelegated(app, { zone, label, values, comment: ACME_CHALLENGE_COMMENT });
+  const name = `${label}.${zone}`;
+  return { published, watch: values.map((value) => ({ name, value })), via: 'nodes' };
 }

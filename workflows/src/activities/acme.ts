@@ -12,6 +12,8 @@ import { observe } from './dns-lookup.js';
 export interface AcmeDeps extends ControlPlaneDeps {
   /** Our own DNS nodes: a challenge is handed to the CA only once every one of them serves its TXT. */
   dnsNodes: Resolver[];
+  /** Public resolvers: where a TXT published through an acme-dns account is waited for. */
+  resolvers: Resolver[];
   dnsTimeoutMs: number;
 }
 
@@ -152,11 +154,18 @@ export function createAcmeActivities(deps: AcmeDeps) {
       }
     },
 
-    /** True once every one of our DNS nodes answers every challenge TXT (what the CA's resolver will ask). */
-    async acmeChallengesServed(challenges: AcmeChallenge[]): Promise<{ served: boolean; missing: string[] }> {
+    /**
+     * True once every one of our DNS nodes answers every challenge TXT (what the CA's resolver will ask), or every
+     * public resolver (`via: 'resolvers'`: a TXT an acme-dns server serves).
+     */
+    async acmeChallengesServed(
+      challenges: Array<{ name: string; value: string }>,
+      via: 'nodes' | 'resolvers' = 'nodes',
+    ): Promise<{ served: boolean; missing: string[] }> {
       const missing: string[] = [];
+      const resolvers = via === 'resolvers' ? deps.resolvers : deps.dnsNodes;
       for (const ch of challenges) {
-        const seen = await observe({ resolvers: deps.dnsNodes, timeoutMs: deps.dnsTimeoutMs }, ch.name, 'TXT');
+        const seen = await observe({ resolvers, timeoutMs: deps.dnsTimeoutMs }, ch.name, 'TXT');
         for (const o of seen) if (!o.values.includes(ch.value)) missing.push(`${o.resolver} ${ch.name}`);
       }
       return { served: missing.length === 0, missing };

@@ -6,6 +6,7 @@ import type {
   AcmeChallenge,
   AcmePlan,
   NsCheckResult,
+  PublishedChallenges,
   ResolverObservation,
   ScannedRecord,
 } from '../types.js';
@@ -105,8 +106,11 @@ export function createControlPlaneActivities(deps: ControlPlaneDeps) {
     async reportAcmeAttempt(domain: string, report: AcmeAttemptReport): Promise<{ ok: true } | null> {
       return post(`${d(domain)}/acme/attempt`, report);
     },
-    /** Publishes dns-01 TXT records in the domain's zone (one config-log entry). */
-    async publishAcmeChallenges(domain: string, challenges: AcmeChallenge[]): Promise<{ published: number } | null> {
+    /**
+     * Publishes dns-01 TXT records (the domain's zone, the ACME delegation zone or its acme-dns account) and says
+     * where they can be seen.
+     */
+    async publishAcmeChallenges(domain: string, challenges: AcmeChallenge[]): Promise<PublishedChallenges | null> {
       return post(`${d(domain)}/acme/challenges`, {
         records: challenges.map((c) => ({ name: c.name, value: c.value })),
       });

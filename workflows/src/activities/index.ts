@@ -24,6 +24,7 @@ export function createActivities(deps: ActivityDeps) {
       baseUrl: deps.controlPlaneUrl,
       nodeToken: deps.nodeToken,
       dnsNodes: deps.acmeDnsNodes,
+      resolvers: deps.dnsResolvers,
       dnsTimeoutMs: deps.dnsTimeoutMs,
     }),
   };

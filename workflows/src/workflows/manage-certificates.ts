@@ -72,6 +72,12 @@ async function runOrder(
   let order: AcmeOrder | undefined;
   let published = false;
   try {
+    // An external domain's CNAME is looked at first: an order that cannot validate only costs the CA's failure limits.
+    if (plan.delegation) {
+      const { target, canary, zone } = plan.delegation;
+      const check = await interactive.checkAcmeDelegation({ domain, target, canary, delegationZone: zone });
+      if (!check.ok) return { error: `the ssl_delegation CNAME is not in place: ${check.error ?? 'not seen'}` };
+    }
     order = await acmeCalls.acmeNewOrder({
       directoryUrl: plan.directory_url,
       hostnames: plan.hostnames,
@@ -79,14 +85,15 @@ async function runOrder(
     });
     if (order.challenges.length > 0) {
       published = true;
-      await background.publishAcmeChallenges(domain, order.challenges);
+      const where = await background.publishAcmeChallenges(domain, order.challenges);
+      const watch = where?.watch ?? order.challenges;
       const deadline = Date.now() + input.challengeWait.maxMs;
       for (;;) {
-        const seen = await interactive.acmeChallengesServed(order.challenges);
+        const seen = await interactive.acmeChallengesServed(watch, where?.via ?? 'nodes');
         if (seen.served) break;
         if (Date.now() >= deadline)
           throw ApplicationFailure.nonRetryable(
-            `our DNS nodes did not serve the challenge TXT within ${Math.round(input.challengeWait.maxMs / 1000)} s ` +
+            `${where?.via === 'resolvers' ? 'public resolvers did not see' : 'our DNS nodes did not serve'} the challenge TXT within ${Math.round(input.challengeWait.maxMs / 1000)} s ` +
               `(${seen.missing.slice(0, 5).join(', ')})`,
           );
         await sleep(input.challengeWait.pollMs);

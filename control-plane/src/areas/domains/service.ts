@@ -12,6 +12,7 @@ import { cancelSubscriptions, createFreeSubscription } from '../../plans/subscri
 import { effectiveFeatures } from '../../plans/entitlements.js';
 import { assertNotFrozen } from '../domain-lifecycle/transitions.js';
 import { CACHE_CAP_TIERS_MB } from './schemas.js';
+import { moveDelegation } from '../ssl/delegation-zone.js';
 
 type DnsMode = 'managed' | 'external';
 
@@ -102,6 +103,8 @@ export async function createDomain(
         })
         .returning();
       await createFreeSubscription(tx, created, ownerId);
+      // The canary the delegation check looks for, served in the ACME delegation zone.
+      await moveDelegation(app.configLog, tx, app.config.acmeDelegationZone, null, created.sslDelegation);
       // Delegation watch + zone scan, or verification watch: started by the dispatcher, never by this request.
       return { domain: created, workflows: app.temporal.starts.domainAdded(created) };
     });
@@ -156,6 +159,14 @@ export async function updateDomain(app: FastifyInstance, domain: DomainRow, body
     if (!changed) return { value: current };
     set.updatedAt = new Date();
     const [updated] = await tx.update(domains).set(set).where(eq(domains.id, current.id)).returning();
+    if (set.dnsMode !== undefined)
+      await moveDelegation(
+        app.configLog,
+        tx,
+        app.config.acmeDelegationZone,
+        current.sslDelegation,
+        updated!.sslDelegation,
+      );
     // A dns_mode switch starts the proof of control over: the new mode's watches.
     const workflows = set.dnsMode !== undefined ? app.temporal.starts.domainAdded(updated!) : [];
     return { value: updated!, change: { domain: true }, workflows };
@@ -169,6 +180,7 @@ export async function updateDomain(app: FastifyInstance, domain: DomainRow, body
 export async function deleteDomain(app: FastifyInstance, domain: DomainRow): Promise<void> {
   await changeDomain(app, domain.id, async (tx, current) => {
     await cancelSubscriptions(tx, current.id, 'domain_deleted');
+    await moveDelegation(app.configLog, tx, app.config.acmeDelegationZone, current.sslDelegation, null);
     await tx.delete(domains).where(eq(domains.id, current.id));
     return { value: undefined, deleted: true };
   });

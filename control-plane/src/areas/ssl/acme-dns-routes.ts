@@ -103,7 +103,8 @@ function present(a: AcmeDnsAccountRow): Static<typeof AcmeDnsAccount> {
 }
 
 /** Additional data bound into the sealed password: the domain (a row copied to another domain does not open). */
-const aad = (domainId: number) => `acme-dns:${domainId}`;
+export const acmeDnsAad = (domainId: number) => `acme-dns:${domainId}`;
+const aad = acmeDnsAad;
 
 const noAccount = () => new ApiError('CP_ERR_NOT_FOUND', 'no acme-dns account is configured for this domain');
 
