@@ -14,6 +14,7 @@ import { stopProcess } from '../helpers/child-process.js';
 import { connect, type PeerCertificate } from 'node:tls';
 import { ensureNodeToken } from '@platform/shared/node-token';
 import { eventually, startLifecycle, type Lifecycle } from '../helpers/workflows-harness.js';
+import { startStubDns } from '../helpers/stub-dns.js';
 import { freePort, startDnsNode, type ControlPlaneProcess, type DnsNodeProcess } from './sync-harness.js';
 import { startEdgeNodeProcess, type EdgeNodeProcess } from './edge-harness.js';
 
@@ -163,10 +164,33 @@ export interface AcmeStack {
   close(): Promise<void>;
 }
 
-export async function startAcmeStack(label: string, cpEnv: Record<string, string> = {}): Promise<AcmeStack> {
+export interface AcmeStackOptions {
+  /**
+   * Pebble asks the stub "internet" (L.dns, over TCP) instead of our DNS node, as a CA asks a recursive resolver: an
+   * external domain's `_acme-challenge` CNAME set there leads into the ACME delegation zone, which both stubs ask our
+   * DNS node for (ACME_DELEGATION_ZONE, default acme.platform.test). Names of managed domains must be forwarded too
+   * (`L.dns.forward(domain, …)`) for their orders to validate.
+   */
+  internet?: boolean;
+}
+
+/** The ACME delegation zone of the control plane's defaults. */
+export const DELEGATION_ZONE = 'acme.platform.test';
+
+export async function startAcmeStack(
+  label: string,
+  cpEnv: Record<string, string> = {},
+  opts: AcmeStackOptions = {},
+): Promise<AcmeStack> {
   const dnsPort = await freePort();
   const syncPort = await freePort();
-  const pebble = await startPebble({ dnsServer: `127.0.0.1:${dnsPort}` });
+  const internet = opts.internet ? await startStubDns() : undefined;
+  const pebble = await startPebble({ dnsServer: internet?.tcpAddress ?? `127.0.0.1:${dnsPort}` }).catch(
+    async (err: unknown) => {
+      await internet?.close();
+      throw err;
+    },
+  );
   const trust = { NODE_EXTRA_CA_CERTS: pebble.tlsCaFile };
   let L: Lifecycle | undefined;
   let dns: DnsNodeProcess | undefined;
@@ -187,15 +211,21 @@ export async function startAcmeStack(label: string, cpEnv: Record<string, string
         DELEGATION_WATCH_MAX_SECONDS: '2',
         ...cpEnv,
       },
-      { workerEnv: { ...trust, ACME_DNS_NODES: `127.0.0.1:${dnsPort}`, DNS_TIMEOUT_MS: '500' } },
+      {
+        workerEnv: { ...trust, ACME_DNS_NODES: `127.0.0.1:${dnsPort}`, DNS_TIMEOUT_MS: '500' },
+        ...(internet ? { dns: internet } : {}),
+      },
     );
+    const zone = cpEnv.ACME_DELEGATION_ZONE ?? DELEGATION_ZONE;
+    for (const s of [L.dns, L.dns2]) s.forward(zone, `127.0.0.1:${dnsPort}`);
     const hub = { syncUrl: `ws://127.0.0.1:${syncPort}`, nodeToken: ensureNodeToken(L.dataDir), apiUrl: L.apiUrl };
     dns = await startDnsNode(hub as ControlPlaneProcess, { DNS_PORT: String(dnsPort) });
     edge = await startEdgeNodeProcess(hub);
   } catch (err) {
     await edge?.stop();
     await dns?.stop();
-    await L?.close();
+    if (L) await L.close();
+    else await internet?.close();
     await pebble.close();
     throw err;
   }

@@ -64,6 +64,8 @@ export interface LifecycleOptions {
   temporalDown?: boolean;
   /** Added to the worker's environment (e.g. WORKER_METRICS_PORT). */
   workerEnv?: Record<string, string>;
+  /** A stub already started to be `dns` (one that another process, e.g. Pebble, asks too); closed with the rest. */
+  dns?: StubDns;
 }
 
 export async function startLifecycle(
@@ -126,7 +128,7 @@ async function launch(
   let temporal = started;
   cleanups.push(async () => temporal?.teardown());
   const temporalAddress = temporal?.address ?? `127.0.0.1:${temporalPort}`;
-  const dns = await startStubDns();
+  const dns = opts.dns ?? (await startStubDns());
   cleanups.push(() => dns.close());
   const dns2 = await startStubDns();
   cleanups.push(() => dns2.close());
