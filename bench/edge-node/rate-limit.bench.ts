@@ -6,37 +6,15 @@
 // counted request over 1,000,000 counts (`--expose-gc` for a clean start). One more row: the clearance cookie checked
 // on every request (Under Attack Mode, a client that solved the challenge): one HMAC-SHA-256 per request.
 // Run: node --expose-gc --import tsx bench/edge-node/rate-limit.bench.ts
-import { cpus } from 'node:os';
 import { Bench } from 'tinybench';
 import type { Rule } from '@platform/shared/config';
-import { encodeRuleBody, parsePeerAddress, validateRule } from '@platform/shared/match';
+import { parsePeerAddress } from '@platform/shared/match';
 import { compileRuleSet, type CompiledRule, type RuleIndex } from '../../edge-node/src/rules/compile.js';
 import { RULE_COMPILERS, type EngineRuleType } from '../../edge-node/src/rules/index.js';
 import { RateLimitTable, type RateLimitAction } from '../../edge-node/src/rules/rate-limit.js';
 import { CLEARANCE_COOKIE, clearance, hasClearance } from '../../edge-node/src/rules/challenge.js';
 import type { RequestContext } from '../../edge-node/src/context.js';
-import { generateRequests, generateRules } from './rule-gen.js';
-
-const FIRST_TYPES: EngineRuleType[] = [
-  'drop',
-  'basic_auth',
-  'redirect',
-  'rewrite',
-  'origin_route',
-  'origin_pool',
-  'cache',
-];
-
-function lookups(idx: Map<EngineRuleType, RuleIndex>, ctx: RequestContext): number {
-  ctx.hits.length = 0;
-  let n = 0;
-  idx.get('header')?.each(ctx, () => {
-    n++;
-    return false;
-  });
-  for (const t of FIRST_TYPES) if (idx.get(t)?.first(ctx, t !== 'cache')) n++;
-  return n;
-}
+import { generateRequests, generateRules, lookups, make, printAgainstAnchor } from './rule-gen.js';
 
 const scratch: CompiledRule<RateLimitAction>[] = [];
 function withRateLimits(
@@ -59,7 +37,7 @@ function rateRules(count: number, firstId: number): Rule[] {
   const keys = ['ip', 'ip_path', 'path', 'ip_header', 'header'];
   return Array.from({ length: count }, (_, i) => {
     const key = keys[i % keys.length];
-    const v = validateRule('rate_limit', {
+    return make(firstId + i, 'rate_limit', {
       // zone-wide and path-scoped rules, the way a site limits everything and its API harder
       path_includes: i % 2 === 0 ? ['/*'] : [`/p${i}/*`],
       requests: 1_000_000,
@@ -67,15 +45,6 @@ function rateRules(count: number, firstId: number): Rule[] {
       key,
       ...(key.endsWith('header') ? { key_header: 'user-agent' } : {}),
     });
-    if (!v.ok) throw new Error(JSON.stringify(v.problems));
-    const { enabled, priority, ...filters } = v.value.common;
-    return {
-      id: firstId + i,
-      type: 'rate_limit',
-      enabled,
-      priority,
-      body: encodeRuleBody({ ...filters, ...v.value.fields }),
-    };
   });
 }
 
@@ -133,19 +102,7 @@ bench.add('anchor + clearance cookie checked (Under Attack Mode, cleared client)
 });
 await bench.run();
 
-const rows: Record<string, unknown>[] = [];
-const anchorOps = bench.tasks[0].result?.throughput?.mean ?? 0;
-for (const task of bench.tasks) {
-  const ops = task.result?.throughput?.mean ?? 0;
-  rows.push({
-    task: task.name,
-    'ops/s': Math.round(ops),
-    'ns/op': ops > 0 ? Math.round(1e9 / ops) : 0,
-    'cost / anchor': ops > 0 ? (anchorOps / ops).toFixed(2) : '',
-  });
-}
-console.log(`Node ${process.version}, ${cpus()[0]?.model ?? 'cpu'} x${cpus().length}`);
-console.table(rows);
+printAgainstAnchor(bench);
 console.log(`evictions in the full table: ${wide.evictions}; table bytes: ${table.bytes}`);
 
 // Heap allocated per counted request (the table's check alone: hashing in place, typed arrays, no objects).

@@ -1,13 +1,41 @@
 // Seeded generator of rule sets and requests for the edge rule benchmarks: a realistic mix of types where most rules
 // are scoped by host or by their first path segment (as customers write them), plus a few zone-wide ones.
-import { encodeRuleBody, parsePeerAddress, validateRule, type RuleType } from '@platform/shared/match';
+import { encodeRuleBody, parsePeerAddress, validateRule, type StoredRuleType } from '@platform/shared/match';
 import type { Rule } from '@platform/shared/config';
+import { cpus } from 'node:os';
+import type { Bench } from 'tinybench';
 import { RequestContext } from '../../edge-node/src/context.js';
+import type { RuleIndex } from '../../edge-node/src/rules/compile.js';
+import type { EngineRuleType } from '../../edge-node/src/rules/index.js';
 import { prng as rng } from '@platform/shared/testing/prng';
 
 export const DOMAIN = 'bench.example.org';
 
-function make(id: number, type: RuleType, body: Record<string, unknown>): Rule {
+/** The rule lookups of runPhases after header rules, in its order (first match per type). */
+export const FIRST_TYPES: EngineRuleType[] = [
+  'drop',
+  'basic_auth',
+  'redirect',
+  'rewrite',
+  'origin_route',
+  'origin_pool',
+  'cache',
+];
+
+/** The anchor of the rule benchmarks: header rules (all), then the first match of each FIRST_TYPES type. */
+export function lookups(idx: Map<EngineRuleType, RuleIndex>, ctx: RequestContext): number {
+  ctx.hits.length = 0;
+  let n = 0;
+  idx.get('header')?.each(ctx, () => {
+    n++;
+    return false;
+  });
+  for (const t of FIRST_TYPES) if (idx.get(t)?.first(ctx, t !== 'cache')) n++;
+  return n;
+}
+
+/** A rule of `type` from an API body, validated as the API does and encoded as the snapshot carries it. */
+export function make(id: number, type: StoredRuleType, body: Record<string, unknown>): Rule {
   const v = validateRule(type, body);
   if (!v.ok) throw new Error(JSON.stringify(v.problems));
   const { enabled, priority, ...filters } = v.value.common;
@@ -110,4 +138,21 @@ export function generateRequests(n: number, count: number, seed = 7): RequestCon
     out.push(ctx);
   }
   return out;
+}
+
+/** Prints the machine and each task's ops/s, ns/op and cost relative to the first task (the anchor). */
+export function printAgainstAnchor(bench: Bench): void {
+  const rows: Record<string, unknown>[] = [];
+  const anchorOps = bench.tasks[0].result?.throughput?.mean ?? 0;
+  for (const task of bench.tasks) {
+    const ops = task.result?.throughput?.mean ?? 0;
+    rows.push({
+      task: task.name,
+      'ops/s': Math.round(ops),
+      'ns/op': ops > 0 ? Math.round(1e9 / ops) : 0,
+      'cost / anchor': ops > 0 ? (anchorOps / ops).toFixed(2) : '',
+    });
+  }
+  console.log(`Node ${process.version}, ${cpus()[0]?.model ?? 'cpu'} x${cpus().length}`);
+  console.table(rows);
 }

@@ -10,19 +10,8 @@ import type { HostFilter, PathFilter } from '@platform/shared/match';
 import { compileRuleSet, ruleMatches, type CompiledRule, type RuleIndex } from '../../edge-node/src/rules/compile.js';
 import { RULE_COMPILERS, type EngineRuleType } from '../../edge-node/src/rules/index.js';
 import type { RequestContext } from '../../edge-node/src/context.js';
-import { generateRequests, generateRules } from './rule-gen.js';
+import { FIRST_TYPES, generateRequests, generateRules } from './rule-gen.js';
 import { V8HostFilter, V8PathFilter } from './v8-matchers.js';
-
-/** The rule lookups of runPhases in its order: header (all), drop, basic_auth, redirect, rewrite, origin_route, origin_pool, cache. */
-const FIRST_TYPES: EngineRuleType[] = [
-  'drop',
-  'basic_auth',
-  'redirect',
-  'rewrite',
-  'origin_route',
-  'origin_pool',
-  'cache',
-];
 
 function indexed(idx: Map<EngineRuleType, RuleIndex>, ctx: RequestContext): string {
   ctx.hits.length = 0;

@@ -40,7 +40,7 @@ import {
   parseAnswer,
   safeReturn,
 } from './rules/challenge.js';
-import type { CustomAction } from './rules/custom.js';
+import { decideCustom } from './rules/custom.js';
 import { clientAddress, rateLimits, type RateLimitAction } from './rules/rate-limit.js';
 import { markOrigin, pickOrigin, poolTarget, type OriginPoolAction } from './rules/origin-pool.js';
 import { routeTarget } from './rules/origin-route.js';
@@ -178,32 +178,6 @@ function authPhase(
 
 /** Matching rate_limit rules of the request being evaluated (reused: evaluation is synchronous). */
 const rateScratch: CompiledRule<RateLimitAction>[] = [];
-/** Custom rules whose filters match the request being evaluated (reused likewise). */
-const customScratch: CompiledRule<CustomAction>[] = [];
-
-/**
- * Custom rules in (priority, id) order: the first enforced match whose action is block, challenge, allow or skip
- * decides and is returned; `log` matches and dry-run matches of any action are recorded as hits and evaluation goes
- * on. The expression runs only on rules whose record, host, IP and path filters accept the request.
- */
-function customRule(ctx: RequestContext, rules: Rules): CompiledRule<CustomAction> | undefined {
-  const index = idx(rules, 'custom');
-  if (!index) return undefined;
-  index.all(ctx, customScratch, false);
-  let decided: CompiledRule<CustomAction> | undefined;
-  for (let i = 0; i < customScratch.length; i++) {
-    const r = customScratch[i];
-    if (!r.action.test(ctx)) continue;
-    if (r.dryRun || r.action.kind === 'log') {
-      ctx.hit(r.id, r.type, r.dryRun);
-      continue;
-    }
-    decided = r;
-    break;
-  }
-  customScratch.length = 0;
-  return decided;
-}
 const ACME_HTTP01_PREFIX = '/.well-known/acme-challenge/';
 
 /**
@@ -224,7 +198,8 @@ function guardPhase(
 ): boolean | Promise<void> {
   const { domain, record } = match;
   const rules = domain.rules;
-  const custom = customRule(ctx, rules);
+  const customIdx = idx(rules, 'custom');
+  const custom = customIdx ? decideCustom(customIdx, ctx) : undefined;
   if (custom && custom.action.kind !== 'challenge') {
     ctx.hit(custom.id, custom.type, false);
     if (custom.action.kind === 'block') {
