@@ -12,20 +12,39 @@ export interface EdgeMemory {
   cacheBytes: number;
   cacheEvicted: number;
   logsDropped: number;
+  /** Uptime probes sent, failed, and skipped by the node's bounds (in flight at the cap, or missed their time). */
+  probesSent: number;
+  probesFailed: number;
+  probesSkipped: number;
 }
 
-export function memoryOf(node: Pick<EdgeNode, 'pools' | 'cache' | 'logs'>): EdgeMemory {
+export function memoryOf(
+  node: Pick<EdgeNode, 'pools' | 'cache' | 'logs'> & Partial<Pick<EdgeNode, 'prober'>>,
+): EdgeMemory {
+  const probes = node.prober?.stats;
   return {
     originPools: node.pools.size,
     originPoolsEvicted: node.pools.evicted,
     cacheBytes: node.cache.bytes,
     cacheEvicted: node.cache.evicted,
     logsDropped: node.logs.dropped,
+    probesSent: probes?.sent ?? 0,
+    probesFailed: probes?.failed ?? 0,
+    probesSkipped: (probes?.skippedInFlight ?? 0) + (probes?.missed ?? 0),
   };
 }
 
 export function sumMemory(parts: Iterable<EdgeMemory>): EdgeMemory {
-  const sum: EdgeMemory = { originPools: 0, originPoolsEvicted: 0, cacheBytes: 0, cacheEvicted: 0, logsDropped: 0 };
+  const sum: EdgeMemory = {
+    originPools: 0,
+    originPoolsEvicted: 0,
+    cacheBytes: 0,
+    cacheEvicted: 0,
+    logsDropped: 0,
+    probesSent: 0,
+    probesFailed: 0,
+    probesSkipped: 0,
+  };
   for (const p of parts) for (const k of Object.keys(sum) as (keyof EdgeMemory)[]) sum[k] += p[k];
   return sum;
 }
@@ -81,6 +100,24 @@ export function startEdgeOps(o: EdgeOpsOptions): Promise<OpsServer> {
     'edge_request_logs_dropped_total',
     'Request-log records dropped (oldest first) while the buffer was full',
     () => o.memory().logsDropped,
+  );
+  counterFrom(
+    registry,
+    'edge_uptime_probes_total',
+    'Uptime probes sent to origins of watched scopes whose traffic was too thin (docs/uptime.md "Probes")',
+    () => o.memory().probesSent,
+  );
+  counterFrom(
+    registry,
+    'edge_uptime_probes_failed_total',
+    'Uptime probes that met a 5xx, no answer, or a refused connection, address or certificate',
+    () => o.memory().probesFailed,
+  );
+  counterFrom(
+    registry,
+    'edge_uptime_probes_skipped_total',
+    'Uptime probes not sent: 64 already waiting for an answer, or due while the process could not send them',
+    () => o.memory().probesSkipped,
   );
   if (o.domains) gaugeFrom(registry, 'edge_domains', 'Domains this node serves', o.domains);
   return startNodeOps({ host: o.host, port: o.port, registry, prefix: 'edge', store: o.store, sync: o.sync });

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { ensureNodeToken } from '@platform/shared/node-token';
 import { eventually } from '../helpers/workflows-harness.js';
 import { startEdgeNodeProcess } from './edge-harness.js';
+import { freePort } from './sync-harness.js';
 import {
   assertSigned,
   flippingOrigin,
@@ -42,11 +43,11 @@ test('no client traffic: the edge probes, the origin fails, outage.opened once; 
   });
   assert.equal(saved.status, 200);
   const secret = (await L.api('GET', `/uptime/webhook${q}`)).body.signing_secret as string;
-  const edge = await startEdgeNodeProcess({
-    syncUrl: `ws://127.0.0.1:${U.syncPort}`,
-    nodeToken: ensureNodeToken(L.dataDir),
-    apiUrl: L.apiUrl,
-  });
+  const metricsPort = await freePort();
+  const edge = await startEdgeNodeProcess(
+    { syncUrl: `ws://127.0.0.1:${U.syncPort}`, nodeToken: ensureNodeToken(L.dataDir), apiUrl: L.apiUrl },
+    { EDGE_METRICS_PORT: String(metricsPort) },
+  );
   t.after(() => edge.stop());
 
   // Nobody sends the edge a request: what reaches the origin are the edge's probes, of the host and of the monitor.
@@ -99,6 +100,12 @@ test('no client traffic: the edge probes, the origin fails, outage.opened once; 
   );
   await new Promise((r) => setTimeout(r, 3000));
   assert.equal(hostEvents().length, 2, 'each event once');
+  // The node's metrics count what it sent (a probe may be on its way: at least what the origin saw).
+  const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  const metric = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(metrics)?.[1] ?? NaN);
+  assert.ok(metric('edge_uptime_probes_total') >= probes().length, metrics);
+  assert.ok(metric('edge_uptime_probes_failed_total') >= 3, "the failing minute's probes");
+  assert.ok(metric('edge_uptime_probes_failed_total') < metric('edge_uptime_probes_total'));
   const list = (await L.api('GET', `/uptime/incidents${q}`)).body as { monitor_id: number | null; state: string }[];
   assert.equal(list.filter((i) => i.monitor_id === null).length, 1);
 });
