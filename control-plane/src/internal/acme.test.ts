@@ -264,3 +264,26 @@ test('internal ACME routes', async (t) => {
     },
   );
 });
+
+test('a delegation zone name a tenant holds is never written to', async (t) => {
+  const zone = 'tenant-zone.example.org';
+  const cp = await startTestControlPlane(t, { ACME_DELEGATION_ZONE: zone });
+  const token = ensureNodeToken(cp.config.dataDir, (cp.config as { nodeToken?: string }).nodeToken);
+  const owner = await cp.user();
+  await cp.domain(owner.key, zone);
+  const ext = await cp.domain(owner.key, 'victim.example.net', 'external');
+  const [held] = await cp.database.db.select().from(domains).where(eq(domains.name, zone));
+  const records = async () => cp.database.db.select().from(dnsRecords).where(eq(dnsRecords.domainId, held!.id));
+  assert.deepEqual(await records(), [], 'no canary in the tenant zone');
+  const res = await cp.call(
+    null,
+    'POST',
+    `/internal/domains/${ext}/acme/challenges`,
+    { records: [{ name: `_acme-challenge.${ext}`, value: V1 }] },
+    { authorization: `Bearer ${token}` },
+  );
+  assert.equal(res.statusCode, 400, res.body);
+  assert.match(res.json().error, /held by a tenant: nothing is published there/);
+  assert.deepEqual(await reconcileDelegationZone(cp.app, zone), { added: 0, removed: 0 });
+  assert.deepEqual(await records(), []);
+});
