@@ -86,7 +86,7 @@ async function write<T>(
   target: WriteTarget,
   run: (tx: Tx) => Promise<{ domain: DomainRow; write: DomainWrite<T> }>,
 ): Promise<T> {
-  let appended = false;
+  let appended: number | null = null;
   let dispatch = false;
   const value = await target.db.transaction(async (tx) => {
     const { domain, write } = await run(tx);
@@ -98,17 +98,14 @@ async function write<T>(
     appended = await append(target.configLog, tx, domain, write);
     return write.value;
   });
-  if (appended) target.configLog.nudge();
+  if (appended !== null) target.configLog.nudge(appended);
   if (dispatch) target.workflowOutbox?.nudge();
   return value;
 }
 
-async function append(log: ConfigLog, tx: Tx, domain: DomainRow, write: DomainWrite<unknown>): Promise<boolean> {
-  if (write.deleted) {
-    await log.appendDeletion(tx, { id: domain.id, name: domain.name });
-    return true;
-  }
-  if (!write.change || isEmptyChange(write.change)) return false;
-  await log.appendChange(tx, domain.id, write.change);
-  return true;
+/** The version appended, or null when the write changed nothing nodes serve. */
+async function append(log: ConfigLog, tx: Tx, domain: DomainRow, write: DomainWrite<unknown>): Promise<number | null> {
+  if (write.deleted) return log.appendDeletion(tx, { id: domain.id, name: domain.name });
+  if (!write.change || isEmptyChange(write.change)) return null;
+  return log.appendChange(tx, domain.id, write.change);
 }

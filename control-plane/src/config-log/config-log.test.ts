@@ -338,3 +338,37 @@ test('with a hub listening, reads serve the payloads kept in memory, identical t
     fromDatabase.map((e) => Buffer.from(e.payload).toString('hex')),
   );
 });
+
+test('a committed entry passed to nudge is handed from memory without a query; after a gap (another process appended) the database is read', async (t) => {
+  const { db, userId, log } = await setup(t);
+  log.onNudge(() => undefined);
+  const other = new ConfigLog(NS_SETS); // a second control-plane process on the same database
+  const d = await addDomain(db, userId, 'memory.example');
+  const v1 = (await db.transaction((tx) => log.appendChange(tx, d.id, { domain: true })))!;
+  log.nudge(v1);
+  // No database at all: the entry can only come from memory, and equals the stored one.
+  const noDatabase = new Proxy({} as Db, {
+    get() {
+      throw new Error('readAfter queried the database');
+    },
+  });
+  const [fromMemory] = await log.readAfter(noDatabase, 0, 10);
+  const [stored] = await other.readAfter(db, 0, 10);
+  assert.deepEqual(
+    { ...fromMemory!, payload: Buffer.from(fromMemory!.payload).toString('hex') },
+    { ...stored!, payload: Buffer.from(stored!.payload).toString('hex') },
+  );
+  const v2 = (await db.transaction((tx) => other.appendChange(tx, d.id, { domain: true })))!;
+  other.nudge(v2);
+  const v3 = (await db.transaction((tx) => log.appendDeletion(tx, d)))!;
+  log.nudge(v3);
+  assert.deepEqual(
+    (await log.readAfter(db, v1, 10)).map((e) => [e.version, e.deleted]),
+    [
+      [v2, false],
+      [v3, true],
+    ],
+  );
+  // Read once, an entry is no longer kept: a later read goes to the database.
+  await assert.rejects(log.readAfter(noDatabase, v1, 10), /queried the database/);
+});

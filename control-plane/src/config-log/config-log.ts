@@ -87,6 +87,13 @@ export class ConfigLog {
    * An entry whose transaction rolled back is never read and is evicted with older ones.
    */
   private readonly recent = new Map<number, Uint8Array>();
+  /**
+   * Entries this process appended whose transaction committed (the writer passed their version to `nudge`), by
+   * version: readAfter hands a run of them that starts right after `from` without reading the database (a write's
+   * nudge costs no query). Each is dropped once read, or once a database read goes past it.
+   */
+  private readonly committed = new Map<number, StoredEntry>();
+  private readonly headers = new Map<number, Omit<StoredEntry, 'payload'>>();
   readonly maxDomainConfigBytes: number;
   readonly vault: KeyVault | undefined;
 
@@ -155,8 +162,16 @@ export class ConfigLog {
     return this.insert(tx, { ...entryRow(domain.id, domain.name, new Uint8Array(0)), deleted: true });
   }
 
-  /** Tells the sync hub (in this process) that entries were committed; it streams them at once. */
-  nudge(): void {
+  /**
+   * Tells the sync hub (in this process) that entries were committed; it streams them at once. `committed`: the
+   * versions this process appended in the transaction that just committed (readAfter then hands them from memory).
+   */
+  nudge(...committed: number[]): void {
+    for (const v of committed) {
+      const head = this.headers.get(v);
+      const payload = this.recent.get(v);
+      if (head && payload) this.committed.set(v, { ...head, payload });
+    }
     for (const l of this.listeners) l();
   }
 
@@ -168,6 +183,18 @@ export class ConfigLog {
 
   /** Entries with from < version <= upTo, in version order, at most `limit`. */
   async readAfter(db: Db | Tx, from: number, limit: number, upTo = Number.MAX_SAFE_INTEGER): Promise<StoredEntry[]> {
+    // Committed entries of this process that follow `from` without a gap: no version below theirs can commit later
+    // (appends hold the advisory lock until commit), so the database holds nothing else in that range.
+    const local: StoredEntry[] = [];
+    for (let v = from + 1; v <= upTo && local.length < limit; v++) {
+      const e = this.committed.get(v);
+      if (!e) break;
+      local.push(e);
+    }
+    if (local.length > 0) {
+      this.forget(local[local.length - 1]!.version);
+      return local;
+    }
     const heads = await db
       .select({
         version: configLog.version,
@@ -198,12 +225,20 @@ export class ConfigLog {
       payload: h.deleted ? new Uint8Array(0) : (this.recent.get(h.version) ?? fetched.get(h.version)!),
     }));
     // Entries read once are committed and published; later reads of them go to the database.
-    const last = heads.length > 0 ? heads[heads.length - 1]!.version : 0;
-    for (const v of this.recent.keys()) {
-      if (v > last) break;
-      this.recent.delete(v);
-    }
+    if (heads.length > 0) this.forget(heads[heads.length - 1]!.version);
     return out;
+  }
+
+  /** Drops what this process keeps of the entries up to `last` (read once, published). */
+  private forget(last: number): void {
+    for (const map of [this.recent, this.headers]) {
+      for (const v of map.keys()) {
+        if (v > last) break;
+        map.delete(v);
+      }
+    }
+    // Nudged in commit order, which two connections may not keep in version order: looked at whole (it is short).
+    for (const v of this.committed.keys()) if (v <= last) this.committed.delete(v);
   }
 
   /** The highest committed version (0 when the log is empty). */
@@ -264,9 +299,20 @@ export class ConfigLog {
         ${idArray(row.removedRecordIds)}::bigint[], ${idArray(row.removedRuleIds)}::bigint[] FROM locked
       RETURNING version`);
     const version = Number(rowsOf<{ version: string | number }>(result)[0]!.version);
-    if (this.listeners.size > 0 && !row.deleted) {
-      this.recent.set(version, row.payload);
-      if (this.recent.size > RECENT_PAYLOADS) this.recent.delete(this.recent.keys().next().value!);
+    if (this.listeners.size > 0) {
+      this.recent.set(version, row.deleted ? new Uint8Array(0) : row.payload);
+      this.headers.set(version, {
+        version,
+        domainName: row.domainName,
+        deleted: row.deleted ?? false,
+        delta: row.delta ?? false,
+        removedRecordIds: [...(row.removedRecordIds ?? [])],
+        removedRuleIds: [...(row.removedRuleIds ?? [])],
+      });
+      for (const map of [this.recent, this.headers]) {
+        if (map.size > RECENT_PAYLOADS) map.delete(map.keys().next().value!);
+      }
+      if (this.committed.size > RECENT_PAYLOADS) this.committed.delete(this.committed.keys().next().value!);
     }
     return version;
   }

@@ -70,7 +70,7 @@ async function writeRecord(
     await tx.insert(dnsRecords).values({ domainId, name, type: 'A', destination });
     return log.appendSnapshot(tx, domainId);
   });
-  log.nudge();
+  log.nudge(v);
   return v;
 }
 
@@ -110,7 +110,7 @@ test('a node catches up with the log, then receives live entries, and a tombston
 });
 
 test('a node that reconnects resumes from its version and misses nothing written while away', async (t) => {
-  const { db, configLog, userId, newStore, hubUrl } = await setup(t);
+  const { db, configLog, userId, newStore, hubUrl, hub } = await setup(t);
   const [a] = await db.insert(domains).values({ name: 'a.example', ownerId: userId, state: 'active' }).returning();
   await writeRecord(db, configLog, a!.id, 'one', '192.0.2.1');
   const store = newStore();
@@ -119,6 +119,8 @@ test('a node that reconnects resumes from its version and misses nothing written
   await first.stop();
   let last = 0;
   for (let i = 0; i < 10; i++) last = await writeRecord(db, configLog, a!.id, `away${i}`, `192.0.2.${i + 10}`);
+  // The hub holds every entry written while the node was away (its tail runs after each nudge).
+  await until(() => hub.head === last, 'the hub to publish the last entry');
   const seen: number[] = [];
   store.onApplied((e) => seen.push(e.version));
   const second = startNodeSync(store, { hubUrl, token: TOKEN });

@@ -201,8 +201,16 @@ export async function startSyncHub(opts: SyncHubOptions): Promise<SyncHub> {
     throw err;
   }
   const port = await ready;
+  // A nudge comes right after a write's commit, before its answer is sent: the tail runs after that (setImmediate),
+  // once for every nudge of the same turn, and hands this process's committed entries from memory (readAfter).
+  let nudged = false;
   const offNudge = configLog.onNudge(() => {
-    void tail();
+    if (nudged) return;
+    nudged = true;
+    setImmediate(() => {
+      nudged = false;
+      if (!closing) void tail();
+    });
   });
   const poll = setInterval(() => {
     void tail();
