@@ -7,6 +7,7 @@ import { componentLogger } from '@platform/shared';
 import * as schema from './schema.js';
 import { applyMigrations } from './migrate.js';
 import { slimParserTable } from './pglite-parsers.js';
+import { usePreparedStatements } from './pglite-prepared.js';
 
 const log = componentLogger('control-plane.db');
 
@@ -44,6 +45,10 @@ export async function openDatabase(opts: { dataDir: string; databaseUrl?: string
     if (!(await slimParserTable(client)))
       log.warn('PGlite parses differently with its parser table slimmed; kept whole (slower queries)');
     database = { db: drizzle(client, { schema }) as unknown as Db, driver: 'pglite', close: () => client.close() };
+    await applyMigrations(database.db);
+    // After the migrations: no plan is kept of a table they are still changing.
+    usePreparedStatements(client);
+    return database;
   }
   await applyMigrations(database.db);
   return database;
