@@ -178,8 +178,6 @@ test('external DNS with an acme-dns account: the TXTs go through its /update and
   const created = (await S.L.internal('GET', `/internal/domains/${d}`)).body;
   internet((s) => s.set(created.verification.name, 'TXT', [created.verification.value]));
   assert.equal((await S.L.api('POST', `/domains/${d}/verify`)).status, 200);
-  // The user's _acme-challenge CNAME points at their acme-dns account, not into our delegation zone.
-  internet((s) => s.set(block.name, 'CNAME', [`${creds.subdomain}.${authZone}`]));
   const put = await S.L.api('PUT', `/domains/${d}/ssl/acme-dns`, {
     server_url: acmeDns.url,
     username: creds.user,
@@ -190,6 +188,16 @@ test('external DNS with an acme-dns account: the TXTs go through its /update and
   assert.equal(put.status, 200, JSON.stringify(put.body));
 
   await S.proxied(d, 'www');
+  // Without the CNAME to the account no order is made: the attempt says why.
+  const failed = await eventually('the attempt to fail', async () => {
+    const ssl = (await S.L.api('GET', `/domains/${d}/ssl/`)).body;
+    return ssl.status === 'failed' ? ssl : undefined;
+  });
+  assert.match(JSON.stringify(failed), /the _acme-challenge CNAME does not lead to the acme-dns account/);
+  assert.equal(acmeDns.values.length, 0);
+  // The user's _acme-challenge CNAME points at their acme-dns account (not into our delegation zone): the retry
+  // goes through.
+  internet((s) => s.set(block.name, 'CNAME', [`${creds.subdomain}.${authZone}`]));
   const cert = await S.served(`www.${d}`);
   assert.match(String(cert.issuer.CN), /Pebble Intermediate/);
   assert.deepEqual(cert.subjectaltname?.split(', ').sort(), [`DNS:*.${d}`, `DNS:${d}`]);

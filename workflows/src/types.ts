@@ -85,6 +85,8 @@ export interface AcmePlan {
   challenge?: 'zone' | 'delegation' | 'acme-dns';
   /** For `delegation`: the CNAME target and canary, checked through public resolvers before an order is made. */
   delegation?: { target: string; canary: string; zone: string };
+  /** For `acme-dns`: the account's `fulldomain`, the `_acme-challenge` CNAME target checked first (when known). */
+  acme_dns?: { fulldomain: string | null };
 }
 
 /** Where published challenges can be seen: on our DNS nodes (names there), or through public resolvers. */

@@ -152,6 +152,7 @@ test('the certificate sweep and the plan', async (t) => {
   });
   const viaAccount = await acmePlan(cp.app, ext);
   assert.equal(viaAccount.challenge, 'acme-dns');
+  assert.deepEqual(viaAccount.acme_dns, { fulldomain: null });
   assert.equal(viaAccount.delegation, undefined);
   assert.deepEqual(viaAccount.hostnames, [ext.name, `*.${ext.name}`]);
 

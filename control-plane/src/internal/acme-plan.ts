@@ -99,11 +99,12 @@ export async function acmePlan(app: FastifyInstance, row: DomainRow, now = Date.
   const none = (reason: string): AcmePlanBody => ({ ...base, hostnames: [], reason });
   if (!cfg.directoryUrl) return none('no certificate issuer is configured (ACME_DIRECTORY_URL)');
   if (row.state !== 'active') return none(`the domain is ${row.state}, not active`);
-  let via: Pick<AcmePlanBody, 'challenge' | 'delegation'> = {};
+  let via: Pick<AcmePlanBody, 'challenge' | 'delegation' | 'acme_dns'> = {};
   if (row.dnsMode === 'external') {
     const zone = app.config.acmeDelegationZone;
     const d = row.sslDelegation as { target?: string; canary?: string } | null;
-    if (await getAcmeDnsAccount(app.db, row.id)) via = { challenge: 'acme-dns' };
+    const account = await getAcmeDnsAccount(app.db, row.id);
+    if (account) via = { challenge: 'acme-dns', acme_dns: { fulldomain: account.fulldomain } };
     else if (delegationLabel(d, zone) === undefined || !d?.canary)
       return none(`the ssl_delegation CNAME target is not inside the ACME delegation zone ${zone}`);
     else via = { challenge: 'delegation', delegation: { target: d.target!, canary: d.canary, zone } };

@@ -78,6 +78,13 @@ async function runOrder(
       const check = await interactive.checkAcmeDelegation({ domain, target, canary, delegationZone: zone });
       if (!check.ok) return { error: `the ssl_delegation CNAME is not in place: ${check.error ?? 'not seen'}` };
     }
+    const fulldomain = plan.acme_dns?.fulldomain;
+    if (fulldomain) {
+      const cname = { name: `_acme-challenge.${domain}`, type: 'CNAME', target: fulldomain };
+      const seen = await interactive.lookupVerification({ verification: null, sslDelegation: cname });
+      if (seen.found !== 'cname')
+        return { error: `the _acme-challenge CNAME does not lead to the acme-dns account: ${seen.seen}` };
+    }
     order = await acmeCalls.acmeNewOrder({
       directoryUrl: plan.directory_url,
       hostnames: plan.hostnames,
