@@ -88,7 +88,7 @@ test('waf enforce and dry_run at the edge', { timeout: 120_000 }, async (t) => {
   assert.equal((await send(port, www, `/elsewhere?${stmt}`, { headers: UA })).status, 403);
   assert.equal((await send(port, www, `/sql-console?other=${stmt.slice(10)}`, { headers: UA })).status, 403);
   assert.equal((await send(port, www, `/unguarded/x${attack.slice(7)}`, { headers: UA })).status, 200);
-  // Encoded traversal in the path: the edge normalises the path, the WAF reads it as it came.
+  // Encoded traversal in the path: normalisation keeps `%2F` escaped (not a separator), the WAF decodes it.
   assert.equal((await send(port, www, '/static/..%2f..%2f..%2fetc/passwd', { headers: UA })).status, 403);
   edge.node.logs.drain();
 

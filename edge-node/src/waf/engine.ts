@@ -57,9 +57,9 @@ export interface WafVerdict {
 /** What the engine reads of a request; the body when one was read (bounded by the caller). */
 export interface WafRequest {
   method: string;
-  /** The path as received (undecoded, not normalised). */
+  /** The path as received (undecoded, not normalised): encoding anomalies. */
   rawPath: string;
-  /** The normalised path (rule matching, exclusions). */
+  /** The normalised path (what the origin is sent; detectors, exclusions). */
   path: string;
   query: string;
   headers: readonly (readonly [string, string])[];
@@ -475,16 +475,23 @@ export function evaluateHead(cfg: WafConfig, req: WafRequest): Evaluation {
       ev.add('920480', 1, 'header:content-type', contentType, 0);
   }
 
-  // The path as received: traversal (`/../`, `%2e%2e/`), injections in REST-style segments.
+  // The path in the form the origin is sent (normalised: literal `.`/`..` segments already resolved, so `/a/../b` is
+  // no attack) decoded by the WAF: encoded traversals (`..%2f`, `%c0%ae`), restricted files, injections in REST-style
+  // segments. Encoding anomalies are read on the path as received.
   if (!ev.skipped('path')) {
     if (req.rawPath.indexOf('%') >= 0) encodingAnomalies(ev, 'path', req.rawPath);
-    const raw = urlDecode(req.rawPath, false);
-    if (raw.indexOf('\0') >= 0) ev.add('920270', 1, 'path', raw, raw.indexOf('\0'));
+    const decoded = urlDecode(req.path, false);
+    if (decoded.indexOf('\0') >= 0) ev.add('920270', 1, 'path', decoded, decoded.indexOf('\0'));
     const lower = req.path.toLowerCase();
     const r = restrictedPath(lower);
     if (r >= 0) ev.add('930130', 1, 'path', lower, r);
-    if (!plainPath(req.rawPath)) {
-      const n = normalise(raw.replaceAll('\\', '/'), true);
+    if (plainPath(req.path)) {
+      // `/etc/passwd` asked of a web server: operating-system files, whatever the spelling led to them.
+      findings.length = 0;
+      detectLfi(lower, cfg.paranoia, true, findings);
+      for (const f of findings) ev.add(f.id, 1, 'path', lower, f.at);
+    } else {
+      const n = normalise(decoded.replaceAll('\\', '/'), true);
       inspect(ev, 1, 'path', n.text, 'path');
       // A segment holding an injection: detectors read path segments as values too (`/items/1' or '1'='1`).
       findings.length = 0;

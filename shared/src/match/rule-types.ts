@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { isPasswordHash } from './password.js';
 import { normaliseHost } from './host.js';
 import { pathEntryProblem, type PathMatchType } from './path.js';
-import { namesWafRules } from './waf-rules.js';
+import { namesWafRules, WAF_DEFAULT_MARK } from './waf-rules.js';
 import type { Problem, RuleType } from './validate-rule.js';
 
 type Fields = Record<string, unknown>;
@@ -332,6 +332,7 @@ const VALIDATORS: Partial<Record<RuleType, (c: Checker, ctx: Ctx) => void>> = {
     c.int('pass_ttl_s', { min: 60, max: 86400, def: 1800 });
   },
   waf(c) {
+    c.seen.add(WAF_DEFAULT_MARK); // read-only: set by the API on the default protection rule, ignored on input
     c.int('paranoia_level', { min: 1, max: 4, def: 1 });
     c.int('anomaly_threshold', { min: 1, max: 10000, def: 5 });
     c.bool('inspect_body', true);

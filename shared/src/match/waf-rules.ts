@@ -128,3 +128,16 @@ export function namesWafRules(entry: string): boolean {
   for (const id of Object.keys(WAF_RULES)) if (id.startsWith(entry)) return true;
   return false;
 }
+
+/**
+ * The default protection: a waf rule created with every domain (every plan), zone-wide, enforced, paranoia 1,
+ * threshold 5, listed after the domain's own waf rules. Its stored fields carry `default_protection: true` (read
+ * only, ignored on input) so that the status and restore operations find it again after edits.
+ */
+export const WAF_DEFAULT_MARK = 'default_protection';
+export const WAF_DEFAULT_PRIORITY = 1000;
+export const WAF_DEFAULT_BODY: Readonly<Record<string, unknown>> = {
+  priority: WAF_DEFAULT_PRIORITY,
+  paranoia_level: 1,
+  anomaly_threshold: 5,
+};

@@ -13,6 +13,7 @@ import { effectiveFeatures } from '../../plans/entitlements.js';
 import { assertNotFrozen } from '../domain-lifecycle/transitions.js';
 import { CACHE_CAP_TIERS_MB } from './schemas.js';
 import { moveDelegation } from '../ssl/delegation-zone.js';
+import { insertDefaultWafRule } from '../rules/waf-default.js';
 
 type DnsMode = 'managed' | 'external';
 
@@ -105,6 +106,8 @@ export async function createDomain(
       await createFreeSubscription(tx, created, ownerId);
       // The canary the delegation check looks for, served in the ACME delegation zone.
       await moveDelegation(app.configLog, tx, app.config.acmeDelegationZone, null, created.sslDelegation);
+      // Default protection: the WAF's default rule, on every plan (rules/waf-default.ts).
+      await insertDefaultWafRule(tx, created.id);
       // Delegation watch + zone scan, or verification watch: started by the dispatcher, never by this request.
       return { domain: created, workflows: app.temporal.starts.domainAdded(created) };
     });

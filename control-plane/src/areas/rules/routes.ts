@@ -9,10 +9,13 @@ import { errorResponses, idSegment, MessageBody } from '../../openapi/schemas.js
 import { DomainParams } from '../domains/schemas.js';
 import { createRule, deleteRule, getRule, listRules, reorderRules, setRuleEnabled, updateRule } from './service.js';
 import { EnabledBody, ReorderBody, RuleParams, ruleSchemas } from './schemas.js';
+import { registerWafDefaultRoutes } from './waf-default.js';
 
 export default async function ruleRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   for (const type of RULE_TYPES) registerType(app, type, `/domains/:domain/rules/${type}/`, ['rules']);
+  // Static paths beside the waf type's `{ruleId}`: the default protection's status and restore.
+  registerWafDefaultRoutes(fastify);
   registerType(app, CUSTOM_RULE_TYPE, '/domains/:domain/custom-rules/', ['custom-rules']);
 }
 

@@ -363,6 +363,12 @@ const TYPE_FIELDS: Record<StoredRuleType, TProperties> = {
       ),
     ),
     inspect_body: Type.Optional(Bool('Read form, JSON, multipart and XML bodies (first 128 KiB); default true')),
+    default_protection: Type.Optional(
+      Bool(
+        'True on the default protection rule created with the domain (see default-protection); read-only (a value ' +
+          'sent is ignored)',
+      ),
+    ),
   },
   captcha: {
     pass_ttl_s: Type.Optional(

@@ -11,6 +11,7 @@ import {
   type NormalisedRule,
   type Problem,
   type StoredRuleType,
+  WAF_DEFAULT_MARK,
 } from '@platform/shared/match';
 import type { Db, Tx } from '../../db/index.js';
 import { dnsRecords, rules, type domains } from '../../db/schema.js';
@@ -40,7 +41,7 @@ export async function listRules(
   return rows.map(presentRule);
 }
 
-async function findRule(
+export async function findRule(
   db: FastifyInstance['db'] | Tx,
   domainId: number,
   type: StoredRuleType,
@@ -114,7 +115,7 @@ function checkOriginAddresses(app: FastifyInstance, type: StoredRuleType, rule: 
   if (problems.length > 0) invalid(problems);
 }
 
-function validate(type: StoredRuleType, body: Record<string, unknown>): NormalisedRule {
+export function validate(type: StoredRuleType, body: Record<string, unknown>): NormalisedRule {
   const r = validateRule(type, body);
   if (!r.ok) invalid(r.problems);
   if (type === 'origin_route') r.value.fields.country = countryOf(String(r.value.fields.address));
@@ -222,7 +223,10 @@ export async function updateRule(
   const early = validate(type, mergeBody(await findRule(app.db, domain.id, type, id), body));
   if (await hashNewPasswords(app, domain, type, early, false)) body = { ...body, users: early.fields.users };
   const row = await changeDomain(app, domain.id, async (tx, locked) => {
-    const rule = validate(type, mergeBody(await findRule(tx, locked.id, type, id), body));
+    const existing = await findRule(tx, locked.id, type, id);
+    const rule = validate(type, mergeBody(existing, body));
+    // The default protection rule stays the default one through edits (status reports it modified; restore resets it).
+    if (existing.fields[WAF_DEFAULT_MARK] === true) rule.fields[WAF_DEFAULT_MARK] = true;
     checkOriginAddresses(app, type, rule);
     await checkPlan(tx, locked.id, type, false);
     await checkAgainstDatabase(tx, locked, type, rule);
