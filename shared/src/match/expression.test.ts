@@ -153,7 +153,7 @@ test('syntax errors name the line, the column and what was expected', () => {
     ['ip.src contains "x"', 1, 8, /"contains" does not apply to ip\.src \(ip\)/],
     ['ssl eq "x"', 1, 5, /ssl is a boolean field/],
     ['len(ip.src) eq 1', 1, 5, /len\(\) takes a string field; ip\.src is ip/],
-    ['len(http.host) eq "x"', 1, 19, /expected an integer, found """/],
+    ['len(http.host) eq "x"', 1, 19, /expected an integer, found a string/],
     ['http.host in {}', 1, 15, /empty list/],
     ['http.host in {"a" 1}', 1, 19, /expected a string in double quotes or "}"/],
     ['http.host in {"a"', 1, 18, /expected "}" closing the list/],
@@ -162,6 +162,7 @@ test('syntax errors name the line, the column and what was expected', () => {
     ['http.host strict "x"', 1, 18, /expected "wildcard" after "strict"/],
     ['http.request.headers[x] eq "1"', 1, 22, /expected a header name in quotes/],
     ['http.host eq "a" and eq "b"', 1, 22, /expected a field before "eq"/],
+    ['http.host eq 10.0.0.1', 1, 14, /expected a string in double quotes, found "10\.0\.0\.1"/],
     ['', 1, 1, /the expression is empty/],
   ];
   for (const [source, line, column, message] of cases) {

@@ -165,7 +165,10 @@ class Parser {
     if (this.pos >= this.src.length) return 'the end of the expression';
     const c = this.src.charCodeAt(this.pos);
     if (isWordStart(c)) return `"${this.word()}"`;
-    return `"${this.src.slice(this.pos, this.pos + 1)}"`;
+    if (c === 34) return 'a string';
+    let end = this.pos;
+    while (end < this.src.length && end - this.pos < 40 && isBareChar(this.src.charCodeAt(end))) end++;
+    return `"${this.src.slice(this.pos, Math.max(end, this.pos + 1))}"`;
   }
 
   private expected(what: string, at = this.pos): never {
