@@ -53,6 +53,11 @@ export class RequestContext {
   poolPick: { ruleId: number; index: number } | undefined;
 
   hits: RuleHit[] = [];
+  /**
+   * Set when a custom rule's `allow` matched: the security phases after the custom rules (rate_limit, the challenge,
+   * and any later one such as the WAF) leave the request alone.
+   */
+  securityAllowed = false;
   /** WAF findings (null until one is made: most requests have none). */
   waf: WafEvent[] | null = null;
   cacheStatus: CacheStatus = '';

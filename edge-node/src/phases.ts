@@ -207,8 +207,10 @@ function guardPhase(
       state.log(ctx);
       return true;
     }
-    if (custom.action.kind === 'allow')
+    if (custom.action.kind === 'allow') {
+      ctx.securityAllowed = true;
       return ctx.path === CHALLENGE_PATH ? answerChallenge(res, ctx, state, body, responseOps) : false;
+    }
   }
   const byCustom = custom !== undefined && custom.action.kind === 'challenge';
   let challenge = false;
