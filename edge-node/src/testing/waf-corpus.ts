@@ -17,7 +17,7 @@ export interface CorpusEntry {
 
 export const CORPUS_DIR = fileURLToPath(new URL('../../../test/fixtures/waf/', import.meta.url));
 
-export function loadCorpus(name: 'attacks' | 'benign'): CorpusEntry[] {
+export function loadCorpus(name: 'attacks' | 'benign' | 'holdout-attacks' | 'holdout-benign'): CorpusEntry[] {
   return readFileSync(`${CORPUS_DIR}${name}.jsonl`, 'utf8')
     .split('\n')
     .filter((l) => l.trim() !== '')

@@ -255,6 +255,17 @@ export function escapeDecode(s: string): string {
  * line break separates shell commands), and Unicode look-alikes of `<`, `>`, `'` and `"` folded to them.
  */
 export function fold(s: string): string {
+  // Most values need lower case only: the native toLowerCase, and one scan proving nothing else is to do.
+  const lower = s.toLowerCase();
+  let clean = true;
+  for (let i = 0; i < lower.length; i++) {
+    const c = lower.charCodeAt(i);
+    if (c === 32 ? i === 0 || lower.charCodeAt(i + 1) === 32 || i === lower.length - 1 : c < 32 || c >= 127) {
+      clean = false;
+      break;
+    }
+  }
+  if (clean) return lower;
   let out = '';
   let space = 0; // 0 none, 32 a space run, 10 a run holding a line break
   for (let i = 0; i < s.length; i++) {

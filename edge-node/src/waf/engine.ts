@@ -176,9 +176,8 @@ function excerpt(value: string, at: number): string {
 
 const findings: Finding[] = [];
 
-/** Runs every detector on one folded value; findings become events of `target`. */
-function inspect(ev: Evaluation, phase: 1 | 2, target: string, text: string, kind: 'value' | 'path' | 'header'): void {
-  const pl = ev.cfg.paranoia;
+/** Runs every detector on one folded value into `findings` (cleared first). */
+function detect(pl: number, text: string, kind: 'value' | 'path' | 'header'): void {
   findings.length = 0;
   detectSqli(text, pl, findings);
   detectXss(text, pl, findings);
@@ -187,7 +186,33 @@ function inspect(ev: Evaluation, phase: 1 | 2, target: string, text: string, kin
     detectRfi(text, pl, findings);
     detectRce(text, pl, findings);
   }
+}
+
+/** Runs every detector on one folded value; findings become events of `target`. */
+function inspect(ev: Evaluation, phase: 1 | 2, target: string, text: string, kind: 'value' | 'path' | 'header'): void {
+  detect(ev.cfg.paranoia, text, kind);
   for (const f of findings) if (kind === 'value' || f.id !== '932120') ev.add(f.id, phase, target, text, f.at);
+}
+
+/**
+ * What the detectors found in an inspected header's value (User-Agent, Referer, …), by paranoia, name and value: the
+ * same few user agents come on most requests. Bounded (cleared when full), so a client sending a new value each time
+ * only misses the cache; detection is a pure function of the value, so a hit is what a fresh reading would find.
+ */
+const HEADER_CACHE_MAX = 4096;
+const headerCache = new Map<string, { text: string; found: Finding[] }>();
+
+function inspectHeader(ev: Evaluation, name: string, target: string, value: string): void {
+  const key = `${ev.cfg.paranoia}${name}\0${value}`;
+  let hit = headerCache.get(key);
+  if (hit === undefined) {
+    const text = normalise(value, name === 'referer').text;
+    detect(ev.cfg.paranoia, text, 'header');
+    hit = { text, found: findings.filter((f) => f.id !== '932120') };
+    if (headerCache.size >= HEADER_CACHE_MAX) headerCache.clear();
+    headerCache.set(key, hit);
+  }
+  for (const f of hit.found) ev.add(f.id, 1, target, hit.text, f.at);
 }
 
 /** CRLF followed by a header, a status line or a request line: header injection, response splitting, smuggling. */
@@ -434,14 +459,12 @@ export function evaluateHead(cfg: WafConfig, req: WafRequest): Evaluation {
     if (SKIPPED_HEADERS.has(k) || v === '' || plainToken(v)) continue;
     const target = `header:${k}`;
     if (ev.skipped(target)) continue;
-    const text = fold(v);
-    if (INSPECTED_HEADERS.has(k)) {
-      const n = normalise(v, k === 'referer');
-      inspect(ev, 1, target, n.text, 'header');
-    } else {
+    if (INSPECTED_HEADERS.has(k)) inspectHeader(ev, k, target, v);
+    else if (v.indexOf('${') >= 0 || v.indexOf('() {') >= 0) {
       // Every other header: Log4Shell lookups and Shellshock definitions, which were sent in any header.
+      const text = fold(v);
       findings.length = 0;
-      if (text.indexOf('${') >= 0 || text.indexOf('() {') >= 0) detectRce(text, cfg.paranoia, findings);
+      detectRce(text, cfg.paranoia, findings);
       for (const f of findings)
         if (f.id === '944150' || f.id === '932170' || f.id === '932160') ev.add(f.id, 1, target, text, f.at);
     }

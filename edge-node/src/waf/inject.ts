@@ -53,6 +53,31 @@ const SENSITIVE_FILES = [
   'autoexec.bat',
 ];
 
+/** SENSITIVE_FILES by their first character: one look-up per boundary of the value instead of a search per file. */
+const FILES_BY_FIRST = new Map<number, string[]>();
+for (const f of SENSITIVE_FILES) {
+  const list = FILES_BY_FIRST.get(f.charCodeAt(0));
+  if (list) list.push(f);
+  else FILES_BY_FIRST.set(f.charCodeAt(0), [f]);
+}
+
+/**
+ * Where a sensitive file is named: at a path boundary (the start, after `/`, `\`, `=`, a space, a quote or a drive
+ * letter's `:`), or anywhere for the dotfiles. `\` reads as `/`. One pass, a map look-up per boundary.
+ */
+function sensitiveFile(s: string): number {
+  if (s.indexOf('/') < 0 && s.indexOf('\\') < 0 && s.indexOf('.') < 0) return -1;
+  const p = s.indexOf('\\') >= 0 ? s.replaceAll('\\', '/') : s;
+  for (let i = 0; i < p.length; i++) {
+    const b = i === 0 ? 47 : p.charCodeAt(i - 1);
+    const c = p.charCodeAt(i);
+    if (c !== 46 && !(b === 47 || b === 61 || b === 32 || b === 58 || b === 39 || b === 34)) continue;
+    const list = FILES_BY_FIRST.get(c);
+    if (list) for (const f of list) if (p.startsWith(f, i)) return i;
+  }
+  return -1;
+}
+
 /** Stream wrappers and schemes that include or run a file. */
 const WRAPPERS = [
   'php://',
@@ -147,18 +172,10 @@ export function detectLfi(s: string, pl: number, path: boolean, out: Finding[]):
     out.push({ id: '930100', pl: 1, at: s.indexOf('..') });
     return;
   }
-  if (s.indexOf('/') >= 0 || s.indexOf('\\') >= 0 || s.indexOf('.') >= 0) {
-    const p = s.indexOf('\\') >= 0 ? s.replaceAll('\\', '/') : s;
-    for (const f of SENSITIVE_FILES) {
-      for (let i = p.indexOf(f); i >= 0; i = p.indexOf(f, i + 1)) {
-        // At a path boundary: the start, after `/`, `=`, a space, a quote or a drive letter's `:`.
-        const b = i === 0 ? 47 : p.charCodeAt(i - 1);
-        if (f.startsWith('.') || b === 47 || b === 61 || b === 32 || b === 58 || b === 39 || b === 34) {
-          out.push({ id: '930120', pl: 1, at: i });
-          return;
-        }
-      }
-    }
+  const f = sensitiveFile(s);
+  if (f >= 0) {
+    out.push({ id: '930120', pl: 1, at: f });
+    return;
   }
   if (t === 1) {
     if (pl >= 2) out.push({ id: '930110', pl: 2, at: s.indexOf('..') });
@@ -227,7 +244,7 @@ const UNIX_CMDS = new Set(
 );
 /** Of UNIX_CMDS, those that are also English words: an attack only with arguments a command takes, or alone. */
 const WORDY = new Set(
-  'id dir type set start more less sort cut file which last who w host find head tail make kill touch sleep env ip echo printf history mount service net ver time tee stat alias exec eval export init halt'.split(
+  'id dir type set start more less sort cut file which last who w host find head tail make kill touch sleep env ip echo printf history mount service net ver time tee stat alias exec eval export init halt cmd'.split(
     ' ',
   ),
 );
@@ -341,6 +358,8 @@ export function detectRce(s: string, pl: number, out: Finding[]): void {
       // A backtick substitutes a command where a shell reads it: at the start, attached to a word or after shell
       // punctuation; a Markdown code span (`` then `ls -la` ``, after a space) is not one below paranoia 2.
       const p = i === 0 ? 0 : s.charCodeAt(i - 1);
+      // a run of backticks is a Markdown code fence, not a substitution
+      if (s.charCodeAt(i + 1) === 96 || p === 96) continue;
       if (pl >= 2 || i === 0 || p !== 32) sep = 1;
     } else if ((c === 36 || c === 60 || c === 62) && s.charCodeAt(i + 1) === 40) sep = 2;
     if (sep === 0) {
@@ -452,6 +471,7 @@ const PHP_FUNCS = [
   'highlight_file',
   'posix_getpwuid',
 ];
+const PHP_FUNC_SET = new Set(PHP_FUNCS);
 const PHP_HARD = new Set([
   'shell_exec',
   'passthru',
@@ -505,13 +525,18 @@ function detectPhp(s: string, pl: number, out: Finding[]): void {
   if (s.indexOf('(') < 0) return;
   const lastSemi = s.lastIndexOf(';');
   const hasDollar = s.indexOf('$') >= 0;
-  for (const f of PHP_FUNCS) {
-    for (let i = s.indexOf(f); i >= 0; i = s.indexOf(f, i + 1)) {
-      if (i > 0 && (isAlnum(s.charCodeAt(i - 1)) || s.charCodeAt(i - 1) === 46 || s.charCodeAt(i - 1) === 36)) continue;
-      let j = i + f.length;
-      while (s.charCodeAt(j) === 32 || s.charCodeAt(j) === 34 || s.charCodeAt(j) === 39) j++;
-      if (s.charCodeAt(j) !== 40) continue;
-      j++;
+  // Each `(`: the name before it (spaces and quotes between skipped: `system ("id")`, `'exec'(…)`).
+  for (let paren = s.indexOf('('); paren >= 0; paren = s.indexOf('(', paren + 1)) {
+    let e = paren - 1;
+    while (e >= 0 && (s.charCodeAt(e) === 32 || s.charCodeAt(e) === 34 || s.charCodeAt(e) === 39)) e--;
+    let i = e;
+    while (i >= 0 && isAlnum(s.charCodeAt(i)) && e - i < 24) i--;
+    const f = s.slice(i + 1, e + 1);
+    if (!PHP_FUNC_SET.has(f)) continue;
+    i++;
+    if (i > 0 && (isAlnum(s.charCodeAt(i - 1)) || s.charCodeAt(i - 1) === 46 || s.charCodeAt(i - 1) === 36)) continue;
+    {
+      let j = paren + 1;
       while (s.charCodeAt(j) === 32) j++;
       const a = s.charCodeAt(j);
       // an argument an attacker passes: a string, a variable, a nested call, a backtick; `()` for phpinfo.
@@ -616,6 +641,15 @@ function flattenLookups(s: string): string {
 
 /** Node.js code injection, prototype pollution and server-side template probes (934). */
 function detectNode(s: string, pl: number, out: Finding[]): void {
+  if (
+    s.indexOf('process') < 0 &&
+    s.indexOf('require') < 0 &&
+    s.indexOf('constructor') < 0 &&
+    s.indexOf('__') < 0 &&
+    s.indexOf('{') < 0 &&
+    s.indexOf('<%') < 0
+  )
+    return;
   for (const v of [
     "require('child_process')",
     'require("child_process")',

@@ -103,6 +103,7 @@ const KW = new Set([
   'with',
   'user',
 ]);
+const ARITH = new Set(['+', '-', '*', '/', '%', '^', '|', '&']);
 /** Comparison words: `x like y` is a comparison like `x = y`. */
 const CMP_WORDS = new Set(['like', 'rlike', 'regexp', 'is', 'sounds']);
 /** Functions only an injection calls from a form field: time delays, file access, error-based extraction, shells. */
@@ -296,7 +297,9 @@ function tokenize(s: string, quote: number): void {
     if (c >= 48 && c <= 57) {
       let j = i + 1;
       while (j < n && isWordChar(s.charCodeAt(j))) j++;
-      if (!push(K.Num, s.slice(i, j), at)) return;
+      // `8h`, `3rd`: a word that starts with a digit, not a number (`0x1f`, `1e5`, `2.5` are numbers).
+      const t = s.slice(i, j);
+      if (!push(numeric(t) ? K.Num : K.Word, t, at)) return;
       i = j;
       continue;
     }
@@ -380,6 +383,16 @@ function tokenize(s: string, quote: number): void {
   }
 }
 
+/** A SQL numeric literal: digits with a point or an exponent, or hex (`0x…`). */
+function numeric(t: string): boolean {
+  if (t.length > 2 && t.charCodeAt(0) === 48 && (t.charCodeAt(1) === 120 || t.charCodeAt(1) === 98)) return true;
+  for (let i = 0; i < t.length; i++) {
+    const c = t.charCodeAt(i);
+    if (!((c >= 48 && c <= 57) || c === 46 || c === 101)) return false;
+  }
+  return true;
+}
+
 /** Index of the quote closing a string whose content starts at `from` (`\x` and a doubled quote escape), or -1. */
 function closeQuote(s: string, from: number, q: number): number {
   for (let i = from; i < s.length; i++) {
@@ -425,6 +438,9 @@ function tautologyAt(i: number): boolean {
   const left = j;
   if (!atom(kinds[left])) return false;
   let op = skipC(left + 1);
+  // arithmetic on the left side: `or 3*2=6`, `or 1+1=2`
+  for (let k = 0; k < 4 && kinds[op] === K.Op && ARITH.has(texts[op]) && atom(kinds[skipC(op + 1)]); k++)
+    op = skipC(skipC(op + 1) + 1);
   if (kinds[op] === K.Not) op = skipC(op + 1);
   if (!comparison(op)) return false;
   let right = skipC(op + 1);
@@ -619,7 +635,10 @@ function scan(broke: boolean, pl: number, out: SqlFinding[]): void {
     } else if (k === K.LPar && kinds[skipC(i + 1)] === K.Select) {
       const a = skipC(skipC(i + 1) + 1);
       const ak = kinds[a];
-      if (
+      // a query as a function's argument (`ascii(substring((select …`), or a literal, a call or `*` selected
+      const prev = i > 0 ? kinds[i - 1] : undefined;
+      if (prev === K.LPar || prev === K.Func || prev === K.Comma) out.push({ id: '942120', pl: 1, at: starts[i] });
+      else if (
         ak === K.Num ||
         ak === K.Func ||
         ak === K.Var ||
