@@ -134,7 +134,8 @@ export function runPhases(
   if (guarded !== false) return guarded === true ? undefined : guarded;
 
   // waf (src/waf/phase.ts): may read a bounded prefix of the body, then goes on with the body to send.
-  const wafIndex = idx(rules, 'waf');
+  // A custom rule's allow (ctx.securityAllowed) exempts the request, as Cloudflare's allow skips its managed rules.
+  const wafIndex = ctx.securityAllowed ? undefined : idx(rules, 'waf');
   if (wafIndex) {
     const w = wafPhase(res, ctx, wafIndex, body, responseOps);
     if (w instanceof Promise)

@@ -19,8 +19,10 @@ test('waf enforce and dry_run at the edge', { timeout: 120_000 }, async (t) => {
     exclusions: [{ rule_ids: ['sqli'], paths: ['/sql-console'], args: ['statement'] }],
   });
   const dry = rule('waf', { action_mode: 'dry_run', paranoia_level: 2 });
+  // A custom rule's allow exempts a partner's scanner from the WAF.
+  const partner = rule('custom', { expression: 'http.user_agent eq "partner-scan/1"', action: 'allow' });
   const edge = await startTestEdge(t, [
-    snapshot('guarded.example', { records: [proxiedRecord('www', origin.port)], rules: [enforced] }),
+    snapshot('guarded.example', { records: [proxiedRecord('www', origin.port)], rules: [enforced, partner] }),
     snapshot('watched.example', { records: [proxiedRecord('www', origin.port)], rules: [dry] }),
   ]);
   const port = edge.node.server.httpPort;
@@ -46,6 +48,10 @@ test('waf enforce and dry_run at the edge', { timeout: 120_000 }, async (t) => {
   assert.equal(target, 'args:q');
   assert.ok(data.includes('union select') && data.length <= 64);
   assert.equal(action, 'block');
+
+  const exempt = await send(port, www, attack, { headers: { ...UA, 'user-agent': 'partner-scan/1' } });
+  assert.equal(exempt.status, 200, 'a custom allow skips the WAF');
+  edge.node.logs.drain();
 
   // Benign look-alikes pass, and leave no WAF record.
   for (const p of [`/people?name=${encodeURIComponent("O'Brien")}`, '/search?q=select+a+plan']) {
