@@ -214,7 +214,7 @@ test('a pathological regex and long inputs are answered in linear time', () => {
   assert.equal(e.test(req({ path: '/aaaa' })), true);
 });
 
-test('fuzz: random and mutated expressions compile or fail with an ExpressionError, never otherwise', () => {
+test('fuzz: random and mutated expressions compile or fail with an ExpressionError, never otherwise; compiled ones answer odd requests', () => {
   const rnd = prng(13);
   const pick = <T>(a: readonly T[]): T => a[Math.floor(rnd() * a.length)];
   const atoms = [
@@ -274,7 +274,20 @@ test('fuzz: random and mutated expressions compile or fail with an ExpressionErr
     '(http.host eq "a" or lower(http.user_agent) contains "bot") and len(http.request.uri.query) gt 100',
     'http.request.headers["x-a"] matches "^[0-9]+$" xor ssl',
   ];
-  const r = req({ path: '/admin/x', headers: [['x-a', '12']] });
+  const chars = 'aZ/.*?%é\u0000"\\ ';
+  const text = (n: number) => Array.from({ length: n }, () => pick([...chars])).join('');
+  const requests = [
+    req({ path: '/admin/x', headers: [['x-a', '12']] }),
+    req({ path: '', host: '', method: '', query: text(30), ip: '::1', scheme: 'https' }),
+    req({
+      path: `/${text(200)}`,
+      ip: 'not-an-address',
+      headers: [
+        ['user-agent', text(50)],
+        ['x-a', text(10)],
+      ],
+    }),
+  ];
   let compiled = 0;
   for (let i = 0; i < 5000; i++) {
     let source: string;
@@ -288,7 +301,7 @@ test('fuzz: random and mutated expressions compile or fail with an ExpressionErr
     }
     try {
       const e = compileExpression(source);
-      e.test(r);
+      for (const r of requests) assert.equal(typeof e.test(r), 'boolean', source);
       compiled++;
     } catch (err) {
       assert.ok(err instanceof ExpressionError, `${JSON.stringify(source)} threw ${String(err)}`);
