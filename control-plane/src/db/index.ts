@@ -8,6 +8,7 @@ import * as schema from './schema.js';
 import { applyMigrations } from './migrate.js';
 import { slimParserTable } from './pglite-parsers.js';
 import { usePreparedStatements } from './pglite-prepared.js';
+import { usePreparedStatementsPg } from './pg-prepared.js';
 
 const log = componentLogger('control-plane.db');
 
@@ -24,7 +25,6 @@ export interface Database {
 }
 
 export async function openDatabase(opts: { dataDir: string; databaseUrl?: string }): Promise<Database> {
-  let database: Database;
   if (opts.databaseUrl) {
     const { default: pg } = await import('pg');
     const { drizzle } = await import('drizzle-orm/node-postgres');
@@ -32,25 +32,34 @@ export async function openDatabase(opts: { dataDir: string; databaseUrl?: string
     // An idle client whose server connection ends (Postgres restarted, database dropped) emits 'error' on the pool;
     // unhandled it would crash the process. The pool discards that client and connects anew on the next query.
     pool.on('error', (err) => log.warn({ err }, 'idle Postgres connection closed by the server'));
-    database = { db: drizzle(pool, { schema }) as unknown as Db, driver: 'postgres', close: () => pool.end() };
-  } else {
-    const { PGlite } = await import('@electric-sql/pglite');
-    const { drizzle } = await import('drizzle-orm/pglite');
-    const dir = join(opts.dataDir, 'pglite');
-    mkdirSync(dir, { recursive: true });
-    const client = await PGlite.create(dir, {
-      parsers: { [BYTEA_OID]: parseBytea },
-      serializers: { [BYTEA_OID]: (v) => v },
-    });
-    if (!(await slimParserTable(client)))
-      log.warn('PGlite parses differently with its parser table slimmed; kept whole (slower queries)');
-    database = { db: drizzle(client, { schema }) as unknown as Db, driver: 'pglite', close: () => client.close() };
+    const database: Database = {
+      db: drizzle(pool, { schema }) as unknown as Db,
+      driver: 'postgres',
+      close: () => pool.end(),
+    };
     await applyMigrations(database.db);
     // After the migrations: no plan is kept of a table they are still changing.
-    usePreparedStatements(client);
+    usePreparedStatementsPg(pool);
     return database;
   }
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { drizzle } = await import('drizzle-orm/pglite');
+  const dir = join(opts.dataDir, 'pglite');
+  mkdirSync(dir, { recursive: true });
+  const client = await PGlite.create(dir, {
+    parsers: { [BYTEA_OID]: parseBytea },
+    serializers: { [BYTEA_OID]: (v) => v },
+  });
+  if (!(await slimParserTable(client)))
+    log.warn('PGlite parses differently with its parser table slimmed; kept whole (slower queries)');
+  const database: Database = {
+    db: drizzle(client, { schema }) as unknown as Db,
+    driver: 'pglite',
+    close: () => client.close(),
+  };
   await applyMigrations(database.db);
+  // After the migrations: no plan is kept of a table they are still changing.
+  usePreparedStatements(client);
   return database;
 }
 
