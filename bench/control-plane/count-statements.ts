@@ -19,28 +19,30 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   note(args[0]);
   return (pgQuery as (...a: unknown[]) => unknown).apply(this, args);
 } as typeof pgQuery;
-type Queryable = Record<'query' | 'exec', (...a: unknown[]) => unknown>;
-const counted = (target: Queryable) => {
-  for (const m of ['query', 'exec'] as const) {
-    const orig = target[m];
-    target[m] = function (this: unknown, ...args: unknown[]) {
-      note(args[0]);
-      return orig.apply(this, args);
-    };
+// PGlite: counted at its protocol entry, which its own query()/exec() and the prepared statements of
+// control-plane/src/db/pglite-prepared.ts both go through: a Bind runs a statement (named after its Parse), a simple
+// Query runs its text (BEGIN, COMMIT).
+const cstrings = (m: Uint8Array, from: number, n: number): string[] => {
+  const out: string[] = [];
+  let at = from;
+  for (let i = 0; i < n; i++) {
+    const end = m.indexOf(0, at);
+    out.push(Buffer.from(m.subarray(at, end)).toString('utf8'));
+    at = end + 1;
   }
+  return out;
 };
-counted(PGlite.prototype as unknown as Queryable);
-// A PGlite transaction runs its statements on its own handle, and sends BEGIN and COMMIT itself.
-const transaction = PGlite.prototype.transaction;
-PGlite.prototype.transaction = function <T>(this: PGlite, callback: (tx: never) => Promise<T>) {
-  note('BEGIN');
-  return transaction
-    .call(this, (tx) => {
-      counted(tx as unknown as Queryable);
-      return callback(tx as never);
-    })
-    .finally(() => note('COMMIT or ROLLBACK')) as Promise<T>;
-} as typeof transaction;
+const parsed = new Map<string, string>();
+const execProtocolStream = PGlite.prototype.execProtocolStream;
+PGlite.prototype.execProtocolStream = function (this: PGlite, message: Uint8Array, options) {
+  const kind = String.fromCharCode(message[0]!);
+  if (kind === 'P') {
+    const [name, text] = cstrings(message, 5, 2);
+    parsed.set(name!, text!);
+  } else if (kind === 'B') note(parsed.get(cstrings(message, 5, 2)[1]!));
+  else if (kind === 'Q') note(cstrings(message, 5, 1)[0]);
+  return execProtocolStream.call(this, message, options);
+} as typeof execProtocolStream;
 
 const cp = await startTestControlPlane(null);
 const owner = await cp.user();

@@ -311,6 +311,7 @@ test('records API: validation, zone rules, permissions, limits', async (t) => {
   await t.test('plan limit max_records answers 403 naming it', async () => {
     const n = (await cp.call(key, 'GET', url())).json().length;
     await f.setOverride('max_records', n);
+    const before = await f.logCount();
     const res = await post({ ...A, name: 'over' });
     assert.deepEqual(
       [res.statusCode, res.json()],
@@ -322,6 +323,9 @@ test('records API: validation, zone rules, permissions, limits', async (t) => {
         },
       ],
     );
+    // The record is inserted in the statement that reads the count; the refusal rolls it back.
+    assert.equal((await cp.call(key, 'GET', url())).json().length, n, 'nothing stored');
+    assert.equal(await f.logCount(), before, 'no config-log entry');
     await f.setOverride('max_records', null);
   });
 

@@ -13,7 +13,7 @@ import { applyPatch, buildRecord, sameFields } from './normalize.js';
 import {
   apiToStored,
   countRecords,
-  createContext,
+  createWithContext,
   deleteRecords,
   listApiRecords,
   getRecord,
@@ -135,16 +135,16 @@ export async function createRecord(app: FastifyInstance, domain: DomainLock, inp
     const record = buildRecord(locked.name, input);
     checkOrigin(originPolicy(app.config), record);
     assertNotFrozen(locked);
-    // Plan, record count and the records at the name in one statement: a create is a handful of round trips.
-    const context = await createContext(tx, locked.id, record.name);
-    const features = await featuresOf(tx, context.plan);
-    const problem = limitError(features, context.count + 1);
+    // Inserted in the statement that reads the plan, the record count and the records at the name as they were
+    // before it (a create is a handful of round trips); a check that fails below rolls the insert back.
+    const { plan, count, atName, row } = await createWithContext(tx, locked.id, record);
+    const features = await featuresOf(tx, plan);
+    const problem = limitError(features, count + 1);
     if (problem) throw new ApiError('CP_ERR_PLAN_LIMIT', problem, { feature: 'max_records' });
     gateHostHeader(features, record, null);
     await checkHostHeader(new HostHeaderOwnership(tx, locked), record, null);
-    new ZoneIndex(context.atName).check(record);
-    const [row] = await insertRecords(tx, locked.id, [record]);
-    return { value: row!, change: { upsertedRecords: [row!.id] } };
+    new ZoneIndex(atName).check(record);
+    return { value: row, change: { upsertedRecords: [row.id] } };
   });
 }
 

@@ -111,21 +111,28 @@ type StoredTuple = [
 const STORED_TUPLE = sql.raw(`json_build_array(id, name, type, destination, mx_priority, ttl, proxied, captcha, scheme,
   port, host_header, host_header_mode, monitor, timeout, comment)`);
 
-/** What a single create checks, read in ONE statement: the live plan, the record count, the records at its name. */
-export async function createContext(
+/**
+ * A single create in ONE statement: inserts `record` and reads what its checks need as the zone was before it (the
+ * live plan, the record count, the records at its name: the statement's other parts do not see its own insert).
+ * The caller checks and throws to refuse, which rolls the insert back with the transaction.
+ */
+export async function createWithContext(
   tx: Tx,
   domainId: number,
-  name: string,
-): Promise<{ plan: LivePlan | null; count: number; atName: StoredRecord[] }> {
+  record: RecordFields,
+): Promise<{ plan: LivePlan | null; count: number; atName: StoredRecord[]; row: RecordRow }> {
   const result = await tx.execute(sql`
+    WITH ${insertedCte(domainId, [record])}
     SELECT ${livePlanJson(domainId)} AS plan, (SELECT count(*) FROM dns_records WHERE domain_id = ${domainId}) AS n,
       (SELECT coalesce(json_agg(${STORED_TUPLE} ORDER BY id), '[]')::text FROM dns_records
-        WHERE domain_id = ${domainId} AND name = ${name}) AS records`);
-  const row = rowsOf<{ plan: LivePlan | null; n: string | number; records: string }>(result)[0]!;
+        WHERE domain_id = ${domainId} AND name = ${record.name}) AS records,
+      (${insertedJson}) AS inserted`);
+  const row = rowsOf<{ plan: LivePlan | null; n: string | number; records: string; inserted: string }>(result)[0]!;
   return {
     plan: row.plan,
     count: Number(row.n),
     atName: (JSON.parse(row.records) as StoredTuple[]).map(tupleToStored),
+    row: insertedRows(domainId, row.inserted)[0]!,
   };
 }
 
@@ -209,6 +216,12 @@ export async function countRecords(tx: Tx, domainId: number): Promise<number> {
  */
 export async function insertRecords(tx: Tx, domainId: number, records: RecordFields[]): Promise<RecordRow[]> {
   if (records.length === 0) return [];
+  const result = await tx.execute(sql`WITH ${insertedCte(domainId, records)} SELECT (${insertedJson}) AS records`);
+  return insertedRows(domainId, rowsOf<{ records: string }>(result)[0]!.records);
+}
+
+/** `inserted AS (INSERT … RETURNING *)`: the records in ONE statement, from one JSON parameter, ids in input order. */
+function insertedCte(domainId: number, records: RecordFields[]) {
   const json = JSON.stringify(
     records.map((r, i) => ({
       i,
@@ -229,8 +242,7 @@ export async function insertRecords(tx: Tx, domainId: number, records: RecordFie
     })),
   );
   // Ids come from the sequence in the SELECT's order, so ORDER BY id is the input order.
-  const result = await tx.execute(sql`
-    WITH inserted AS (
+  return sql`inserted AS (
       INSERT INTO dns_records (domain_id, name, type, destination, mx_priority, ttl, proxied, captcha, scheme, port,
         host_header, host_header_mode, monitor, timeout, comment)
       SELECT ${domainId}, v.name, v.type, v.destination, v.mx_priority, v.ttl, v.proxied, v.captcha, v.scheme, v.port,
@@ -239,12 +251,16 @@ export async function insertRecords(tx: Tx, domainId: number, records: RecordFie
         ttl integer, proxied boolean, captcha boolean, scheme text, port integer, host_header text, host_header_mode text,
         monitor boolean, timeout integer, comment text)
       ORDER BY v.i
-      RETURNING *)
-    SELECT json_agg(json_build_array(id, name, type, destination, mx_priority, ttl, proxied, captcha, scheme, port,
-      host_header, host_header_mode, monitor, timeout, comment, ${utc('created_at')}, ${utc('updated_at')})
-      ORDER BY id)::text AS records
-    FROM inserted`);
-  const tuples = JSON.parse(rowsOf<{ records: string }>(result)[0]!.records) as [...StoredTuple, string, string][];
+      RETURNING *)`;
+}
+
+/** The rows of the `inserted` CTE as one JSON text, in input order. */
+const insertedJson = sql`SELECT json_agg(json_build_array(id, name, type, destination, mx_priority, ttl, proxied, captcha,
+      scheme, port, host_header, host_header_mode, monitor, timeout, comment, ${utc('created_at')}, ${utc('updated_at')})
+      ORDER BY id)::text FROM inserted`;
+
+function insertedRows(domainId: number, json: string): RecordRow[] {
+  const tuples = JSON.parse(json) as [...StoredTuple, string, string][];
   return tuples.map((t) => ({
     ...tupleToStored(t as unknown as StoredTuple),
     domainId,
