@@ -193,6 +193,7 @@ export const cachePurges = pgTable('cache_purges', {
   purgedAt: ts('purged_at').notNull().defaultNow(),
 });
 
+export type WafEventRow = [number, string, number, string, string, string];
 // 0003_request_logs.sql: request log records shipped by edge nodes.
 export const requestLogs = pgTable('request_logs', {
   id: bigserial('id', { mode: 'number' }).primaryKey(),
@@ -205,6 +206,8 @@ export const requestLogs = pgTable('request_logs', {
   bytes: bigint('bytes', { mode: 'number' }).notNull(),
   cacheStatus: text('cache_status').notNull(),
   ruleHits: jsonb('rule_hits').$type<[number, string, boolean][]>().notNull(),
+  // 0016: WAF findings, [edge rule id, managed rule id, phase, target, data, action]; [] for most requests.
+  wafEvents: jsonb('waf_events').$type<WafEventRow[]>().notNull().default([]),
   durationMs: real('duration_ms').notNull(),
   upstreamMs: real('upstream_ms').notNull(),
   clientIp: text('client_ip').notNull(),

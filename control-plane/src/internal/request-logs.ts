@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { unpack } from 'msgpackr';
 import { ensureNodeToken } from '@platform/shared/node-token';
-import { requestLogs } from '../db/schema.js';
+import { requestLogs, type WafEventRow } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import { nodeTokenChecker } from '../auth/node-token.js';
 import { ingestMinuteCounts, ingestMonitorRecords, ingestProbeCounts } from '../areas/uptime/detector.js';
@@ -20,6 +20,24 @@ interface ShippedRecord {
   ms: number;
   upstreamMs: number;
   peer: string;
+  /** WAF findings (edge-node/src/log/buffer.ts), absent when none. */
+  waf?: unknown;
+}
+
+/** Events kept per record, and characters of each text part (the edge truncates data to 64 already). */
+const MAX_WAF_EVENTS = 16;
+const MAX_WAF_TEXT = 256;
+
+/** The shipped WAF events, bounded and typed: whatever a node sends, a row holds at most 16 small tuples. */
+function wafEvents(v: unknown): WafEventRow[] {
+  if (!Array.isArray(v)) return [];
+  const out: WafEventRow[] = [];
+  for (const e of v.slice(0, MAX_WAF_EVENTS)) {
+    if (!Array.isArray(e)) continue;
+    const text = (x: unknown) => (typeof x === 'string' ? x.slice(0, MAX_WAF_TEXT) : '');
+    out.push([Number(e[0]) || 0, text(e[1]), Number(e[2]) || 0, text(e[3]), text(e[4]), text(e[5])]);
+  }
+  return out;
 }
 
 const MAX_BATCH_BYTES = 32 * 1024 * 1024;
@@ -61,6 +79,7 @@ export default async function requestLogRoutes(app: FastifyInstance) {
           bytes: Number(r.bytes) || 0,
           cacheStatus: String(r.cache ?? ''),
           ruleHits: Array.isArray(r.rules) ? r.rules : [],
+          wafEvents: wafEvents(r.waf),
           durationMs: Number(r.ms) || 0,
           upstreamMs: Number(r.upstreamMs) || 0,
           clientIp: String(r.peer ?? ''),

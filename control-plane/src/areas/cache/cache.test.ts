@@ -73,6 +73,24 @@ test('cache purge and request logs', async (t) => {
         upstreamMs: -1,
         peer: '192.0.2.1',
       },
+      {
+        t: Date.now(),
+        host: 'www.waf.example.org',
+        path: '/search',
+        method: 'GET',
+        status: 403,
+        bytes: 49,
+        cache: '',
+        rules: [[7, 'waf', false]],
+        ms: 0.4,
+        upstreamMs: -1,
+        peer: '192.0.2.2',
+        // WAF events: kept typed and bounded (16 events, 256 characters a part) whatever a node sends
+        waf: [
+          [7, '942100', 1, 'args:q', "' union select password", 'block'],
+          ...Array.from({ length: 30 }, () => [7, 'x'.repeat(1000), '2', null, {}, 'log']),
+        ],
+      },
     ];
     const inject = (headers: Record<string, string>) =>
       cp.app.inject({
@@ -85,10 +103,15 @@ test('cache purge and request logs', async (t) => {
     assert.equal((await inject({ authorization: 'Bearer wrong' })).statusCode, 401);
     const ok = await inject({ authorization: `Bearer ${token}` });
     assert.equal(ok.statusCode, 200, ok.body);
-    assert.equal(ok.json().stored, 1);
+    assert.equal(ok.json().stored, 2);
     const rows = await cp.database.db.select().from(requestLogs).where(eq(requestLogs.host, 'www.purge.example.org'));
     assert.equal(rows.length, 1);
     assert.equal(rows[0].cacheStatus, 'HIT');
     assert.deepEqual(rows[0].ruleHits, [[1, 'cache', false]]);
+    assert.deepEqual(rows[0].wafEvents, []);
+    const [waf] = await cp.database.db.select().from(requestLogs).where(eq(requestLogs.host, 'www.waf.example.org'));
+    assert.equal(waf.wafEvents.length, 16);
+    assert.deepEqual(waf.wafEvents[0], [7, '942100', 1, 'args:q', "' union select password", 'block']);
+    assert.deepEqual(waf.wafEvents[1], [7, 'x'.repeat(256), 2, '', '', 'log']);
   });
 });
