@@ -89,17 +89,20 @@ export function makeHandler(state: EdgeState, scheme: 'http' | 'https') {
       scheme,
       startedAt: performance.now(),
     });
+    let body: Readable | null = null;
     res.onAborted(() => {
       const finished = ctx.aborted;
       ctx.aborted = true;
       if (!finished) ctx.status = ctx.status || 499;
       ctx.abortUpstream?.();
+      // A reader of the body before any origin exchange (the waf phase) would otherwise wait for data forever.
+      body?.destroy();
     });
     const hasBody =
       method !== 'GET' &&
       method !== 'HEAD' &&
       (Number(req.getHeader('content-length') || 0) > 0 || req.getHeader('transfer-encoding') !== '');
-    const body = hasBody ? bodyStream(res, ctx) : null;
+    body = hasBody ? bodyStream(res, ctx) : null;
     // Synchronous on the common path: no promise per request; only an awaited basic_auth verdict returns one.
     let pending: Promise<void> | undefined;
     try {

@@ -3,7 +3,18 @@
 // origin still receives them whole (the inspected prefix and the rest of a large body).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { proxiedRecord, rule, send, snapshot, startStubOrigin, startTestEdge } from '../testing/harness.js';
+import type { RequestLogRecord } from '../log/buffer.js';
+
+async function waitFor(probe: () => RequestLogRecord | undefined): Promise<RequestLogRecord> {
+  for (let i = 0; i < 100; i++) {
+    const r = probe();
+    if (r) return r;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  throw new Error('no such log record within 10 s');
+}
 
 const UA = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0', accept: 'text/html' };
 
@@ -87,6 +98,21 @@ test('waf enforce and dry_run at the edge', { timeout: 120_000 }, async (t) => {
     body: `user=admin&pass=${encodeURIComponent("x' or '1'='1")}`,
   });
   assert.equal(form.status, 403);
+
+  // A client that goes away while its body is being read: the request is logged (499), nothing is left waiting.
+  await new Promise<void>((resolve) => {
+    const sock = connect(port, '127.0.0.1', () => {
+      sock.write(
+        `POST /api/items HTTP/1.1\r\nHost: ${www}\r\ncontent-type: application/json\r\n` +
+          `content-length: 300000\r\n\r\n{"a":"${'x'.repeat(50_000)}`,
+        () => setTimeout(() => sock.destroy(), 200),
+      );
+    });
+    sock.on('close', () => resolve());
+    sock.on('error', () => {});
+  });
+  const gone = await waitFor(() => edge.node.logs.drain().find((l) => l.path === '/api/items' && l.status === 499));
+  assert.equal(gone.status, 499);
 
   // Exclusions and scope: sqli off for `statement` on /sql-console only; the rule does not cover /unguarded/*.
   const stmt = `statement=${encodeURIComponent('1 union select name from users')}`;

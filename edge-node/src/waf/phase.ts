@@ -104,14 +104,21 @@ export function wafPhase(
     }
     return PASS_SAME(body);
   }
-  return readPrefix(body, MAX_BODY_BYTES).then(({ prefix, rest }) => {
-    if (finish(prefix)) {
-      rest.destroy();
-      answer(res, ctx, responseOps);
-      return { answered: true as const };
-    }
-    return { answered: false as const, body: rest };
-  });
+  return readPrefix(body, MAX_BODY_BYTES).then(
+    ({ prefix, rest }) => {
+      if (finish(prefix)) {
+        rest.destroy();
+        answer(res, ctx, responseOps);
+        return { answered: true as const };
+      }
+      return { answered: false as const, body: rest };
+    },
+    (err: unknown) => {
+      // The client went away while its body was read: nothing to answer; the request is logged (499).
+      if (ctx.aborted) return { answered: true as const };
+      throw err;
+    },
+  );
 }
 
 /**
