@@ -201,20 +201,35 @@ function headerOps(c: Checker, key: 'request_headers' | 'response_headers') {
   return ops.length;
 }
 
+/** Client classes of bot_route rules (edge-node/src/rules/bot.ts classifies; README "bot_route"). */
+export const BOT_CLASSES = ['verified_crawler', 'unverified_crawler', 'ai_crawler', 'automation', 'human'] as const;
+export type BotClass = (typeof BOT_CLASSES)[number];
+export const BOT_ROUTE_ACTIONS = ['block', 'challenge', 'allow', 'route', 'log'] as const;
+export const FINGERPRINT_ACTIONS = ['block', 'challenge', 'allow', 'log'] as const;
+/** Fingerprints one fingerprint rule lists. */
+export const MAX_FINGERPRINTS = 1000;
+/** A JA4H-style fingerprint: `a_b_c_d`, a 12 letters and digits, b, c, d 12 hex digits (lower case). */
+const FINGERPRINT_RE = /^[a-z0-9]{12}_[0-9a-f]{12}_[0-9a-f]{12}_[0-9a-f]{12}$/;
+
+/** origin_route's fields (address, scheme, port, host_header, name), also a routing bot_route rule's. */
+function originFields(c: Checker): void {
+  const address = c.str('address', { required: true, max: 253 });
+  if (address) {
+    const p = addressProblem(address);
+    if (p) c.problem('address', p);
+  }
+  const scheme = c.str('scheme', { def: 'http', oneOf: ['http', 'https'] });
+  c.int('port', { min: 1, max: 65535, def: scheme === 'https' ? 443 : 80 });
+  const hh = c.str('host_header', { def: '', max: 253 });
+  if (hh) c.out.host_header = normaliseHost(hh);
+  c.str('name', { def: '', max: 64 });
+}
+
 const STATUS_ENTRY = /^([1-5]\d\d)(?:-([1-5]\d\d))?$/;
 
 const VALIDATORS: Partial<Record<RuleType, (c: Checker, ctx: Ctx) => void>> = {
   origin_route(c) {
-    const address = c.str('address', { required: true, max: 253 });
-    if (address) {
-      const p = addressProblem(address);
-      if (p) c.problem('address', p);
-    }
-    const scheme = c.str('scheme', { def: 'http', oneOf: ['http', 'https'] });
-    c.int('port', { min: 1, max: 65535, def: scheme === 'https' ? 443 : 80 });
-    const hh = c.str('host_header', { def: '', max: 253 });
-    if (hh) c.out.host_header = normaliseHost(hh);
-    c.str('name', { def: '', max: 64 });
+    originFields(c);
     // country is read-only: the API detects it from the address (a value sent in is ignored).
   },
   origin_pool(c) {
@@ -327,6 +342,40 @@ const VALIDATORS: Partial<Record<RuleType, (c: Checker, ctx: Ctx) => void>> = {
     else delete c.out.key_header;
     c.str('action', { def: 'block', oneOf: ['block', 'captcha'] });
     c.int('block_s', { min: 1, max: 86400, def: 60 });
+  },
+  fingerprint(c) {
+    const list = c.array('fingerprints', MAX_FINGERPRINTS);
+    c.nonEmpty('fingerprints', list, 'at least one fingerprint is required');
+    const values = new Set<string>();
+    list.forEach((v, i) => {
+      const s = typeof v === 'string' ? v.trim().toLowerCase() : '';
+      if (!FINGERPRINT_RE.test(s))
+        c.problem(
+          `fingerprints[${i}]`,
+          'must be a JA4H fingerprint such as ge11nn05enus_1a2b3c4d5e6f_000000000000_000000000000',
+        );
+      else values.add(s);
+    });
+    c.out.fingerprints = [...values];
+    c.str('action', { def: 'block', oneOf: FINGERPRINT_ACTIONS });
+  },
+  bot_route(c) {
+    const list = c.array('classes', BOT_CLASSES.length);
+    c.nonEmpty('classes', list, 'at least one class is required');
+    const classes = new Set<string>();
+    list.forEach((v, i) => {
+      if (typeof v !== 'string' || !(BOT_CLASSES as readonly string[]).includes(v))
+        c.problem(`classes[${i}]`, `must be one of ${BOT_CLASSES.join(', ')}`);
+      else classes.add(v);
+    });
+    c.out.classes = [...classes];
+    const action = c.str('action', { def: 'block', oneOf: BOT_ROUTE_ACTIONS });
+    if (action === 'route') originFields(c);
+    else
+      for (const k of ['address', 'port', 'scheme', 'host_header', 'name']) {
+        c.seen.add(k); // null: left out
+        if (c.input[k] !== undefined && c.input[k] !== null) c.problem(k, 'only with action route');
+      }
   },
   captcha(c) {
     c.int('pass_ttl_s', { min: 60, max: 86400, def: 1800 });

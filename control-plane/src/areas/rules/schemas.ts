@@ -1,10 +1,14 @@
 // TypeBox schemas of the rules API: the common Rule fields (spec "Rule") and the own fields of each of the fifteen types.
 import { OptionalKind, Type, type TObject, type TProperties } from '@sinclair/typebox';
 import {
+  BOT_CLASSES,
+  BOT_ROUTE_ACTIONS,
   CUSTOM_RULE_ACTIONS,
   CUSTOM_RULE_TYPE,
   EXPRESSION_LIMITS,
+  FINGERPRINT_ACTIONS,
   MAX_DESCRIPTION_LENGTH,
+  MAX_FINGERPRINTS,
   MAX_IP_ENTRIES,
   RATE_LIMIT_KEYS,
   RULE_TYPES,
@@ -324,8 +328,8 @@ const TYPE_FIELDS: Record<StoredRuleType, TProperties> = {
       }),
     ),
   },
-  // waf, captcha and rate_limit run at the edge; bot_route, fingerprint and optimize below have no edge engine yet:
-  // their fields are stored and read back. Each schema is closed, so a rule cannot carry anything else (issue 8).
+  // waf, captcha, rate_limit, bot_route and fingerprint run at the edge; optimize below has no edge engine yet: its
+  // fields are stored and read back. Each schema is closed, so a rule cannot carry anything else (issue 8).
   waf: {
     paranoia_level: Type.Optional(
       Int('Rule-set strictness, 1 (fewest false positives) to 4; default 1', { minimum: 1, maximum: 4 }),
@@ -396,31 +400,48 @@ const TYPE_FIELDS: Record<StoredRuleType, TProperties> = {
     block_s: Type.Optional(Int('Seconds a key stays limited once over; default 60', { minimum: 1, maximum: 86400 })),
   },
   bot_route: {
-    categories: Type.Array(StringEnum(['search', 'ai', 'social', 'monitoring', 'other']), {
-      description: 'Verified bot categories routed by the rule',
+    classes: Type.Array(StringEnum([...BOT_CLASSES]), {
+      description:
+        'Client classes the rule acts on: verified_crawler (a search crawler whose address passed reverse-then-forward ' +
+        'DNS), unverified_crawler (claims one, not verified), ai_crawler, automation (tools, scripts, headless ' +
+        'browsers, other self-declared bots), human (a browser-shaped request)',
       minItems: 1,
-      maxItems: 5,
-      uniqueItems: true,
+      maxItems: BOT_CLASSES.length,
     }),
-    address: Address('Origin IP address or host name the bots are sent to'),
-    port: Type.Optional(Port('Default 80 for http, 443 for https')),
-    scheme: Type.Optional(StringEnum(['http', 'https'], { description: 'Default http' })),
+    action: RuleAction(
+      [...BOT_ROUTE_ACTIONS],
+      'block (403), challenge, allow (no later bot_route rule acts), route (to the origin below) or log; default block',
+    ),
+    address: Type.Optional(Address('With action route: origin IP address or host name the clients are sent to')),
+    port: Type.Optional(Port('With action route: default 80 for http, 443 for https')),
+    scheme: Type.Optional(StringEnum(['http', 'https'], { description: 'With action route: default http' })),
+    host_header: Type.Optional(
+      Str(
+        'With action route: Host header and SNI sent to that origin; inside this domain or another active domain ' +
+          'of the same owner',
+        { maxLength: 253 },
+      ),
+    ),
+    name: Type.Optional(Str('With action route: optional label', { maxLength: 64 })),
   },
   fingerprint: {
-    ja4: Type.Array(
+    fingerprints: Type.Array(
       Type.String({
         minLength: 1,
         maxLength: 64,
         pattern: '^[A-Za-z0-9_]+$',
-        'x-expected': 'a JA4 fingerprint (letters, digits, _)',
+        'x-expected': 'a JA4H fingerprint (ge11nn05enus_1a2b3c4d5e6f_000000000000_000000000000)',
       }),
       {
-        description: 'TLS client fingerprints (JA4) the rule matches',
+        description: 'JA4H-style HTTP request fingerprints (as the request log records them) the rule matches exactly',
         minItems: 1,
-        maxItems: 256,
+        maxItems: MAX_FINGERPRINTS,
       },
     ),
-    action: RuleAction(['block', 'captcha'], 'Default block'),
+    action: RuleAction(
+      [...FINGERPRINT_ACTIONS],
+      'block (403), challenge, allow (no later fingerprint or bot_route rule acts) or log; default block',
+    ),
   },
   optimize: {
     minify_html: Type.Optional(Bool('Default false')),
@@ -479,8 +500,8 @@ export const CREATE_EXAMPLES: Record<StoredRuleType, Record<string, unknown>> = 
   },
   captcha: { pass_ttl_s: 3600, path_includes: ['/login'] },
   rate_limit: { requests: 100, period_s: 60, key: 'ip', action: 'block', path_includes: ['/api/*'] },
-  bot_route: { categories: ['ai'], address: '192.0.2.30' },
-  fingerprint: { ja4: ['t13d1516h2_8daaf6152771_02713d6af862'], action: 'block' },
+  bot_route: { classes: ['ai_crawler'], action: 'route', address: '192.0.2.30' },
+  fingerprint: { fingerprints: ['ge11nn05enus_1a2b3c4d5e6f_000000000000_000000000000'], action: 'block' },
   optimize: { minify_html: true, image_format: 'webp' },
 };
 

@@ -94,7 +94,8 @@ async function checkAgainstDatabase(
     const message = typeof host === 'string' && host !== '' ? await hosts.problem(host) : undefined;
     if (message) problems.push({ path, message });
   };
-  if (type === 'origin_route') await checkHost('host_header', rule.fields.host_header);
+  if (type === 'origin_route' || (type === 'bot_route' && rule.fields.action === 'route'))
+    await checkHost('host_header', rule.fields.host_header);
   if (type === 'origin_pool')
     for (const [i, o] of (rule.fields.origins as Record<string, unknown>[]).entries())
       await checkHost(`origins[${i}].host_header`, o.host_header);
@@ -109,7 +110,8 @@ function checkOriginAddresses(app: FastifyInstance, type: StoredRuleType, rule: 
     const message = originAddressProblem(policy, String(origin.address), [Number(origin.port)]);
     if (message) problems.push({ path, message });
   };
-  if (type === 'origin_route') check('address', rule.fields);
+  if (type === 'origin_route' || (type === 'bot_route' && rule.fields.action === 'route'))
+    check('address', rule.fields);
   if (type === 'origin_pool')
     (rule.fields.origins as Record<string, unknown>[]).forEach((o, i) => check(`origins[${i}].address`, o));
   if (problems.length > 0) invalid(problems);
@@ -145,6 +147,9 @@ function mergeBody(existing: RuleRow, body: Record<string, unknown>): Record<str
   if (body.host_match_type === undefined && ['host_pattern', 'host_includes', 'host_excludes'].some((k) => k in body))
     delete merged.host_match_type;
   if (body.record_id !== undefined && body.record_ids === undefined) merged.record_ids = [];
+  // A routing bot_route rule given another action leaves its origin behind (fields sent with it are still checked).
+  if (existing.type === 'bot_route' && body.action !== undefined && body.action !== 'route')
+    for (const k of ['address', 'port', 'scheme', 'host_header', 'name', 'country']) if (!(k in body)) delete merged[k];
   // A basic_auth user sent without a password keeps the password stored for that username (hashes are not read back).
   if (Array.isArray(body.users) && Array.isArray(existing.fields.users)) {
     const stored = new Map(
