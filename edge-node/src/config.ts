@@ -47,6 +47,12 @@ export interface EdgeConfig {
    * other's clearances. Unset: derived from the node token (one node's workers agree, another node asks again).
    */
   challengeSecret: string | undefined;
+  /**
+   * EDGE_CRAWLER_DNS: resolvers (host or host:port) asked to verify claimed search crawlers (bot_route); empty: the
+   * system's. EDGE_CRAWLER_LOOKUPS_PER_S: verifications started per second per process at most.
+   */
+  crawlerDns: string[];
+  crawlerLookupsPerSecond: number;
 }
 
 export function loadConfig(env: EnvSource = process.env): Readonly<EdgeConfig> {
@@ -86,5 +92,7 @@ export function loadConfig(env: EnvSource = process.env): Readonly<EdgeConfig> {
     defaultKeyFile: key,
     metricsPort: r.int('EDGE_METRICS_PORT', 0, 0, 65535),
     challengeSecret: r.optional('EDGE_CHALLENGE_SECRET'),
+    crawlerDns: r.list('EDGE_CRAWLER_DNS', []),
+    crawlerLookupsPerSecond: r.int('EDGE_CRAWLER_LOOKUPS_PER_S', 10, 1, 10_000),
   });
 }

@@ -2,6 +2,7 @@
 import type { PeerAddress } from '@platform/shared/match';
 import type { ZoneRecord } from '@platform/shared/config';
 import type { OriginTarget } from './proxy/origin.js';
+import type { OriginRouteAction } from './rules/origin-route.js';
 
 /** A rule that matched: `dry` when it ran in dry_run mode (would have acted, the request passed unchanged). */
 export interface RuleHit {
@@ -58,6 +59,14 @@ export class RequestContext {
    * and any later one such as the WAF) leave the request alone.
    */
   securityAllowed = false;
+  /** JA4H-style fingerprint, '' unless a fingerprint rule's filters accepted the request (rules/fingerprint.ts). */
+  fingerprint = '';
+  /** Bot score 1–99 and class, 0 and '' unless a bot_route rule's filters accepted the request (rules/bot.ts). */
+  botScore = 0;
+  botClass = '';
+  /** The origin a routing bot_route rule chose (wins over origin_route and origin_pool), and that rule's id. */
+  botRoute: OriginRouteAction | undefined;
+  botRouteId = 0;
   /** WAF findings (null until one is made: most requests have none). */
   waf: WafEvent[] | null = null;
   cacheStatus: CacheStatus = '';

@@ -21,6 +21,7 @@ import { DomainTable } from './store/snapshot.js';
 import { defaultCertificate } from './tls/default-cert.js';
 import { ensureNodeToken } from '@platform/shared/node-token';
 import { configureChallengeSecret } from './rules/challenge.js';
+import { configureCrawlerVerifier, VERIFIER_DEFAULTS } from './rules/bot.js';
 import { UptimeProber } from './uptime/probes.js';
 
 export const log = componentLogger('edge-node');
@@ -109,6 +110,7 @@ export async function startEdgeNode(
     log.error('no default certificate (openssl missing and EDGE_TLS_DEFAULT_CERT unset): HTTPS is off');
   const nodeToken = ensureNodeToken(config.dataDir, config.nodeToken);
   configureChallengeSecret(config.challengeSecret, nodeToken);
+  configureCrawlerVerifier(config.crawlerDns, { ...VERIFIER_DEFAULTS, perSecond: config.crawlerLookupsPerSecond });
   const server = await startEdgeServer(state, {
     host: config.host,
     httpPort: config.httpPort,

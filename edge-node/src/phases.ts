@@ -40,6 +40,7 @@ import {
   parseAnswer,
   safeReturn,
 } from './rules/challenge.js';
+import { decideClient } from './rules/client-rules.js';
 import { decideCustom } from './rules/custom.js';
 import { clientAddress, rateLimits, type RateLimitAction } from './rules/rate-limit.js';
 import { markOrigin, pickOrigin, poolTarget, type OriginPoolAction } from './rules/origin-pool.js';
@@ -214,6 +215,23 @@ function guardPhase(
     }
   }
   const byCustom = custom !== undefined && custom.action.kind === 'challenge';
+  // fingerprint and bot_route rules (rules/client-rules.ts): block answers 403, route picks the origin, challenge below.
+  const fpIdx = idx(rules, 'fingerprint');
+  const botIdx = idx(rules, 'bot_route');
+  const byRule = fpIdx || botIdx ? decideClient(fpIdx, botIdx, ctx) : undefined;
+  if (byRule?.action.kind === 'block') {
+    ctx.hit(byRule.id, byRule.type, false);
+    const what = byRule.type === 'fingerprint' ? 'a fingerprint rule' : 'a bot rule';
+    respond(res, ctx, 403, [...TEXT, ['cache-control', 'no-store']], `blocked by ${what}\n`, responseOps);
+    state.log(ctx);
+    return true;
+  }
+  if (byRule?.action.kind === 'route' && byRule.type === 'bot_route') {
+    ctx.hit(byRule.id, byRule.type, false);
+    ctx.botRoute = (byRule.action as { route?: typeof ctx.botRoute }).route;
+    ctx.botRouteId = byRule.id;
+  }
+  const byClient = byRule !== undefined && byRule.action.kind === 'challenge';
   let challenge = false;
   let ttl = DEFAULT_PASS_TTL_S;
   const limits = idx(rules, 'rate_limit');
@@ -251,7 +269,7 @@ function guardPhase(
 
   const byRateLimit = challenge;
   const underAttack = domain.snapshot.settings.underAttack === true;
-  if (underAttack || record.captcha || byCustom) challenge = true;
+  if (underAttack || record.captcha || byCustom || byClient) challenge = true;
   const captcha = idx(rules, 'captcha')?.first(ctx);
   if (captcha) {
     challenge = true;
@@ -263,6 +281,7 @@ function guardPhase(
   // The log names what asked (a rate_limit hit is already there); id 0: the domain's switch or the record's flag.
   if (captcha) ctx.hit(captcha.id, captcha.type, false);
   else if (byCustom) ctx.hit(custom.id, custom.type, false);
+  else if (byClient) ctx.hit(byRule.id, byRule.type, false);
   else if (!byRateLimit) ctx.hit(0, underAttack ? 'under_attack' : 'captcha', false);
   const nonce = issueNonce(client, ctx.host, ttl);
   respond(
@@ -409,9 +428,14 @@ function afterAuth(
 
   const base = recordOrigin(record, ctx.host);
   let target: OriginTarget = base;
-  const route = idx(rules, 'origin_route')?.first(ctx);
-  const pool = route ? undefined : idx(rules, 'origin_pool')?.first(ctx);
-  if (route) {
+  // A routing bot_route rule (its hit recorded by the client phase) wins over origin_route and origin_pool.
+  const botRoute = ctx.botRoute;
+  const route = botRoute ? undefined : idx(rules, 'origin_route')?.first(ctx);
+  const pool = route || botRoute ? undefined : idx(rules, 'origin_pool')?.first(ctx);
+  if (botRoute) {
+    ipScope += `,${ctx.botRouteId}`;
+    target = routeTarget(botRoute, base, ctx.host);
+  } else if (route) {
     ctx.hit(route.id, route.type, false);
     if (ipScoped(route)) ipScope += `,${route.id}`;
     target = routeTarget(route.action, base, ctx.host);

@@ -8,7 +8,7 @@ import { createServer, type Server, type Socket as TcpSocket } from 'node:net';
 import DNS from 'dns2';
 
 const { Packet } = DNS;
-type TypeName = 'A' | 'AAAA' | 'CNAME' | 'MX' | 'TXT' | 'NS' | 'CAA';
+type TypeName = 'A' | 'AAAA' | 'CNAME' | 'MX' | 'TXT' | 'NS' | 'CAA' | 'PTR';
 
 export interface StubDns {
   port: number;
@@ -38,6 +38,7 @@ function resource(name: string, type: TypeName, value: string, ttl: number): Rec
     case 'AAAA':
       return { ...base, address: value };
     case 'CNAME':
+    case 'PTR':
       return { ...base, domain: value };
     case 'NS':
       return { ...base, ns: value };

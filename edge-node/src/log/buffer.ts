@@ -21,6 +21,11 @@ export interface RequestLogRecord {
   peer: string;
   /** WAF findings, only when there were some: [edge rule id, managed rule id, phase, target, data, action]. */
   waf?: [number, string, number, string, string, string][];
+  /** JA4H-style fingerprint, only when a fingerprint rule looked at the request. */
+  fp?: string;
+  /** Bot score 1–99 (1: automated) and class, only when a bot_route rule looked at the request. */
+  bot?: number;
+  botClass?: string;
 }
 
 /**
@@ -62,6 +67,11 @@ export class RequestLogBuffer {
       peer: ctx.peer.text,
     };
     if (ctx.waf !== null) record.waf = ctx.waf.map((e) => [e.ruleId, e.wafRule, e.phase, e.target, e.data, e.action]);
+    if (ctx.fingerprint !== '') record.fp = ctx.fingerprint;
+    if (ctx.botScore !== 0) {
+      record.bot = ctx.botScore;
+      record.botClass = ctx.botClass;
+    }
     this.push(record);
   }
 

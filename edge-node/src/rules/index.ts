@@ -2,11 +2,13 @@
 import type { RuleBody, StoredRuleType } from '@platform/shared/match';
 import type { ActionCompiler } from './compile.js';
 import { compileBasicAuth, type BasicAuthAction } from './basic-auth.js';
+import { compileBotRoute, type BotRouteAction } from './bot.js';
 import { compileCache, type CacheAction } from './cache.js';
 import { compileCaptcha, type CaptchaAction } from './challenge.js';
 import { compileCustom, type CustomAction } from './custom.js';
 import { compileDrop, type DropAction } from './drop.js';
 import { compileErrorPage, type ErrorPageAction } from './error-page.js';
+import { compileFingerprint, type FingerprintAction } from './fingerprint.js';
 import { compileHeader, type HeaderAction } from './header.js';
 import { compileOriginPool, type OriginPoolAction } from './origin-pool.js';
 import { compileOriginRoute, type OriginRouteAction } from './origin-route.js';
@@ -30,6 +32,8 @@ export interface RuleActions {
   header: HeaderAction;
   error_page: ErrorPageAction;
   waf: WafAction;
+  fingerprint: FingerprintAction;
+  bot_route: BotRouteAction;
 }
 
 /** A rule type the edge evaluates; every one is a type the rules table stores (checked below). */
@@ -41,7 +45,7 @@ type RuleCompilers = {
   readonly [T in EngineRuleType]: (fields: RuleBody, rule: Parameters<ActionCompiler>[1]) => RuleActions[T];
 };
 
-/** Types absent here (bot_route, fingerprint, optimize) are stored by the API and ignored. */
+/** Types absent here (optimize) are stored by the API and ignored. */
 export const RULE_COMPILERS: RuleCompilers = {
   drop: compileDrop,
   custom: compileCustom,
@@ -56,6 +60,8 @@ export const RULE_COMPILERS: RuleCompilers = {
   header: compileHeader,
   error_page: compileErrorPage,
   waf: compileWaf,
+  fingerprint: compileFingerprint,
+  bot_route: compileBotRoute,
 };
 
 /** The compiler of a stored rule's type, when the edge has an engine for it. */
