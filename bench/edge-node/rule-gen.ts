@@ -5,8 +5,8 @@ import type { Rule } from '@platform/shared/config';
 import { cpus } from 'node:os';
 import type { Bench } from 'tinybench';
 import { RequestContext } from '../../edge-node/src/context.js';
-import type { RuleIndex } from '../../edge-node/src/rules/compile.js';
-import type { EngineRuleType } from '../../edge-node/src/rules/index.js';
+import { compileRuleSet, type RuleIndex } from '../../edge-node/src/rules/compile.js';
+import { RULE_COMPILERS, type EngineRuleType } from '../../edge-node/src/rules/index.js';
 import { prng as rng } from '@platform/shared/testing/prng';
 
 export const DOMAIN = 'bench.example.org';
@@ -155,4 +155,11 @@ export function printAgainstAnchor(bench: Bench): void {
   }
   console.log(`Node ${process.version}, ${cpus()[0]?.model ?? 'cpu'} x${cpus().length}`);
   console.table(rows);
+}
+
+/** Rules compiled as a node compiles a snapshot's rule set; a rule that does not compile fails the benchmark. */
+export function compileRules(rules: Rule[]): Map<EngineRuleType, RuleIndex> {
+  return compileRuleSet(rules, RULE_COMPILERS, (_r, err) => {
+    throw err;
+  });
 }
