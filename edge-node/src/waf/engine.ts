@@ -144,7 +144,7 @@ export class Evaluation {
     if (this.cfg.excluded.length > 0 && names(this.cfg.excluded, id)) return;
     for (const e of this.active) {
       if (e.rules !== null && !names(e.rules, id)) continue;
-      if (e.targets !== null && !e.targets.has(target) && !e.targets.has(targetName(target))) continue;
+      if (e.targets !== null && !e.targets.has(targetName(target))) continue;
       return;
     }
     if (!this.matched.has(id)) {
@@ -157,16 +157,16 @@ export class Evaluation {
 
   /** Whether a target is wholly excluded (every rule): its value need not be read. */
   skipped(target: string): boolean {
-    for (const e of this.active)
-      if (e.rules === null && e.targets !== null && (e.targets.has(target) || e.targets.has(targetName(target))))
-        return true;
+    if (this.active.length === 0) return false;
+    const name = targetName(target);
+    for (const e of this.active) if (e.rules === null && e.targets !== null && e.targets.has(name)) return true;
     return false;
   }
 }
 
-/** `args:q` → `q`: exclusions name arguments bare; cookies and headers with their prefix. */
+/** `args:Q` → `q`: exclusions name arguments bare, cookies and headers with their prefix, all lower case (as stored). */
 function targetName(target: string): string {
-  return target.startsWith('args:') ? target.slice(5) : target;
+  return (target.startsWith('args:') ? target.slice(5) : target).toLowerCase();
 }
 
 function excerpt(value: string, at: number): string {

@@ -92,6 +92,8 @@ test('exclusions: by rule id, by class, by id prefix, by path and by argument; e
   const ids = score({}, attack).events.map((e) => e.rule);
   assert.equal(score({ excluded_rules: ids }, attack).score, 0);
   assert.equal(score({ exclusions: [{ args: ['q'] }] }, attack).score, 0);
+  const upper = { ...attack, query: attack.query.replace('q=', 'Q=') };
+  assert.equal(score({ exclusions: [{ args: ['Q'] }] }, upper).score, 0, 'argument names compared in lower case');
   assert.equal(score({ exclusions: [{ rule_ids: ['sqli'], paths: ['/search'], args: ['q'] }] }, attack).score, 0);
   assert.ok(score({ exclusions: [{ rule_ids: ['sqli'], paths: ['/other/*'], args: ['q'] }] }, attack).score >= 5);
   assert.ok(score({ exclusions: [{ rule_ids: ['xss'], args: ['q'] }] }, attack).score >= 5);
