@@ -12,6 +12,7 @@ import {
   primaryKey,
   customType,
   real,
+  smallint,
 } from 'drizzle-orm/pg-core';
 
 const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({ dataType: () => 'bytea' });
@@ -208,6 +209,10 @@ export const requestLogs = pgTable('request_logs', {
   ruleHits: jsonb('rule_hits').$type<[number, string, boolean][]>().notNull(),
   // 0016: WAF findings, [edge rule id, managed rule id, phase, target, data, action]; [] for most requests.
   wafEvents: jsonb('waf_events').$type<WafEventRow[]>().notNull().default([]),
+  // 0017: what fingerprint and bot_route rules saw; '' / 0 / '' when no such rule looked at the request.
+  fingerprint: text('fingerprint').notNull().default(''),
+  botScore: smallint('bot_score').notNull().default(0),
+  botClass: text('bot_class').notNull().default(''),
   durationMs: real('duration_ms').notNull(),
   upstreamMs: real('upstream_ms').notNull(),
   clientIp: text('client_ip').notNull(),

@@ -2,6 +2,7 @@
 // token, stored in request_logs for analytics. Hidden from the OpenAPI document.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { unpack } from 'msgpackr';
+import { BOT_CLASSES } from '@platform/shared/match';
 import { ensureNodeToken } from '@platform/shared/node-token';
 import { requestLogs, type WafEventRow } from '../db/schema.js';
 import { ApiError } from '../errors.js';
@@ -22,7 +23,21 @@ interface ShippedRecord {
   peer: string;
   /** WAF findings (edge-node/src/log/buffer.ts), absent when none. */
   waf?: unknown;
+  /** JA4H-style fingerprint, bot score and class (edge-node/src/rules), absent when no such rule looked. */
+  fp?: unknown;
+  bot?: unknown;
+  botClass?: unknown;
 }
+
+/** A shipped fingerprint as the edge computes it (lower-case letters, digits, `_`; 51 characters), else ''. */
+function fingerprint(v: unknown): string {
+  return typeof v === 'string' && v.length <= 64 && /^[a-z0-9_]*$/.test(v) ? v : '';
+}
+/** A bot score 1-99 and a known class, else 0 and ''. */
+const botScore = (v: unknown): number =>
+  Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 99 ? (v as number) : 0;
+const botClass = (v: unknown): string =>
+  typeof v === 'string' && (BOT_CLASSES as readonly string[]).includes(v) ? v : '';
 
 /** Events kept per record, and characters of each text part (the edge truncates data to 64 already). */
 const MAX_WAF_EVENTS = 16;
@@ -80,6 +95,9 @@ export default async function requestLogRoutes(app: FastifyInstance) {
           cacheStatus: String(r.cache ?? ''),
           ruleHits: Array.isArray(r.rules) ? r.rules : [],
           wafEvents: wafEvents(r.waf),
+          fingerprint: fingerprint(r.fp),
+          botScore: botScore(r.bot),
+          botClass: botClass(r.botClass),
           durationMs: Number(r.ms) || 0,
           upstreamMs: Number(r.upstreamMs) || 0,
           clientIp: String(r.peer ?? ''),
