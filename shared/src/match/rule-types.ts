@@ -122,6 +122,13 @@ export const MAX_WAF_EXCLUSIONS = 50;
 export const MAX_WAF_EXCLUSION_PATHS = 50;
 export const MAX_WAF_EXCLUSION_ARGS = 50;
 
+/** Content codings an optimize rule compresses with, in the edge's order of preference. */
+export const OPTIMIZE_CODINGS = ['br', 'gzip'] as const;
+/** Entries of an optimize rule's content_types. */
+export const MAX_OPTIMIZE_CONTENT_TYPES = 32;
+/** A media type (`text/html`) or a range of one (`text/*`); parameters are not part of it. */
+const MEDIA_RANGE = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*\/(\*|[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*)$/;
+
 /** Managed rule ids, id prefixes or class names, lower-cased and without duplicates; unknown ones are problems. */
 function wafRuleList(c: Checker, key: string, list: unknown[]): string[] {
   const out = new Set<string>();
@@ -376,6 +383,33 @@ const VALIDATORS: Partial<Record<RuleType, (c: Checker, ctx: Ctx) => void>> = {
         c.seen.add(k); // null: left out
         if (c.input[k] !== undefined && c.input[k] !== null) c.problem(k, 'only with action route');
       }
+  },
+  optimize(c) {
+    // Compression acts at the edge (edge-node/src/rules/optimize.ts); minify_* and image_format are stored and not
+    // acted on yet (docs/decisions.md).
+    const codings = c.array('compression', OPTIMIZE_CODINGS.length);
+    const seen = new Set<string>();
+    codings.forEach((v, i) => {
+      if (typeof v !== 'string' || !(OPTIMIZE_CODINGS as readonly string[]).includes(v))
+        c.problem(`compression[${i}]`, `must be one of ${OPTIMIZE_CODINGS.join(', ')}`);
+      else if (seen.has(v)) c.problem(`compression[${i}]`, `${v} is listed twice`);
+      else seen.add(v);
+    });
+    c.out.compression =
+      c.input.compression === undefined || c.input.compression === null ? [...OPTIMIZE_CODINGS] : codings;
+    const types = c.array('content_types', MAX_OPTIMIZE_CONTENT_TYPES);
+    c.out.content_types = types.map((v, i) => {
+      if (typeof v !== 'string' || v.length > 127 || !MEDIA_RANGE.test(v)) {
+        c.problem(`content_types[${i}]`, 'must be a media type such as text/html, or type/* (at most 127 characters)');
+        return '';
+      }
+      return v.toLowerCase();
+    });
+    c.int('min_size', { min: 0, max: 10 * 1024 * 1024, def: 1024 });
+    c.bool('minify_html', false);
+    c.bool('minify_css', false);
+    c.bool('minify_js', false);
+    c.str('image_format', { def: 'original', oneOf: ['original', 'webp', 'avif'] });
   },
   captcha(c) {
     c.int('pass_ttl_s', { min: 60, max: 86400, def: 1800 });

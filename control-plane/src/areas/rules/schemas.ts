@@ -328,8 +328,8 @@ const TYPE_FIELDS: Record<StoredRuleType, TProperties> = {
       }),
     ),
   },
-  // waf, captcha, rate_limit, bot_route and fingerprint run at the edge; optimize below has no edge engine yet: its
-  // fields are stored and read back. Each schema is closed, so a rule cannot carry anything else (issue 8).
+  // waf, captcha, rate_limit, bot_route, fingerprint and optimize (compression; minify and images not yet) run at
+  // the edge. Each schema is closed, so a rule cannot carry anything else (issue 8).
   waf: {
     paranoia_level: Type.Optional(
       Int('Rule-set strictness, 1 (fewest false positives) to 4; default 1', { minimum: 1, maximum: 4 }),
@@ -444,12 +444,42 @@ const TYPE_FIELDS: Record<StoredRuleType, TProperties> = {
     ),
   },
   optimize: {
-    minify_html: Type.Optional(Bool('Default false')),
-    minify_css: Type.Optional(Bool('Default false')),
-    minify_js: Type.Optional(Bool('Default false')),
+    compression: Type.Optional(
+      Type.Array(StringEnum(['br', 'gzip']), {
+        description:
+          'Codings the edge compresses uncompressed origin answers with, for clients whose Accept-Encoding takes ' +
+          'them (q=0 refuses); empty: no compression. Default ["br", "gzip"]',
+        maxItems: 2,
+        uniqueItems: true,
+      }),
+    ),
+    content_types: Type.Optional(
+      Type.Array(
+        Type.String({
+          minLength: 3,
+          maxLength: 127,
+          pattern: '^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/(\\*|[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*)$',
+          'x-expected': 'a media type such as text/html, or type/*',
+        }),
+        {
+          description:
+            'Content types compressed; empty or absent: text/*, JSON, JavaScript, XML, SVG and the other text formats',
+          maxItems: 32,
+        },
+      ),
+    ),
+    min_size: Type.Optional(
+      Int('Answers with a smaller Content-Length are sent as they are (a chunked answer is compressed); default 1024', {
+        minimum: 0,
+        maximum: 10 * 1024 * 1024,
+      }),
+    ),
+    minify_html: Type.Optional(Bool('Default false; stored, not acted on yet')),
+    minify_css: Type.Optional(Bool('Default false; stored, not acted on yet')),
+    minify_js: Type.Optional(Bool('Default false; stored, not acted on yet')),
     image_format: RuleAction(
       ['original', 'webp', 'avif'],
-      'Images re-encoded for clients that accept it; default original',
+      'Images re-encoded for clients that accept it; default original; stored, not acted on yet',
     ),
   },
 };
@@ -502,7 +532,7 @@ export const CREATE_EXAMPLES: Record<StoredRuleType, Record<string, unknown>> = 
   rate_limit: { requests: 100, period_s: 60, key: 'ip', action: 'block', path_includes: ['/api/*'] },
   bot_route: { classes: ['ai_crawler'], action: 'route', address: '192.0.2.30' },
   fingerprint: { fingerprints: ['ge11nn05enus_1a2b3c4d5e6f_000000000000_000000000000'], action: 'block' },
-  optimize: { minify_html: true, image_format: 'webp' },
+  optimize: { compression: ['br', 'gzip'], content_types: ['text/*', 'application/json'], min_size: 512 },
 };
 
 function optionalAll(p: TProperties): TProperties {
