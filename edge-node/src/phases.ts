@@ -47,6 +47,7 @@ import { markOrigin, pickOrigin, poolTarget, type OriginPoolAction } from './rul
 import { routeTarget } from './rules/origin-route.js';
 import { redirectLocation } from './rules/redirect.js';
 import { applyRewrite } from './rules/rewrite.js';
+import { chooseCoding, compressibleType, type Coding } from './rules/optimize.js';
 import { wafPhase } from './waf/phase.js';
 
 export interface EdgeState {
@@ -542,6 +543,10 @@ class Plan implements ResponsePlan {
   private storeTtlSec = 0;
   private storeVariant = '';
   private storeVary: readonly string[] = [];
+  readonly compresses: boolean;
+  /** Decided by compression(): the coding the edge compresses with, and whether the answer varies on Accept-Encoding. */
+  private coding: Coding | undefined;
+  private varyOnEncoding = false;
 
   constructor(
     private readonly res: HttpResponse,
@@ -561,6 +566,58 @@ class Plan implements ResponsePlan {
   ) {
     this.browserTtlSec = cache && !cache.bypass ? cache.browserTtlSec : 0;
     this.needsOriginHeaders = cache !== undefined && cacheBase !== undefined;
+    this.compresses = idx(rules, 'optimize') !== undefined;
+  }
+
+  /**
+   * optimize (rules README "optimize"): the first matching rule for which the answer qualifies decides — an answer
+   * with a body, not a 206, no Content-Encoding, Content-Range or `no-transform`, of a type the rule names and not
+   * smaller than its min_size (an unknown length qualifies). Enforced: Vary gets Accept-Encoding (also for a client
+   * that takes no coding, so a cached identity copy is a variant too), and for a client that takes br or gzip the
+   * body is compressed. Dry run: a hit with dry set when it would compress, and the next rule is asked.
+   */
+  compression(status: number, headers: [string, string][], contentLength: number): Coding | undefined {
+    if (status === 206) return undefined;
+    let type: string | undefined;
+    let etag = -1;
+    let vary = -1;
+    for (let i = 0; i < headers.length; i++) {
+      const [name, value] = headers[i];
+      if (name === 'content-encoding') {
+        const v = value.trim().toLowerCase();
+        if (v !== '' && v !== 'identity') return undefined;
+      } else if (name === 'content-range') return undefined;
+      else if (name === 'cache-control') {
+        if (value.toLowerCase().includes('no-transform')) return undefined;
+      } else if (name === 'content-type') type = value;
+      else if (name === 'etag') etag = i;
+      else if (name === 'vary') vary = i;
+    }
+    const candidates = idx(this.rules, 'optimize')?.all(this.ctx, [], false) ?? [];
+    const cls = requestEncodingClass(this.ctx, this.requestOps);
+    for (const r of candidates) {
+      const a = r.action;
+      if (!a.br && !a.gzip) continue;
+      if (contentLength >= 0 && contentLength < a.minSize) continue;
+      if (!compressibleType(a, type)) continue;
+      const coding = chooseCoding(a, cls);
+      if (r.dryRun) {
+        if (coding) this.ctx.hit(r.id, r.type, true);
+        continue;
+      }
+      this.varyOnEncoding = true;
+      if (vary < 0) headers.push(['vary', 'Accept-Encoding']);
+      else if (!/(^|,)\s*(accept-encoding|\*)\s*(,|$)/i.test(headers[vary][1]))
+        headers[vary] = ['vary', `${headers[vary][1]}, Accept-Encoding`];
+      if (!coding) return undefined;
+      this.ctx.hit(r.id, r.type, false);
+      // Strong validators name the bytes: the compressed body is another representation (weak, as nginx does).
+      if (etag >= 0 && headers[etag][1].startsWith('"')) headers[etag] = ['etag', `W/${headers[etag][1]}`];
+      headers.push(['content-encoding', coding]);
+      this.coding = coding;
+      return coding;
+    }
+    return undefined;
   }
 
   replaceBody(status: number): { body: Buffer; contentType: string } | undefined {
@@ -579,11 +636,12 @@ class Plan implements ResponsePlan {
     if (!this.cache || this.cacheBase === undefined) return 0;
     const ttl = edgeTtl(this.cache, status, headers, this.authorized);
     if (ttl <= 0) return 0;
-    const ce = headers['content-encoding'];
+    // An answer the edge compresses is stored compressed, as a variant of the request's Accept-Encoding class.
+    const ce = this.coding ?? headers['content-encoding'];
     if (ce !== undefined && typeof ce !== 'string') return 0;
     const coding = ce?.trim().toLowerCase();
     const encoded = coding !== undefined && coding !== '' && coding !== 'identity';
-    const names = varyNames(headers['vary'], encoded);
+    const names = varyNames(headers['vary'], encoded || this.varyOnEncoding);
     if (names === null) return 0;
     let variant = '';
     if (names.length > 0) {

@@ -1,7 +1,7 @@
 // Sends a request to its origin and streams the answer back through uWS with backpressure, no body buffering
 // (except a bounded copy when the answer is being stored in the cache). One Attempt object per origin try, with
 // prototype methods as undici's dispatch handler: no closures are created per request on this path.
-import type { Readable } from 'node:stream';
+import type { Readable, Transform } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { isAddressRefused } from '@platform/shared/address-policy';
 import type { HttpResponse } from 'uWebSockets.js';
@@ -9,6 +9,7 @@ import type { RequestContext } from '../context.js';
 import type { OriginTarget } from './origin.js';
 import { isCertificateFailure, isConnectFailure, isTimeout, type UpstreamPools } from './upstream.js';
 import { writeHead, type ResponseOps } from './respond.js';
+import { createCompressor, type Coding } from '../rules/optimize.js';
 
 /** Hop-by-hop and edge-owned headers never copied between client and origin (RFC 9110 §7.6.1). */
 const HOP_REQUEST = new Set([
@@ -50,6 +51,13 @@ export interface ResponsePlan {
   replaceBody(status: number): { body: Buffer; contentType: string } | undefined;
   /** Called with status and headers: max bytes to copy for the cache (0: do not store). */
   captureLimit(status: number, headers: Record<string, string | string[]>): number;
+  /** An optimize rule may compress this request's answers (compression() is asked only then). */
+  readonly compresses: boolean;
+  /**
+   * Called before captureLimit with the status, the outgoing headers (it may add Vary, Content-Encoding and weaken an
+   * ETag) and the origin's Content-Length (-1: unknown): the coding to compress the body with, or undefined.
+   */
+  compression(status: number, headers: [string, string][], contentLength: number): Coding | undefined;
   /** Browser TTL to set as Cache-Control, 0 to leave the origin's. */
   browserTtlSec: number;
   /** The origin answered and the whole body was copied. */
@@ -228,6 +236,11 @@ class Attempt implements Dispatcher.DispatchHandler {
     }
     this.outHeaders = out;
     this.contentLength = clCount === 1 && /^\d+$/.test(cl!) ? Number(cl) : -1;
+    const noBody = ctx.method === 'HEAD' || st === 204 || st === 304;
+    if (plan.compresses && !noBody && this.contentLength !== 0) {
+      const coding = plan.compression(st, out, this.contentLength);
+      if (coding) this.startCompressor(coding);
+    }
     const limit =
       ctx.method === 'GET' ? plan.captureLimit(st, plan.needsOriginHeaders ? this.originHeaders : EMPTY_HEADERS) : 0;
     if (limit > 0 && (this.contentLength < 0 || this.contentLength <= limit)) {
@@ -235,7 +248,6 @@ class Attempt implements Dispatcher.DispatchHandler {
       this.captureLeft = limit;
     }
     this.headSent = true;
-    const noBody = ctx.method === 'HEAD' || st === 204 || st === 304;
     if (noBody || this.contentLength === 0) {
       const len = this.contentLength;
       res.cork(() => {
@@ -254,14 +266,8 @@ class Attempt implements Dispatcher.DispatchHandler {
   onData(chunk: Buffer): boolean {
     const { ctx, res } = this.x;
     if (this.replaced || this.answered || ctx.aborted) return true;
-    ctx.bytes += chunk.length;
-    if (this.capture) {
-      if (chunk.length > this.captureLeft) this.capture = null;
-      else {
-        this.capture.push(chunk);
-        this.captureLeft -= chunk.length;
-      }
-    }
+    if (this.z) return this.compressChunk(chunk);
+    this.sent(chunk);
     this.chunk = chunk;
     this.ok = true;
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- hands this attempt to the module-level cork callback, so no closure is made per chunk
@@ -273,6 +279,18 @@ class Attempt implements Dispatcher.DispatchHandler {
       return false;
     }
     return true;
+  }
+
+  /** Counts a chunk going to the client and copies it for the cache (dropping the copy once over its limit). */
+  private sent(chunk: Buffer): void {
+    this.x.ctx.bytes += chunk.length;
+    if (this.capture) {
+      if (chunk.length > this.captureLeft) this.capture = null;
+      else {
+        this.capture.push(chunk);
+        this.captureLeft -= chunk.length;
+      }
+    }
   }
 
   chunk: Buffer | null = null;
@@ -314,8 +332,89 @@ class Attempt implements Dispatcher.DispatchHandler {
     return true;
   }
 
+  /** The compressor of this answer (optimize rule), when the edge compresses it. */
+  private z: Transform | null = null;
+  private zWaiting = false;
+
+  /**
+   * Compresses the body from here on: the answer goes out chunked (no Content-Length), the cache copy (if any) is of
+   * the compressed bytes. Memory stays bounded: the compressor's buffers are 16 KiB; when the client is slow its
+   * output pauses (resumed from onWritable), its input then fills and the origin is paused (resumed on drain).
+   */
+  private startCompressor(coding: Coding): void {
+    const { ctx, res } = this.x;
+    const z = createCompressor(coding, this.contentLength);
+    this.z = z;
+    this.contentLength = -1;
+    const abortOrigin = ctx.abortUpstream;
+    ctx.abortUpstream = () => {
+      abortOrigin?.();
+      z.destroy();
+    };
+    z.on('data', (out: Buffer) => {
+      if (ctx.aborted) {
+        z.destroy();
+        return;
+      }
+      this.sent(out);
+      let ok = true;
+      res.cork(() => {
+        if (!this.headWritten) {
+          this.headWritten = true;
+          writeHead(res, ctx, this.status, this.outHeaders, this.x.plan.ops);
+        }
+        ok = res.write(out);
+      });
+      if (!ok) {
+        z.pause();
+        res.onWritable(() => {
+          z.resume();
+          return true;
+        });
+      }
+    });
+    z.on('end', () => {
+      if (ctx.aborted) return;
+      ctx.aborted = true;
+      res.cork(() => {
+        if (!this.headWritten) {
+          this.headWritten = true;
+          writeHead(res, ctx, this.status, this.outHeaders, this.x.plan.ops);
+        }
+        res.end();
+      });
+      if (this.capture)
+        this.x.plan.onStored(this.status, this.outHeaders, Buffer.concat(this.capture), this.originHeaders);
+    });
+    z.on('error', () => {
+      if (!ctx.aborted) {
+        ctx.aborted = true;
+        res.close();
+      }
+    });
+    z.on('close', () => this.x.finish());
+  }
+
+  /** Feeds one origin chunk to the compressor; false pauses the origin until the compressor drains. */
+  private compressChunk(chunk: Buffer): boolean {
+    const z = this.z!;
+    if (z.write(chunk) || this.zWaiting) return !this.zWaiting;
+    this.zWaiting = true;
+    z.once('drain', () => {
+      this.zWaiting = false;
+      this.resume?.();
+    });
+    return false;
+  }
+
   onComplete(): void {
     const { ctx, res, plan } = this.x;
+    if (this.z) {
+      // The compressor's end answers the client, stores the copy and finishes the exchange (on its close).
+      if (ctx.aborted) this.z.destroy();
+      else this.z.end();
+      return;
+    }
     if (this.answered) {
       this.x.finish();
       return;
@@ -350,6 +449,7 @@ class Attempt implements Dispatcher.DispatchHandler {
   onError(err: Error): void {
     const x = this.x;
     const { ctx, res, plan } = x;
+    this.z?.destroy();
     if (this.answered) {
       x.finish();
       return;

@@ -10,6 +10,7 @@ import { compileDrop, type DropAction } from './drop.js';
 import { compileErrorPage, type ErrorPageAction } from './error-page.js';
 import { compileFingerprint, type FingerprintAction } from './fingerprint.js';
 import { compileHeader, type HeaderAction } from './header.js';
+import { compileOptimize, type OptimizeAction } from './optimize.js';
 import { compileOriginPool, type OriginPoolAction } from './origin-pool.js';
 import { compileOriginRoute, type OriginRouteAction } from './origin-route.js';
 import { compileRateLimit, type RateLimitAction } from './rate-limit.js';
@@ -34,6 +35,7 @@ export interface RuleActions {
   waf: WafAction;
   fingerprint: FingerprintAction;
   bot_route: BotRouteAction;
+  optimize: OptimizeAction;
 }
 
 /** A rule type the edge evaluates; every one is a type the rules table stores (checked below). */
@@ -45,7 +47,7 @@ type RuleCompilers = {
   readonly [T in EngineRuleType]: (fields: RuleBody, rule: Parameters<ActionCompiler>[1]) => RuleActions[T];
 };
 
-/** Types absent here (optimize) are stored by the API and ignored. */
+/** Every stored rule type has an engine (optimize: compression only so far). */
 export const RULE_COMPILERS: RuleCompilers = {
   drop: compileDrop,
   custom: compileCustom,
@@ -62,6 +64,7 @@ export const RULE_COMPILERS: RuleCompilers = {
   waf: compileWaf,
   fingerprint: compileFingerprint,
   bot_route: compileBotRoute,
+  optimize: compileOptimize,
 };
 
 /** The compiler of a stored rule's type, when the edge has an engine for it. */
