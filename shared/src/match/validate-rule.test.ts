@@ -146,11 +146,9 @@ test('record_ids keep their first order without duplicates (linear)', () => {
   );
 });
 
-test('unknown fields of an engine type are rejected; types without an engine keep their fields', () => {
+test('unknown fields of an engine type are rejected (every type has an engine now)', () => {
   assert.equal(validateRule('redirect', { target: '/x', colour: 'red' }).ok, false);
-  const r = validateRule('optimize', { sensitivity: 'high' });
-  assert.ok(r.ok);
-  assert.deepEqual(r.value.fields, { sensitivity: 'high' });
+  assert.equal(validateRule('optimize', { sensitivity: 'high' }).ok, false);
   assert.equal(validateRule('waf', { sensitivity: 'high' }).ok, false);
   assert.equal(validateRule('fingerprint', { sensitivity: 'high' }).ok, false);
   assert.equal(validateRule('bot_route', { sensitivity: 'high' }).ok, false);
