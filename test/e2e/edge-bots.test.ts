@@ -125,8 +125,12 @@ test('crawler verification by reverse-then-forward DNS', { timeout: 60_000 }, as
   dns.set('crawler.example.net', 'A', ['127.0.0.3']);
   dns.set('4.0.0.127.in-addr.arpa', 'PTR', ['crawl-x.googlebot.com']); // forward points elsewhere
   dns.set('crawl-x.googlebot.com', 'A', ['127.0.0.99']);
+  // IPv6: the nibble name of 2001:db8::5 and an AAAA in a compressed spelling other than the peer's.
+  const nibbles = '5' + '.0'.repeat(23) + '.8.b.d.0.1.0.0.2.ip6.arpa';
+  dns.set(nibbles, 'PTR', ['crawl-v6.search.msn.com']);
+  dns.set('crawl-v6.search.msn.com', 'AAAA', ['2001:db8:0:0::5']);
   const v = new CrawlerVerifier(crawlerDns([dns.address]), {
-    maxEntries: 3,
+    maxEntries: 4,
     okTtlMs: 60_000,
     failTtlMs: 60_000,
     perSecond: 100,
@@ -134,12 +138,14 @@ test('crawler verification by reverse-then-forward DNS', { timeout: 60_000 }, as
   });
   for (const ip of ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5'])
     assert.equal(v.verified(ip, 0), false, 'unverified until the lookup completes');
+  assert.equal(v.verified('2001:db8::5', 1), false);
   await waitUntil('verification', async () => (v.verified('127.0.0.2', 0) ? true : undefined));
+  await waitUntil('IPv6 verification', async () => (v.verified('2001:db8::5', 1) ? true : undefined));
   await new Promise((r) => setTimeout(r, 300));
   assert.equal(v.verified('127.0.0.3', 0), false);
   assert.equal(v.verified('127.0.0.4', 0), false);
   assert.equal(v.verified('127.0.0.2', 1), false, 'verified as Googlebot, not as Bingbot');
-  assert.ok(v.size <= 3, `at most maxEntries entries (${v.size})`);
+  assert.ok(v.size <= 4, `at most maxEntries entries (${v.size})`);
 });
 
 test('bot_route rules through the edge', { timeout: 120_000 }, async (t) => {
