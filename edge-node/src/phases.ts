@@ -18,6 +18,8 @@ import {
 import type { EdgeCache } from './cache/store.js';
 import type { EdgeErrorCode } from './errors.js';
 import type { CompiledDomain, DomainTable } from './store/snapshot.js';
+import { ACME_HTTP01_PREFIX } from '@platform/shared/config';
+import { answerAcmeHttp01 } from './acme-http01.js';
 import { forward, upstreamHeaders, type ResponsePlan } from './proxy/forward.js';
 import { recordOrigin, type OriginTarget } from './proxy/origin.js';
 import { respond } from './proxy/respond.js';
@@ -102,6 +104,8 @@ export function runPhases(
   const { domain, record } = match;
   ctx.record = record;
   ctx.recordId = record.id;
+  // An ACME http-01 key authorization the platform publishes is answered before any rule or the origin.
+  if (ctx.path.startsWith(ACME_HTTP01_PREFIX) && answerAcmeHttp01(res, ctx, domain, state)) return undefined;
   const rules = domain.rules;
 
   // header rules: every matching rule applies, in priority order; collected now, applied on the way out and back.
@@ -181,7 +185,6 @@ function authPhase(
 
 /** Matching rate_limit rules of the request being evaluated (reused: evaluation is synchronous). */
 const rateScratch: CompiledRule<RateLimitAction>[] = [];
-const ACME_HTTP01_PREFIX = '/.well-known/acme-challenge/';
 
 /**
  * Custom rules, rate_limit, then the challenge. A custom rule's block answers 403; allow skips the rest of this phase

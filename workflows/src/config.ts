@@ -21,6 +21,8 @@ export interface WorkflowsConfig {
   dnsTimeoutMs: number;
   /** Our own DNS nodes: an ACME challenge goes to the CA once all of them serve its TXT (ACME_DNS_NODES). */
   acmeDnsNodes: Resolver[];
+  /** Our edge nodes' HTTP addresses: an http-01 challenge goes to the CA once all of them answer it (ACME_EDGE_NODES). */
+  acmeEdgeNodes: Resolver[];
   /** Base URL of the control plane whose /internal API the activities call. */
   controlPlaneUrl: string;
   /** The node token that authenticates the worker to /internal (NODE_TOKEN or DATA_DIR/node-token). */
@@ -65,6 +67,11 @@ export function loadConfig(env: EnvSource = process.env): Readonly<WorkflowsConf
     dnsResolvers,
     dnsTimeoutMs: r.int('DNS_TIMEOUT_MS', 3000, 100, 60_000),
     acmeDnsNodes: parseResolvers(r.list('ACME_DNS_NODES', ['127.0.0.1:5353']), r.problems, 'ACME_DNS_NODES'),
+    acmeEdgeNodes: parseResolvers(
+      r.list('ACME_EDGE_NODES', [`127.0.0.1:${env.EDGE_HTTP_PORT || 8081}`]),
+      r.problems,
+      'ACME_EDGE_NODES',
+    ),
     controlPlaneUrl: r.string('CONTROL_PLANE_URL', 'http://127.0.0.1:8080').replace(/\/$/, ''),
     nodeToken: nodeToken ?? '',
     dataDir,

@@ -80,9 +80,10 @@ export interface AcmePlan {
   manual: boolean;
   /**
    * Where the dns-01 TXTs go: the domain's own zone (managed), the ACME delegation zone its `_acme-challenge` CNAME
-   * points into (external), or the domain's acme-dns account. Absent: zone.
+   * points into (external), or the domain's acme-dns account; or `http-01`: key authorizations answered by our edge
+   * nodes (an external domain without the CNAME, control-plane/src/internal/acme-http01.ts). Absent: zone.
    */
-  challenge?: 'zone' | 'delegation' | 'acme-dns';
+  challenge?: 'zone' | 'delegation' | 'acme-dns' | 'http-01';
   /** For `delegation`: the CNAME target and canary, checked through public resolvers before an order is made. */
   delegation?: { target: string; canary: string; zone: string };
   /** For `acme-dns`: the account's `fulldomain`, the `_acme-challenge` CNAME target checked first (when known). */
@@ -97,19 +98,28 @@ export interface PublishedChallenges {
   via?: 'nodes' | 'resolvers';
 }
 
+export type AcmeChallengeType = 'dns-01' | 'http-01';
+
 export interface AcmeOrderInput {
   directoryUrl: string;
   email?: string;
   hostnames: string[];
+  /** The challenge answered for each authorization (absent: dns-01). */
+  challengeType?: AcmeChallengeType;
 }
 
-/** One dns-01 challenge of an order: where the TXT goes and what it holds. */
+/** One challenge of an order: dns-01 (where the TXT goes and what it holds) or http-01 (token, key authorization). */
 export interface AcmeChallenge {
+  /** Absent: dns-01. */
+  type?: AcmeChallengeType;
   /** The authorization's name (`*.example.org` for a wildcard). */
   identifier: string;
-  /** `_acme-challenge.<name>` (a wildcard's is its base name's). */
+  /** dns-01: `_acme-challenge.<name>` (a wildcard's is its base name's); http-01: the name itself. */
   name: string;
+  /** dns-01: the TXT value; http-01: the key authorization the edge answers. */
   value: string;
+  /** http-01: the token in /.well-known/acme-challenge/<token>. */
+  token?: string;
   challengeUrl: string;
   authorizationUrl: string;
 }

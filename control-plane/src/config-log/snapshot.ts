@@ -3,6 +3,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import {
   SCHEMA_MAJOR,
+  type AcmeHttpChallenge,
   type DomainSettings,
   type DomainSnapshot,
   type Rule,
@@ -15,6 +16,7 @@ import { rowsOf } from '../db/migrate.js';
 import type { KeyVault } from '../areas/ssl/key-vault.js';
 import { certificatesForNodes } from '../areas/ssl/serving.js';
 import { snapshotCertificatesSql, type SnapshotCertificateJson } from '../areas/ssl/store.js';
+import { snapshotAcmeHttpSql } from '../internal/acme-http01-store.js';
 
 /** SOA timers of every zone we serve (seconds). */
 export const SOA_TIMERS = { refresh: 10000, retry: 2400, expire: 604800, minimum: 300, ttl: 3600 } as const;
@@ -87,6 +89,7 @@ interface ReadRow {
   records: RecordTuple[];
   rules: RuleJson[];
   certificates: SnapshotCertificateJson[];
+  acme_http: AcmeHttpChallenge[];
 }
 
 /** uptime_monitors.scope as stored (control-plane/src/areas/uptime/monitor.ts MonitorScope). */
@@ -145,7 +148,8 @@ export async function readDomainConfig(
         FROM uptime_monitors WHERE domain_id = ${domainId} AND enabled) AS uptime_monitors,
       ${recordsSql} AS records,
       ${rulesSql} AS rules,
-      ${snapshotCertificatesSql(domainId)} AS certificates`;
+      ${snapshotCertificatesSql(domainId)} AS certificates,
+      ${snapshotAcmeHttpSql(domainId)} AS acme_http`;
   const result = await tx.execute(
     opts.bumpSerial === false
       ? sql`SELECT ${columns} FROM domains WHERE id = ${domainId}`
@@ -199,6 +203,7 @@ export async function readDomainConfig(
       certificates: opts.vault
         ? certificatesForNodes(opts.vault, header.name, row.certificates, opts.now ?? Date.now())
         : [],
+      acmeHttpChallenges: row.acme_http,
     },
     configBytes: Number(row.config_bytes),
     missingRecordIds: missing(records, zoneRecords),

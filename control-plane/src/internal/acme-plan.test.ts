@@ -1,13 +1,14 @@
 // What the certificate sweep starts and what the plan asks for, in-process: only active domains with proxied records
 // and no certificate covering them; an order running or a retry waiting is left alone (a stale `pending` is
 // not); the sweep goes through every domain batch by batch; the names ordered are the apex, its wildcard and deeper
-// proxied names (an external domain's: the apex and wildcard, through its delegation or its acme-dns account).
+// proxied names (an external domain's: the apex and wildcard, through its delegation or its acme-dns account; its
+// proxied names by http-01 while no CNAME has been seen).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eq } from 'drizzle-orm';
 import { ensureNodeToken } from '@platform/shared/node-token';
 import { startTestControlPlane } from '../../../test/helpers/control-plane.js';
-import { domains } from '../db/schema.js';
+import { domainChecks, domains } from '../db/schema.js';
 import { recordIssuance } from '../areas/ssl/service.js';
 import { putAcmeDnsAccount } from '../areas/ssl/acme-dns-store.js';
 import { acmePlan, MAX_CERTIFICATE_NAMES, sweepCertificates, wantedHostnames, type SweepCursor } from './acme-plan.js';
@@ -130,6 +131,16 @@ test('the certificate sweep and the plan', async (t) => {
   });
   assert.equal(deep.statusCode, 200, deep.body);
   const block = ext.sslDelegation as { target: string; canary: string };
+  // Before any delegation check passed (no CNAME seen): http-01 over the proxied names, not the apex or wildcard.
+  const http01 = await acmePlan(cp.app, ext);
+  assert.equal(http01.challenge, 'http-01');
+  assert.deepEqual([...http01.hostnames].sort(), [`a.b.${ext.name}`, `www.${ext.name}`]);
+  // The delegation check passed: dns-01 through the CNAME.
+  const delegated = async (id: number) =>
+    cp.database.db
+      .insert(domainChecks)
+      .values({ domainId: id, kind: 'delegation', lastAt: new Date(0), result: { ok: true } });
+  await delegated(ext.id);
   assert.deepEqual(await acmePlan(cp.app, ext), {
     directory_url: 'https://ca.test/dir',
     email: 'ops@example.org',
@@ -157,6 +168,7 @@ test('the certificate sweep and the plan', async (t) => {
   assert.deepEqual(viaAccount.hostnames, [ext.name, `*.${ext.name}`]);
 
   const elsewhere = await make('h-sweep.example.org', { active: true, proxied: true, external: true });
+  await delegated(elsewhere.id);
   await cp.database.db
     .update(domains)
     .set({ sslDelegation: { ...elsewhere.sslDelegation, target: 'x.old-zone.example.net' } })

@@ -13,6 +13,7 @@ import { getAcmeDnsAccount } from '../areas/ssl/acme-dns-store.js';
 import { delegationLabel } from '../areas/ssl/delegation-zone.js';
 import { enqueueMissingWorkflows, type WorkflowStart } from '../workflow-outbox/outbox.js';
 import type { AcmeConfig } from './acme-config.js';
+import { delegatedSql, delegationInPlace, http01Names } from './acme-http01-store.js';
 import type * as wf from '../../../workflows/src/workflows/index.js';
 import type { AcmeAttemptReport, AcmePlan } from '../../../workflows/src/types.js';
 
@@ -104,6 +105,12 @@ export async function acmePlan(app: FastifyInstance, row: DomainRow, now = Date.
     const zone = app.config.acmeDelegationZone;
     const d = row.sslDelegation as { target?: string; canary?: string } | null;
     const account = await getAcmeDnsAccount(app.db, row.id);
+    // No acme-dns account and no CNAME seen in place: the proxied names are validated through the edge.
+    const http01 = http01Names(
+      { dnsMode: row.dnsMode, acmeDns: account !== undefined, delegated: await delegationInPlace(app.db, row.id) },
+      proxied,
+    );
+    if (http01.length > 0) return { ...base, hostnames: http01, challenge: 'http-01' };
     if (account) via = { challenge: 'acme-dns', acme_dns: { fulldomain: account.fulldomain } };
     else if (delegationLabel(d, zone) === undefined || !d?.canary)
       return none(`the ssl_delegation CNAME target is not inside the ACME delegation zone ${zone}`);
@@ -179,7 +186,8 @@ export async function sweepCertificates(
   if (!cfg.directoryUrl) return [];
   const batch = cursor.batch ?? SWEEP_BATCH;
   const res = await app.db.execute(sql`
-    SELECT d.id, d.name, d.dns_mode, i.status, i.updated_at, i.hostnames
+    SELECT d.id, d.name, d.dns_mode, i.status, i.updated_at, i.hostnames, ${delegatedSql(sql`d.id`)} AS delegated,
+      EXISTS (SELECT 1 FROM acme_dns_accounts a WHERE a.domain_id = d.id) AS acme_dns
     FROM domains d LEFT JOIN ssl_issuance i ON i.domain_id = d.id
     WHERE d.state = 'active' AND d.id > ${cursor.afterId}
       AND EXISTS (SELECT 1 FROM dns_records r WHERE r.domain_id = d.id AND r.proxied)
@@ -188,6 +196,8 @@ export async function sweepCertificates(
     id: number;
     name: string;
     dns_mode: string;
+    delegated: boolean;
+    acme_dns: boolean;
     status: string | null;
     updated_at: string | Date | null;
     hostnames: Record<string, HostnameIssuance> | string | null;
@@ -204,7 +214,9 @@ export async function sweepCertificates(
       if (waiting) continue;
     }
     const current = await currentIssued(app.db, d.id, now);
-    const wanted = wantedHostnames(d.name, await proxiedHostnames(app.db, d), d.dns_mode);
+    const proxied = await proxiedHostnames(app.db, d);
+    const http01 = http01Names({ dnsMode: d.dns_mode, acmeDns: d.acme_dns, delegated: d.delegated }, proxied);
+    const wanted = http01.length > 0 ? http01 : wantedHostnames(d.name, proxied, d.dns_mode);
     const have = new Set(current?.hostnames ?? []);
     const covered = current !== undefined && wanted.every((w) => have.has(w));
     if (covered && renewalDue(current.notBefore, current.notAfter, cfg.renewBeforeMs) > now) continue;

@@ -12,6 +12,7 @@ import { parseDomainName } from '../areas/domains/domain-name.js';
 import { StringEnum } from '../openapi/schemas.js';
 import requestLogRoutes from './request-logs.js';
 import acmeInternalRoutes from './acme.js';
+import acmeHttp01Routes from './acme-http01.js';
 import {
   applyDelegation,
   applyVerificationExpired,
@@ -147,6 +148,7 @@ export default async function internalRoutes(fastify: FastifyInstance) {
     );
 
     await scope.register(acmeInternalRoutes);
+    await scope.register(acmeHttp01Routes);
   });
 
   await app.register(requestLogRoutes);

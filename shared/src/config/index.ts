@@ -5,3 +5,4 @@ export * from './frames.js';
 export * from './parts.js';
 export * from './delta.js';
 export * from './cert-seal.js';
+export * from './acme-http.js';

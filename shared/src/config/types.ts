@@ -33,6 +33,15 @@ export interface DomainSnapshot {
   settings: DomainSettings;
   ruleSet: RuleSet;
   certificates: Certificate[];
+  /** ACME http-01 challenges of orders in progress (absent or empty: none); decoded snapshots always carry the list. */
+  acmeHttpChallenges?: AcmeHttpChallenge[];
+}
+
+/** What the edge answers at `http://<hostname>/.well-known/acme-challenge/<token>` while an order validates. */
+export interface AcmeHttpChallenge {
+  hostname: string;
+  token: string;
+  keyAuthorization: string;
 }
 
 export interface Zone {

@@ -8,6 +8,7 @@ import type { Resolver } from '../config.js';
 import type { AcmeChallenge, AcmeOrder, AcmeOrderInput, IssuedCertificate } from '../types.js';
 import { controlPlanePost, type ControlPlaneDeps } from './control-plane.js';
 import { observe } from './dns-lookup.js';
+import { http01Challenge } from './acme-http01.js';
 
 export interface AcmeDeps extends ControlPlaneDeps {
   /** Our own DNS nodes: a challenge is handed to the CA only once every one of them serves its TXT. */
@@ -130,23 +131,32 @@ export function createAcmeActivities(deps: AcmeDeps) {
   }
 
   return {
-    /** Creates the order and answers the dns-01 challenges of its pending authorizations (valid ones need none). */
+    /**
+     * Creates the order and answers the challenges of its pending authorizations (valid ones need none): dns-01, or
+     * http-01 when the input asks for it (the key authorization the edge answers, acme-http01.ts).
+     */
     async acmeNewOrder(input: AcmeOrderInput): Promise<AcmeOrder> {
+      const type = input.challengeType ?? 'dns-01';
       try {
         const c = await client(input.directoryUrl, input.email);
         const order = await c.createOrder({ identifiers: input.hostnames.map((value) => ({ type: 'dns', value })) });
         const challenges: AcmeChallenge[] = [];
         for (const authz of await c.getAuthorizations(order)) {
           if (authz.status === 'valid') continue;
-          const challenge = authz.challenges.find((ch) => ch.type === 'dns-01');
-          if (!challenge) throw ApplicationFailure.nonRetryable(`no dns-01 challenge for ${authz.identifier.value}`);
-          challenges.push({
-            identifier: `${authz.wildcard ? '*.' : ''}${authz.identifier.value}`,
-            name: challengeName(authz.identifier.value),
-            value: await c.getChallengeKeyAuthorization(challenge),
-            challengeUrl: challenge.url,
-            authorizationUrl: authz.url,
-          });
+          const challenge = authz.challenges.find((ch) => ch.type === type);
+          if (!challenge) throw ApplicationFailure.nonRetryable(`no ${type} challenge for ${authz.identifier.value}`);
+          const value = await c.getChallengeKeyAuthorization(challenge);
+          challenges.push(
+            type === 'http-01'
+              ? http01Challenge(authz.identifier.value, challenge.token, value, challenge.url, authz.url)
+              : {
+                  identifier: `${authz.wildcard ? '*.' : ''}${authz.identifier.value}`,
+                  name: challengeName(authz.identifier.value),
+                  value,
+                  challengeUrl: challenge.url,
+                  authorizationUrl: authz.url,
+                },
+          );
         }
         return { url: order.url, finalize: order.finalize, hostnames: input.hostnames, challenges };
       } catch (err) {
@@ -177,7 +187,7 @@ export function createAcmeActivities(deps: AcmeDeps) {
         throw acmeFailure(err, input.directoryUrl);
       });
       for (const ch of input.challenges) {
-        const challenge = { type: 'dns-01', url: ch.challengeUrl, status: 'pending', token: '' } as const;
+        const challenge = { type: ch.type ?? 'dns-01', url: ch.challengeUrl, status: 'pending', token: '' } as const;
         const authz = { url: ch.authorizationUrl } as acme.Authorization;
         // A run that died after answering finds the challenge no longer pending: the CA refuses a second answer, and
         // the authorization's status below tells how the first one went.

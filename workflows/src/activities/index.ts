@@ -4,11 +4,13 @@ import { createDnsActivities } from './dns-lookup.js';
 import { createControlPlaneActivities } from './control-plane.js';
 import { createWebhookActivities } from '../uptime/webhook-activities.js';
 import { createAcmeActivities } from './acme.js';
+import { createAcmeHttp01Activities } from './acme-http01.js';
 
 export type ActivityDeps = Pick<
   WorkflowsConfig,
   'dnsResolvers' | 'dnsTimeoutMs' | 'controlPlaneUrl' | 'nodeToken' | 'acmeDnsNodes'
 > &
+  Partial<Pick<WorkflowsConfig, 'acmeEdgeNodes'>> &
   Partial<Pick<WorkflowsConfig, 'allowedPrivateNetworks'>>;
 
 export function createActivities(deps: ActivityDeps) {
@@ -26,6 +28,12 @@ export function createActivities(deps: ActivityDeps) {
       dnsNodes: deps.acmeDnsNodes,
       resolvers: deps.dnsResolvers,
       dnsTimeoutMs: deps.dnsTimeoutMs,
+    }),
+    ...createAcmeHttp01Activities({
+      baseUrl: deps.controlPlaneUrl,
+      nodeToken: deps.nodeToken,
+      edgeNodes: deps.acmeEdgeNodes ?? [],
+      timeoutMs: deps.dnsTimeoutMs,
     }),
   };
 }

@@ -1,6 +1,6 @@
 // The certificate of one domain, for as long as it has names to cover: asks the control plane what to issue, runs an
-// ACME order when nothing valid covers them (create → publish the dns-01 TXTs → wait until our DNS nodes serve them
-// → complete → finalize and store → withdraw), records every attempt and its reason, retries a failed order with a
+// ACME order when nothing valid covers them (create → publish the dns-01 TXTs or http-01 key authorizations
+// (acme-challenge-steps.ts) → wait until they are served → complete → finalize and store → withdraw), records every attempt and its reason, retries a failed order with a
 // doubling backoff, and sleeps on a durable timer until renewal: 30 days before expiry, or at two thirds of the
 // lifetime for short-lived certificates, whichever is later. A signal (new proxied name, POST ssl/issue) wakes it.
 import {
@@ -16,6 +16,7 @@ import {
 import type { Activities } from '../activities/index.js';
 import type { AcmeOrder, AcmePlan, IssuedCertificate } from '../types.js';
 import { background, interactive } from './proxies.js';
+import { publishChallenges, withdrawChallenges } from './acme-challenge-steps.js';
 
 /** Something changed (a proxied name was added, POST ssl/issue): look again at once. */
 export const issueCertificateSignal = defineSignal('issueCertificate');
@@ -89,18 +90,18 @@ async function runOrder(
       directoryUrl: plan.directory_url,
       hostnames: plan.hostnames,
       ...(plan.email ? { email: plan.email } : {}),
+      ...(plan.challenge === 'http-01' ? { challengeType: 'http-01' as const } : {}),
     });
     if (order.challenges.length > 0) {
       published = true;
-      const where = await background.publishAcmeChallenges(domain, order.challenges);
-      const watch = where?.watch ?? order.challenges;
+      const steps = await publishChallenges(plan.challenge, domain, order.challenges);
       const deadline = Date.now() + input.challengeWait.maxMs;
       for (;;) {
-        const seen = await interactive.acmeChallengesServed(watch, where?.via ?? 'nodes');
+        const seen = await steps.served();
         if (seen.served) break;
         if (Date.now() >= deadline)
           throw ApplicationFailure.nonRetryable(
-            `${where?.via === 'resolvers' ? 'public resolvers did not see' : 'our DNS nodes did not serve'} the challenge TXT within ${Math.round(input.challengeWait.maxMs / 1000)} s ` +
+            `${steps.notServed} within ${Math.round(input.challengeWait.maxMs / 1000)} s ` +
               `(${seen.missing.slice(0, 5).join(', ')})`,
           );
         await sleep(input.challengeWait.pollMs);
@@ -112,7 +113,7 @@ async function runOrder(
     const retryAtMs = retryAtOf(err);
     return retryAtMs === undefined ? { error: why(err) } : { error: why(err), retryAtMs };
   } finally {
-    if (published && order) await background.withdrawAcmeChallenges(domain, order.challenges);
+    if (published && order) await withdrawChallenges(plan.challenge, domain, order.challenges);
   }
 }
 
