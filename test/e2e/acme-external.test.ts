@@ -2,9 +2,11 @@
 // canary of every external domain, the dns-01 TXTs while an order runs), Pebble asks a stub "internet" resolver that
 // follows the user's `_acme-challenge` CNAME into that zone, and the edge serves the issued certificate over HTTPS,
 // verified against Pebble's root. Wildcard proxied records (`*`) of external and managed domains are covered too.
+// Without the CNAME, proxied names other than wildcards are validated by http-01 at the running edge instead.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
+import { request } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import DNS from 'dns2';
 import { startAcmeStack, type AcmeStack } from './acme-harness.js';
@@ -106,7 +108,7 @@ test('managed DNS, wildcard proxied record: any name under it is served a Pebble
   assert.deepEqual(cert.subjectaltname?.split(', ').sort(), [`DNS:*.${d}`, `DNS:${d}`]);
 });
 
-test('external DNS without the CNAME: no order is made, the attempt records why', async () => {
+test('external DNS without the CNAME, a wildcard record only: no order is made, the attempt records why', async () => {
   const d = 'ext-nocname.example.net';
   const block = await externalDomain(d);
   // Verified through the legacy TXT token, the CNAME never added.
@@ -114,7 +116,8 @@ test('external DNS without the CNAME: no order is made, the attempt records why'
   internet((s) => s.set(created.verification.name, 'TXT', [created.verification.value]));
   const verify = await S.L.api('POST', `/domains/${d}/verify`);
   assert.equal(verify.status, 200, JSON.stringify(verify.body));
-  await S.proxied(d, 'www');
+  // A wildcard needs dns-01 (http-01 cannot prove it): the order waits for the CNAME.
+  await S.proxied(d, '*');
   const failed = await eventually('the attempt to fail', async () => {
     const ssl = (await S.L.api('GET', `/domains/${d}/ssl/`)).body;
     return ssl.status === 'failed' ? ssl : undefined;
@@ -123,6 +126,72 @@ test('external DNS without the CNAME: no order is made, the attempt records why'
   assert.match(why, /ssl_delegation CNAME is not in place/);
   assert.match(why, new RegExp(`add a CNAME to ${block.target.replace(/\./g, '\\.')}`));
   assert.ok(!(await S.history(d)).includes('acmeNewOrder'));
+});
+
+/** GET over HTTPS through the edge, trusting only Pebble's root. */
+function httpsGet(host: string, path: string, ca: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port: S.edge.httpsPort, path, servername: host, headers: { host }, ca, agent: false },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.setTimeout(10_000, () => req.destroy(new Error('timed out')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('external DNS without the CNAME: a proxied hostname gets its certificate through http-01 at the running edge', async (t) => {
+  // Pebble resolves the name through the user's DNS (→ 127.0.0.1) and fetches the key authorization from the edge's
+  // HTTP port (its httpPort); the edge then serves the certificate over HTTPS and proxies to the origin.
+  const origin = createServer((req, res) => res.end(`origin saw ${req.headers.host} ${req.url}`));
+  await new Promise<void>((r) => origin.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise<void>((r) => origin.close(() => r())));
+  const d = 'http01-shop.example.net';
+  const host = `www.${d}`;
+  await externalDomain(d);
+  const created = (await S.L.internal('GET', `/internal/domains/${d}`)).body;
+  internet((s) => s.set(created.verification.name, 'TXT', [created.verification.value]));
+  const verify = await S.L.api('POST', `/domains/${d}/verify`);
+  assert.equal(verify.status, 200, JSON.stringify(verify.body));
+  assert.equal(verify.body.method, 'txt');
+  internet((s) => s.set(host, 'A', ['127.0.0.1']));
+  const rec = await S.L.api('POST', `/domains/${d}/records/`, {
+    name: 'www',
+    type: 'A',
+    destination: '127.0.0.1',
+    proxied: true,
+    scheme: 'Http',
+    port: (origin.address() as AddressInfo).port,
+  });
+  assert.equal(rec.status, 200, JSON.stringify(rec.body));
+
+  const cert = await S.served(host).catch(async (err) => {
+    console.log((await S.history(d).catch((e) => [String(e)])).join('\n'));
+    throw err;
+  });
+  assert.match(String(cert.issuer.CN), /Pebble Intermediate/);
+  // http-01: the name itself, no apex or wildcard (those need DNS).
+  assert.equal(cert.subjectaltname, `DNS:${host}`);
+  const res = await httpsGet(host, '/shop?x=1', await S.pebble.root());
+  assert.equal(res.status, 200);
+  assert.equal(res.body, `origin saw ${host} /shop?x=1`);
+
+  // The order went through the http-01 steps and withdrew the key authorization after; no CNAME check, no TXT.
+  const steps = (await S.history(d)).filter((s) => !s.startsWith(' '));
+  for (const step of ['publishAcmeHttpChallenges', 'acmeHttpChallengesServed', 'withdrawAcmeHttpChallenges'])
+    assert.ok(steps.includes(step), `${step} in ${steps.join(', ')}`);
+  assert.ok(!steps.includes('publishAcmeChallenges') && !steps.includes('checkAcmeDelegation'));
+  const ssl = await eventually(`${d}'s SSL to be active`, async () => {
+    const s = (await S.L.api('GET', `/domains/${d}/ssl/`)).body;
+    return s.status === 'active' ? s : undefined;
+  });
+  assert.deepEqual(ssl.sans, [host]);
 });
 
 /**

@@ -1,7 +1,8 @@
 // Pebble, Let's Encrypt's test ACME server, for the ACME tests: the binary scripts/setup.mjs built with `go install`,
-// started on free ports on 127.0.0.1 with our own config, resolving dns-01 challenges through the DNS server we name
-// (`-dnsserver`: our own DNS node), its ACME endpoint served with a throw-away certificate that the processes under
-// test trust through NODE_EXTRA_CA_CERTS.
+// started on free ports on 127.0.0.1 with our own config, resolving names through the DNS server we name
+// (`-dnsserver`: our own DNS node, or the stub internet), fetching http-01 key authorizations from the stack's edge
+// (its HTTP port is Pebble's httpPort), its ACME endpoint served with a throw-away certificate that the processes
+// under test trust through NODE_EXTRA_CA_CERTS.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +24,8 @@ export interface Pebble {
   directoryUrl: string;
   /** PEM of the certificate Pebble's HTTPS endpoints present: give it to them as NODE_EXTRA_CA_CERTS (this file). */
   tlsCaFile: string;
+  /** The port Pebble fetches http-01 key authorizations from (the stack's edge listens on it). */
+  httpPort: number;
   /** Pebble's current issuing root (a new one on every start: Pebble keeps nothing). */
   root(): Promise<string>;
   /** Stops Pebble (the issuer becomes unavailable); start() brings it back on the same ports. */
@@ -64,7 +67,7 @@ export async function startPebble(opts: PebbleOptions): Promise<Pebble> {
           managementListenAddress: `127.0.0.1:${mgmtPort}`,
           certificate: cert,
           privateKey: key,
-          // http-01 and tls-alpn-01 are validated on these ports (only dns-01 is used so far).
+          // http-01 and tls-alpn-01 are validated on these ports (the stack's edge listens on httpPort).
           httpPort,
           tlsPort,
           ocspResponderURL: '',
@@ -120,6 +123,7 @@ export async function startPebble(opts: PebbleOptions): Promise<Pebble> {
   return {
     directoryUrl: `https://127.0.0.1:${acmePort}/dir`,
     tlsCaFile: cert,
+    httpPort,
     async root() {
       const res = await fetch(`${mgmt}/roots/0`, { dispatcher });
       if (!res.ok) throw new Error(`pebble roots: ${res.status}`);
@@ -212,7 +216,12 @@ export async function startAcmeStack(
         ...cpEnv,
       },
       {
-        workerEnv: { ...trust, ACME_DNS_NODES: `127.0.0.1:${dnsPort}`, DNS_TIMEOUT_MS: '500' },
+        workerEnv: {
+          ...trust,
+          ACME_DNS_NODES: `127.0.0.1:${dnsPort}`,
+          ACME_EDGE_NODES: `127.0.0.1:${pebble.httpPort}`,
+          DNS_TIMEOUT_MS: '500',
+        },
         ...(internet ? { dns: internet } : {}),
       },
     );
@@ -220,7 +229,8 @@ export async function startAcmeStack(
     for (const s of [L.dns, L.dns2]) s.forward(zone, `127.0.0.1:${dnsPort}`);
     const hub = { syncUrl: `ws://127.0.0.1:${syncPort}`, nodeToken: ensureNodeToken(L.dataDir), apiUrl: L.apiUrl };
     dns = await startDnsNode(hub as ControlPlaneProcess, { DNS_PORT: String(dnsPort) });
-    edge = await startEdgeNodeProcess(hub);
+    // The edge's HTTP port is the one Pebble fetches http-01 key authorizations from.
+    edge = await startEdgeNodeProcess(hub, { EDGE_HTTP_PORT: String(pebble.httpPort) });
   } catch (err) {
     await edge?.stop();
     await dns?.stop();

@@ -57,8 +57,9 @@ export async function startEdgeNodeProcess(
     );
     await store.close();
   }
-  const httpPort = await freePort();
-  const httpsPort = await freePort();
+  // A port the caller chose (a CA's http-01 port) or a free one.
+  const httpPort = env.EDGE_HTTP_PORT ? Number(env.EDGE_HTTP_PORT) : await freePort();
+  const httpsPort = env.EDGE_HTTPS_PORT ? Number(env.EDGE_HTTPS_PORT) : await freePort();
   let proc!: ChildProcess;
   let out = '';
   const launch = async (extra: Record<string, string> = {}) => {

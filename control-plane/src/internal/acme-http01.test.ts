@@ -9,7 +9,7 @@ import { decodeDomainSnapshot } from '@platform/shared/config';
 import { ensureNodeToken } from '@platform/shared/node-token';
 import { startTestControlPlane } from '../../../test/helpers/control-plane.js';
 import { configLog, domainChecks, domains } from '../db/schema.js';
-import { acmePlan } from './acme-plan.js';
+import { acmePlan, sweepCertificates } from './acme-plan.js';
 import { http01Hostnames } from './acme-http01-store.js';
 
 const TOKEN = 'evaGxfADs6pSRb2LAv9IZf17Dt3juxGJ-PCt92wr-oA';
@@ -131,10 +131,20 @@ test('internal ACME http-01 routes and plan', async (t) => {
     const plan = await acmePlan(cp.app, row!);
     assert.equal(plan.challenge, 'http-01');
     assert.deepEqual([...plan.hostnames].sort(), [name, `www.${name}`]);
+    assert.deepEqual(
+      (await sweepCertificates(cp.app)).map((w) => w.workflowId),
+      [`certificates:${name}`],
+    );
+    // Verified by the TXT token: that says nothing of the CNAME, still http-01.
     await cp.database.db
       .insert(domainChecks)
-      .values({ domainId: dom.id, kind: 'delegation', lastAt: new Date(0), result: { ok: true } });
-    // The ssl_delegation CNAME in place: dns-01 through it (apex and wildcard).
+      .values({ domainId: dom.id, kind: 'delegation', lastAt: new Date(0), result: { ok: true, method: 'txt' } });
+    assert.equal((await acmePlan(cp.app, row!)).challenge, 'http-01');
+    // A passed delegation check: the ssl_delegation CNAME is in place, dns-01 through it (apex and wildcard).
+    await cp.database.db
+      .update(domainChecks)
+      .set({ result: { ok: true } })
+      .where(eq(domainChecks.domainId, dom.id));
     const delegated = await acmePlan(cp.app, row!);
     assert.equal(delegated.challenge, 'delegation');
     assert.deepEqual([...delegated.hostnames].sort(), [`*.${name}`, name]);
