@@ -90,3 +90,19 @@ test('a table whose columns change under a kept plan is read anew', { skip }, as
   }
   for (let i = 0; i < 2; i++) assert.deepEqual((await named.query(all)).rows, [{ id: 1, name: 'a' }]);
 });
+
+test('a query with a bulk parameter runs unnamed (planned for its values)', { skip }, async (t) => {
+  const { named } = await pools(t);
+  const ids = Array.from({ length: 2000 }, (_, i) => i + 1);
+  const text = 'SELECT count(*)::int AS n FROM items WHERE id = ANY($1::int[]) /* bulk */';
+  const client = await named.connect();
+  try {
+    for (let i = 0; i < 3; i++) assert.deepEqual((await client.query(text, [ids])).rows, [{ n: 1 }]);
+    const kept = await client.query(
+      "SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement LIKE '%/* bulk */%'",
+    );
+    assert.equal(kept.rows[0]!.n, 0);
+  } finally {
+    client.release();
+  }
+});

@@ -2,6 +2,7 @@
 // the queries prepared with .prepare(name). This names every parameterised query of a pool's connections after its
 // text, so each connection parses and plans it once (as pglite-prepared.ts does for PGlite's one session).
 import type pg from 'pg';
+import { hasBulkParameter } from './bulk-parameters.js';
 
 /** Statements each connection keeps prepared; further texts run unnamed (the hot ones come first and stay). */
 export const PREPARED_PER_CONNECTION = 200;
@@ -40,6 +41,8 @@ export function usePreparedStatementsPg(pool: pg.Pool, max = PREPARED_PER_CONNEC
       if (typeof c !== 'object' || c === null || typeof c.text !== 'string' || c.name || c.submit)
         return query(config, ...rest);
       const text = c.text;
+      const values = Array.isArray(rest[0]) ? (rest[0] as unknown[]) : (c as { values?: unknown[] }).values;
+      if (hasBulkParameter(values)) return query(config, ...rest);
       const name = nameOf(text);
       if (!name) return query(config, ...rest);
       const last = rest[rest.length - 1];

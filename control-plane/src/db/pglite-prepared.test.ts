@@ -108,3 +108,20 @@ test('a table whose columns change under a kept plan is read anew', async (t) =>
     note: 'n',
   });
 });
+
+test('a statement with a bulk parameter runs unprepared (planned for its values), with the same answer', async (t) => {
+  const { plain, prepared } = await pair();
+  t.after(() => Promise.all([plain.close(), prepared.close()]));
+  const ids = `{${Array.from({ length: 400 }, (_, i) => i + 1).join(',')}}`; // > 1024 characters
+  const text = 'SELECT count(*)::int AS n FROM items WHERE id = ANY($1::int[]) /* bulk */';
+  for (let i = 0; i < 7; i++) {
+    assert.deepEqual((await prepared.query(text, [ids])).rows, (await plain.query(text, [ids])).rows);
+    assert.deepEqual((await prepared.transaction((tx) => tx.query(text, [ids]))).rows, [{ n: 2 }]);
+  }
+  const kept = await prepared.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement = $1',
+    [text],
+  );
+  assert.equal(kept.rows[0]!.n, 0);
+  assert.deepEqual((await prepared.query(text, ['{1}'])).rows, [{ n: 1 }]);
+});

@@ -3,6 +3,7 @@
 // 0.2–0.5 ms executing them, bench/RESULTS.md issue 8). This keeps each statement text parsed once, as a named
 // prepared statement of PGlite's one session, and sends only Bind/Execute/Sync afterwards; Postgres keeps its plan
 // (a generic one once it is no worse than the custom ones, as for any prepared statement).
+import { hasBulkParameter } from './bulk-parameters.js';
 import { parse, protocol, type PGlite, type QueryOptions, type Results, type Transaction } from '@electric-sql/pglite';
 
 type BackendMessage = Parameters<typeof parse.parseResults>[0][number];
@@ -126,7 +127,7 @@ export function usePreparedStatements(client: PGlite, max = PREPARED_STATEMENTS)
   }
 
   const query = async <T>(text: string, params?: unknown[], options?: QueryOptions): Promise<Results<T>> => {
-    if (options?.blob) return plainQuery<T>(text, params, options);
+    if (options?.blob || hasBulkParameter(params)) return plainQuery<T>(text, params, options);
     await pg._checkReady();
     return pg._runExclusiveTransaction(async () => {
       try {
@@ -144,7 +145,7 @@ export function usePreparedStatements(client: PGlite, max = PREPARED_STATEMENTS)
     plainTransaction((tx) => {
       const txQuery = async <R>(text: string, params?: unknown[], options?: QueryOptions): Promise<Results<R>> => {
         if (tx.closed) throw new Error('Transaction is closed');
-        if (options?.blob) return tx.query<R>(text, params, options);
+        if (options?.blob || hasBulkParameter(params)) return tx.query<R>(text, params, options);
         return run<R>(text, params, options, true);
       };
       return callback(
