@@ -4,6 +4,7 @@ import type { NodeStore, NodeSync } from '@platform/shared/node-store';
 import { counterFrom, createRegistry, gaugeFrom, startNodeOps, type OpsServer } from '@platform/shared/ops';
 import type { RequestCounters } from './counters.js';
 import type { EdgeNode } from './node.js';
+import { crawlerVerifier } from './rules/bot.js';
 
 /** What the node's memory bounds hold (README "Configuration"): one process's, or the sum over the workers. */
 export interface EdgeMemory {
@@ -16,6 +17,9 @@ export interface EdgeMemory {
   probesSent: number;
   probesFailed: number;
   probesSkipped: number;
+  /** Claimed search crawlers looked up (reverse-then-forward DNS), and claims left unverified by the lookup budget. */
+  crawlerLookups: number;
+  crawlerLookupsSkipped: number;
 }
 
 export function memoryOf(
@@ -31,6 +35,8 @@ export function memoryOf(
     probesSent: probes?.sent ?? 0,
     probesFailed: probes?.failed ?? 0,
     probesSkipped: (probes?.skippedInFlight ?? 0) + (probes?.missed ?? 0),
+    crawlerLookups: crawlerVerifier.started,
+    crawlerLookupsSkipped: crawlerVerifier.skipped,
   };
 }
 
@@ -44,6 +50,8 @@ export function sumMemory(parts: Iterable<EdgeMemory>): EdgeMemory {
     probesSent: 0,
     probesFailed: 0,
     probesSkipped: 0,
+    crawlerLookups: 0,
+    crawlerLookupsSkipped: 0,
   };
   for (const p of parts) for (const k of Object.keys(sum) as (keyof EdgeMemory)[]) sum[k] += p[k];
   return sum;
@@ -118,6 +126,18 @@ export function startEdgeOps(o: EdgeOpsOptions): Promise<OpsServer> {
     'edge_uptime_probes_skipped_total',
     'Uptime probes not sent: 64 already waiting for an answer, or due while the process could not send them',
     () => o.memory().probesSkipped,
+  );
+  counterFrom(
+    registry,
+    'edge_crawler_lookups_total',
+    'Claimed search crawlers verified by reverse-then-forward DNS (bot_route rules; EDGE_CRAWLER_LOOKUPS_PER_S)',
+    () => o.memory().crawlerLookups,
+  );
+  counterFrom(
+    registry,
+    'edge_crawler_lookups_skipped_total',
+    'Crawler claims left unverified without a lookup: the per-second budget spent or 32 lookups in flight',
+    () => o.memory().crawlerLookupsSkipped,
   );
   if (o.domains) gaugeFrom(registry, 'edge_domains', 'Domains this node serves', o.domains);
   return startNodeOps({ host: o.host, port: o.port, registry, prefix: 'edge', store: o.store, sync: o.sync });

@@ -21,6 +21,7 @@ import {
   crawlerVerifier,
   HUMAN_MIN_SCORE,
 } from '../../edge-node/src/rules/bot.js';
+import { memoryOf } from '../../edge-node/src/metrics.js';
 import { startStubDns } from '../helpers/stub-dns.js';
 import { waitUntil } from './edge-harness.js';
 
@@ -65,6 +66,9 @@ test('classifier', () => {
   assert.equal(c({ ...BROWSER_HEADERS, 'user-agent': 'python-requests/2.31' }).cls, 'automation');
   assert.equal(c({ ...BROWSER_HEADERS, 'user-agent': CHROME.replace('Chrome', 'HeadlessChrome') }).cls, 'automation');
   assert.equal(c({ 'user-agent': 'Mozilla/5.0 (compatible; AhrefsBot/7.0)' }).cls, 'automation');
+  // A phone whose model name holds `bot` is not a bot.
+  const cubot = 'Mozilla/5.0 (Linux; Android 10; CUBOT X30) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Mobile';
+  assert.equal(c({ ...BROWSER_HEADERS, 'user-agent': cubot }).cls, 'human');
   for (const ua of [
     'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)',
     'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)',
@@ -289,4 +293,8 @@ test('bot_route rules through the edge', { timeout: 120_000 }, async (t) => {
   await new Promise((res) => setTimeout(res, 500));
   const queries = dns.queries() - queriesBefore;
   assert.ok(queries <= 3 * started, `DNS queries ${queries} for ${started} lookups`);
+  // The node's metrics count both (edge_crawler_lookups_total, edge_crawler_lookups_skipped_total).
+  const m = memoryOf(edge.node);
+  assert.equal(m.crawlerLookups, crawlerVerifier.started);
+  assert.equal(m.crawlerLookupsSkipped, crawlerVerifier.skipped);
 });

@@ -122,6 +122,13 @@ export const AUTOMATION_TOKENS: readonly string[] = [
   'spider',
 ];
 
+/** Device names holding a generic bot word (`bot`, `spider`): removed before AUTOMATION_TOKENS are looked for. */
+export const DEVICE_NAMES: readonly string[] = ['cubot'];
+function withoutDevices(ua: string): string {
+  for (const d of DEVICE_NAMES) if (ua.includes(d)) ua = ua.split(d).join(' ');
+  return ua;
+}
+
 /** User-agent characters read (a longer value is classified by its start). */
 export const MAX_UA_CHARS = 512;
 
@@ -201,7 +208,7 @@ function uaKind(raw: string): number {
   else if (anyOf(ua, AI_CRAWLER_TOKENS)) kind = UA_AI;
   else {
     const family = claimedCrawler(ua);
-    kind = family >= 0 ? family : anyOf(ua, AUTOMATION_TOKENS) ? UA_TOOL : UA_OTHER;
+    kind = family >= 0 ? family : anyOf(withoutDevices(ua), AUTOMATION_TOKENS) ? UA_TOOL : UA_OTHER;
   }
   if (uaMemo.size >= 4096) uaMemo.clear();
   uaMemo.set(raw, kind);
