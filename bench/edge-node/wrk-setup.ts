@@ -1,5 +1,6 @@
 // Writes the benchmark's domains into an edge node store (DATA_DIR/edge-node), as the sync client would:
-// plain.bench.example.org (no rules), rules.bench.example.org (20 rules), cache.bench.example.org (a cache rule).
+// plain.bench.example.org (no rules), rules.bench.example.org (20 rules), cache.bench.example.org (a cache rule),
+// waf.bench.example.org (the WAF's default rule).
 // Usage: node --import tsx bench/edge-node/wrk-setup.ts <DATA_DIR> <ORIGIN_PORT>
 import { join } from 'node:path';
 import { openNodeStore } from '@platform/shared/node-store';
@@ -32,6 +33,11 @@ let version = store.version;
 for (const s of [
   snapshot('plain.bench.example.org', { records: [rec('@')] }),
   snapshot('rules.bench.example.org', { records: [rec('@')], rules: twentyRules() }),
+  // the WAF's default protection as the API creates it (paranoia 1, threshold 5, enforced)
+  snapshot('waf.bench.example.org', {
+    records: [rec('@')],
+    rules: [rule('waf', { priority: 1000, paranoia_level: 1, anomaly_threshold: 5 })],
+  }),
   snapshot('cache.bench.example.org', {
     records: [rec('@')],
     rules: [rule('cache', { path_includes: ['/static/*'], edge_ttl: 300 })],

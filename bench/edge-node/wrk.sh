@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# wrk through our edge node and through nginx doing the same work, in the same run: plain proxy, a cache hit, and
-# a proxied request through ~20 rules; on 1 and 2 cores (EDGE_WORKERS / worker_processes, pinned with taskset).
+# wrk through our edge node and through nginx doing the same work, in the same run: plain proxy, a cache hit, a
+# proxied request through ~20 rules, and a proxied request (a query with an apostrophe) through the WAF at paranoia
+# 1 (nginx: ModSecurity v3 with the OWASP CRS at paranoia 1, Debian's libnginx-mod-http-modsecurity and
+# modsecurity-crs); on 1 and 2 cores (EDGE_WORKERS / worker_processes, pinned with taskset).
 # Usage: bash bench/edge-node/wrk.sh [seconds-per-run (default 8)] [connections (default 64)]
 # Prints a markdown table (requests/s, p99, edge/nginx ratio). Installs wrk and nginx with apt-get when missing.
 set -euo pipefail
@@ -12,6 +14,10 @@ for pkg in wrk nginx; do
     (apt-get update -qq && apt-get install -y -qq "$pkg") >/dev/null
   fi
 done
+MODSEC=/usr/lib/nginx/modules/ngx_http_modsecurity_module.so
+if [ ! -f "$MODSEC" ] || [ ! -d /usr/share/modsecurity-crs/rules ]; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libnginx-mod-http-modsecurity modsecurity-crs) >/dev/null
+fi
 NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
 TMP="$(mktemp -d /tmp/edge-wrk.XXXXXX)"
 PIDS=()
@@ -47,7 +53,21 @@ nginx_conf() {
   for i in 1 2 3 4; do rewrites+="location /w$i/ { rewrite ^/w$i/(.*)\$ /internal/\$1 break; proxy_pass http://origin; } "; done
   for i in 1 2 3; do routes+="location /a$i/ { proxy_pass http://origin; } "; done
   for i in 1 2 3; do caches+="location /s$i/ { proxy_cache edge; proxy_cache_valid 200 300s; proxy_pass http://origin; } "; done
+  cat > "$TMP/proxy/modsec.conf" <<CONF
+SecRuleEngine On
+SecRequestBodyAccess On
+SecRequestBodyNoFilesLimit 131072
+SecRequestBodyLimitAction ProcessPartial
+SecResponseBodyAccess Off
+SecAuditEngine Off
+SecTmpDir $TMP/proxy
+SecDataDir $TMP/proxy
+SecAction "id:900000,phase:1,nolog,pass,t:none,setvar:tx.paranoia_level=1"
+Include /etc/modsecurity/crs/crs-setup.conf
+Include /usr/share/modsecurity-crs/rules/*.conf
+CONF
   cat > "$TMP/proxy/nginx.conf" <<CONF
+load_module $MODSEC;
 user root; worker_processes $workers; pid $TMP/proxy/nginx.pid; error_log $TMP/proxy/error.log warn;
 events { worker_connections 8192; }
 http { access_log off; keepalive_requests 100000;
@@ -58,6 +78,9 @@ http { access_log off; keepalive_requests 100000;
   server { listen 127.0.0.1:$NGINX_PORT; server_name plain.bench.example.org; location / { proxy_pass http://origin; } }
   server { listen 127.0.0.1:$NGINX_PORT; server_name cache.bench.example.org;
     location /static/ { proxy_cache edge; proxy_cache_valid 200 300s; add_header x-cache-status \$upstream_cache_status; proxy_pass http://origin; }
+    location / { proxy_pass http://origin; } }
+  server { listen 127.0.0.1:$NGINX_PORT; server_name waf.bench.example.org;
+    modsecurity on; modsecurity_rules_file $TMP/proxy/modsec.conf;
     location / { proxy_pass http://origin; } }
   server { listen 127.0.0.1:$NGINX_PORT; server_name rules.bench.example.org;
     deny 198.51.100.0/24; deny 203.0.113.7; allow all;
@@ -102,7 +125,7 @@ for cores in 1 2; do
   nginx_conf "$cores"
   taskset -c "$cpuset" "$NGINX" -p "$TMP/proxy" -c "$TMP/proxy/nginx.conf"
   wait_port "$NGINX_PORT"
-  for scenario in "plain proxy|plain.bench.example.org|/page" "cache hit|cache.bench.example.org|/static/a.css" "20 rules, proxied|rules.bench.example.org|/plain/x"; do
+  for scenario in "plain proxy|plain.bench.example.org|/page" "cache hit|cache.bench.example.org|/static/a.css" "20 rules, proxied|rules.bench.example.org|/plain/x" "WAF PL1, proxied (nginx: ModSecurity + CRS)|waf.bench.example.org|/search?q=select+a+plan&name=O%27Brien"; do
     IFS='|' read -r name host path <<<"$scenario"
     read -r e_rps e_p99 e_bad <<<"$(run_wrk "$EDGE_PORT" "$host" "$path")"
     read -r n_rps n_p99 n_bad <<<"$(run_wrk "$NGINX_PORT" "$host" "$path")"
