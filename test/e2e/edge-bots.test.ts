@@ -228,6 +228,18 @@ test('bot_route rules through the edge', { timeout: 120_000 }, async (t) => {
   r = await get('/rd', AI);
   assert.equal(r.body, 'origin main /rd');
   assert.deepEqual(lastLog('/rd').rules, [[dryRoute.id, 'bot_route', true]]);
+  // With a cache rule, what the bots' origin answered is kept apart (the rule's id joins the key): people are not
+  // served it, nor the bots the people's answer.
+  const cached = rule('cache', { edge_ttl: 300 });
+  apply([route, cached]);
+  assert.equal((await get('/cached', AI)).body, 'origin bots /cached');
+  assert.equal((await get('/cached', BROWSER_HEADERS)).body, 'origin main /cached');
+  r = await get('/cached', BROWSER_HEADERS);
+  assert.equal(r.body, 'origin main /cached');
+  assert.equal(r.headers['x-cache-status'], 'HIT');
+  r = await get('/cached', AI);
+  assert.equal(r.body, 'origin bots /cached');
+  assert.equal(r.headers['x-cache-status'], 'HIT');
   // The guarded connect applies to a bot route like any origin: an internal address the operator did not allow.
   const internal = rule('bot_route', { classes: ['ai_crawler'], action: 'route', address: '10.0.0.1', port: 80 });
   apply([internal]);
