@@ -23,6 +23,7 @@ import cacheRoutes from './areas/cache/routes.js';
 import sslRoutes from './areas/ssl/routes.js';
 import uptimeRoutes from './areas/uptime/routes.js';
 import securityRoutes from './areas/security/routes.js';
+import attackRoutes from './areas/security/attacks.js';
 import sslIssueRoutes from './areas/ssl/issue.js';
 import opsRoutes from './ops/routes.js';
 import type { SyncHub } from './sync/index.js';
@@ -90,6 +91,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(sslRoutes);
   await app.register(uptimeRoutes);
   await app.register(securityRoutes);
+  await app.register(attackRoutes);
   await app.register(sslIssueRoutes);
 
   return app;

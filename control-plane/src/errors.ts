@@ -39,7 +39,10 @@ export const ERRORS = {
   CP_ERR_TOKEN_EXPIRED: { status: 409, meaning: 'the verification token expired' },
   CP_ERR_RECORD_DUPLICATE: { status: 409, meaning: 'an identical DNS record already exists' },
   CP_ERR_ISSUANCE_RUNNING: { status: 409, meaning: 'a certificate order of the domain is already running' },
-  CP_ERR_CONFLICT: { status: 409, meaning: 'another conflict with stored state (admin commands)' },
+  CP_ERR_CONFLICT: {
+    status: 409,
+    meaning: 'another conflict with stored state (admin commands, an attack already enforced)',
+  },
   CP_ERR_BODY_TOO_LARGE: { status: 413, meaning: 'a body, file or form field above API_BODY_LIMIT_BYTES' },
   CP_ERR_UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: 'a body that is not application/json' },
   CP_ERR_CHECK_FAILED: { status: 422, meaning: 'a verification or delegation check found no valid record' },

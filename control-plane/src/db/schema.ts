@@ -267,6 +267,42 @@ export const uptimeSettings = pgTable('uptime_settings', {
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
 
+// 0018_attack_protection.sql: automatic attack switches (a row once changed) and detected attacks.
+export const attackProtection = pgTable('attack_protection', {
+  domainId: integer('domain_id')
+    .primaryKey()
+    .references(() => domains.id, { onDelete: 'cascade' }),
+  autoUnderAttack: boolean('auto_under_attack').notNull().default(false),
+  autoRateLimit: boolean('auto_rate_limit').notNull().default(false),
+  requestRateMultiplier: integer('request_rate_multiplier').notNull().default(5),
+  errorRatePercent: integer('error_rate_percent').notNull().default(50),
+  minRequestsPerMinute: integer('min_requests_per_minute').notNull().default(1000),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
+export interface AttackClient {
+  address: string;
+  requests: number;
+}
+export const attacks = pgTable('attacks', {
+  id: serial('id').primaryKey(),
+  domainId: integer('domain_id')
+    .notNull()
+    .references(() => domains.id, { onDelete: 'cascade' }),
+  kind: text('kind').$type<'request_rate' | 'error_rate'>().notNull(),
+  host: text('host').notNull().default(''),
+  path: text('path').notNull().default(''),
+  startedAt: ts('started_at').notNull().defaultNow(),
+  endedAt: ts('ended_at'),
+  peakRequestsPerMinute: integer('peak_requests_per_minute').notNull().default(0),
+  topClients: jsonb('top_clients').$type<AttackClient[]>().notNull().default([]),
+  ruleType: text('rule_type').$type<'rate_limit' | 'drop'>().notNull(),
+  ruleBody: jsonb('rule_body').$type<Record<string, unknown>>().notNull(),
+  status: text('status').$type<'detected' | 'enforced' | 'ignored'>().notNull().default('detected'),
+  ruleId: integer('rule_id').references(() => rules.id, { onDelete: 'set null' }),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
 export const uptimeMonitors = pgTable('uptime_monitors', {
   id: serial('id').primaryKey(),
   domainId: integer('domain_id')

@@ -197,6 +197,8 @@ export async function createRule(
   domain: DomainRow,
   type: StoredRuleType,
   body: Record<string, unknown>,
+  /** Runs in the rule's transaction, under the domain lock, after the insert (a throw undoes the rule too). */
+  onCreated?: (tx: Tx, created: RuleRow) => Promise<void>,
 ): Promise<PresentedRule> {
   const rule = validate(type, body);
   checkOriginAddresses(app, type, rule);
@@ -209,6 +211,7 @@ export async function createRule(
       .insert(rules)
       .values({ domainId: locked.id, type, enabled, priority, filters, fields: rule.fields })
       .returning();
+    if (onCreated) await onCreated(tx, created);
     return { value: created, change: { upsertedRules: [created.id] } };
   });
   return presentRule(row);
