@@ -1,5 +1,6 @@
 // Issue 13 item 3: how far over a rate_limit rule's limit a client gets through an edge node running several worker
-// processes (EDGE_WORKERS), today, where each worker counts on its own (edge-node/src/rules/README.md "rate_limit").
+// processes (EDGE_WORKERS), whose workers exchange their counts through the primary every 100 ms
+// (edge-node/src/rules/README.md "rate_limit"; before that exchange each worker counted on its own).
 // For each worker count an edge node (edge-node/src/main.ts, a child process, the cluster primary plus its workers)
 // serves one domain with one rule (`requests` LIMIT per 60 s, key ip, block 60 s) in front of a stub origin on
 // 127.0.0.1. One client address sends REQUESTS requests, each on a new connection (the kernel's SO_REUSEPORT hash

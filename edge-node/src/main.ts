@@ -1,5 +1,6 @@
 // Entry point of `npm run edge-node`: one process, or a primary running node sync plus EDGE_WORKERS workers.
 import cluster from 'node:cluster';
+import { randomBytes } from 'node:crypto';
 import { onShutdownSignals, startNodeSyncFromConfig, startWorkerPool } from '@platform/shared/node-process';
 import { domainChange, openNodeStore, type DomainChange } from '@platform/shared/node-store';
 import { loadConfig, type EdgeConfig } from './config.js';
@@ -7,9 +8,15 @@ import { startLogShipper } from './log/shipper.js';
 import { log, nodeStorePath, startEdgeNode } from './node.js';
 import { RequestCounters, sumRequestCounters } from './counters.js';
 import { memoryOf, startEdgeOps, sumMemory, type EdgeMemory } from './metrics.js';
+import { RATE_LIMIT_SEED_ENV, rateLimits } from './rules/rate-limit.js';
 
-type PrimaryMessage = { type: 'applied'; change: DomainChange };
-type WorkerMessage = { type: 'requests'; cells: Array<[number, number]>; memory: EdgeMemory };
+/** `rateLimit`: what the other workers counted (rate-limit.ts `collect`), relayed by the primary. */
+type PrimaryMessage = { type: 'applied'; change: DomainChange } | { type: 'rateLimit'; entries: number[] };
+type WorkerMessage =
+  { type: 'requests'; cells: Array<[number, number]>; memory: EdgeMemory } | { type: 'rateLimit'; entries: number[] };
+
+/** How often a worker sends the primary its rate_limit counts (the error bound of a node-wide limit is one round). */
+const RATE_LIMIT_SHARE_MS = 100;
 
 let config: Readonly<EdgeConfig>;
 try {
@@ -64,7 +71,14 @@ async function runWorker(): Promise<void> {
   const shipper = startLogShipper(node.logs, config, node.prober);
   process.on('message', (m: PrimaryMessage) => {
     if (m?.type === 'applied') node.refresh(m.change);
+    else if (m?.type === 'rateLimit' && Array.isArray(m.entries)) rateLimits.merge(m.entries, Date.now());
   });
+  // rate_limit counts are for the node: each worker tells the others (through the primary) what it counted.
+  rateLimits.sharing = true;
+  setInterval(() => {
+    const entries = rateLimits.collect();
+    if (entries.length > 0) process.send!({ type: 'rateLimit', entries } satisfies WorkerMessage);
+  }, RATE_LIMIT_SHARE_MS).unref();
   // The primary serves the metrics: it gets this worker's request counts once a second.
   setInterval(
     () =>
@@ -100,7 +114,13 @@ async function runPrimary(): Promise<void> {
     count: config.workers,
     name: 'edge',
     log,
+    env: { [RATE_LIMIT_SEED_ENV]: String(randomBytes(4).readUInt32LE(0)) },
     onMessage(w, m) {
+      if (m.type === 'rateLimit') {
+        for (const other of pool.workers)
+          if (other !== w && other.isConnected()) other.send(m satisfies PrimaryMessage);
+        return;
+      }
       if (m.type !== 'requests') return;
       cells.set(w.id, m.cells);
       memory.set(w.id, m.memory);

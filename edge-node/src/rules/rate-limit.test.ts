@@ -181,3 +181,38 @@ test('IPv6 clients are counted and cleared per /64, IPv4 per address', () => {
   assert.ok(table.check(a, ctxFor('2001:db8:1:2::3'), now) > 0, 'a new address in the same /64 is the same client');
   assert.equal(table.check(a, ctxFor('2001:db8:1:3::1'), now), 0, 'another /64');
 });
+
+test('two workers sharing counts (collect → merge): the limit is for both together, the previous window too', () => {
+  // Both tables live in this process, so they share the module's seed as the primary makes the workers do.
+  const a = new RateLimitTable(64);
+  const b = new RateLimitTable(64);
+  a.sharing = b.sharing = true;
+  const rule = compileRateLimit({ requests: 10, period_s: 10, key: 'ip', block_s: 5 } as never, { id: 3 });
+  const c = ctxFor('192.0.2.10');
+  const other = ctxFor('192.0.2.11');
+  const t0 = 1_700_000_000_000;
+  for (let i = 0; i < 6; i++) assert.equal(a.check(rule, c, t0 + 1000), 0);
+  a.check(rule, other, t0 + 1000);
+  const sent = a.collect();
+  assert.equal(sent.length, 2 * 5, 'one entry per key counted in');
+  assert.deepEqual(a.collect(), [], 'nothing new since');
+  b.merge(sent, t0 + 1100);
+  for (let i = 0; i < 4; i++) assert.equal(b.check(rule, c, t0 + 1200), 0, 'b admits what is left of 10');
+  assert.ok(b.check(rule, c, t0 + 1200) > 0, 'the 11th request on b is over the node-wide limit');
+  assert.equal(b.check(rule, other, t0 + 1200), 0, 'another client is not');
+  // a hears b's 4 (its 11th was not counted: limited) and is over too.
+  a.merge(b.collect(), t0 + 1300);
+  assert.ok(a.check(rule, c, t0 + 1300) > 0);
+  // Next window, 1 s in: 90 % of both workers' 10 still count on a fresh table that only heard of them.
+  const d = new RateLimitTable(64);
+  d.sharing = true;
+  const e = new RateLimitTable(64);
+  e.sharing = true;
+  for (let i = 0; i < 5; i++) d.check(rule, c, t0 + 9000);
+  for (let i = 0; i < 5; i++) e.check(rule, c, t0 + 9000);
+  d.merge(e.collect(), t0 + 9100);
+  assert.equal(d.check(rule, c, t0 + 11_000), 0, '9 + 1');
+  assert.ok(d.check(rule, c, t0 + 11_001) > 0, '9 + 2 is over');
+  // Malformed entries are skipped.
+  d.merge([1, 0, 5, 1, 10_000, 1, 2, 1.5, 1, 10_000, 1, 2, 3, -1, 10_000, 1, 2], t0);
+});

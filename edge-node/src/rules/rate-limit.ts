@@ -7,7 +7,8 @@
 // counters of other keys, the one with the lowest count is evicted, so heavy hitters keep theirs under a flood of
 // one-off keys. Counting is Cloudflare's sliding-window estimate: the previous window's count weighted by how much of
 // it still overlaps, plus the current one. Nothing is allocated per request (hashing walks the strings in place).
-// Limits are per worker process (README "rate_limit": shared limits across workers and nodes are a later step).
+// With several workers (EDGE_WORKERS) the workers share one hash seed and exchange, through the primary, what they
+// counted (`collect`, `merge`): a limit is for the node, within one exchange round (README "rate_limit").
 import { randomBytes } from 'node:crypto';
 import type { PeerAddress, RuleBody } from '@platform/shared/match';
 import type { RequestContext } from '../context.js';
@@ -54,10 +55,16 @@ export function compileRateLimit(f: RuleBody, rule: { id: number }): RateLimitAc
 
 /** Slots probed per key. */
 const PROBES = 8;
-/** Default slots per process: 2^17 × 40 bytes ≈ 5 MiB. */
+/** Default slots per process: 2^17 × 65 bytes ≈ 8.1 MiB (25 of them for sharing across workers). */
 export const RATE_LIMIT_SLOTS = 1 << 17;
 
-const SEED = randomBytes(4).readUInt32LE(0);
+/** The cluster primary sets this for its workers, so their key hashes agree and counts can be exchanged. */
+export const RATE_LIMIT_SEED_ENV = 'EDGE_RATE_LIMIT_SEED';
+const seedEnv = Number(process.env[RATE_LIMIT_SEED_ENV]);
+const SEED = Number.isInteger(seedEnv) ? seedEnv >>> 0 : randomBytes(4).readUInt32LE(0);
+
+/** Numbers per entry of an exchange: k1, k2, window, count added since the last exchange, period (ms). */
+export const SHARE_ENTRY = 5;
 
 // FNV-1a over UTF-16 code units, two lanes with different offsets (one seeded) for a 64-bit fingerprint.
 let lane1 = 0;
@@ -92,8 +99,21 @@ export class RateLimitTable {
   private readonly until: Float64Array;
   /** When the slot stops mattering (its windows and penalty are over): free to reuse after. */
   private readonly dead: Float64Array;
+  /** Other workers' count of the key in window `owin` (sharing only). */
+  private readonly others: Uint32Array;
+  private readonly owin: Float64Array;
+  /** `cur` when last collected. */
+  private readonly sent: Uint32Array;
+  /** The rule's period (ms) the slot last counted for. */
+  private readonly period: Uint32Array;
+  /** Slots counted in since the last `collect` (sharing only), without repeats. */
+  private readonly dirty: Int32Array;
+  private readonly isDirty: Uint8Array;
+  private dirtyCount = 0;
   /** Slots taken over from a live key (the table was full around the key): the counter of that key restarts. */
   evictions = 0;
+  /** Set in a worker of several: counts are collected for the others and theirs merged. */
+  sharing = false;
 
   constructor(readonly slots = RATE_LIMIT_SLOTS) {
     if (slots < PROBES || (slots & (slots - 1)) !== 0) throw new Error('slots must be a power of two ≥ 8');
@@ -105,11 +125,17 @@ export class RateLimitTable {
     this.prev = new Uint32Array(slots);
     this.until = new Float64Array(slots);
     this.dead = new Float64Array(slots);
+    this.others = new Uint32Array(slots);
+    this.owin = new Float64Array(slots);
+    this.sent = new Uint32Array(slots);
+    this.period = new Uint32Array(slots);
+    this.dirty = new Int32Array(slots);
+    this.isDirty = new Uint8Array(slots);
   }
 
   /** Bytes held by the counters (constant). */
   get bytes(): number {
-    return this.slots * (4 + 4 + 8 + 4 + 4 + 8 + 8);
+    return this.slots * (4 + 4 + 8 + 4 + 4 + 8 + 8 + 4 + 8 + 4 + 4 + 4 + 1);
   }
 
   /**
@@ -136,6 +162,46 @@ export class RateLimitTable {
     const k2 = lane2 | 1; // never 0: an all-zero slot is empty
     const slot = this.find(k1, k2, now);
     return this.count(slot, a, now);
+  }
+
+  /**
+   * The counts added since the last call, `SHARE_ENTRY` numbers per key, for the other workers' `merge`. Allocates
+   * once per call, never per request; at most one entry per slot. Counts of a window that ended before the call are
+   * not sent (at most one round of a key's requests at each window edge).
+   */
+  collect(): number[] {
+    const out: number[] = [];
+    for (let n = 0; n < this.dirtyCount; n++) {
+      const i = this.dirty[n];
+      this.isDirty[i] = 0;
+      const added = this.cur[i] - this.sent[i];
+      if (added <= 0 || this.h2[i] === 0) continue;
+      this.sent[i] = this.cur[i];
+      out.push(this.h1[i], this.h2[i], this.win[i], added, this.period[i]);
+    }
+    this.dirtyCount = 0;
+    return out;
+  }
+
+  /** Adds what another worker of the node counted (its `collect`): the keys' estimates here include it. */
+  merge(entries: readonly number[], now: number): void {
+    for (let j = 0; j + SHARE_ENTRY <= entries.length; j += SHARE_ENTRY) {
+      const k1 = entries[j] | 0;
+      const k2 = entries[j + 1] | 0;
+      const w = entries[j + 2];
+      const added = entries[j + 3];
+      const period = entries[j + 4];
+      if (k2 === 0 || !Number.isInteger(w) || !(added > 0) || !(period > 0)) continue;
+      const i = this.find(k1, k2, now);
+      const ow = this.owin[i];
+      if (ow === w) this.others[i] += added;
+      else if (ow < w) {
+        this.others[i] = added;
+        this.owin[i] = w;
+      } else continue; // a window this worker has already left
+      const end = (w + 2) * period;
+      if (end > this.dead[i]) this.dead[i] = end;
+    }
   }
 
   private find(k1: number, k2: number, now: number): number {
@@ -169,6 +235,9 @@ export class RateLimitTable {
     this.prev[free] = 0;
     this.until[free] = 0;
     this.dead[free] = 0;
+    this.others[free] = 0;
+    this.owin[free] = -2;
+    this.sent[free] = 0;
     return free;
   }
 
@@ -178,14 +247,21 @@ export class RateLimitTable {
     const w = Math.floor(now / a.periodMs);
     const last = this.win[i];
     if (last !== w) {
-      this.prev[i] = last === w - 1 ? this.cur[i] : 0;
+      // What this worker counted in the window just over, and what the others told it they did.
+      this.prev[i] = last === w - 1 ? this.cur[i] + (this.owin[i] === w - 1 ? this.others[i] : 0) : 0;
       this.cur[i] = 0;
+      this.sent[i] = 0;
       this.win[i] = w;
     }
     const cur = this.cur[i] + 1;
     this.cur[i] = cur;
+    this.period[i] = a.periodMs;
+    if (this.sharing && this.isDirty[i] === 0) {
+      this.isDirty[i] = 1;
+      this.dirty[this.dirtyCount++] = i;
+    }
     const elapsed = (now - w * a.periodMs) / a.periodMs;
-    const estimate = this.prev[i] * (1 - elapsed) + cur;
+    const estimate = this.prev[i] * (1 - elapsed) + cur + (this.owin[i] === w ? this.others[i] : 0);
     let end = (w + 2) * a.periodMs;
     let wait = 0;
     if (estimate > a.requests) {
