@@ -186,6 +186,19 @@ function authPhase(
 /** Matching rate_limit rules of the request being evaluated (reused: evaluation is synchronous). */
 const rateScratch: CompiledRule<RateLimitAction>[] = [];
 
+/** A rule's block: 403, never stored by a cache, logged. */
+function answerBlocked(
+  res: HttpResponse,
+  ctx: RequestContext,
+  state: EdgeState,
+  by: string,
+  responseOps: HeaderOp[],
+): true {
+  respond(res, ctx, 403, [...TEXT, ['cache-control', 'no-store']], `blocked by ${by}\n`, responseOps);
+  state.log(ctx);
+  return true;
+}
+
 /**
  * Custom rules, rate_limit, then the challenge. A custom rule's block answers 403; allow skips the rest of this phase
  * (rate_limit, every challenge); challenge asks for the challenge below. Every matching rate_limit rule counts the request; the first enforced one over its
@@ -208,11 +221,7 @@ function guardPhase(
   const custom = customIdx ? decideCustom(customIdx, ctx) : undefined;
   if (custom && custom.action.kind !== 'challenge') {
     ctx.hit(custom.id, custom.type, false);
-    if (custom.action.kind === 'block') {
-      respond(res, ctx, 403, [...TEXT, ['cache-control', 'no-store']], 'blocked by a custom rule\n', responseOps);
-      state.log(ctx);
-      return true;
-    }
+    if (custom.action.kind === 'block') return answerBlocked(res, ctx, state, 'a custom rule', responseOps);
     if (custom.action.kind === 'allow') {
       ctx.securityAllowed = true;
       return ctx.path === CHALLENGE_PATH ? answerChallenge(res, ctx, state, body, responseOps) : false;
@@ -226,9 +235,7 @@ function guardPhase(
   if (byRule?.action.kind === 'block') {
     ctx.hit(byRule.id, byRule.type, false);
     const what = byRule.type === 'fingerprint' ? 'a fingerprint rule' : 'a bot rule';
-    respond(res, ctx, 403, [...TEXT, ['cache-control', 'no-store']], `blocked by ${what}\n`, responseOps);
-    state.log(ctx);
-    return true;
+    return answerBlocked(res, ctx, state, what, responseOps);
   }
   if (byRule?.action.kind === 'route' && byRule.type === 'bot_route') {
     ctx.hit(byRule.id, byRule.type, false);

@@ -37,10 +37,7 @@ export async function openDatabase(opts: { dataDir: string; databaseUrl?: string
       driver: 'postgres',
       close: () => pool.end(),
     };
-    await applyMigrations(database.db);
-    // After the migrations: no plan is kept of a table they are still changing.
-    usePreparedStatementsPg(pool);
-    return database;
+    return migrateThenPrepare(database, () => usePreparedStatementsPg(pool));
   }
   const { PGlite } = await import('@electric-sql/pglite');
   const { drizzle } = await import('drizzle-orm/pglite');
@@ -57,9 +54,13 @@ export async function openDatabase(opts: { dataDir: string; databaseUrl?: string
     driver: 'pglite',
     close: () => client.close(),
   };
+  return migrateThenPrepare(database, () => usePreparedStatements(client));
+}
+
+/** Prepared statements are turned on after the migrations: no plan is kept of a table they are still changing. */
+async function migrateThenPrepare(database: Database, usePrepared: () => void): Promise<Database> {
   await applyMigrations(database.db);
-  // After the migrations: no plan is kept of a table they are still changing.
-  usePreparedStatements(client);
+  usePrepared();
   return database;
 }
 
