@@ -6,8 +6,11 @@
 // 127.0.0.1. One client address sends REQUESTS requests, each on a new connection (the kernel's SO_REUSEPORT hash
 // spreads connections over the workers), another address sends REQUESTS on one keep-alive connection (one worker).
 // It prints how many were answered 200 (let through) and 429. Bounded: REQUESTS per client, loopback only.
+// Then, across nodes (docs/decisions.md: each node counts alone, with the full limit): NODES separate edge node
+// processes (one worker each, own stores, the same snapshot) and one client address sending REQUESTS requests in
+// turn to each node, as a client that a load balancer spreads over every node would.
 // Usage: node --import tsx bench/edge-node/rate-limit-workers.ts
-// Env: WORKERS (1,2,4: comma-separated worker counts), LIMIT (20), REQUESTS (200).
+// Env: WORKERS (1,2,4: comma-separated worker counts), NODES (2: 0 skips it), LIMIT (20), REQUESTS (200).
 import { createServer, type Server } from 'node:http';
 import { Pool } from 'undici';
 import { proxiedRecord, rule, send, snapshot } from '../../edge-node/src/testing/harness.js';
@@ -25,6 +28,8 @@ const WORKERS = (process.env.WORKERS ?? '1,2,4').split(',').map((w) => {
   if (!Number.isInteger(n) || n < 1 || n > 64) throw new Error('WORKERS: worker counts 1..64, comma-separated');
   return n;
 });
+const NODES = process.env.NODES === '0' ? 0 : num('NODES', 2);
+if (NODES > 8) throw new Error('NODES: at most 8');
 const DOMAIN = 'limits.bench.example.org';
 const HOST = `www.${DOMAIN}`;
 
@@ -38,13 +43,16 @@ interface Row {
   keepAlive: { ok: number; limited: number };
 }
 const rows: Row[] = [];
+const limitedSnapshot = () =>
+  snapshot(DOMAIN, {
+    records: [proxiedRecord('www', originPort)],
+    rules: [rule('rate_limit', { requests: LIMIT, period_s: 60, block_s: 60, key: 'ip' })],
+  });
+let acrossNodes: { nodes: number; ok: number; limited: number } | null = null;
 try {
   for (const workers of WORKERS) {
     const edge = await startEdgeNodeProcess(null, { EDGE_WORKERS: String(workers), EDGE_HTTPS_PORT: '-1' }, [
-      snapshot(DOMAIN, {
-        records: [proxiedRecord('www', originPort)],
-        rules: [rule('rate_limit', { requests: LIMIT, period_s: 60, block_s: 60, key: 'ip' })],
-      }),
+      limitedSnapshot(),
     ]);
     try {
       // Every worker must have compiled the domain before counting starts (the first answer proves only one).
@@ -78,7 +86,32 @@ try {
       await edge.stop();
     }
   }
+  if (NODES > 0) {
+    const nodes = [];
+    try {
+      for (let i = 0; i < NODES; i++) {
+        nodes.push(
+          await startEdgeNodeProcess(null, { EDGE_WORKERS: '1', EDGE_HTTPS_PORT: '-1' }, [limitedSnapshot()]),
+        );
+      }
+      const spread = { nodes: NODES, ok: 0, limited: 0 };
+      for (let i = 0; i < REQUESTS; i++) {
+        const node = nodes[i % NODES]!;
+        const res = await send(node.httpPort, HOST, `/n/${i}`, { localAddress: '127.0.0.13' });
+        if (res.status === 200) spread.ok++;
+        else if (res.status === 429) spread.limited++;
+        else throw new Error(`unexpected status ${res.status}`);
+      }
+      acrossNodes = spread;
+      console.log(
+        `${NODES} nodes of 1 worker, one client in turn to each: ${spread.ok} passed ` +
+          `(${(spread.ok / LIMIT).toFixed(2)}x the limit), ${spread.limited} got 429`,
+      );
+    } finally {
+      await Promise.all(nodes.map((n) => n.stop()));
+    }
+  }
 } finally {
   origin.close();
 }
-console.log(JSON.stringify({ limit: LIMIT, requests: REQUESTS, rows }));
+console.log(JSON.stringify({ limit: LIMIT, requests: REQUESTS, rows, acrossNodes }));
