@@ -90,9 +90,7 @@ try {
     const nodes = [];
     try {
       for (let i = 0; i < NODES; i++) {
-        nodes.push(
-          await startEdgeNodeProcess(null, { EDGE_WORKERS: '1', EDGE_HTTPS_PORT: '-1' }, [limitedSnapshot()]),
-        );
+        nodes.push(await startEdgeNodeProcess(null, { EDGE_WORKERS: '1', EDGE_HTTPS_PORT: '-1' }, [limitedSnapshot()]));
       }
       const spread = { nodes: NODES, ok: 0, limited: 0 };
       for (let i = 0; i < REQUESTS; i++) {
