@@ -52,6 +52,11 @@ export interface ControlPlaneConfig {
   syncTombstoneRetentionMs: number;
   /** A domain's deltas are squashed into one snapshot (in the hub and the stored log) after this many. */
   syncCompactAfterDeltas: number;
+  /**
+   * ATTACK_MINUTE_MS: the length of the attack detector's "minute" (areas/security/detector.ts). 60,000 in production;
+   * tests shorten it to see minutes close in seconds.
+   */
+  attackMinuteMs: number;
 }
 
 export const DEFAULT_NS_SETS = 'ns1.platform.test,ns2.platform.test;ns3.platform.test,ns4.platform.test';
@@ -125,6 +130,7 @@ export function loadConfig(env: EnvSource = process.env): Readonly<ControlPlaneC
     domainConfigMaxBytes: r.int('DOMAIN_CONFIG_MAX_BYTES', 16 * 1024 * 1024, 1024, 32 * 1024 * 1024),
     syncTombstoneRetentionMs: r.int('SYNC_TOMBSTONE_RETENTION_HOURS', 168, 1, 24 * 365) * 3_600_000,
     syncCompactAfterDeltas: r.int('SYNC_COMPACT_AFTER_DELTAS', 64, 1, 100_000),
+    attackMinuteMs: r.int('ATTACK_MINUTE_MS', 60_000, 1000, 60_000),
     temporal: loadTemporalConfig(r, env),
     acme: loadAcmeConfig(r),
   });

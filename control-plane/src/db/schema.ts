@@ -278,11 +278,20 @@ export const attackProtection = pgTable('attack_protection', {
   errorRatePercent: integer('error_rate_percent').notNull().default(50),
   minRequestsPerMinute: integer('min_requests_per_minute').notNull().default(1000),
   updatedAt: ts('updated_at').notNull().defaultNow(),
+  /** The detector turned Under Attack Mode on (0019_attack_detection.sql): only then does it turn it off again. */
+  underAttackByDetector: boolean('under_attack_by_detector').notNull().default(false),
 });
 
 export interface AttackClient {
   address: string;
   requests: number;
+}
+/** What an automatic switch did when the attack was detected (0019_attack_detection.sql). */
+export interface AttackAction {
+  action: 'under_attack' | 'enforce';
+  result: 'done' | 'skipped';
+  /** Why it was skipped ('' when done). */
+  reason: string;
 }
 export const attacks = pgTable('attacks', {
   id: serial('id').primaryKey(),
@@ -301,7 +310,29 @@ export const attacks = pgTable('attacks', {
   status: text('status').$type<'detected' | 'enforced' | 'ignored'>().notNull().default('detected'),
   ruleId: integer('rule_id').references(() => rules.id, { onDelete: 'set null' }),
   updatedAt: ts('updated_at').notNull().defaultNow(),
+  /** 0019_attack_detection.sql: the start of the attack's last anomalous minute (null: written by hand or tests). */
+  lastAnomalyAt: ts('last_anomaly_at'),
+  automaticActions: jsonb('automatic_actions').$type<AttackAction[]>().notNull().default([]),
 });
+
+// 0019_attack_detection.sql: per domain and minute, requests, errors and the busiest clients, kept one hour.
+export const attackMinutes = pgTable(
+  'attack_minutes',
+  {
+    domainId: integer('domain_id')
+      .notNull()
+      .references(() => domains.id, { onDelete: 'cascade' }),
+    minute: ts('minute').notNull(),
+    requests: integer('requests').notNull(),
+    errors: integer('errors').notNull(),
+    /** [address, requests] pairs, busiest first, at most MINUTE_CLIENTS. */
+    clients: jsonb('clients').$type<[string, number][]>().notNull().default([]),
+    judged: boolean('judged').notNull().default(false),
+    /** Bits of what the detector found in the minute: 1 request rate, 2 error rate. */
+    anomalies: integer('anomalies').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.domainId, t.minute] })],
+);
 
 export const uptimeMonitors = pgTable('uptime_monitors', {
   id: serial('id').primaryKey(),

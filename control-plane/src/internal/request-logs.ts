@@ -8,6 +8,7 @@ import { requestLogs, type WafEventRow } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import { nodeTokenChecker } from '../auth/node-token.js';
 import { ingestMinuteCounts, ingestMonitorRecords, ingestProbeCounts } from '../areas/uptime/detector.js';
+import { ingestAttackRecords, startAttackDetector } from '../areas/security/detector.js';
 
 interface ShippedRecord {
   t: number;
@@ -61,6 +62,7 @@ const INSERT_CHUNK = 500;
 export default async function requestLogRoutes(app: FastifyInstance) {
   const configured = (app.config as { nodeToken?: string }).nodeToken;
   const checkToken = nodeTokenChecker(ensureNodeToken(app.config.dataDir, configured));
+  startAttackDetector(app);
   await app.register(async (scope) => {
     scope.addContentTypeParser(
       'application/x-msgpack',
@@ -112,7 +114,15 @@ export default async function requestLogRoutes(app: FastifyInstance) {
       const monitorMinutes = await ingestMonitorRecords(app, body.records);
       // and the probes the edge sent where traffic was too thin (edge-node/src/uptime/probes.ts).
       const probes = await ingestProbeCounts(app, body.probes);
-      return { stored: rows.length, minutes, monitor_minutes: monitorMinutes, probe_minutes: probes };
+      // Attack detection: per-domain minute counts and busiest clients of the same records (areas/security/detector.ts).
+      const attackMinutes = await ingestAttackRecords(app, body.records);
+      return {
+        stored: rows.length,
+        minutes,
+        monitor_minutes: monitorMinutes,
+        probe_minutes: probes,
+        attack_minutes: attackMinutes,
+      };
     });
   });
 }

@@ -154,6 +154,7 @@ test('attack protection API: switches, detected attacks, enforce and ignore', as
       suggested_rule: RULE_BODY,
       status: 'detected',
       rule_id: null,
+      automatic_actions: [],
     });
     assert.equal(got[0].ended_at, null, 'still going on');
     const limited = (await cp.call(owner.key, 'GET', `${list}?limit=1`)).json();

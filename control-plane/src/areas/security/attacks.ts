@@ -9,7 +9,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static } from '@sinclair/typebox';
 import { and, desc, eq, isNull, ne, or } from 'drizzle-orm';
 import { KEY_CHECKED_BY_WRITE, loadDomain, writeAs } from '../../auth/domain-access.js';
-import { changeDomain } from '../../config-log/index.js';
+import { changeDomain, type DomainRow } from '../../config-log/index.js';
 import type { Db, Tx } from '../../db/index.js';
 import { attackProtection, attacks } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
@@ -58,7 +58,7 @@ const AttackProtectionUpdate = Type.Partial(Type.Object(SWITCHES), {
   description: 'Fields left out keep their values',
   examples: [{ auto_under_attack: true, request_rate_multiplier: 10, min_requests_per_minute: 600 }],
 });
-type Switches = Static<typeof AttackProtection>;
+export type Switches = Static<typeof AttackProtection>;
 
 const DEFAULTS: Switches = {
   auto_under_attack: false,
@@ -96,6 +96,20 @@ export const Attack = Type.Object(
       description: 'detected (no answer yet), enforced (its rule was created) or ignored',
     }),
     rule_id: Nullable(Id('The rule created by enforce; null if none or deleted since')),
+    automatic_actions: Type.Array(
+      Type.Object(
+        {
+          action: StringEnum(['under_attack', 'enforce'], {
+            description:
+              'under_attack: Under Attack Mode turned on (auto_under_attack); enforce: the rule (auto_rate_limit)',
+          }),
+          result: StringEnum(['done', 'skipped']),
+          reason: Type.String({ description: 'Why it was skipped (the plan feature missing, …); "" when done' }),
+        },
+        { title: 'AttackAction' },
+      ),
+      { maxItems: 2, description: 'What the automatic switches did when the attack was detected' },
+    ),
   },
   { title: 'Attack' },
 );
@@ -109,7 +123,7 @@ const AttackListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-type AttackRow = typeof attacks.$inferSelect;
+export type AttackRow = typeof attacks.$inferSelect;
 
 function presentAttack(row: AttackRow): Static<typeof Attack> {
   return {
@@ -125,10 +139,11 @@ function presentAttack(row: AttackRow): Static<typeof Attack> {
     suggested_rule: row.ruleBody,
     status: row.status,
     rule_id: row.ruleId,
+    automatic_actions: row.automaticActions,
   };
 }
 
-async function readSwitches(db: Db | Tx, domainId: number): Promise<Switches> {
+export async function readSwitches(db: Db | Tx, domainId: number): Promise<Switches> {
   const [row] = await db.select().from(attackProtection).where(eq(attackProtection.domainId, domainId)).limit(1);
   if (!row) return { ...DEFAULTS };
   return {
@@ -270,23 +285,7 @@ export default async function attackRoutes(fastify: FastifyInstance) {
     },
     async (request) => {
       const { domain } = await loadDomain(request, request.params.domain, 'rules.edit');
-      const id = request.params.attackId;
-      const attack = await findAttack(app.db, domain.id, id);
-      if (stillEnforced(attack)) throw alreadyEnforced(attack);
-      let marked: AttackRow | undefined;
-      await createRule(app, domain, attack.ruleType, { ...attack.ruleBody }, async (tx, rule) => {
-        [marked] = await tx
-          .update(attacks)
-          .set({ status: 'enforced', ruleId: rule.id, updatedAt: new Date() })
-          .where(and(eq(attacks.id, id), eq(attacks.domainId, domain.id), notEnforced))
-          .returning();
-        // Enforced (or deleted) meanwhile: the rule is not kept either.
-        if (!marked) {
-          const now = await findAttack(tx, domain.id, id);
-          throw alreadyEnforced(now);
-        }
-      });
-      return presentAttack(marked!);
+      return presentAttack(await enforceAttack(app, domain, request.params.attackId));
     },
   );
 
@@ -315,6 +314,29 @@ export default async function attackRoutes(fastify: FastifyInstance) {
       throw alreadyEnforced(await findAttack(app.db, domain.id, id));
     },
   );
+}
+
+/**
+ * Creates the attack's suggested rule and marks it enforced, in the rule's transaction (POST …/enforce and the
+ * detector's auto_rate_limit): every rule check (400) and plan limit (403) applies; 409 if already enforced.
+ */
+export async function enforceAttack(app: FastifyInstance, domain: DomainRow, id: number): Promise<AttackRow> {
+  const attack = await findAttack(app.db, domain.id, id);
+  if (stillEnforced(attack)) throw alreadyEnforced(attack);
+  let marked: AttackRow | undefined;
+  await createRule(app, domain, attack.ruleType, { ...attack.ruleBody }, async (tx, rule) => {
+    [marked] = await tx
+      .update(attacks)
+      .set({ status: 'enforced', ruleId: rule.id, updatedAt: new Date() })
+      .where(and(eq(attacks.id, id), eq(attacks.domainId, domain.id), notEnforced))
+      .returning();
+    // Enforced (or deleted) meanwhile: the rule is not kept either.
+    if (!marked) {
+      const now = await findAttack(tx, domain.id, id);
+      throw alreadyEnforced(now);
+    }
+  });
+  return marked!;
 }
 
 function alreadyEnforced(row: AttackRow): ApiError {

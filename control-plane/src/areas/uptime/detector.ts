@@ -69,7 +69,10 @@ function suffixes(host: string): string[] {
 }
 
 /** The domain a hostname belongs to: the longest registered name it ends with. */
-async function domainsOf(app: FastifyInstance, hosts: string[]): Promise<Map<string, { id: number; name: string }>> {
+export async function domainsOf(
+  app: FastifyInstance,
+  hosts: string[],
+): Promise<Map<string, { id: number; name: string }>> {
   const candidates = [...new Set(hosts.flatMap(suffixes))];
   const rows = await app.db
     .select({ id: domains.id, name: domains.name })
