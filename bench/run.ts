@@ -1,5 +1,5 @@
 // `npm run bench [name...]`: runs the benchmarks one after another (each bounded), printing their tables.
-// Names: records, records-pdns, dns-lookup, dns-zone-patch, dnsperf, dns-amplification, rules, normalise-path, cache-hit, uptime-detect, waf, waf-modsecurity, wrk, distinct-hosts, propagation. Without names, all of them.
+// Names: records, records-pdns, dns-lookup, dns-zone-patch, dnsperf, dns-amplification, rules, normalise-path, cache-hit, uptime-detect, attack-ingest, waf, waf-modsecurity, wrk, distinct-hosts, propagation. Without names, all of them.
 import { spawnSync } from 'node:child_process';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +18,7 @@ const BENCHES: Record<string, string[]> = {
   'normalise-path': tsx('bench/edge-node/normalise-path.bench.ts'),
   'cache-hit': tsx('bench/edge-node/cache-hit.bench.ts'),
   'uptime-detect': tsx('bench/edge-node/uptime-detect.bench.ts'),
+  'attack-ingest': tsx('bench/control-plane/attack-ingest.bench.ts'),
   waf: tsx('bench/edge-node/waf.bench.ts'),
   'waf-modsecurity': tsx('bench/edge-node/waf-modsecurity.ts'),
   wrk: ['bash', 'bench/edge-node/wrk.sh'],

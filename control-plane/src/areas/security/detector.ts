@@ -29,7 +29,7 @@ import { domainsOf } from '../uptime/detector.js';
 import { enforceAttack, MAX_TOP_CLIENTS, readSwitches, type AttackRow, type Switches } from './attacks.js';
 import { writeUnderAttack } from './routes.js';
 
-/** Client addresses counted per domain and minute (space-saving: the busiest are kept, the counts over-estimate). */
+/** Client addresses kept per domain and minute (TopClients: the busiest are kept, their counts are upper bounds). */
 export const MINUTE_CLIENTS = 64;
 /** Previous closed minutes the usual rate is the median of. */
 export const BASELINE_MINUTES = 30;
@@ -83,32 +83,42 @@ export interface MinuteTally {
   minute: number;
   requests: number;
   errors: number;
-  clients: Map<string, number>;
+  clients: TopClients;
 }
 
 /**
- * Space-saving: a known address is counted; a new one takes a free slot, or replaces the least counted with that
- * count plus one (so the busiest addresses stay, each count at most the true one plus the smallest kept).
+ * The busiest client addresses of a domain-minute, in the manner of space-saving: at most 2 × cap addresses are held;
+ * when full, all but the cap busiest are dropped at once (a sort every `cap` new addresses: O(log cap) a record
+ * rather than a scan of the cap for each) and a new address starts above the largest count dropped, so every count
+ * is an upper bound of the true one and a busy address is never lost to a flood of new ones.
  */
-export function countClient(clients: Map<string, number>, address: string, n = 1, cap = MINUTE_CLIENTS): void {
-  const c = clients.get(address);
-  if (c !== undefined) {
-    clients.set(address, c + n);
-    return;
-  }
-  if (clients.size < cap) {
-    clients.set(address, n);
-    return;
-  }
-  let minKey = '';
-  let min = Infinity;
-  for (const [k, v] of clients)
-    if (v < min) {
-      min = v;
-      minKey = k;
+export class TopClients {
+  readonly counts = new Map<string, number>();
+  private floor = 0;
+
+  constructor(readonly cap = MINUTE_CLIENTS) {}
+
+  add(address: string, n = 1): void {
+    const c = this.counts.get(address);
+    if (c !== undefined) {
+      this.counts.set(address, Math.min(MAX_COUNT, c + n));
+      return;
     }
-  clients.delete(minKey);
-  clients.set(address, min + n);
+    if (this.counts.size >= 2 * this.cap) this.prune();
+    this.counts.set(address, Math.min(MAX_COUNT, this.floor + n));
+  }
+
+  /** Busiest first (ties by address), at most `cap`. */
+  top(cap = this.cap): [string, number][] {
+    return topOf(this.counts, cap);
+  }
+
+  private prune(): void {
+    for (const [address, n] of this.top(this.counts.size).slice(this.cap)) {
+      this.counts.delete(address);
+      if (n > this.floor) this.floor = n;
+    }
+  }
 }
 
 /** A shipped record, as far as detection needs it (edge-node/src/log/buffer.ts). */
@@ -150,11 +160,10 @@ export function tallyRecords(
     const minute = r.t - (r.t % minuteMs);
     const key = `${domainId} ${minute}`;
     let tally = out.get(key);
-    if (!tally) out.set(key, (tally = { domainId, minute, requests: 0, errors: 0, clients: new Map() }));
+    if (!tally) out.set(key, (tally = { domainId, minute, requests: 0, errors: 0, clients: new TopClients() }));
     tally.requests++;
     if (isError(r)) tally.errors++;
-    if (typeof r.peer === 'string' && r.peer.length > 0 && r.peer.length <= MAX_ADDRESS)
-      countClient(tally.clients, r.peer);
+    if (typeof r.peer === 'string' && r.peer.length > 0 && r.peer.length <= MAX_ADDRESS) tally.clients.add(r.peer);
   }
   return out;
 }
@@ -209,14 +218,14 @@ export async function ingestAttackRecords(app: FastifyInstance, records: unknown
       if (!t) continue;
       t.requests = Math.min(MAX_COUNT, t.requests + s.requests);
       t.errors = Math.min(MAX_COUNT, t.errors + s.errors);
-      for (const [address, n] of s.clients) countClient(t.clients, address, n, MINUTE_CLIENTS * 2);
+      for (const [address, n] of s.clients) t.clients.add(address, n);
     }
     const rows = [...tallies.values()].map((t) => ({
       domainId: t.domainId,
       minute: new Date(t.minute),
       requests: t.requests,
       errors: t.errors,
-      clients: topOf(t.clients, MINUTE_CLIENTS),
+      clients: t.clients.top(),
     }));
     for (let i = 0; i < rows.length; i += 500)
       await tx
