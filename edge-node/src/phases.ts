@@ -49,7 +49,15 @@ import { markOrigin, pickOrigin, poolTarget, type OriginPoolAction } from './rul
 import { routeTarget } from './rules/origin-route.js';
 import { redirectLocation } from './rules/redirect.js';
 import { applyRewrite } from './rules/rewrite.js';
-import { chooseCoding, compressibleType, type Coding } from './rules/optimize.js';
+import { changeableHead, chooseCoding, compressibleType, transforms, type Coding } from './rules/optimize.js';
+import {
+  MARKDOWN_TYPE,
+  TRANSFORM_MAX_BYTES,
+  mediaType,
+  transformKind,
+  wantsMarkdown,
+  type TransformKind,
+} from './rules/optimize-transform.js';
 import { wafPhase } from './waf/phase.js';
 
 export interface EdgeState {
@@ -478,6 +486,8 @@ function afterAuth(
     else {
       cacheBase = baseKey(ctx.scheme, ctx.host, ctx.path, cacheKeyQuery(cacheAction, ctx.query));
       if (ipScope !== '') cacheBase += `${RULES_LINE}${ipScope.slice(1)}`;
+      // The Markdown answer for agents is kept apart from the HTML one (not by the whole Accept value: one key each).
+      if (markdownRequested(ctx, rules)) cacheBase += MARKDOWN_LINE;
       authorized = carriesAuthorization(ctx, requestOps);
       const now = Date.now();
       let entry = state.cache.get(domain.name, generation, cacheBase, now);
@@ -527,6 +537,18 @@ function afterAuth(
   forward(res, ctx, state.pools, target, upstreamHeaders(ctx, target, reqHeaders), body, plan, h2);
 }
 
+/** The cache key's line for a request answered in Markdown (keys never hold a newline from the request). */
+const MARKDOWN_LINE = '\n@markdown';
+
+/** A GET asking for text/markdown to which an enforced optimize rule with markdown_for_agents applies. */
+function markdownRequested(ctx: RequestContext, rules: Rules): boolean {
+  if (ctx.method !== 'GET' || !wantsMarkdown(ctx.header('accept'))) return false;
+  const index = idx(rules, 'optimize');
+  if (!index) return false;
+  for (const r of index.all(ctx, [], false)) if (!r.dryRun && r.action.markdown) return true;
+  return false;
+}
+
 function applyOps(headers: [string, string][], ops: HeaderOp[]): [string, string][] {
   const copy = headers.map((h) => [h[0], h[1]] as [string, string]);
   applyHeaderOps(copy, ops);
@@ -542,6 +564,26 @@ function errorPage(ctx: RequestContext, rules: Rules, status: number): ErrorPage
     return r.action;
   }
   return undefined;
+}
+
+const transformingIndexes = new WeakMap<object, boolean>();
+/** Whether any optimize rule of the index minifies or converts (computed once per compiled config). */
+function anyTransforms(index: RuleIndex<RuleActions['optimize']>): boolean {
+  let v = transformingIndexes.get(index);
+  if (v === undefined) transformingIndexes.set(index, (v = index.rules.some((r) => transforms(r.action))));
+  return v;
+}
+
+/** Adds `name` to the answer's Vary header unless it is listed there (or `*` is). */
+function addVary(headers: [string, string][], name: string): void {
+  for (let i = 0; i < headers.length; i++) {
+    if (headers[i][0] !== 'vary') continue;
+    const listed = headers[i][1].split(',').map((v) => v.trim().toLowerCase());
+    if (!listed.includes(name.toLowerCase()) && !listed.includes('*'))
+      headers[i] = ['vary', `${headers[i][1]}, ${name}`];
+    return;
+  }
+  headers.push(['vary', name]);
 }
 
 /** The response side of one proxied request: error pages, cache store, stale answers, pool failover and health. */
@@ -576,7 +618,53 @@ class Plan implements ResponsePlan {
   ) {
     this.browserTtlSec = cache && !cache.bypass ? cache.browserTtlSec : 0;
     this.needsOriginHeaders = cache !== undefined && cacheBase !== undefined;
-    this.compresses = idx(rules, 'optimize') !== undefined;
+    const optimize = idx(rules, 'optimize');
+    this.compresses = optimize !== undefined;
+    this.transforms = ctx.method === 'GET' && optimize !== undefined && anyTransforms(optimize);
+  }
+
+  readonly transforms: boolean;
+
+  /**
+   * optimize minification and Markdown (rules README "optimize"): for a 2xx answer (not 206) with a body, no
+   * Content-Encoding, Content-Range or `no-transform`, at most TRANSFORM_MAX_BYTES by Content-Length (unknown
+   * qualifies), the first matching rule that transforms its type decides. A rule with markdown_for_agents adds
+   * `Vary: Accept` to every HTML answer it covers; for a client asking for text/markdown the answer's copy of the
+   * headers gets the Markdown type and loses its ETag. Minified answers' ETags are made weak. Dry run: a hit with dry
+   * set, and the next rule is asked.
+   */
+  transform(
+    status: number,
+    headers: [string, string][],
+    contentLength: number,
+  ): { kind: TransformKind; headers: [string, string][] } | undefined {
+    if (status < 200 || status > 299 || status === 206) return undefined;
+    if (contentLength > TRANSFORM_MAX_BYTES) return undefined;
+    const head = changeableHead(headers);
+    if (head === undefined) return undefined;
+    const media = mediaType(head.type);
+    const markdown = wantsMarkdown(this.ctx.header('accept'));
+    const candidates = idx(this.rules, 'optimize')?.all(this.ctx, [], false) ?? [];
+    for (const r of candidates) {
+      const kind = transformKind(r.action, media, markdown);
+      if (r.dryRun) {
+        if (kind) this.ctx.hit(r.id, r.type, true);
+        continue;
+      }
+      if (r.action.markdown && media === 'text/html') addVary(headers, 'Accept');
+      if (!kind) continue;
+      this.ctx.hit(r.id, r.type, false);
+      const out: [string, string][] = [];
+      for (const h of headers) {
+        if (kind === 'markdown' && (h[0] === 'etag' || h[0] === 'content-type' || h[0] === 'content-language'))
+          continue;
+        if (h[0] === 'etag' && h[1].startsWith('"')) out.push(['etag', `W/${h[1]}`]);
+        else out.push(h);
+      }
+      if (kind === 'markdown') out.push(['content-type', MARKDOWN_TYPE]);
+      return { kind, headers: out };
+    }
+    return undefined;
   }
 
   /**
@@ -588,21 +676,9 @@ class Plan implements ResponsePlan {
    */
   compression(status: number, headers: [string, string][], contentLength: number): Coding | undefined {
     if (status === 206) return undefined;
-    let type: string | undefined;
-    let etag = -1;
-    let vary = -1;
-    for (let i = 0; i < headers.length; i++) {
-      const [name, value] = headers[i];
-      if (name === 'content-encoding') {
-        const v = value.trim().toLowerCase();
-        if (v !== '' && v !== 'identity') return undefined;
-      } else if (name === 'content-range') return undefined;
-      else if (name === 'cache-control') {
-        if (value.toLowerCase().includes('no-transform')) return undefined;
-      } else if (name === 'content-type') type = value;
-      else if (name === 'etag') etag = i;
-      else if (name === 'vary') vary = i;
-    }
+    const head = changeableHead(headers);
+    if (head === undefined) return undefined;
+    const { type, etag } = head;
     const candidates = idx(this.rules, 'optimize')?.all(this.ctx, [], false) ?? [];
     const cls = requestEncodingClass(this.ctx, this.requestOps);
     for (const r of candidates) {
@@ -616,9 +692,7 @@ class Plan implements ResponsePlan {
         continue;
       }
       this.varyOnEncoding = true;
-      if (vary < 0) headers.push(['vary', 'Accept-Encoding']);
-      else if (!/(^|,)\s*(accept-encoding|\*)\s*(,|$)/i.test(headers[vary][1]))
-        headers[vary] = ['vary', `${headers[vary][1]}, Accept-Encoding`];
+      addVary(headers, 'Accept-Encoding');
       if (!coding) return undefined;
       this.ctx.hit(r.id, r.type, false);
       // Strong validators name the bytes: the compressed body is another representation (weak, as nginx does).

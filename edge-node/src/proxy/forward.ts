@@ -10,6 +10,7 @@ import type { OriginTarget } from './origin.js';
 import { isCertificateFailure, isConnectFailure, isTimeout, type UpstreamPools } from './upstream.js';
 import { writeHead, type ResponseOps } from './respond.js';
 import { createCompressor, type Coding } from '../rules/optimize.js';
+import { charsetOf, TRANSFORM_MAX_BYTES, transformBody, type TransformKind } from '../rules/optimize-transform.js';
 
 /** Hop-by-hop and edge-owned headers never copied between client and origin (RFC 9110 §7.6.1). */
 const HOP_REQUEST = new Set([
@@ -58,6 +59,17 @@ export interface ResponsePlan {
    * ETag) and the origin's Content-Length (-1: unknown): the coding to compress the body with, or undefined.
    */
   compression(status: number, headers: [string, string][], contentLength: number): Coding | undefined;
+  /** An optimize rule may minify or convert this request's answers (transform() is asked only then). */
+  readonly transforms: boolean;
+  /**
+   * Called first with the status, the outgoing headers (it may add Vary) and the origin's Content-Length: the
+   * transformation of the whole body and the headers of the transformed answer, or undefined.
+   */
+  transform(
+    status: number,
+    headers: [string, string][],
+    contentLength: number,
+  ): { kind: TransformKind; headers: [string, string][] } | undefined;
   /** Browser TTL to set as Cache-Control, 0 to leave the origin's. */
   browserTtlSec: number;
   /** The origin answered and the whole body was copied. */
@@ -237,16 +249,16 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.outHeaders = out;
     this.contentLength = clCount === 1 && /^\d+$/.test(cl!) ? Number(cl) : -1;
     const noBody = ctx.method === 'HEAD' || st === 204 || st === 304;
-    if (plan.compresses && !noBody && this.contentLength !== 0) {
-      const coding = plan.compression(st, out, this.contentLength);
-      if (coding) this.startCompressor(coding);
+    if (plan.transforms && !noBody && this.contentLength !== 0) {
+      const t = plan.transform(st, out, this.contentLength);
+      if (t) {
+        let type: string | undefined;
+        for (const [name, value] of out) if (name === 'content-type') type = value;
+        this.tf = { kind: t.kind, headers: t.headers, chunks: [], size: 0, charset: charsetOf(type) };
+      }
     }
-    const limit =
-      ctx.method === 'GET' ? plan.captureLimit(st, plan.needsOriginHeaders ? this.originHeaders : EMPTY_HEADERS) : 0;
-    if (limit > 0 && (this.contentLength < 0 || this.contentLength <= limit)) {
-      this.capture = [];
-      this.captureLeft = limit;
-    }
+    // A body to transform is held first: compression and the cache copy are decided once it is known.
+    if (this.tf === null) this.decideBody(noBody);
     this.headSent = true;
     if (noBody || this.contentLength === 0) {
       const len = this.contentLength;
@@ -262,10 +274,88 @@ class Attempt implements Dispatcher.DispatchHandler {
     return true;
   }
 
+  /** Compression and the cache copy, decided from the outgoing headers and the body's length (-1: unknown). */
+  private decideBody(noBody: boolean): void {
+    const { ctx, plan } = this.x;
+    const st = this.status;
+    if (plan.compresses && !noBody && this.contentLength !== 0) {
+      const coding = plan.compression(st, this.outHeaders, this.contentLength);
+      if (coding) this.startCompressor(coding);
+    }
+    const limit =
+      ctx.method === 'GET' ? plan.captureLimit(st, plan.needsOriginHeaders ? this.originHeaders : EMPTY_HEADERS) : 0;
+    if (limit > 0 && (this.contentLength < 0 || this.contentLength <= limit)) {
+      this.capture = [];
+      this.captureLeft = limit;
+    }
+  }
+
+  /** A body being held for an optimize transformation (at most TRANSFORM_MAX_BYTES). */
+  private tf: {
+    kind: TransformKind;
+    headers: [string, string][];
+    chunks: Buffer[];
+    size: number;
+    charset: string | undefined;
+  } | null = null;
+
+  /** Holds a chunk of a body to transform; past the bound the answer goes out as the origin sent it. */
+  private holdChunk(chunk: Buffer): boolean {
+    const tf = this.tf!;
+    if (tf.size + chunk.length <= TRANSFORM_MAX_BYTES) {
+      tf.chunks.push(chunk);
+      tf.size += chunk.length;
+      return true;
+    }
+    this.tf = null;
+    tf.chunks.push(chunk);
+    this.decideBody(false);
+    return this.onData(Buffer.concat(tf.chunks));
+  }
+
+  /** The whole body is in: transform it (off this call stack), then answer. */
+  private completeTransform(): void {
+    const tf = this.tf!;
+    this.tf = null;
+    const body = tf.chunks.length === 1 ? tf.chunks[0] : Buffer.concat(tf.chunks);
+    transformBody(tf.kind, body, tf.charset).then(
+      (out) => this.sendTransformed(out, body, tf.headers),
+      () => this.sendTransformed(undefined, body, tf.headers),
+    );
+  }
+
+  /** Sends the transformed body (or the original, when the transformation gave nothing), compressed if it may be. */
+  private sendTransformed(out: Buffer | undefined, body: Buffer, headers: [string, string][]): void {
+    const { ctx, res, plan } = this.x;
+    if (ctx.aborted) {
+      this.x.finish();
+      return;
+    }
+    if (out !== undefined) this.outHeaders = headers;
+    const answer = out ?? body;
+    this.contentLength = answer.length;
+    this.decideBody(false);
+    if (this.z) {
+      // The compressor's end answers the client, stores the copy and finishes the exchange (on its close).
+      this.z.end(answer);
+      return;
+    }
+    this.sent(answer);
+    ctx.aborted = true;
+    this.headWritten = true;
+    res.cork(() => {
+      writeHead(res, ctx, this.status, this.outHeaders, plan.ops);
+      res.end(answer);
+    });
+    if (this.capture) plan.onStored(this.status, this.outHeaders, Buffer.concat(this.capture), this.originHeaders);
+    this.x.finish();
+  }
+
   /** Returns false to pause the origin while uWS has backpressure (resumed from onWritable). */
   onData(chunk: Buffer): boolean {
     const { ctx, res } = this.x;
     if (this.replaced || this.answered || ctx.aborted) return true;
+    if (this.tf) return this.holdChunk(chunk);
     if (this.z) return this.compressChunk(chunk);
     this.sent(chunk);
     this.chunk = chunk;
@@ -409,6 +499,10 @@ class Attempt implements Dispatcher.DispatchHandler {
 
   onComplete(): void {
     const { ctx, res, plan } = this.x;
+    if (this.tf && !ctx.aborted && !this.answered && !this.replaced) {
+      this.completeTransform();
+      return;
+    }
     if (this.z) {
       // The compressor's end answers the client, stores the copy and finishes the exchange (on its close).
       if (ctx.aborted) this.z.destroy();

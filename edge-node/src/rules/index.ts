@@ -47,7 +47,7 @@ type RuleCompilers = {
   readonly [T in EngineRuleType]: (fields: RuleBody, rule: Parameters<ActionCompiler>[1]) => RuleActions[T];
 };
 
-/** Every stored rule type has an engine (optimize: compression only so far). */
+/** Every stored rule type has an engine (optimize: compression, minification and Markdown; not images). */
 export const RULE_COMPILERS: RuleCompilers = {
   drop: compileDrop,
   custom: compileCustom,

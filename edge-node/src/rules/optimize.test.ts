@@ -276,6 +276,7 @@ test('optimize rule fields: defaults, and 400 problems for bad or oversized inpu
     minify_html: false,
     minify_css: false,
     minify_js: false,
+    markdown_for_agents: false,
     image_format: 'original',
   });
   const own = validateRule('optimize', { compression: [], content_types: ['Text/*', 'application/json'] });

@@ -1,5 +1,6 @@
-// optimize: negotiated brotli/gzip compression of uncompressed origin answers (minify and image fields are stored by
-// the API and not acted on yet). The decision is taken from the origin's head; the streaming is in proxy/forward.ts.
+// optimize: negotiated brotli/gzip compression of uncompressed origin answers; minification and Markdown for agents
+// are in optimize-transform.ts (image_format is stored by the API and not acted on yet). The decisions are taken from
+// the origin's head; the streaming is in proxy/forward.ts.
 import { constants, createBrotliCompress, createGzip, type BrotliCompress, type Gzip } from 'node:zlib';
 import type { RuleBody } from '@platform/shared/match';
 import type { EncodingClass } from '../cache/key.js';
@@ -14,6 +15,11 @@ export interface OptimizeAction {
   /** `text/` for `text/*`. */
   prefixes: readonly string[];
   minSize: number;
+  minifyHtml: boolean;
+  minifyCss: boolean;
+  minifyJs: boolean;
+  /** HTML answers become Markdown for a client that asks for text/markdown. */
+  markdown: boolean;
 }
 
 /** Compressed when the rule names no content_types: text formats that gain from it (images, video, fonts' woff2 do not). */
@@ -58,7 +64,37 @@ export function compileOptimize(f: RuleBody): OptimizeAction {
     types: own ? types : DEFAULT_TYPES,
     prefixes: own ? prefixes : DEFAULT_PREFIXES,
     minSize: Number(f.min_size ?? 1024),
+    minifyHtml: f.minify_html === true,
+    minifyCss: f.minify_css === true,
+    minifyJs: f.minify_js === true,
+    markdown: f.markdown_for_agents === true,
   };
+}
+
+/**
+ * The answer's Content-Type and the index of its ETag (-1: none), or undefined when the edge must leave its body as it
+ * is: already encoded, a range (Content-Range), or `Cache-Control: no-transform`.
+ */
+export function changeableHead(headers: [string, string][]): { type: string | undefined; etag: number } | undefined {
+  let type: string | undefined;
+  let etag = -1;
+  for (let i = 0; i < headers.length; i++) {
+    const [name, value] = headers[i];
+    if (name === 'content-encoding') {
+      const v = value.trim().toLowerCase();
+      if (v !== '' && v !== 'identity') return undefined;
+    } else if (name === 'content-range') return undefined;
+    else if (name === 'cache-control') {
+      if (value.toLowerCase().includes('no-transform')) return undefined;
+    } else if (name === 'content-type') type = value;
+    else if (name === 'etag') etag = i;
+  }
+  return { type, etag };
+}
+
+/** Whether the rule minifies or converts anything. */
+export function transforms(a: OptimizeAction): boolean {
+  return a.minifyHtml || a.minifyCss || a.minifyJs || a.markdown;
 }
 
 /** Whether the Content-Type value (parameters allowed) is one the rule compresses. */

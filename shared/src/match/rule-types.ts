@@ -385,8 +385,8 @@ const VALIDATORS: Partial<Record<RuleType, (c: Checker, ctx: Ctx) => void>> = {
       }
   },
   optimize(c) {
-    // Compression acts at the edge (edge-node/src/rules/optimize.ts); minify_* and image_format are stored and not
-    // acted on yet (docs/decisions.md).
+    // Compression, minification and Markdown for agents act at the edge (edge-node/src/rules/optimize*.ts);
+    // image_format is stored and not acted on yet (docs/decisions.md).
     const codings = c.array('compression', OPTIMIZE_CODINGS.length);
     const seen = new Set<string>();
     codings.forEach((v, i) => {
@@ -409,6 +409,7 @@ const VALIDATORS: Partial<Record<RuleType, (c: Checker, ctx: Ctx) => void>> = {
     c.bool('minify_html', false);
     c.bool('minify_css', false);
     c.bool('minify_js', false);
+    c.bool('markdown_for_agents', false);
     c.str('image_format', { def: 'original', oneOf: ['original', 'webp', 'avif'] });
   },
   captcha(c) {

@@ -18,12 +18,16 @@ test('optimize rules API', async (t) => {
 
   const [dom] = await cp.database.db.select().from(domains).where(eq(domains.name, name));
   await setPlan(cp.database.db, dom.id, 'enterprise');
-  const made = await cp.call(owner.key, 'POST', url, { content_types: ['Text/*'], minify_js: true });
+  const made = await cp.call(owner.key, 'POST', url, {
+    content_types: ['Text/*'],
+    minify_js: true,
+    markdown_for_agents: true,
+  });
   assert.equal(made.statusCode, 200, made.body);
   const r = made.json();
   assert.deepEqual(
-    [r.compression, r.content_types, r.min_size, r.minify_js, r.image_format],
-    [['br', 'gzip'], ['text/*'], 1024, true, 'original'],
+    [r.compression, r.content_types, r.min_size, r.minify_js, r.minify_html, r.markdown_for_agents, r.image_format],
+    [['br', 'gzip'], ['text/*'], 1024, true, false, true, 'original'],
   );
   const off = await cp.call(owner.key, 'PUT', `${url}${r.id}`, { compression: [] });
   assert.equal(off.statusCode, 200, off.body);
@@ -33,6 +37,8 @@ test('optimize rules API', async (t) => {
   const before = await count();
   for (const [body, field] of [
     [{ compression: ['deflate'] }, 'compression'],
+    [{ markdown_for_agents: 'yes' }, 'markdown_for_agents'],
+    [{ markdown: true }, 'markdown'],
     [{ compression: ['br', 'br'] }, 'compression'],
     [{ compression: 'br' }, 'compression'],
     [{ content_types: ['html'] }, 'content_types'],

@@ -328,7 +328,7 @@ const TYPE_FIELDS: Record<StoredRuleType, TProperties> = {
       }),
     ),
   },
-  // waf, captcha, rate_limit, bot_route, fingerprint and optimize (compression; minify and images not yet) run at
+  // waf, captcha, rate_limit, bot_route, fingerprint and optimize (compression, minify, Markdown for agents; images not yet) run at
   // the edge. Each schema is closed, so a rule cannot carry anything else (issue 8).
   waf: {
     paranoia_level: Type.Optional(
@@ -474,9 +474,20 @@ const TYPE_FIELDS: Record<StoredRuleType, TProperties> = {
         maximum: 10 * 1024 * 1024,
       }),
     ),
-    minify_html: Type.Optional(Bool('Default false; stored, not acted on yet')),
-    minify_css: Type.Optional(Bool('Default false; stored, not acted on yet')),
-    minify_js: Type.Optional(Bool('Default false; stored, not acted on yet')),
+    minify_html: Type.Optional(
+      Bool('HTML answers (text/html) of at most 1 MiB minified: comments and spaces between tags; default false'),
+    ),
+    minify_css: Type.Optional(
+      Bool('CSS answers (text/css) of at most 1 MiB minified, and CSS inside minified HTML; default false'),
+    ),
+    minify_js: Type.Optional(
+      Bool('JavaScript answers of at most 1 MiB minified (whitespace and local names); default false'),
+    ),
+    markdown_for_agents: Type.Optional(
+      Bool(
+        'HTML answers of at most 1 MiB converted to Markdown for a client that sends Accept: text/markdown; default false',
+      ),
+    ),
     image_format: RuleAction(
       ['original', 'webp', 'avif'],
       'Images re-encoded for clients that accept it; default original; stored, not acted on yet',
