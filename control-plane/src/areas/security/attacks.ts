@@ -60,7 +60,7 @@ const AttackProtectionUpdate = Type.Partial(Type.Object(SWITCHES), {
 });
 export type Switches = Static<typeof AttackProtection>;
 
-const DEFAULTS: Switches = {
+export const DEFAULTS: Switches = {
   auto_under_attack: false,
   auto_rate_limit: false,
   request_rate_multiplier: 5,

@@ -16,6 +16,7 @@ import {
   MINUTE_CLIENTS,
   QUIET_MINUTES,
   RATE,
+  sweepAttacks,
   tallyRecords,
   timing,
   TopClients,
@@ -363,4 +364,61 @@ test('automatic actions: Under Attack Mode on and off, the rule enforced, plan g
   assert.match(actions[1].reason, /rate_limit/);
   assert.equal(await underAttack(), false);
   assert.equal(list[2].status, 'detected');
+});
+
+test('the sweep: thin minutes marked in bulk; two processes merge batches and judge a domain once', async (t) => {
+  const { cp, owner, domain, id } = await setup(t, 'swept.example.org');
+  const db = cp.database.db;
+  const quiet = await cp.domain(owner.key, 'quiet.example.org');
+  const [quietRow] = await db.select().from(domains).where(eq(domains.name, quiet));
+  await cp.call(owner.key, 'PUT', `/domains/${domain}/attack-protection`, { min_requests_per_minute: 10 });
+  const other = await cp.withEnv({});
+  const { now, lastClosed } = clock();
+  const m0 = lastClosed - MIN;
+  // Earlier traffic of both domains (so a usual rate is known), then 10 batches of 100 records, sent at once to
+  // two control-plane apps on the same database.
+  await ship(cp, [rec(m0 - MIN, domain, 200, '192.0.2.1'), rec(m0 - MIN, quiet, 200, '192.0.2.1')]);
+  const batches = Array.from({ length: 10 }, (_, b) =>
+    Array.from({ length: 100 }, (_, i) => rec(m0 + b * 100 + i, i % 2 ? domain : quiet, 200, `198.51.100.${b}`)),
+  );
+  const results = await Promise.all(
+    batches.map((records, b) =>
+      (b % 2 ? other : cp.app).inject({
+        method: 'POST',
+        url: '/internal/request-logs',
+        headers: { 'content-type': 'application/x-msgpack', authorization: `Bearer ${token(cp)}` },
+        payload: pack({ node: `edge-${b}`, records, minutes: [] }),
+      }),
+    ),
+  );
+  assert.deepEqual(
+    results.map((r) => r.statusCode),
+    Array(10).fill(200),
+  );
+  const rows = await db
+    .select()
+    .from(attackMinutes)
+    .where(eq(attackMinutes.minute, new Date(m0)));
+  assert.deepEqual(rows.map((r) => [r.domainId, r.requests]).sort(), [
+    [id, 500],
+    [quietRow.id, 500],
+  ]);
+  await Promise.all([sweepAttacks(cp.app, now), sweepAttacks(other, now), sweepAttacks(other, now)]);
+  const found = await db.select().from(attacks);
+  assert.deepEqual(
+    found.map((a) => [a.domainId, a.kind]),
+    [[id, 'request_rate']],
+    'one attack, on the domain whose minimum the minute reached',
+  );
+  const judged = await db.select().from(attackMinutes);
+  assert.ok(judged.every((r) => r.judged));
+  assert.deepEqual(
+    judged.filter((r) => r.anomalies !== 0).map((r) => [r.domainId, r.minute.getTime()]),
+    [[id, m0]],
+  );
+  assert.deepEqual(
+    found[0].topClients.map((c) => c.requests),
+    Array(10).fill(50),
+    'every batch’s address, with its exact count (no count lost between the two apps)',
+  );
 });

@@ -26,7 +26,7 @@ import {
 } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
 import { domainsOf } from '../uptime/detector.js';
-import { enforceAttack, MAX_TOP_CLIENTS, readSwitches, type AttackRow, type Switches } from './attacks.js';
+import { DEFAULTS, enforceAttack, MAX_TOP_CLIENTS, readSwitches, type AttackRow, type Switches } from './attacks.js';
 import { writeUnderAttack } from './routes.js';
 
 /** Client addresses kept per domain and minute (TopClients: the busiest are kept, their counts are upper bounds). */
@@ -291,7 +291,11 @@ export function judgeMinute(c: { requests: number; errors: number }, usual: numb
 /** Valid addresses, summed, busiest first, at most MAX_TOP_CLIENTS. */
 function mergeClients(a: readonly AttackClient[], b: readonly [string, number][]): AttackClient[] {
   const sum = new Map(a.map((c) => [c.address, c.requests]));
-  for (const [address, n] of b) if (isIP(address)) sum.set(address, Math.min(MAX_COUNT, (sum.get(address) ?? 0) + n));
+  for (const [raw, n] of b) {
+    // An IPv4 client of a dual-stack socket is named as the IPv4 address it is (rules match it so).
+    const address = raw.startsWith('::ffff:') && isIP(raw.slice(7)) === 4 ? raw.slice(7) : raw;
+    if (isIP(address)) sum.set(address, Math.min(MAX_COUNT, (sum.get(address) ?? 0) + n));
+  }
   return topOf(sum, MAX_TOP_CLIENTS).map(([address, requests]) => ({ address, requests }));
 }
 
@@ -531,16 +535,28 @@ async function act(app: FastifyInstance, domainId: number, v: Verdict): Promise<
 }
 
 /**
- * One pass of every process's sweep: drops counts older than an hour, then judges each domain with closed unjudged
- * minutes, an open attack, or Under Attack Mode turned on by the detector.
+ * One pass of every process's sweep: drops counts older than an hour, marks the minutes too thin to judge, then
+ * judges each domain with closed unjudged minutes, an open attack, or Under Attack Mode turned on by the detector.
  */
 export async function sweepAttacks(app: FastifyInstance, now = Date.now()): Promise<void> {
   const { minuteMs, graceMs } = timingOf(app);
   const lastClosed = Math.floor((now - minuteMs - graceMs) / minuteMs) * minuteMs;
+  const closed = new Date(lastClosed).toISOString();
   await app.db.delete(attackMinutes).where(lte(attackMinutes.minute, new Date(now - KEEP_MINUTES * minuteMs)));
+  // Minutes below their domain's minimum are never an anomaly: marked judged in one statement, so only domains with
+  // enough traffic are judged one by one. Rows a batch is merging into are skipped (judged next time), never waited
+  // for.
+  await app.db.execute(sql`
+    UPDATE attack_minutes m SET judged = true FROM (
+      SELECT am.domain_id, am.minute FROM attack_minutes am
+      LEFT JOIN attack_protection p ON p.domain_id = am.domain_id
+      WHERE NOT am.judged AND am.minute <= ${closed}
+        AND am.requests < coalesce(p.min_requests_per_minute, ${DEFAULTS.min_requests_per_minute})
+      FOR UPDATE OF am SKIP LOCKED) thin
+    WHERE m.domain_id = thin.domain_id AND m.minute = thin.minute`);
   const due = rowsOf<{ domain_id: number }>(
     await app.db.execute(sql`
-      SELECT domain_id FROM attack_minutes WHERE NOT judged AND minute <= ${new Date(lastClosed).toISOString()}
+      SELECT domain_id FROM attack_minutes WHERE NOT judged AND minute <= ${closed}
       UNION SELECT domain_id FROM attacks WHERE ended_at IS NULL AND last_anomaly_at IS NOT NULL
       UNION SELECT domain_id FROM attack_protection WHERE under_attack_by_detector`),
   );
