@@ -175,9 +175,20 @@ function topOf(clients: Map<string, number>, cap: number): [string, number][] {
 
 /**
  * Adds one shipment's records to the per-domain minute counts (summed with what other nodes and batches sent) and
- * returns the number of domain-minutes written. The domains' rows are merged under their advisory locks.
+ * returns the number of domain-minutes written. The domains' rows are merged under their advisory locks. A failure
+ * (a domain deleted meanwhile) is logged and counts nothing: the shipment's records are stored already, and failing
+ * it would make the node send them again.
  */
 export async function ingestAttackRecords(app: FastifyInstance, records: unknown): Promise<number> {
+  try {
+    return await ingest(app, records);
+  } catch (err) {
+    app.log.warn({ err }, 'attacks: counting a shipment failed');
+    return 0;
+  }
+}
+
+async function ingest(app: FastifyInstance, records: unknown): Promise<number> {
   if (!Array.isArray(records) || records.length === 0) return 0;
   const { minuteMs, graceMs } = timingOf(app);
   const now = Date.now();
