@@ -1,8 +1,8 @@
 // Micro-benchmark of attack detection's ingest (issue 13 item 8): what counting one shipped request-log record per
-// domain and minute costs (tallyRecords: requests, errors, the space-saving summary of 64 client addresses), next
+// domain and minute costs (tallyRecords: requests, errors, the busiest 64 client addresses, 16 hosts, 16 paths), next
 // to the anchor, decoding the same record from the batch's msgpack (work POST /internal/request-logs does for every
 // record anyway). Batches of 5000 records (the edge's largest): 100 addresses over 10 domains (ordinary traffic),
-// and every record from a new address (a flood of distinct addresses: each one evicts the least counted of 64).
+// and every record from a new address for a new path (a flood of distinct ones: the summaries keep cutting back).
 // Run: node --import tsx bench/control-plane/attack-ingest.bench.ts
 import { cpus } from 'node:os';
 import { pack, unpack } from 'msgpackr';
@@ -30,7 +30,9 @@ const batch = (address: (i: number) => string) =>
 const ordinary = batch((i) => `192.0.2.${i % 100}`);
 const packed = pack({ node: 'edge-bench', records: ordinary, minutes: [] });
 const domainOf = (host: string) => Number(host.charCodeAt(5));
-const distinct = () => batch(() => `2001:db8::${(serial++).toString(16)}`);
+// The flood: every record from a new address and for a new path.
+const distinct = () =>
+  batch(() => `2001:db8::${(serial++).toString(16)}`).map((r) => ({ ...r, path: `/p/${serial++}` }));
 const floods = Array.from({ length: 8 }, distinct);
 let k = 0;
 
@@ -41,7 +43,7 @@ bench.add('anchor: msgpack decode of a 5000-record batch', () => {
 bench.add('tallyRecords, 5000 records, 100 addresses, 10 domains', () => {
   tallyRecords(ordinary, domainOf, 60_000, minute - 3_600_000, minute + 60_000);
 });
-bench.add('tallyRecords, 5000 records, every address new (eviction)', () => {
+bench.add('tallyRecords, 5000 records, every address and path new (eviction)', () => {
   tallyRecords(floods[k++ % floods.length], domainOf, 60_000, minute - 3_600_000, minute + 60_000);
 });
 await bench.run();

@@ -327,6 +327,9 @@ export const attackMinutes = pgTable(
     errors: integer('errors').notNull(),
     /** [address, requests] pairs, busiest first, at most MINUTE_CLIENTS. */
     clients: jsonb('clients').$type<[string, number][]>().notNull().default([]),
+    /** The busiest host names and paths, at most FOCUS_KEYS of each (0020_attack_focus.sql). */
+    hosts: jsonb('hosts').$type<[string, number][]>().notNull().default([]),
+    paths: jsonb('paths').$type<[string, number][]>().notNull().default([]),
     judged: boolean('judged').notNull().default(false),
     /** Bits of what the detector found in the minute: 1 request rate, 2 error rate. */
     anomalies: integer('anomalies').notNull().default(0),

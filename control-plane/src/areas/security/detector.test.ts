@@ -10,6 +10,8 @@ import {
   BASELINE_MINUTES,
   ERRORS,
   evaluateAttacks,
+  FOCUS_KEYS,
+  focusOf,
   judgeMinute,
   JUDGE_MINUTES,
   MIN_SUGGESTED_LIMIT,
@@ -19,7 +21,7 @@ import {
   sweepAttacks,
   tallyRecords,
   timing,
-  TopClients,
+  TopKeys,
 } from './detector.js';
 
 const MIN = 60_000;
@@ -36,8 +38,8 @@ function rng(seed: number): () => number {
   };
 }
 
-test('TopClients holds a bounded map and keeps the heavy hitter among a flood of distinct addresses', () => {
-  const clients = new TopClients();
+test('TopKeys holds a bounded map and keeps the heavy hitter among a flood of distinct addresses', () => {
+  const clients = new TopKeys();
   const random = rng(7);
   let heavy = 0;
   for (let i = 0; i < 100_000; i++) {
@@ -52,13 +54,21 @@ test('TopClients holds a bounded map and keeps the heavy hitter among a flood of
   assert.equal(top[0][0], '198.51.100.7', 'the heavy hitter stays on top');
   assert.ok(top[0][1] >= heavy, 'a kept count is never below the true one');
   // Without eviction the counts are exact.
-  const few = new TopClients();
+  const few = new TopKeys();
   for (let i = 0; i < 1000; i++) few.add(`192.0.2.${i % 10}`);
   assert.deepEqual(few.top(3), [
     ['192.0.2.0', 100],
     ['192.0.2.1', 100],
     ['192.0.2.2', 100],
   ]);
+});
+
+test('focusOf: the host and path with half the requests or more; none when spread, no wildcard paths', () => {
+  const m = (hosts: [string, number][], paths: [string, number][]) => ({ requests: 100, hosts, paths });
+  assert.deepEqual(focusOf(m([['www.x.org', 50]], [['/login', 80]])), { host: 'www.x.org', path: '/login' });
+  assert.deepEqual(focusOf(m([['www.x.org', 49]], [['/a', 30]])), { host: '', path: '' });
+  assert.deepEqual(focusOf(m([], [['/a*b', 90]])), { host: '', path: '' }, 'a * would be read as a wildcard');
+  assert.deepEqual(focusOf(m([], [['login', 90]])), { host: '', path: '' }, 'not a path');
 });
 
 test('judgeMinute: thresholds as documented', () => {
@@ -254,8 +264,23 @@ test('ingest from shipped records: counts per domain-minute, challenges are no e
   assert.deepEqual(kinds, ['error_rate', 'request_rate']);
   const err = found.find((a: { kind: string }) => a.kind === 'error_rate');
   assert.equal(err.rule_type, 'drop', 'one address sent most of the errors: drop it');
-  assert.deepEqual(err.suggested_rule, { ip_includes: ['198.51.100.7'], action: 'status', status_code: 403 });
+  const www = `www.${domain}`;
+  assert.deepEqual([err.host, err.path], [www, '/'], 'most requests went to www, all to /');
+  assert.deepEqual(err.suggested_rule, {
+    host_includes: [www],
+    path_includes: ['/'],
+    ip_includes: ['198.51.100.7'],
+    action: 'status',
+    status_code: 403,
+  });
   assert.equal(err.ended_at, null, 'the minute just closed: the attack goes on');
+  // The suggestion is a valid create body: enforcing it makes that rule.
+  const enforced = await cp.call(owner.key, 'POST', `/domains/${domain}/attacks/${err.id}/enforce`);
+  assert.equal(enforced.statusCode, 200, enforced.body);
+  const made = (await cp.call(owner.key, 'GET', `/domains/${domain}/rules/drop/${enforced.json().rule_id}`)).json();
+  assert.deepEqual([made.host_includes, made.path_includes, made.ip_includes], [[www], ['/'], ['198.51.100.7']]);
+  const rate = found.find((a: { kind: string }) => a.kind === 'request_rate');
+  assert.equal((await cp.call(owner.key, 'POST', `/domains/${domain}/attacks/${rate.id}/enforce`)).statusCode, 200);
 });
 
 test('abuse: 200,000 distinct client addresses stay at most 64 per domain-minute, in memory and in rows', async (t) => {
@@ -263,7 +288,7 @@ test('abuse: 200,000 distinct client addresses stay at most 64 per domain-minute
   const flood = (n: number, domain: string) => {
     const records = [];
     for (let i = 0; i < n; i++)
-      records.push(rec(lastClosed + (i % 50_000), domain, 200, `2001:db8::${i.toString(16)}`));
+      records.push({ ...rec(lastClosed + (i % 50_000), domain, 200, `2001:db8::${i.toString(16)}`), path: `/p/${i}` });
     for (let i = 0; i < n / 200; i++) records.push(rec(lastClosed + i, domain, 200, '198.51.100.77'));
     return records;
   };
@@ -284,6 +309,8 @@ test('abuse: 200,000 distinct client addresses stay at most 64 per domain-minute
   assert.equal(rows[0].requests, 20_100);
   assert.ok(rows[0].clients.length <= MINUTE_CLIENTS);
   assert.equal(rows[0].clients[0][0], '198.51.100.77');
+  assert.ok(rows[0].paths.length <= FOCUS_KEYS, 'distinct paths are bounded the same way');
+  assert.deepEqual(rows[0].hosts, [[domain, 20_100]]);
   await ship(cp, records);
   const [merged] = await db.select().from(attackMinutes).where(eq(attackMinutes.domainId, id));
   assert.equal(merged.requests, 40_200);

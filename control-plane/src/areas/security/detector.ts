@@ -29,8 +29,14 @@ import { domainsOf } from '../uptime/detector.js';
 import { DEFAULTS, enforceAttack, MAX_TOP_CLIENTS, readSwitches, type AttackRow, type Switches } from './attacks.js';
 import { writeUnderAttack } from './routes.js';
 
-/** Client addresses kept per domain and minute (TopClients: the busiest are kept, their counts are upper bounds). */
+/** Client addresses kept per domain and minute (TopKeys: the busiest are kept, their counts are upper bounds). */
 export const MINUTE_CLIENTS = 64;
+/** Host names and paths kept per domain and minute. */
+export const FOCUS_KEYS = 16;
+/** A host or path with at least this share of an anomalous minute's requests is what the attack aims at. */
+const FOCUS_SHARE = 0.5;
+/** Longest path kept (a longer one is counted in the minute, not as a path). */
+const MAX_FOCUS_PATH = 256;
 /** Previous closed minutes the usual rate is the median of. */
 export const BASELINE_MINUTES = 30;
 /** Closed minutes judged at most (older unjudged ones, e.g. after downtime, are marked judged without a verdict). */
@@ -83,16 +89,18 @@ export interface MinuteTally {
   minute: number;
   requests: number;
   errors: number;
-  clients: TopClients;
+  clients: TopKeys;
+  hosts: TopKeys;
+  paths: TopKeys;
 }
 
 /**
- * The busiest client addresses of a domain-minute, in the manner of space-saving: at most 2 × cap addresses are held;
+ * The busiest keys (client addresses, hosts, paths) of a domain-minute, in the manner of space-saving: at most 2 × cap addresses are held;
  * when full, all but the cap busiest are dropped at once (a sort every `cap` new addresses: O(log cap) a record
  * rather than a scan of the cap for each) and a new address starts above the largest count dropped, so every count
  * is an upper bound of the true one and a busy address is never lost to a flood of new ones.
  */
-export class TopClients {
+export class TopKeys {
   readonly counts = new Map<string, number>();
   private floor = 0;
 
@@ -125,6 +133,7 @@ export class TopClients {
 interface ShippedRecord {
   t: number;
   host: string;
+  path?: unknown;
   status: number;
   peer?: unknown;
   rules?: unknown;
@@ -150,6 +159,7 @@ export function tallyRecords(
 ): Map<string, MinuteTally> {
   const out = new Map<string, MinuteTally>();
   const hosts = new Map<string, number | undefined>();
+  const lower = new Map<string, string>();
   for (const x of records) {
     const r = x as ShippedRecord;
     if (!r || typeof r.host !== 'string' || !Number.isSafeInteger(r.t) || r.t < from || r.t >= to) continue;
@@ -160,10 +170,26 @@ export function tallyRecords(
     const minute = r.t - (r.t % minuteMs);
     const key = `${domainId} ${minute}`;
     let tally = out.get(key);
-    if (!tally) out.set(key, (tally = { domainId, minute, requests: 0, errors: 0, clients: new TopClients() }));
+    if (!tally)
+      out.set(
+        key,
+        (tally = {
+          domainId,
+          minute,
+          requests: 0,
+          errors: 0,
+          clients: new TopKeys(),
+          hosts: new TopKeys(FOCUS_KEYS),
+          paths: new TopKeys(FOCUS_KEYS),
+        }),
+      );
     tally.requests++;
     if (isError(r)) tally.errors++;
     if (typeof r.peer === 'string' && r.peer.length > 0 && r.peer.length <= MAX_ADDRESS) tally.clients.add(r.peer);
+    let host = lower.get(r.host);
+    if (host === undefined) lower.set(r.host, (host = r.host.toLowerCase()));
+    tally.hosts.add(host);
+    if (typeof r.path === 'string' && r.path.length <= MAX_FOCUS_PATH) tally.paths.add(r.path);
   }
   return out;
 }
@@ -230,6 +256,8 @@ async function ingest(app: FastifyInstance, records: unknown): Promise<number> {
       t.requests = Math.min(MAX_COUNT, t.requests + s.requests);
       t.errors = Math.min(MAX_COUNT, t.errors + s.errors);
       for (const [address, n] of s.clients) t.clients.add(address, n);
+      for (const [host, n] of s.hosts) t.hosts.add(host, n);
+      for (const [path, n] of s.paths) t.paths.add(path, n);
     }
     const rows = [...tallies.values()].map((t) => ({
       domainId: t.domainId,
@@ -237,6 +265,8 @@ async function ingest(app: FastifyInstance, records: unknown): Promise<number> {
       requests: t.requests,
       errors: t.errors,
       clients: t.clients.top(),
+      hosts: t.hosts.top(),
+      paths: t.paths.top(),
     }));
     for (let i = 0; i < rows.length; i += 500)
       await tx
@@ -248,6 +278,8 @@ async function ingest(app: FastifyInstance, records: unknown): Promise<number> {
             requests: sql`excluded.requests`,
             errors: sql`excluded.errors`,
             clients: sql`excluded.clients`,
+            hosts: sql`excluded.hosts`,
+            paths: sql`excluded.paths`,
           },
         });
   });
@@ -311,26 +343,45 @@ function mergeClients(a: readonly AttackClient[], b: readonly [string, number][]
 }
 
 /**
- * The rule that would stop an attack, as a create body: a per-address rate limit for a request flood (a client may
- * send per minute what the whole domain usually gets, at least MIN_SUGGESTED_LIMIT: no ordinary visitor is
- * limited), a drop of the addresses sending at least a tenth of the requests for an error flood (scans, credential
- * stuffing), or the rate limit when no address stands out.
+ * What an anomalous minute aims at: the host and the path that had at least half its requests ("" when none did;
+ * a path with a `*` is left out, as a rule's wildcard entry would read it as one).
+ */
+export function focusOf(m: {
+  requests: number;
+  hosts: readonly [string, number][];
+  paths: readonly [string, number][];
+}): { host: string; path: string } {
+  const top = (keys: readonly [string, number][]) =>
+    keys.find(([k, n]) => n >= m.requests * FOCUS_SHARE && k !== '' && !k.includes('*'))?.[0] ?? '';
+  const path = top(m.paths);
+  return { host: top(m.hosts), path: path.startsWith('/') ? path : '' };
+}
+
+/**
+ * The rule that would stop an attack, as a create body scoped to its host and path when it has them: a per-address
+ * rate limit for a request flood (a client may send per minute what the whole domain usually gets, at least
+ * MIN_SUGGESTED_LIMIT: no ordinary visitor is limited), a drop of the addresses sending at least a tenth of the
+ * requests for an error flood (scans, credential stuffing), or the rate limit when no address stands out.
  */
 export function suggestRule(
   kind: 'request_rate' | 'error_rate',
   requests: number,
   clients: readonly AttackClient[],
   usual: number | undefined,
+  focus: { host: string; path: string } = { host: '', path: '' },
 ): { ruleType: 'rate_limit' | 'drop'; ruleBody: Record<string, unknown> } {
+  const scope: Record<string, unknown> = {};
+  if (focus.host !== '') scope.host_includes = [focus.host];
+  if (focus.path !== '') scope.path_includes = [focus.path];
   if (kind === 'error_rate') {
     const heavy = clients.filter((c) => c.requests >= requests * DROP_SHARE).map((c) => c.address);
     if (heavy.length > 0)
-      return { ruleType: 'drop', ruleBody: { ip_includes: heavy, action: 'status', status_code: 403 } };
+      return { ruleType: 'drop', ruleBody: { ...scope, ip_includes: heavy, action: 'status', status_code: 403 } };
   }
   const limit = Math.min(1_000_000, Math.max(MIN_SUGGESTED_LIMIT, Math.ceil(usual ?? 0)));
   return {
     ruleType: 'rate_limit',
-    ruleBody: { requests: limit, period_s: 60, key: 'ip', action: 'block', block_s: 300 },
+    ruleBody: { ...scope, requests: limit, period_s: 60, key: 'ip', action: 'block', block_s: 300 },
   };
 }
 
@@ -380,6 +431,8 @@ async function judge(tx: Tx, domainId: number, now: number, minuteMs: number, gr
       requests: attackMinutes.requests,
       errors: attackMinutes.errors,
       clients: attackMinutes.clients,
+      hosts: attackMinutes.hosts,
+      paths: attackMinutes.paths,
       judged: attackMinutes.judged,
       anomalies: attackMinutes.anomalies,
     })
@@ -419,16 +472,18 @@ async function judge(tx: Tx, domainId: number, now: number, minuteMs: number, gr
         continue;
       }
       const topClients = mergeClients([], r.clients);
+      const focus = focusOf(r);
       const [created] = await tx
         .insert(attacks)
         .values({
           domainId,
           kind,
+          ...focus,
           startedAt: r.minute,
           lastAnomalyAt: r.minute,
           peakRequestsPerMinute: r.requests,
           topClients,
-          ...suggestRule(kind, r.requests, topClients, usual),
+          ...suggestRule(kind, r.requests, topClients, usual, focus),
         })
         .returning();
       byKind.set(kind, created);
