@@ -15,6 +15,7 @@ import type { BotRouteAction } from '../../edge-node/src/rules/bot.js';
 import type { FingerprintAction } from '../../edge-node/src/rules/fingerprint.js';
 import type { RequestContext } from '../../edge-node/src/context.js';
 import { compileRules, generateRequests, generateRules, lookups, make, printAgainstAnchor } from './rule-gen.js';
+import { FINGERPRINTS } from './security-rules.js';
 
 function withClient(idx: Map<EngineRuleType, RuleIndex>, ctx: RequestContext): number {
   ctx.fingerprint = '';
@@ -44,11 +45,7 @@ requests.forEach((ctx, i) => {
     ['cookie', `session=s${i}; theme=dark; consent=1`],
   ];
 });
-const fingerprints = Array.from(
-  { length: 100 },
-  (_, i) => `ge11nn05enus_${i.toString(16).padStart(12, '0')}_000000000000_000000000000`,
-);
-const fpRule = make(100_000, 'fingerprint', { fingerprints, action: 'block', priority: 5 });
+const fpRule = make(100_000, 'fingerprint', { fingerprints: FINGERPRINTS, action: 'block', priority: 5 });
 const botRule = make(100_001, 'bot_route', {
   classes: ['ai_crawler', 'automation', 'unverified_crawler'],
   action: 'block',

@@ -19,6 +19,7 @@ import {
   startStubOrigin,
   startTestEdge,
 } from '../../edge-node/src/testing/harness.js';
+import { FakeRequest, FakeResponse } from './fake-uws.js';
 
 const BROWSER = [
   ['user-agent', 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0'],
@@ -27,60 +28,6 @@ const BROWSER = [
   ['accept-encoding', 'gzip, deflate, br, zstd'],
   ['connection', 'keep-alive'],
 ] as const;
-
-/** What uWS's HttpRequest gives the handler, for one request line and header list. */
-class FakeRequest {
-  constructor(
-    private readonly url: string,
-    private readonly query: string,
-    private readonly headers: readonly (readonly [string, string])[],
-  ) {}
-  forEach(cb: (k: string, v: string) => void): void {
-    for (const [k, v] of this.headers) cb(k, v);
-  }
-  getHeader(name: string): string {
-    for (const [k, v] of this.headers) if (k === name) return v;
-    return '';
-  }
-  getCaseSensitiveMethod(): string {
-    return 'GET';
-  }
-  getUrl(): string {
-    return this.url;
-  }
-  getQuery(): string | undefined {
-    return this.query === '' ? undefined : this.query;
-  }
-}
-
-const PEER = new TextEncoder().encode('127.0.0.1').buffer;
-
-/** What the handler writes on uWS's HttpResponse: the status and cache status are kept to check every answer. */
-class FakeResponse {
-  status = '';
-  cache = '';
-  bytes = 0;
-  onAborted(): void {}
-  getRemoteAddressAsText(): ArrayBuffer {
-    return PEER;
-  }
-  cork(cb: () => void): void {
-    cb();
-  }
-  writeStatus(s: string): this {
-    this.status = s;
-    return this;
-  }
-  writeHeader(k: string, v: string): this {
-    if (k === 'x-cache-status') this.cache = v;
-    return this;
-  }
-  end(body?: string | Buffer): void {
-    this.bytes += body?.length ?? 0;
-  }
-  endWithoutBody(): void {}
-  close(): void {}
-}
 
 const origin = await startStubOrigin('bench', (req, res) => {
   res.setHeader('content-type', 'text/css');

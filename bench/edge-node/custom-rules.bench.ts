@@ -13,35 +13,13 @@ import { compileRuleSet, type RuleIndex } from '../../edge-node/src/rules/compil
 import { RULE_COMPILERS, type EngineRuleType } from '../../edge-node/src/rules/index.js';
 import { decideCustom, type CustomAction } from '../../edge-node/src/rules/custom.js';
 import type { RequestContext } from '../../edge-node/src/context.js';
-import { generateRequests, generateRules, lookups, make, printAgainstAnchor } from './rule-gen.js';
+import { generateRequests, generateRules, lookups, printAgainstAnchor } from './rule-gen.js';
+import { CUSTOM_EXPRESSIONS as EXPRESSIONS, customRules } from './security-rules.js';
 
 function withCustom(idx: Map<EngineRuleType, RuleIndex>, ctx: RequestContext): number {
   const custom = idx.get('custom') as RuleIndex<CustomAction> | undefined;
   const decided = custom ? decideCustom(custom, ctx) : undefined;
   return (decided ? 1 : 0) + lookups(idx, ctx);
-}
-
-const cidrs = Array.from({ length: 50 }, (_, i) => `203.0.${i}.0/24`).join(' ');
-const EXPRESSIONS = [
-  'http.request.uri.path wildcard "/admin/*" and not ip.src in {10.0.0.0/8 192.168.0.0/16}',
-  'http.user_agent contains "sqlmap"',
-  'lower(http.user_agent) matches "^(curl|wget|python-requests)/"',
-  'http.request.uri.query matches "(?i)union.+select"',
-  `ip.src in {${cidrs}}`,
-  'http.request.method in {"PUT" "DELETE" "PATCH"} and not http.request.uri.path wildcard "/api/*"',
-  'len(http.request.uri.query) gt 1024',
-  'http.request.uri.path eq "/wp-login.php" or http.request.uri.path eq "/xmlrpc.php"',
-  'http.referer contains "spam.example"',
-  'http.request.headers["x-api-key"] eq "" and http.request.uri.path wildcard "/api/*"',
-  ...Array.from({ length: 10 }, (_, i) =>
-    i % 2 === 0
-      ? `http.request.uri.path strict wildcard "/p${i}/*.php" and not ssl`
-      : `http.cookie contains "banned${i}=" or http.request.headers["x-bad-${i}"] ne ""`,
-  ),
-];
-
-function customRules(expressions: string[], firstId: number, action = 'block'): Rule[] {
-  return expressions.map((expression, i) => make(firstId + i, 'custom', { expression, action, priority: 10 + i }));
 }
 
 const compile = (rules: Rule[]) =>

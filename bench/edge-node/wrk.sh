@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # wrk through our edge node and through nginx doing the same work, in the same run: plain proxy, a cache hit, a
-# proxied request through ~20 rules, and a proxied request (a query with an apostrophe) through the WAF at paranoia
+# proxied request through ~20 rules, a proxied request (a query with an apostrophe) through the WAF at paranoia
 # 1 (nginx: ModSecurity v3 with the OWASP CRS at paranoia 1, Debian's libnginx-mod-http-modsecurity and
-# modsecurity-crs); on 1 and 2 cores (EDGE_WORKERS / worker_processes, pinned with taskset).
+# modsecurity-crs), and the same request with a browser's headers through a rule of every security type
+# (security-rules.ts; nginx: ModSecurity + CRS PL1, limit_req, map/geo deny rules standing for bot_route,
+# fingerprint and the 20 custom rules, gzip); on 1 and 2 cores (EDGE_WORKERS / worker_processes, pinned with taskset).
 # Usage: bash bench/edge-node/wrk.sh [seconds-per-run (default 8)] [connections (default 64)]
 # Prints a markdown table (requests/s, p99, edge/nginx ratio). Installs wrk and nginx with apt-get when missing.
 set -euo pipefail
@@ -45,6 +47,47 @@ http { access_log off; keepalive_requests 100000;
 CONF
 taskset -c 0 "$NGINX" -p "$TMP/origin" -c "$TMP/origin/nginx.conf"
 
+# nginx standing for the edge's rule of every security type (secure.bench; bench/edge-node/security-rules.ts): maps
+# and geo blocks evaluated on every request (nginx evaluates a map when `if` reads it), one 403 when any says so.
+# bot_route: the user-agent tokens of the edge's AI crawler and automation classes (nginx verifies no crawler by DNS);
+# fingerprint: 100 exact values of User-Agent|Accept-Language (nginx has no JA4H); custom rules: the 20 expressions as
+# geo/map entries; captcha: locations the request does not take (nginx has no challenge); rate_limit: limit_req at
+# 1,000,000 r/s with a burst it never reaches; optimize: gzip (wrk asks for no coding, as it asks the edge).
+security_http_conf() {
+  local listed="" fps="" php="" cookies=""
+  for i in $(seq 0 49); do listed+="203.0.$i.0/24 1; "; done
+  for i in $(seq 0 99); do fps+="\"fp-agent-$i|xx-$i\" 1; "; done
+  for i in 0 2 4 6 8; do php+="\"~^/p$i/.*\\.php\$\" 1; "; done
+  for i in 1 3 5 7 9; do cookies+="\"~banned$i=\" 1; "; done
+  cat <<CONF
+  geo \$sec_internal { default 0; 10.0.0.0/8 1; 192.168.0.0/16 1; }
+  geo \$sec_listed { default 0; $listed}
+  map \$http_user_agent \$sec_bad_ua { default 0; "" 1;
+    "~*(gptbot|chatgpt-user|oai-searchbot|claudebot|ccbot|perplexitybot|bytespider|amazonbot|meta-externalagent)" 1;
+    "~*(curl|wget|python-requests|go-http-client|headlesschrome|sqlmap|nikto|bot|crawler|spider)" 1; }
+  map "\$http_user_agent|\$http_accept_language" \$sec_bad_fp { default 0; $fps}
+  map "\$sec_internal\$uri" \$sec_admin { default 0; "~*^0/admin/" 1; }
+  map \$args \$sec_args { default 0; "~*union.+select" 1; "~^.{1025}" 1; }
+  map "\$request_method:\$uri" \$sec_method { default 0; "~^(PUT|DELETE|PATCH):(?!/api/)" 1; }
+  map \$uri \$sec_uri { default 0; /wp-login.php 1; /xmlrpc.php 1; $php}
+  map \$http_referer \$sec_ref { default 0; "~spam\\.example" 1; }
+  map "\$http_x_api_key:\$uri" \$sec_key { default 0; "~^:/api/" 1; }
+  map \$http_cookie \$sec_cookie { default 0; $cookies}
+  map "\$http_x_bad_1\$http_x_bad_3\$http_x_bad_5\$http_x_bad_7\$http_x_bad_9" \$sec_bad_header { default 1; "" 0; }
+  map "\$sec_bad_ua\$sec_bad_fp\$sec_admin\$sec_args\$sec_listed\$sec_method\$sec_uri\$sec_ref\$sec_key\$sec_cookie\$sec_bad_header" \$sec_block {
+    default 1; "~^0+\$" 0; }
+  limit_req_zone \$binary_remote_addr zone=sec:10m rate=1000000r/s;
+  server { listen 127.0.0.1:$NGINX_PORT; server_name secure.bench.example.org;
+    modsecurity on; modsecurity_rules_file $TMP/proxy/modsec.conf;
+    limit_req zone=sec burst=100000 nodelay;
+    gzip on; gzip_min_length 1024; gzip_types text/plain text/css application/json application/javascript;
+    if (\$sec_block) { return 403; }
+    location /login { return 403; }
+    location /account/ { return 403; }
+    location / { proxy_pass http://origin; } }
+CONF
+}
+
 # nginx doing what the edge does: the same 20 rules on rules.bench, a proxy_cache on cache.bench.
 nginx_conf() {
   local workers=$1
@@ -79,6 +122,7 @@ http { access_log off; keepalive_requests 100000;
   server { listen 127.0.0.1:$NGINX_PORT; server_name cache.bench.example.org;
     location /static/ { proxy_cache edge; proxy_cache_valid 200 300s; add_header x-cache-status \$upstream_cache_status; proxy_pass http://origin; }
     location / { proxy_pass http://origin; } }
+$(security_http_conf)
   server { listen 127.0.0.1:$NGINX_PORT; server_name waf.bench.example.org;
     modsecurity on; modsecurity_rules_file $TMP/proxy/modsec.conf;
     location / { proxy_pass http://origin; } }
@@ -94,12 +138,17 @@ CONF
 
 node --import tsx "$ROOT/bench/edge-node/wrk-setup.ts" "$TMP/edge" "$ORIGIN_PORT"
 
-# wrk -t1 on core 0 (with the origin); prints "<req/s> <p99 ms>".
+# The browser's headers of the "every security type" row (security-rules.ts SECURITY_HEADERS), as wrk -H arguments.
+BROWSER_H=()
+while IFS= read -r h; do BROWSER_H+=(-H "$h"); done <"$TMP/edge/security-headers"
+
+# wrk -t1 on core 0 (with the origin); prints "<req/s> <p99 ms> <non-2xx>". A 4th argument `browser` adds BROWSER_H.
 run_wrk() {
-  local port=$1 host=$2 path=$3
-  taskset -c 0 wrk -t1 -c"$CONNS" -d2s -H "Host: $host" "http://127.0.0.1:$port$path" >/dev/null 2>&1 || true  # warm-up
+  local port=$1 host=$2 path=$3 extra=()
+  [ "${4:-}" = browser ] && extra=("${BROWSER_H[@]}")
+  taskset -c 0 wrk -t1 -c"$CONNS" -d2s -H "Host: $host" "${extra[@]}" "http://127.0.0.1:$port$path" >/dev/null 2>&1 || true  # warm-up
   local out
-  out=$(taskset -c 0 wrk -t1 -c"$CONNS" -d"${DUR}s" --latency -H "Host: $host" "http://127.0.0.1:$port$path")
+  out=$(taskset -c 0 wrk -t1 -c"$CONNS" -d"${DUR}s" --latency -H "Host: $host" "${extra[@]}" "http://127.0.0.1:$port$path")
   local rps p99
   rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
   p99=$(echo "$out" | awk '$1=="99%" {print $2}')
@@ -110,6 +159,8 @@ run_wrk() {
 to_ms() { local v=$1; case "$v" in *us) echo "scale=3; ${v%us}/1000" | bc;; *ms) echo "${v%ms}";; *s) echo "scale=1; ${v%s}*1000" | bc;; *) echo "$v";; esac; }
 
 wait_port() { for _ in $(seq 1 200); do (echo > "/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; echo "port $1 never opened" >&2; return 1; }
+
+probe() { curl -s -o /dev/null -w '%{http_code}' -H "Host: secure.bench.example.org" "$@"; }
 
 echo "| cores | scenario | edge req/s | edge p99 ms | nginx req/s | nginx p99 ms | edge/nginx |"
 echo "|---|---|---|---|---|---|---|"
@@ -125,10 +176,16 @@ for cores in 1 2; do
   nginx_conf "$cores"
   taskset -c "$cpuset" "$NGINX" -p "$TMP/proxy" -c "$TMP/proxy/nginx.conf"
   wait_port "$NGINX_PORT"
-  for scenario in "plain proxy|plain.bench.example.org|/page" "cache hit|cache.bench.example.org|/static/a.css" "20 rules, proxied|rules.bench.example.org|/plain/x" "WAF PL1, proxied (nginx: ModSecurity + CRS)|waf.bench.example.org|/search?q=select+a+plan&name=O%27Brien"; do
-    IFS='|' read -r name host path <<<"$scenario"
-    read -r e_rps e_p99 e_bad <<<"$(run_wrk "$EDGE_PORT" "$host" "$path")"
-    read -r n_rps n_p99 n_bad <<<"$(run_wrk "$NGINX_PORT" "$host" "$path")"
+  # Both sides act on the security row's rules: a scripted client and an attack refused, the browser served.
+  for port in "$EDGE_PORT" "$NGINX_PORT"; do
+    got="$(probe -A 'curl/8.5.0' "http://127.0.0.1:$port/search?q=x") $(probe "${BROWSER_H[@]}" "http://127.0.0.1:$port/search?q=1%27%20union%20select%20password%20from%20users--") $(probe "${BROWSER_H[@]}" "http://127.0.0.1:$port/wp-login.php") $(probe "${BROWSER_H[@]}" "http://127.0.0.1:$port/search?q=select+a+plan&name=O%27Brien")"
+    [ "$got" = "403 403 403 200" ] || { echo "port $port: the security row's probes answered $got, not 403 403 403 200" >&2; exit 1; }
+  done
+  for scenario in "plain proxy|plain.bench.example.org|/page" "cache hit|cache.bench.example.org|/static/a.css" "20 rules, proxied|rules.bench.example.org|/plain/x" "WAF PL1, proxied (nginx: ModSecurity + CRS)|waf.bench.example.org|/search?q=select+a+plan&name=O%27Brien" \
+    "every security type, proxied (nginx: ModSecurity + CRS, limit_req, maps)|secure.bench.example.org|/search?q=select+a+plan&name=O%27Brien|browser"; do
+    IFS='|' read -r name host path headers <<<"$scenario"
+    read -r e_rps e_p99 e_bad <<<"$(run_wrk "$EDGE_PORT" "$host" "$path" "$headers")"
+    read -r n_rps n_p99 n_bad <<<"$(run_wrk "$NGINX_PORT" "$host" "$path" "$headers")"
     ratio=$(echo "scale=2; $e_rps / $n_rps" | bc)
     note=""; [ "$e_bad" != 0 ] && note=" (edge non-2xx: $e_bad)"; [ "$n_bad" != 0 ] && note="$note (nginx non-2xx: $n_bad)"
     echo "| $cores | $name | $e_rps | $e_p99 | $n_rps | $n_p99 | ${ratio}$note |"
