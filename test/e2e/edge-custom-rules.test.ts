@@ -42,6 +42,19 @@ test('custom rules through the API to an edge node', { timeout: 300_000 }, async
   const bad = await post(cp, base, { expression: 'http.request.uri.path wildcard "/admin/*" and', action: 'block' });
   assert.equal(bad.status, 400);
   assert.match(String(bad.body.error), /^expression: line 1, column 46: expected a field/);
+  // More positions: a second line, an unterminated string, an unknown field, a bad CIDR, a regex RE2 refuses.
+  for (const [expression, where] of [
+    ['http.host eq "a"\nand http.request.method in {"GET" "POST"', 'line 2, column 41: expected "}" closing the list'],
+    ['http.request.uri.path eq "/admin', 'line 1, column 26: unterminated string'],
+    ['http.request.uri.pathx eq "/a"', 'line 1, column 1: unknown field "http.request.uri.pathx"'],
+    ['ip.src in {10.0.0.0/33}', 'line 1, column 12: invalid CIDR'],
+    ['http.user_agent matches "(a"', 'line 1, column 25: invalid regex'],
+  ]) {
+    const r = await post(cp, base, { expression, action: 'block' });
+    assert.equal(r.status, 400, expression);
+    assert.ok(String(r.body.error).startsWith(`expression: ${where}`), `${expression}: ${String(r.body.error)}`);
+  }
+  assert.deepEqual(await cp.api('GET', base), [], 'no refused expression was stored');
 
   type Created = { id: number; expression: string };
   const rule = await cp.api<Created>('POST', base, {
