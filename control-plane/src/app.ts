@@ -26,6 +26,8 @@ import securityRoutes from './areas/security/routes.js';
 import attackRoutes from './areas/security/attacks.js';
 import sslIssueRoutes from './areas/ssl/issue.js';
 import opsRoutes from './ops/routes.js';
+import { analyticsPlugin } from './areas/analytics/service.js';
+import analyticsRoutes from './areas/analytics/routes.js';
 import type { SyncHub } from './sync/index.js';
 
 export interface BuildOptions {
@@ -65,6 +67,8 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
     configLog: opts.configLog ?? createConfigLog(config),
     workflowOutbox: opts.workflowOutbox ?? new WorkflowOutbox(),
   });
+  // The analytics store (opened at first use) for request-log ingest, domain deletes and POST /analytics/query.
+  await app.register(analyticsPlugin);
   // Every route from here on is mirrored: the 404/405 answers and the key check of a public path's 405 ask it.
   const routes = trackRoutes(app);
   // On Postgres the rate-limit counters are shared (rate-limit-store.ts): the key lookup counts the request too.
@@ -93,6 +97,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(securityRoutes);
   await app.register(attackRoutes);
   await app.register(sslIssueRoutes);
+  await app.register(analyticsRoutes);
 
   return app;
 }

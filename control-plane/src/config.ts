@@ -5,6 +5,7 @@ import { EnvReader, type EnvSource } from '@platform/shared';
 import { readAllowedNetworks, type IpRange } from '@platform/shared/address-policy';
 import { loadTemporalConfig, type TemporalConfig } from './plugins/temporal-config.js';
 import { loadAcmeConfig, type AcmeConfig } from './internal/acme-config.js';
+import { loadAnalyticsConfig, type AnalyticsConfig } from './areas/analytics/config.js';
 
 export interface ControlPlaneConfig {
   /** Directory for PGlite data, the node token and other local state. */
@@ -37,6 +38,8 @@ export interface ControlPlaneConfig {
   temporal: TemporalConfig;
   /** ACME issuance (ACME_DIRECTORY_URL, …; see internal/acme-config.ts). */
   acme: AcmeConfig;
+  /** The analytics store and POST /analytics/query (ANALYTICS_*; see areas/analytics/config.ts). */
+  analytics: AnalyticsConfig;
   /** Sync hub address (nodes connect to ws://syncHost:syncPort/sync); port 0 picks a free port. */
   syncHost: string;
   syncPort: number;
@@ -133,5 +136,6 @@ export function loadConfig(env: EnvSource = process.env): Readonly<ControlPlaneC
     attackMinuteMs: r.int('ATTACK_MINUTE_MS', 60_000, 1000, 60_000),
     temporal: loadTemporalConfig(r, env),
     acme: loadAcmeConfig(r),
+    analytics: loadAnalyticsConfig(r),
   });
 }

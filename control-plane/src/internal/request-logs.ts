@@ -9,6 +9,7 @@ import { ApiError } from '../errors.js';
 import { nodeTokenChecker } from '../auth/node-token.js';
 import { ingestMinuteCounts, ingestMonitorRecords, ingestProbeCounts } from '../areas/uptime/detector.js';
 import { ingestAttackRecords, startAttackDetector } from '../areas/security/detector.js';
+import { appendRequestLogs } from '../areas/analytics/ingest.js';
 
 interface ShippedRecord {
   t: number;
@@ -108,6 +109,8 @@ export default async function requestLogRoutes(app: FastifyInstance) {
         for (let i = 0; i < rows.length; i += INSERT_CHUNK)
           await tx.insert(requestLogs).values(rows.slice(i, i + INSERT_CHUNK));
       });
+      // Analytics: the same rows, with their domain and owner, into the analytics store (areas/analytics).
+      await appendRequestLogs(app, rows);
       // Uptime: the per-minute origin counts of the same shipment (edge-node/src/log/origin-minutes.ts).
       // and the monitors' path scopes, matched on the shipped records.
       const minutes = await ingestMinuteCounts(app, body.minutes);

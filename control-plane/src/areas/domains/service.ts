@@ -14,6 +14,7 @@ import { assertNotFrozen } from '../domain-lifecycle/transitions.js';
 import { CACHE_CAP_TIERS_MB } from './schemas.js';
 import { moveDelegation } from '../ssl/delegation-zone.js';
 import { insertDefaultWafRule } from '../rules/waf-default.js';
+import { deleteDomainLogs } from '../analytics/service.js';
 
 type DnsMode = 'managed' | 'external';
 
@@ -187,4 +188,8 @@ export async function deleteDomain(app: FastifyInstance, domain: DomainRow): Pro
     await tx.delete(domains).where(eq(domains.id, current.id));
     return { value: undefined, deleted: true };
   });
+  // Its request logs go with it; should this fail, the analytics sweep drops the rows of domains that are gone.
+  await deleteDomainLogs(app, domain.id).catch((err: unknown) =>
+    app.log.warn({ err, domainId: domain.id }, 'dropping the request logs of a deleted domain failed'),
+  );
 }

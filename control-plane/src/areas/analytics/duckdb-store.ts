@@ -1,0 +1,291 @@
+// The embedded analytics store: one DuckDB file (DATA_DIR/analytics.duckdb), one table per domain (d_<domain id>).
+// Writes (appends, deletes, drops) go through one connection, one at a time; each query gets its own connection with
+// a temporary view `logs` over the caller's domains' tables, after the sandbox (sandbox.ts) accepted its statement
+// tree. The instance runs with external access disabled (no files, no network, no ATTACH/COPY/INSTALL), extensions
+// never loaded or installed on their own, a memory limit and a thread cap, then its configuration locked.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  DuckDBInstance,
+  DuckDBTimestampValue,
+  StatementType,
+  type DuckDBConnection,
+  type DuckDBAppender,
+} from '@duckdb/node-api';
+import { checkParsedQuery, QueryRefused } from './sandbox.js';
+import {
+  LOG_COLUMNS,
+  QueryFailed,
+  type AnalyticsStore,
+  type LogRow,
+  type QueryDomain,
+  type QueryLimits,
+  type QueryResult,
+} from './store.js';
+
+export interface DuckDbOptions {
+  /** Directory of analytics.duckdb and its spill directory. */
+  dir: string;
+  memoryLimitMb: number;
+  threads: number;
+}
+
+/** Characters of answer text at most (rows beyond are cut and `truncated` set). */
+const MAX_ANSWER_CHARS = 8 * 1024 * 1024;
+
+const STORED_COLUMNS = `time TIMESTAMP NOT NULL, domain_id INTEGER NOT NULL, owner_id INTEGER NOT NULL,
+  node VARCHAR NOT NULL, host VARCHAR NOT NULL, path VARCHAR NOT NULL, method VARCHAR NOT NULL,
+  status INTEGER NOT NULL, bytes BIGINT NOT NULL, cache_status VARCHAR NOT NULL, rule_hits JSON NOT NULL,
+  waf_events JSON NOT NULL, duration_ms DOUBLE NOT NULL, upstream_ms DOUBLE NOT NULL, client_ip VARCHAR NOT NULL,
+  fingerprint VARCHAR NOT NULL, bot_score INTEGER NOT NULL, bot_class VARCHAR NOT NULL`;
+
+const table = (domainId: number): string => {
+  if (!Number.isSafeInteger(domainId) || domainId < 0) throw new Error(`bad domain id ${domainId}`);
+  return `d_${domainId}`;
+};
+const sqlString = (s: string): string => `'${s.replace(/'/g, "''")}'`;
+
+/** The view's SELECT for one domain's table: the columns of LOG_COLUMNS in order (domain name as a constant). */
+function viewBranch(d: QueryDomain): string {
+  const cols = LOG_COLUMNS.map(([name]) => (name === 'domain' ? `${sqlString(d.name)} AS domain` : name));
+  return `SELECT ${cols.join(', ')} FROM main.${table(d.id)}`;
+}
+/** `logs` with no table behind it: the same columns, no rows. */
+const EMPTY_VIEW = `SELECT ${LOG_COLUMNS.map(([name, type]) => `CAST(NULL AS ${type}) AS ${name}`).join(', ')} WHERE false`;
+
+/** One DuckDB instance per file in this process (two apps on one DATA_DIR share it), counted by its users. */
+const open = new Map<string, { store: Promise<DuckDbEngine>; users: number }>();
+
+export function openDuckDbStore(opts: DuckDbOptions): AnalyticsStore {
+  const path = join(opts.dir, 'analytics.duckdb');
+  let entry = open.get(path);
+  if (!entry) {
+    entry = { store: DuckDbEngine.create(path, opts), users: 0 };
+    open.set(path, entry);
+  }
+  entry.users++;
+  const shared = entry;
+  let closed = false;
+  const engine = () => {
+    if (closed) throw new Error('analytics store closed');
+    return shared.store;
+  };
+  return {
+    append: async (rows) => (await engine()).append(rows),
+    query: async (sql, domains, limits) => (await engine()).query(sql, domains, limits),
+    deleteDomain: async (id) => (await engine()).deleteDomain(id),
+    deleteBefore: async (id, before) => (await engine()).deleteBefore(id, before),
+    domainIds: async () => (await engine()).domainIds(),
+    countRows: async (id) => (await engine()).countRows(id),
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (--shared.users > 0) return;
+      open.delete(path);
+      await (await shared.store.catch(() => null))?.close();
+    },
+  };
+}
+
+class DuckDbEngine {
+  /** Writes one at a time, in order. */
+  private writes: Promise<unknown> = Promise.resolve();
+  /** Domains deleted in this process: rows still in flight for them are not stored (ids are never reused). */
+  private readonly deleted = new Set<number>();
+
+  private constructor(
+    private readonly instance: DuckDBInstance,
+    private readonly writer: DuckDBConnection,
+    private readonly tables: Set<number>,
+    private readonly functions: ReadonlySet<string>,
+  ) {}
+
+  static async create(path: string, opts: DuckDbOptions): Promise<DuckDbEngine> {
+    mkdirSync(opts.dir, { recursive: true });
+    const spill = join(opts.dir, 'analytics.tmp');
+    const instance = await DuckDBInstance.create(path, {
+      autoload_known_extensions: 'false',
+      autoinstall_known_extensions: 'false',
+    });
+    const writer = await instance.connect();
+    try {
+      // The spill directory first: once external access is off, no path can be set any more.
+      await writer.run(`SET temp_directory = ${sqlString(spill)}`);
+      await writer.run(`SET enable_external_access = false`);
+      await writer.run(`SET allow_community_extensions = false`);
+      await writer.run(`SET memory_limit = '${Math.max(64, Math.floor(opts.memoryLimitMb))}MB'`);
+      await writer.run(`SET threads = ${Math.max(1, Math.floor(opts.threads))}`);
+      await writer.run(`SET lock_configuration = true`);
+      const names = await writer.runAndReadAll(
+        `SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND regexp_full_match(table_name, 'd_[0-9]+')`,
+      );
+      const tables = new Set(names.getRowsJS().map((r) => Number(String(r[0]).slice(2))));
+      const fns = await writer.runAndReadAll(
+        `SELECT DISTINCT lower(function_name) FROM duckdb_functions()
+         WHERE schema_name = 'main' AND function_type IN ('scalar', 'aggregate', 'macro')`,
+      );
+      const functions = new Set(fns.getRowsJS().map((r) => String(r[0])));
+      return new DuckDbEngine(instance, writer, tables, functions);
+    } catch (err) {
+      writer.closeSync();
+      instance.closeSync();
+      throw err;
+    }
+  }
+
+  private write<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.writes.then(fn, fn);
+    this.writes = next.catch(() => undefined);
+    return next;
+  }
+
+  append(rows: LogRow[]): Promise<void> {
+    const byDomain = new Map<number, LogRow[]>();
+    for (const r of rows) {
+      if (this.deleted.has(r.domainId)) continue;
+      const list = byDomain.get(r.domainId);
+      if (list) list.push(r);
+      else byDomain.set(r.domainId, [r]);
+    }
+    if (byDomain.size === 0) return Promise.resolve();
+    return this.write(async () => {
+      for (const [domainId, list] of byDomain) {
+        if (this.deleted.has(domainId)) continue;
+        if (!this.tables.has(domainId)) {
+          await this.writer.run(`CREATE TABLE IF NOT EXISTS main.${table(domainId)} (${STORED_COLUMNS})`);
+          this.tables.add(domainId);
+        }
+        const appender = await this.writer.createAppender(table(domainId), 'main');
+        try {
+          for (const r of list) appendRow(appender, r);
+          appender.flushSync();
+        } finally {
+          appender.closeSync();
+        }
+      }
+    });
+  }
+
+  deleteDomain(domainId: number): Promise<void> {
+    this.deleted.add(domainId);
+    return this.write(async () => {
+      await this.writer.run(`DROP TABLE IF EXISTS main.${table(domainId)}`);
+      this.tables.delete(domainId);
+    });
+  }
+
+  deleteBefore(domainId: number, before: Date): Promise<number> {
+    if (!this.tables.has(domainId)) return Promise.resolve(0);
+    return this.write(async () => {
+      if (!this.tables.has(domainId)) return 0;
+      const res = await this.writer.run(`DELETE FROM main.${table(domainId)} WHERE time < $1`, [
+        new DuckDBTimestampValue(BigInt(before.getTime()) * 1000n),
+      ]);
+      return res.rowsChanged;
+    });
+  }
+
+  domainIds(): Promise<number[]> {
+    return Promise.resolve([...this.tables].sort((a, b) => a - b));
+  }
+
+  async countRows(domainId: number): Promise<number> {
+    if (!this.tables.has(domainId)) return 0;
+    const conn = await this.instance.connect();
+    try {
+      const r = await conn.runAndReadAll(`SELECT count(*) FROM main.${table(domainId)}`);
+      return Number(r.getRowsJS()[0][0]);
+    } finally {
+      conn.closeSync();
+    }
+  }
+
+  async query(sql: string, domains: QueryDomain[], limits: QueryLimits): Promise<QueryResult> {
+    const conn = await this.instance.connect();
+    let timedOut = false;
+    let again: NodeJS.Timeout | undefined;
+    // Interrupted at the limit, and again every 100 ms: an interrupt between two steps would otherwise be lost.
+    const timer = setTimeout(() => {
+      timedOut = true;
+      conn.interrupt();
+      again = setInterval(() => conn.interrupt(), 100);
+    }, limits.timeoutMs);
+    try {
+      // The statement tree, from the engine's own parser, bound to the text's one statement.
+      const parsed = await conn.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql]);
+      checkParsedQuery(String(parsed.getRowsJS()[0][0]), this.functions);
+      const own = domains.filter((d) => this.tables.has(d.id) && !this.deleted.has(d.id));
+      const view = own.length > 0 ? own.map(viewBranch).join(' UNION ALL ') : EMPTY_VIEW;
+      await conn.run(`CREATE TEMP VIEW logs AS ${view}`);
+      const statements = await conn.extractStatements(sql);
+      if (statements.count !== 1) throw new QueryRefused('query: exactly one statement is allowed');
+      const prepared = await statements.prepare(0);
+      if (prepared.statementType !== StatementType.SELECT)
+        throw new QueryRefused('query: only a SELECT statement is allowed');
+      const reader = await prepared.streamAndReadUntil(limits.maxRows + 1);
+      const names = reader.columnNames();
+      const types = reader.columnTypes().map((t) => t.toString());
+      const raw = reader.getRowsJS();
+      const rows: unknown[][] = [];
+      let chars = 0;
+      let truncated = raw.length > limits.maxRows;
+      for (const r of raw.slice(0, limits.maxRows)) {
+        const row = r.map(plain);
+        chars += JSON.stringify(row).length;
+        if (chars > MAX_ANSWER_CHARS) {
+          truncated = true;
+          break;
+        }
+        rows.push(row);
+      }
+      return { columns: names.map((name, i) => ({ name, type: types[i] })), rows, truncated };
+    } catch (err) {
+      if (err instanceof QueryRefused) throw err;
+      if (timedOut) throw new QueryFailed(`query: stopped at the time limit of ${limits.timeoutMs} ms`);
+      throw new QueryFailed(`query failed: ${err instanceof Error ? err.message : String(err)}`);
+    } finally {
+      clearTimeout(timer);
+      clearInterval(again);
+      conn.closeSync();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.writes;
+    this.writer.closeSync();
+    this.instance.closeSync();
+  }
+}
+
+function appendRow(a: DuckDBAppender, r: LogRow): void {
+  a.appendTimestamp(new DuckDBTimestampValue(BigInt(Math.trunc(r.time.getTime())) * 1000n));
+  a.appendInteger(r.domainId);
+  a.appendInteger(r.ownerId);
+  a.appendVarchar(r.node);
+  a.appendVarchar(r.host);
+  a.appendVarchar(r.path);
+  a.appendVarchar(r.method);
+  a.appendInteger(r.status);
+  a.appendBigInt(BigInt(Math.trunc(r.bytes)));
+  a.appendVarchar(r.cacheStatus);
+  a.appendVarchar(JSON.stringify(r.ruleHits));
+  a.appendVarchar(JSON.stringify(r.wafEvents));
+  a.appendDouble(r.durationMs);
+  a.appendDouble(r.upstreamMs);
+  a.appendVarchar(r.clientIp);
+  a.appendVarchar(r.fingerprint);
+  a.appendInteger(r.botScore);
+  a.appendVarchar(r.botClass);
+  a.endRow();
+}
+
+/** A value of getRowsJS as JSON can carry it: big integers as numbers when exact (else text), times as ISO text. */
+function plain(v: unknown): unknown {
+  if (typeof v === 'bigint') return Number.isSafeInteger(Number(v)) ? Number(v) : v.toString();
+  if (v instanceof Date) return Number.isNaN(v.getTime()) ? null : v.toISOString();
+  if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
+  if (typeof v === 'number') return Number.isFinite(v) ? v : String(v);
+  if (Array.isArray(v)) return v.map(plain);
+  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]));
+  return v;
+}

@@ -1,0 +1,94 @@
+// The analytics store: request log rows per domain, behind one interface (DuckDB embedded today, duckdb-store.ts; a
+// ClickHouse backend can take its place). Rows are kept per domain so that a query over one account's domains reads
+// only their rows: nothing another account owns is in any relation the query's plan touches.
+
+/** One request as the analytics store keeps it: what the edge ships (POST /internal/request-logs) plus its domain. */
+export interface LogRow {
+  time: Date;
+  domainId: number;
+  ownerId: number;
+  node: string;
+  host: string;
+  path: string;
+  method: string;
+  status: number;
+  bytes: number;
+  cacheStatus: string;
+  /** [rule id, rule type, dry run] per rule that matched. */
+  ruleHits: [number, string, boolean][];
+  /** [edge rule id, managed rule id, phase, target, data, action] per WAF finding. */
+  wafEvents: [number, string, number, string, string, string][];
+  durationMs: number;
+  upstreamMs: number;
+  clientIp: string;
+  fingerprint: string;
+  botScore: number;
+  botClass: string;
+}
+
+/**
+ * The columns of `logs` as POST /analytics/query sees them, in order: name, SQL type, meaning. The OpenAPI
+ * description and the docs are written from this list.
+ */
+export const LOG_COLUMNS = [
+  ['time', 'TIMESTAMP', 'when the request arrived at the edge (UTC)'],
+  ['domain_id', 'INTEGER', 'id of the domain the host belongs to'],
+  ['domain', 'VARCHAR', 'name of that domain'],
+  ['owner_id', 'INTEGER', "id of the domain's owner when the request was logged"],
+  ['node', 'VARCHAR', 'the edge node that served it'],
+  ['host', 'VARCHAR', 'Host of the request'],
+  ['path', 'VARCHAR', 'path of the request, with its query string'],
+  ['method', 'VARCHAR', 'HTTP method'],
+  ['status', 'INTEGER', 'status code answered'],
+  ['bytes', 'BIGINT', 'bytes sent to the client'],
+  ['cache_status', 'VARCHAR', "cache outcome (HIT, MISS, BYPASS, ...; '' when no cache rule applied)"],
+  ['rule_hits', 'JSON', 'array of [rule id, rule type, dry run] for each rule that matched'],
+  ['waf_events', 'JSON', 'array of [edge rule id, managed rule id, phase, target, data, action] per WAF finding'],
+  ['duration_ms', 'DOUBLE', 'total time at the edge in milliseconds'],
+  ['upstream_ms', 'DOUBLE', 'time waiting for the origin in milliseconds (-1: the origin was not asked)'],
+  ['client_ip', 'VARCHAR', 'address of the client'],
+  ['fingerprint', 'VARCHAR', "JA4H-style fingerprint ('' when no fingerprint rule looked)"],
+  ['bot_score', 'INTEGER', 'bot score 1-99, 1 automated (0 when no bot_route rule looked)'],
+  ['bot_class', 'VARCHAR', "bot class ('' when no bot_route rule looked)"],
+] as const;
+
+/** A domain whose rows a query may read. */
+export interface QueryDomain {
+  id: number;
+  name: string;
+}
+
+export interface QueryLimits {
+  /** Interrupted after this many ms. */
+  timeoutMs: number;
+  /** Rows answered at most; `truncated` says there were more. */
+  maxRows: number;
+}
+
+export interface QueryResult {
+  columns: { name: string; type: string }[];
+  rows: unknown[][];
+  truncated: boolean;
+}
+
+export interface AnalyticsStore {
+  /** Appends rows (any mix of domains), in one batch per domain. */
+  append(rows: LogRow[]): Promise<void>;
+  /**
+   * Runs one read-only SELECT that names the caller's rows as `logs` (a view over exactly these domains). The SQL has
+   * passed checkQuery (sandbox.ts) already; a failure of the engine is thrown as QueryFailed.
+   */
+  query(sql: string, domains: QueryDomain[], limits: QueryLimits): Promise<QueryResult>;
+  /** Drops every row of the domain; rows shipped for it later are not stored. */
+  deleteDomain(domainId: number): Promise<void>;
+  /** Deletes the domain's rows older than `before`; returns how many. */
+  deleteBefore(domainId: number, before: Date): Promise<number>;
+  /** The ids of the domains that have rows. */
+  domainIds(): Promise<number[]>;
+  /** Rows stored for a domain (tests, metrics). */
+  countRows(domainId: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** A query the engine refused or could not finish (bad column, time limit): answered as a 400 with this text. */
+export class QueryFailed extends Error {}
