@@ -170,6 +170,8 @@ const STRUCTURAL = new Set(['html', 'head', 'body', 'meta', 'link', 'title', 'ba
 const PRE = new Set(['pre', 'listing']);
 const SPACES = /[\t\n\f\r ]+/g;
 const ALL_SPACE = /^[\t\n\f\r ]*$/;
+/** Text with something to collapse: a run of two or more, or a tab, form feed or carriage return. */
+const COLLAPSIBLE = /[\t\n\f\r ]{2}|[\t\f\r]/;
 
 function collapse(run: string): string {
   return run.includes('\n') || run.includes('\r') ? '\n' : ' ';
@@ -183,50 +185,75 @@ function collapse(run: string): string {
  * elements are copied as they are.
  */
 export function minifyHtml(s: string): string {
+  // Tokens kept as they are cost nothing: the source is copied in runs between the places that change.
   const out: string[] = [];
+  let copied = 0;
+  const replace = (start: number, end: number, by: string) => {
+    if (start > copied) out.push(s.slice(copied, start));
+    if (by !== '') out.push(by);
+    copied = end;
+  };
   let preDepth = 0;
-  /** Pending whitespace-only text and whether the token before it was structural. */
-  let pending = '';
+  /** Whitespace-only text waiting for the next token: it goes when both its neighbours are structural. */
+  let pendingStart = -1;
+  let pendingEnd = -1;
   let prevStructural = true;
-  const put = (piece: string, structural: boolean) => {
-    if (pending !== '') {
-      if (!(prevStructural && structural)) out.push(pending);
-      pending = '';
-    }
-    out.push(piece);
+  const settle = (nextStructural: boolean) => {
+    if (pendingStart < 0) return;
+    if (prevStructural && nextStructural) replace(pendingStart, pendingEnd, '');
+    else if (pendingEnd - pendingStart > 1 || s.charCodeAt(pendingStart) !== 0x20)
+      replace(pendingStart, pendingEnd, collapse(s.slice(pendingStart, pendingEnd)));
+    pendingStart = -1;
+  };
+  /** White space was kept just before a dropped comment. */
+  let spaceBeforeComment = false;
+  const kept = (structural: boolean) => {
+    spaceBeforeComment = false;
+    settle(structural);
     prevStructural = structural;
   };
   lex(s, {
     text(start, end) {
+      if (preDepth > 0) return kept(false);
       const t = s.slice(start, end);
-      if (preDepth > 0) return put(t, false);
       if (ALL_SPACE.test(t)) {
-        pending = collapse(t);
+        if (spaceBeforeComment) return replace(start, end, ''); // one space already stands for both runs
+        pendingStart = start;
+        pendingEnd = end;
         return;
       }
-      put(t.replace(SPACES, collapse), false);
+      kept(false);
+      if (COLLAPSIBLE.test(t)) replace(start, end, t.replace(SPACES, collapse));
     },
     comment(start, end) {
       const c = s.charCodeAt(start + 4);
       // `[if …]>` / `<![endif]` conditional comments and `<!--!` (kept by convention) stay.
-      if (c === 0x5b || c === 0x21 || s.startsWith('<!--<!', start)) put(s.slice(start, end), false);
+      if (c === 0x5b || c === 0x21 || s.startsWith('<!--<!', start)) return kept(false);
+      // A dropped comment is transparent: white space before it stays (collapsed), the structure around it counts.
+      const before = prevStructural;
+      const spaced = pendingStart >= 0;
+      settle(false);
+      prevStructural = before;
+      replace(start, end, '');
+      spaceBeforeComment = spaced;
     },
-    open(name, start, end) {
+    open(name) {
       if (PRE.has(name)) preDepth++;
-      put(s.slice(start, end), STRUCTURAL.has(name));
+      kept(STRUCTURAL.has(name));
     },
-    raw(_name, start, end) {
-      if (end > start) put(s.slice(start, end), false);
+    raw() {
+      kept(false);
     },
-    close(name, start, end) {
+    close(name) {
       if (PRE.has(name) && preDepth > 0) preDepth--;
-      put(s.slice(start, end), STRUCTURAL.has(name));
+      kept(STRUCTURAL.has(name));
     },
-    other(start, end) {
-      put(s.slice(start, end), s.charCodeAt(start + 1) === 0x21);
+    other(start) {
+      kept(s.charCodeAt(start + 1) === 0x21);
     },
   });
-  if (pending !== '' && !prevStructural) out.push(pending);
+  settle(true); // white space at the end of the document is not rendered
+  if (copied < s.length) out.push(s.slice(copied));
   return out.join('');
 }
 
