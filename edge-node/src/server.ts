@@ -41,6 +41,13 @@ function bodyStream(res: HttpResponse, ctx: RequestContext): Readable {
     },
   });
   res.onData((chunk, isLast) => {
+    // Answered without its body (a rule refused the request, an unknown host) or gone: uWS still delivers the rest so
+    // the connection can be reused. Drop it unread, and never touch res again: pause() after an answer throws, and
+    // thrown from this callback it took the whole process down (a 2 MB POST to a blocked path was enough).
+    if (ctx.aborted) {
+      if (!stream.destroyed) stream.destroy();
+      return;
+    }
     // uWS neuters the ArrayBuffer after the callback: copy it.
     const more = stream.push(Buffer.from(chunk.slice(0)));
     if (isLast) stream.push(null);

@@ -30,7 +30,10 @@ export function writeHead(
   for (let i = 0; i < headers.length; i++) res.writeHeader(headers[i][0], headers[i][1]);
 }
 
-/** Answers with a whole body (edge-made answers and cache hits). Does nothing when the client is gone. */
+/**
+ * Answers with a whole body (edge-made answers and cache hits). Does nothing when the client is gone. `close` ends the
+ * connection after the answer (a request body left half-read).
+ */
 export function respond(
   res: HttpResponse,
   ctx: RequestContext,
@@ -38,14 +41,15 @@ export function respond(
   headers: [string, string][],
   body: string | Buffer,
   ops: ResponseOps | null,
+  close = false,
 ): void {
   if (ctx.aborted) return;
   ctx.aborted = true; // the response is finished: later aborts and writes are no-ops
   ctx.bytes = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
   res.cork(() => {
     writeHead(res, ctx, status, headers, ops);
-    if (ctx.method === 'HEAD') res.endWithoutBody(ctx.bytes);
-    else res.end(body);
+    if (ctx.method === 'HEAD') res.endWithoutBody(ctx.bytes, close);
+    else res.end(body, close);
   });
 }
 
