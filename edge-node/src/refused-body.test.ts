@@ -2,8 +2,9 @@
 // rate_limit's 429, the challenge page, basic_auth's 401, a redirect, an oversized challenge answer): uWS goes on
 // delivering the body after the answer, which the edge drops. Before, the body stream paused uWS once its buffer was
 // full, and uWS throws when an answered response is touched: a 2 MB POST to a blocked path took the process down.
-// The connection stays usable for the next request (an answer cut off mid-read is answered 413 and its connection
-// closed), and another tenant is answered throughout.
+// The connection stays usable for the next request (a body cut off mid-read, an oversized challenge answer or one the
+// WAF refused after its first 128 KiB, is answered and its connection closed), and another tenant is answered
+// throughout.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Agent, request } from 'node:http';
@@ -95,6 +96,23 @@ test('a body the edge answers without reading is dropped; the process and the co
       assert.equal(next.body, 'origin main /after');
       assert.equal((await send(port, 'www.neighbour.example.org', '/n')).status, 200, 'the neighbour');
     }
+  }
+  // The WAF refuses an attack in the first 128 KiB it reads of a larger body.
+  edge.apply(snapshot('waf.example.org', { records: [proxiedRecord('www', origin.port)], rules: [rule('waf', {})] }));
+  const attack = Buffer.from(JSON.stringify({ q: "1' union select password from users--", pad: 'a'.repeat(2 << 20) }));
+  for (const chunked of [false, true]) {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    t.after(() => agent.destroy());
+    const json = { 'content-type': 'application/json' };
+    const refused = await exchange(agent, port, 'www.waf.example.org', '/api', {
+      method: 'POST',
+      body: attack,
+      chunked,
+      headers: json,
+    });
+    assert.equal(refused.status, 403, `waf${chunked ? ', chunked' : ''}`);
+    const next = await exchange(agent, port, host, '/after');
+    assert.equal(next.status, 200, 'after the waf');
   }
   // A body the edge does forward still reaches the origin whole.
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });

@@ -42,8 +42,9 @@ function settle(ctx: RequestContext, r: CompiledRule<WafAction>, ev: Evaluation)
   return block;
 }
 
-function answer(res: HttpResponse, ctx: RequestContext, responseOps: HeaderOp[]): void {
-  respond(res, ctx, 403, [...BLOCKED], 'request blocked by the web application firewall\n', responseOps);
+/** The 403; `close` ends the connection after it (a body left half-read, where uWS may be paused on it). */
+function answer(res: HttpResponse, ctx: RequestContext, responseOps: HeaderOp[], close = false): void {
+  respond(res, ctx, 403, [...BLOCKED], 'request blocked by the web application firewall\n', responseOps, close);
 }
 
 export type WafOutcome =
@@ -105,10 +106,10 @@ export function wafPhase(
     return PASS_SAME(body);
   }
   return readPrefix(body, MAX_BODY_BYTES).then(
-    ({ prefix, rest }) => {
+    ({ prefix, rest, whole }) => {
       if (finish(prefix)) {
         rest.destroy();
-        answer(res, ctx, responseOps);
+        answer(res, ctx, responseOps, !whole);
         return { answered: true as const };
       }
       return { answered: false as const, body: rest };
@@ -122,10 +123,10 @@ export function wafPhase(
 }
 
 /**
- * Reads up to `max` bytes of `body`; returns them and a stream that replays them and then the rest of `body`
- * (unread beyond the prefix until the origin asks: backpressure is kept).
+ * Reads up to `max` bytes of `body`; returns them, a stream that replays them and then the rest of `body` (unread
+ * beyond the prefix until the origin asks: backpressure is kept), and whether that was the whole body.
  */
-async function readPrefix(body: Readable, max: number): Promise<{ prefix: Buffer; rest: Readable }> {
+async function readPrefix(body: Readable, max: number): Promise<{ prefix: Buffer; rest: Readable; whole: boolean }> {
   const it = (body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
   const chunks: Buffer[] = [];
   let n = 0;
@@ -150,5 +151,5 @@ async function readPrefix(body: Readable, max: number): Promise<{ prefix: Buffer
       yield r.value;
     }
   }
-  return { prefix, rest: Readable.from(replay(), { objectMode: false }) };
+  return { prefix, rest: Readable.from(replay(), { objectMode: false }), whole: done };
 }
