@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   DuckDBInstance,
+  DuckDBTimestampTZValue,
   DuckDBTimestampValue,
   StatementType,
   type DuckDBConnection,
@@ -33,7 +34,7 @@ export interface DuckDbOptions {
 /** Characters of answer text at most (rows beyond are cut and `truncated` set). */
 const MAX_ANSWER_CHARS = 8 * 1024 * 1024;
 
-const STORED_COLUMNS = `time TIMESTAMP NOT NULL, domain_id INTEGER NOT NULL, owner_id INTEGER NOT NULL,
+const STORED_COLUMNS = `time TIMESTAMPTZ NOT NULL, time_utc TIMESTAMP NOT NULL, domain_id INTEGER NOT NULL, owner_id INTEGER NOT NULL,
   node VARCHAR NOT NULL, host VARCHAR NOT NULL, path VARCHAR NOT NULL, method VARCHAR NOT NULL,
   status INTEGER NOT NULL, bytes BIGINT NOT NULL, cache_status VARCHAR NOT NULL, rule_hits JSON NOT NULL,
   waf_events JSON NOT NULL, duration_ms DOUBLE NOT NULL, upstream_ms DOUBLE NOT NULL, client_ip VARCHAR NOT NULL,
@@ -115,6 +116,8 @@ class DuckDbEngine {
       await writer.run(`SET allow_community_extensions = false`);
       await writer.run(`SET memory_limit = '${Math.max(64, Math.floor(opts.memoryLimitMb))}MB'`);
       await writer.run(`SET threads = ${Math.max(1, Math.floor(opts.threads))}`);
+      // Days and hours of date_trunc on `time` are UTC's, whatever the machine's zone.
+      await writer.run(`SET TimeZone = 'UTC'`);
       await writer.run(`SET lock_configuration = true`);
       const names = await writer.runAndReadAll(
         `SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND regexp_full_match(table_name, 'd_[0-9]+')`,
@@ -179,7 +182,7 @@ class DuckDbEngine {
     return this.write(async () => {
       if (!this.tables.has(domainId)) return 0;
       const res = await this.writer.run(`DELETE FROM main.${table(domainId)} WHERE time < $1`, [
-        new DuckDBTimestampValue(BigInt(before.getTime()) * 1000n),
+        new DuckDBTimestampTZValue(BigInt(before.getTime()) * 1000n),
       ]);
       return res.rowsChanged;
     });
@@ -258,7 +261,9 @@ class DuckDbEngine {
 }
 
 function appendRow(a: DuckDBAppender, r: LogRow): void {
-  a.appendTimestamp(new DuckDBTimestampValue(BigInt(Math.trunc(r.time.getTime())) * 1000n));
+  const micros = BigInt(Math.trunc(r.time.getTime())) * 1000n;
+  a.appendTimestampTZ(new DuckDBTimestampTZValue(micros));
+  a.appendTimestamp(new DuckDBTimestampValue(micros));
   a.appendInteger(r.domainId);
   a.appendInteger(r.ownerId);
   a.appendVarchar(r.node);

@@ -140,6 +140,26 @@ test('analytics: the store, POST /analytics/query and its sandbox', { timeout: 3
     );
     const withRules = aliceLog.filter((x) => x.rules.length > 0);
     assert.deepEqual(cte.rows, [[withRules.length, 1, new Set(withRules.map((x) => x.host)).size]]);
+    const hours = await rows(
+      alice.key,
+      `SELECT date_trunc('hour', time_utc) AS h, count(*) FROM logs GROUP BY h ORDER BY h`,
+    );
+    const perHour = new Map<string, number>();
+    for (const x of aliceLog) {
+      const h = new Date(x.t - (x.t % 3_600_000)).toISOString();
+      perHour.set(h, (perHour.get(h) ?? 0) + 1);
+    }
+    assert.deepEqual(
+      hours.rows,
+      [...perHour].sort((p, q) => (p[0] < q[0] ? -1 : 1)),
+    );
+    const recent = await rows(alice.key, `SELECT count(*) FROM logs WHERE time > now() - INTERVAL 30 MINUTE`);
+    const cutoff = Date.now() - 30 * 60_000;
+    const recentWant = aliceLog.filter((x) => x.t > cutoff).length;
+    assert.ok(
+      Math.abs((recent.rows[0][0] as number) - recentWant) <= 3,
+      `${String(recent.rows[0][0])} ~ ${recentWant}`,
+    );
     const times = await rows(alice.key, `SELECT min(time), count(DISTINCT client_ip) FROM logs`);
     assert.equal(times.rows[0][0], new Date(Math.min(...aliceLog.map((x) => x.t))).toISOString());
     assert.equal(times.rows[0][1], new Set(aliceLog.map((x) => x.peer)).size);

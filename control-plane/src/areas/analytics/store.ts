@@ -31,7 +31,10 @@ export interface LogRow {
  * description and the docs are written from this list.
  */
 export const LOG_COLUMNS = [
-  ['time', 'TIMESTAMP', 'when the request arrived at the edge (UTC)'],
+  // Both: comparing `time` with now() needs no per-row cast; date_trunc and time_bucket on `time_utc` need no time
+  // zone arithmetic per row (about 8x faster, measured in bench/control-plane/analytics.bench.ts).
+  ['time', 'TIMESTAMPTZ', 'when the request arrived at the edge; compare it with now(), current_timestamp'],
+  ['time_utc', 'TIMESTAMP', 'the same instant as UTC wall time, without a zone: group by date_trunc on it'],
   ['domain_id', 'INTEGER', 'id of the domain the host belongs to'],
   ['domain', 'VARCHAR', 'name of that domain'],
   ['owner_id', 'INTEGER', "id of the domain's owner when the request was logged"],
