@@ -3,10 +3,11 @@
 import { and, asc, eq, gt, inArray, lt, lte, sql } from 'drizzle-orm';
 import { encodeDomainSnapshot } from '@platform/shared/config';
 import type { Db, Tx } from '../db/index.js';
+import { compiled } from '../db/compiled.js';
 import { rowsOf } from '../db/migrate.js';
 import { configLog, configLogHorizon } from '../db/schema.js';
 import { ApiError } from '../errors.js';
-import { readDomainConfig } from './snapshot.js';
+import { configFromRow, readDomainConfig, type DomainConfigRow } from './snapshot.js';
 import { keyVault, type KeyVault } from '../areas/ssl/key-vault.js';
 
 /**
@@ -55,6 +56,13 @@ export interface ConfigChange {
   domain?: boolean;
   /** Send the domain whole (creation, a plan change, anything not expressible as the above). */
   whole?: boolean;
+  /**
+   * The domain's config as the change's own statement read it while bumping the zone serial (snapshot.ts
+   * domainConfigColumns, under the domain's lock, after the change), with exactly the records of `upsertedRecords`
+   * and the rules of `upsertedRules`: the entry is built from it and nothing is read again (a single record create
+   * is one statement fewer). Ignored for `whole`.
+   */
+  read?: DomainConfigRow;
 }
 
 /** True when the change touches nothing nodes serve. */
@@ -127,14 +135,12 @@ export class ConfigLog {
     const whole = change.whole === true;
     const removedRecords = new Set(change.removedRecords ?? []);
     const removedRules = new Set(change.removedRules ?? []);
-    const config = await readDomainConfig(
-      tx,
-      domainId,
-      this.nsSets,
-      whole ? 'all' : unique(change.upsertedRecords ?? [], removedRecords),
-      whole ? 'all' : unique(change.upsertedRules ?? [], removedRules),
-      { vault: this.vault },
-    );
+    const records = whole ? 'all' : unique(change.upsertedRecords ?? [], removedRecords);
+    const rules = whole ? 'all' : unique(change.upsertedRules ?? [], removedRules);
+    const config =
+      change.read && !whole
+        ? configFromRow(domainId, change.read, this.nsSets, records, rules, { vault: this.vault })
+        : await readDomainConfig(tx, domainId, this.nsSets, records, rules, { vault: this.vault });
     if (!config) throw new Error(`config log: domain ${domainId} does not exist`);
     if (
       (change.upsertedRecords?.length || change.upsertedRules?.length) &&
@@ -291,14 +297,16 @@ export class ConfigLog {
   }
 
   private async insert(tx: Tx, row: typeof configLog.$inferInsert): Promise<number> {
-    // One statement: the lock is taken before the row (and its version) is produced.
-    const result = await tx.execute(sql`
-      WITH locked AS (SELECT pg_advisory_xact_lock(${CONFIG_LOG_LOCK_KEY}))
-      INSERT INTO config_log (domain_id, domain_name, deleted, payload, delta, removed_record_ids, removed_rule_ids)
-      SELECT ${row.domainId}, ${row.domainName}, ${row.deleted ?? false}, ${row.payload}::bytea, ${row.delta ?? false},
-        ${idArray(row.removedRecordIds)}::bigint[], ${idArray(row.removedRuleIds)}::bigint[] FROM locked
-      RETURNING version`);
-    const version = Number(rowsOf<{ version: string | number }>(result)[0]!.version);
+    const [inserted] = await insertEntry<{ version: string | number }>(tx, {
+      domainId: row.domainId,
+      domainName: row.domainName,
+      deleted: row.deleted ?? false,
+      payload: row.payload,
+      delta: row.delta ?? false,
+      removedRecordIds: idArray(row.removedRecordIds),
+      removedRuleIds: idArray(row.removedRuleIds),
+    });
+    const version = Number(inserted!.version);
     if (this.listeners.size > 0) {
       this.recent.set(version, row.deleted ? new Uint8Array(0) : row.payload);
       this.headers.set(version, {
@@ -317,6 +325,18 @@ export class ConfigLog {
     return version;
   }
 }
+
+/** One statement: the lock is taken before the row (and its version) is produced. Compiled once (every write runs it). */
+const insertEntry = compiled<
+  'domainId' | 'domainName' | 'deleted' | 'payload' | 'delta' | 'removedRecordIds' | 'removedRuleIds'
+>(
+  (p) => sql`
+      WITH locked AS (SELECT pg_advisory_xact_lock(${CONFIG_LOG_LOCK_KEY}))
+      INSERT INTO config_log (domain_id, domain_name, deleted, payload, delta, removed_record_ids, removed_rule_ids)
+      SELECT ${p('domainId')}, ${p('domainName')}, ${p('deleted')}, ${p('payload')}::bytea, ${p('delta')},
+        ${p('removedRecordIds')}::bigint[], ${p('removedRuleIds')}::bigint[] FROM locked
+      RETURNING version`,
+);
 
 function entryRow(domainId: number, domainName: string, payload: Uint8Array) {
   return { domainId, domainName, payload, deleted: false, delta: false };

@@ -1,6 +1,6 @@
 // Reads what nodes serve of one domain in ONE statement: bumps its zone serial and returns the domain-level fields
 // with all of its records and rules (a whole snapshot) or only those a change wrote (a delta).
-import { sql, type SQL } from 'drizzle-orm';
+import { sql, type Placeholder, type SQL } from 'drizzle-orm';
 import {
   SCHEMA_MAJOR,
   type AcmeHttpChallenge,
@@ -70,7 +70,8 @@ type RecordTuple = [
 ];
 type RuleJson = { id: number; type: string; enabled: boolean; priority: number; filters: RuleBody; fields: object };
 
-interface ReadRow {
+/** A row of domainConfigColumns, as the driver returns it. */
+export interface DomainConfigRow {
   name: string;
   state: string;
   dns_mode: string;
@@ -110,6 +111,42 @@ function idFilter(column: string, selection: Selection): SQL {
   return sql` AND ${sql.raw(column)} = ANY(${`{${selection.join(',')}}`}::int[])`;
 }
 
+/** The records of a snapshot as read from `from` (a table or CTE with dns_records' columns), in id order. */
+export function snapshotRecordsSql(from: SQL): SQL {
+  return sql`(SELECT coalesce(json_agg(json_build_array(id, name, type, destination, ttl, mx_priority, proxied, captcha,
+          scheme, port, host_header, host_header_mode, timeout, monitor) ORDER BY id), '[]'::json) FROM ${from})`;
+}
+
+/**
+ * The columns a config is built from (configFromRow), for `UPDATE domains … RETURNING` or `SELECT … FROM domains`
+ * of domain `domainId`: `records` and `rules` are the snapshot's arrays (snapshotRecordsSql, or '[]'::json), and
+ * `configBytes` the domain's compiled size after the change (default: the row's config_bytes, which triggers keep).
+ * A write that inserts records can read them in its own statement (records/store.ts createWithContext).
+ */
+export function domainConfigColumns(
+  domainId: number | Placeholder,
+  records: SQL,
+  rules: SQL,
+  configBytes: SQL = sql`config_bytes`,
+): SQL {
+  const id = domainId as number;
+  return sql`name, state, dns_mode, ns_set_index, zone_serial, cache_l2_ttl_days, cache_cap_mb, origin_protocol,
+      under_attack,
+      ${configBytes} AS config_bytes,
+      (extract(epoch FROM developer_mode_until) * 1000)::float8 AS developer_mode_until_ms,
+      (SELECT generation FROM cache_purges WHERE domain_id = ${id}) AS purge_generation,
+      (SELECT coalesce(json_agg(json_build_object('id', p.id, 'prefixes', p.prefixes) ORDER BY p.id), '[]'::json)
+        FROM (SELECT id, prefixes FROM cache_purge_requests WHERE domain_id = ${id}
+              ORDER BY id DESC LIMIT ${ENTRY_PURGES}) p) AS purges,
+      (SELECT min_requests_per_minute FROM uptime_settings WHERE domain_id = ${id}) AS uptime_min_requests,
+      (SELECT coalesce(json_agg(json_build_object('id', id, 'scope', scope) ORDER BY id), '[]'::json)
+        FROM uptime_monitors WHERE domain_id = ${id} AND enabled) AS uptime_monitors,
+      ${records} AS records,
+      ${rules} AS rules,
+      ${snapshotCertificatesSql(id)} AS certificates,
+      ${snapshotAcmeHttpSql(id)} AS acme_http`;
+}
+
 /**
  * Bumps the zone serial of domain `domainId` (unless `bumpSerial` is false) and reads its config as nodes will serve
  * it, in one statement; null when the domain does not exist. `nsSets` are the accepted nameserver sets: the zone uses the set the domain matched,
@@ -126,37 +163,35 @@ export async function readDomainConfig(
   const recordsSql =
     records !== 'all' && records.length === 0
       ? sql`'[]'::json`
-      : sql`(SELECT coalesce(json_agg(json_build_array(id, name, type, destination, ttl, mx_priority, proxied, captcha,
-          scheme, port, host_header, host_header_mode, timeout, monitor) ORDER BY id), '[]'::json)
-          FROM dns_records WHERE domain_id = ${domainId}${idFilter('id', records)})`;
+      : snapshotRecordsSql(sql`dns_records WHERE domain_id = ${domainId}${idFilter('id', records)}`);
   const rulesSql =
     rules !== 'all' && rules.length === 0
       ? sql`'[]'::json`
       : sql`(SELECT coalesce(json_agg(json_build_object('id', id, 'type', type, 'enabled', enabled, 'priority', priority,
           'filters', filters, 'fields', fields) ORDER BY priority, id), '[]'::json)
           FROM rules WHERE domain_id = ${domainId}${idFilter('id', rules)})`;
-  const columns = sql`name, state, dns_mode, ns_set_index, zone_serial, cache_l2_ttl_days, cache_cap_mb, origin_protocol,
-      under_attack,
-      config_bytes,
-      (extract(epoch FROM developer_mode_until) * 1000)::float8 AS developer_mode_until_ms,
-      (SELECT generation FROM cache_purges WHERE domain_id = ${domainId}) AS purge_generation,
-      (SELECT coalesce(json_agg(json_build_object('id', p.id, 'prefixes', p.prefixes) ORDER BY p.id), '[]'::json)
-        FROM (SELECT id, prefixes FROM cache_purge_requests WHERE domain_id = ${domainId}
-              ORDER BY id DESC LIMIT ${ENTRY_PURGES}) p) AS purges,
-      (SELECT min_requests_per_minute FROM uptime_settings WHERE domain_id = ${domainId}) AS uptime_min_requests,
-      (SELECT coalesce(json_agg(json_build_object('id', id, 'scope', scope) ORDER BY id), '[]'::json)
-        FROM uptime_monitors WHERE domain_id = ${domainId} AND enabled) AS uptime_monitors,
-      ${recordsSql} AS records,
-      ${rulesSql} AS rules,
-      ${snapshotCertificatesSql(domainId)} AS certificates,
-      ${snapshotAcmeHttpSql(domainId)} AS acme_http`;
+  const columns = domainConfigColumns(domainId, recordsSql, rulesSql);
   const result = await tx.execute(
     opts.bumpSerial === false
       ? sql`SELECT ${columns} FROM domains WHERE id = ${domainId}`
       : sql`UPDATE domains SET zone_serial = zone_serial + 1 WHERE id = ${domainId} RETURNING ${columns}`,
   );
-  const row = rowsOf<ReadRow>(result)[0];
-  if (!row) return null;
+  const row = rowsOf<DomainConfigRow>(result)[0];
+  return row ? configFromRow(domainId, row, nsSets, records, rules, opts) : null;
+}
+
+/**
+ * The config of domain `domainId` from a row of domainConfigColumns. `records` and `rules`: what the row's arrays were
+ * read for (ids missing from them are reported as removed).
+ */
+export function configFromRow(
+  domainId: number,
+  row: DomainConfigRow,
+  nsSets: readonly (readonly string[])[],
+  records: Selection,
+  rules: Selection,
+  opts: { now?: number; vault?: KeyVault } = {},
+): DomainConfig {
   const untilMs = row.developer_mode_until_ms === null ? null : Number(row.developer_mode_until_ms);
   const header: DomainHeader = {
     id: domainId,

@@ -136,15 +136,16 @@ export async function createRecord(app: FastifyInstance, domain: DomainLock, inp
     checkOrigin(originPolicy(app.config), record);
     assertNotFrozen(locked);
     // Inserted in the statement that reads the plan, the record count and the records at the name as they were
-    // before it (a create is a handful of round trips); a check that fails below rolls the insert back.
-    const { plan, count, atName, row } = await createWithContext(tx, locked.id, record);
+    // before it, and the domain's config for the config log (a create is a handful of round trips); a check that
+    // fails below rolls it all back.
+    const { plan, count, atName, row, config } = await createWithContext(tx, locked.id, record);
     const features = await featuresOf(tx, plan);
     const problem = limitError(features, count + 1);
     if (problem) throw new ApiError('CP_ERR_PLAN_LIMIT', problem, { feature: 'max_records' });
     gateHostHeader(features, record, null);
     await checkHostHeader(new HostHeaderOwnership(tx, locked), record, null);
     new ZoneIndex(atName).check(record);
-    return { value: row, change: { upsertedRecords: [row.id] } };
+    return { value: row, change: { upsertedRecords: [row.id], read: config } };
   });
 }
 

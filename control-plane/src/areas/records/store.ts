@@ -2,7 +2,9 @@
 import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/index.js';
 import { dnsRecords } from '../../db/schema.js';
+import { compiled } from '../../db/compiled.js';
 import { rowsOf } from '../../db/migrate.js';
+import { domainConfigColumns, snapshotRecordsSql, type DomainConfigRow } from '../../config-log/snapshot.js';
 import { livePlanJson, type LivePlan } from '../../plans/entitlements.js';
 import type { HostHeaderMode, RecordFields, RecordType, Scheme, StoredRecord } from './types.js';
 
@@ -112,29 +114,48 @@ const STORED_TUPLE = sql.raw(`json_build_array(id, name, type, destination, mx_p
   port, host_header, host_header_mode, monitor, timeout, comment)`);
 
 /**
- * A single create in ONE statement: inserts `record` and reads what its checks need as the zone was before it (the
- * live plan, the record count, the records at its name: the statement's other parts do not see its own insert).
- * The caller checks and throws to refuse, which rolls the insert back with the transaction.
+ * A single create in ONE statement: inserts `record`, reads what its checks need as the zone was before it (the
+ * live plan, the record count, the records at its name: the statement's other parts do not see its own insert), and
+ * bumps the zone serial reading the domain's config with the new record (snapshot.ts domainConfigColumns; its size
+ * is the stored one plus the record's, as the insert's trigger adds it after the statement), which the config log
+ * appends without reading it again. The caller checks and throws to refuse, which rolls it all back with the
+ * transaction. Compiled once (db/compiled.ts): drizzle does not rebuild its text on each create.
  */
 export async function createWithContext(
   tx: Tx,
   domainId: number,
   record: RecordFields,
-): Promise<{ plan: LivePlan | null; count: number; atName: StoredRecord[]; row: RecordRow }> {
-  const result = await tx.execute(sql`
-    WITH ${insertedCte(domainId, [record])}
-    SELECT ${livePlanJson(domainId)} AS plan, (SELECT count(*) FROM dns_records WHERE domain_id = ${domainId}) AS n,
-      (SELECT coalesce(json_agg(${STORED_TUPLE} ORDER BY id), '[]')::text FROM dns_records
-        WHERE domain_id = ${domainId} AND name = ${record.name}) AS records,
-      (${insertedJson}) AS inserted`);
-  const row = rowsOf<{ plan: LivePlan | null; n: string | number; records: string; inserted: string }>(result)[0]!;
+): Promise<{ plan: LivePlan | null; count: number; atName: StoredRecord[]; row: RecordRow; config: DomainConfigRow }> {
+  const [row] = await createStatement<
+    DomainConfigRow & { plan: LivePlan | null; n: string | number; at_name: string; inserted: string }
+  >(tx, { domainId, records: recordsJson([record]), name: record.name });
   return {
-    plan: row.plan,
-    count: Number(row.n),
-    atName: (JSON.parse(row.records) as StoredTuple[]).map(tupleToStored),
-    row: insertedRows(domainId, row.inserted)[0]!,
+    plan: row!.plan,
+    count: Number(row!.n),
+    atName: (JSON.parse(row!.at_name) as StoredTuple[]).map(tupleToStored),
+    row: insertedRows(domainId, row!.inserted)[0]!,
+    config: row!,
   };
 }
+
+const createStatement = compiled<'domainId' | 'records' | 'name'>((p) => {
+  const domainId = p('domainId') as unknown as number;
+  return sql`
+    WITH ${insertedCteSql(domainId, p('records'))},
+    bumped AS (UPDATE domains SET zone_serial = zone_serial + 1 WHERE id = ${domainId}
+      RETURNING ${domainConfigColumns(
+        domainId,
+        snapshotRecordsSql(sql`inserted`),
+        sql`'[]'::json`,
+        sql`config_bytes + (SELECT coalesce(sum(dns_record_config_bytes(name, type, destination, scheme, host_header_mode,
+          host_header)), 0) FROM inserted)`,
+      )})
+    SELECT ${livePlanJson(domainId)} AS plan, (SELECT count(*) FROM dns_records WHERE domain_id = ${domainId}) AS n,
+      (SELECT coalesce(json_agg(${STORED_TUPLE} ORDER BY id), '[]')::text FROM dns_records
+        WHERE domain_id = ${domainId} AND name = ${p('name')}) AS at_name,
+      (${insertedJson}) AS inserted, bumped.*
+    FROM bumped`;
+});
 
 /**
  * The records of a domain that a write's zone checks need: those with one of `ids`, those at one of `names`, and
@@ -216,13 +237,15 @@ export async function countRecords(tx: Tx, domainId: number): Promise<number> {
  */
 export async function insertRecords(tx: Tx, domainId: number, records: RecordFields[]): Promise<RecordRow[]> {
   if (records.length === 0) return [];
-  const result = await tx.execute(sql`WITH ${insertedCte(domainId, records)} SELECT (${insertedJson}) AS records`);
+  const result = await tx.execute(
+    sql`WITH ${insertedCteSql(domainId, recordsJson(records))} SELECT (${insertedJson}) AS records`,
+  );
   return insertedRows(domainId, rowsOf<{ records: string }>(result)[0]!.records);
 }
 
-/** `inserted AS (INSERT … RETURNING *)`: the records in ONE statement, from one JSON parameter, ids in input order. */
-function insertedCte(domainId: number, records: RecordFields[]) {
-  const json = JSON.stringify(
+/** The records as insertedCteSql's one JSON parameter. */
+function recordsJson(records: RecordFields[]): string {
+  return JSON.stringify(
     records.map((r, i) => ({
       i,
       name: r.name,
@@ -241,6 +264,10 @@ function insertedCte(domainId: number, records: RecordFields[]) {
       comment: r.comment,
     })),
   );
+}
+
+/** `inserted AS (INSERT … RETURNING *)`: the records in ONE statement, from one JSON parameter, ids in input order. */
+function insertedCteSql(domainId: number, json: unknown) {
   // Ids come from the sequence in the SELECT's order, so ORDER BY id is the input order.
   return sql`inserted AS (
       INSERT INTO dns_records (domain_id, name, type, destination, mx_priority, ttl, proxied, captcha, scheme, port,
