@@ -21,8 +21,9 @@ export interface RecordsFixture {
 export async function recordsFixture(
   t: { after(fn: () => Promise<void> | void): void },
   name = 'example.org',
+  env: Record<string, string> = {},
 ): Promise<RecordsFixture> {
-  const cp = await startTestControlPlane(t);
+  const cp = await startTestControlPlane(t, env);
   const u = await cp.user();
   const domain = await cp.domain(u.key, name);
   const [row] = await cp.database.db.select().from(domains).where(eq(domains.name, domain));
