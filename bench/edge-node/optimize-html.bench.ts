@@ -1,5 +1,6 @@
 // Where the optimize rule's HTML work runs (issue 13 item 6): in the edge process (our one-pass minifier and Markdown
-// converter, edge-node/src/rules/optimize-html.ts) or in workerd, the `workerd` package's binary started here on
+// converter, edge-node/src/rules/optimize-html.ts, called inline and on the edge's HTML thread, which the edge uses
+// for bodies of 64 KiB and more) or in workerd, the `workerd` package's binary started here on
 // 127.0.0.1 with a worker, each answer a round trip over HTTP as the edge would make it. Over workerd: an echo (the
 // round trip alone, the floor of any workerd path), HTMLRewriter dropping comments and collapsing text white space
 // (the same minification done by workerd's own streaming rewriter; also with comments only, its cheapest use), and our minifier and converter bundled into the
@@ -15,6 +16,7 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { Bench } from 'tinybench';
 import { htmlToMarkdown, minifyHtml } from '../../edge-node/src/rules/optimize-html.js';
+import { onHtmlThread } from '../../edge-node/src/rules/optimize-thread-client.js';
 
 /** The binary's path from the package (its platform package's file: no install script needed). */
 const workerdBin = (createRequire(import.meta.url)('workerd') as { default: string }).default;
@@ -156,29 +158,31 @@ try {
   const outSize: Record<string, number> = {};
   // HTMLRewriter with a text handler takes seconds on 1 MiB: a few iterations suffice (tinybench's default is 64).
   const bench = new Bench({ time: 1000, warmupTime: 100, iterations: 4, warmupIterations: 1 });
+  /** A task whose output length is recorded for the table. */
+  const add = (task: string, run: () => number | Promise<number>) =>
+    bench.add(task, async () => {
+      outSize[task] = await run();
+    });
   for (const [name, html] of SIZES) {
     const body = Buffer.from(html);
-    bench.add(`${name}: library, minify (anchor)`, () => {
-      outSize[`${name}: library, minify (anchor)`] = Buffer.from(minifyHtml(body.toString('latin1')), 'latin1').length;
-    });
-    bench.add(`${name}: library, Markdown`, () => {
-      outSize[`${name}: library, Markdown`] = Buffer.from(htmlToMarkdown(body.toString('utf8'))).length;
-    });
-    bench.add(`${name}: workerd, echo (round trip only)`, async () => {
-      outSize[`${name}: workerd, echo (round trip only)`] = (await roundTrip('/echo', body)).length;
-    });
-    bench.add(`${name}: workerd, HTMLRewriter minify`, async () => {
-      outSize[`${name}: workerd, HTMLRewriter minify`] = (await roundTrip('/rewriter', body)).length;
-    });
-    bench.add(`${name}: workerd, HTMLRewriter comments only`, async () => {
-      outSize[`${name}: workerd, HTMLRewriter comments only`] = (await roundTrip('/rewriter-comments', body)).length;
-    });
-    bench.add(`${name}: workerd, our minify`, async () => {
-      outSize[`${name}: workerd, our minify`] = (await roundTrip('/ours-minify', body)).length;
-    });
-    bench.add(`${name}: workerd, our Markdown`, async () => {
-      outSize[`${name}: workerd, our Markdown`] = (await roundTrip('/ours-markdown', body)).length;
-    });
+    add(`${name}: library, minify (anchor)`, () => Buffer.from(minifyHtml(body.toString('latin1')), 'latin1').length);
+    add(`${name}: library, Markdown`, () => Buffer.from(htmlToMarkdown(body.toString('utf8'))).length);
+    add(
+      `${name}: library on the edge's HTML thread, minify`,
+      async () => (await onHtmlThread('html', body, undefined))!.length,
+    );
+    add(
+      `${name}: library on the edge's HTML thread, Markdown`,
+      async () => (await onHtmlThread('markdown', body, undefined))!.length,
+    );
+    add(`${name}: workerd, echo (round trip only)`, async () => (await roundTrip('/echo', body)).length);
+    add(`${name}: workerd, HTMLRewriter minify`, async () => (await roundTrip('/rewriter', body)).length);
+    add(
+      `${name}: workerd, HTMLRewriter comments only`,
+      async () => (await roundTrip('/rewriter-comments', body)).length,
+    );
+    add(`${name}: workerd, our minify`, async () => (await roundTrip('/ours-minify', body)).length);
+    add(`${name}: workerd, our Markdown`, async () => (await roundTrip('/ours-markdown', body)).length);
   }
   await bench.run();
   console.log(`Node ${process.version}, ${version}, ${cpus()[0]?.model ?? 'cpu'} x${cpus().length}`);

@@ -8,7 +8,8 @@ import { brotliDecompressSync } from 'node:zlib';
 import { validateRule } from '@platform/shared/match';
 import { proxiedRecord, rule, snapshot, startStubOrigin, startTestEdge } from '../testing/harness.js';
 import { htmlToMarkdown, minifyHtml } from './optimize-html.js';
-import { TRANSFORM_MAX_BYTES, wantsMarkdown } from './optimize-transform.js';
+import { THREAD_MIN_BYTES } from './optimize-thread-client.js';
+import { TRANSFORM_MAX_BYTES, transformBody, wantsMarkdown } from './optimize-transform.js';
 
 interface Raw {
   status: number;
@@ -267,6 +268,18 @@ test('Markdown and minifier units: bounded stack, Accept parsing', () => {
   assert.equal(minifyHtml('<pre><b>  a  </b></pre>  b'), '<pre><b>  a  </b></pre> b');
   assert.equal(minifyHtml('a < b  and  c'), 'a < b and c');
   assert.equal(minifyHtml('<p title="a  >  b">x</p>'), '<p title="a  >  b">x</p>');
+});
+
+test('the HTML thread: same output as inline, and a bounded queue', { timeout: 120_000 }, async () => {
+  const html = bigPage(4 * THREAD_MIN_BYTES);
+  const body = Buffer.from(html);
+  assert.equal((await transformBody('html', body, undefined))?.toString('latin1'), minifyHtml(html));
+  assert.equal((await transformBody('markdown', body, 'utf-8'))?.toString(), htmlToMarkdown(html));
+  // 40 answers of 1 MiB at once: at most 16 MiB wait for the thread, the others go out unchanged; all settle.
+  const one = Buffer.from(bigPage(TRANSFORM_MAX_BYTES - 1024));
+  const results = await Promise.all(Array.from({ length: 40 }, () => transformBody('markdown', one, undefined)));
+  const done = results.filter((r) => r !== undefined).length;
+  assert.ok(done >= 1 && done <= 16, `${done} converted`);
 });
 
 test('optimize rule fields: minify flags and markdown_for_agents are booleans', () => {

@@ -1,8 +1,10 @@
 // optimize: which answers are minified or turned into Markdown, and the transformation of a whole answer held in memory
 // (at most TRANSFORM_MAX_BYTES: a larger answer passes through unchanged). HTML and Markdown are our own one-pass code
-// (optimize-html.ts); CSS and JavaScript go to esbuild, whose service process keeps the work off the event loop.
+// (optimize-html.ts), inline for small bodies and on one thread of their own for larger ones (optimize-thread.ts);
+// CSS and JavaScript go to esbuild, whose service process keeps the work off the event loop.
 import { transform } from 'esbuild';
-import { htmlToMarkdown, minifyHtml } from './optimize-html.js';
+import { htmlWork } from './optimize-html.js';
+import { onHtmlThread, THREAD_MIN_BYTES } from './optimize-thread-client.js';
 import type { OptimizeAction } from './optimize.js';
 
 export type TransformKind = 'html' | 'css' | 'js' | 'markdown';
@@ -59,11 +61,6 @@ export function transformKind(a: OptimizeAction, type: string, markdown: boolean
   return undefined;
 }
 
-/** Charsets in which ASCII bytes are ASCII characters: HTML can be minified byte for byte. */
-function asciiCompatible(charset: string | undefined): boolean {
-  return charset === undefined || !/^(utf-?16|utf-?32|ucs-?2|unicode)/.test(charset);
-}
-
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** A UTF-8 body as a string, or undefined when it is not valid UTF-8 (or names another charset). */
@@ -85,37 +82,27 @@ export async function transformBody(
   body: Buffer,
   charset: string | undefined,
 ): Promise<Buffer | undefined> {
+  if (kind === 'html' || kind === 'markdown') {
+    if (body.length < THREAD_MIN_BYTES) return htmlWork(kind, body, charset);
+    return onHtmlThread(kind, body, charset);
+  }
+  const source = utf8(body, charset);
+  if (source === undefined) return undefined;
   let out: Buffer;
-  if (kind === 'html') {
-    if (!asciiCompatible(charset)) return undefined;
-    out = Buffer.from(minifyHtml(body.toString('latin1')), 'latin1');
-  } else if (kind === 'markdown') {
-    if (!asciiCompatible(charset)) return undefined;
-    let text: string;
-    try {
-      text = new TextDecoder(charset ?? 'utf-8').decode(body);
-    } catch {
-      text = new TextDecoder('utf-8').decode(body); // an unknown charset label: read as UTF-8
-    }
-    return Buffer.from(htmlToMarkdown(text), 'utf8');
-  } else {
-    const source = utf8(body, charset);
-    if (source === undefined) return undefined;
-    try {
-      // Whitespace and local names only for scripts: syntax rewrites could bring in syntax newer than the source's.
-      const r =
-        kind === 'css'
-          ? await transform(source, { loader: 'css', minify: true, target: CSS_TARGET, logLevel: 'silent' })
-          : await transform(source, {
-              loader: 'js',
-              minifyWhitespace: true,
-              minifyIdentifiers: true,
-              logLevel: 'silent',
-            });
-      out = Buffer.from(r.code, 'utf8');
-    } catch {
-      return undefined;
-    }
+  try {
+    // Whitespace and local names only for scripts: syntax rewrites could bring in syntax newer than the source's.
+    const r =
+      kind === 'css'
+        ? await transform(source, { loader: 'css', minify: true, target: CSS_TARGET, logLevel: 'silent' })
+        : await transform(source, {
+            loader: 'js',
+            minifyWhitespace: true,
+            minifyIdentifiers: true,
+            logLevel: 'silent',
+          });
+    out = Buffer.from(r.code, 'utf8');
+  } catch {
+    return undefined;
   }
   return out.length < body.length ? out : undefined;
 }
