@@ -75,6 +75,11 @@ export class RequestContext {
   upstreamMs = -1;
   /** True once the client went away or the response was finished: nothing more may be written. */
   aborted = false;
+  /**
+   * True while uWS is paused on the request body (the body stream's buffer is full, server.ts): an answer given then
+   * closes the connection, since uWS would read no more of it and the client's next request on it would hang.
+   */
+  bodyPaused = false;
   /** Cancels the origin exchange in flight (set by the upstream dispatch). */
   abortUpstream: (() => void) | undefined;
 

@@ -327,8 +327,8 @@ function answerChallenge(
   body: Readable | null,
   responseOps: HeaderOp[],
 ): true | Promise<void> {
-  const fail = (status: number, message: string, extra: [string, string][] = [], close = false) => {
-    respond(res, ctx, status, [...TEXT, ['cache-control', 'no-store'], ...extra], `${message}\n`, responseOps, close);
+  const fail = (status: number, message: string, extra: [string, string][] = []) => {
+    respond(res, ctx, status, [...TEXT, ['cache-control', 'no-store'], ...extra], `${message}\n`, responseOps);
     state.log(ctx);
   };
   if (ctx.method !== 'POST') {
@@ -340,9 +340,7 @@ function answerChallenge(
     return true;
   }
   return readBounded(body, MAX_ANSWER_BYTES).then((form) => {
-    // Cut off mid-read, where uWS may be paused on it: the connection is closed after the 413 (as nginx does), not
-    // kept alive reading nothing more.
-    if (form === null) return fail(413, 'answer too large', [], true);
+    if (form === null) return fail(413, 'answer too large');
     const a = parseAnswer(form);
     const v = checkAnswer(a.nonce, a.solution, clientAddress(ctx.peer), ctx.host);
     if (!v.ok) return fail(v.status, v.reason);

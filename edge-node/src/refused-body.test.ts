@@ -2,9 +2,9 @@
 // rate_limit's 429, the challenge page, basic_auth's 401, a redirect, an oversized challenge answer): uWS goes on
 // delivering the body after the answer, which the edge drops. Before, the body stream paused uWS once its buffer was
 // full, and uWS throws when an answered response is touched: a 2 MB POST to a blocked path took the process down.
-// The connection stays usable for the next request (a body cut off mid-read, an oversized challenge answer or one the
-// WAF refused after its first 128 KiB, is answered and its connection closed), and another tenant is answered
-// throughout.
+// The connection stays usable for the next request: uWS reads the rest, or, when it is paused on a body partly read
+// (an oversized challenge answer; a body the WAF read the first 128 KiB of, then it or a later phase refused), the
+// answer closes the connection and the client opens another. Another tenant is answered throughout.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Agent, request } from 'node:http';
@@ -97,23 +97,44 @@ test('a body the edge answers without reading is dropped; the process and the co
       assert.equal((await send(port, 'www.neighbour.example.org', '/n')).status, 200, 'the neighbour');
     }
   }
-  // The WAF refuses an attack in the first 128 KiB it reads of a larger body.
-  edge.apply(snapshot('waf.example.org', { records: [proxiedRecord('www', origin.port)], rules: [rule('waf', {})] }));
-  const attack = Buffer.from(JSON.stringify({ q: "1' union select password from users--", pad: 'a'.repeat(2 << 20) }));
-  for (const chunked of [false, true]) {
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    t.after(() => agent.destroy());
-    const json = { 'content-type': 'application/json' };
-    const refused = await exchange(agent, port, 'www.waf.example.org', '/api', {
-      method: 'POST',
-      body: attack,
-      chunked,
-      headers: json,
-    });
-    assert.equal(refused.status, 403, `waf${chunked ? ', chunked' : ''}`);
-    const next = await exchange(agent, port, host, '/after');
-    assert.equal(next.status, 200, 'after the waf');
-  }
+  // The WAF reads the first 128 KiB of a larger body (uWS paused on the rest): it refuses an attack there, or passes
+  // the body to a later phase that refuses the request (basic_auth, redirect).
+  edge.apply(
+    snapshot('waf.example.org', {
+      records: [proxiedRecord('www', origin.port)],
+      rules: [
+        rule('waf', {}),
+        rule('basic_auth', {
+          path_includes: ['/staff/*'],
+          users: [{ username: 'alice', password_hash: await hashPassword('wonderland') }],
+        }),
+        rule('redirect', { path_includes: ['/old/*'], target: '/new/$1' }),
+      ],
+    }),
+  );
+  const pad = 'a'.repeat(2 << 20);
+  const attack = Buffer.from(JSON.stringify({ q: "1' union select password from users--", pad }));
+  const benign = Buffer.from(JSON.stringify({ note: 'hello', pad }));
+  const afterWaf: [string, string, Buffer, number][] = [
+    ['waf', '/api', attack, 403],
+    ['basic_auth after the waf', '/staff/x', benign, 401],
+    ['redirect after the waf', '/old/x', benign, 302],
+  ];
+  for (const chunked of [false, true])
+    for (const [what, path, body, status] of afterWaf) {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      t.after(() => agent.destroy());
+      const json = { 'content-type': 'application/json' };
+      const refused = await exchange(agent, port, 'www.waf.example.org', path, {
+        method: 'POST',
+        body,
+        chunked,
+        headers: json,
+      });
+      assert.equal(refused.status, status, `${what}${chunked ? ', chunked' : ''}`);
+      const next = await exchange(agent, port, host, '/after');
+      assert.equal(next.status, 200, `after ${what}`);
+    }
   // A body the edge does forward still reaches the origin whole.
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   t.after(() => agent.destroy());

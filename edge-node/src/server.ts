@@ -31,7 +31,9 @@ export interface EdgeServer {
 function bodyStream(res: HttpResponse, ctx: RequestContext): Readable {
   let paused = false;
   const resume = () => {
-    if (!ctx.aborted) res.resume();
+    if (ctx.aborted) return;
+    ctx.bodyPaused = false;
+    res.resume();
   };
   const stream = new Readable({
     read() {
@@ -53,6 +55,7 @@ function bodyStream(res: HttpResponse, ctx: RequestContext): Readable {
     if (isLast) stream.push(null);
     else if (!more) {
       paused = true;
+      ctx.bodyPaused = true;
       res.pause();
     }
   });

@@ -31,8 +31,10 @@ export function writeHead(
 }
 
 /**
- * Answers with a whole body (edge-made answers and cache hits). Does nothing when the client is gone. `close` ends the
- * connection after the answer (a request body left half-read).
+ * Answers with a whole body (edge-made answers and cache hits). Does nothing when the client is gone. Closes the
+ * connection after the answer when uWS is paused on a request body left unread (ctx.bodyPaused): the rest would never
+ * be read, and the client's next request on that connection would hang. Otherwise uWS reads the rest of the body,
+ * which the body stream drops (server.ts), and the connection serves the next request.
  */
 export function respond(
   res: HttpResponse,
@@ -41,15 +43,14 @@ export function respond(
   headers: [string, string][],
   body: string | Buffer,
   ops: ResponseOps | null,
-  close = false,
 ): void {
   if (ctx.aborted) return;
   ctx.aborted = true; // the response is finished: later aborts and writes are no-ops
   ctx.bytes = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
   res.cork(() => {
     writeHead(res, ctx, status, headers, ops);
-    if (ctx.method === 'HEAD') res.endWithoutBody(ctx.bytes, close);
-    else res.end(body, close);
+    if (ctx.method === 'HEAD') res.endWithoutBody(ctx.bytes, ctx.bodyPaused);
+    else res.end(body, ctx.bodyPaused);
   });
 }
 

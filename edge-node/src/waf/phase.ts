@@ -42,9 +42,8 @@ function settle(ctx: RequestContext, r: CompiledRule<WafAction>, ev: Evaluation)
   return block;
 }
 
-/** The 403; `close` ends the connection after it (a body left half-read, where uWS may be paused on it). */
-function answer(res: HttpResponse, ctx: RequestContext, responseOps: HeaderOp[], close = false): void {
-  respond(res, ctx, 403, [...BLOCKED], 'request blocked by the web application firewall\n', responseOps, close);
+function answer(res: HttpResponse, ctx: RequestContext, responseOps: HeaderOp[]): void {
+  respond(res, ctx, 403, [...BLOCKED], 'request blocked by the web application firewall\n', responseOps);
 }
 
 export type WafOutcome =
@@ -106,10 +105,10 @@ export function wafPhase(
     return PASS_SAME(body);
   }
   return readPrefix(body, MAX_BODY_BYTES).then(
-    ({ prefix, rest, whole }) => {
+    ({ prefix, rest }) => {
       if (finish(prefix)) {
         rest.destroy();
-        answer(res, ctx, responseOps, !whole);
+        answer(res, ctx, responseOps);
         return { answered: true as const };
       }
       return { answered: false as const, body: rest };
@@ -123,10 +122,10 @@ export function wafPhase(
 }
 
 /**
- * Reads up to `max` bytes of `body`; returns them, a stream that replays them and then the rest of `body` (unread
- * beyond the prefix until the origin asks: backpressure is kept), and whether that was the whole body.
+ * Reads up to `max` bytes of `body`; returns them and a stream that replays them and then the rest of `body`
+ * (unread beyond the prefix until the origin asks: backpressure is kept).
  */
-async function readPrefix(body: Readable, max: number): Promise<{ prefix: Buffer; rest: Readable; whole: boolean }> {
+async function readPrefix(body: Readable, max: number): Promise<{ prefix: Buffer; rest: Readable }> {
   const it = (body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
   const chunks: Buffer[] = [];
   let n = 0;
@@ -151,5 +150,5 @@ async function readPrefix(body: Readable, max: number): Promise<{ prefix: Buffer
       yield r.value;
     }
   }
-  return { prefix, rest: Readable.from(replay(), { objectMode: false }), whole: done };
+  return { prefix, rest: Readable.from(replay(), { objectMode: false }) };
 }
