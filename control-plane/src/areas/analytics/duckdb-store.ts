@@ -17,6 +17,7 @@ import { checkParsedQuery, QueryRefused } from './sandbox.js';
 import {
   LOG_COLUMNS,
   QueryFailed,
+  StoreUnavailable,
   type AnalyticsStore,
   type LogRow,
   type QueryDomain,
@@ -55,21 +56,30 @@ function viewBranch(d: QueryDomain): string {
 const EMPTY_VIEW = `SELECT ${LOG_COLUMNS.map(([name, type]) => `CAST(NULL AS ${type}) AS ${name}`).join(', ')} WHERE false`;
 
 /** One DuckDB instance per file in this process (two apps on one DATA_DIR share it), counted by its users. */
-const open = new Map<string, { store: Promise<DuckDbEngine>; users: number }>();
+const open = new Map<string, { store: Promise<DuckDbEngine> | null; users: number }>();
 
 export function openDuckDbStore(opts: DuckDbOptions): AnalyticsStore {
   const path = join(opts.dir, 'analytics.duckdb');
   let entry = open.get(path);
   if (!entry) {
-    entry = { store: DuckDbEngine.create(path, opts), users: 0 };
+    entry = { store: null, users: 0 };
     open.set(path, entry);
   }
   entry.users++;
   const shared = entry;
   let closed = false;
-  const engine = () => {
-    if (closed) throw new Error('analytics store closed');
-    return shared.store;
+  // Opened at first use; a failed open (the file held by another process) is tried again at the next use.
+  const engine = async (): Promise<DuckDbEngine> => {
+    if (closed) throw new StoreUnavailable('analytics store closed');
+    const opening = (shared.store ??= DuckDbEngine.create(path, opts).catch((err: unknown) => {
+      shared.store = null;
+      throw err;
+    }));
+    try {
+      return await opening;
+    } catch (err) {
+      throw new StoreUnavailable(`analytics store unavailable: ${err instanceof Error ? err.message : String(err)}`);
+    }
   };
   return {
     append: async (rows) => (await engine()).append(rows),
@@ -83,7 +93,7 @@ export function openDuckDbStore(opts: DuckDbOptions): AnalyticsStore {
       closed = true;
       if (--shared.users > 0) return;
       open.delete(path);
-      await (await shared.store.catch(() => null))?.close();
+      await (await shared.store?.catch(() => null))?.close();
     },
   };
 }

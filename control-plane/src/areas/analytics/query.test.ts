@@ -3,7 +3,7 @@
 // the generated log; read-only keys may query; plan gating; a deleted domain's rows go with it; retention per plan.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { pack } from 'msgpackr';
@@ -399,4 +399,21 @@ test('analytics: the store, POST /analytics/query and its sandbox', { timeout: 3
     assert.deepEqual((await rows(alice.key, 'SELECT DISTINCT domain FROM logs')).rows, [[a1]]);
     assert.ok(existsSync(join(cp.config.dataDir, 'analytics.duckdb')));
   });
+});
+
+test('analytics: a store that cannot be opened answers 503, and opens at the next use once it can', async (t) => {
+  const cp = await startTestControlPlane(t);
+  const owner = await cp.user();
+  const name = await cp.domain(owner.key, 'unavailable.example.org');
+  const [dom] = await cp.database.db.select().from(domains).where(eq(domains.name, name));
+  await setOverride(cp.database.db, dom.id, 'logs_enabled', true);
+  // A directory where the database file goes: DuckDB cannot open it.
+  const file = join(cp.config.dataDir, 'analytics.duckdb');
+  mkdirSync(file);
+  let res = await cp.call(owner.key, 'POST', '/analytics/query', { query: 'SELECT count(*) FROM logs' });
+  assert.deepEqual([res.statusCode, res.json()], [503, { error: 'analytics store unavailable' }]);
+  rmdirSync(file);
+  res = await cp.call(owner.key, 'POST', '/analytics/query', { query: 'SELECT count(*) FROM logs' });
+  assert.equal(res.statusCode, 200, res.body);
+  assert.deepEqual(res.json().rows, [[0]]);
 });

@@ -9,7 +9,7 @@ import { featuresOf, LIVE_STATUSES, requireFeature, type EffectiveFeatures } fro
 import { openDuckDbStore } from './duckdb-store.js';
 import { HostDomainCache } from './ingest.js';
 import { QueryRefused, boundQueryText } from './sandbox.js';
-import { QueryFailed, type AnalyticsStore, type QueryDomain, type QueryResult } from './store.js';
+import { QueryFailed, StoreUnavailable, type AnalyticsStore, type QueryDomain, type QueryResult } from './store.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -165,6 +165,10 @@ export async function runQuery(request: FastifyRequest, query: string): Promise<
   } catch (err) {
     if (err instanceof QueryRefused || err instanceof QueryFailed)
       throw new ApiError('CP_ERR_INVALID_INPUT', err.message);
+    if (err instanceof StoreUnavailable) {
+      app.log.error({ err }, 'analytics store unavailable');
+      throw new ApiError('CP_ERR_UNAVAILABLE', 'analytics store unavailable');
+    }
     throw err;
   } finally {
     running--;

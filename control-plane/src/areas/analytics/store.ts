@@ -95,3 +95,6 @@ export interface AnalyticsStore {
 
 /** A query the engine refused or could not finish (bad column, time limit): answered as a 400 with this text. */
 export class QueryFailed extends Error {}
+
+/** The store could not be opened (its file held by another process, a full disk): answered 503. */
+export class StoreUnavailable extends Error {}
