@@ -217,15 +217,70 @@ test('request logs: a full buffer drops its oldest records and counts them while
   assert.equal(buffer.dropped, 2);
   await shipper.flush();
   assert.equal(cp.seen.length, 1, 'the shipment was tried and failed');
+  assert.deepEqual(
+    [buffer.size, buffer.outbox.length, buffer.outbox[0].records],
+    [0, 1, 3],
+    'the records wait in a batch',
+  );
   buffer.add(request('/6'));
-  assert.equal(buffer.size, 3, 'records put back after the failure stay within the bound');
-  assert.equal(buffer.dropped, 3);
   assert.deepEqual(
     buffer.drain().map((r) => r.path),
-    ['/4', '/5', '/6'],
-    'the most recent records are kept, oldest first',
+    ['/6'],
   );
   assert.equal(buffer.total, 6);
+});
+
+test('request logs: the outbox of unacknowledged batches is bounded in batches and bytes; drops are counted', async (t) => {
+  const cp = await startStubOrigin('cp', (_req, res) => {
+    res.statusCode = 503;
+    res.end('down');
+  });
+  t.after(() => cp.close());
+  const dataDir = mkdtempSync(join(tmpdir(), 'edge-outbox-'));
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const buffer = new RequestLogBuffer(1000, { maxBatches: 4, maxBytes: 64 * 1024 });
+  const shipper = startLogShipper(buffer, {
+    controlPlaneUrl: `http://127.0.0.1:${cp.port}`,
+    logFlushMs: 60_000,
+    dataDir,
+    nodeToken: 'tok',
+  });
+  t.after(() => shipper.stop());
+  const request = (path: string) =>
+    new RequestContext({
+      method: 'GET',
+      host: 'www.example.org',
+      path,
+      query: '',
+      headers: [],
+      peer: parsePeerAddress('192.0.2.7'),
+      scheme: 'https',
+      startedAt: performance.now(),
+    });
+  // Ten flushes of 10 small records: at most 4 batches kept, the oldest dropped and their records counted.
+  for (let round = 0; round < 10; round++) {
+    for (let i = 0; i < 10; i++) buffer.add(request(`/${round}/${i}`));
+    await shipper.flush();
+    assert.ok(buffer.outbox.length <= 4, `round ${round}: ${buffer.outbox.length} batches`);
+  }
+  assert.equal(buffer.outbox.length, 4);
+  assert.equal(buffer.dropped, 60, 'six batches of ten records dropped');
+  assert.ok(buffer.outboxBytes <= 64 * 1024);
+  // Large records: the byte bound holds before the batch bound.
+  for (let round = 0; round < 4; round++) {
+    for (let i = 0; i < 100; i++) buffer.add(request(`/${'x'.repeat(2000)}/${i}`));
+    await shipper.flush();
+    assert.ok(buffer.outboxBytes <= 64 * 1024, `round ${round}: ${buffer.outboxBytes} bytes`);
+  }
+  assert.ok(buffer.dropped >= 60 + 300, `${buffer.dropped} dropped`);
+  assert.equal(buffer.dropped + buffer.outbox.reduce((n, b) => n + b.records, 0), buffer.total);
+  // Exposed on the node's metrics endpoint as well (edge_request_logs_dropped_total, memoryOf).
+  const node = { pools: { size: 0, evicted: 0 }, cache: { bytes: 0, evicted: 0 }, logs: buffer };
+  const memory = memoryOf(node as unknown as Parameters<typeof memoryOf>[0]);
+  assert.deepEqual(
+    [memory.logsDropped, memory.logOutboxBatches, memory.logOutboxBytes],
+    [buffer.dropped, buffer.outbox.length, buffer.outboxBytes],
+  );
 });
 
 test('edge config: the memory bounds are read from the environment with their defaults', () => {

@@ -13,6 +13,9 @@ export interface EdgeMemory {
   cacheBytes: number;
   cacheEvicted: number;
   logsDropped: number;
+  /** Request-log batches kept until the control plane acknowledges them, and their packed bytes. */
+  logOutboxBatches: number;
+  logOutboxBytes: number;
   /** Uptime probes sent, failed, and skipped by the node's bounds (in flight at the cap, or missed their time). */
   probesSent: number;
   probesFailed: number;
@@ -32,6 +35,8 @@ export function memoryOf(
     cacheBytes: node.cache.bytes,
     cacheEvicted: node.cache.evicted,
     logsDropped: node.logs.dropped,
+    logOutboxBatches: node.logs.outbox.length,
+    logOutboxBytes: node.logs.outboxBytes,
     probesSent: probes?.sent ?? 0,
     probesFailed: probes?.failed ?? 0,
     probesSkipped: (probes?.skippedInFlight ?? 0) + (probes?.missed ?? 0),
@@ -47,6 +52,8 @@ export function sumMemory(parts: Iterable<EdgeMemory>): EdgeMemory {
     cacheBytes: 0,
     cacheEvicted: 0,
     logsDropped: 0,
+    logOutboxBatches: 0,
+    logOutboxBytes: 0,
     probesSent: 0,
     probesFailed: 0,
     probesSkipped: 0,
@@ -106,8 +113,20 @@ export function startEdgeOps(o: EdgeOpsOptions): Promise<OpsServer> {
   counterFrom(
     registry,
     'edge_request_logs_dropped_total',
-    'Request-log records dropped (oldest first) while the buffer was full',
+    'Request-log records dropped (oldest first) while the buffer or the outbox of unacknowledged batches was full',
     () => o.memory().logsDropped,
+  );
+  gaugeFrom(
+    registry,
+    'edge_request_log_outbox_batches',
+    'Request-log batches kept until the control plane acknowledges them (at most 64 per process)',
+    () => o.memory().logOutboxBatches,
+  );
+  gaugeFrom(
+    registry,
+    'edge_request_log_outbox_bytes',
+    'Packed bytes of those batches (at most 64 MiB per process)',
+    () => o.memory().logOutboxBytes,
   );
   counterFrom(
     registry,

@@ -218,6 +218,17 @@ export const requestLogs = pgTable('request_logs', {
   clientIp: text('client_ip').notNull(),
 });
 
+// 0021_request_log_batches.sql: the request-log batches applied, by node and batch id (internal/request-logs.ts).
+export const requestLogBatches = pgTable(
+  'request_log_batches',
+  {
+    node: text('node').notNull(),
+    batch: text('batch').notNull(),
+    appliedAt: ts('applied_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.node, t.batch] })],
+);
+
 // 0003_cache_purge_requests.sql: selective cache purges; the recent ones travel in the domain snapshot.
 export const cachePurgeRequests = pgTable('cache_purge_requests', {
   id: serial('id').primaryKey(),

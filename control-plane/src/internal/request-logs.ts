@@ -1,15 +1,29 @@
 // POST /internal/request-logs: msgpack batches of request log records from edge nodes, authenticated with the node
-// token, stored in request_logs for analytics. Hidden from the OpenAPI document.
+// token, stored in request_logs and the analytics store and counted by the uptime and attack detectors. Hidden from
+// the OpenAPI document.
+//
+// Exactly once: a batch carries the node's id and a batch id (`<incarnation>-<sequence>`, edge-node/src/log/shipper.ts).
+// The Postgres effects (request_logs, uptime minute counts, attack minutes) commit in one transaction with the row
+// (node, batch) of request_log_batches; the analytics store records the same pair in its own transaction with its
+// rows. Each store skips a batch it holds already, so a batch sent again after any crash — between the two stores,
+// or after both but before the answer — is acknowledged (2xx) and counted nowhere twice. The answer comes after both.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { lt } from 'drizzle-orm';
 import { unpack } from 'msgpackr';
 import { BOT_CLASSES } from '@platform/shared/match';
 import { ensureNodeToken } from '@platform/shared/node-token';
-import { requestLogs, type WafEventRow } from '../db/schema.js';
+import { requestLogBatches, requestLogs, type WafEventRow } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import { nodeTokenChecker } from '../auth/node-token.js';
-import { ingestMinuteCounts, ingestMonitorRecords, ingestProbeCounts } from '../areas/uptime/detector.js';
+import {
+  ingestMinuteCounts,
+  ingestMonitorRecords,
+  ingestProbeCounts,
+  scheduleEvaluations,
+} from '../areas/uptime/detector.js';
 import { ingestAttackRecords, startAttackDetector } from '../areas/security/detector.js';
 import { appendRequestLogs } from '../areas/analytics/ingest.js';
+import { APPLIED_BATCHES_KEEP_MS, type AppliedBatch } from '../areas/analytics/store.js';
 
 interface ShippedRecord {
   t: number;
@@ -60,6 +74,34 @@ function wafEvents(v: unknown): WafEventRow[] {
 const MAX_BATCH_BYTES = 32 * 1024 * 1024;
 const INSERT_CHUNK = 500;
 
+/** A node id as the edge sends it, and a batch id: 16 hex digits of the shipper's incarnation, `-`, a sequence. */
+const NODE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const BATCH_ID = /^[0-9a-f]{16}-[0-9]{1,15}$/;
+
+/** The shipment's batch, undefined when it has none (sent by hand: applied without the check); malformed: 400. */
+function batchOf(body: { node?: unknown; batch?: unknown }): AppliedBatch | undefined {
+  if (body.batch === undefined) return undefined;
+  if (typeof body.batch !== 'string' || !BATCH_ID.test(body.batch))
+    throw new ApiError('CP_ERR_INVALID_INPUT', 'batch: <16 hex digits>-<sequence of at most 15 digits> expected');
+  if (typeof body.node !== 'string' || !NODE_ID.test(body.node))
+    throw new ApiError(
+      'CP_ERR_INVALID_INPUT',
+      'node: 1-128 letters, digits, ".", "_", ":" or "-" required with a batch',
+    );
+  return { node: body.node, id: body.batch };
+}
+
+/** Batch ids older than the nodes' retry horizon are deleted, at most once an hour per process. */
+const prunedAt = new WeakMap<object, number>();
+async function pruneBatches(app: FastifyInstance): Promise<void> {
+  const last = prunedAt.get(app.db) ?? 0;
+  if (Date.now() - last < 3600_000) return;
+  prunedAt.set(app.db, Date.now());
+  await app.db
+    .delete(requestLogBatches)
+    .where(lt(requestLogBatches.appliedAt, new Date(Date.now() - APPLIED_BATCHES_KEEP_MS)));
+}
+
 export default async function requestLogRoutes(app: FastifyInstance) {
   const configured = (app.config as { nodeToken?: string }).nodeToken;
   const checkToken = nodeTokenChecker(ensureNodeToken(app.config.dataDir, configured));
@@ -81,9 +123,16 @@ export default async function requestLogRoutes(app: FastifyInstance) {
       if (!checkToken(bearer)) throw new ApiError('CP_ERR_INVALID_NODE_TOKEN', 'invalid node token');
     });
     scope.post('/internal/request-logs', { schema: { hide: true }, bodyLimit: MAX_BATCH_BYTES }, async (request) => {
-      const body = request.body as { node?: unknown; records?: unknown; minutes?: unknown; probes?: unknown };
+      const body = request.body as {
+        node?: unknown;
+        batch?: unknown;
+        records?: unknown;
+        minutes?: unknown;
+        probes?: unknown;
+      };
       if (!body || typeof body !== 'object' || !Array.isArray(body.records))
         throw new ApiError('CP_ERR_INVALID_INPUT', 'records: array required');
+      const batch = batchOf(body);
       const node = typeof body.node === 'string' ? body.node.slice(0, 128) : 'unknown';
       const rows = (body.records as ShippedRecord[])
         .filter((r) => r && typeof r.host === 'string')
@@ -105,26 +154,45 @@ export default async function requestLogRoutes(app: FastifyInstance) {
           upstreamMs: Number(r.upstreamMs) || 0,
           clientIp: String(r.peer ?? ''),
         }));
+      const counted = { minutes: 0, monitorMinutes: 0, probes: 0, attackMinutes: 0 };
+      const evaluate = new Set<number>();
+      let duplicate = false;
       await app.db.transaction(async (tx) => {
+        if (batch) {
+          const claimed = await tx
+            .insert(requestLogBatches)
+            .values({ node: batch.node, batch: batch.id })
+            .onConflictDoNothing()
+            .returning({ node: requestLogBatches.node });
+          // Applied before (its answer was lost): nothing of it is counted again.
+          if (claimed.length === 0) return void (duplicate = true);
+        }
         for (let i = 0; i < rows.length; i += INSERT_CHUNK)
           await tx.insert(requestLogs).values(rows.slice(i, i + INSERT_CHUNK));
+        const scope = { db: tx, evaluate };
+        // Uptime: the per-minute origin counts of the same shipment (edge-node/src/log/origin-minutes.ts).
+        // and the monitors' path scopes, matched on the shipped records.
+        counted.minutes = await ingestMinuteCounts(app, body.minutes, scope);
+        counted.monitorMinutes = await ingestMonitorRecords(app, body.records, scope);
+        // and the probes the edge sent where traffic was too thin (edge-node/src/uptime/probes.ts).
+        counted.probes = await ingestProbeCounts(app, body.probes, scope);
+        // Attack detection: per-domain minute counts and busiest clients of the same records (areas/security/detector.ts).
+        counted.attackMinutes = await ingestAttackRecords(app, body.records, tx);
       });
-      // Analytics: the same rows, with their domain and owner, into the analytics store (areas/analytics).
-      await appendRequestLogs(app, rows);
-      // Uptime: the per-minute origin counts of the same shipment (edge-node/src/log/origin-minutes.ts).
-      // and the monitors' path scopes, matched on the shipped records.
-      const minutes = await ingestMinuteCounts(app, body.minutes);
-      const monitorMinutes = await ingestMonitorRecords(app, body.records);
-      // and the probes the edge sent where traffic was too thin (edge-node/src/uptime/probes.ts).
-      const probes = await ingestProbeCounts(app, body.probes);
-      // Attack detection: per-domain minute counts and busiest clients of the same records (areas/security/detector.ts).
-      const attackMinutes = await ingestAttackRecords(app, body.records);
+      // Analytics: the same rows, with their domain and owner, into the analytics store (areas/analytics). Also for a
+      // duplicate: the first delivery may have committed above and not reached this line (the store skips a batch it
+      // holds). With a batch id a failure here answers 500 and the node sends the batch again.
+      const analytics = await appendRequestLogs(app, rows, batch);
+      await scheduleEvaluations(app, evaluate);
+      if (batch) await pruneBatches(app);
       return {
-        stored: rows.length,
-        minutes,
-        monitor_minutes: monitorMinutes,
-        probe_minutes: probes,
-        attack_minutes: attackMinutes,
+        stored: duplicate ? 0 : rows.length,
+        duplicate,
+        analytics,
+        minutes: counted.minutes,
+        monitor_minutes: counted.monitorMinutes,
+        probe_minutes: counted.probes,
+        attack_minutes: counted.attackMinutes,
       };
     });
   });

@@ -28,22 +28,48 @@ export interface RequestLogRecord {
   botClass?: string;
 }
 
+/** A packed batch (shipper.ts) kept until the control plane acknowledges it. */
+export interface PendingBatch {
+  /** `<incarnation>-<sequence>`: the control plane counts a batch id once. */
+  id: string;
+  body: Buffer;
+  records: number;
+  /** Unix ms when it was cut. */
+  at: number;
+}
+
+/** How much the node keeps of batches not acknowledged yet: beyond either bound the oldest batch is dropped. */
+export interface OutboxBounds {
+  maxBatches: number;
+  maxBytes: number;
+}
+
+export const OUTBOX_DEFAULTS: OutboxBounds = { maxBatches: 64, maxBytes: 64 * 1024 * 1024 };
+
 /**
  * At most `max` records, in arrival order (a ring): while the control plane is unreachable the oldest are dropped and
- * counted, so what is shipped once it is back is the most recent window and memory stays flat.
+ * counted, so what is shipped once it is back is the most recent window and memory stays flat. Drained records are
+ * packed into batches (shipper.ts) and kept in the outbox, itself bounded in batches and bytes, until acknowledged.
  */
 export class RequestLogBuffer {
   private ring: RequestLogRecord[] = [];
   /** Index of the oldest record in `ring` (non-zero only once the ring is full). */
   private head = 0;
   private count = 0;
-  /** Records dropped (oldest first) because the buffer was full. */
+  /** Records dropped (oldest first) because the buffer or the outbox was full, or their batch too old to resend. */
   dropped = 0;
   total = 0;
   /** Per-minute origin requests and errors per hostname (uptime detection), shipped with the records. */
   readonly origins = new OriginMinuteCounts();
 
-  constructor(readonly max = 100_000) {}
+  /** Packed batches waiting for an acknowledgement, oldest first, and their bytes. */
+  readonly outbox: PendingBatch[] = [];
+  outboxBytes = 0;
+
+  constructor(
+    readonly max = 100_000,
+    readonly bounds: OutboxBounds = OUTBOX_DEFAULTS,
+  ) {}
 
   get size(): number {
     return this.count;
@@ -99,13 +125,22 @@ export class RequestLogBuffer {
     return out;
   }
 
-  /** Puts records back before the ones collected since (after a failed shipment); beyond max the oldest are dropped. */
-  requeue(records: RequestLogRecord[]): void {
-    const newer = this.drain();
-    const all = records.concat(newer);
-    const excess = Math.max(0, all.length - this.max);
-    this.dropped += excess;
-    this.ring = excess > 0 ? all.slice(excess) : all;
-    this.count = this.ring.length;
+  /** Queues a packed batch; beyond the outbox's bounds the oldest batches are dropped and their records counted. */
+  enqueue(batch: PendingBatch): void {
+    this.outbox.push(batch);
+    this.outboxBytes += batch.body.length;
+    while (
+      this.outbox.length > 0 &&
+      (this.outbox.length > this.bounds.maxBatches || this.outboxBytes > this.bounds.maxBytes)
+    )
+      this.removeOldest(true);
+  }
+
+  /** Removes the oldest batch: acknowledged, or `lost` (its records counted as dropped). */
+  removeOldest(lost: boolean): void {
+    const b = this.outbox.shift();
+    if (!b) return;
+    this.outboxBytes -= b.body.length;
+    if (lost) this.dropped += b.records;
   }
 }

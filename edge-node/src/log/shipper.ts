@@ -1,4 +1,14 @@
 // Ships request log batches to the control plane (POST /internal/request-logs, msgpack, node token) on a timer.
+//
+// Acknowledged batches: the records drained from the buffer are cut into batches of at most MAX_BATCH records, each
+// packed once with its batch id (`<incarnation>-<sequence>`: 16 random hex digits drawn when the shipper starts, and
+// a counter) and kept in the buffer's outbox until the control plane answers 2xx. Batches go oldest first, one at a
+// time; a failure leaves the batch at the head and the next attempt waits (1 s doubling to 60 s, with jitter). The
+// control plane counts a batch id once (control-plane/src/internal/request-logs.ts), so a batch sent again after a
+// lost answer is acknowledged and not counted twice. A restarted node draws a new incarnation: its ids never repeat
+// an earlier process's for other records. The outbox is bounded (batches and bytes, OutboxBounds); beyond it, and for
+// a batch older than MAX_BATCH_AGE_MS, the oldest batch is dropped and its records counted in `dropped`.
+import { randomBytes } from 'node:crypto';
 import { pack } from 'msgpackr';
 import { request } from 'undici';
 import { componentLogger } from '@platform/shared';
@@ -9,66 +19,119 @@ import type { UptimeProber } from '../uptime/probes.js';
 
 const log = componentLogger('edge-node.logs');
 const MAX_BATCH = 5000;
+/** A batch is resent for a day at most (the control plane remembers batch ids for seven). */
+export const MAX_BATCH_AGE_MS = 24 * 3600_000;
+const BACKOFF_MIN_MS = 1000;
+const BACKOFF_MAX_MS = 60_000;
+
+export interface LogShipper {
+  /** Cuts what the buffer holds into batches and sends the outbox now (no backoff wait). */
+  flush(): Promise<void>;
+  stop(): Promise<void>;
+}
 
 export function startLogShipper(
   buffer: RequestLogBuffer,
   config: Pick<EdgeConfig, 'controlPlaneUrl' | 'logFlushMs' | 'dataDir' | 'nodeToken'>,
   /** Uptime probes: told what traffic was drained, and its outcomes shipped with the counts. */
-  prober?: Pick<UptimeProber, 'observe' | 'drain' | 'requeue'>,
-): { flush(): Promise<void>; stop(): Promise<void> } {
+  prober?: Pick<UptimeProber, 'observe' | 'drain'>,
+): LogShipper {
   if (!config.controlPlaneUrl) return { flush: async () => undefined, stop: async () => undefined };
   const url = `${config.controlPlaneUrl}/internal/request-logs`;
   const token = ensureNodeToken(config.dataDir, config.nodeToken);
-  let running: Promise<void> | undefined;
+  const node = `edge-${process.pid}`;
+  const incarnation = randomBytes(8).toString('hex');
+  let sequence = 0;
   let failures = 0;
+  let nextAttempt = 0;
+  let chain: Promise<void> = Promise.resolve();
 
-  const flush = async (): Promise<void> => {
+  /** The buffer's records (and the uptime counts, with the first batch) packed into the outbox. */
+  const cut = (): void => {
     const records = buffer.drain();
-    // The uptime counts travel with the first batch (alone when no record is left to ship).
-    let minutes = buffer.origins.drain();
-    let probes = prober?.drain() ?? [];
+    const minutes = buffer.origins.drain();
+    const probes = prober?.drain() ?? [];
     prober?.observe(minutes, records);
-    for (let i = 0; i < records.length || minutes.length > 0 || probes.length > 0; i += MAX_BATCH) {
+    const now = Date.now();
+    for (let i = 0; i === 0 || i < records.length; i += MAX_BATCH) {
       const batch = records.slice(i, i + MAX_BATCH);
+      const first = i === 0;
+      if (batch.length === 0 && minutes.length === 0 && probes.length === 0) return;
+      const id = `${incarnation}-${++sequence}`;
+      const body = pack({
+        node,
+        batch: id,
+        records: batch,
+        minutes: first ? minutes : [],
+        probes: first ? probes : [],
+      });
+      buffer.enqueue({ id, body, records: batch.length, at: now });
+    }
+  };
+
+  const send = async (): Promise<void> => {
+    while (buffer.outbox.length > 0) {
+      const head = buffer.outbox[0];
+      if (Date.now() - head.at > MAX_BATCH_AGE_MS) {
+        buffer.removeOldest(true);
+        continue;
+      }
       try {
         const res = await request(url, {
           method: 'POST',
-          body: pack({ node: `edge-${process.pid}`, records: batch, minutes, probes }),
+          body: head.body,
           headers: { 'content-type': 'application/x-msgpack', authorization: `Bearer ${token}` },
           headersTimeout: 10_000,
           bodyTimeout: 10_000,
         });
         await res.body.dump();
         if (res.statusCode >= 300) throw new Error(`control plane answered ${res.statusCode}`);
-        failures = 0;
-        minutes = [];
-        probes = [];
       } catch (err) {
         if (failures++ % 30 === 0)
           log.warn(
-            { err: (err as Error).message, records: records.length - i, max: buffer.max, dropped: buffer.dropped },
-            'request log shipment failed; keeping the most recent records',
+            {
+              err: (err as Error).message,
+              batches: buffer.outbox.length,
+              bytes: buffer.outboxBytes,
+              dropped: buffer.dropped,
+            },
+            'request log shipment failed; the batch is kept and sent again',
           );
-        buffer.requeue(records.slice(i));
-        buffer.origins.requeue(minutes);
-        prober?.requeue(probes);
+        const wait = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** Math.min(failures - 1, 16));
+        nextAttempt = Date.now() + wait * (0.8 + 0.4 * Math.random());
         return;
       }
+      // The head is still this batch: cut() and send() run one at a time (the chain), and only cut() drops.
+      if (buffer.outbox[0] === head) buffer.removeOldest(false);
+      failures = 0;
+      nextAttempt = 0;
     }
   };
+
+  /** One cut-and-send at a time, in order; `force` ignores the backoff. */
+  const run = (force: boolean): Promise<void> => {
+    const next = chain.then(() => {
+      cut();
+      if (force || Date.now() >= nextAttempt) return send();
+    });
+    chain = next.catch((err: unknown) => log.warn({ err }, 'request log shipment failed'));
+    return next;
+  };
+
+  let busy = false;
   const timer = setInterval(() => {
-    if (!running)
-      running = flush().finally(() => {
-        running = undefined;
-      });
+    if (busy) return;
+    busy = true;
+    run(false)
+      .catch(() => undefined)
+      .finally(() => (busy = false));
   }, config.logFlushMs);
   timer.unref();
   return {
-    flush,
+    flush: () => run(true),
     async stop() {
       clearInterval(timer);
-      await running;
-      await flush();
+      await run(true);
     },
   };
 }

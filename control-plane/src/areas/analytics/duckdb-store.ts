@@ -15,7 +15,9 @@ import {
 } from '@duckdb/node-api';
 import { checkParsedQuery, QueryRefused } from './sandbox.js';
 import {
+  APPLIED_BATCHES_KEEP_MS,
   LOG_COLUMNS,
+  type AppliedBatch,
   QueryFailed,
   StoreUnavailable,
   type AnalyticsStore,
@@ -82,7 +84,7 @@ export function openDuckDbStore(opts: DuckDbOptions): AnalyticsStore {
     }
   };
   return {
-    append: async (rows) => (await engine()).append(rows),
+    append: async (rows, batch) => (await engine()).append(rows, batch),
     query: async (sql, domains, limits) => (await engine()).query(sql, domains, limits),
     deleteDomain: async (id) => (await engine()).deleteDomain(id),
     deleteBefore: async (id, before) => (await engine()).deleteBefore(id, before),
@@ -103,6 +105,8 @@ class DuckDbEngine {
   private writes: Promise<unknown> = Promise.resolve();
   /** Domains deleted in this process: rows still in flight for them are not stored (ids are never reused). */
   private readonly deleted = new Set<number>();
+  /** When applied_batches was last pruned. */
+  private prunedAt = 0;
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -129,6 +133,9 @@ class DuckDbEngine {
       // Days and hours of date_trunc on `time` are UTC's, whatever the machine's zone.
       await writer.run(`SET TimeZone = 'UTC'`);
       await writer.run(`SET lock_configuration = true`);
+      // The request-log batches whose rows are stored (append with a batch id); not a d_ table, so no query sees it.
+      await writer.run(`CREATE TABLE IF NOT EXISTS main.applied_batches
+        (node VARCHAR NOT NULL, batch VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL, PRIMARY KEY (node, batch))`);
       const names = await writer.runAndReadAll(
         `SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND regexp_full_match(table_name, 'd_[0-9]+')`,
       );
@@ -152,7 +159,7 @@ class DuckDbEngine {
     return next;
   }
 
-  append(rows: LogRow[]): Promise<void> {
+  append(rows: LogRow[], batch?: AppliedBatch): Promise<boolean> {
     const byDomain = new Map<number, LogRow[]>();
     for (const r of rows) {
       if (this.deleted.has(r.domainId)) continue;
@@ -160,22 +167,55 @@ class DuckDbEngine {
       if (list) list.push(r);
       else byDomain.set(r.domainId, [r]);
     }
-    if (byDomain.size === 0) return Promise.resolve();
+    if (byDomain.size === 0) return Promise.resolve(true);
     return this.write(async () => {
-      for (const [domainId, list] of byDomain) {
-        if (this.deleted.has(domainId)) continue;
-        if (!this.tables.has(domainId)) {
-          await this.writer.run(`CREATE TABLE IF NOT EXISTS main.${table(domainId)} (${STORED_COLUMNS})`);
-          this.tables.add(domainId);
+      // With a batch id: the id and the rows in one transaction, so a crash leaves both or neither, and a batch sent
+      // again (its acknowledgement lost) finds its id and adds nothing.
+      if (batch) await this.writer.run('BEGIN TRANSACTION');
+      const created: number[] = [];
+      try {
+        if (batch) {
+          const seen = await this.writer.runAndReadAll(
+            `SELECT 1 FROM main.applied_batches WHERE node = $1 AND batch = $2`,
+            [batch.node, batch.id],
+          );
+          if (seen.currentRowCount > 0) {
+            await this.writer.run('ROLLBACK');
+            return false;
+          }
+          await this.writer.run(`INSERT INTO main.applied_batches VALUES ($1, $2, now()::TIMESTAMP)`, [
+            batch.node,
+            batch.id,
+          ]);
         }
-        const appender = await this.writer.createAppender(table(domainId), 'main');
-        try {
-          for (const r of list) appendRow(appender, r);
-          appender.flushSync();
-        } finally {
-          appender.closeSync();
+        for (const [domainId, list] of byDomain) {
+          if (this.deleted.has(domainId)) continue;
+          if (!this.tables.has(domainId)) {
+            await this.writer.run(`CREATE TABLE IF NOT EXISTS main.${table(domainId)} (${STORED_COLUMNS})`);
+            created.push(domainId);
+          }
+          const appender = await this.writer.createAppender(table(domainId), 'main');
+          try {
+            for (const r of list) appendRow(appender, r);
+            appender.flushSync();
+          } finally {
+            appender.closeSync();
+          }
         }
+        if (batch) await this.writer.run('COMMIT');
+      } catch (err) {
+        if (batch) await this.writer.run('ROLLBACK').catch(() => undefined);
+        throw err;
       }
+      for (const id of created) this.tables.add(id);
+      if (batch && Date.now() - this.prunedAt > 3600_000) {
+        this.prunedAt = Date.now();
+        await this.writer.run(
+          `DELETE FROM main.applied_batches WHERE applied_at < now()::TIMESTAMP - to_milliseconds($1)`,
+          [APPLIED_BATCHES_KEEP_MS],
+        );
+      }
+      return true;
     });
   }
 

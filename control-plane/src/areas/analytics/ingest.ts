@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { inArray } from 'drizzle-orm';
 import type { Db } from '../../db/index.js';
 import { domains } from '../../db/schema.js';
-import type { LogRow } from './store.js';
+import type { AppliedBatch, LogRow } from './store.js';
 
 export interface HostDomain {
   id: number;
@@ -113,10 +113,16 @@ function ruleHits(v: unknown): LogRow['ruleHits'] {
 }
 
 /**
- * Appends a shipment's records to the analytics store; returns how many had a domain. A failure is logged, not
- * thrown: the shipment is stored in request_logs already, and a retry by the node would store it there twice.
+ * Appends a shipment's records to the analytics store; returns how many had a domain. With a batch id the append is
+ * idempotent (the store records the id with the rows) and a failure is thrown: the node keeps the batch and sends it
+ * again. Without one (a shipment by hand) a failure is logged, not thrown: a retry would store it twice elsewhere.
  */
-export async function appendRequestLogs(app: FastifyInstance, records: IngestedRecord[]): Promise<number> {
+export async function appendRequestLogs(
+  app: FastifyInstance,
+  records: IngestedRecord[],
+  batch?: AppliedBatch,
+): Promise<number> {
+  if (batch) return appendRows(app, records, batch);
   try {
     return await appendRows(app, records);
   } catch (err) {
@@ -125,7 +131,7 @@ export async function appendRequestLogs(app: FastifyInstance, records: IngestedR
   }
 }
 
-async function appendRows(app: FastifyInstance, records: IngestedRecord[]): Promise<number> {
+async function appendRows(app: FastifyInstance, records: IngestedRecord[], batch?: AppliedBatch): Promise<number> {
   if (records.length === 0) return 0;
   const byHost = await app.analytics.hosts.resolve(records.map((r) => r.host));
   const rows: LogRow[] = [];
@@ -153,6 +159,6 @@ async function appendRows(app: FastifyInstance, records: IngestedRecord[]): Prom
       botClass: r.botClass,
     });
   }
-  await app.analytics.store.append(rows);
+  await app.analytics.store.append(rows, batch);
   return rows.length;
 }

@@ -55,6 +55,15 @@ export const LOG_COLUMNS = [
   ['bot_class', 'VARCHAR', "bot class ('' when no bot_route rule looked)"],
 ] as const;
 
+/** A request-log batch by the node that sent it and its id (POST /internal/request-logs). */
+export interface AppliedBatch {
+  node: string;
+  id: string;
+}
+
+/** Batch ids are remembered this long; an edge node gives up resending a batch well before (edge-node/src/log). */
+export const APPLIED_BATCHES_KEEP_MS = 7 * 24 * 3600_000;
+
 /** A domain whose rows a query may read. */
 export interface QueryDomain {
   id: number;
@@ -75,8 +84,11 @@ export interface QueryResult {
 }
 
 export interface AnalyticsStore {
-  /** Appends rows (any mix of domains), in one batch per domain. */
-  append(rows: LogRow[]): Promise<void>;
+  /**
+   * Appends rows (any mix of domains), in one batch per domain. With a batch id the rows are appended at most once:
+   * the id is recorded in the same store transaction as the rows, and a batch recorded already is skipped (false).
+   */
+  append(rows: LogRow[], batch?: AppliedBatch): Promise<boolean>;
   /**
    * Runs one read-only SELECT that names the caller's rows as `logs` (a view over exactly these domains). The SQL has
    * passed checkQuery (sandbox.ts) already; a failure of the engine is thrown as QueryFailed.

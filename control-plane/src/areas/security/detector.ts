@@ -205,16 +205,19 @@ function topOf(clients: Map<string, number>, cap: number): [string, number][] {
  * (a domain deleted meanwhile) is logged and counts nothing: the shipment's records are stored already, and failing
  * it would make the node send them again.
  */
-export async function ingestAttackRecords(app: FastifyInstance, records: unknown): Promise<number> {
+export async function ingestAttackRecords(app: FastifyInstance, records: unknown, db?: Db): Promise<number> {
+  // In the shipment's transaction (POST /internal/request-logs) a failure fails the shipment: the
+  // node sends it again, and the counts are neither lost nor doubled.
+  if (db) return ingest(app, records, db);
   try {
-    return await ingest(app, records);
+    return await ingest(app, records, app.db);
   } catch (err) {
     app.log.warn({ err }, 'attacks: counting a shipment failed');
     return 0;
   }
 }
 
-async function ingest(app: FastifyInstance, records: unknown): Promise<number> {
+async function ingest(app: FastifyInstance, records: unknown, db: Db): Promise<number> {
   if (!Array.isArray(records) || records.length === 0) return 0;
   const { minuteMs, graceMs } = timingOf(app);
   const now = Date.now();
@@ -224,13 +227,13 @@ async function ingest(app: FastifyInstance, records: unknown): Promise<number> {
     if (r && typeof r.host === 'string' && r.host.length > 0 && r.host.length <= 253) hosts.add(r.host);
   if (hosts.size === 0) return 0;
   const lower = new Map([...hosts].map((h) => [h, h.toLowerCase()]));
-  const owners = await domainsOf(app, [...new Set(lower.values())]);
+  const owners = await domainsOf(app, [...new Set(lower.values())], db);
   if (owners.size === 0) return 0;
   const tallies = tallyRecords(records, (h) => owners.get(lower.get(h) ?? '')?.id, minuteMs, from, now + graceMs);
   if (tallies.size === 0) return 0;
   const ids = [...new Set([...tallies.values()].map((t) => t.domainId))].sort((a, b) => a - b);
   const minutes = [...new Set([...tallies.values()].map((t) => t.minute))];
-  await app.db.transaction(async (tx) => {
+  await db.transaction(async (tx) => {
     // In id order, as every writer takes them: no two transactions wait on each other in a circle.
     await tx.execute(
       sql`SELECT count(pg_advisory_xact_lock(${ADVISORY_NAMESPACE}, d.id)) FROM (SELECT id FROM domains WHERE id IN (${sql.join(

@@ -12,6 +12,7 @@ import { HostFilter, PathFilter } from '@platform/shared/match';
 import type { MonitorScope } from './monitor.js';
 import { enqueueWorkflows, type WorkflowStart } from '../../workflow-outbox/outbox.js';
 import { ensureSettings } from './store.js';
+import type { Db } from '../../db/index.js';
 
 const MINUTE_MS = 60_000;
 /** A minute is judged once it ended this long ago (nodes ship every few seconds). */
@@ -72,9 +73,10 @@ function suffixes(host: string): string[] {
 export async function domainsOf(
   app: FastifyInstance,
   hosts: string[],
+  db: Db = app.db,
 ): Promise<Map<string, { id: number; name: string }>> {
   const candidates = [...new Set(hosts.flatMap(suffixes))];
-  const rows = await app.db
+  const rows = await db
     .select({ id: domains.id, name: domains.name })
     .from(domains)
     .where(inArray(domains.name, candidates));
@@ -96,14 +98,15 @@ export async function domainsOf(
 async function watchedHosts(
   app: FastifyInstance,
   owners: Map<string, { id: number; name: string }>,
+  db: Db = app.db,
 ): Promise<Set<string>> {
   const ids = [...new Set([...owners.values()].map((d) => d.id))];
   const [records, open] = await Promise.all([
-    app.db
+    db
       .selectDistinct({ domainId: dnsRecords.domainId, name: dnsRecords.name })
       .from(dnsRecords)
       .where(and(inArray(dnsRecords.domainId, ids), eq(dnsRecords.proxied, true), eq(dnsRecords.monitor, true))),
-    app.db
+    db
       .select({ hostname: uptimeIncidents.hostname })
       .from(uptimeIncidents)
       .where(and(inArray(uptimeIncidents.domainId, ids), eq(uptimeIncidents.state, 'open'))),
@@ -146,7 +149,21 @@ async function scheduleEvaluation(app: FastifyInstance, domainId: number): Promi
  * Adds one shipment's counts (summed with what other nodes sent for the same minute and host) and judges the
  * domains they belong to. Malformed entries are skipped; hosts that are not watched are dropped.
  */
-export async function ingestMinuteCounts(app: FastifyInstance, minutes: unknown): Promise<number> {
+/**
+ * Where a shipment's counts are written: by default app.db, each domain judged at once; POST /internal/request-logs
+ * passes its transaction (the counts commit with the shipment's batch id) and collects the domains to judge after
+ * the commit (scheduleEvaluations).
+ */
+export interface IngestScope {
+  db: Db;
+  evaluate?: Set<number>;
+}
+
+export async function ingestMinuteCounts(
+  app: FastifyInstance,
+  minutes: unknown,
+  scope: IngestScope = { db: app.db },
+): Promise<number> {
   if (!Array.isArray(minutes) || minutes.length === 0) return 0;
   const entries = minutes.slice(0, MAX_MINUTE_ENTRIES).filter(validEntry);
   const now = Date.now();
@@ -154,9 +171,9 @@ export async function ingestMinuteCounts(app: FastifyInstance, minutes: unknown)
     .map(([m, host, total, errors]) => [m, host.toLowerCase(), total, errors] as MinuteEntry)
     .filter(([m]) => m > now - KEEP_MS && m <= now);
   if (fresh.length === 0) return 0;
-  const owners = await domainsOf(app, [...new Set(fresh.map((e) => e[1]))]);
+  const owners = await domainsOf(app, [...new Set(fresh.map((e) => e[1]))], scope.db);
   if (owners.size === 0) return 0;
-  const watched = await watchedHosts(app, owners);
+  const watched = await watchedHosts(app, owners, scope.db);
   const rows = fresh
     .filter((e) => watched.has(e[1]))
     .map(([m, hostname, total, errors]) => ({
@@ -166,16 +183,16 @@ export async function ingestMinuteCounts(app: FastifyInstance, minutes: unknown)
       total,
       errors,
     }));
-  await addCounts(app, rows);
+  await addCounts(app, rows, scope);
   return rows.length;
 }
 
 type CountRow = typeof uptimeMinuteCounts.$inferInsert;
 
 /** Adds counts to what other nodes (and earlier shipments) sent, then judges the domains. */
-async function addCounts(app: FastifyInstance, rows: CountRow[]): Promise<void> {
+async function addCounts(app: FastifyInstance, rows: CountRow[], scope: IngestScope): Promise<void> {
   for (let i = 0; i < rows.length; i += 500) {
-    await app.db
+    await scope.db
       .insert(uptimeMinuteCounts)
       .values(rows.slice(i, i + 500))
       .onConflictDoUpdate({
@@ -188,7 +205,17 @@ async function addCounts(app: FastifyInstance, rows: CountRow[]): Promise<void> 
         },
       });
   }
-  for (const domainId of new Set(rows.map((r) => r.domainId))) await scheduleEvaluation(app, domainId);
+  if (scope.evaluate) for (const r of rows) scope.evaluate.add(r.domainId);
+  else
+    await scheduleEvaluations(
+      app,
+      rows.map((r) => r.domainId),
+    );
+}
+
+/** Judges the domains (each at most every EVALUATE_EVERY_MS) once their counts are committed. */
+export async function scheduleEvaluations(app: FastifyInstance, domainIds: Iterable<number>): Promise<void> {
+  for (const domainId of new Set(domainIds)) await scheduleEvaluation(app, domainId);
 }
 
 /** [minute start (unix ms), hostname, monitor id (0: whole host), probes, failed probes] */
@@ -214,7 +241,11 @@ function validProbeEntry(e: unknown): e is ProbeEntry {
  * when the monitor is enabled, belongs to the host's domain and its host scope covers the host. Malformed entries
  * are skipped.
  */
-export async function ingestProbeCounts(app: FastifyInstance, probes: unknown): Promise<number> {
+export async function ingestProbeCounts(
+  app: FastifyInstance,
+  probes: unknown,
+  scope: IngestScope = { db: app.db },
+): Promise<number> {
   if (!Array.isArray(probes) || probes.length === 0) return 0;
   const now = Date.now();
   const fresh = probes
@@ -223,13 +254,13 @@ export async function ingestProbeCounts(app: FastifyInstance, probes: unknown): 
     .map(([m, host, monitorId, n, errors]) => [m, host.toLowerCase(), monitorId, n, errors] as ProbeEntry)
     .filter(([m]) => m > now - KEEP_MS && m <= now);
   if (fresh.length === 0) return 0;
-  const owners = await domainsOf(app, [...new Set(fresh.map((e) => e[1]))]);
+  const owners = await domainsOf(app, [...new Set(fresh.map((e) => e[1]))], scope.db);
   if (owners.size === 0) return 0;
-  const wholeHost = fresh.some((e) => e[2] === 0) ? await watchedHosts(app, owners) : new Set<string>();
+  const wholeHost = fresh.some((e) => e[2] === 0) ? await watchedHosts(app, owners, scope.db) : new Set<string>();
   const monitorIds = [...new Set(fresh.map((e) => e[2]).filter((id) => id > 0))];
   const monitors = new Map<number, { domainId: number; host: HostFilter }>();
   if (monitorIds.length > 0)
-    for (const m of await app.db
+    for (const m of await scope.db
       .select()
       .from(uptimeMonitors)
       .where(and(inArray(uptimeMonitors.id, monitorIds), eq(uptimeMonitors.enabled, true)))) {
@@ -255,7 +286,7 @@ export async function ingestProbeCounts(app: FastifyInstance, probes: unknown): 
       probeErrors: errors,
     });
   }
-  await addCounts(app, rows);
+  await addCounts(app, rows, scope);
   return rows.length;
 }
 
@@ -287,7 +318,11 @@ function originOutcome(r: LoggedRequest): 'ok' | 'error' | undefined {
  * rules' own HostFilter and PathFilter) and counted per monitor, hostname and minute. At most MAX_MONITORS_PER_DOMAIN
  * monitors per domain, so a record costs at most that many host and path matches.
  */
-export async function ingestMonitorRecords(app: FastifyInstance, records: unknown): Promise<number> {
+export async function ingestMonitorRecords(
+  app: FastifyInstance,
+  records: unknown,
+  scope: IngestScope = { db: app.db },
+): Promise<number> {
   if (!Array.isArray(records) || records.length === 0) return 0;
   const now = Date.now();
   const recs = (records as Partial<LoggedRequest>[]).filter(
@@ -302,9 +337,9 @@ export async function ingestMonitorRecords(app: FastifyInstance, records: unknow
       (r.t as number) <= now,
   );
   if (recs.length === 0) return 0;
-  const owners = await domainsOf(app, [...new Set(recs.map((r) => r.host.toLowerCase()))]);
+  const owners = await domainsOf(app, [...new Set(recs.map((r) => r.host.toLowerCase()))], scope.db);
   if (owners.size === 0) return 0;
-  const monitors = await app.db
+  const monitors = await scope.db
     .select()
     .from(uptimeMonitors)
     .where(
@@ -347,7 +382,7 @@ export async function ingestMonitorRecords(app: FastifyInstance, records: unknow
       if (outcome === 'error') row.errors++;
     }
   }
-  await addCounts(app, [...acc.values()]);
+  await addCounts(app, [...acc.values()], scope);
   return acc.size;
 }
 
