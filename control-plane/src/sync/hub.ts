@@ -147,7 +147,16 @@ export async function startSyncHub(opts: SyncHubOptions): Promise<SyncHub> {
   });
 
   function hand(entries: StoredEntry[], live: boolean): void {
-    send({ type: 'entries', entries, live });
+    // A payload is often a view on a larger pooled buffer (protobufjs allocates small ones from Node's 8 KiB pool):
+    // cloned as it is, the whole buffer would be copied, and kept by the worker's mirror for every entry. Each is
+    // copied onto a buffer of its own size and moved to the worker (transferred, not copied again).
+    const transfer: ArrayBuffer[] = [];
+    const own = entries.map((e) => {
+      const payload = new Uint8Array(e.payload);
+      transfer.push(payload.buffer);
+      return { ...e, payload };
+    });
+    worker.postMessage({ type: 'entries', entries: own, live } satisfies ToWorker, transfer);
     tailed = entries[entries.length - 1]!.version;
   }
 
