@@ -3,7 +3,7 @@
 // the generated log; read-only keys may query; plan gating; a deleted domain's rows go with it; retention per plan.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, rmdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { pack } from 'msgpackr';
@@ -12,6 +12,7 @@ import { startTestControlPlane } from '../../../../test/helpers/control-plane.js
 import { domains, plans, subscriptions } from '../../db/schema.js';
 import { setOverride } from '../../plans/subscriptions.js';
 import { sweepAnalytics } from './service.js';
+import { LOG_COLUMNS } from './store.js';
 
 /** A deterministic generator: the same log on every run. */
 function lcg(seed: number) {
@@ -163,6 +164,18 @@ test('analytics: the store, POST /analytics/query and its sandbox', { timeout: 3
     const times = await rows(alice.key, `SELECT min(time), count(DISTINCT client_ip) FROM logs`);
     assert.equal(times.rows[0][0], new Date(Math.min(...aliceLog.map((x) => x.t))).toISOString());
     assert.equal(times.rows[0][1], new Set(aliceLog.map((x) => x.peer)).size);
+  });
+
+  await t.test('docs/analytics.md lists every column of logs, and its examples run', async () => {
+    const doc = readFileSync(join(import.meta.dirname, '../../../../docs/analytics.md'), 'utf8');
+    for (const [name, type] of LOG_COLUMNS) assert.ok(doc.includes(`| \`${name}\` | ${type} |`), name);
+    const block = /```sql\n([\s\S]*?)```/.exec(doc)![1];
+    const examples = block.split(';').filter((q) => q.replace(/--.*$/gm, '').trim() !== '');
+    assert.equal(examples.length, 3);
+    for (const example of examples) {
+      const got = await rows(alice.key, example);
+      assert.ok(got.rows.length > 0, example);
+    }
   });
 
   await t.test("two accounts' queries never see each other's rows", async () => {

@@ -73,6 +73,9 @@ const WINDOW_FUNCTIONS = new Set([
   'last',
 ]);
 
+/** Functions the binder handles itself, outside the catalog's list. */
+const SPECIAL_FUNCTIONS = new Set(['unnest']);
+
 /** Names of relations that exist in the engine: a CTE may not take one (its scope would be easy to misjudge). */
 const RESERVED_RELATION = /^(logs|d_.*|duckdb_.*|sqlite_.*|pg_.*|information_schema|main|temp|system|memory)$/;
 /** Identifiers a table reference or CTE may use: ASCII, so no case folding of ours differs from the engine's. */
@@ -211,7 +214,8 @@ class Walker {
     const name = asciiLower(String(e.function_name ?? ''));
     if ((e.schema ?? '') !== '' || (e.catalog ?? '') !== '')
       throw new QueryRefused(`query: function ${JSON.stringify(name)} with a schema is not allowed`);
-    const known = this.allowed.has(name) || (e.class === 'WINDOW' && WINDOW_FUNCTIONS.has(name));
+    const known =
+      this.allowed.has(name) || SPECIAL_FUNCTIONS.has(name) || (e.class === 'WINDOW' && WINDOW_FUNCTIONS.has(name));
     if (!known || DENIED_FUNCTION.test(name)) throw new QueryRefused(`query: function ${name}() is not allowed`);
   }
 
