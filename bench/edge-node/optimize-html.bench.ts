@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { Bench } from 'tinybench';
 import { htmlToMarkdown, minifyHtml } from '../../edge-node/src/rules/optimize-html.js';
-import { onHtmlThread } from '../../edge-node/src/rules/optimize-thread-client.js';
+import { onThread } from '../../edge-node/src/rules/optimize-thread-client.js';
 
 /** The binary's path from the package (its platform package's file: no install script needed). */
 const workerdBin = (createRequire(import.meta.url)('workerd') as { default: string }).default;
@@ -169,11 +169,11 @@ try {
     add(`${name}: library, Markdown`, () => Buffer.from(htmlToMarkdown(body.toString('utf8'))).length);
     add(
       `${name}: library on the edge's HTML thread, minify`,
-      async () => (await onHtmlThread('html', body, undefined))!.length,
+      async () => (await onThread('html', body, undefined))!.length,
     );
     add(
       `${name}: library on the edge's HTML thread, Markdown`,
-      async () => (await onHtmlThread('markdown', body, undefined))!.length,
+      async () => (await onThread('markdown', body, undefined))!.length,
     );
     add(`${name}: workerd, echo (round trip only)`, async () => (await roundTrip('/echo', body)).length);
     add(`${name}: workerd, HTMLRewriter minify`, async () => (await roundTrip('/rewriter', body)).length);

@@ -580,31 +580,3 @@ export function htmlToMarkdown(s: string): string {
   md = md.replace(/^\n+/, '').replace(/\s+$/, '');
   return md === '' ? '' : `${md}\n`;
 }
-
-// ---------------------------------------------------------------------------------------------------------------
-
-/** Charsets in which ASCII bytes are ASCII characters: HTML can be minified byte for byte. */
-function asciiCompatible(charset: string | undefined): boolean {
-  return charset === undefined || !/^(utf-?16|utf-?32|ucs-?2|unicode)/.test(charset);
-}
-
-/**
- * Minified HTML or its Markdown, from the answer's bytes and charset; undefined to send the original (UTF-16 and the
- * like, or a minified body that did not get smaller). Synchronous: the edge runs it inline for small bodies and on
- * its HTML thread (optimize-thread.ts) for larger ones.
- */
-export function htmlWork(kind: 'html' | 'markdown', body: Uint8Array, charset: string | undefined): Buffer | undefined {
-  if (!asciiCompatible(charset)) return undefined;
-  const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  if (kind === 'html') {
-    const out = Buffer.from(minifyHtml(bytes.toString('latin1')), 'latin1');
-    return out.length < bytes.length ? out : undefined;
-  }
-  let text: string;
-  try {
-    text = new TextDecoder(charset ?? 'utf-8').decode(bytes);
-  } catch {
-    text = new TextDecoder('utf-8').decode(bytes); // an unknown charset label: read as UTF-8
-  }
-  return Buffer.from(htmlToMarkdown(text), 'utf8');
-}

@@ -1,17 +1,24 @@
-// The edge side of the optimize rule's HTML thread: bodies of THREAD_MIN_BYTES and more are minified or converted off
-// the event loop (up to 32-93 ms for 1 MiB on the event loop otherwise: bench/RESULTS.md), one at a time, in order.
-// Bounded: at most MAX_QUEUED_BYTES waiting; past that, or if the thread died, the answer goes out unchanged.
+// The edge side of the optimize rule's thread: HTML and CSS bodies of THREAD_MIN_BYTES and more, and every script,
+// are transformed off the event loop (up to 30-110 ms for 1 MiB of HTML on the event loop otherwise:
+// bench/RESULTS.md), in order. Bounded: at most MAX_QUEUED_BYTES waiting, and an answer waits at most JOB_TIMEOUT_MS
+// (then the thread is ended and a new one started); past either, or if the thread died, the answer goes out unchanged.
 import { Worker } from 'node:worker_threads';
+import type { WorkKind } from './optimize-work.js';
 
 /** Smaller bodies are cheaper inline (about 0.3 ms for 20 KiB) than the copy and the hop to the thread. */
 export const THREAD_MIN_BYTES = 64 * 1024;
 /** Bytes of bodies queued for the thread at most (16 answers of the largest size). */
 const MAX_QUEUED_BYTES = 16 * 1024 * 1024;
+/** How long an answer waits for its transformation at most (a body a library is slow on cannot hold the others). */
+const JOB_TIMEOUT_MS = 5000;
 
 let worker: Worker | undefined;
 let nextId = 0;
 let queuedBytes = 0;
-const pending = new Map<number, { bytes: number; done: (out: Buffer | undefined) => void }>();
+const pending = new Map<
+  number,
+  { bytes: number; timer: ReturnType<typeof setTimeout>; done: (out: Buffer | undefined) => void }
+>();
 
 /** Starts the thread; under tsx (TypeScript sources) it registers tsx's loader in the thread first. */
 function spawn(): Worker {
@@ -27,6 +34,7 @@ function settle(id: number, out: Buffer | undefined): void {
   const p = pending.get(id);
   if (!p) return;
   pending.delete(id);
+  clearTimeout(p.timer);
   queuedBytes -= p.bytes;
   if (pending.size === 0) worker?.unref(); // idle: the thread holds no process open
   p.done(out);
@@ -51,17 +59,18 @@ function thread(): Worker {
   return worker;
 }
 
-/** The minified HTML or Markdown of `body` from the thread, or undefined (send the original). */
-export function onHtmlThread(
-  kind: 'html' | 'markdown',
-  body: Buffer,
-  charset: string | undefined,
-): Promise<Buffer | undefined> {
+/** Ends a thread stuck on one body: its waiting answers go out unchanged (exit handler), the next body starts anew. */
+function timedOut(): void {
+  void worker?.terminate();
+}
+
+/** The transformed `body` from the thread, or undefined (send the original). */
+export function onThread(kind: WorkKind, body: Buffer, charset: string | undefined): Promise<Buffer | undefined> {
   if (queuedBytes + body.length > MAX_QUEUED_BYTES) return Promise.resolve(undefined);
   const id = nextId++;
   queuedBytes += body.length;
   return new Promise((done) => {
-    pending.set(id, { bytes: body.length, done });
+    pending.set(id, { bytes: body.length, timer: setTimeout(timedOut, JOB_TIMEOUT_MS), done });
     const w = thread();
     if (pending.size === 1) w.ref(); // a job in flight keeps the process up until it is answered
     // Copied, not transferred: the body's memory may be shared with the HTTP client's buffers.

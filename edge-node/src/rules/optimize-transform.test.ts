@@ -66,6 +66,9 @@ function bigPage(size: number): string {
   return `${s}</body></html>\n`;
 }
 const OVER = bigPage(TRANSFORM_MAX_BYTES + 64 * 1024);
+/** Nesting that crashed esbuild's process and took csso minutes. */
+const DEEP_JS = `${'('.repeat(200_000)}1${')'.repeat(200_000)}`;
+const DEEP_CSS = `${'a{'.repeat(200_000)}${'}'.repeat(200_000)}`;
 
 test('optimize: minification and Markdown for agents at the edge', { timeout: 180_000 }, async (t) => {
   let originHits = 0;
@@ -82,6 +85,12 @@ test('optimize: minification and Markdown for agents at the edge', { timeout: 18
     } else if (url.startsWith('/broken.js')) {
       res.setHeader('content-type', 'text/javascript');
       res.end('function ( {{ not javascript');
+    } else if (url.startsWith('/deep.js')) {
+      res.setHeader('content-type', 'text/javascript');
+      res.end(DEEP_JS);
+    } else if (url.startsWith('/deep.css')) {
+      res.setHeader('content-type', 'text/css');
+      res.end(DEEP_CSS);
     } else if (url.startsWith('/over-sized')) {
       res.setHeader('content-type', 'text/html');
       res.end(OVER);
@@ -156,7 +165,7 @@ test('optimize: minification and Markdown for agents at the edge', { timeout: 18
 
   await t.test('CSS and JavaScript minified with strings kept; unparsable script passed through', async () => {
     const css = await get(port, www, '/style.css');
-    assert.equal(css.body.toString(), 'body{color:red;content:"  a   b  "}.box>p{margin:0}\n');
+    assert.equal(css.body.toString(), 'body{color :#ff0000;content:"  a   b  "}.box>p{margin :0px}');
     const js = await get(port, www, '/app.js');
     const code = js.body.toString();
     assert.ok(code.length < JS.length);
@@ -234,6 +243,17 @@ test('optimize: minification and Markdown for agents at the edge', { timeout: 18
       assert.match(String(md.headers['content-type']), /text\/html/, path);
       assert.ok(md.body.toString() === OVER, path);
     }
+  });
+
+  await t.test('abusive CSS and JavaScript: deep nesting passes through, later scripts still minified', async () => {
+    const js = await get(port, www, '/deep.js');
+    assert.equal(js.status, 200);
+    assert.ok(js.body.toString() === DEEP_JS);
+    const css = await get(port, www, '/deep.css');
+    assert.equal(css.status, 200);
+    assert.ok(css.body.length <= DEEP_CSS.length);
+    const after = await get(port, www, '/app.js');
+    assert.ok(after.body.length < JS.length, 'the thread still works');
   });
 
   await t.test('abusive HTML: deep nesting, one huge line, a million `<`', async () => {

@@ -1,10 +1,9 @@
 // optimize: which answers are minified or turned into Markdown, and the transformation of a whole answer held in memory
 // (at most TRANSFORM_MAX_BYTES: a larger answer passes through unchanged). HTML and Markdown are our own one-pass code
-// (optimize-html.ts), inline for small bodies and on one thread of their own for larger ones (optimize-thread.ts);
-// CSS and JavaScript go to esbuild, whose service process keeps the work off the event loop.
-import { transform } from 'esbuild';
-import { htmlWork } from './optimize-html.js';
-import { onHtmlThread, THREAD_MIN_BYTES } from './optimize-thread-client.js';
+// (optimize-html.ts), and so is CSS (optimize-css.ts): inline for small bodies, on the edge's optimize thread for larger
+// ones (optimize-thread-client.ts); JavaScript (terser) always on the thread.
+import { onThread, THREAD_MIN_BYTES } from './optimize-thread-client.js';
+import { work } from './optimize-work.js';
 import type { OptimizeAction } from './optimize.js';
 
 export type TransformKind = 'html' | 'css' | 'js' | 'markdown';
@@ -61,51 +60,21 @@ export function transformKind(a: OptimizeAction, type: string, markdown: boolean
   return undefined;
 }
 
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
-
-/** A UTF-8 body as a string, or undefined when it is not valid UTF-8 (or names another charset). */
-function utf8(body: Buffer, charset: string | undefined): string | undefined {
-  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8' && charset !== 'us-ascii') return undefined;
-  try {
-    return UTF8.decode(body);
-  } catch {
-    return undefined;
-  }
-}
-
 /**
- * The transformed body, or undefined to send the original (a charset the transformation cannot read, a script or
- * style sheet esbuild cannot parse, a body that did not get smaller).
+ * The transformed body, or undefined to send the original (a charset the transformation cannot read, a script terser
+ * cannot parse, a body that did not get smaller, a full or stuck thread).
  */
 export async function transformBody(
   kind: TransformKind,
   body: Buffer,
   charset: string | undefined,
 ): Promise<Buffer | undefined> {
-  if (kind === 'html' || kind === 'markdown') {
-    if (body.length < THREAD_MIN_BYTES) return htmlWork(kind, body, charset);
-    return onHtmlThread(kind, body, charset);
+  if (kind !== 'js' && body.length < THREAD_MIN_BYTES) {
+    try {
+      return await work(kind, body, charset);
+    } catch {
+      return undefined;
+    }
   }
-  const source = utf8(body, charset);
-  if (source === undefined) return undefined;
-  let out: Buffer;
-  try {
-    // Whitespace and local names only for scripts: syntax rewrites could bring in syntax newer than the source's.
-    const r =
-      kind === 'css'
-        ? await transform(source, { loader: 'css', minify: true, target: CSS_TARGET, logLevel: 'silent' })
-        : await transform(source, {
-            loader: 'js',
-            minifyWhitespace: true,
-            minifyIdentifiers: true,
-            logLevel: 'silent',
-          });
-    out = Buffer.from(r.code, 'utf8');
-  } catch {
-    return undefined;
-  }
-  return out.length < body.length ? out : undefined;
+  return onThread(kind, body, charset);
 }
-
-/** Browsers whose CSS the minifier may write (esbuild then never uses syntax they lack, such as #rrggbbaa). */
-const CSS_TARGET = ['chrome61', 'edge18', 'firefox60', 'safari11'];

@@ -478,7 +478,7 @@ const TYPE_FIELDS: Record<StoredRuleType, TProperties> = {
       Bool('HTML answers (text/html) of at most 1 MiB minified: comments and spaces between tags; default false'),
     ),
     minify_css: Type.Optional(
-      Bool('CSS answers (text/css) of at most 1 MiB minified, and CSS inside minified HTML; default false'),
+      Bool('CSS answers (text/css) of at most 1 MiB minified (comments and spaces); default false'),
     ),
     minify_js: Type.Optional(
       Bool('JavaScript answers of at most 1 MiB minified (whitespace and local names); default false'),
