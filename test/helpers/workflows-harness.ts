@@ -1,10 +1,8 @@
 // End-to-end harness of the domain lifecycle: one Temporal dev server per test file (the provisioned CLI as an
 // existing executable), a stub internet DNS, the control plane and the workflows worker started as a user starts
 // them (node --import tsx …/main.ts) on free ports, with short durations so timers fire in seconds.
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ensureNodeToken } from '@platform/shared/node-token';
-// @ts-expect-error -- setup.mjs is plain JavaScript without type declarations
-import { temporalCliPath } from '../../scripts/setup.mjs';
 import { openDatabase } from '../../control-plane/src/db/index.js';
 import { createUser } from '../../control-plane/src/admin/users.js';
 import { createApiKey } from '../../control-plane/src/auth/api-keys.js';
@@ -12,6 +10,7 @@ import { createTestDatabase, type TestDatabase } from './database.js';
 import { startStubDns, type StubDns } from './stub-dns.js';
 import { freePort } from '../e2e/sync-harness.js';
 import { ScriptProcess } from './child-process.js';
+import { startTemporalDevServer } from './temporal-dev-server.js';
 
 /** Polls `probe` until it returns a value (not undefined); the message says what was awaited and what was last seen. */
 export async function eventually<T>(what: string, probe: () => Promise<T | undefined>, ms = 45_000): Promise<T> {
@@ -94,27 +93,8 @@ async function launch(
   // The Temporal server starts while the account and key are written (in-process, before the control plane owns
   // the database: with PGlite only one process may open it).
   const temporalPort = opts.temporalDown ? await freePort() : undefined;
-  // On a loaded machine the dev server now and then answers after the SDK's connect deadline: start it again.
-  const createTemporal = async () => {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await startTemporal();
-      } catch (err) {
-        if (attempt >= 3 || !/Failed to connect before the deadline/.test(String(err))) throw err;
-      }
-    }
-  };
-  const startTemporal = () =>
-    TestWorkflowEnvironment.createLocal({
-      server: {
-        executable: { type: 'existing-path', path: temporalCliPath() as string },
-        ip: '127.0.0.1',
-        ...(temporalPort ? { port: temporalPort } : {}),
-        log: { format: 'pretty', level: 'error' },
-      },
-    });
   const [started, key] = await Promise.all([
-    opts.temporalDown ? undefined : createTemporal(),
+    opts.temporalDown ? undefined : startTemporalDevServer(temporalPort),
     (async () => {
       const database = await openDatabase({ dataDir: tdb.dataDir, databaseUrl: tdb.databaseUrl });
       try {
@@ -216,7 +196,7 @@ async function launch(
     stopWorker: (signal) => worker.stop(signal),
     workerOutput: () => worker.out,
     async startTemporal() {
-      temporal ??= await createTemporal();
+      temporal ??= await startTemporalDevServer(temporalPort);
       await startWorker();
     },
     async restartControlPlane() {

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import protos from '@temporalio/proto';
 
 const { temporal } = protos;
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { ApplicationFailure } from '@temporalio/activity';
 // @ts-expect-error -- setup.mjs is plain JavaScript without type declarations
@@ -18,6 +18,7 @@ import type { Activities } from './activities/index.js';
 import type { AcmeAttemptReport, NsCheckResult } from './types.js';
 import { renewAt } from './workflows/manage-certificates.js';
 import { WORKFLOWS_PATH } from './worker.js';
+import { startTemporalDevServer } from '../../test/helpers/temporal-dev-server.js';
 
 /** Recorded histories (RECORD_HISTORIES=1 rewrites them); every one must replay on the current workflow code. */
 const HISTORIES = fileURLToPath(new URL('../../test/fixtures/histories/', import.meta.url));
@@ -58,9 +59,7 @@ let n = 0;
 
 before(async () => {
   [env, bundle] = await Promise.all([
-    TestWorkflowEnvironment.createLocal({
-      server: { executable: { type: 'existing-path', path: temporalCliPath() as string }, ip: '127.0.0.1' },
-    }),
+    startTemporalDevServer(),
     bundleWorkflowCode({
       workflowsPath: WORKFLOWS_PATH,
       logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never,
