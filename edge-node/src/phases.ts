@@ -630,8 +630,9 @@ class Plan implements ResponsePlan {
    * Content-Encoding, Content-Range or `no-transform`, at most TRANSFORM_MAX_BYTES by Content-Length (unknown
    * qualifies), the first matching rule that transforms its type decides. A rule with markdown_for_agents adds
    * `Vary: Accept` to every HTML answer it covers; for a client asking for text/markdown the answer's copy of the
-   * headers gets the Markdown type and loses its ETag. Minified answers' ETags are made weak. Dry run: a hit with dry
-   * set, and the next rule is asked.
+   * headers gets the Markdown type and loses its ETag. Minified answers' ETags are made weak. A transformed answer
+   * says `Accept-Ranges: none` (the origin's ranges are of its own bytes). Dry run: a hit with dry set, and the next
+   * rule is asked.
    */
   transform(
     status: number,
@@ -658,10 +659,12 @@ class Plan implements ResponsePlan {
       for (const h of headers) {
         if (kind === 'markdown' && (h[0] === 'etag' || h[0] === 'content-type' || h[0] === 'content-language'))
           continue;
+        if (h[0] === 'accept-ranges') continue; // the origin's byte ranges are of the other representation
         if (h[0] === 'etag' && h[1].startsWith('"')) out.push(['etag', `W/${h[1]}`]);
         else out.push(h);
       }
       if (kind === 'markdown') out.push(['content-type', MARKDOWN_TYPE]);
+      out.push(['accept-ranges', 'none']);
       return { kind, headers: out };
     }
     return undefined;

@@ -91,6 +91,9 @@ test('optimize: minification and Markdown for agents at the edge', { timeout: 18
     } else if (url.startsWith('/deep.css')) {
       res.setHeader('content-type', 'text/css');
       res.end(DEEP_CSS);
+    } else if (url.startsWith('/latin1')) {
+      res.setHeader('content-type', 'text/html');
+      res.end(Buffer.from('<html><head><meta charset="iso-8859-1"></head><body><p>Café crème</p>', 'latin1'));
     } else if (url.startsWith('/over-sized')) {
       res.setHeader('content-type', 'text/html');
       res.end(OVER);
@@ -149,6 +152,7 @@ test('optimize: minification and Markdown for agents at the edge', { timeout: 18
     const html = r.body.toString();
     assert.ok(r.body.length < PAGE.length, `${r.body.length} < ${PAGE.length}`);
     assert.equal(r.headers['etag'], 'W/"p1"');
+    assert.equal(r.headers['accept-ranges'], 'none');
     assert.match(String(r.headers['vary']), /accept/i);
     assert.ok(!html.includes('build 1234'), 'comment dropped');
     assert.ok(html.includes('<!--[if IE]><p>old browser</p><![endif]-->'));
@@ -189,6 +193,8 @@ test('optimize: minification and Markdown for agents at the edge', { timeout: 18
     assert.ok(md.includes('```\n  indented\n      code  \n```'), md);
     assert.ok(md.includes('- one\n- two'), md);
     assert.ok(!md.includes('greeting') && !md.includes('color') && !md.includes('Shop'), md);
+    const latin = await get(port, www, '/latin1', { accept: 'text/markdown' });
+    assert.equal(latin.body.toString(), 'Café crème\n', 'the <meta> charset read when the header names none');
     const html = await get(port, www, '/page', { accept: 'text/html, text/markdown;q=0' });
     assert.match(String(html.headers['content-type']), /text\/html/);
   });

@@ -12,6 +12,12 @@ function asciiCompatible(charset: string | undefined): boolean {
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
+const META_CHARSET = /<meta[^>]{0,200}?charset\s*=\s*["']?\s*([A-Za-z0-9._:-]{1,40})/i;
+
+/** The charset a page declares in a `<meta>` within its first 1024 bytes (HTML's prescan), when its header names none. */
+function metaCharset(bytes: Buffer): string | undefined {
+  return META_CHARSET.exec(bytes.subarray(0, 1024).toString('latin1'))?.[1].toLowerCase();
+}
 
 type Terser = typeof TerserModule;
 let terser: Promise<Terser> | undefined;
@@ -46,7 +52,7 @@ export async function work(kind: WorkKind, body: Uint8Array, charset: string | u
   else {
     let text: string;
     try {
-      text = new TextDecoder(charset ?? 'utf-8').decode(bytes);
+      text = new TextDecoder(charset ?? metaCharset(bytes) ?? 'utf-8').decode(bytes);
     } catch {
       text = new TextDecoder('utf-8').decode(bytes); // an unknown charset label: read as UTF-8
     }
