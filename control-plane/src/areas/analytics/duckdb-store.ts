@@ -13,6 +13,7 @@ import {
   type DuckDBConnection,
   type DuckDBAppender,
 } from '@duckdb/node-api';
+import { readBreakdown, readLogs, readSeries } from './duckdb-reads.js';
 import { checkParsedQuery, QueryRefused } from './sandbox.js';
 import {
   APPLIED_BATCHES_KEEP_MS,
@@ -90,6 +91,12 @@ export function openDuckDbStore(opts: DuckDbOptions): AnalyticsStore {
     deleteBefore: async (id, before) => (await engine()).deleteBefore(id, before),
     domainIds: async () => (await engine()).domainIds(),
     countRows: async (id) => (await engine()).countRows(id),
+    series: async (id, range, startMs, intervalMs, timeoutMs) =>
+      (await engine()).read(id, timeoutMs, [], (c, t) => readSeries(c, t, range, startMs, intervalMs)),
+    breakdown: async (id, range, dimension, limit, timeoutMs) =>
+      (await engine()).read(id, timeoutMs, [], (c, t) => readBreakdown(c, t, range, dimension, limit)),
+    logs: async (id, range, limit, cursor, timeoutMs) =>
+      (await engine()).read(id, timeoutMs, { logs: [], next: null }, (c, t) => readLogs(c, t, range, limit, cursor)),
     async close() {
       if (closed) return;
       closed = true;
@@ -253,16 +260,32 @@ class DuckDbEngine {
     }
   }
 
+  /** One per-domain read (duckdb-reads.ts) on a connection of its own, interrupted at the time limit. */
+  async read<T>(
+    domainId: number,
+    timeoutMs: number,
+    empty: T,
+    fn: (conn: DuckDBConnection, table: string) => Promise<T>,
+  ): Promise<T> {
+    if (!this.tables.has(domainId) || this.deleted.has(domainId)) return empty;
+    const conn = await this.instance.connect();
+    const limit = interruptAt(conn, timeoutMs);
+    try {
+      return await fn(conn, table(domainId));
+    } catch (err) {
+      // Dropped between the check and the read: no rows.
+      if (!this.tables.has(domainId)) return empty;
+      if (limit.reached()) throw new QueryFailed(`analytics read: stopped at the time limit of ${timeoutMs} ms`);
+      throw err;
+    } finally {
+      limit.clear();
+      conn.closeSync();
+    }
+  }
+
   async query(sql: string, domains: QueryDomain[], limits: QueryLimits): Promise<QueryResult> {
     const conn = await this.instance.connect();
-    let timedOut = false;
-    let again: NodeJS.Timeout | undefined;
-    // Interrupted at the limit, and again every 100 ms: an interrupt between two steps would otherwise be lost.
-    const timer = setTimeout(() => {
-      timedOut = true;
-      conn.interrupt();
-      again = setInterval(() => conn.interrupt(), 100);
-    }, limits.timeoutMs);
+    const limit = interruptAt(conn, limits.timeoutMs);
     try {
       // The statement tree, from the engine's own parser, bound to the text's one statement.
       const parsed = await conn.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql]);
@@ -294,11 +317,10 @@ class DuckDbEngine {
       return { columns: names.map((name, i) => ({ name, type: types[i] })), rows, truncated };
     } catch (err) {
       if (err instanceof QueryRefused) throw err;
-      if (timedOut) throw new QueryFailed(`query: stopped at the time limit of ${limits.timeoutMs} ms`);
+      if (limit.reached()) throw new QueryFailed(`query: stopped at the time limit of ${limits.timeoutMs} ms`);
       throw new QueryFailed(`query failed: ${err instanceof Error ? err.message : String(err)}`);
     } finally {
-      clearTimeout(timer);
-      clearInterval(again);
+      limit.clear();
       conn.closeSync();
     }
   }
@@ -308,6 +330,25 @@ class DuckDbEngine {
     this.writer.closeSync();
     this.instance.closeSync();
   }
+}
+
+/** Interrupts the connection's statement at the limit, and again every 100 ms: an interrupt between two steps would
+ * otherwise be lost. */
+function interruptAt(conn: DuckDBConnection, ms: number): { reached(): boolean; clear(): void } {
+  let reached = false;
+  let again: NodeJS.Timeout | undefined;
+  const timer = setTimeout(() => {
+    reached = true;
+    conn.interrupt();
+    again = setInterval(() => conn.interrupt(), 100);
+  }, ms);
+  return {
+    reached: () => reached,
+    clear() {
+      clearTimeout(timer);
+      clearInterval(again);
+    },
+  };
 }
 
 function appendRow(a: DuckDBAppender, r: LogRow): void {

@@ -11,32 +11,9 @@ import { ensureNodeToken } from '@platform/shared/node-token';
 import { startTestControlPlane } from '../../../../test/helpers/control-plane.js';
 import { domains, plans, subscriptions } from '../../db/schema.js';
 import { setOverride } from '../../plans/subscriptions.js';
+import { lcg, pick, type Rec } from './test-log.js';
 import { sweepAnalytics } from './service.js';
 import { LOG_COLUMNS } from './store.js';
-
-/** A deterministic generator: the same log on every run. */
-function lcg(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
-const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
-
-interface Rec {
-  t: number;
-  host: string;
-  path: string;
-  method: string;
-  status: number;
-  bytes: number;
-  cache: string;
-  rules: [number, string, boolean][];
-  ms: number;
-  upstreamMs: number;
-  peer: string;
-}
 
 test('analytics: the store, POST /analytics/query and its sandbox', { timeout: 300_000 }, async (t) => {
   const cp = await startTestControlPlane(t, { ANALYTICS_QUERY_TIMEOUT_MS: '1500', ANALYTICS_QUERY_MAX_ROWS: '50' });

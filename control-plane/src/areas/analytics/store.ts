@@ -2,6 +2,8 @@
 // ClickHouse backend can take its place). Rows are kept per domain so that a query over one account's domains reads
 // only their rows: nothing another account owns is in any relation the query's plan touches.
 
+import type { BreakdownItem, Dimension, LogsCursor, LogsPage, ReadRange, SeriesBucket } from './reads.js';
+
 /** One request as the analytics store keeps it: what the edge ships (POST /internal/request-logs) plus its domain. */
 export interface LogRow {
   time: Date;
@@ -94,6 +96,33 @@ export interface AnalyticsStore {
    * passed checkQuery (sandbox.ts) already; a failure of the engine is thrown as QueryFailed.
    */
   query(sql: string, domains: QueryDomain[], limits: QueryLimits): Promise<QueryResult>;
+  /**
+   * Requests and bytes per bucket of `intervalMs` from `startMs` (ms since the epoch) over the domain's rows in the
+   * range; buckets without rows are left out. Interrupted after timeoutMs (QueryFailed).
+   */
+  series(
+    domainId: number,
+    range: ReadRange,
+    startMs: number,
+    intervalMs: number,
+    timeoutMs: number,
+  ): Promise<SeriesBucket[]>;
+  /** Requests and bytes per value of a column over the range, most requests first (ties by value), `limit` values. */
+  breakdown(
+    domainId: number,
+    range: ReadRange,
+    dimension: Dimension,
+    limit: number,
+    timeoutMs: number,
+  ): Promise<BreakdownItem[]>;
+  /** The domain's rows in the range, newest first, `limit` of them, from strictly after `cursor` in that order. */
+  logs(
+    domainId: number,
+    range: ReadRange,
+    limit: number,
+    cursor: LogsCursor | null,
+    timeoutMs: number,
+  ): Promise<LogsPage>;
   /** Drops every row of the domain; rows shipped for it later are not stored. */
   deleteDomain(domainId: number): Promise<void>;
   /** Deletes the domain's rows older than `before`; returns how many. */

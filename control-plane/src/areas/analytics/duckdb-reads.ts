@@ -1,0 +1,130 @@
+// The per-domain reads on DuckDB: fixed statements over one domain's table (d_<id>, named from its integer id), with
+// every value of the request bound as a parameter. The WHERE clause is put together from constant fragments, one per
+// filter present; the grouped column comes from a fixed map of the allowed dimensions.
+import { DuckDBTimestampTZValue, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import type {
+  BreakdownItem,
+  Dimension,
+  FilterField,
+  LogRecord,
+  LogsCursor,
+  LogsPage,
+  ReadRange,
+  SeriesBucket,
+} from './reads.js';
+
+const FILTER_SQL: Record<FilterField, string> = {
+  host: 'host = ?::VARCHAR',
+  path: 'path = ?::VARCHAR',
+  method: 'method = ?::VARCHAR',
+  status: 'status = ?::INTEGER',
+  cache_status: 'cache_status = ?::VARCHAR',
+  node: 'node = ?::VARCHAR',
+};
+const DIMENSION_SQL: Record<Dimension, string> = {
+  host: 'host',
+  path: 'path',
+  method: 'method',
+  status: 'status',
+  cache_status: 'cache_status',
+  node: 'node',
+  client_ip: 'client_ip',
+};
+
+const tz = (d: Date): DuckDBTimestampTZValue => new DuckDBTimestampTZValue(BigInt(d.getTime()) * 1000n);
+
+/** `time >= since AND time < until` and the filters present, with their values in order. */
+function where(range: ReadRange): { sql: string; values: DuckDBValue[] } {
+  const parts = ['time >= ?::TIMESTAMPTZ', 'time < ?::TIMESTAMPTZ'];
+  const values: DuckDBValue[] = [tz(range.since), tz(range.until)];
+  for (const [field, fragment] of Object.entries(FILTER_SQL) as [FilterField, string][]) {
+    const v = range.filter[field];
+    if (v === undefined) continue;
+    parts.push(fragment);
+    values.push(typeof v === 'number' ? v : String(v));
+  }
+  return { sql: parts.join(' AND '), values };
+}
+
+const num = (v: unknown): number => Number(v);
+
+export async function readSeries(
+  conn: DuckDBConnection,
+  table: string,
+  range: ReadRange,
+  startMs: number,
+  intervalMs: number,
+): Promise<SeriesBucket[]> {
+  const w = where(range);
+  const r = await conn.runAndReadAll(
+    `SELECT (epoch_ms(time_utc) - ?::BIGINT) // ?::BIGINT AS b, count(*) AS requests, coalesce(sum(bytes), 0) AS bytes
+     FROM main.${table} WHERE ${w.sql} GROUP BY b ORDER BY b`,
+    [BigInt(startMs), BigInt(intervalMs), ...w.values],
+  );
+  return r.getRowsJS().map((row) => ({ bucket: num(row[0]), requests: num(row[1]), bytes: num(row[2]) }));
+}
+
+export async function readBreakdown(
+  conn: DuckDBConnection,
+  table: string,
+  range: ReadRange,
+  dimension: Dimension,
+  limit: number,
+): Promise<BreakdownItem[]> {
+  const w = where(range);
+  const col = DIMENSION_SQL[dimension];
+  const r = await conn.runAndReadAll(
+    `SELECT ${col} AS v, count(*) AS requests, coalesce(sum(bytes), 0) AS bytes
+     FROM main.${table} WHERE ${w.sql} GROUP BY v ORDER BY requests DESC, v LIMIT ?::BIGINT`,
+    [...w.values, BigInt(limit)],
+  );
+  return r.getRowsJS().map((row) => ({
+    value: typeof row[0] === 'number' ? row[0] : String(row[0]),
+    requests: num(row[1]),
+    bytes: num(row[2]),
+  }));
+}
+
+export async function readLogs(
+  conn: DuckDBConnection,
+  table: string,
+  range: ReadRange,
+  limit: number,
+  cursor: LogsCursor | null,
+): Promise<LogsPage> {
+  const w = where(range);
+  const after = cursor ? ' AND (epoch_us(time), rowid) < (?::BIGINT, ?::BIGINT)' : '';
+  const values = cursor ? [...w.values, cursor.timeMicros, cursor.rowId] : w.values;
+  const r = await conn.runAndReadAll(
+    `SELECT epoch_us(time) AS us, rowid, host, path, method, status, bytes, cache_status, node, client_ip,
+       duration_ms, upstream_ms, rule_hits::VARCHAR, waf_events::VARCHAR, fingerprint, bot_score, bot_class
+     FROM main.${table} WHERE ${w.sql}${after} ORDER BY us DESC, rowid DESC LIMIT ?::BIGINT`,
+    [...values, BigInt(limit + 1)],
+  );
+  const rows = r.getRowsJS();
+  const more = rows.length > limit;
+  const page = rows.slice(0, limit);
+  const logs: LogRecord[] = page.map((x) => ({
+    time: new Date(Number(BigInt(x[0] as bigint) / 1000n)).toISOString(),
+    host: String(x[2]),
+    path: String(x[3]),
+    method: String(x[4]),
+    status: num(x[5]),
+    bytes: num(x[6]),
+    cache_status: String(x[7]),
+    node: String(x[8]),
+    client_ip: String(x[9]),
+    duration_ms: num(x[10]),
+    upstream_ms: num(x[11]),
+    rule_hits: JSON.parse(String(x[12])) as unknown,
+    waf_events: JSON.parse(String(x[13])) as unknown,
+    fingerprint: String(x[14]),
+    bot_score: num(x[15]),
+    bot_class: String(x[16]),
+  }));
+  const last = page.at(-1);
+  return {
+    logs,
+    next: more && last ? { timeMicros: BigInt(last[0] as bigint), rowId: BigInt(last[1] as bigint) } : null,
+  };
+}

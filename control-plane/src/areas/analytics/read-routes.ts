@@ -1,0 +1,270 @@
+// The per-domain analytics reads: GET /domains/{domain}/analytics/{requests,bandwidth,status-codes,cache,top-uris,
+// top,logs}. Any role on the domain may read; the plan must include analytics (and logs for the raw logs). Every read
+// takes the same since/until and filter parameters (reads.ts) and asks the store one fixed query (duckdb-reads.ts).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { loadDomain } from '../../auth/domain-access.js';
+import { ApiError } from '../../errors.js';
+import { errorResponses } from '../../openapi/schemas.js';
+import { effectiveFeatures, requireFeature } from '../../plans/entitlements.js';
+import { DomainParams } from '../domains/schemas.js';
+import {
+  BandwidthAnswer,
+  CacheAnswer,
+  LogsAnswer,
+  LogsQuery,
+  RangeQuery,
+  RequestsAnswer,
+  SeriesQuery,
+  StatusCodesAnswer,
+  TopAnswer,
+  TopQuery,
+  TopUrisAnswer,
+  TopUrisQuery,
+} from './read-schemas.js';
+import {
+  DEFAULT_LOGS_PAGE,
+  DEFAULT_TOP,
+  decodeCursor,
+  encodeCursor,
+  parseInterval,
+  parseRange,
+  type Interval,
+  type RangeQuery as RangeParams,
+  type ReadRange,
+} from './reads.js';
+import { QueryFailed, StoreUnavailable } from './store.js';
+
+const tags = ['analytics'];
+/** Status codes are 100-599: every one fits in a status-codes answer. */
+const MAX_STATUSES = 500;
+/** Distinct cache outcomes answered at most. */
+const MAX_CACHE_STATUSES = 50;
+
+const RANGE_TEXT =
+  'Range: `since` (inclusive) and `until` (exclusive), ISO 8601 date-times with a zone; `until` defaults to now and `since` to a day before it; 400 when `since` is not before `until` or the range is longer than 366 days. Filters (exact match, all optional): `host`, `path`, `method`, `status`, `cache_status`, `node`; any other parameter is a 400.';
+
+/** The domain, its caller's access and its plan's features; 404 invisible, 403 naming the missing feature. */
+async function readDomain(request: FastifyRequest, name: string, logs = false): Promise<number> {
+  const { domain } = await loadDomain(request, name, 'domain.view');
+  const features = await effectiveFeatures(request.server.db, domain.id);
+  requireFeature(features, 'analytics_enabled');
+  if (logs) requireFeature(features, 'logs_enabled');
+  return domain.id;
+}
+
+/** A store failure as the API answers it: the time limit is a 400 naming itself; an unopenable store 503. */
+async function guarded<T>(request: FastifyRequest, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof QueryFailed) throw new ApiError('CP_ERR_INVALID_INPUT', err.message);
+    if (err instanceof StoreUnavailable) {
+      request.log.error({ err }, 'analytics store unavailable');
+      throw new ApiError('CP_ERR_UNAVAILABLE', 'analytics store unavailable');
+    }
+    throw err;
+  }
+}
+
+const window = (range: ReadRange) => ({ since: range.since.toISOString(), until: range.until.toISOString() });
+
+/** Requests and bytes per point over the range, every point present (0 where no request). */
+async function series(request: FastifyRequest, name: string, q: RangeParams & { interval?: Interval }) {
+  const range = parseRange(q);
+  const iv = parseInterval(range, q.interval);
+  const id = await readDomain(request, name);
+  const cfg = request.server.config.analytics;
+  const buckets = await guarded(request, () =>
+    request.server.analytics.store.series(id, range, iv.startMs, iv.intervalMs, cfg.queryTimeoutMs),
+  );
+  const requests = new Array<number>(iv.points).fill(0);
+  const bytes = new Array<number>(iv.points).fill(0);
+  for (const b of buckets) {
+    if (b.bucket < 0 || b.bucket >= iv.points) continue;
+    requests[b.bucket] = b.requests;
+    bytes[b.bucket] = b.bytes;
+  }
+  const time = (i: number) => new Date(iv.startMs + i * iv.intervalMs).toISOString();
+  return { range, interval: iv.interval, requests, bytes, time };
+}
+
+export default async function analyticsReadRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const store = () => app.analytics.store;
+  const timeout = () => app.config.analytics.queryTimeoutMs;
+
+  app.get(
+    '/domains/:domain/analytics/requests',
+    {
+      schema: {
+        summary: 'Requests over time',
+        description: `Requests to the domain per interval. ${RANGE_TEXT}`,
+        tags,
+        params: DomainParams,
+        querystring: SeriesQuery,
+        response: { 200: RequestsAnswer, ...errorResponses(400, 403, 404, 503) },
+      },
+    },
+    async (request) => {
+      const s = await series(request, request.params.domain, request.query as RangeParams & { interval?: Interval });
+      return {
+        ...window(s.range),
+        interval: s.interval,
+        requests: s.requests.reduce((a, b) => a + b, 0),
+        points: s.requests.map((requests, i) => ({ time: s.time(i), requests })),
+      };
+    },
+  );
+
+  app.get(
+    '/domains/:domain/analytics/bandwidth',
+    {
+      schema: {
+        summary: 'Bandwidth over time',
+        description: `Bytes sent to clients per interval. ${RANGE_TEXT}`,
+        tags,
+        params: DomainParams,
+        querystring: SeriesQuery,
+        response: { 200: BandwidthAnswer, ...errorResponses(400, 403, 404, 503) },
+      },
+    },
+    async (request) => {
+      const s = await series(request, request.params.domain, request.query as RangeParams & { interval?: Interval });
+      return {
+        ...window(s.range),
+        interval: s.interval,
+        bytes: s.bytes.reduce((a, b) => a + b, 0),
+        points: s.bytes.map((bytes, i) => ({ time: s.time(i), bytes })),
+      };
+    },
+  );
+
+  app.get(
+    '/domains/:domain/analytics/status-codes',
+    {
+      schema: {
+        summary: 'Status codes',
+        description: `Requests and bytes per status code answered, and per class. ${RANGE_TEXT}`,
+        tags,
+        params: DomainParams,
+        querystring: RangeQuery,
+        response: { 200: StatusCodesAnswer, ...errorResponses(400, 403, 404, 503) },
+      },
+    },
+    async (request) => {
+      const range = parseRange(request.query);
+      const id = await readDomain(request, request.params.domain);
+      const items = await guarded(request, () => store().breakdown(id, range, 'status', MAX_STATUSES, timeout()));
+      const classes = { '1xx': 0, '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 };
+      for (const it of items) {
+        const k = `${Math.floor(Number(it.value) / 100)}xx`;
+        if (k in classes) classes[k as keyof typeof classes] += it.requests;
+      }
+      return {
+        ...window(range),
+        requests: items.reduce((a, b) => a + b.requests, 0),
+        classes,
+        status_codes: items.map((it) => ({ status: Number(it.value), requests: it.requests, bytes: it.bytes })),
+      };
+    },
+  );
+
+  app.get(
+    '/domains/:domain/analytics/cache',
+    {
+      schema: {
+        summary: 'Cache counts',
+        description: `Requests and bytes per cache outcome (HIT, MISS, STALE, EXPIRED, BYPASS, DYNAMIC; '' when no cache rule applied), and the hit ratio. ${RANGE_TEXT}`,
+        tags,
+        params: DomainParams,
+        querystring: RangeQuery,
+        response: { 200: CacheAnswer, ...errorResponses(400, 403, 404, 503) },
+      },
+    },
+    async (request) => {
+      const range = parseRange(request.query);
+      const id = await readDomain(request, request.params.domain);
+      const items = await guarded(request, () =>
+        store().breakdown(id, range, 'cache_status', MAX_CACHE_STATUSES, timeout()),
+      );
+      const of = (s: string) => items.find((it) => it.value === s)?.requests ?? 0;
+      const served = of('HIT') + of('STALE');
+      const looked = served + of('MISS') + of('EXPIRED');
+      return {
+        ...window(range),
+        requests: items.reduce((a, b) => a + b.requests, 0),
+        hit_ratio: looked === 0 ? 0 : served / looked,
+        cache_statuses: items.map((it) => ({ cache_status: String(it.value), requests: it.requests, bytes: it.bytes })),
+      };
+    },
+  );
+
+  app.get(
+    '/domains/:domain/analytics/top-uris',
+    {
+      schema: {
+        summary: 'Top URIs',
+        description: `The paths (with query string) with the most requests, and their bytes. \`limit\`: 1-100, 10 by default. ${RANGE_TEXT}`,
+        tags,
+        params: DomainParams,
+        querystring: TopUrisQuery,
+        response: { 200: TopUrisAnswer, ...errorResponses(400, 403, 404, 503) },
+      },
+    },
+    async (request) => {
+      const range = parseRange(request.query);
+      const id = await readDomain(request, request.params.domain);
+      const limit = request.query.limit ?? DEFAULT_TOP;
+      const items = await guarded(request, () => store().breakdown(id, range, 'path', limit, timeout()));
+      return {
+        ...window(range),
+        items: items.map((it) => ({ path: String(it.value), requests: it.requests, bytes: it.bytes })),
+      };
+    },
+  );
+
+  app.get(
+    '/domains/:domain/analytics/top',
+    {
+      schema: {
+        summary: 'Top-N breakdown by a dimension',
+        description: `Requests and bytes per value of \`dimension\` (host, path, method, status, cache_status, node, client_ip), most requests first. \`limit\`: 1-100, 10 by default. ${RANGE_TEXT}`,
+        tags,
+        params: DomainParams,
+        querystring: TopQuery,
+        response: { 200: TopAnswer, ...errorResponses(400, 403, 404, 503) },
+      },
+    },
+    async (request) => {
+      const range = parseRange(request.query);
+      const id = await readDomain(request, request.params.domain);
+      const { dimension } = request.query;
+      const limit = request.query.limit ?? DEFAULT_TOP;
+      const items = await guarded(request, () => store().breakdown(id, range, dimension, limit, timeout()));
+      return { ...window(range), dimension, items };
+    },
+  );
+
+  app.get(
+    '/domains/:domain/analytics/logs',
+    {
+      schema: {
+        summary: 'Raw request logs',
+        description: `The domain's request log rows, newest first, \`limit\` per page (1-1000, 100 by default); \`next_cursor\` continues with the same parameters. Needs analytics and logs in the plan. ${RANGE_TEXT}`,
+        tags,
+        params: DomainParams,
+        querystring: LogsQuery,
+        response: { 200: LogsAnswer, ...errorResponses(400, 403, 404, 503) },
+      },
+    },
+    async (request) => {
+      const range = parseRange(request.query);
+      const cursor = request.query.cursor !== undefined ? decodeCursor(request.query.cursor) : null;
+      const id = await readDomain(request, request.params.domain, true);
+      const limit = request.query.limit ?? DEFAULT_LOGS_PAGE;
+      const page = await guarded(request, () => store().logs(id, range, limit, cursor, timeout()));
+      return { ...window(range), logs: page.logs, next_cursor: page.next ? encodeCursor(page.next) : null };
+    },
+  );
+}

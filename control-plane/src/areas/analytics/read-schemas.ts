@@ -1,0 +1,193 @@
+// Query parameters and answers of the per-domain analytics reads, one style for all: since/until, interval, filters.
+import { Type, type TProperties } from '@sinclair/typebox';
+import {
+  DIMENSIONS,
+  DEFAULT_LOGS_PAGE,
+  DEFAULT_TOP,
+  INTERVALS,
+  MAX_LOGS_PAGE,
+  MAX_POINTS,
+  MAX_RANGE_DAYS,
+  MAX_TOP,
+} from './reads.js';
+
+const TIME_TEXT = { maxLength: 40, examples: ['2026-11-25T00:00:00Z'] };
+
+/** The range and filter parameters every read takes. */
+const RANGE_AND_FILTERS = {
+  since: Type.Optional(
+    Type.String({
+      ...TIME_TEXT,
+      description: 'Start of the range (inclusive), ISO 8601 with a zone; default: a day before `until`',
+    }),
+  ),
+  until: Type.Optional(
+    Type.String({
+      ...TIME_TEXT,
+      description: `End of the range (exclusive), ISO 8601 with a zone; default: now. At most ${MAX_RANGE_DAYS} days after \`since\``,
+    }),
+  ),
+  host: Type.Optional(Type.String({ minLength: 1, maxLength: 253, description: 'Only requests to this Host' })),
+  path: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 2048, description: 'Only requests of this path (with its query string)' }),
+  ),
+  method: Type.Optional(Type.String({ minLength: 1, maxLength: 16, description: 'Only requests of this HTTP method' })),
+  status: Type.Optional(
+    Type.Integer({ minimum: 100, maximum: 599, description: 'Only requests answered with this status' }),
+  ),
+  cache_status: Type.Optional(
+    Type.String({
+      maxLength: 32,
+      description: "Only requests with this cache outcome (HIT, MISS, BYPASS, …; '' none)",
+    }),
+  ),
+  node: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 128, description: 'Only requests served by this edge node' }),
+  ),
+} satisfies TProperties;
+
+const query = <T extends TProperties>(title: string, extra: T) =>
+  Type.Object({ ...RANGE_AND_FILTERS, ...extra }, { additionalProperties: false, title });
+
+export const RangeQuery = query('AnalyticsRangeQuery', {});
+export const SeriesQuery = query('AnalyticsSeriesQuery', {
+  interval: Type.Optional(
+    Type.Union(
+      Object.keys(INTERVALS).map((k) => Type.Literal(k)),
+      {
+        description: `Length of each point; default: the shortest that keeps the points within ${MAX_POINTS}. 400 when the one given gives more`,
+      },
+    ),
+  ),
+});
+export const TopQuery = query('AnalyticsTopQuery', {
+  dimension: Type.Union(
+    DIMENSIONS.map((d) => Type.Literal(d)),
+    { description: 'The column of the logs the requests are grouped by' },
+  ),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TOP, default: DEFAULT_TOP })),
+});
+export const TopUrisQuery = query('AnalyticsTopUrisQuery', {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TOP, default: DEFAULT_TOP })),
+});
+export const LogsQuery = query('AnalyticsLogsQuery', {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LOGS_PAGE, default: DEFAULT_LOGS_PAGE })),
+  cursor: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 40, description: 'The `next_cursor` of the previous page' }),
+  ),
+});
+
+const Window = {
+  since: Type.String({ format: 'date-time' }),
+  until: Type.String({ format: 'date-time' }),
+};
+const SeriesWindow = {
+  ...Window,
+  interval: Type.String({ description: 'The interval of the points' }),
+};
+const point = (field: string, description: string) =>
+  Type.Array(
+    Type.Object({
+      time: Type.String({ format: 'date-time', description: 'Start of the point (UTC, a multiple of the interval)' }),
+      [field]: Type.Integer({ description }),
+    }),
+    { description: 'One point per interval from the one holding `since` to the one holding `until`; empty ones are 0' },
+  );
+
+export const RequestsAnswer = Type.Object(
+  {
+    ...SeriesWindow,
+    requests: Type.Integer({ description: 'Requests in the range' }),
+    points: point('requests', 'Requests'),
+  },
+  { title: 'AnalyticsRequests' },
+);
+export const BandwidthAnswer = Type.Object(
+  {
+    ...SeriesWindow,
+    bytes: Type.Integer({ description: 'Bytes sent to clients in the range' }),
+    points: point('bytes', 'Bytes sent to clients'),
+  },
+  { title: 'AnalyticsBandwidth' },
+);
+const counts = { requests: Type.Integer(), bytes: Type.Integer({ description: 'Bytes sent to clients' }) };
+export const StatusCodesAnswer = Type.Object(
+  {
+    ...Window,
+    requests: Type.Integer(),
+    classes: Type.Object(
+      {
+        '1xx': Type.Integer(),
+        '2xx': Type.Integer(),
+        '3xx': Type.Integer(),
+        '4xx': Type.Integer(),
+        '5xx': Type.Integer(),
+      },
+      { description: 'Requests per status class' },
+    ),
+    status_codes: Type.Array(Type.Object({ status: Type.Integer(), ...counts }), {
+      description: 'Every status answered, most requests first',
+    }),
+  },
+  { title: 'AnalyticsStatusCodes' },
+);
+export const CacheAnswer = Type.Object(
+  {
+    ...Window,
+    requests: Type.Integer(),
+    hit_ratio: Type.Number({
+      description:
+        'Requests served from the cache (HIT, STALE) over those that looked in it (HIT, STALE, MISS, EXPIRED); 0 when none did',
+    }),
+    cache_statuses: Type.Array(Type.Object({ cache_status: Type.String(), ...counts }), {
+      description: "Requests per cache outcome, most first ('' when no cache rule applied)",
+    }),
+  },
+  { title: 'AnalyticsCache' },
+);
+export const TopUrisAnswer = Type.Object(
+  { ...Window, items: Type.Array(Type.Object({ path: Type.String(), ...counts })) },
+  { title: 'AnalyticsTopUris' },
+);
+export const TopAnswer = Type.Object(
+  {
+    ...Window,
+    dimension: Type.String(),
+    items: Type.Array(Type.Object({ value: Type.Union([Type.String(), Type.Integer()]), ...counts }), {
+      description: 'Values of the dimension, most requests first (ties by value)',
+    }),
+  },
+  { title: 'AnalyticsTop' },
+);
+export const LogsAnswer = Type.Object(
+  {
+    ...Window,
+    logs: Type.Array(
+      Type.Object({
+        time: Type.String({ format: 'date-time' }),
+        host: Type.String(),
+        path: Type.String(),
+        method: Type.String(),
+        status: Type.Integer(),
+        bytes: Type.Integer(),
+        cache_status: Type.String(),
+        node: Type.String(),
+        client_ip: Type.String(),
+        duration_ms: Type.Number(),
+        upstream_ms: Type.Number(),
+        rule_hits: Type.Unknown({ description: '[rule id, rule type, dry run] per rule that matched' }),
+        waf_events: Type.Unknown({
+          description: '[edge rule id, managed rule id, phase, target, data, action] per finding',
+        }),
+        fingerprint: Type.String(),
+        bot_score: Type.Integer(),
+        bot_class: Type.String(),
+      }),
+      { description: 'Newest first' },
+    ),
+    next_cursor: Type.Union([Type.String(), Type.Null()], {
+      description: 'Pass as `cursor` (with the same range and filters) for the next page; null on the last page',
+    }),
+  },
+  { title: 'AnalyticsLogs' },
+);

@@ -1,0 +1,161 @@
+// The per-domain analytics reads (GET /domains/{domain}/analytics/...): what a read asks of the store (a
+// fixed query per read whose values are bound, never SQL text from the request), and the shared parsing of time range, interval and
+// filter parameters with their bounds.
+import { ApiError } from '../../errors.js';
+
+/** Filters every read takes, by query parameter name: exact match on the `logs` column of the same name. */
+export const FILTER_FIELDS = ['host', 'path', 'method', 'status', 'cache_status', 'node'] as const;
+export type FilterField = (typeof FILTER_FIELDS)[number];
+export type ReadFilter = Partial<Record<FilterField, string | number>>;
+
+/** Dimensions of the top-N breakdown: columns of `logs` a read may group by. */
+export const DIMENSIONS = ['host', 'path', 'method', 'status', 'cache_status', 'node', 'client_ip'] as const;
+export type Dimension = (typeof DIMENSIONS)[number];
+
+/** Intervals of the over-time reads and their length (Cloudflare's minute, 5/15 minutes, hour, day groups). */
+export const INTERVALS = { '1m': 60_000, '5m': 300_000, '15m': 900_000, '1h': 3_600_000, '1d': 86_400_000 } as const;
+export type Interval = keyof typeof INTERVALS;
+
+/** Points one over-time read answers at most. */
+export const MAX_POINTS = 1500;
+/** The longest range a read covers (the longest retention, enterprise's 365 days, and a day). */
+export const MAX_RANGE_DAYS = 366;
+/** Range when `since` is not given: the day before `until`. */
+export const DEFAULT_RANGE_MS = 86_400_000;
+export const MAX_TOP = 100;
+export const DEFAULT_TOP = 10;
+export const MAX_LOGS_PAGE = 1000;
+export const DEFAULT_LOGS_PAGE = 100;
+
+export interface ReadRange {
+  /** Inclusive. */
+  since: Date;
+  /** Exclusive. */
+  until: Date;
+  filter: ReadFilter;
+}
+
+/** Where a page of raw logs starts: strictly before this row (newest first). */
+export interface LogsCursor {
+  timeMicros: bigint;
+  rowId: bigint;
+}
+
+export interface SeriesBucket {
+  /** Index of the bucket from the first. */
+  bucket: number;
+  requests: number;
+  bytes: number;
+}
+export interface BreakdownItem {
+  value: string | number;
+  requests: number;
+  bytes: number;
+}
+export interface LogRecord {
+  time: string;
+  host: string;
+  path: string;
+  method: string;
+  status: number;
+  bytes: number;
+  cache_status: string;
+  node: string;
+  client_ip: string;
+  duration_ms: number;
+  upstream_ms: number;
+  rule_hits: unknown;
+  waf_events: unknown;
+  fingerprint: string;
+  bot_score: number;
+  bot_class: string;
+}
+export interface LogsPage {
+  logs: LogRecord[];
+  /** Where the next page starts; null when this one is the last. */
+  next: LogsCursor | null;
+}
+
+const bad = (message: string): ApiError => new ApiError('CP_ERR_INVALID_INPUT', message);
+
+/** An ISO 8601 date-time with a zone (2026-11-25T10:00:00Z); `name` in the 400. */
+function parseTime(name: string, text: string): Date {
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,6})?)?(?:Z|[+-](\d{2}):(\d{2}))$/.exec(text);
+  if (!m) throw bad(`${name}: expected an ISO 8601 date-time with a zone, such as 2026-11-25T10:00:00Z`);
+  const [y, mo, d, h, mi, s, oh, om] = m.slice(1).map((x) => Number(x ?? 0));
+  // Date would roll 2026-02-30 over to March 2nd: each field must be in its range.
+  const days = new Date(Date.UTC(y, mo, 0)).getUTCDate();
+  if (mo < 1 || mo > 12 || d < 1 || d > days || h > 23 || mi > 59 || s > 59 || oh > 23 || om > 59)
+    throw bad(`${name}: not a valid date-time`);
+  const t = new Date(text);
+  if (Number.isNaN(t.getTime())) throw bad(`${name}: not a valid date-time`);
+  return t;
+}
+
+export interface RangeQuery {
+  since?: string;
+  until?: string;
+  host?: string;
+  path?: string;
+  method?: string;
+  status?: number;
+  cache_status?: string;
+  node?: string;
+}
+
+/** since/until (until defaults to now, since to a day before until) and the filters; 400 on a bad range. */
+export function parseRange(q: RangeQuery, now = new Date()): ReadRange {
+  const until = q.until !== undefined ? parseTime('until', q.until) : now;
+  const since = q.since !== undefined ? parseTime('since', q.since) : new Date(until.getTime() - DEFAULT_RANGE_MS);
+  if (since.getTime() >= until.getTime()) throw bad('since: must be before until');
+  if (until.getTime() - since.getTime() > MAX_RANGE_DAYS * 86_400_000)
+    throw bad(`since, until: the range may cover at most ${MAX_RANGE_DAYS} days`);
+  const filter: ReadFilter = {};
+  for (const f of FILTER_FIELDS) if (q[f] !== undefined) filter[f] = q[f];
+  return { since, until, filter };
+}
+
+/**
+ * The buckets of an over-time read: aligned to multiples of the interval since the epoch (UTC minutes, hours, days),
+ * from the one holding `since` to the one holding the last instant before `until`. Without `interval`, the shortest
+ * that keeps the points within MAX_POINTS; with one that gives more, 400.
+ */
+export function parseInterval(
+  range: ReadRange,
+  interval: Interval | undefined,
+): { interval: Interval; intervalMs: number; startMs: number; points: number } {
+  const span = (ms: number) => {
+    const startMs = Math.floor(range.since.getTime() / ms) * ms;
+    return { startMs, points: Math.floor((range.until.getTime() - 1 - startMs) / ms) + 1 };
+  };
+  if (interval !== undefined) {
+    const intervalMs = INTERVALS[interval];
+    const s = span(intervalMs);
+    if (s.points > MAX_POINTS)
+      throw bad(
+        `interval: ${interval} over this range gives ${s.points} points, more than ${MAX_POINTS}; choose a longer interval or a shorter range`,
+      );
+    return { interval, intervalMs, ...s };
+  }
+  for (const [name, ms] of Object.entries(INTERVALS) as [Interval, number][]) {
+    const s = span(ms);
+    if (s.points <= MAX_POINTS) return { interval: name, intervalMs: ms, ...s };
+  }
+  throw bad('since, until: no interval keeps this range within the points limit'); // not reached: 366 days of 1d
+}
+
+/** The opaque cursor of GET .../analytics/logs: `<time in µs>.<row>` in base 36 (12 digits at most: within int64). */
+export function encodeCursor(c: LogsCursor): string {
+  return `${c.timeMicros.toString(36)}.${c.rowId.toString(36)}`;
+}
+export function decodeCursor(text: string): LogsCursor {
+  const m = /^(-?[0-9a-z]{1,12})\.([0-9a-z]{1,12})$/.exec(text);
+  if (!m) throw bad('cursor: not a cursor this read gave');
+  const parse36 = (s: string): bigint => {
+    const neg = s.startsWith('-');
+    let v = 0n;
+    for (const ch of neg ? s.slice(1) : s) v = v * 36n + BigInt(parseInt(ch, 36));
+    return neg ? -v : v;
+  };
+  return { timeMicros: parse36(m[1]), rowId: parse36(m[2]) };
+}
