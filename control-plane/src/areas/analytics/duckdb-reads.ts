@@ -9,6 +9,8 @@ import type {
   LogRecord,
   LogsCursor,
   LogsPage,
+  Peak,
+  RangeSummary,
   ReadRange,
   SeriesBucket,
 } from './reads.js';
@@ -57,11 +59,67 @@ export async function readSeries(
 ): Promise<SeriesBucket[]> {
   const w = where(range);
   const r = await conn.runAndReadAll(
-    `SELECT (epoch_ms(time_utc) - ?::BIGINT) // ?::BIGINT AS b, count(*) AS requests, coalesce(sum(bytes), 0) AS bytes
+    `SELECT (epoch_ms(time_utc) - ?::BIGINT) // ?::BIGINT AS b, count(*) AS requests, coalesce(sum(bytes), 0) AS bytes,
+       count(DISTINCT client_ip) AS visitors
      FROM main.${table} WHERE ${w.sql} GROUP BY b ORDER BY b`,
     [BigInt(startMs), BigInt(intervalMs), ...w.values],
   );
-  return r.getRowsJS().map((row) => ({ bucket: num(row[0]), requests: num(row[1]), bytes: num(row[2]) }));
+  return r
+    .getRowsJS()
+    .map((row) => ({ bucket: num(row[0]), requests: num(row[1]), bytes: num(row[2]), visitors: num(row[3]) }));
+}
+
+export const EMPTY_SUMMARY: RangeSummary = Object.freeze({
+  requests: 0,
+  bytes: 0,
+  visitors: 0,
+  cachedRequests: 0,
+  cachedBytes: 0,
+  originRequests: 0,
+  originBytes: 0,
+  upstreamMs: null,
+  status4xx: 0,
+  status5xx: 0,
+});
+
+export async function readSummary(conn: DuckDBConnection, table: string, range: ReadRange): Promise<RangeSummary> {
+  const w = where(range);
+  const r = await conn.runAndReadAll(
+    `SELECT count(*), coalesce(sum(bytes), 0), count(DISTINCT client_ip),
+       count(*) FILTER (WHERE cache_status IN ('HIT', 'STALE')),
+       coalesce(sum(bytes) FILTER (WHERE cache_status IN ('HIT', 'STALE')), 0),
+       count(*) FILTER (WHERE upstream_ms >= 0), coalesce(sum(bytes) FILTER (WHERE upstream_ms >= 0), 0),
+       avg(upstream_ms) FILTER (WHERE upstream_ms >= 0),
+       quantile_disc(upstream_ms, [0.5, 0.95, 0.99]) FILTER (WHERE upstream_ms >= 0),
+       count(*) FILTER (WHERE status >= 400 AND status < 500), count(*) FILTER (WHERE status >= 500)
+     FROM main.${table} WHERE ${w.sql}`,
+    w.values,
+  );
+  const x = r.getRowsJS()[0];
+  const q = x[8] as number[] | null;
+  return {
+    requests: num(x[0]),
+    bytes: num(x[1]),
+    visitors: num(x[2]),
+    cachedRequests: num(x[3]),
+    cachedBytes: num(x[4]),
+    originRequests: num(x[5]),
+    originBytes: num(x[6]),
+    upstreamMs: x[7] === null || !q ? null : { avg: num(x[7]), p50: num(q[0]), p95: num(q[1]), p99: num(q[2]) },
+    status4xx: num(x[9]),
+    status5xx: num(x[10]),
+  };
+}
+
+export async function readPeak(conn: DuckDBConnection, table: string, range: ReadRange): Promise<Peak> {
+  const w = where(range);
+  const r = await conn.runAndReadAll(
+    `SELECT epoch_ms(time_utc) // 1000 AS s, count(*) AS n FROM main.${table} WHERE ${w.sql}
+     GROUP BY s ORDER BY n DESC, s LIMIT 1`,
+    w.values,
+  );
+  const x = r.getRowsJS()[0];
+  return x ? { time: new Date(num(x[0]) * 1000), requests: num(x[1]) } : null;
 }
 
 export async function readBreakdown(

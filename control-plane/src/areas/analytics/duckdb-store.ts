@@ -13,7 +13,7 @@ import {
   type DuckDBConnection,
   type DuckDBAppender,
 } from '@duckdb/node-api';
-import { readBreakdown, readLogs, readSeries } from './duckdb-reads.js';
+import { EMPTY_SUMMARY, readBreakdown, readLogs, readPeak, readSeries, readSummary } from './duckdb-reads.js';
 import { checkParsedQuery, QueryRefused } from './sandbox.js';
 import {
   APPLIED_BATCHES_KEEP_MS,
@@ -93,6 +93,9 @@ export function openDuckDbStore(opts: DuckDbOptions): AnalyticsStore {
     countRows: async (id) => (await engine()).countRows(id),
     series: async (id, range, startMs, intervalMs, timeoutMs) =>
       (await engine()).read(id, timeoutMs, [], (c, t) => readSeries(c, t, range, startMs, intervalMs)),
+    summary: async (id, range, timeoutMs) =>
+      (await engine()).read(id, timeoutMs, EMPTY_SUMMARY, (c, t) => readSummary(c, t, range)),
+    peak: async (id, range, timeoutMs) => (await engine()).read(id, timeoutMs, null, (c, t) => readPeak(c, t, range)),
     breakdown: async (id, range, dimension, limit, timeoutMs) =>
       (await engine()).read(id, timeoutMs, [], (c, t) => readBreakdown(c, t, range, dimension, limit)),
     logs: async (id, range, limit, cursor, timeoutMs) =>

@@ -1,8 +1,10 @@
-// The per-domain analytics reads: GET /domains/{domain}/analytics/{requests,bandwidth,status-codes,cache,top-uris,
-// top,logs}. Any role on the domain may read; the plan must include analytics (and logs for the raw logs). Every read
-// takes the same since/until and filter parameters (reads.ts) and asks the store one fixed query (duckdb-reads.ts).
+// The per-domain analytics reads: GET /domains/{domain}/analytics/{requests,bandwidth,visitors,summary,origin,
+// peak-rps,status-codes,cache,top-uris,top,logs}. Any role on the domain may read; the plan must include analytics
+// (and logs for the raw logs). Every read takes the same since/until and filter parameters (reads.ts) and asks the
+// store one fixed query (duckdb-reads.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Static, TSchema } from '@sinclair/typebox';
 import { loadDomain } from '../../auth/domain-access.js';
 import { ApiError } from '../../errors.js';
 import { errorResponses } from '../../openapi/schemas.js';
@@ -13,14 +15,18 @@ import {
   CacheAnswer,
   LogsAnswer,
   LogsQuery,
+  OriginAnswer,
+  PeakAnswer,
   RangeQuery,
   RequestsAnswer,
   SeriesQuery,
   StatusCodesAnswer,
+  SummaryAnswer,
   TopAnswer,
   TopQuery,
   TopUrisAnswer,
   TopUrisQuery,
+  VisitorsAnswer,
 } from './read-schemas.js';
 import {
   DEFAULT_LOGS_PAGE,
@@ -67,12 +73,22 @@ async function guarded<T>(request: FastifyRequest, run: () => Promise<T>): Promi
   }
 }
 
+/** The range and filters of the request, then its domain (access and plan as readDomain). */
+async function rangeOf(
+  request: FastifyRequest<{ Params: { domain: string }; Querystring: RangeParams }>,
+  logs = false,
+): Promise<{ range: ReadRange; id: number }> {
+  const range = parseRange(request.query);
+  return { range, id: await readDomain(request, request.params.domain, logs) };
+}
+
 const window = (range: ReadRange) => ({ since: range.since.toISOString(), until: range.until.toISOString() });
 
 /** Requests and bytes per point over the range, every point present (0 where no request). */
-async function series(request: FastifyRequest, name: string, q: RangeParams & { interval?: Interval }) {
+async function series(request: FastifyRequest, name: string, q: RangeParams & { interval?: string }) {
   const range = parseRange(q);
-  const iv = parseInterval(range, q.interval);
+  // The schema allows only the names of INTERVALS.
+  const iv = parseInterval(range, q.interval as Interval | undefined);
   const id = await readDomain(request, name);
   const cfg = request.server.config.analytics;
   const buckets = await guarded(request, () =>
@@ -80,34 +96,57 @@ async function series(request: FastifyRequest, name: string, q: RangeParams & { 
   );
   const requests = new Array<number>(iv.points).fill(0);
   const bytes = new Array<number>(iv.points).fill(0);
+  const visitors = new Array<number>(iv.points).fill(0);
   for (const b of buckets) {
     if (b.bucket < 0 || b.bucket >= iv.points) continue;
     requests[b.bucket] = b.requests;
     bytes[b.bucket] = b.bytes;
+    visitors[b.bucket] = b.visitors;
   }
   const time = (i: number) => new Date(iv.startMs + i * iv.intervalMs).toISOString();
-  return { range, interval: iv.interval, requests, bytes, time };
+  return { id, range, interval: iv.interval, requests, bytes, visitors, time };
 }
+
+type ReadRequest<Q extends TSchema> = FastifyRequest<{ Params: Static<typeof DomainParams>; Querystring: Static<Q> }>;
 
 export default async function analyticsReadRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const store = () => app.analytics.store;
   const timeout = () => app.config.analytics.queryTimeoutMs;
-
-  app.get(
-    '/domains/:domain/analytics/requests',
-    {
-      schema: {
-        summary: 'Requests over time',
-        description: `Requests to the domain per interval. ${RANGE_TEXT}`,
-        tags,
-        params: DomainParams,
-        querystring: SeriesQuery,
-        response: { 200: RequestsAnswer, ...errorResponses(400, 403, 404, 503) },
+  /** GET /domains/{domain}/analytics/<path>: its schema, with the range text appended to the description. */
+  const route = <Q extends TSchema, A extends TSchema>(
+    path: string,
+    summary: string,
+    description: string,
+    querystring: Q,
+    answer: A,
+    handler: (request: ReadRequest<Q>) => Promise<Static<A>>,
+  ) =>
+    app.get(
+      `/domains/:domain/analytics/${path}`,
+      {
+        schema: {
+          summary,
+          description: `${description} ${RANGE_TEXT}`,
+          tags,
+          params: DomainParams,
+          querystring,
+          response: { 200: answer, ...errorResponses(400, 403, 404, 503) },
+        },
       },
-    },
+      (request) =>
+        // the provider cannot resolve a generic schema's types; the caller's Q and A are concrete
+        handler(request as unknown as ReadRequest<Q>) as never,
+    );
+
+  route(
+    'requests',
+    'Requests over time',
+    'Requests to the domain per interval.',
+    SeriesQuery,
+    RequestsAnswer,
     async (request) => {
-      const s = await series(request, request.params.domain, request.query as RangeParams & { interval?: Interval });
+      const s = await series(request, request.params.domain, request.query);
       return {
         ...window(s.range),
         interval: s.interval,
@@ -117,20 +156,14 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
     },
   );
 
-  app.get(
-    '/domains/:domain/analytics/bandwidth',
-    {
-      schema: {
-        summary: 'Bandwidth over time',
-        description: `Bytes sent to clients per interval. ${RANGE_TEXT}`,
-        tags,
-        params: DomainParams,
-        querystring: SeriesQuery,
-        response: { 200: BandwidthAnswer, ...errorResponses(400, 403, 404, 503) },
-      },
-    },
+  route(
+    'bandwidth',
+    'Bandwidth over time',
+    'Bytes sent to clients per interval.',
+    SeriesQuery,
+    BandwidthAnswer,
     async (request) => {
-      const s = await series(request, request.params.domain, request.query as RangeParams & { interval?: Interval });
+      const s = await series(request, request.params.domain, request.query);
       return {
         ...window(s.range),
         interval: s.interval,
@@ -140,21 +173,88 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
     },
   );
 
-  app.get(
-    '/domains/:domain/analytics/status-codes',
-    {
-      schema: {
-        summary: 'Status codes',
-        description: `Requests and bytes per status code answered, and per class. ${RANGE_TEXT}`,
-        tags,
-        params: DomainParams,
-        querystring: RangeQuery,
-        response: { 200: StatusCodesAnswer, ...errorResponses(400, 403, 404, 503) },
-      },
-    },
+  route(
+    'visitors',
+    'Visitors over time',
+    'Distinct client addresses per interval and over the whole range.',
+    SeriesQuery,
+    VisitorsAnswer,
     async (request) => {
-      const range = parseRange(request.query);
-      const id = await readDomain(request, request.params.domain);
+      const s = await series(request, request.params.domain, request.query);
+      const total = await guarded(request, () => store().summary(s.id, s.range, timeout()));
+      return {
+        ...window(s.range),
+        interval: s.interval,
+        visitors: total.visitors,
+        points: s.visitors.map((visitors, i) => ({ time: s.time(i), visitors })),
+      };
+    },
+  );
+
+  route(
+    'summary',
+    'Domain summary',
+    'Totals of the range: requests, bytes, visitors, served from cache, passed to the origin, errors.',
+    RangeQuery,
+    SummaryAnswer,
+    async (request) => {
+      const { range, id } = await rangeOf(request);
+      const t = await guarded(request, () => store().summary(id, range, timeout()));
+      return {
+        ...window(range),
+        requests: t.requests,
+        bytes: t.bytes,
+        visitors: t.visitors,
+        cached_requests: t.cachedRequests,
+        cached_bytes: t.cachedBytes,
+        origin_requests: t.originRequests,
+        origin_bytes: t.originBytes,
+        errors_4xx: t.status4xx,
+        errors_5xx: t.status5xx,
+      };
+    },
+  );
+
+  route(
+    'origin',
+    'Edge-to-origin statistics',
+    'Requests passed to the origin, their bytes and share, and the time waiting for the origin (mean, p50, p95, p99).',
+    RangeQuery,
+    OriginAnswer,
+    async (request) => {
+      const { range, id } = await rangeOf(request);
+      const t = await guarded(request, () => store().summary(id, range, timeout()));
+      return {
+        ...window(range),
+        requests: t.originRequests,
+        bytes: t.originBytes,
+        share: t.requests === 0 ? 0 : t.originRequests / t.requests,
+        upstream_ms: t.upstreamMs,
+      };
+    },
+  );
+
+  route(
+    'peak-rps',
+    'Peak requests per second',
+    'The busiest second of the range and its requests.',
+    RangeQuery,
+    PeakAnswer,
+    async (request) => {
+      const { range, id } = await rangeOf(request);
+      const peak = await guarded(request, () => store().peak(id, range, timeout()));
+      return { ...window(range), requests_per_second: peak?.requests ?? 0, time: peak?.time.toISOString() ?? null };
+    },
+  );
+
+  route(
+    'status-codes',
+    'Status codes',
+    'Requests and bytes per status code answered, and per class.',
+    RangeQuery,
+    StatusCodesAnswer,
+    async (request) => {
+      const { range, id } = await rangeOf(request);
       const items = await guarded(request, () => store().breakdown(id, range, 'status', MAX_STATUSES, timeout()));
       const classes = { '1xx': 0, '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 };
       for (const it of items) {
@@ -170,21 +270,14 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
     },
   );
 
-  app.get(
-    '/domains/:domain/analytics/cache',
-    {
-      schema: {
-        summary: 'Cache counts',
-        description: `Requests and bytes per cache outcome (HIT, MISS, STALE, EXPIRED, BYPASS, DYNAMIC; '' when no cache rule applied), and the hit ratio. ${RANGE_TEXT}`,
-        tags,
-        params: DomainParams,
-        querystring: RangeQuery,
-        response: { 200: CacheAnswer, ...errorResponses(400, 403, 404, 503) },
-      },
-    },
+  route(
+    'cache',
+    'Cache counts',
+    "Requests and bytes per cache outcome (HIT, MISS, STALE, EXPIRED, BYPASS, DYNAMIC; '' when no cache rule applied), and the hit ratio.",
+    RangeQuery,
+    CacheAnswer,
     async (request) => {
-      const range = parseRange(request.query);
-      const id = await readDomain(request, request.params.domain);
+      const { range, id } = await rangeOf(request);
       const items = await guarded(request, () =>
         store().breakdown(id, range, 'cache_status', MAX_CACHE_STATUSES, timeout()),
       );
@@ -200,21 +293,14 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
     },
   );
 
-  app.get(
-    '/domains/:domain/analytics/top-uris',
-    {
-      schema: {
-        summary: 'Top URIs',
-        description: `The paths (with query string) with the most requests, and their bytes. \`limit\`: 1-100, 10 by default. ${RANGE_TEXT}`,
-        tags,
-        params: DomainParams,
-        querystring: TopUrisQuery,
-        response: { 200: TopUrisAnswer, ...errorResponses(400, 403, 404, 503) },
-      },
-    },
+  route(
+    'top-uris',
+    'Top URIs',
+    `The paths (with query string) with the most requests, and their bytes. \`limit\`: 1-100, 10 by default.`,
+    TopUrisQuery,
+    TopUrisAnswer,
     async (request) => {
-      const range = parseRange(request.query);
-      const id = await readDomain(request, request.params.domain);
+      const { range, id } = await rangeOf(request);
       const limit = request.query.limit ?? DEFAULT_TOP;
       const items = await guarded(request, () => store().breakdown(id, range, 'path', limit, timeout()));
       return {
@@ -224,21 +310,14 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
     },
   );
 
-  app.get(
-    '/domains/:domain/analytics/top',
-    {
-      schema: {
-        summary: 'Top-N breakdown by a dimension',
-        description: `Requests and bytes per value of \`dimension\` (host, path, method, status, cache_status, node, client_ip), most requests first. \`limit\`: 1-100, 10 by default. ${RANGE_TEXT}`,
-        tags,
-        params: DomainParams,
-        querystring: TopQuery,
-        response: { 200: TopAnswer, ...errorResponses(400, 403, 404, 503) },
-      },
-    },
+  route(
+    'top',
+    'Top-N breakdown by a dimension',
+    `Requests and bytes per value of \`dimension\` (host, path, method, status, cache_status, node, client_ip), most requests first. \`limit\`: 1-100, 10 by default.`,
+    TopQuery,
+    TopAnswer,
     async (request) => {
-      const range = parseRange(request.query);
-      const id = await readDomain(request, request.params.domain);
+      const { range, id } = await rangeOf(request);
       const { dimension } = request.query;
       const limit = request.query.limit ?? DEFAULT_TOP;
       const items = await guarded(request, () => store().breakdown(id, range, dimension, limit, timeout()));
@@ -246,22 +325,15 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
     },
   );
 
-  app.get(
-    '/domains/:domain/analytics/logs',
-    {
-      schema: {
-        summary: 'Raw request logs',
-        description: `The domain's request log rows, newest first, \`limit\` per page (1-1000, 100 by default); \`next_cursor\` continues with the same parameters. Needs analytics and logs in the plan. ${RANGE_TEXT}`,
-        tags,
-        params: DomainParams,
-        querystring: LogsQuery,
-        response: { 200: LogsAnswer, ...errorResponses(400, 403, 404, 503) },
-      },
-    },
+  route(
+    'logs',
+    'Raw request logs',
+    `The domain's request log rows, newest first, \`limit\` per page (1-1000, 100 by default); \`next_cursor\` continues with the same parameters. Needs analytics and logs in the plan.`,
+    LogsQuery,
+    LogsAnswer,
     async (request) => {
-      const range = parseRange(request.query);
       const cursor = request.query.cursor !== undefined ? decodeCursor(request.query.cursor) : null;
-      const id = await readDomain(request, request.params.domain, true);
+      const { range, id } = await rangeOf(request, true);
       const limit = request.query.limit ?? DEFAULT_LOGS_PAGE;
       const page = await guarded(request, () => store().logs(id, range, limit, cursor, timeout()));
       return { ...window(range), logs: page.logs, next_cursor: page.next ? encodeCursor(page.next) : null };

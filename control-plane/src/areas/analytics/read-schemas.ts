@@ -110,6 +110,53 @@ export const BandwidthAnswer = Type.Object(
   },
   { title: 'AnalyticsBandwidth' },
 );
+export const VisitorsAnswer = Type.Object(
+  {
+    ...SeriesWindow,
+    visitors: Type.Integer({ description: 'Distinct client addresses in the whole range' }),
+    points: point('visitors', 'Distinct client addresses in the point'),
+  },
+  { title: 'AnalyticsVisitors' },
+);
+const Ms = Type.Number({ description: 'milliseconds' });
+export const SummaryAnswer = Type.Object(
+  {
+    ...Window,
+    requests: Type.Integer(),
+    bytes: Type.Integer({ description: 'Bytes sent to clients' }),
+    visitors: Type.Integer({ description: 'Distinct client addresses' }),
+    cached_requests: Type.Integer({ description: 'Requests served from the cache (HIT, STALE)' }),
+    cached_bytes: Type.Integer(),
+    origin_requests: Type.Integer({ description: 'Requests passed to the origin' }),
+    origin_bytes: Type.Integer({ description: 'Bytes sent to the clients of those requests' }),
+    errors_4xx: Type.Integer(),
+    errors_5xx: Type.Integer(),
+  },
+  { title: 'AnalyticsSummary' },
+);
+export const OriginAnswer = Type.Object(
+  {
+    ...Window,
+    requests: Type.Integer({ description: 'Requests passed to the origin' }),
+    bytes: Type.Integer({ description: 'Bytes sent to the clients of those requests' }),
+    share: Type.Number({ description: 'Of all requests, the part passed to the origin (0 with none)' }),
+    upstream_ms: Type.Union(
+      [Type.Object({ avg: Ms, p50: Ms, p95: Ms, p99: Ms }, { description: 'nearest-rank percentiles' }), Type.Null()],
+      { description: 'Time waiting for the origin; null when no request went to it' },
+    ),
+  },
+  { title: 'AnalyticsOrigin' },
+);
+export const PeakAnswer = Type.Object(
+  {
+    ...Window,
+    requests_per_second: Type.Integer({ description: 'Requests in the busiest second (0 with none)' }),
+    time: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'Start of that second (the earliest of equals); null with no request',
+    }),
+  },
+  { title: 'AnalyticsPeakRps' },
+);
 const counts = { requests: Type.Integer(), bytes: Type.Integer({ description: 'Bytes sent to clients' }) };
 export const StatusCodesAnswer = Type.Object(
   {

@@ -16,6 +16,19 @@ interface Shipped extends Rec {
 }
 
 const HOUR = 3_600_000;
+/** Every read that takes only the range and filters. */
+const ALL_READS = [
+  'requests',
+  'bandwidth',
+  'visitors',
+  'summary',
+  'origin',
+  'peak-rps',
+  'status-codes',
+  'cache',
+  'top-uris',
+  'logs',
+];
 /** The fields of a raw log line the test compares. */
 interface Line {
   time: string;
@@ -88,7 +101,13 @@ test('analytics reads: numbers match the generated log; isolation, gating, bound
       peer: `198.51.100.${Math.floor(r() * 40)}`,
       node: r() < 0.6 ? 'edge-a' : 'edge-b',
     });
+    const x = log[log.length - 1];
+    // The origin was asked unless the cache answered.
+    if (x.cache !== 'HIT' && x.cache !== 'STALE') x.upstreamMs = Math.round(r() * 3000) / 10;
   }
+  // A burst: 30 requests in one second, forty minutes in.
+  for (let k = 0; k < 30; k++)
+    log.push({ ...log[k], host: `www.${a1}`, t: base + 40 * 60_000 + ((k * 37) % 1000), node: 'edge-a' });
   for (const node of ['edge-a', 'edge-b']) {
     const mine = log.filter((x) => x.node === node).map(({ node: _n, ...rec }) => rec);
     await ship(node, mine.slice(0, 300));
@@ -131,6 +150,7 @@ test('analytics reads: numbers match the generated log; isolation, gating, bound
     interval: string;
     requests?: number;
     bytes?: number;
+    visitors?: number;
     points: Record<string, number | string>[];
   };
 
@@ -192,6 +212,76 @@ test('analytics reads: numbers match the generated log; isolation, gating, bound
       got.bytes,
       rows.reduce((a, x) => a + x.bytes, 0),
     );
+  });
+
+  await t.test('visitors over time', async () => {
+    const got = await ok<Series>(alice.key, a1, 'visitors', { ...range, interval: '15m', method: 'GET' });
+    const rows = aliceRows.filter((x) => x.method === 'GET');
+    const sets = Array.from({ length: 8 }, () => new Set<string>());
+    for (const x of rows) sets[Math.floor((x.t - since) / 900_000)].add(x.peer);
+    assert.deepEqual(
+      got.points,
+      sets.map((set, i) => ({ time: iso(since + i * 900_000), visitors: set.size })),
+    );
+    assert.equal(got.visitors, new Set(rows.map((x) => x.peer)).size);
+  });
+
+  await t.test('domain summary', async () => {
+    const got = await ok<Record<string, unknown>>(alice.key, a1, 'summary', range);
+    const sum = (rows: Shipped[]) => rows.reduce((a, x) => a + x.bytes, 0);
+    const cached = aliceRows.filter((x) => x.cache === 'HIT' || x.cache === 'STALE');
+    const origin = aliceRows.filter((x) => x.upstreamMs >= 0);
+    assert.deepEqual(got, {
+      ...range,
+      requests: aliceRows.length,
+      bytes: sum(aliceRows),
+      visitors: new Set(aliceRows.map((x) => x.peer)).size,
+      cached_requests: cached.length,
+      cached_bytes: sum(cached),
+      origin_requests: origin.length,
+      origin_bytes: sum(origin),
+      errors_4xx: aliceRows.filter((x) => x.status >= 400 && x.status < 500).length,
+      errors_5xx: aliceRows.filter((x) => x.status >= 500).length,
+    });
+  });
+
+  await t.test('edge-to-origin statistics', async () => {
+    type Origin = { requests: number; bytes: number; share: number; upstream_ms: Record<string, number> | null };
+    const got = await ok<Origin>(alice.key, a1, 'origin', { ...range, node: 'edge-a' });
+    const all = aliceRows.filter((x) => x.node === 'edge-a');
+    const rows = all.filter((x) => x.upstreamMs >= 0);
+    const ms = rows.map((x) => x.upstreamMs).sort((a, b) => a - b);
+    // nearest rank: the smallest value with at least q of the values at or below it
+    const rank = (q: number) => ms[Math.ceil(q * ms.length) - 1];
+    assert.equal(got.requests, rows.length);
+    assert.equal(
+      got.bytes,
+      rows.reduce((a, x) => a + x.bytes, 0),
+    );
+    assert.equal(got.share, rows.length / all.length);
+    assert.ok(got.upstream_ms);
+    assert.ok(Math.abs(got.upstream_ms.avg - ms.reduce((a, b) => a + b, 0) / ms.length) < 1e-9);
+    assert.deepEqual(
+      [got.upstream_ms.p50, got.upstream_ms.p95, got.upstream_ms.p99],
+      [rank(0.5), rank(0.95), rank(0.99)],
+    );
+    // only cache hits: nothing went to the origin
+    const none = await ok<Origin>(alice.key, a1, 'origin', { ...range, cache_status: 'HIT' });
+    assert.deepEqual([none.requests, none.upstream_ms], [0, null]);
+  });
+
+  await t.test('peak requests per second', async () => {
+    const perSecond = new Map<number, number>();
+    for (const x of aliceRows) perSecond.set(Math.floor(x.t / 1000), (perSecond.get(Math.floor(x.t / 1000)) ?? 0) + 1);
+    const [second, n] = [...perSecond].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0];
+    assert.ok(n >= 30);
+    const got = await ok<{ requests_per_second: number; time: string | null }>(alice.key, a1, 'peak-rps', range);
+    assert.deepEqual([got.requests_per_second, got.time], [n, iso(second * 1000)]);
+    const empty = await ok<{ requests_per_second: number; time: string | null }>(alice.key, a1, 'peak-rps', {
+      ...range,
+      path: '/nothing-here',
+    });
+    assert.deepEqual([empty.requests_per_second, empty.time], [0, null]);
   });
 
   await t.test('status codes', async () => {
@@ -309,7 +399,7 @@ test('analytics reads: numbers match the generated log; isolation, gating, bound
   });
 
   await t.test("one account never sees another's domain; a member sees the shared one", async () => {
-    for (const read of ['requests', 'bandwidth', 'status-codes', 'cache', 'top-uris', 'logs']) {
+    for (const read of ALL_READS) {
       const res = await get(bob.key, a1, read, range);
       assert.equal(res.statusCode, 404, `${read}: ${res.body}`);
     }
@@ -348,7 +438,7 @@ test('analytics reads: numbers match the generated log; isolation, gating, bound
     assert.match(res.json().error, /logs_enabled/);
     assert.equal((await get(alice.key, a1, 'requests', range)).statusCode, 200);
     await setOverride(db, ids.a1, 'analytics_enabled', false);
-    for (const read of ['requests', 'bandwidth', 'status-codes', 'cache', 'top-uris', 'logs']) {
+    for (const read of ALL_READS) {
       res = await get(alice.key, a1, read, range);
       assert.equal(res.statusCode, 403, read);
       assert.match(res.json().error, /analytics_enabled/, read);

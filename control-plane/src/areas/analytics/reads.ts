@@ -46,7 +46,28 @@ export interface SeriesBucket {
   bucket: number;
   requests: number;
   bytes: number;
+  /** Distinct client addresses. */
+  visitors: number;
 }
+/** Totals of a range. */
+export interface RangeSummary {
+  requests: number;
+  bytes: number;
+  /** Distinct client addresses. */
+  visitors: number;
+  /** Served from the cache: HIT or STALE. */
+  cachedRequests: number;
+  cachedBytes: number;
+  /** Passed to the origin (upstream_ms >= 0), and the bytes answered to their clients. */
+  originRequests: number;
+  originBytes: number;
+  /** Time waiting for the origin: mean and nearest-rank percentiles; null when no request went to the origin. */
+  upstreamMs: { avg: number; p50: number; p95: number; p99: number } | null;
+  status4xx: number;
+  status5xx: number;
+}
+/** The busiest second of a range (the earliest of equals); null when the range has no request. */
+export type Peak = { time: Date; requests: number } | null;
 export interface BreakdownItem {
   value: string | number;
   requests: number;

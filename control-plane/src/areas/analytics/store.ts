@@ -2,7 +2,16 @@
 // ClickHouse backend can take its place). Rows are kept per domain so that a query over one account's domains reads
 // only their rows: nothing another account owns is in any relation the query's plan touches.
 
-import type { BreakdownItem, Dimension, LogsCursor, LogsPage, ReadRange, SeriesBucket } from './reads.js';
+import type {
+  BreakdownItem,
+  Dimension,
+  LogsCursor,
+  LogsPage,
+  Peak,
+  RangeSummary,
+  ReadRange,
+  SeriesBucket,
+} from './reads.js';
 
 /** One request as the analytics store keeps it: what the edge ships (POST /internal/request-logs) plus its domain. */
 export interface LogRow {
@@ -97,7 +106,7 @@ export interface AnalyticsStore {
    */
   query(sql: string, domains: QueryDomain[], limits: QueryLimits): Promise<QueryResult>;
   /**
-   * Requests and bytes per bucket of `intervalMs` from `startMs` (ms since the epoch) over the domain's rows in the
+   * Requests, bytes and visitors per bucket of `intervalMs` from `startMs` (ms since the epoch) over the domain's rows in the
    * range; buckets without rows are left out. Interrupted after timeoutMs (QueryFailed).
    */
   series(
@@ -107,6 +116,10 @@ export interface AnalyticsStore {
     intervalMs: number,
     timeoutMs: number,
   ): Promise<SeriesBucket[]>;
+  /** Totals of the domain's rows in the range (requests, bytes, visitors, cache, origin, errors). */
+  summary(domainId: number, range: ReadRange, timeoutMs: number): Promise<RangeSummary>;
+  /** The second of the range with the most requests. */
+  peak(domainId: number, range: ReadRange, timeoutMs: number): Promise<Peak>;
   /** Requests and bytes per value of a column over the range, most requests first (ties by value), `limit` values. */
   breakdown(
     domainId: number,
