@@ -31,6 +31,8 @@ const DIMENSION_SQL: Record<Dimension, string> = {
   cache_status: 'cache_status',
   node: 'node',
   client_ip: 'client_ip',
+  bot_score: 'bot_score',
+  bot_class: 'bot_class',
 };
 
 const tz = (d: Date): DuckDBTimestampTZValue => new DuckDBTimestampTZValue(BigInt(d.getTime()) * 1000n);

@@ -1,5 +1,5 @@
 // The per-domain analytics reads: GET /domains/{domain}/analytics/{requests,bandwidth,visitors,summary,origin,
-// peak-rps,status-codes,cache,top-uris,top,logs}. Any role on the domain may read; the plan must include analytics
+// peak-rps,busiest,bot-scores,status-codes,cache,top-uris,top,logs}. Any role on the domain may read; the plan must include analytics
 // (and logs for the raw logs). Every read takes the same since/until and filter parameters (reads.ts) and asks the
 // store one fixed query (duckdb-reads.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -12,6 +12,8 @@ import { effectiveFeatures, requireFeature } from '../../plans/entitlements.js';
 import { DomainParams } from '../domains/schemas.js';
 import {
   BandwidthAnswer,
+  BotScoresAnswer,
+  BusiestAnswer,
   CacheAnswer,
   LogsAnswer,
   LogsQuery,
@@ -33,11 +35,13 @@ import {
   DEFAULT_TOP,
   decodeCursor,
   encodeCursor,
+  INTERVALS,
   parseInterval,
   parseRange,
   type Interval,
   type RangeQuery as RangeParams,
   type ReadRange,
+  type SeriesBucket,
 } from './reads.js';
 import { QueryFailed, StoreUnavailable } from './store.js';
 
@@ -248,6 +252,54 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
   );
 
   route(
+    'busiest',
+    'Busiest day and hour',
+    'The UTC day and the UTC hour of the range with the most requests.',
+    RangeQuery,
+    BusiestAnswer,
+    async (request) => {
+      const { range, id } = await rangeOf(request);
+      const busiest = async (ms: number) => {
+        const startMs = Math.floor(range.since.getTime() / ms) * ms;
+        const buckets = await guarded(request, () => store().series(id, range, startMs, ms, timeout()));
+        let best: SeriesBucket | null = null;
+        for (const b of buckets) if (!best || b.requests > best.requests) best = b;
+        return best && { time: new Date(startMs + best.bucket * ms).toISOString(), requests: best.requests };
+      };
+      return { ...window(range), day: await busiest(INTERVALS['1d']), hour: await busiest(INTERVALS['1h']) };
+    },
+  );
+
+  route(
+    'bot-scores',
+    'Bot scores',
+    'Requests per bot score band, per score and per bot class (scores and classes of bot_route rules).',
+    RangeQuery,
+    BotScoresAnswer,
+    async (request) => {
+      const { range, id } = await rangeOf(request);
+      const scores = await guarded(request, () => store().breakdown(id, range, 'bot_score', 100, timeout()));
+      const classes = await guarded(request, () => store().breakdown(id, range, 'bot_class', 20, timeout()));
+      const bands = { not_scored: 0, automated: 0, likely_automated: 0, likely_human: 0 };
+      for (const { value, requests } of scores) {
+        const n = Number(value);
+        const band = n <= 0 ? 'not_scored' : n === 1 ? 'automated' : n < 30 ? 'likely_automated' : 'likely_human';
+        bands[band] += requests;
+      }
+      return {
+        ...window(range),
+        requests: scores.reduce((a, b) => a + b.requests, 0),
+        bands,
+        scores: scores
+          .filter((s) => Number(s.value) > 0)
+          .map((s) => ({ score: Number(s.value), requests: s.requests }))
+          .sort((a, b) => a.score - b.score),
+        bot_classes: classes.map((c) => ({ bot_class: String(c.value), requests: c.requests })),
+      };
+    },
+  );
+
+  route(
     'status-codes',
     'Status codes',
     'Requests and bytes per status code answered, and per class.',
@@ -313,7 +365,7 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
   route(
     'top',
     'Top-N breakdown by a dimension',
-    `Requests and bytes per value of \`dimension\` (host, path, method, status, cache_status, node, client_ip), most requests first. \`limit\`: 1-100, 10 by default.`,
+    `Requests and bytes per value of \`dimension\` (host, path, method, status, cache_status, node, client_ip, bot_score, bot_class), most requests first. \`limit\`: 1-100, 10 by default.`,
     TopQuery,
     TopAnswer,
     async (request) => {

@@ -157,6 +157,40 @@ export const PeakAnswer = Type.Object(
   },
   { title: 'AnalyticsPeakRps' },
 );
+const busy = (description: string) =>
+  Type.Union([Type.Object({ time: Type.String({ format: 'date-time' }), requests: Type.Integer() }), Type.Null()], {
+    description,
+  });
+export const BusiestAnswer = Type.Object(
+  {
+    ...Window,
+    day: busy('The UTC day with the most requests (its start; the earliest of equals); null with none'),
+    hour: busy('The UTC hour with the most requests (its start; the earliest of equals); null with none'),
+  },
+  { title: 'AnalyticsBusiest' },
+);
+export const BotScoresAnswer = Type.Object(
+  {
+    ...Window,
+    requests: Type.Integer(),
+    bands: Type.Object(
+      {
+        not_scored: Type.Integer({ description: 'score 0: no bot_route rule looked' }),
+        automated: Type.Integer({ description: 'score 1' }),
+        likely_automated: Type.Integer({ description: 'scores 2-29' }),
+        likely_human: Type.Integer({ description: 'scores 30-99' }),
+      },
+      { description: 'Requests per bot score band (the bands of Cloudflare Bot Management)' },
+    ),
+    scores: Type.Array(Type.Object({ score: Type.Integer(), requests: Type.Integer() }), {
+      description: 'Requests per score 1-99 present, by score',
+    }),
+    bot_classes: Type.Array(Type.Object({ bot_class: Type.String(), requests: Type.Integer() }), {
+      description: "Requests per bot class, most first ('' when no bot_route rule looked)",
+    }),
+  },
+  { title: 'AnalyticsBotScores' },
+);
 const counts = { requests: Type.Integer(), bytes: Type.Integer({ description: 'Bytes sent to clients' }) };
 export const StatusCodesAnswer = Type.Object(
   {

@@ -13,6 +13,9 @@ import { lcg, pick, type Rec } from './test-log.js';
 
 interface Shipped extends Rec {
   node: string;
+  /** Bot score and class, when a bot_route rule looked. */
+  bot?: number;
+  botClass?: string;
 }
 
 const HOUR = 3_600_000;
@@ -24,6 +27,8 @@ const ALL_READS = [
   'summary',
   'origin',
   'peak-rps',
+  'busiest',
+  'bot-scores',
   'status-codes',
   'cache',
   'top-uris',
@@ -104,6 +109,10 @@ test('analytics reads: numbers match the generated log; isolation, gating, bound
     const x = log[log.length - 1];
     // The origin was asked unless the cache answered.
     if (x.cache !== 'HIT' && x.cache !== 'STALE') x.upstreamMs = Math.round(r() * 3000) / 10;
+    if (r() < 0.5) {
+      x.bot = 1 + Math.floor(r() * 99);
+      x.botClass = pick(r, ['human', 'automation', 'ai_crawler', 'verified_crawler']);
+    }
   }
   // A burst: 30 requests in one second, forty minutes in.
   for (let k = 0; k < 30; k++)
@@ -284,6 +293,43 @@ test('analytics reads: numbers match the generated log; isolation, gating, bound
     assert.deepEqual([empty.requests_per_second, empty.time], [0, null]);
   });
 
+  await t.test('busiest day and hour', async () => {
+    const busiest = (ms: number) => {
+      const per = new Map<number, number>();
+      for (const x of aliceRows) per.set(Math.floor(x.t / ms), (per.get(Math.floor(x.t / ms)) ?? 0) + 1);
+      const [k, n] = [...per].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0];
+      return { time: iso(k * ms), requests: n };
+    };
+    const got = await ok<{ day: unknown; hour: unknown }>(alice.key, a1, 'busiest', range);
+    assert.deepEqual([got.day, got.hour], [busiest(86_400_000), busiest(HOUR)]);
+    const none = await ok<{ day: unknown; hour: unknown }>(alice.key, a1, 'busiest', { ...range, status: 599 });
+    assert.deepEqual([none.day, none.hour], [null, null]);
+  });
+
+  await t.test('bot scores', async () => {
+    const got = await ok<Record<string, unknown>>(alice.key, a1, 'bot-scores', { ...range, method: 'GET' });
+    const rows = aliceRows.filter((x) => x.method === 'GET');
+    const band = (lo: number, hi: number) => rows.filter((x) => (x.bot ?? 0) >= lo && (x.bot ?? 0) <= hi).length;
+    const scores = breakdown(
+      rows.filter((x) => x.bot !== undefined),
+      (x) => x.bot!,
+    )
+      .map((e) => ({ score: e.value, requests: e.requests }))
+      .sort((a, b) => a.score - b.score);
+    assert.deepEqual(got, {
+      ...range,
+      requests: rows.length,
+      bands: {
+        not_scored: band(0, 0),
+        automated: band(1, 1),
+        likely_automated: band(2, 29),
+        likely_human: band(30, 99),
+      },
+      scores,
+      bot_classes: breakdown(rows, (x) => x.botClass ?? '').map((e) => ({ bot_class: e.value, requests: e.requests })),
+    });
+  });
+
   await t.test('status codes', async () => {
     const got = await ok<{ requests: number; classes: Record<string, number>; status_codes: unknown[] }>(
       alice.key,
@@ -332,6 +378,8 @@ test('analytics reads: numbers match the generated log; isolation, gating, bound
       cache_status: (x) => x.cache,
       node: (x) => x.node,
       client_ip: (x) => x.peer,
+      bot_score: (x) => x.bot ?? 0,
+      bot_class: (x) => x.botClass ?? '',
     };
     for (const [dimension, key] of Object.entries(keys)) {
       const got = await ok<{ dimension: string; items: unknown[] }>(alice.key, a1, 'top', {

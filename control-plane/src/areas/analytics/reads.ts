@@ -9,7 +9,17 @@ export type FilterField = (typeof FILTER_FIELDS)[number];
 export type ReadFilter = Partial<Record<FilterField, string | number>>;
 
 /** Dimensions of the top-N breakdown: columns of `logs` a read may group by. */
-export const DIMENSIONS = ['host', 'path', 'method', 'status', 'cache_status', 'node', 'client_ip'] as const;
+export const DIMENSIONS = [
+  'host',
+  'path',
+  'method',
+  'status',
+  'cache_status',
+  'node',
+  'client_ip',
+  'bot_score',
+  'bot_class',
+] as const;
 export type Dimension = (typeof DIMENSIONS)[number];
 
 /** Intervals of the over-time reads and their length (Cloudflare's minute, 5/15 minutes, hour, day groups). */
