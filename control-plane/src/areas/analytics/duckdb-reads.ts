@@ -22,6 +22,7 @@ const FILTER_SQL: Record<FilterField, string> = {
   status: 'status = ?::INTEGER',
   cache_status: 'cache_status = ?::VARCHAR',
   node: 'node = ?::VARCHAR',
+  bot_class: 'bot_class = ?::VARCHAR',
 };
 const DIMENSION_SQL: Record<Dimension, string> = {
   host: 'host',

@@ -1,7 +1,7 @@
 // The per-domain analytics reads: GET /domains/{domain}/analytics/{requests,bandwidth,visitors,summary,origin,
-// peak-rps,busiest,bot-scores,status-codes,cache,top-uris,top,logs}. Any role on the domain may read; the plan must include analytics
-// (and logs for the raw logs). Every read takes the same since/until and filter parameters (reads.ts) and asks the
-// store one fixed query (duckdb-reads.ts).
+// peak-rps,busiest,bot-scores,compare,status-codes,cache,top-uris,top,logs}. Any role on the domain may read; the
+// plan must include analytics (and logs for the raw logs). Every read takes the same since/until and filter
+// parameters (reads.ts) and asks the store fixed queries (duckdb-reads.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Static, TSchema } from '@sinclair/typebox';
@@ -14,6 +14,7 @@ import {
   BandwidthAnswer,
   BotScoresAnswer,
   BusiestAnswer,
+  CompareAnswer,
   CacheAnswer,
   LogsAnswer,
   LogsQuery,
@@ -40,6 +41,7 @@ import {
   parseRange,
   type Interval,
   type RangeQuery as RangeParams,
+  type RangeSummary,
   type ReadRange,
   type SeriesBucket,
 } from './reads.js';
@@ -52,7 +54,7 @@ const MAX_STATUSES = 500;
 const MAX_CACHE_STATUSES = 50;
 
 const RANGE_TEXT =
-  'Range: `since` (inclusive) and `until` (exclusive), ISO 8601 date-times with a zone; `until` defaults to now and `since` to a day before it; 400 when `since` is not before `until` or the range is longer than 366 days. Filters (exact match, all optional): `host`, `path`, `method`, `status`, `cache_status`, `node`; any other parameter is a 400.';
+  'Range: `since` (inclusive) and `until` (exclusive), ISO 8601 date-times with a zone; `until` defaults to now and `since` to a day before it; 400 when `since` is not before `until` or the range is longer than 366 days. Filters (exact match, all optional): `host`, `path`, `method`, `status`, `cache_status`, `node`, `bot_class`; any other parameter is a 400.';
 
 /** The domain, its caller's access and its plan's features; 404 invisible, 403 naming the missing feature. */
 async function readDomain(request: FastifyRequest, name: string, logs = false): Promise<number> {
@@ -85,6 +87,31 @@ async function rangeOf(
   const range = parseRange(request.query);
   return { range, id: await readDomain(request, request.params.domain, logs) };
 }
+
+/** The totals of the summary and comparison reads. */
+const TOTALS = [
+  'requests',
+  'bytes',
+  'visitors',
+  'cached_requests',
+  'cached_bytes',
+  'origin_requests',
+  'origin_bytes',
+  'errors_4xx',
+  'errors_5xx',
+] as const;
+const totalsOf = (range: ReadRange, t: RangeSummary) => ({
+  ...window(range),
+  requests: t.requests,
+  bytes: t.bytes,
+  visitors: t.visitors,
+  cached_requests: t.cachedRequests,
+  cached_bytes: t.cachedBytes,
+  origin_requests: t.originRequests,
+  origin_bytes: t.originBytes,
+  errors_4xx: t.status4xx,
+  errors_5xx: t.status5xx,
+});
 
 const window = (range: ReadRange) => ({ since: range.since.toISOString(), until: range.until.toISOString() });
 
@@ -203,19 +230,7 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
     SummaryAnswer,
     async (request) => {
       const { range, id } = await rangeOf(request);
-      const t = await guarded(request, () => store().summary(id, range, timeout()));
-      return {
-        ...window(range),
-        requests: t.requests,
-        bytes: t.bytes,
-        visitors: t.visitors,
-        cached_requests: t.cachedRequests,
-        cached_bytes: t.cachedBytes,
-        origin_requests: t.originRequests,
-        origin_bytes: t.originBytes,
-        errors_4xx: t.status4xx,
-        errors_5xx: t.status5xx,
-      };
+      return totalsOf(range, await guarded(request, () => store().summary(id, range, timeout())));
     },
   );
 
@@ -296,6 +311,27 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
           .sort((a, b) => a.score - b.score),
         bot_classes: classes.map((c) => ({ bot_class: String(c.value), requests: c.requests })),
       };
+    },
+  );
+
+  route(
+    'compare',
+    'Period comparison',
+    'Totals of the range beside those of the period of the same length just before it, and the change of each.',
+    RangeQuery,
+    CompareAnswer,
+    async (request) => {
+      const { range, id } = await rangeOf(request);
+      const span = range.until.getTime() - range.since.getTime();
+      const before: ReadRange = { ...range, since: new Date(range.since.getTime() - span), until: range.since };
+      const totals = async (r: ReadRange) =>
+        totalsOf(r, await guarded(request, () => store().summary(id, r, timeout())));
+      const current = await totals(range);
+      const previous = await totals(before);
+      const change = Object.fromEntries(
+        TOTALS.map((k) => [k, previous[k] === 0 ? null : (current[k] - previous[k]) / previous[k]]),
+      ) as Record<(typeof TOTALS)[number], number | null>;
+      return { current, previous, change };
     },
   );
 

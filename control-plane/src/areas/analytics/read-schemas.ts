@@ -44,6 +44,12 @@ const RANGE_AND_FILTERS = {
   node: Type.Optional(
     Type.String({ minLength: 1, maxLength: 128, description: 'Only requests served by this edge node' }),
   ),
+  bot_class: Type.Optional(
+    Type.String({
+      maxLength: 32,
+      description: "Only requests of this bot class (verified_crawler, ai_crawler, automation, human, …; '' none)",
+    }),
+  ),
 } satisfies TProperties;
 
 const query = <T extends TProperties>(title: string, extra: T) =>
@@ -190,6 +196,22 @@ export const BotScoresAnswer = Type.Object(
     }),
   },
   { title: 'AnalyticsBotScores' },
+);
+const change = Type.Union([Type.Number(), Type.Null()]);
+export const CompareAnswer = Type.Object(
+  {
+    current: SummaryAnswer,
+    previous: { ...SummaryAnswer, description: 'The period of the same length just before `since`' },
+    change: Type.Object(
+      Object.fromEntries(
+        Object.keys(SummaryAnswer.properties)
+          .filter((k) => k !== 'since' && k !== 'until')
+          .map((k) => [k, change]),
+      ),
+      { description: '(current - previous) / previous per total; null when the previous one is 0' },
+    ),
+  },
+  { title: 'AnalyticsComparison' },
 );
 const counts = { requests: Type.Integer(), bytes: Type.Integer({ description: 'Bytes sent to clients' }) };
 export const StatusCodesAnswer = Type.Object(

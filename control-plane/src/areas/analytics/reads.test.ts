@@ -29,6 +29,7 @@ const ALL_READS = [
   'peak-rps',
   'busiest',
   'bot-scores',
+  'compare',
   'status-codes',
   'cache',
   'top-uris',
@@ -328,6 +329,57 @@ test('analytics reads: numbers match the generated log; isolation, gating, bound
       scores,
       bot_classes: breakdown(rows, (x) => x.botClass ?? '').map((e) => ({ bot_class: e.value, requests: e.requests })),
     });
+  });
+
+  await t.test('period comparison, and the bot_class filter (AI crawlers)', async () => {
+    const totals = (s: number, u: number, rows: Shipped[]) => {
+      const inside = rows.filter((x) => inA1(x) && x.t >= s && x.t < u);
+      const cached = inside.filter((x) => x.cache === 'HIT' || x.cache === 'STALE');
+      const origin = inside.filter((x) => x.upstreamMs >= 0);
+      return {
+        since: iso(s),
+        until: iso(u),
+        requests: inside.length,
+        bytes: inside.reduce((a, x) => a + x.bytes, 0),
+        visitors: new Set(inside.map((x) => x.peer)).size,
+        cached_requests: cached.length,
+        cached_bytes: cached.reduce((a, x) => a + x.bytes, 0),
+        origin_requests: origin.length,
+        origin_bytes: origin.reduce((a, x) => a + x.bytes, 0),
+        errors_4xx: inside.filter((x) => x.status >= 400 && x.status < 500).length,
+        errors_5xx: inside.filter((x) => x.status >= 500).length,
+      };
+    };
+    const ratio = (c: number, p: number) => (p === 0 ? null : (c - p) / p);
+    for (const [s, u, rows, params] of [
+      [since + HOUR, until, log, {}],
+      [since, until, log, {}],
+      [since + HOUR, until, log.filter((x) => x.botClass === 'ai_crawler'), { bot_class: 'ai_crawler' }],
+    ] as const) {
+      const got = await ok<Record<string, unknown>>(alice.key, a1, 'compare', {
+        since: iso(s),
+        until: iso(u),
+        ...params,
+      });
+      const current = totals(s, u, rows);
+      const previous = totals(s - (u - s), s, rows);
+      assert.ok(previous.requests > 0);
+      assert.deepEqual(got, {
+        current,
+        previous,
+        change: Object.fromEntries(
+          Object.entries(current)
+            .filter(([k]) => k !== 'since' && k !== 'until')
+            .map(([k, v]) => [k, ratio(v as number, previous[k as keyof typeof previous] as number)]),
+        ),
+      });
+    }
+    const ai = aliceRows.filter((x) => x.botClass === 'ai_crawler');
+    const got = await ok<Series>(alice.key, a1, 'requests', { ...range, interval: '1h', bot_class: 'ai_crawler' });
+    assert.deepEqual(
+      got.points.map((p) => p.requests),
+      perBucket(ai, HOUR).req,
+    );
   });
 
   await t.test('status codes', async () => {

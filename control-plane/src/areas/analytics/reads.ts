@@ -4,7 +4,7 @@
 import { ApiError } from '../../errors.js';
 
 /** Filters every read takes, by query parameter name: exact match on the `logs` column of the same name. */
-export const FILTER_FIELDS = ['host', 'path', 'method', 'status', 'cache_status', 'node'] as const;
+export const FILTER_FIELDS = ['host', 'path', 'method', 'status', 'cache_status', 'node', 'bot_class'] as const;
 export type FilterField = (typeof FILTER_FIELDS)[number];
 export type ReadFilter = Partial<Record<FilterField, string | number>>;
 
@@ -132,6 +132,7 @@ export interface RangeQuery {
   status?: number;
   cache_status?: string;
   node?: string;
+  bot_class?: string;
 }
 
 /** since/until (until defaults to now, since to a day before until) and the filters; 400 on a bad range. */
