@@ -3,6 +3,7 @@
 // filter present; the grouped column comes from a fixed map of the allowed dimensions.
 import { DuckDBTimestampTZValue, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import type {
+  ActionCount,
   BreakdownItem,
   Dimension,
   FilterField,
@@ -12,6 +13,7 @@ import type {
   Peak,
   RangeSummary,
   ReadRange,
+  RuleHits,
   SeriesBucket,
 } from './reads.js';
 
@@ -112,6 +114,34 @@ export async function readSummary(conn: DuckDBConnection, table: string, range: 
     status4xx: num(x[9]),
     status5xx: num(x[10]),
   };
+}
+
+export async function readRuleHits(
+  conn: DuckDBConnection,
+  table: string,
+  range: ReadRange,
+  limit: number,
+): Promise<RuleHits[]> {
+  const w = where(range);
+  const r = await conn.runAndReadAll(
+    `SELECT CAST(json_extract_string(h, '$[0]') AS BIGINT) AS id, json_extract_string(h, '$[1]') AS type,
+       count(*) AS hits, count(*) FILTER (WHERE json_extract_string(h, '$[2]') = 'true') AS dry
+     FROM (SELECT unnest(CAST(rule_hits AS JSON[])) AS h FROM main.${table} WHERE ${w.sql})
+     GROUP BY id, type ORDER BY hits DESC, id, type LIMIT ?::BIGINT`,
+    [...w.values, BigInt(limit)],
+  );
+  return r.getRowsJS().map((x) => ({ ruleId: num(x[0]), ruleType: String(x[1]), hits: num(x[2]), dryRun: num(x[3]) }));
+}
+
+export async function readWafActions(conn: DuckDBConnection, table: string, range: ReadRange): Promise<ActionCount[]> {
+  const w = where(range);
+  const r = await conn.runAndReadAll(
+    `SELECT json_extract_string(e, '$[5]') AS action, count(*) AS events, count(DISTINCT rid) AS requests
+     FROM (SELECT rowid AS rid, unnest(CAST(waf_events AS JSON[])) AS e FROM main.${table} WHERE ${w.sql})
+     GROUP BY action ORDER BY events DESC, action LIMIT 100`,
+    w.values,
+  );
+  return r.getRowsJS().map((x) => ({ action: String(x[0]), events: num(x[1]), requests: num(x[2]) }));
 }
 
 export async function readPeak(conn: DuckDBConnection, table: string, range: ReadRange): Promise<Peak> {

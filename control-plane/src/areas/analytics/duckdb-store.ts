@@ -13,7 +13,16 @@ import {
   type DuckDBConnection,
   type DuckDBAppender,
 } from '@duckdb/node-api';
-import { EMPTY_SUMMARY, readBreakdown, readLogs, readPeak, readSeries, readSummary } from './duckdb-reads.js';
+import {
+  EMPTY_SUMMARY,
+  readBreakdown,
+  readLogs,
+  readPeak,
+  readRuleHits,
+  readSeries,
+  readSummary,
+  readWafActions,
+} from './duckdb-reads.js';
 import { checkParsedQuery, QueryRefused } from './sandbox.js';
 import {
   APPLIED_BATCHES_KEEP_MS,
@@ -95,6 +104,10 @@ export function openDuckDbStore(opts: DuckDbOptions): AnalyticsStore {
       (await engine()).read(id, timeoutMs, [], (c, t) => readSeries(c, t, range, startMs, intervalMs)),
     summary: async (id, range, timeoutMs) =>
       (await engine()).read(id, timeoutMs, EMPTY_SUMMARY, (c, t) => readSummary(c, t, range)),
+    ruleHits: async (id, range, limit, timeoutMs) =>
+      (await engine()).read(id, timeoutMs, [], (c, t) => readRuleHits(c, t, range, limit)),
+    wafActions: async (id, range, timeoutMs) =>
+      (await engine()).read(id, timeoutMs, [], (c, t) => readWafActions(c, t, range)),
     peak: async (id, range, timeoutMs) => (await engine()).read(id, timeoutMs, null, (c, t) => readPeak(c, t, range)),
     breakdown: async (id, range, dimension, limit, timeoutMs) =>
       (await engine()).read(id, timeoutMs, [], (c, t) => readBreakdown(c, t, range, dimension, limit)),

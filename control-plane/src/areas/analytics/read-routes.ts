@@ -1,6 +1,6 @@
 // The per-domain analytics reads: GET /domains/{domain}/analytics/{requests,bandwidth,visitors,summary,origin,
-// peak-rps,busiest,bot-scores,compare,status-codes,cache,top-uris,top,logs}. Any role on the domain may read; the
-// plan must include analytics (and logs for the raw logs). Every read takes the same since/until and filter
+// peak-rps,busiest,bot-scores,compare,rules,security-actions,status-codes,cache,top-uris,top,logs}. Any role on the
+// domain may read; the plan must include analytics (and logs for the raw logs). Every read takes the same since/until and filter
 // parameters (reads.ts) and asks the store fixed queries (duckdb-reads.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -22,6 +22,8 @@ import {
   PeakAnswer,
   RangeQuery,
   RequestsAnswer,
+  RulesAnswer,
+  SecurityActionsAnswer,
   SeriesQuery,
   StatusCodesAnswer,
   SummaryAnswer,
@@ -332,6 +334,35 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
         TOTALS.map((k) => [k, previous[k] === 0 ? null : (current[k] - previous[k]) / previous[k]]),
       ) as Record<(typeof TOTALS)[number], number | null>;
       return { current, previous, change };
+    },
+  );
+
+  route(
+    'rules',
+    'Busiest rules',
+    'The edge rules that matched most requests, with how many in dry run. `limit`: 1-100, 10 by default.',
+    TopUrisQuery,
+    RulesAnswer,
+    async (request) => {
+      const { range, id } = await rangeOf(request);
+      const limit = request.query.limit ?? DEFAULT_TOP;
+      const rules = await guarded(request, () => store().ruleHits(id, range, limit, timeout()));
+      return {
+        ...window(range),
+        rules: rules.map((r) => ({ rule_id: r.ruleId, rule_type: r.ruleType, hits: r.hits, dry_run: r.dryRun })),
+      };
+    },
+  );
+
+  route(
+    'security-actions',
+    'Security actions',
+    'WAF findings per action: how many findings and how many requests had one.',
+    RangeQuery,
+    SecurityActionsAnswer,
+    async (request) => {
+      const { range, id } = await rangeOf(request);
+      return { ...window(range), actions: await guarded(request, () => store().wafActions(id, range, timeout())) };
     },
   );
 

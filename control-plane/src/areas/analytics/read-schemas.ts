@@ -213,6 +213,35 @@ export const CompareAnswer = Type.Object(
   },
   { title: 'AnalyticsComparison' },
 );
+export const RulesAnswer = Type.Object(
+  {
+    ...Window,
+    rules: Type.Array(
+      Type.Object({
+        rule_id: Type.Integer(),
+        rule_type: Type.String(),
+        hits: Type.Integer({ description: 'Requests the rule matched' }),
+        dry_run: Type.Integer({ description: 'Of those, matched in dry run (logged, not enforced)' }),
+      }),
+      { description: 'Most hits first (ties by rule id)' },
+    ),
+  },
+  { title: 'AnalyticsBusiestRules' },
+);
+export const SecurityActionsAnswer = Type.Object(
+  {
+    ...Window,
+    actions: Type.Array(
+      Type.Object({
+        action: Type.String({ description: 'The action of the WAF finding (block, log, challenge, …)' }),
+        events: Type.Integer({ description: 'Findings with this action' }),
+        requests: Type.Integer({ description: 'Requests with at least one such finding' }),
+      }),
+      { description: 'Most findings first (ties by action)' },
+    ),
+  },
+  { title: 'AnalyticsSecurityActions' },
+);
 const counts = { requests: Type.Integer(), bytes: Type.Integer({ description: 'Bytes sent to clients' }) };
 export const StatusCodesAnswer = Type.Object(
   {

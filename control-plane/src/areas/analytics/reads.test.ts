@@ -16,6 +16,8 @@ interface Shipped extends Rec {
   /** Bot score and class, when a bot_route rule looked. */
   bot?: number;
   botClass?: string;
+  /** WAF findings: [edge rule id, managed rule id, phase, target, data, action]. */
+  waf?: [number, string, number, string, string, string][];
 }
 
 const HOUR = 3_600_000;
@@ -30,6 +32,8 @@ const ALL_READS = [
   'busiest',
   'bot-scores',
   'compare',
+  'rules',
+  'security-actions',
   'status-codes',
   'cache',
   'top-uris',
@@ -110,6 +114,16 @@ test('analytics reads: numbers match the generated log; isolation, gating, bound
     const x = log[log.length - 1];
     // The origin was asked unless the cache answered.
     if (x.cache !== 'HIT' && x.cache !== 'STALE') x.upstreamMs = Math.round(r() * 3000) / 10;
+    if (r() < 0.3) x.rules = [[pick(r, [7, 8, 9]), pick(r, ['waf', 'rate_limit']), r() < 0.3], ...x.rules];
+    if (r() < 0.2)
+      x.waf = Array.from({ length: 1 + Math.floor(r() * 3) }, () => [
+        7,
+        pick(r, ['942100', '941100']),
+        2,
+        'args',
+        'x',
+        pick(r, ['block', 'log', 'challenge']),
+      ]);
     if (r() < 0.5) {
       x.bot = 1 + Math.floor(r() * 99);
       x.botClass = pick(r, ['human', 'automation', 'ai_crawler', 'verified_crawler']);
@@ -379,6 +393,39 @@ test('analytics reads: numbers match the generated log; isolation, gating, bound
     assert.deepEqual(
       got.points.map((p) => p.requests),
       perBucket(ai, HOUR).req,
+    );
+  });
+
+  await t.test('busiest rules and security actions', async () => {
+    const per = new Map<string, { rule_id: number; rule_type: string; hits: number; dry_run: number }>();
+    for (const x of aliceRows)
+      for (const [id, type, dry] of x.rules) {
+        const e = per.get(`${id} ${type}`) ?? { rule_id: id, rule_type: type, hits: 0, dry_run: 0 };
+        e.hits++;
+        if (dry) e.dry_run++;
+        per.set(`${id} ${type}`, e);
+      }
+    const want = [...per.values()].sort(
+      (a, b) => b.hits - a.hits || a.rule_id - b.rule_id || (a.rule_type < b.rule_type ? -1 : 1),
+    );
+    assert.ok(want.length >= 4);
+    const got = await ok<{ rules: unknown[] }>(alice.key, a1, 'rules', { ...range, limit: 3 });
+    assert.deepEqual(got.rules, want.slice(0, 3));
+    const actions = new Map<string, { action: string; events: number; requests: number }>();
+    for (const x of aliceRows) {
+      const seen = new Set<string>();
+      for (const e of x.waf ?? []) {
+        const a = actions.get(e[5]) ?? { action: e[5], events: 0, requests: 0 };
+        a.events++;
+        if (!seen.has(e[5])) a.requests++;
+        seen.add(e[5]);
+        actions.set(e[5], a);
+      }
+    }
+    const got2 = await ok<{ actions: unknown[] }>(alice.key, a1, 'security-actions', range);
+    assert.deepEqual(
+      got2.actions,
+      [...actions.values()].sort((a, b) => b.events - a.events || (a.action < b.action ? -1 : 1)),
     );
   });
 

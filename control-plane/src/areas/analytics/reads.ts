@@ -76,6 +76,21 @@ export interface RangeSummary {
   status4xx: number;
   status5xx: number;
 }
+/** A rule's hits over a range. */
+export interface RuleHits {
+  ruleId: number;
+  ruleType: string;
+  hits: number;
+  /** Of those, in dry run (logged, not enforced). */
+  dryRun: number;
+}
+/** WAF findings per action over a range. */
+export interface ActionCount {
+  action: string;
+  events: number;
+  /** Requests with at least one finding of this action. */
+  requests: number;
+}
 /** The busiest second of a range (the earliest of equals); null when the range has no request. */
 export type Peak = { time: Date; requests: number } | null;
 export interface BreakdownItem {

@@ -3,6 +3,7 @@
 // only their rows: nothing another account owns is in any relation the query's plan touches.
 
 import type {
+  ActionCount,
   BreakdownItem,
   Dimension,
   LogsCursor,
@@ -10,6 +11,7 @@ import type {
   Peak,
   RangeSummary,
   ReadRange,
+  RuleHits,
   SeriesBucket,
 } from './reads.js';
 
@@ -118,6 +120,10 @@ export interface AnalyticsStore {
   ): Promise<SeriesBucket[]>;
   /** Totals of the domain's rows in the range (requests, bytes, visitors, cache, origin, errors). */
   summary(domainId: number, range: ReadRange, timeoutMs: number): Promise<RangeSummary>;
+  /** The rules that matched most in the range (rule_hits), most hits first (ties by id), `limit` rules. */
+  ruleHits(domainId: number, range: ReadRange, limit: number, timeoutMs: number): Promise<RuleHits[]>;
+  /** WAF findings per action in the range (waf_events), most events first (ties by action). */
+  wafActions(domainId: number, range: ReadRange, timeoutMs: number): Promise<ActionCount[]>;
   /** The second of the range with the most requests. */
   peak(domainId: number, range: ReadRange, timeoutMs: number): Promise<Peak>;
   /** Requests and bytes per value of a column over the range, most requests first (ties by value), `limit` values. */
