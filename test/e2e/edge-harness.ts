@@ -24,6 +24,8 @@ export interface EdgeNodeProcess {
   stop(): Promise<void>;
 }
 
+const CANNOT_LISTEN = /cannot listen on|EADDRINUSE/;
+
 export async function waitUntil<T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
   const end = Date.now() + ms;
   let lastErr: unknown;
@@ -58,8 +60,8 @@ export async function startEdgeNodeProcess(
     await store.close();
   }
   // A port the caller chose (a CA's http-01 port) or a free one.
-  const httpPort = env.EDGE_HTTP_PORT ? Number(env.EDGE_HTTP_PORT) : await freePort();
-  const httpsPort = env.EDGE_HTTPS_PORT ? Number(env.EDGE_HTTPS_PORT) : await freePort();
+  let httpPort = env.EDGE_HTTP_PORT ? Number(env.EDGE_HTTP_PORT) : await freePort();
+  let httpsPort = env.EDGE_HTTPS_PORT ? Number(env.EDGE_HTTPS_PORT) : await freePort();
   let proc!: ChildProcess;
   let out = '';
   const launch = async (extra: Record<string, string> = {}) => {
@@ -89,15 +91,32 @@ export async function startEdgeNodeProcess(
     proc.stderr!.on('data', (d) => {
       out += d;
     });
-    await waitUntil(
+    // An exit or a port it cannot bind ends the wait at once (a cluster primary forks its workers again instead of
+    // exiting); the error carries the node's output.
+    const failed = await waitUntil(
       'the edge node to listen',
       async () => {
-        if (proc.exitCode !== null) throw new Error(`edge node exited ${proc.exitCode}: ${out}`);
+        if (proc.exitCode !== null) return new Error(`edge node exited ${proc.exitCode}`);
+        if (CANNOT_LISTEN.test(out)) return new Error('edge node could not listen');
         const res = await send(httpPort, 'probe.invalid', '/');
-        return res.status === 421 ? true : undefined;
+        return res.status === 421 ? null : undefined;
       },
       60_000,
-    );
+    ).catch((err: Error) => err);
+    if (failed) throw new Error(`${failed.message}\n--- edge node output ---\n${out.slice(-4000)}`);
+  };
+  // A port chosen free can be taken by another test before the node binds it: start again on fresh ones.
+  const firstLaunch = async () => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await launch();
+      } catch (err) {
+        const portsOurs = !env.EDGE_HTTP_PORT && !env.EDGE_HTTPS_PORT;
+        if (attempt >= 3 || !portsOurs || !CANNOT_LISTEN.test(out)) throw err;
+        await stopProcess(proc, 'SIGKILL');
+        [httpPort, httpsPort, out] = [await freePort(), await freePort(), ''];
+      }
+    }
   };
   const kill = async (signal: NodeJS.Signals = 'SIGTERM') => {
     // A worker stuck in a synchronous loop never runs its SIGTERM handler.
@@ -105,12 +124,16 @@ export async function startEdgeNodeProcess(
     await stopProcess(proc, signal);
     clearTimeout(stuck);
   };
-  await launch();
+  await firstLaunch();
   return {
     dataDir,
     pid: () => proc.pid!,
-    httpPort,
-    httpsPort,
+    get httpPort() {
+      return httpPort;
+    },
+    get httpsPort() {
+      return httpsPort;
+    },
     kill,
     restart: launch,
     output: () => out,
