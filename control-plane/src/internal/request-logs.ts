@@ -25,7 +25,8 @@ import { ingestAttackRecords, startAttackDetector } from '../areas/security/dete
 import { appendRequestLogs } from '../areas/analytics/ingest.js';
 import { APPLIED_BATCHES_KEEP_MS, type AppliedBatch } from '../areas/analytics/store.js';
 
-interface ShippedRecord {
+/** One request-log record as an edge node ships it (edge-node/src/log/buffer.ts). */
+export interface ShippedRecord {
   t: number;
   host: string;
   path: string;

@@ -1,5 +1,6 @@
 // Generated request logs for the analytics tests: a deterministic generator and the record as an edge node ships it
 // (POST /internal/request-logs).
+import type { ShippedRecord } from '../../internal/request-logs.js';
 
 /** A deterministic generator: the same log on every run. */
 export function lcg(seed: number) {
@@ -12,16 +13,4 @@ export function lcg(seed: number) {
 export const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
 
 /** One shipped record (the fields the tests set). */
-export interface Rec {
-  t: number;
-  host: string;
-  path: string;
-  method: string;
-  status: number;
-  bytes: number;
-  cache: string;
-  rules: [number, string, boolean][];
-  ms: number;
-  upstreamMs: number;
-  peer: string;
-}
+export type Rec = Omit<ShippedRecord, 'waf' | 'fp' | 'bot' | 'botClass'>;
