@@ -548,11 +548,24 @@ class Attempt implements Dispatcher.DispatchHandler {
       x.finish();
       return;
     }
-    if (this.headSent || this.replaced) {
-      if (!ctx.aborted) {
+    if (this.replaced) {
+      // The origin's body was to be dropped for an error page: the page is the answer, whatever became of the body.
+      this.onComplete();
+      return;
+    }
+    if (this.headSent && !ctx.aborted) {
+      if (this.headWritten) {
+        // Part of the answer is already with the client: cutting the connection is the only honest end.
         ctx.aborted = true;
         res.close();
+        x.finish();
+        return;
       }
+      // The origin's head came but nothing reached the client yet (the head goes out with the first chunk): a 502,
+      // never a reset. An origin that answers a POST and closes without reading its body (Python's http.server) is
+      // the common case: the request body's write fails with EPIPE after the head was parsed. Never retried: the
+      // request reached the origin.
+      if (!plan.onFailure(err, false)) plan.sendError(isTimeout(err) ? 504 : 502);
       x.finish();
       return;
     }

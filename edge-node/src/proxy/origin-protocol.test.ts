@@ -4,27 +4,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSecureServer } from 'node:http2';
 import { createServer as createHttpsServer } from 'node:https';
-import type { Server, Socket } from 'node:net';
 import { selfSigned } from '../testing/certs.js';
+import { listenForTest as listen } from '../testing/listen.js';
 import { proxiedRecord, send, snapshot, startStubOrigin, startTestEdge } from '../testing/harness.js';
-
-/** Listens on a free port; closed after the test with its connections (the edge keeps h2 sessions open). */
-async function listen(t: { after(fn: () => Promise<void>): void }, server: Server): Promise<number> {
-  const sockets = new Set<Socket>();
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.after(
-    () =>
-      new Promise<void>((r) => {
-        server.close(() => r());
-        for (const s of sockets) s.destroy();
-      }),
-  );
-  return (server.address() as { port: number }).port;
-}
 
 test('origin_protocol decides the HTTP version the edge speaks to origins', async (t) => {
   const cert = selfSigned(['origin.example.net']);
