@@ -97,12 +97,17 @@ export function ensurePebble() {
   return target;
 }
 
-/** Debian tools the test suite drives as a user would (named-checkzone; dig and curl of the README tour). */
+/**
+ * Debian tools the test suite drives as a user would (named-checkzone; dig and curl of the README tour), and the
+ * ClickHouse server the analytics store's ClickHouse backend is tested against (clickhouse.test.ts, run by the test
+ * as this user on a free port; the package's own service is not used).
+ */
 function ensureDebianTools() {
   const wanted = [
     ['named-checkzone', 'bind9-utils'],
     ['dig', 'bind9-dnsutils'],
     ['curl', 'curl'],
+    ['clickhouse-server', 'clickhouse-server'],
   ];
   const missing = wanted.filter(([cmd]) => !onPath(cmd)).map(([, pkg]) => pkg);
   if (missing.length === 0) return;

@@ -42,6 +42,15 @@ export async function startTestControlPlane(
   env: Record<string, string> = {},
 ): Promise<TestControlPlane> {
   const testDb = await createFastTestDatabase(`cp${process.pid}`);
+  // TEST_ANALYTICS_CLICKHOUSE_URL (set by clickhouse.test.ts): the analytics store on that ClickHouse, a database each.
+  const chUrl = process.env.TEST_ANALYTICS_CLICKHOUSE_URL;
+  if (chUrl)
+    env = {
+      ANALYTICS_BACKEND: 'clickhouse',
+      ANALYTICS_CLICKHOUSE_URL: chUrl,
+      ANALYTICS_CLICKHOUSE_DATABASE: `t${process.pid}_${++counter}`,
+      ...env,
+    };
   const config = loadConfig({ ...testDb.env, NODE_ENV: 'test', ...env });
   const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const app = await build({ config, database, logger: false });

@@ -2,6 +2,12 @@
 import type { EnvReader } from '@platform/shared';
 
 export interface AnalyticsConfig {
+  /** ANALYTICS_BACKEND: `duckdb` (embedded, DATA_DIR/analytics.duckdb) or `clickhouse` (ANALYTICS_CLICKHOUSE_URL). */
+  backend: 'duckdb' | 'clickhouse';
+  /** ANALYTICS_CLICKHOUSE_URL: the ClickHouse server's HTTP interface (user and password in the URL when needed). */
+  clickhouseUrl: string;
+  /** ANALYTICS_CLICKHOUSE_DATABASE: the database the store creates its tables in (created when missing). */
+  clickhouseDatabase: string;
   /** ANALYTICS_MEMORY_MB: the DuckDB instance's memory limit (queries and writes together). */
   memoryLimitMb: number;
   /** ANALYTICS_THREADS: DuckDB worker threads. */
@@ -17,7 +23,19 @@ export interface AnalyticsConfig {
 }
 
 export function loadAnalyticsConfig(r: EnvReader): AnalyticsConfig {
+  const backend = r.string('ANALYTICS_BACKEND', 'duckdb');
+  if (backend !== 'duckdb' && backend !== 'clickhouse')
+    r.problems.push(`ANALYTICS_BACKEND must be duckdb or clickhouse, got "${backend}"`);
+  const clickhouseUrl = r.string('ANALYTICS_CLICKHOUSE_URL', 'http://127.0.0.1:8123');
+  if (!/^https?:\/\/[^\s]+$/.test(clickhouseUrl))
+    r.problems.push(`ANALYTICS_CLICKHOUSE_URL must be an http:// or https:// URL, got "${clickhouseUrl}"`);
+  const clickhouseDatabase = r.string('ANALYTICS_CLICKHOUSE_DATABASE', 'edge_analytics');
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(clickhouseDatabase))
+    r.problems.push(`ANALYTICS_CLICKHOUSE_DATABASE must be a plain identifier, got "${clickhouseDatabase}"`);
   return {
+    backend: backend === 'clickhouse' ? 'clickhouse' : 'duckdb',
+    clickhouseUrl,
+    clickhouseDatabase,
     memoryLimitMb: r.int('ANALYTICS_MEMORY_MB', 1024, 64, 1024 * 1024),
     threads: r.int('ANALYTICS_THREADS', 2, 1, 256),
     queryTimeoutMs: r.int('ANALYTICS_QUERY_TIMEOUT_MS', 10_000, 100, 600_000),

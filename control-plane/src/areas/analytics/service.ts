@@ -6,6 +6,7 @@ import { and, eq, inArray, or, sql } from 'drizzle-orm';
 import { domainMembers, domains, plans, subscriptions } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
 import { featuresOf, LIVE_STATUSES, requireFeature, type EffectiveFeatures } from '../../plans/entitlements.js';
+import { openClickHouseStore } from './clickhouse-store.js';
 import { openDuckDbStore } from './duckdb-store.js';
 import { HostDomainCache } from './ingest.js';
 import { QueryRefused, boundQueryText } from './sandbox.js';
@@ -74,7 +75,10 @@ export async function deleteDomainLogs(app: FastifyInstance, domainId: number): 
 export const analyticsPlugin = fp(
   async (app: FastifyInstance) => {
     const cfg = app.config.analytics;
-    const store = openDuckDbStore({ dir: app.config.dataDir, memoryLimitMb: cfg.memoryLimitMb, threads: cfg.threads });
+    const store =
+      cfg.backend === 'clickhouse'
+        ? openClickHouseStore({ url: cfg.clickhouseUrl, database: cfg.clickhouseDatabase })
+        : openDuckDbStore({ dir: app.config.dataDir, memoryLimitMb: cfg.memoryLimitMb, threads: cfg.threads });
     app.decorate('analytics', { store, hosts: new HostDomainCache(app.db) });
     let sweeping = false;
     const timer = setInterval(() => {

@@ -1,0 +1,540 @@
+// The analytics store on a ClickHouse server (ANALYTICS_BACKEND=clickhouse), through its HTTP interface
+// (@clickhouse/client): one MergeTree table `logs` for every domain, ordered by (domain_id, time_us), so a read of one
+// domain reads only that domain's granules; the batch ledger `applied_batches` beside it. The SQL is the common part
+// of ClickHouse's dialect that the oldest server we test against (Debian's 18.16) and current ones share: no query
+// parameters (values are inlined: numbers checked to be integers, strings escaped), no DateTime64 (time_us holds the
+// microseconds), no JSON functions (rule hits and WAF actions are kept as arrays beside their JSON text).
+// POST /analytics/query is refused on this backend (docs/decisions.md): its SQL is DuckDB's dialect, checked by
+// DuckDB's parser, and ClickHouse would run a different language under the same text.
+import { randomBytes } from 'node:crypto';
+import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
+import { EMPTY_SUMMARY } from './duckdb-reads.js';
+import {
+  DIMENSIONS,
+  type ActionCount,
+  type BreakdownItem,
+  type Dimension,
+  type FilterField,
+  type LogRecord,
+  type LogsCursor,
+  type LogsPage,
+  type Peak,
+  type RangeSummary,
+  type ReadRange,
+  type RuleHits,
+  type SeriesBucket,
+} from './reads.js';
+import {
+  APPLIED_BATCHES_KEEP_MS,
+  type AnalyticsStore,
+  type AppliedBatch,
+  type LOG_COLUMNS,
+  type LogRow,
+  QueryFailed,
+  StoreUnavailable,
+} from './store.js';
+
+export interface ClickHouseOptions {
+  /** The server's HTTP interface (ANALYTICS_CLICKHOUSE_URL), user and password in it when needed. */
+  url: string;
+  /** The database of the store's tables (ANALYTICS_CLICKHOUSE_DATABASE); created when missing. */
+  database: string;
+}
+
+/** What POST /analytics/query answers on this backend (a 400 with this text). */
+export const CLICKHOUSE_QUERY_REFUSED =
+  'query: POST /analytics/query is not available on the ClickHouse analytics backend (ANALYTICS_BACKEND=clickhouse); ' +
+  'its SQL is DuckDB’s dialect. The per-domain analytics reads answer as usual.';
+
+type LogColumn = (typeof LOG_COLUMNS)[number][0];
+/** A stored column: name, ClickHouse type, its value for a row (JSONEachRow). */
+type Stored = readonly [name: string, type: string, value: (r: LogRow) => unknown];
+
+/**
+ * The stored columns of each column of `logs`, in LOG_COLUMNS' order: a column added there needs its entry here (the
+ * Record's type says so). `domain` is not stored (the name is the domain table's, not the log's).
+ */
+const COLUMNS: Record<LogColumn, readonly Stored[]> = {
+  time: [
+    ['time', "DateTime('UTC')", (r) => Math.floor(r.time.getTime() / 1000)],
+    // Microseconds since the epoch: the ranges, buckets and the logs' order read this (DateTime is whole seconds).
+    ['time_us', 'Int64', (r) => Math.trunc(r.time.getTime()) * 1000],
+  ],
+  time_utc: [['time_utc', "DateTime('UTC')", (r) => Math.floor(r.time.getTime() / 1000)]],
+  domain_id: [['domain_id', 'UInt32', (r) => r.domainId]],
+  domain: [],
+  owner_id: [['owner_id', 'UInt32', (r) => r.ownerId]],
+  node: [['node', 'String', (r) => r.node]],
+  host: [['host', 'String', (r) => r.host]],
+  path: [['path', 'String', (r) => r.path]],
+  method: [['method', 'String', (r) => r.method]],
+  status: [['status', 'Int32', (r) => r.status]],
+  bytes: [['bytes', 'Int64', (r) => Math.trunc(r.bytes)]],
+  cache_status: [['cache_status', 'String', (r) => r.cacheStatus]],
+  rule_hits: [
+    ['rule_hits', 'String', (r) => JSON.stringify(r.ruleHits)],
+    ['rule_ids', 'Array(Int64)', (r) => r.ruleHits.map((h) => h[0])],
+    ['rule_types', 'Array(String)', (r) => r.ruleHits.map((h) => h[1])],
+    ['rule_dry', 'Array(UInt8)', (r) => r.ruleHits.map((h) => (h[2] ? 1 : 0))],
+  ],
+  waf_events: [
+    ['waf_events', 'String', (r) => JSON.stringify(r.wafEvents)],
+    ['waf_actions', 'Array(String)', (r) => r.wafEvents.map((e) => e[5])],
+  ],
+  duration_ms: [['duration_ms', 'Float64', (r) => r.durationMs]],
+  upstream_ms: [['upstream_ms', 'Float64', (r) => r.upstreamMs]],
+  client_ip: [['client_ip', 'String', (r) => r.clientIp]],
+  fingerprint: [['fingerprint', 'String', (r) => r.fingerprint]],
+  bot_score: [['bot_score', 'Int32', (r) => r.botScore]],
+  bot_class: [['bot_class', 'String', (r) => r.botClass]],
+};
+const STORED: readonly Stored[] = Object.values(COLUMNS).flat();
+
+/** Filters by their kind of value: a filter added in reads.ts needs its entry here. */
+const FILTER_KIND: Record<FilterField, 'string' | 'int'> = {
+  host: 'string',
+  path: 'string',
+  method: 'string',
+  status: 'int',
+  cache_status: 'string',
+  node: 'string',
+  bot_class: 'string',
+};
+
+/** A ClickHouse string literal: backslash and quote escaped, control characters as \xHH. */
+export function chString(s: string): string {
+  let body = '';
+  for (const c of s) {
+    const code = c.charCodeAt(0);
+    if (c === '\\' || c === "'") body += `\\${c}`;
+    else if (code < 0x20 || code === 0x7f) body += `\\x${code.toString(16).padStart(2, '0')}`;
+    else body += c;
+  }
+  return `'${body}'`;
+}
+/** An integer for SQL text: anything else is refused (never reached with the reads' checked values). */
+function int(v: number | bigint): string {
+  if (typeof v === 'bigint') return v.toString();
+  if (!Number.isSafeInteger(v)) throw new Error(`not an integer: ${v}`);
+  return String(v);
+}
+
+/** Percentile levels for quantilesExact: nearest rank (the ceil(q·n)-th value), as DuckDB's quantile_disc gives. */
+const NEAREST_RANK_LEVELS = '0.499999999999, 0.949999999999, 0.989999999999';
+
+/** Row ids below 2^62: the logs cursor carries them in 12 base-36 digits. */
+function rowId(): bigint {
+  return randomBytes(8).readBigUInt64BE() >> 2n;
+}
+
+const num = (v: unknown): number => Number(v);
+
+export function openClickHouseStore(opts: ClickHouseOptions): AnalyticsStore {
+  const store = new ClickHouseStore(opts);
+  return store;
+}
+
+/** Ledger states of a batch: its rows are being written (a crash may have left them whole or absent), or stored. */
+const PENDING = 1;
+const APPLIED = 2;
+
+class ClickHouseStore implements AnalyticsStore {
+  private readonly client: ClickHouseClient;
+  private readonly db: string;
+  /** The log table, with its database. */
+  private readonly table: string;
+  private ready: Promise<void> | null = null;
+  private closed = false;
+  /** Writes one at a time, in order. */
+  private writes: Promise<unknown> = Promise.resolve();
+  /** Domains deleted in this process: rows still in flight for them are not stored (ids are never reused). */
+  private readonly deleted = new Set<number>();
+  private prunedAt = 0;
+
+  constructor(opts: ClickHouseOptions) {
+    this.db = opts.database;
+    this.table = `${opts.database}.logs`;
+    this.client = createClient({
+      url: opts.url,
+      request_timeout: 600_000,
+      clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
+      log: { level: ClickHouseLogLevel.OFF },
+    });
+  }
+
+  /** Database and tables created at first use; a failure (server down) is tried again at the next use. */
+  private async open(): Promise<void> {
+    if (this.closed) throw new StoreUnavailable('analytics store closed');
+    this.ready ??= this.create().catch((err: unknown) => {
+      this.ready = null;
+      throw err;
+    });
+    try {
+      await this.ready;
+    } catch (err) {
+      throw new StoreUnavailable(`analytics store unavailable: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  private async create(): Promise<void> {
+    await this.client.command({ query: `CREATE DATABASE IF NOT EXISTS ${this.db}` });
+    const cols = [...STORED.map(([name, type]) => `${name} ${type}`), 'row_id UInt64', 'batch String'];
+    // No PARTITION BY: an INSERT of one block then writes one part, visible whole or not at all (append below).
+    await this.client.command({
+      query: `CREATE TABLE IF NOT EXISTS ${this.table} (${cols.join(', ')}) ENGINE = MergeTree ORDER BY (domain_id, time_us)`,
+    });
+    await this.client.command({
+      query: `CREATE TABLE IF NOT EXISTS ${this.db}.applied_batches (node String, batch String, state UInt8,
+        applied_at DateTime('UTC')) ENGINE = ReplacingMergeTree(state) ORDER BY (node, batch)`,
+    });
+  }
+
+  private async select<T = Record<string, unknown>>(
+    query: string,
+    timeoutMs = 60_000,
+    settings: ClickHouseSettings = {},
+  ): Promise<T[]> {
+    const abort = new AbortController();
+    let reached = false;
+    const timer = setTimeout(() => {
+      reached = true;
+      abort.abort();
+    }, timeoutMs);
+    try {
+      const rs = await this.client.query({
+        query,
+        format: 'JSONEachRow',
+        abort_signal: abort.signal,
+        clickhouse_settings: { max_execution_time: Math.max(1, Math.ceil(timeoutMs / 1000)), ...settings },
+      });
+      return await rs.json<T>();
+    } catch (err) {
+      if (reached || /TIMEOUT_EXCEEDED|Timeout exceeded/i.test(String(err)))
+        throw new QueryFailed(`analytics read: stopped at the time limit of ${timeoutMs} ms`);
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private write<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.writes.then(fn, fn);
+    this.writes = next.catch(() => undefined);
+    return next;
+  }
+
+  async append(rows: LogRow[], batch?: AppliedBatch): Promise<boolean> {
+    const kept = rows.filter((r) => !this.deleted.has(r.domainId));
+    if (kept.length === 0) return true;
+    await this.open();
+    return this.write(async () => {
+      const key = batch ? `${batch.node}\n${batch.id}` : '';
+      if (batch) {
+        const where = `node = ${chString(batch.node)} AND batch = ${chString(batch.id)}`;
+        const [seen] = await this.select<{ s: number }>(
+          `SELECT max(state) AS s FROM ${this.db}.applied_batches WHERE ${where}`,
+        );
+        const state = seen ? num(seen.s) : 0;
+        if (state === APPLIED) return false;
+        if (state === PENDING) {
+          // An earlier try died between its ledger entries: its rows were written whole or not at all.
+          const ids = [...new Set(kept.map((r) => int(r.domainId)))].join(', ');
+          const [found] = await this.select<{ n: number }>(
+            `SELECT count() AS n FROM ${this.table} WHERE domain_id IN (${ids}) AND batch = ${chString(key)}`,
+          );
+          if (num(found.n) > 0) {
+            await this.ledger(batch, APPLIED);
+            return false;
+          }
+        } else await this.ledger(batch, PENDING);
+      }
+      const values = kept
+        .filter((r) => !this.deleted.has(r.domainId))
+        .map((r) => {
+          const o: Record<string, unknown> = { row_id: rowId().toString(), batch: key };
+          for (const [name, , value] of STORED) o[name] = value(r);
+          return o;
+        });
+      // One INSERT, parsed as one block (max_insert_block_size above its rows) and so written as one part of an
+      // unpartitioned MergeTree: all of the batch's rows become visible at once, or none.
+      await this.client.insert({
+        table: this.table,
+        values,
+        format: 'JSONEachRow',
+        clickhouse_settings: { max_insert_block_size: String(Math.max(1_048_576, values.length + 1)) },
+      });
+      if (batch) {
+        await this.ledger(batch, APPLIED);
+        if (Date.now() - this.prunedAt > 3600_000) {
+          this.prunedAt = Date.now();
+          const cutoff = Math.floor((Date.now() - APPLIED_BATCHES_KEEP_MS) / 1000);
+          await this.client.command({
+            query: `ALTER TABLE ${this.db}.applied_batches DELETE WHERE applied_at < toDateTime(${int(cutoff)})`,
+          });
+        }
+      }
+      return true;
+    });
+  }
+
+  private async ledger(batch: AppliedBatch, state: number): Promise<void> {
+    await this.client.insert({
+      table: `${this.db}.applied_batches`,
+      values: [{ node: batch.node, batch: batch.id, state, applied_at: Math.floor(Date.now() / 1000) }],
+      format: 'JSONEachRow',
+    });
+  }
+
+  /** Runs an ALTER ... DELETE and waits until ClickHouse has applied it (mutations run in the background). */
+  private async mutate(where: string): Promise<void> {
+    await this.client.command({ query: `ALTER TABLE ${this.table} DELETE WHERE ${where}` });
+    const deadline = Date.now() + 600_000;
+    for (;;) {
+      const [left] = await this.select<{ n: number }>(
+        `SELECT count() AS n FROM system.mutations WHERE database = ${chString(this.db)} AND table = 'logs' AND is_done = 0`,
+      );
+      if (num(left.n) === 0) return;
+      if (Date.now() > deadline) throw new Error('analytics store: a delete did not finish within 10 minutes');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  async deleteDomain(domainId: number): Promise<void> {
+    this.deleted.add(domainId);
+    await this.open();
+    await this.write(() => this.mutate(`domain_id = ${int(domainId)}`));
+  }
+
+  async deleteBefore(domainId: number, before: Date): Promise<number> {
+    await this.open();
+    return this.write(async () => {
+      const where = `domain_id = ${int(domainId)} AND time_us < ${int(before.getTime() * 1000)}`;
+      const [c] = await this.select<{ n: number }>(`SELECT count() AS n FROM ${this.table} WHERE ${where}`);
+      const n = num(c.n);
+      if (n > 0) await this.mutate(where);
+      return n;
+    });
+  }
+
+  async domainIds(): Promise<number[]> {
+    await this.open();
+    const rows = await this.select<{ d: number }>(`SELECT DISTINCT domain_id AS d FROM ${this.table} ORDER BY d`);
+    return rows.map((r) => num(r.d)).filter((d) => !this.deleted.has(d));
+  }
+
+  async countRows(domainId: number): Promise<number> {
+    if (this.deleted.has(domainId)) return 0;
+    await this.open();
+    const [c] = await this.select<{ n: number }>(
+      `SELECT count() AS n FROM ${this.table} WHERE domain_id = ${int(domainId)}`,
+    );
+    return num(c.n);
+  }
+
+  query(): Promise<never> {
+    return Promise.reject(new QueryFailed(CLICKHOUSE_QUERY_REFUSED));
+  }
+
+  /** `domain_id = d AND time_us >= since AND time_us < until` and the filters present. */
+  private where(domainId: number, range: ReadRange): string {
+    const parts = [
+      `domain_id = ${int(domainId)}`,
+      `time_us >= ${int(range.since.getTime() * 1000)}`,
+      `time_us < ${int(range.until.getTime() * 1000)}`,
+    ];
+    for (const [field, kind] of Object.entries(FILTER_KIND) as [FilterField, 'string' | 'int'][]) {
+      const v = range.filter[field];
+      if (v === undefined) continue;
+      if (kind === 'int') parts.push(Number.isSafeInteger(Number(v)) ? `${field} = ${int(Number(v))}` : '0');
+      else parts.push(`${field} = ${chString(String(v))}`);
+    }
+    return parts.join(' AND ');
+  }
+
+  /** One per-domain read: nothing for a domain deleted here, QueryFailed at the time limit. */
+  private async read<T, R = Record<string, unknown>>(
+    domainId: number,
+    timeoutMs: number,
+    empty: T,
+    sql: string,
+    map: (rows: R[]) => T,
+  ): Promise<T> {
+    if (this.deleted.has(domainId)) return empty;
+    await this.open();
+    return map(await this.select<R>(sql, timeoutMs));
+  }
+
+  series(
+    domainId: number,
+    range: ReadRange,
+    startMs: number,
+    intervalMs: number,
+    timeoutMs: number,
+  ): Promise<SeriesBucket[]> {
+    return this.read(
+      domainId,
+      timeoutMs,
+      [],
+      `SELECT intDiv(intDiv(time_us, 1000) - ${int(startMs)}, ${int(intervalMs)}) AS b, count() AS requests,
+         sum(bytes) AS bytes, uniqExact(client_ip) AS visitors
+       FROM ${this.table} WHERE ${this.where(domainId, range)} GROUP BY b ORDER BY b`,
+      (rows) =>
+        rows.map((x) => ({
+          bucket: num(x.b),
+          requests: num(x.requests),
+          bytes: num(x.bytes),
+          visitors: num(x.visitors),
+        })),
+    );
+  }
+
+  summary(domainId: number, range: ReadRange, timeoutMs: number): Promise<RangeSummary> {
+    const cached = `cache_status IN ('HIT', 'STALE')`;
+    return this.read<RangeSummary, { x: unknown[] }>(
+      domainId,
+      timeoutMs,
+      EMPTY_SUMMARY,
+      `SELECT [toFloat64(count()), toFloat64(sum(bytes)), toFloat64(uniqExact(client_ip)), toFloat64(countIf(${cached})),
+         toFloat64(sumIf(bytes, ${cached})), toFloat64(countIf(upstream_ms >= 0)), toFloat64(sumIf(bytes, upstream_ms >= 0)),
+         toFloat64(countIf(status >= 400 AND status < 500)), toFloat64(countIf(status >= 500))] AS x,
+         avgIf(upstream_ms, upstream_ms >= 0) AS avg,
+         quantilesExactIf(${NEAREST_RANK_LEVELS})(upstream_ms, upstream_ms >= 0) AS q
+       FROM ${this.table} WHERE ${this.where(domainId, range)}`,
+      (rows) => {
+        const r = rows[0] as unknown as { x: number[]; avg: number | null; q: number[] };
+        const [requests, bytes, visitors, cachedRequests, cachedBytes, originRequests, originBytes, s4, s5] = r.x;
+        return {
+          requests,
+          bytes,
+          visitors,
+          cachedRequests,
+          cachedBytes,
+          originRequests,
+          originBytes,
+          upstreamMs:
+            originRequests === 0 || r.avg === null
+              ? null
+              : { avg: num(r.avg), p50: num(r.q[0]), p95: num(r.q[1]), p99: num(r.q[2]) },
+          status4xx: s4,
+          status5xx: s5,
+        };
+      },
+    );
+  }
+
+  ruleHits(domainId: number, range: ReadRange, limit: number, timeoutMs: number): Promise<RuleHits[]> {
+    return this.read(
+      domainId,
+      timeoutMs,
+      [],
+      `SELECT id, type, count() AS hits, countIf(d = 1) AS dry FROM ${this.table}
+       ARRAY JOIN rule_ids AS id, rule_types AS type, rule_dry AS d
+       WHERE ${this.where(domainId, range)} GROUP BY id, type ORDER BY hits DESC, id, type LIMIT ${int(limit)}`,
+      (rows) =>
+        rows.map((x) => ({ ruleId: num(x.id), ruleType: String(x.type), hits: num(x.hits), dryRun: num(x.dry) })),
+    );
+  }
+
+  wafActions(domainId: number, range: ReadRange, timeoutMs: number): Promise<ActionCount[]> {
+    return this.read(
+      domainId,
+      timeoutMs,
+      [],
+      `SELECT action, count() AS events, uniqExact(row_id) AS requests FROM ${this.table}
+       ARRAY JOIN waf_actions AS action
+       WHERE ${this.where(domainId, range)} GROUP BY action ORDER BY events DESC, action LIMIT 100`,
+      (rows) => rows.map((x) => ({ action: String(x.action), events: num(x.events), requests: num(x.requests) })),
+    );
+  }
+
+  peak(domainId: number, range: ReadRange, timeoutMs: number): Promise<Peak> {
+    return this.read(
+      domainId,
+      timeoutMs,
+      null,
+      `SELECT intDiv(time_us, 1000000) AS s, count() AS n FROM ${this.table} WHERE ${this.where(domainId, range)}
+       GROUP BY s ORDER BY n DESC, s LIMIT 1`,
+      (rows) => (rows[0] ? { time: new Date(num(rows[0].s) * 1000), requests: num(rows[0].n) } : null),
+    );
+  }
+
+  breakdown(
+    domainId: number,
+    range: ReadRange,
+    dimension: Dimension,
+    limit: number,
+    timeoutMs: number,
+  ): Promise<BreakdownItem[]> {
+    // Dimensions are columns of `logs` by name (reads.ts); anything else never reaches the SQL.
+    if (!DIMENSIONS.includes(dimension)) throw new Error(`unknown dimension ${String(dimension)}`);
+    const col = dimension;
+    return this.read(
+      domainId,
+      timeoutMs,
+      [],
+      `SELECT ${col} AS v, count() AS requests, sum(bytes) AS bytes FROM ${this.table}
+       WHERE ${this.where(domainId, range)} GROUP BY v ORDER BY requests DESC, v LIMIT ${int(limit)}`,
+      (rows) =>
+        rows.map((x) => ({
+          value: typeof x.v === 'number' ? x.v : String(x.v),
+          requests: num(x.requests),
+          bytes: num(x.bytes),
+        })),
+    );
+  }
+
+  logs(
+    domainId: number,
+    range: ReadRange,
+    limit: number,
+    cursor: LogsCursor | null,
+    timeoutMs: number,
+  ): Promise<LogsPage> {
+    const after = cursor
+      ? ` AND (time_us < ${int(cursor.timeMicros)} OR (time_us = ${int(cursor.timeMicros)} AND row_id < ${int(cursor.rowId < 0n ? 0n : cursor.rowId)}))`
+      : '';
+    return this.read<LogsPage>(
+      domainId,
+      timeoutMs,
+      { logs: [], next: null },
+      `SELECT time_us, toString(row_id) AS rid, host, path, method, status, bytes, cache_status, node, client_ip,
+         duration_ms, upstream_ms, rule_hits, waf_events, fingerprint, bot_score, bot_class
+       FROM ${this.table} WHERE ${this.where(domainId, range)}${after}
+       ORDER BY time_us DESC, row_id DESC LIMIT ${int(limit + 1)}`,
+      (rows) => {
+        const more = rows.length > limit;
+        const page = rows.slice(0, limit);
+        const logs: LogRecord[] = page.map((x) => ({
+          time: new Date(Math.floor(num(x.time_us) / 1000)).toISOString(),
+          host: String(x.host),
+          path: String(x.path),
+          method: String(x.method),
+          status: num(x.status),
+          bytes: num(x.bytes),
+          cache_status: String(x.cache_status),
+          node: String(x.node),
+          client_ip: String(x.client_ip),
+          duration_ms: num(x.duration_ms),
+          upstream_ms: num(x.upstream_ms),
+          rule_hits: JSON.parse(String(x.rule_hits)) as unknown,
+          waf_events: JSON.parse(String(x.waf_events)) as unknown,
+          fingerprint: String(x.fingerprint),
+          bot_score: num(x.bot_score),
+          bot_class: String(x.bot_class),
+        }));
+        const last = page.at(-1);
+        return {
+          logs,
+          next: more && last ? { timeMicros: BigInt(num(last.time_us)), rowId: BigInt(String(last.rid)) } : null,
+        };
+      },
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.writes;
+    await this.client.close();
+  }
+}

@@ -1,0 +1,148 @@
+// The ClickHouse backend of the analytics store (ANALYTICS_BACKEND=clickhouse) against a real ClickHouse server
+// started here (test/helpers/clickhouse-server.ts): the store's writes (idempotent batches, also after a try that died
+// between its ledger entries; deletes; retention), filter values that try to break out of their literal, the refusal
+// of POST /analytics/query, and every expectation of reads.test.ts run again with the store on ClickHouse.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createClient } from '@clickhouse/client';
+import { eq } from 'drizzle-orm';
+import { domains } from '../../db/schema.js';
+import { setOverride } from '../../plans/subscriptions.js';
+import { startClickHouse } from '../../../../test/helpers/clickhouse-server.js';
+import { startTestControlPlane } from '../../../../test/helpers/control-plane.js';
+import { CLICKHOUSE_QUERY_REFUSED, chString, openClickHouseStore } from './clickhouse-store.js';
+import { QueryFailed, type LogRow } from './store.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
+const HOUR = 3_600_000;
+
+function row(domainId: number, time: number, extra: Partial<LogRow> = {}): LogRow {
+  return {
+    time: new Date(time),
+    domainId,
+    ownerId: 1,
+    node: 'edge-a',
+    host: `d${domainId}.example.org`,
+    path: '/',
+    method: 'GET',
+    status: 200,
+    bytes: 100,
+    cacheStatus: 'MISS',
+    ruleHits: [],
+    wafEvents: [],
+    durationMs: 1,
+    upstreamMs: 0.5,
+    clientIp: '198.51.100.1',
+    fingerprint: '',
+    botScore: 0,
+    botClass: '',
+    ...extra,
+  };
+}
+
+test('analytics on ClickHouse: the store, and the reads of reads.test.ts', { timeout: 900_000 }, async (t) => {
+  const server = await startClickHouse();
+  t.after(() => server.stop());
+
+  await t.test('batches are stored once; deletes, retention, domain ids', async () => {
+    const store = openClickHouseStore({ url: server.url, database: 'store_test' });
+    t.after(() => store.close());
+    const now = Date.now();
+    const rows = [row(1, now - 1000), row(1, now - 2000), row(2, now - 3000), row(2, now - 10 * HOUR)];
+    assert.equal(await store.append(rows, { node: 'edge-a', id: 'b1' }), true);
+    assert.equal(await store.append(rows, { node: 'edge-a', id: 'b1' }), false, 'the same batch again');
+    assert.equal(await store.append(rows.slice(0, 1), { node: 'edge-b', id: 'b1' }), true, 'another node');
+    assert.equal(await store.countRows(1), 3);
+    assert.equal(await store.countRows(2), 2);
+    assert.deepEqual(await store.domainIds(), [1, 2]);
+
+    // A try that died after its ledger said "pending": with its rows written, the batch is not written again ...
+    const raw = createClient({ url: server.url });
+    t.after(() => raw.close());
+    const pending = (id: string) =>
+      raw.insert({
+        table: 'store_test.applied_batches',
+        values: [{ node: 'edge-a', batch: id, state: 1, applied_at: Math.floor(now / 1000) }],
+        format: 'JSONEachRow',
+      });
+    await pending('b2');
+    assert.equal(await store.append([row(3, now - 500)], { node: 'edge-a', id: 'b2' }), true);
+    await pending('b3');
+    assert.equal(await store.append([row(3, now - 600)], { node: 'edge-a', id: 'b2' }), false);
+    // ... and without them, it is.
+    assert.equal(await store.append([row(3, now - 700)], { node: 'edge-a', id: 'b3' }), true);
+    assert.equal(await store.append([row(3, now - 700)], { node: 'edge-a', id: 'b3' }), false);
+    assert.equal(await store.countRows(3), 2);
+
+    assert.equal(await store.deleteBefore(2, new Date(now - HOUR)), 1);
+    assert.equal(await store.countRows(2), 1);
+    assert.equal(await store.deleteBefore(2, new Date(now - HOUR)), 0);
+    await store.deleteDomain(2);
+    assert.equal(await store.countRows(2), 0);
+    assert.deepEqual(await store.domainIds(), [1, 3]);
+    // Rows of a deleted domain arriving later are not stored.
+    assert.equal(await store.append([row(2, now)]), true);
+    const [left] = await (
+      await raw.query({ query: 'SELECT count() AS n FROM store_test.logs WHERE domain_id = 2', format: 'JSONEachRow' })
+    ).json<{ n: string }>();
+    assert.equal(Number(left.n), 0);
+
+    await assert.rejects(
+      store.query('SELECT 1 FROM logs', [{ id: 1, name: 'd1.example.org' }], { timeoutMs: 1000, maxRows: 10 }),
+      (err: unknown) => err instanceof QueryFailed && err.message === CLICKHOUSE_QUERY_REFUSED,
+    );
+  });
+
+  await t.test('a filter value is a value, whatever it holds', async () => {
+    const store = openClickHouseStore({ url: server.url, database: 'filter_test' });
+    t.after(() => store.close());
+    const now = Date.now();
+    const odd = ["x' OR '1'='1", "\\' OR 1=1 --", 'a\\', "'", '\u0000\n\t\u007f', '日本\u{1F600}', '%_*'];
+    await store.append(odd.map((path, i) => row(5, now - i * 1000, { path })));
+    const range = { since: new Date(now - HOUR), until: new Date(now + 1000) };
+    for (const path of odd) {
+      const got = await store.breakdown(5, { ...range, filter: { path } }, 'path', 10, 10_000);
+      assert.deepEqual(got, [{ value: path, requests: 1, bytes: 100 }], JSON.stringify(path));
+    }
+    assert.equal(chString("a'b\\c\n"), "'a\\'b\\\\c\\x0a'");
+  });
+
+  await t.test('POST /analytics/query answers 400 with the refusal', async (t) => {
+    const cp = await startTestControlPlane(t, {
+      ANALYTICS_BACKEND: 'clickhouse',
+      ANALYTICS_CLICKHOUSE_URL: server.url,
+      ANALYTICS_CLICKHOUSE_DATABASE: 'query_test',
+    });
+    const user = await cp.user();
+    const name = await cp.domain(user.key, 'ch-query.example.org');
+    const [d] = await cp.database.db.select().from(domains).where(eq(domains.name, name));
+    await setOverride(cp.database.db, d.id, 'logs_enabled', true);
+    const res = await cp.call(user.key, 'POST', '/analytics/query', { query: 'SELECT count(*) FROM logs' });
+    assert.equal(res.statusCode, 400, res.body);
+    assert.equal((JSON.parse(res.body) as { error: string }).error, CLICKHOUSE_QUERY_REFUSED);
+  });
+
+  await t.test('reads.test.ts, every assertion, with the store on ClickHouse', async () => {
+    // A test run of its own (node's runner skips a nested run that inherits NODE_TEST_CONTEXT).
+    const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'test', TEST_ANALYTICS_CLICKHOUSE_URL: server.url };
+    delete env.NODE_TEST_CONTEXT;
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', '--test', join(ROOT, 'control-plane/src/areas/analytics/reads.test.ts')],
+      {
+        cwd: ROOT,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const code = await new Promise<number | null>((r) => child.once('exit', r));
+    assert.equal(code, 0, out.slice(-20_000));
+    assert.match(out, /# fail 0/);
+  });
+});
