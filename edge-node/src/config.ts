@@ -53,6 +53,16 @@ export interface EdgeConfig {
    */
   crawlerDns: string[];
   crawlerLookupsPerSecond: number;
+  /** EDGE_CACHE_REPORT_MS: how often the cache inventory is reported to the control plane when it changed. */
+  cacheReportMs: number;
+  /**
+   * EDGE_CACHE_HOST / EDGE_CACHE_PORT: the cache listener, where the control plane fetches one cached object (node
+   * token); port 0 picks a free one per process (each worker has its own cache), -1: off. EDGE_CACHE_URL: the address
+   * reported to the control plane when it must reach the listener another way (default http://host:port).
+   */
+  cacheHost: string;
+  cachePort: number;
+  cacheUrl: string | undefined;
 }
 
 export function loadConfig(env: EnvSource = process.env): Readonly<EdgeConfig> {
@@ -94,5 +104,9 @@ export function loadConfig(env: EnvSource = process.env): Readonly<EdgeConfig> {
     challengeSecret: r.optional('EDGE_CHALLENGE_SECRET'),
     crawlerDns: r.list('EDGE_CRAWLER_DNS', []),
     crawlerLookupsPerSecond: r.int('EDGE_CRAWLER_LOOKUPS_PER_S', 10, 1, 10_000),
+    cacheReportMs: r.int('EDGE_CACHE_REPORT_MS', 30_000, 50, 3_600_000),
+    cacheHost: r.string('EDGE_CACHE_HOST', r.string('EDGE_HOST', '127.0.0.1')),
+    cachePort: r.int('EDGE_CACHE_PORT', 0, -1, 65535),
+    cacheUrl: r.optional('EDGE_CACHE_URL'),
   });
 }

@@ -5,6 +5,7 @@ import { onShutdownSignals, startNodeSyncFromConfig, startWorkerPool } from '@pl
 import { domainChange, openNodeStore, type DomainChange } from '@platform/shared/node-store';
 import { loadConfig, type EdgeConfig } from './config.js';
 import { startLogShipper } from './log/shipper.js';
+import { startCacheReporter } from './cache/inventory.js';
 import { log, nodeStorePath, startEdgeNode } from './node.js';
 import { RequestCounters, sumRequestCounters } from './counters.js';
 import { memoryOf, startEdgeOps, sumMemory, type EdgeMemory } from './metrics.js';
@@ -31,6 +32,7 @@ async function runSingle(): Promise<void> {
   node.store.onApplied((e) => node.refresh(domainChange(e)));
   const sync = startNodeSyncFromConfig(node.store, { ...config, nodeIdPrefix: 'edge' });
   const shipper = startLogShipper(node.logs, config, node.prober);
+  const inventory = await startCacheReporter(node.cache, config);
   const ops = config.metricsPort
     ? await startEdgeOps({
         host: config.host,
@@ -58,6 +60,7 @@ async function runSingle(): Promise<void> {
       await sync?.stop();
       await ops?.close();
       await shipper.stop();
+      await inventory.stop();
       await node.close();
     },
     log,
@@ -69,6 +72,7 @@ async function runWorker(): Promise<void> {
   // Workers share the listening ports (SO_REUSEPORT in uWS) and read the store the primary keeps in sync.
   const node = await startEdgeNode(config);
   const shipper = startLogShipper(node.logs, config, node.prober);
+  const inventory = await startCacheReporter(node.cache, config);
   process.on('message', (m: PrimaryMessage) => {
     if (m?.type === 'applied') node.refresh(m.change);
     else if (m?.type === 'rateLimit' && Array.isArray(m.entries)) rateLimits.merge(m.entries, Date.now());
@@ -92,6 +96,7 @@ async function runWorker(): Promise<void> {
   process.on('SIGTERM', () => {
     void shipper
       .stop()
+      .then(() => inventory.stop())
       .then(() => node.close())
       .then(() => process.exit(0));
   });

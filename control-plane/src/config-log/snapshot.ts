@@ -84,7 +84,7 @@ export interface DomainConfigRow {
   developer_mode_until_ms: number | string | null;
   config_bytes: number | string;
   purge_generation: number | null;
-  purges: Array<{ id: number; prefixes: string[] }>;
+  purges: Array<{ id: number; prefixes: string[]; refresh: boolean }>;
   uptime_min_requests: number | null;
   uptime_monitors: Array<{ id: number; scope: MonitorScopeJson }>;
   records: RecordTuple[];
@@ -135,8 +135,8 @@ export function domainConfigColumns(
       ${configBytes} AS config_bytes,
       (extract(epoch FROM developer_mode_until) * 1000)::float8 AS developer_mode_until_ms,
       (SELECT generation FROM cache_purges WHERE domain_id = ${id}) AS purge_generation,
-      (SELECT coalesce(json_agg(json_build_object('id', p.id, 'prefixes', p.prefixes) ORDER BY p.id), '[]'::json)
-        FROM (SELECT id, prefixes FROM cache_purge_requests WHERE domain_id = ${id}
+      (SELECT coalesce(json_agg(json_build_object('id', p.id, 'prefixes', p.prefixes, 'refresh', p.refresh) ORDER BY p.id), '[]'::json)
+        FROM (SELECT id, prefixes, refresh FROM cache_purge_requests WHERE domain_id = ${id}
               ORDER BY id DESC LIMIT ${ENTRY_PURGES}) p) AS purges,
       (SELECT min_requests_per_minute FROM uptime_settings WHERE domain_id = ${id}) AS uptime_min_requests,
       (SELECT coalesce(json_agg(json_build_object('id', id, 'scope', scope) ORDER BY id), '[]'::json)
@@ -219,7 +219,11 @@ export function configFromRow(
       settings: {
         ...buildSettings(header, opts.now ?? Date.now()),
         cachePurgeGeneration: row.purge_generation ?? 0,
-        cachePurges: row.purges.map((p) => ({ id: p.id, prefixes: p.prefixes })),
+        cachePurges: row.purges.map((p) => ({
+          id: p.id,
+          prefixes: p.prefixes,
+          ...(p.refresh ? { refresh: true } : {}),
+        })),
         uptime: {
           minRequestsPerMinute: row.uptime_min_requests ?? DEFAULT_MIN_REQUESTS_PER_MINUTE,
           monitors: row.uptime_monitors.map(({ id, scope: s }) => ({

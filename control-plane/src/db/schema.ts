@@ -236,6 +236,8 @@ export const cachePurgeRequests = pgTable('cache_purge_requests', {
     .notNull()
     .references(() => domains.id, { onDelete: 'cascade' }),
   prefixes: jsonb('prefixes').$type<string[]>().notNull(),
+  // 0022: a refresh (entries marked stale at the edge) rather than a purge.
+  refresh: boolean('refresh').notNull().default(false),
   createdAt: ts('created_at').notNull().defaultNow(),
 });
 
@@ -423,4 +425,52 @@ export const uptimeMinuteCounts = pgTable(
     probeErrors: integer('probe_errors').notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.hostname, t.minute, t.monitorId] })],
+);
+
+// 0022_cache_inventory.sql: what each edge process's cache holds, replaced by each snapshot (areas/cache/inventory.ts).
+export const cacheInventoryNodes = pgTable('cache_inventory_nodes', {
+  node: text('node').primaryKey(),
+  address: text('address').notNull(),
+  report: text('report').notNull(),
+  takenAt: ts('taken_at').notNull(),
+  reportedAt: ts('reported_at').notNull().defaultNow(),
+});
+
+export const cacheInventoryTotals = pgTable(
+  'cache_inventory_totals',
+  {
+    domainId: integer('domain_id')
+      .notNull()
+      .references(() => domains.id, { onDelete: 'cascade' }),
+    node: text('node')
+      .notNull()
+      .references(() => cacheInventoryNodes.node, { onDelete: 'cascade' }),
+    entries: integer('entries').notNull(),
+    bytes: bigint('bytes', { mode: 'number' }).notNull(),
+    dropped: integer('dropped').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.domainId, t.node] })],
+);
+
+export const cacheInventoryEntries = pgTable(
+  'cache_inventory_entries',
+  {
+    domainId: integer('domain_id')
+      .notNull()
+      .references(() => domains.id, { onDelete: 'cascade' }),
+    node: text('node')
+      .notNull()
+      .references(() => cacheInventoryNodes.node, { onDelete: 'cascade' }),
+    key: text('key').notNull(),
+    host: text('host').notNull(),
+    path: text('path').notNull(),
+    status: integer('status').notNull(),
+    size: bigint('size', { mode: 'number' }).notNull(),
+    contentType: text('content_type').notNull(),
+    storedAt: ts('stored_at').notNull(),
+    freshUntil: ts('fresh_until').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    hits: integer('hits').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.domainId, t.key, t.node] })],
 );

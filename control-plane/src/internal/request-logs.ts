@@ -7,14 +7,12 @@
 // (node, batch) of request_log_batches; the analytics store records the same pair in its own transaction with its
 // rows. Each store skips a batch it holds already, so a batch sent again after any crash — between the two stores,
 // or after both but before the answer — is acknowledged (2xx) and counted nowhere twice. The answer comes after both.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { lt } from 'drizzle-orm';
-import { unpack } from 'msgpackr';
 import { BOT_CLASSES } from '@platform/shared/match';
-import { ensureNodeToken } from '@platform/shared/node-token';
 import { requestLogBatches, requestLogs, type WafEventRow } from '../db/schema.js';
 import { ApiError } from '../errors.js';
-import { nodeTokenChecker } from '../auth/node-token.js';
+import { nodeReportScope } from './node-reports.js';
 import {
   ingestMinuteCounts,
   ingestMonitorRecords,
@@ -104,25 +102,9 @@ async function pruneBatches(app: FastifyInstance): Promise<void> {
 }
 
 export default async function requestLogRoutes(app: FastifyInstance) {
-  const configured = (app.config as { nodeToken?: string }).nodeToken;
-  const checkToken = nodeTokenChecker(ensureNodeToken(app.config.dataDir, configured));
   startAttackDetector(app);
   await app.register(async (scope) => {
-    scope.addContentTypeParser(
-      'application/x-msgpack',
-      { parseAs: 'buffer', bodyLimit: MAX_BATCH_BYTES },
-      (_req, body, done) => {
-        try {
-          done(null, unpack(body as Buffer));
-        } catch {
-          done(new ApiError('CP_ERR_INVALID_INPUT', 'body is not msgpack'), undefined);
-        }
-      },
-    );
-    scope.addHook('onRequest', async (request: FastifyRequest) => {
-      const bearer = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
-      if (!checkToken(bearer)) throw new ApiError('CP_ERR_INVALID_NODE_TOKEN', 'invalid node token');
-    });
+    nodeReportScope(app, scope, MAX_BATCH_BYTES);
     scope.post('/internal/request-logs', { schema: { hide: true }, bodyLimit: MAX_BATCH_BYTES }, async (request) => {
       const body = request.body as {
         node?: unknown;

@@ -11,6 +11,7 @@ import { nodeTokenChecker } from '../auth/node-token.js';
 import { parseDomainName } from '../areas/domains/domain-name.js';
 import { StringEnum } from '../openapi/schemas.js';
 import requestLogRoutes from './request-logs.js';
+import cacheInventoryRoutes from '../areas/cache/inventory.js';
 import acmeInternalRoutes from './acme.js';
 import acmeHttp01Routes from './acme-http01.js';
 import {
@@ -152,4 +153,5 @@ export default async function internalRoutes(fastify: FastifyInstance) {
   });
 
   await app.register(requestLogRoutes);
+  await app.register(cacheInventoryRoutes);
 }

@@ -29,6 +29,8 @@ export interface CacheEntry {
   /** On a variant (set by setVariant): its marker and variant part. */
   parent?: CacheEntry;
   suffix?: string;
+  /** Lookups that found it fresh (counted by get/getVariant; reported in the inventory). */
+  hits?: number;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -78,6 +80,8 @@ export class EdgeCache {
   evicted = 0;
   hits = 0;
   misses = 0;
+  /** Bumped by every store, removal and refresh: the inventory reporter sends a snapshot only when it moved. */
+  version = 0;
 
   /** `maxBytes`: the node-wide cap (EDGE_CACHE_MAX_BYTES) over all domains, besides each domain's own cap. */
   constructor(private readonly maxBytes = Number.POSITIVE_INFINITY) {}
@@ -95,6 +99,7 @@ export class EdgeCache {
   }
 
   private remove(d: DomainCache, key: string, e: CacheEntry): void {
+    this.version++;
     const size = sizeOf(key, e);
     d.entries.delete(key);
     d.bytes -= size;
@@ -105,6 +110,7 @@ export class EdgeCache {
   }
 
   private clear(d: DomainCache): void {
+    this.version++;
     for (const e of d.entries.values()) this.lru.delete(e);
     this.bytes -= d.bytes;
     d.entries.clear();
@@ -121,6 +127,7 @@ export class EdgeCache {
       return undefined;
     }
     this.touch(d, key, e);
+    if (e.vary === undefined && e.freshUntil > now) e.hits = (e.hits ?? 0) + 1;
     return e;
   }
 
@@ -155,6 +162,7 @@ export class EdgeCache {
       return undefined;
     }
     this.touch(d, e.key!, e);
+    if (e.freshUntil > now) e.hits = (e.hits ?? 0) + 1;
     return e;
   }
 
@@ -197,6 +205,7 @@ export class EdgeCache {
     const d = this.domain(domain, generation);
     const prev = d.entries.get(key);
     if (prev) this.remove(d, key, prev);
+    this.version++;
     entry.key = key;
     d.entries.set(key, entry);
     d.bytes += size;
@@ -215,10 +224,16 @@ export class EdgeCache {
 
   /**
    * Applies the selective purges of a snapshot not applied yet: entries whose key after the scheme (host + path + '?' +
-   * query, and any variant) starts with one of a purge's prefixes are dropped, for http and https alike. Returns how
-   * many entries were dropped.
+   * query, and any variant) starts with one of a purge's prefixes are dropped, for http and https alike; a refresh
+   * (`refresh: true`) marks them stale instead, so the next request for one revalidates it with the origin and
+   * replaces it (and an origin failure still serves the old copy where the cache rule has stale_on_error). Returns how
+   * many entries were dropped or marked.
    */
-  applyPurges(domain: string, generation: number, purges: readonly { id: number; prefixes: string[] }[]): number {
+  applyPurges(
+    domain: string,
+    generation: number,
+    purges: readonly { id: number; prefixes: string[]; refresh?: boolean }[],
+  ): number {
     const d = this.domain(domain, generation);
     let dropped = 0;
     for (const p of purges) {
@@ -227,11 +242,27 @@ export class EdgeCache {
       for (const [k, e] of d.entries) {
         const at = hostOffset(k);
         if (!p.prefixes.some((prefix) => k.startsWith(prefix, at))) continue;
-        this.remove(d, k, e);
+        if (p.refresh) {
+          if (e.vary !== undefined || e.freshUntil === 0) continue;
+          e.freshUntil = 0;
+          this.version++;
+        } else this.remove(d, k, e);
         dropped++;
       }
     }
     return dropped;
+  }
+
+  /** The object stored under `key` of `domain` (not a vary marker, not expired), without touching the LRU order. */
+  peek(domain: string, key: string, now: number): CacheEntry | undefined {
+    const e = this.domains.get(domain)?.entries.get(key);
+    if (!e || e.vary !== undefined || now >= e.expiresAt) return undefined;
+    return e;
+  }
+
+  /** The domains holding entries, and their entries (vary markers included), least recently used first. */
+  *domainEntries(): IterableIterator<[string, IterableIterator<CacheEntry>]> {
+    for (const d of this.domains.values()) if (d.entries.size > 0) yield [d.name, d.entries.values()];
   }
 
   /** Drops a domain's whole cache (domain deleted). */

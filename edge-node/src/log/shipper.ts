@@ -10,19 +10,17 @@
 // a batch older than MAX_BATCH_AGE_MS, the oldest batch is dropped and its records counted in `dropped`.
 import { randomBytes } from 'node:crypto';
 import { pack } from 'msgpackr';
-import { request } from 'undici';
 import { componentLogger } from '@platform/shared';
 import { ensureNodeToken } from '@platform/shared/node-token';
 import type { EdgeConfig } from '../config.js';
 import type { RequestLogBuffer } from './buffer.js';
+import { postReport, retryAt } from './post.js';
 import type { UptimeProber } from '../uptime/probes.js';
 
 const log = componentLogger('edge-node.logs');
 const MAX_BATCH = 5000;
 /** A batch is resent for a day at most (the control plane remembers batch ids for seven). */
 export const MAX_BATCH_AGE_MS = 24 * 3600_000;
-const BACKOFF_MIN_MS = 1000;
-const BACKOFF_MAX_MS = 60_000;
 
 export interface LogShipper {
   /** Cuts what the buffer holds into batches and sends the outbox now (no backoff wait). */
@@ -77,15 +75,7 @@ export function startLogShipper(
         continue;
       }
       try {
-        const res = await request(url, {
-          method: 'POST',
-          body: head.body,
-          headers: { 'content-type': 'application/x-msgpack', authorization: `Bearer ${token}` },
-          headersTimeout: 10_000,
-          bodyTimeout: 10_000,
-        });
-        await res.body.dump();
-        if (res.statusCode >= 300) throw new Error(`control plane answered ${res.statusCode}`);
+        await postReport(url, token, head.body);
       } catch (err) {
         if (failures++ % 30 === 0)
           log.warn(
@@ -97,8 +87,7 @@ export function startLogShipper(
             },
             'request log shipment failed; the batch is kept and sent again',
           );
-        const wait = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** Math.min(failures - 1, 16));
-        nextAttempt = Date.now() + wait * (0.8 + 0.4 * Math.random());
+        nextAttempt = retryAt(failures);
         return;
       }
       // The head is still this batch: cut() and send() run one at a time (the chain), and only cut() drops.

@@ -117,6 +117,8 @@ export interface UptimeMonitorScope {
 export interface CachePurge {
   id: number;
   prefixes: string[];
+  /** A refresh: matching entries are marked stale (the next request revalidates them with the origin), not dropped. */
+  refresh?: boolean;
 }
 
 export interface RuleSet {

@@ -36,13 +36,15 @@ export async function cachePurgeSettings(
     .from(cachePurges)
     .where(eq(cachePurges.domainId, domainId));
   const recent = await tx
-    .select({ id: cachePurgeRequests.id, prefixes: cachePurgeRequests.prefixes })
+    .select({ id: cachePurgeRequests.id, prefixes: cachePurgeRequests.prefixes, refresh: cachePurgeRequests.refresh })
     .from(cachePurgeRequests)
     .where(eq(cachePurgeRequests.domainId, domainId))
     .orderBy(desc(cachePurgeRequests.id))
     .limit(SNAPSHOT_PURGES);
   return {
     cachePurgeGeneration: row?.g ?? 0,
-    cachePurges: recent.reverse().map((r) => ({ id: r.id, prefixes: r.prefixes })),
+    cachePurges: recent
+      .reverse()
+      .map((r) => ({ id: r.id, prefixes: r.prefixes, ...(r.refresh ? { refresh: true } : {}) })),
   };
 }

@@ -1,0 +1,157 @@
+// The cache inventory at the node: exact totals whatever is listed, bounds per domain, per report and in bytes with
+// what was left out counted, hits, refresh marks, and the cache listener that serves one object to the node token only.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer } from 'node:http';
+import { unpack } from 'msgpackr';
+import { EdgeCache, type CacheEntry } from './store.js';
+import { INVENTORY_LIMITS, startCacheReporter, takeInventory, type InventoryDomain } from './inventory.js';
+
+const entry = (body: string | Buffer, now: number, type = 'text/plain'): CacheEntry => ({
+  status: 200,
+  headers: [
+    ['content-type', type],
+    ['content-encoding', 'gzip'],
+  ],
+  body: Buffer.isBuffer(body) ? body : Buffer.from(body),
+  storedAt: now,
+  freshUntil: now + 60_000,
+  expiresAt: now + 120_000,
+  shared: false,
+});
+const CAP = 1 << 30;
+
+test('takeInventory: exact totals, most recently used first, bounded with a count of the rest', () => {
+  const now = Date.now();
+  const cache = new EdgeCache();
+  for (let i = 0; i < 10; i++) cache.set('a.example', 0, `https://a.example/${i}?`, entry('x'.repeat(i), now), CAP);
+  cache.setVariant(
+    'a.example',
+    0,
+    'https://a.example/v?',
+    ['accept-encoding'],
+    '\naccept-encoding=br',
+    entry('vv', now),
+    CAP,
+  );
+  cache.set('b.example', 0, 'http://b.example/?', entry('b', now), CAP);
+  // Two hits on /3 (it becomes the most recently used).
+  cache.get('a.example', 0, 'https://a.example/3?', now);
+  cache.get('a.example', 0, 'https://a.example/3?', now);
+
+  const all = takeInventory(cache, INVENTORY_LIMITS, now);
+  const a = all.find((d) => d[0] === 'a.example')!;
+  assert.equal(a[1], 11, 'ten objects and a variant; the vary marker is not an object');
+  assert.equal(a[2], 45 + 2);
+  assert.equal(a[3], 0);
+  assert.equal(a[4][0][0], 'https://a.example/3?');
+  assert.equal(a[4][0][7], 2);
+  assert.equal(a[4][0][3], 'text/plain');
+  assert.ok(a[4].some((e) => e[0] === 'https://a.example/v?\naccept-encoding=br'));
+
+  const bounded = takeInventory(cache, { ...INVENTORY_LIMITS, perDomain: 4 }, now);
+  const ab: InventoryDomain = bounded.find((d) => d[0] === 'a.example')!;
+  assert.deepEqual([ab[1], ab[2], ab[3], ab[4].length], [11, 47, 7, 4]);
+  const report = takeInventory(cache, { ...INVENTORY_LIMITS, perReport: 5 }, now);
+  assert.equal(
+    report.reduce((n, d) => n + d[4].length, 0),
+    5,
+  );
+  assert.equal(
+    report.reduce((n, d) => n + d[3], 0),
+    12 - 5,
+  );
+  const bytes = takeInventory(cache, { ...INVENTORY_LIMITS, maxBytes: 300 }, now);
+  assert.ok(bytes.reduce((n, d) => n + d[4].length, 0) < 5);
+  const keys = takeInventory(cache, { ...INVENTORY_LIMITS, maxKey: 20 }, now);
+  assert.equal(keys.find((d) => d[0] === 'a.example')![4].length, 10, 'the variant key is longer than 20');
+
+  // Expired entries are neither counted nor listed.
+  assert.deepEqual(takeInventory(cache, INVENTORY_LIMITS, now + 200_000), []);
+});
+
+test('a refresh marks entries stale once (not dropped); a purge drops them', () => {
+  const now = Date.now();
+  const cache = new EdgeCache();
+  cache.set('a.example', 0, 'https://www.a.example/r/1?', entry('1', now), CAP);
+  cache.set('a.example', 0, 'https://www.a.example/s/1?', entry('2', now), CAP);
+  const before = cache.version;
+  assert.equal(cache.applyPurges('a.example', 0, [{ id: 1, prefixes: ['www.a.example/r/'], refresh: true }]), 1);
+  assert.ok(cache.version > before);
+  const e = cache.get('a.example', 0, 'https://www.a.example/r/1?', now)!;
+  assert.equal(e.freshUntil, 0, 'stale: the next request revalidates it with the origin');
+  assert.equal(cache.get('a.example', 0, 'https://www.a.example/s/1?', now)!.freshUntil, now + 60_000);
+  assert.equal(cache.applyPurges('a.example', 0, [{ id: 2, prefixes: ['www.a.example/'] }]), 2);
+  assert.equal(cache.stats('a.example').entries, 0);
+});
+
+test('the reporter sends snapshots to the control plane; the listener serves one object to the node token', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'edge-inventory-'));
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const received: Record<string, unknown>[] = [];
+  let answer = 503;
+  const cp = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if (req.headers.authorization === 'Bearer tok') received.push(unpack(Buffer.concat(chunks)));
+      res.writeHead(answer).end('{}');
+    });
+  });
+  await new Promise<void>((r) => cp.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise((r) => cp.close(r)));
+  const now = Date.now();
+  const cache = new EdgeCache();
+  const body = Buffer.from([0, 1, 2, 255, 254]);
+  cache.set('a.example', 0, 'https://a.example/bin?', entry(body, now, 'application/x-bin'), CAP);
+  cache.set('b.example', 0, 'https://b.example/bin?', entry('other', now), CAP);
+  const reporter = await startCacheReporter(cache, {
+    controlPlaneUrl: `http://127.0.0.1:${(cp.address() as { port: number }).port}`,
+    cacheReportMs: 3_600_000,
+    dataDir,
+    nodeToken: 'tok',
+    cacheHost: '127.0.0.1',
+    cachePort: 0,
+    cacheUrl: undefined,
+  });
+  t.after(() => reporter.stop());
+
+  // Refused: kept, and replaced by the next snapshot rather than queued behind it.
+  await reporter.flush();
+  assert.equal(received.length, 1);
+  cache.set('a.example', 0, 'https://a.example/more?', entry('m', now), CAP);
+  await reporter.flush();
+  assert.equal(reporter.superseded, 1);
+  answer = 200;
+  await reporter.flush();
+  assert.equal(received.length, 3);
+  const last = received.at(-1)!;
+  assert.equal(last.address, reporter.address);
+  assert.match(String(last.node), /^edge-/);
+  assert.deepEqual((last.domains as InventoryDomain[]).map((d) => [d[0], d[1]]).sort(), [
+    ['a.example', 2],
+    ['b.example', 1],
+  ]);
+  // Acknowledged and unchanged: nothing sent.
+  await reporter.flush();
+  assert.equal(received.length, 3);
+
+  const fetchObject = (domain: string, key: string, token = 'tok') =>
+    fetch(`${reporter.address}/cache/object?domain=${domain}&key=${encodeURIComponent(key)}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+  const ok = await fetchObject('a.example', 'https://a.example/bin?');
+  assert.equal(ok.status, 200);
+  assert.equal(ok.headers.get('content-type'), 'application/x-bin');
+  assert.equal(ok.headers.get('x-cache-content-encoding'), 'gzip');
+  assert.deepEqual(Buffer.from(await ok.arrayBuffer()), body);
+  assert.equal((await fetchObject('a.example', 'https://a.example/bin?', 'wrong')).status, 401);
+  // Another domain's key is not in this domain's cache.
+  assert.equal((await fetchObject('a.example', 'https://b.example/bin?')).status, 404);
+  assert.equal((await fetchObject('a.example', 'https://a.example/none?')).status, 404);
+  const other = await fetch(`${reporter.address}/metrics`, { headers: { authorization: 'Bearer tok' } });
+  assert.equal(other.status, 404);
+});

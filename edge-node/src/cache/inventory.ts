@@ -1,0 +1,242 @@
+// Cache inventories (issue 15 items 1 and 5): what this process's cache holds, per domain, reported to the control
+// plane (POST /internal/cache-inventory, msgpack, node token), and the one cached object the control plane asks for
+// (GET /cache/object on this process's own cache listener, node token).
+//
+// A report is a full snapshot of the process's cache: per domain the exact count and body bytes of its objects, and
+// the most recently used entries listed (key, status, size, content type, stored, fresh until, expires, hits), bounded
+// per domain, per report and in bytes; what is left out is counted per domain (`dropped`). The control plane replaces
+// what it holds of this node with each snapshot. A snapshot is kept until acknowledged (2xx); a newer one replaces a
+// snapshot not acknowledged yet (it says everything the old one said), so the node keeps at most one. Snapshots are
+// taken every EDGE_CACHE_REPORT_MS when the cache changed, and at least every HEARTBEAT_MS (the control plane takes a
+// node silent for longer than its horizon as gone). Decision in docs/decisions.md ("Cache inventories").
+import { createServer, type Server } from 'node:http';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hostname } from 'node:os';
+import { pack } from 'msgpackr';
+import { componentLogger } from '@platform/shared';
+import { ensureNodeToken } from '@platform/shared/node-token';
+import type { EdgeConfig } from '../config.js';
+import { postReport, retryAt } from '../log/post.js';
+import type { CacheEntry, EdgeCache } from './store.js';
+
+const log = componentLogger('edge-node.cache-inventory');
+
+export interface InventoryLimits {
+  /** Entries listed per domain (the most recently used). */
+  perDomain: number;
+  /** Entries listed per report, all domains together. */
+  perReport: number;
+  /** Estimated bytes of the listed entries per report. */
+  maxBytes: number;
+  /** Longest key listed (a longer one is counted in `dropped`). */
+  maxKey: number;
+}
+
+export const INVENTORY_LIMITS: InventoryLimits = {
+  perDomain: 5000,
+  perReport: 50_000,
+  maxBytes: 8 * 1024 * 1024,
+  maxKey: 4096,
+};
+
+/** A snapshot is sent at least this often, changed or not. */
+export const HEARTBEAT_MS = 120_000;
+
+/** One listed entry: [key, status, body bytes, content type, stored at, fresh until, expires at, hits] (times in ms). */
+export type InventoryEntry = [string, number, number, string, number, number, number, number];
+
+/** One domain of a snapshot: [name, objects, body bytes, entries left out of `listed`, listed]. */
+export type InventoryDomain = [string, number, number, number, InventoryEntry[]];
+
+function headerOf(e: CacheEntry, name: string): string {
+  for (const [k, v] of e.headers) if (k === name) return v;
+  return '';
+}
+
+/** The snapshot of what `cache` holds, bounded by `limits`; counts and bytes are exact whatever is listed. */
+export function takeInventory(cache: EdgeCache, limits: InventoryLimits, now: number): InventoryDomain[] {
+  const out: InventoryDomain[] = [];
+  let listedTotal = 0;
+  let bytesTotal = 0;
+  for (const [domain, entries] of cache.domainEntries()) {
+    const live: CacheEntry[] = [];
+    let bytes = 0;
+    for (const e of entries) {
+      if (e.vary !== undefined || now >= e.expiresAt) continue;
+      live.push(e);
+      bytes += e.body.length;
+    }
+    if (live.length === 0) continue;
+    const listed: InventoryEntry[] = [];
+    // Most recently used first (the domain's map is in least-recently-used order).
+    for (let i = live.length - 1; i >= 0; i--) {
+      if (listed.length >= limits.perDomain || listedTotal >= limits.perReport) break;
+      const e = live[i];
+      const key = e.key!;
+      if (key.length > limits.maxKey) continue;
+      const type = headerOf(e, 'content-type').slice(0, 256);
+      const cost = key.length + type.length + 64;
+      if (bytesTotal + cost > limits.maxBytes) break;
+      bytesTotal += cost;
+      listed.push([key, e.status, e.body.length, type, e.storedAt, e.freshUntil, e.expiresAt, e.hits ?? 0]);
+      listedTotal++;
+    }
+    out.push([domain, live.length, bytes, live.length - listed.length, listed]);
+  }
+  return out;
+}
+
+/** This process's name in the inventories: host name and process id (each worker has its own cache). */
+export function inventoryNodeId(): string {
+  const host = hostname()
+    .replace(/[^A-Za-z0-9.-]/g, '-')
+    .slice(0, 64);
+  return `edge-${host}-${process.pid}`;
+}
+
+export interface CacheReporter {
+  /** Takes a snapshot when the cache changed (or `force`) and sends what is pending now (no backoff wait). */
+  flush(force?: boolean): Promise<void>;
+  stop(): Promise<void>;
+  /** Base URL of the cache listener ('' when off). */
+  readonly address: string;
+  /** Snapshots replaced before they were acknowledged. */
+  superseded: number;
+}
+
+function digest(s: string): Buffer {
+  return createHash('sha256').update(s).digest();
+}
+
+/**
+ * The cache listener: GET /cache/object?domain=<name>&key=<key> answers the object stored under that key of that
+ * domain's cache (the stored bytes, as they are: `x-cache-content-encoding` names their coding), 404 when absent.
+ * Only with the node token; nothing else is served.
+ */
+function startCacheListener(cache: EdgeCache, token: string, host: string, port: number): Promise<Server> {
+  const expected = digest(token);
+  const server = createServer((req, res) => {
+    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+    if (bearer === undefined || !timingSafeEqual(digest(bearer), expected)) {
+      res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"invalid node token"}');
+      return;
+    }
+    const url = new URL(req.url ?? '/', 'http://node');
+    const domain = url.searchParams.get('domain');
+    const key = url.searchParams.get('key');
+    if (req.method !== 'GET' || url.pathname !== '/cache/object' || !domain || !key) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
+      return;
+    }
+    const e = cache.peek(domain, key, Date.now());
+    if (!e) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not cached"}');
+      return;
+    }
+    res.writeHead(200, {
+      'content-type': headerOf(e, 'content-type') || 'application/octet-stream',
+      'content-length': e.body.length,
+      'x-cache-content-encoding': headerOf(e, 'content-encoding'),
+      'x-cache-entry-status': e.status,
+    });
+    res.end(e.body);
+  });
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}
+
+export async function startCacheReporter(
+  cache: EdgeCache,
+  config: Pick<
+    EdgeConfig,
+    'controlPlaneUrl' | 'cacheReportMs' | 'dataDir' | 'nodeToken' | 'cacheHost' | 'cachePort' | 'cacheUrl'
+  >,
+  limits: InventoryLimits = INVENTORY_LIMITS,
+): Promise<CacheReporter> {
+  if (!config.controlPlaneUrl)
+    return { flush: async () => undefined, stop: async () => undefined, address: '', superseded: 0 };
+  const url = `${config.controlPlaneUrl}/internal/cache-inventory`;
+  const token = ensureNodeToken(config.dataDir, config.nodeToken);
+  const listener =
+    config.cachePort >= 0 ? await startCacheListener(cache, token, config.cacheHost, config.cachePort) : undefined;
+  const port = listener ? (listener.address() as { port: number }).port : 0;
+  const host = config.cacheHost.includes(':') ? `[${config.cacheHost}]` : config.cacheHost;
+  const address = !listener ? '' : (config.cacheUrl?.replace(/\/$/, '') ?? `http://${host}:${port}`);
+  const node = inventoryNodeId();
+  const incarnation = randomBytes(8).toString('hex');
+  let sequence = 0;
+  let pending: { body: Buffer; version: number } | undefined;
+  /** The cache version of the last snapshot taken, and when. */
+  let takenVersion = -1;
+  let takenAt = 0;
+  let failures = 0;
+  let nextAttempt = 0;
+  let chain: Promise<void> = Promise.resolve();
+  const reporter: CacheReporter = {
+    address,
+    superseded: 0,
+    flush: (force = false) => run(true, force),
+    async stop() {
+      clearInterval(timer);
+      await chain;
+      if (listener) await new Promise((r) => listener.close(r));
+    },
+  };
+
+  const take = (force: boolean): void => {
+    const now = Date.now();
+    if (!force && cache.version === takenVersion && now - takenAt < HEARTBEAT_MS) return;
+    const version = cache.version;
+    const body = pack({
+      node,
+      report: `${incarnation}-${++sequence}`,
+      at: now,
+      address,
+      domains: takeInventory(cache, limits, now),
+    });
+    if (pending) reporter.superseded++;
+    pending = { body, version };
+    takenVersion = version;
+    takenAt = now;
+  };
+
+  const send = async (): Promise<void> => {
+    const head = pending;
+    if (!head) return;
+    try {
+      await postReport(url, token, head.body);
+    } catch (err) {
+      if (failures++ % 30 === 0)
+        log.warn({ err: (err as Error).message }, 'cache inventory report failed; it is sent again');
+      nextAttempt = retryAt(failures);
+      return;
+    }
+    if (pending === head) pending = undefined;
+    failures = 0;
+    nextAttempt = 0;
+  };
+
+  const run = (now: boolean, force: boolean): Promise<void> => {
+    const next = chain.then(() => {
+      take(force);
+      if (now || Date.now() >= nextAttempt) return send();
+    });
+    chain = next.catch((err: unknown) => log.warn({ err }, 'cache inventory report failed'));
+    return next;
+  };
+
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    run(false, false)
+      .catch(() => undefined)
+      .finally(() => (busy = false));
+  }, config.cacheReportMs);
+  timer.unref();
+  return reporter;
+}
