@@ -1,7 +1,8 @@
 // The analytics store on a ClickHouse server (ANALYTICS_BACKEND=clickhouse), through its HTTP interface
 // (@clickhouse/client): one MergeTree table `logs` for every domain, ordered by (domain_id, time_us), so a read of one
-// domain reads only that domain's granules; the batch ledger `applied_batches` beside it. The SQL is the common part
-// of ClickHouse's dialect that the oldest server we test against (Debian's 18.16) and current ones share: no query
+// domain reads only that domain's granules; each row carries the id of the batch it came in (the batch ledger). The
+// SQL is the part of ClickHouse's dialect that the oldest server we test against (Debian's 18.16) and current ones
+// share: no query
 // parameters (values are inlined: numbers checked to be integers, strings escaped), no DateTime64 (time_us holds the
 // microseconds), no JSON functions (rule hits and WAF actions are kept as arrays beside their JSON text).
 // POST /analytics/query is refused on this backend (docs/decisions.md): its SQL is DuckDB's dialect, checked by
@@ -25,7 +26,6 @@ import {
   type SeriesBucket,
 } from './reads.js';
 import {
-  APPLIED_BATCHES_KEEP_MS,
   type AnalyticsStore,
   type AppliedBatch,
   type LOG_COLUMNS,
@@ -134,10 +134,6 @@ export function openClickHouseStore(opts: ClickHouseOptions): AnalyticsStore {
   return store;
 }
 
-/** Ledger states of a batch: its rows are being written (a crash may have left them whole or absent), or stored. */
-const PENDING = 1;
-const APPLIED = 2;
-
 class ClickHouseStore implements AnalyticsStore {
   private readonly client: ClickHouseClient;
   private readonly db: string;
@@ -149,7 +145,6 @@ class ClickHouseStore implements AnalyticsStore {
   private writes: Promise<unknown> = Promise.resolve();
   /** Domains deleted in this process: rows still in flight for them are not stored (ids are never reused). */
   private readonly deleted = new Set<number>();
-  private prunedAt = 0;
 
   constructor(opts: ClickHouseOptions) {
     this.db = opts.database;
@@ -182,10 +177,6 @@ class ClickHouseStore implements AnalyticsStore {
     // No PARTITION BY: an INSERT of one block then writes one part, visible whole or not at all (append below).
     await this.client.command({
       query: `CREATE TABLE IF NOT EXISTS ${this.table} (${cols.join(', ')}) ENGINE = MergeTree ORDER BY (domain_id, time_us)`,
-    });
-    await this.client.command({
-      query: `CREATE TABLE IF NOT EXISTS ${this.db}.applied_batches (node String, batch String, state UInt8,
-        applied_at DateTime('UTC')) ENGINE = ReplacingMergeTree(state) ORDER BY (node, batch)`,
     });
   }
 
@@ -224,37 +215,35 @@ class ClickHouseStore implements AnalyticsStore {
   }
 
   async append(rows: LogRow[], batch?: AppliedBatch): Promise<boolean> {
-    const kept = rows.filter((r) => !this.deleted.has(r.domainId));
-    if (kept.length === 0) return true;
+    if (rows.every((r) => this.deleted.has(r.domainId))) return true;
     await this.open();
     return this.write(async () => {
+      const kept = rows.filter((r) => !this.deleted.has(r.domainId));
+      if (kept.length === 0) return true;
+      // The batch's rows are its ledger: each carries the batch key, and the one INSERT below makes them visible all
+      // at once or not at all, so the batch is stored exactly when a row with its key is. The lookup reads only the
+      // granules of its domains and time span (the table's order), which a batch sent again has too.
       const key = batch ? `${batch.node}\n${batch.id}` : '';
       if (batch) {
-        const where = `node = ${chString(batch.node)} AND batch = ${chString(batch.id)}`;
-        const [seen] = await this.select<{ s: number }>(
-          `SELECT max(state) AS s FROM ${this.db}.applied_batches WHERE ${where}`,
+        const ids = [...new Set(kept.map((r) => int(r.domainId)))].join(', ');
+        let lo = Infinity;
+        let hi = -Infinity;
+        for (const r of kept) {
+          lo = Math.min(lo, r.time.getTime());
+          hi = Math.max(hi, r.time.getTime());
+        }
+        const [found] = await this.select<{ n: number }>(
+          `SELECT count() AS n FROM ${this.table} WHERE domain_id IN (${ids})
+             AND time_us >= ${int(Math.trunc(lo) * 1000)} AND time_us <= ${int(Math.trunc(hi) * 1000)}
+             AND batch = ${chString(key)}`,
         );
-        const state = seen ? num(seen.s) : 0;
-        if (state === APPLIED) return false;
-        if (state === PENDING) {
-          // An earlier try died between its ledger entries: its rows were written whole or not at all.
-          const ids = [...new Set(kept.map((r) => int(r.domainId)))].join(', ');
-          const [found] = await this.select<{ n: number }>(
-            `SELECT count() AS n FROM ${this.table} WHERE domain_id IN (${ids}) AND batch = ${chString(key)}`,
-          );
-          if (num(found.n) > 0) {
-            await this.ledger(batch, APPLIED);
-            return false;
-          }
-        } else await this.ledger(batch, PENDING);
+        if (num(found.n) > 0) return false;
       }
-      const values = kept
-        .filter((r) => !this.deleted.has(r.domainId))
-        .map((r) => {
-          const o: Record<string, unknown> = { row_id: rowId().toString(), batch: key };
-          for (const [name, , value] of STORED) o[name] = value(r);
-          return o;
-        });
+      const values = kept.map((r) => {
+        const o: Record<string, unknown> = { row_id: rowId().toString(), batch: key };
+        for (const [name, , value] of STORED) o[name] = value(r);
+        return o;
+      });
       // One INSERT, parsed as one block (max_insert_block_size above its rows) and so written as one part of an
       // unpartitioned MergeTree: all of the batch's rows become visible at once, or none.
       await this.client.insert({
@@ -263,25 +252,7 @@ class ClickHouseStore implements AnalyticsStore {
         format: 'JSONEachRow',
         clickhouse_settings: { max_insert_block_size: String(Math.max(1_048_576, values.length + 1)) },
       });
-      if (batch) {
-        await this.ledger(batch, APPLIED);
-        if (Date.now() - this.prunedAt > 3600_000) {
-          this.prunedAt = Date.now();
-          const cutoff = Math.floor((Date.now() - APPLIED_BATCHES_KEEP_MS) / 1000);
-          await this.client.command({
-            query: `ALTER TABLE ${this.db}.applied_batches DELETE WHERE applied_at < toDateTime(${int(cutoff)})`,
-          });
-        }
-      }
       return true;
-    });
-  }
-
-  private async ledger(batch: AppliedBatch, state: number): Promise<void> {
-    await this.client.insert({
-      table: `${this.db}.applied_batches`,
-      values: [{ node: batch.node, batch: batch.id, state, applied_at: Math.floor(Date.now() / 1000) }],
-      format: 'JSONEachRow',
     });
   }
 

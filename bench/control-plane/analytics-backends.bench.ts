@@ -1,0 +1,137 @@
+// The analytics store's two backends side by side (issue 15 item 2): DuckDB (embedded, the default) and ClickHouse
+// (Debian's clickhouse-server 18.16 started here on 127.0.0.1, test/helpers/clickhouse-server.ts), each holding the
+// same ROWS log rows of one domain over one day. Measured: ingest rows per second through the store's append (batches
+// of 5000 with a batch id, as POST /internal/request-logs appends), then p50/p99 of every dashboard read the API asks
+// of the store over that day (the aim: under 100 ms p99 each at 10 million rows), and of a typical ad-hoc query
+// (DuckDB through POST /analytics/query's path; ClickHouse refuses that endpoint, so its equivalent SQL is sent
+// straight to the server, for comparison only).
+// Run: node --import tsx bench/control-plane/analytics-backends.bench.ts   (ROWS=10000000 by default; RUNS=20)
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createClient } from '@clickhouse/client';
+import { openDuckDbStore } from '../../control-plane/src/areas/analytics/duckdb-store.js';
+import { openClickHouseStore } from '../../control-plane/src/areas/analytics/clickhouse-store.js';
+import type { AnalyticsStore, LogRow } from '../../control-plane/src/areas/analytics/store.js';
+import type { ReadRange } from '../../control-plane/src/areas/analytics/reads.js';
+import { startClickHouse } from '../../test/helpers/clickhouse-server.js';
+import { percentile } from './paired-runner.js';
+
+const ROWS = Number(process.env.ROWS ?? 10_000_000);
+const RUNS = Number(process.env.RUNS ?? 20);
+const BATCH = 5000;
+const DAY = 86_400_000;
+const now = Math.floor(Date.now() / 60_000) * 60_000;
+
+/** Row i of the log: in time order over the day before `now`, 500 paths, 5000 clients, some rule hits and WAF
+ * findings. */
+function rowAt(i: number): LogRow {
+  return {
+    time: new Date(now - DAY + Math.floor(i * (DAY / ROWS))),
+    domainId: 1,
+    ownerId: 1,
+    node: `edge-${i % 4}`,
+    host: `www${i % 3}.d1.example.org`,
+    path: `/p/${(i * 31) % 500}`,
+    method: i % 10 === 0 ? 'POST' : 'GET',
+    status: i % 17 === 0 ? 404 : i % 31 === 0 ? 500 : 200,
+    bytes: (i * 7919) % 100_000,
+    cacheStatus: i % 3 === 0 ? 'HIT' : 'MISS',
+    ruleHits: i % 20 === 0 ? [[7 + (i % 3), 'waf', i % 40 === 0]] : [],
+    wafEvents: i % 50 === 0 ? [[7, '942100', 2, 'ARGS:q', 'union select', i % 100 === 0 ? 'block' : 'log']] : [],
+    durationMs: (i % 100) / 3,
+    upstreamMs: i % 3 === 0 ? -1 : (i % 50) / 3,
+    clientIp: `192.0.${(i >> 8) % 20}.${i % 250}`,
+    fingerprint: '',
+    botScore: i % 7 === 0 ? 5 : 80,
+    botClass: i % 7 === 0 ? 'ai_crawler' : '',
+  };
+}
+
+async function ingest(store: AnalyticsStore, label: string): Promise<number> {
+  const t0 = performance.now();
+  for (let start = 0, n = 0; start < ROWS; start += BATCH, n++) {
+    const rows = Array.from({ length: Math.min(BATCH, ROWS - start) }, (_, k) => rowAt(start + k));
+    await store.append(rows, { node: 'bench', id: `${label}-${n}` });
+  }
+  return ROWS / ((performance.now() - t0) / 1000);
+}
+
+async function timed(fn: () => Promise<unknown>): Promise<number[]> {
+  await fn();
+  const out: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const t0 = performance.now();
+    await fn();
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+
+const day: ReadRange = { since: new Date(now - DAY), until: new Date(now), filter: {} };
+const hour: ReadRange = { since: new Date(now - 3_600_000), until: new Date(now), filter: {} };
+const T = 60_000;
+/** The store calls behind the dashboard reads (read-routes.ts), over the whole day unless said. */
+const READS: [string, (s: AnalyticsStore) => Promise<unknown>][] = [
+  ['series, day by 5 min (requests/bandwidth/visitors)', (s) => s.series(1, day, now - DAY, 300_000, T)],
+  ['series, last hour by minute', (s) => s.series(1, hour, now - 3_600_000, 60_000, T)],
+  ['summary (totals, origin percentiles)', (s) => s.summary(1, day, T)],
+  ['summary, filter bot_class=ai_crawler', (s) => s.summary(1, { ...day, filter: { bot_class: 'ai_crawler' } }, T)],
+  ['peak requests per second', (s) => s.peak(1, day, T)],
+  ['top 10 paths', (s) => s.breakdown(1, day, 'path', 10, T)],
+  ['top 10 client addresses', (s) => s.breakdown(1, day, 'client_ip', 10, T)],
+  ['status codes', (s) => s.breakdown(1, day, 'status', 100, T)],
+  ['busiest rules', (s) => s.ruleHits(1, day, 10, T)],
+  ['security actions', (s) => s.wafActions(1, day, T)],
+  ['raw logs, first page of 100', (s) => s.logs(1, day, 100, null, T)],
+  ['raw logs, 100 POSTs', (s) => s.logs(1, { ...day, filter: { method: 'POST' } }, 100, null, T)],
+];
+const ADHOC_DUCKDB = `SELECT path, count(*) AS n, count(DISTINCT client_ip) AS clients, avg(duration_ms) AS ms
+  FROM logs WHERE status >= 400 GROUP BY path ORDER BY n DESC LIMIT 20`;
+
+const dir = mkdtempSync(join(tmpdir(), 'analytics-backends-'));
+const server = await startClickHouse({ memoryMb: 4096 });
+try {
+  const duck = openDuckDbStore({ dir, memoryLimitMb: 1024, threads: 2 });
+  const ch = openClickHouseStore({ url: server.url, database: 'bench' });
+  const raw = createClient({ url: server.url });
+  const adhocClickHouse = `SELECT path, count() AS n, uniqExact(client_ip) AS clients, avg(duration_ms) AS ms
+    FROM bench.logs WHERE domain_id = 1 AND status >= 400 GROUP BY path ORDER BY n DESC LIMIT 20`;
+
+  const duckIngest = await ingest(duck, 'duck');
+  const chIngest = await ingest(ch, 'ch');
+  console.log(`Node ${process.version}, ${cpus()[0]?.model ?? 'cpu'} x${cpus().length}; ${ROWS} rows in one domain`);
+  console.table([
+    { task: 'DuckDB append (5000 rows a batch, batch id)', 'rows/s': Math.round(duckIngest), ratio: '1.00' },
+    {
+      task: 'ClickHouse append (5000 rows a batch, batch id)',
+      'rows/s': Math.round(chIngest),
+      ratio: (chIngest / duckIngest).toFixed(2),
+    },
+  ]);
+
+  const table: Record<string, string>[] = [];
+  const row = (name: string, d: number[], c: number[]) =>
+    table.push({
+      read: name,
+      'DuckDB p50 ms': percentile(d, 50).toFixed(1),
+      'DuckDB p99 ms': percentile(d, 99).toFixed(1),
+      'ClickHouse p50 ms': percentile(c, 50).toFixed(1),
+      'ClickHouse p99 ms': percentile(c, 99).toFixed(1),
+      'p50 ratio CH/DuckDB': (percentile(c, 50) / percentile(d, 50)).toFixed(2),
+    });
+  for (const [name, fn] of READS) row(name, await timed(() => fn(duck)), await timed(() => fn(ch)));
+  const limits = { timeoutMs: 60_000, maxRows: 10_000 };
+  row(
+    'ad-hoc: 4xx/5xx by path (DuckDB: POST /analytics/query path; ClickHouse: same SQL sent directly)',
+    await timed(() => duck.query(ADHOC_DUCKDB, [{ id: 1, name: 'd1.example.org' }], limits)),
+    await timed(async () => (await raw.query({ query: adhocClickHouse, format: 'JSONEachRow' })).json()),
+  );
+  console.table(table);
+  await raw.close();
+  await ch.close();
+  await duck.close();
+} finally {
+  await server.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
