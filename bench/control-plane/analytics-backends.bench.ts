@@ -15,7 +15,7 @@ import { openClickHouseStore } from '../../control-plane/src/areas/analytics/cli
 import type { AnalyticsStore, LogRow } from '../../control-plane/src/areas/analytics/store.js';
 import type { ReadRange } from '../../control-plane/src/areas/analytics/reads.js';
 import { startClickHouse } from '../../test/helpers/clickhouse-server.js';
-import { percentile } from './paired-runner.js';
+import { percentile, timeRuns } from './paired-runner.js';
 
 const ROWS = Number(process.env.ROWS ?? 10_000_000);
 const RUNS = Number(process.env.RUNS ?? 20);
@@ -57,16 +57,7 @@ async function ingest(store: AnalyticsStore, label: string): Promise<number> {
   return ROWS / ((performance.now() - t0) / 1000);
 }
 
-async function timed(fn: () => Promise<unknown>): Promise<number[]> {
-  await fn();
-  const out: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const t0 = performance.now();
-    await fn();
-    out.push(performance.now() - t0);
-  }
-  return out;
-}
+const timed = (fn: () => Promise<unknown>): Promise<number[]> => timeRuns(fn, RUNS);
 
 const day: ReadRange = { since: new Date(now - DAY), until: new Date(now), filter: {} };
 const hour: ReadRange = { since: new Date(now - 3_600_000), until: new Date(now), filter: {} };

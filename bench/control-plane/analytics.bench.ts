@@ -12,6 +12,7 @@ import { openDatabase } from '../../control-plane/src/db/index.js';
 import { requestLogs } from '../../control-plane/src/db/schema.js';
 import { openDuckDbStore } from '../../control-plane/src/areas/analytics/duckdb-store.js';
 import type { LogRow } from '../../control-plane/src/areas/analytics/store.js';
+import { timeRuns } from './paired-runner.js';
 
 const ROWS = Number(process.env.ROWS ?? 200_000);
 const BIG_ROWS = Number(process.env.BIG_ROWS ?? 1_000_000);
@@ -61,16 +62,7 @@ const QUERIES: [string, string, string][] = [
 
 const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))];
-async function timed(fn: () => Promise<unknown>): Promise<number[]> {
-  await fn();
-  const out: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const t0 = performance.now();
-    await fn();
-    out.push(performance.now() - t0);
-  }
-  return out;
-}
+const timed = (fn: () => Promise<unknown>): Promise<number[]> => timeRuns(fn, RUNS);
 
 const dir = mkdtempSync(join(tmpdir(), 'analytics-bench-'));
 try {

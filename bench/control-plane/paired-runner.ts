@@ -97,3 +97,15 @@ export function percentile(samples: number[], p: number): number {
   const s = [...samples].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
 }
+
+/** Milliseconds of each of `runs` sequential calls of `fn`, after one call not counted (warm-up). */
+export async function timeRuns(fn: () => Promise<unknown>, runs: number): Promise<number[]> {
+  await fn();
+  const out: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await fn();
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
