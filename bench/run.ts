@@ -1,5 +1,5 @@
 // `npm run bench [name...]`: runs the benchmarks one after another (each bounded), printing their tables.
-// Names: records, records-pdns, dns-lookup, dns-zone-patch, dnsperf, dns-amplification, rules, normalise-path, cache-hit, uptime-detect, attack-ingest, analytics, analytics-backends, waf, waf-modsecurity, security-pipeline, wrk, distinct-hosts, propagation. Without names, all of them.
+// Names: records, records-pdns, dns-lookup, dns-zone-patch, dnsperf, dns-amplification, rules, normalise-path, cache-hit, cache-inventory, uptime-detect, attack-ingest, analytics, analytics-backends, waf, waf-modsecurity, security-pipeline, wrk, distinct-hosts, propagation. Without names, all of them.
 import { spawnSync } from 'node:child_process';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +17,7 @@ const BENCHES: Record<string, string[]> = {
   rules: tsx('bench/edge-node/rules.bench.ts'),
   'normalise-path': tsx('bench/edge-node/normalise-path.bench.ts'),
   'cache-hit': tsx('bench/edge-node/cache-hit.bench.ts'),
+  'cache-inventory': tsx('bench/edge-node/cache-inventory.ts'),
   'uptime-detect': tsx('bench/edge-node/uptime-detect.bench.ts'),
   'attack-ingest': tsx('bench/control-plane/attack-ingest.bench.ts'),
   analytics: tsx('bench/control-plane/analytics.bench.ts'),

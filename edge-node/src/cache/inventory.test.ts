@@ -8,7 +8,14 @@ import { join } from 'node:path';
 import { createServer } from 'node:http';
 import { unpack } from 'msgpackr';
 import { EdgeCache, type CacheEntry } from './store.js';
-import { INVENTORY_LIMITS, startCacheReporter, takeInventory, type InventoryDomain } from './inventory.js';
+import {
+  INVENTORY_LIMITS,
+  packReport,
+  startCacheReporter,
+  takeInventory,
+  VISIT_SLICE,
+  type InventoryDomain,
+} from './inventory.js';
 
 const entry = (body: string | Buffer, now: number, type = 'text/plain'): CacheEntry => ({
   status: 200,
@@ -24,7 +31,7 @@ const entry = (body: string | Buffer, now: number, type = 'text/plain'): CacheEn
 });
 const CAP = 1 << 30;
 
-test('takeInventory: exact totals, most recently used first, bounded with a count of the rest', () => {
+test('takeInventory: exact totals, most recently used first, bounded with a count of the rest', async () => {
   const now = Date.now();
   const cache = new EdgeCache();
   for (let i = 0; i < 10; i++) cache.set('a.example', 0, `https://a.example/${i}?`, entry('x'.repeat(i), now), CAP);
@@ -42,7 +49,7 @@ test('takeInventory: exact totals, most recently used first, bounded with a coun
   cache.get('a.example', 0, 'https://a.example/3?', now);
   cache.get('a.example', 0, 'https://a.example/3?', now);
 
-  const all = takeInventory(cache, INVENTORY_LIMITS, now);
+  const all = await takeInventory(cache, INVENTORY_LIMITS, now);
   const a = all.find((d) => d[0] === 'a.example')!;
   assert.equal(a[1], 11, 'ten objects and a variant; the vary marker is not an object');
   assert.equal(a[2], 45 + 2);
@@ -52,10 +59,10 @@ test('takeInventory: exact totals, most recently used first, bounded with a coun
   assert.equal(a[4][0][3], 'text/plain');
   assert.ok(a[4].some((e) => e[0] === 'https://a.example/v?\naccept-encoding=br'));
 
-  const bounded = takeInventory(cache, { ...INVENTORY_LIMITS, perDomain: 4 }, now);
+  const bounded = await takeInventory(cache, { ...INVENTORY_LIMITS, perDomain: 4 }, now);
   const ab: InventoryDomain = bounded.find((d) => d[0] === 'a.example')!;
   assert.deepEqual([ab[1], ab[2], ab[3], ab[4].length], [11, 47, 7, 4]);
-  const report = takeInventory(cache, { ...INVENTORY_LIMITS, perReport: 5 }, now);
+  const report = await takeInventory(cache, { ...INVENTORY_LIMITS, perReport: 5 }, now);
   assert.equal(
     report.reduce((n, d) => n + d[4].length, 0),
     5,
@@ -64,13 +71,42 @@ test('takeInventory: exact totals, most recently used first, bounded with a coun
     report.reduce((n, d) => n + d[3], 0),
     12 - 5,
   );
-  const bytes = takeInventory(cache, { ...INVENTORY_LIMITS, maxBytes: 300 }, now);
+  const bytes = await takeInventory(cache, { ...INVENTORY_LIMITS, maxBytes: 300 }, now);
   assert.ok(bytes.reduce((n, d) => n + d[4].length, 0) < 5);
-  const keys = takeInventory(cache, { ...INVENTORY_LIMITS, maxKey: 20 }, now);
+  const keys = await takeInventory(cache, { ...INVENTORY_LIMITS, maxKey: 20 }, now);
   assert.equal(keys.find((d) => d[0] === 'a.example')![4].length, 10, 'the variant key is longer than 20');
 
   // Expired entries are neither counted nor listed.
-  assert.deepEqual(takeInventory(cache, INVENTORY_LIMITS, now + 200_000), []);
+  assert.deepEqual(await takeInventory(cache, INVENTORY_LIMITS, now + 200_000), []);
+});
+
+test('a snapshot is taken in slices: hits and stores meanwhile count an entry once; packed in slices it unpacks whole', async () => {
+  const now = Date.now();
+  const cache = new EdgeCache();
+  const n = VISIT_SLICE * 3 + 17;
+  for (let i = 0; i < n; i++) cache.set('a.example', 0, `https://a.example/${i}?`, entry('xy', now), CAP);
+  let pauses = 0;
+  // Between slices: entries already counted are hit (moved to the end of the order) and one is stored.
+  const inventory = await takeInventory(cache, INVENTORY_LIMITS, now, async () => {
+    pauses++;
+    for (let i = 0; i < 50; i++) cache.get('a.example', 0, `https://a.example/${i}?`, now);
+    // Stored while the domain's entries are counted (3 slices), not once they are listed (the 4th).
+    if (pauses <= 3) cache.set('a.example', 0, `https://a.example/new-${pauses}?`, entry('z', now), CAP);
+  });
+  assert.equal(pauses, 4);
+  const [d] = inventory;
+  assert.equal(d[1], n + 3, 'every entry once, and the ones stored meanwhile');
+  assert.equal(d[2], 2 * n + 3);
+  assert.equal(d[4].length, INVENTORY_LIMITS.perDomain);
+  assert.equal(new Set(d[4].map((e) => e[0])).size, d[4].length);
+  assert.equal(d[4][0][0], 'https://a.example/new-3?', 'the most recently stored first');
+
+  const head = { node: 'edge-x-1', report: '0123456789abcdef-1', at: now, address: 'http://127.0.0.1:1' };
+  let packPauses = 0;
+  const body = await packReport(head, inventory, async () => void packPauses++);
+  assert.ok(packPauses >= 1);
+  assert.deepEqual(unpack(body), { ...head, domains: inventory });
+  assert.deepEqual(unpack(await packReport(head, [])), { ...head, domains: [] });
 });
 
 test('a refresh marks entries stale once (not dropped); a purge drops them', () => {

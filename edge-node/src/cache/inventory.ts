@@ -53,37 +53,107 @@ function headerOf(e: CacheEntry, name: string): string {
   return '';
 }
 
-/** The snapshot of what `cache` holds, bounded by `limits`; counts and bytes are exact whatever is listed. */
-export function takeInventory(cache: EdgeCache, limits: InventoryLimits, now: number): InventoryDomain[] {
+/** Entries visited between two yields to the event loop while a snapshot is taken or packed. */
+export const VISIT_SLICE = 4096;
+
+const nextTurn = () => new Promise<void>((r) => setImmediate(r));
+
+let passes = 0;
+
+/**
+ * The snapshot of what `cache` holds, bounded by `limits`; counts and bytes are exact whatever is listed. Taken in
+ * slices of VISIT_SLICE entries with `pause` awaited between them (the serving process keeps answering: a million
+ * entries visited at once would stall it for about 100 ms); an entry moved to the end of its domain's order by a hit
+ * meanwhile is counted once.
+ */
+export async function takeInventory(
+  cache: EdgeCache,
+  limits: InventoryLimits,
+  now: number,
+  pause: () => Promise<void> = nextTurn,
+): Promise<InventoryDomain[]> {
+  const pass = ++passes;
   const out: InventoryDomain[] = [];
   let listedTotal = 0;
   let bytesTotal = 0;
+  let visited = 0;
   for (const [domain, entries] of cache.domainEntries()) {
-    const live: CacheEntry[] = [];
+    // The domain's most recently used entries (its map is in least-recently-used order): the last `room` seen.
+    const room = Math.min(limits.perDomain, limits.perReport - listedTotal);
+    const ring: CacheEntry[] = new Array<CacheEntry>(Math.max(0, room));
+    let ringed = 0;
+    let count = 0;
     let bytes = 0;
     for (const e of entries) {
-      if (e.vary !== undefined || now >= e.expiresAt) continue;
-      live.push(e);
+      if (++visited % VISIT_SLICE === 0) await pause();
+      if (e.vary !== undefined || now >= e.expiresAt || e.pass === pass) continue;
+      e.pass = pass;
+      count++;
       bytes += e.body.length;
+      if (room > 0 && e.key!.length <= limits.maxKey) ring[ringed++ % room] = e;
     }
-    if (live.length === 0) continue;
+    if (count === 0) continue;
     const listed: InventoryEntry[] = [];
-    // Most recently used first (the domain's map is in least-recently-used order).
-    for (let i = live.length - 1; i >= 0; i--) {
-      if (listed.length >= limits.perDomain || listedTotal >= limits.perReport) break;
-      const e = live[i];
-      const key = e.key!;
-      if (key.length > limits.maxKey) continue;
+    for (let i = ringed - 1; i >= Math.max(0, ringed - room); i--) {
+      if (++visited % VISIT_SLICE === 0) await pause();
+      const e = ring[i % room];
       const type = headerOf(e, 'content-type').slice(0, 256);
-      const cost = key.length + type.length + 64;
+      const cost = e.key!.length + type.length + 64;
       if (bytesTotal + cost > limits.maxBytes) break;
       bytesTotal += cost;
-      listed.push([key, e.status, e.body.length, type, e.storedAt, e.freshUntil, e.expiresAt, e.hits ?? 0]);
-      listedTotal++;
+      listed.push([e.key!, e.status, e.body.length, type, e.storedAt, e.freshUntil, e.expiresAt, e.hits ?? 0]);
     }
-    out.push([domain, live.length, bytes, live.length - listed.length, listed]);
+    listedTotal += listed.length;
+    out.push([domain, count, bytes, count - listed.length, listed]);
   }
   return out;
+}
+
+/** A msgpack array header for `n` items. */
+function arrayHeader(n: number): Buffer {
+  if (n < 16) return Buffer.from([0x90 | n]);
+  const b = Buffer.alloc(n < 0x10000 ? 3 : 5);
+  if (n < 0x10000) {
+    b[0] = 0xdc;
+    b.writeUInt16BE(n, 1);
+  } else {
+    b[0] = 0xdd;
+    b.writeUInt32BE(n, 1);
+  }
+  return b;
+}
+
+/** The items of `items` packed, without the array header (what a pack of the array holds after it). */
+function packItems(items: readonly unknown[]): Buffer {
+  return pack(items).subarray(arrayHeader(items.length).length);
+}
+
+/**
+ * The report packed as one msgpack map ({node, report, at, address, domains}), VISIT_SLICE entries at a time with
+ * `pause` awaited between (a snapshot of 8 MiB packed at once would stall the process as long as taking it).
+ */
+export async function packReport(
+  head: { node: string; report: string; at: number; address: string },
+  domains: readonly InventoryDomain[],
+  pause: () => Promise<void> = nextTurn,
+): Promise<Buffer> {
+  const parts: Buffer[] = [Buffer.from([0x85])];
+  for (const [k, v] of Object.entries(head)) parts.push(pack(k), pack(v));
+  parts.push(pack('domains'), arrayHeader(domains.length));
+  let packed = 0;
+  for (const [name, count, bytes, dropped, listed] of domains) {
+    parts.push(arrayHeader(5), packItems([name, count, bytes, dropped]), arrayHeader(listed.length));
+    for (let i = 0; i < listed.length; i += VISIT_SLICE / 4) {
+      const chunk = listed.slice(i, i + VISIT_SLICE / 4);
+      parts.push(packItems(chunk));
+      packed += chunk.length;
+      if (packed >= VISIT_SLICE / 4) {
+        packed = 0;
+        await pause();
+      }
+    }
+  }
+  return Buffer.concat(parts);
 }
 
 /** This process's name in the inventories: host name and process id (each worker has its own cache). */
@@ -187,17 +257,12 @@ export async function startCacheReporter(
     },
   };
 
-  const take = (force: boolean): void => {
+  const take = async (force: boolean): Promise<void> => {
     const now = Date.now();
     if (!force && cache.version === takenVersion && now - takenAt < HEARTBEAT_MS) return;
     const version = cache.version;
-    const body = pack({
-      node,
-      report: `${incarnation}-${++sequence}`,
-      at: now,
-      address,
-      domains: takeInventory(cache, limits, now),
-    });
+    const domains = await takeInventory(cache, limits, now);
+    const body = await packReport({ node, report: `${incarnation}-${++sequence}`, at: now, address }, domains);
     if (pending) reporter.superseded++;
     pending = { body, version };
     takenVersion = version;
@@ -221,8 +286,8 @@ export async function startCacheReporter(
   };
 
   const run = (now: boolean, force: boolean): Promise<void> => {
-    const next = chain.then(() => {
-      take(force);
+    const next = chain.then(async () => {
+      await take(force);
       if (now || Date.now() >= nextAttempt) return send();
     });
     chain = next.catch((err: unknown) => log.warn({ err }, 'cache inventory report failed'));

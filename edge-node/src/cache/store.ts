@@ -31,6 +31,8 @@ export interface CacheEntry {
   suffix?: string;
   /** Lookups that found it fresh (counted by get/getVariant; reported in the inventory). */
   hits?: number;
+  /** The inventory pass that counted it last (../cache/inventory.ts: an entry a hit moves is counted once). */
+  pass?: number;
 }
 
 const EMPTY = Buffer.alloc(0);
