@@ -26,7 +26,7 @@ const FILTER_SQL: Record<FilterField, string> = {
   node: 'node = ?::VARCHAR',
   bot_class: 'bot_class = ?::VARCHAR',
 };
-const DIMENSION_SQL: Record<Dimension, string> = {
+export const DIMENSION_SQL: Record<Dimension, string> = {
   host: 'host',
   path: 'path',
   method: 'method',
@@ -41,7 +41,7 @@ const DIMENSION_SQL: Record<Dimension, string> = {
 const tz = (d: Date): DuckDBTimestampTZValue => new DuckDBTimestampTZValue(BigInt(d.getTime()) * 1000n);
 
 /** `time >= since AND time < until` and the filters present, with their values in order. */
-function where(range: ReadRange): { sql: string; values: DuckDBValue[] } {
+export function where(range: ReadRange): { sql: string; values: DuckDBValue[] } {
   const parts = ['time >= ?::TIMESTAMPTZ', 'time < ?::TIMESTAMPTZ'];
   const values: DuckDBValue[] = [tz(range.since), tz(range.until)];
   for (const [field, fragment] of Object.entries(FILTER_SQL) as [FilterField, string][]) {
@@ -53,7 +53,7 @@ function where(range: ReadRange): { sql: string; values: DuckDBValue[] } {
   return { sql: parts.join(' AND '), values };
 }
 
-const num = (v: unknown): number => Number(v);
+export const num = (v: unknown): number => Number(v);
 
 export async function readSeries(
   conn: DuckDBConnection,

@@ -23,6 +23,8 @@ import {
   readSummary,
   readWafActions,
 } from './duckdb-reads.js';
+import { readGroups, readProxyClients, readSeriesBy, readTraffic } from './duckdb-account-reads.js';
+import { MAX_ACCOUNT_DOMAINS } from './account-reads.js';
 import { checkParsedQuery, QueryRefused } from './sandbox.js';
 import {
   APPLIED_BATCHES_KEEP_MS,
@@ -113,6 +115,28 @@ export function openDuckDbStore(opts: DuckDbOptions): AnalyticsStore {
       (await engine()).read(id, timeoutMs, [], (c, t) => readBreakdown(c, t, range, dimension, limit)),
     logs: async (id, range, limit, cursor, timeoutMs) =>
       (await engine()).read(id, timeoutMs, { logs: [], next: null }, (c, t) => readLogs(c, t, range, limit, cursor)),
+    accountSummary: async (ids, range, timeoutMs) =>
+      (await engine()).readView(ids, false, timeoutMs, EMPTY_SUMMARY, (c, v) => readSummary(c, v, range)),
+    accountSeries: async (ids, range, startMs, intervalMs, timeoutMs) =>
+      (await engine()).readView(ids, false, timeoutMs, [], (c, v) => readSeries(c, v, range, startMs, intervalMs)),
+    accountPeak: async (ids, range, timeoutMs) =>
+      (await engine()).readView(ids, false, timeoutMs, null, (c, v) => readPeak(c, v, range)),
+    groups: async (ids, range, dims, limit, timeoutMs) =>
+      (await engine()).readView(ids, false, timeoutMs, [], (c, v) => readGroups(c, v, range, dims, limit)),
+    traffic: async (ids, range, startMs, intervalMs, timeoutMs) =>
+      (await engine()).readView(ids, false, timeoutMs, [], (c, v) => readTraffic(c, v, range, startMs, intervalMs)),
+    proxyClients: async (ids, range, minRequests, minFingerprints, limit, timeoutMs) =>
+      (await engine()).readView(ids, false, timeoutMs, [], (c, v) =>
+        readProxyClients(c, v, range, minRequests, minFingerprints, limit),
+      ),
+    seriesBy: async (ids, range, startMs, intervalMs, dim, values, timeoutMs) =>
+      (await engine()).readView(ids, false, timeoutMs, [], (c, v) =>
+        readSeriesBy(c, v, range, startMs, intervalMs, dim, values),
+      ),
+    wafLogs: async (id, range, limit, cursor, timeoutMs) =>
+      (await engine()).readView([id], true, timeoutMs, { logs: [], next: null }, (c, v) =>
+        readLogs(c, v, range, limit, cursor),
+      ),
     async close() {
       if (closed) return;
       closed = true;
@@ -297,6 +321,40 @@ class DuckDbEngine {
       limit.clear();
       conn.closeSync();
     }
+  }
+
+  /**
+   * A read over several domains' rows (duckdb-account-reads.ts, or a duckdb-reads.ts one) on a connection of its own:
+   * the tables of those that have rows as one temporary view (each row keeps its table's rowid as a column, for the
+   * logs cursor), only the rows with WAF findings when `wafOnly`; interrupted at the time limit.
+   */
+  async readView<T>(
+    domainIds: number[],
+    wafOnly: boolean,
+    timeoutMs: number,
+    empty: T,
+    fn: (conn: DuckDBConnection, view: string) => Promise<T>,
+  ): Promise<T> {
+    const own = [...new Set(domainIds)].filter((id) => this.tables.has(id) && !this.deleted.has(id));
+    if (own.length === 0) return empty;
+    if (own.length > MAX_ACCOUNT_DOMAINS)
+      throw new QueryFailed(`analytics read: at most ${MAX_ACCOUNT_DOMAINS} domains with logs are read at once`);
+    const only = wafOnly ? ` WHERE waf_events::VARCHAR <> '[]'` : '';
+    const conn = await this.instance.connect();
+    const limit = interruptAt(conn, timeoutMs);
+    try {
+      const branches = own.map((id) => `SELECT *, rowid AS rowid FROM main.${table(id)}${only}`);
+      await conn.run(`CREATE TEMP VIEW rows_read AS ${branches.join(' UNION ALL ')}`);
+      return await fn(conn, 'rows_read');
+    } catch (err) {
+      if (limit.reached()) throw new QueryFailed(`analytics read: stopped at the time limit of ${timeoutMs} ms`);
+      // A table dropped between the check and the read: read again without it.
+      if (!own.some((id) => !this.tables.has(id))) throw err;
+    } finally {
+      limit.clear();
+      conn.closeSync();
+    }
+    return this.readView(domainIds, wafOnly, timeoutMs, empty, fn);
   }
 
   async query(sql: string, domains: QueryDomain[], limits: QueryLimits): Promise<QueryResult> {

@@ -55,11 +55,11 @@ const MAX_STATUSES = 500;
 /** Distinct cache outcomes answered at most. */
 const MAX_CACHE_STATUSES = 50;
 
-const RANGE_TEXT =
+export const RANGE_TEXT =
   'Range: `since` (inclusive) and `until` (exclusive), ISO 8601 date-times with a zone; `until` defaults to now and `since` to a day before it; 400 when `since` is not before `until` or the range is longer than 366 days. Filters (exact match, all optional): `host`, `path`, `method`, `status`, `cache_status`, `node`, `bot_class`; any other parameter is a 400.';
 
 /** The domain, its caller's access and its plan's features; 404 invisible, 403 naming the missing feature. */
-async function readDomain(request: FastifyRequest, name: string, logs = false): Promise<number> {
+export async function readDomain(request: FastifyRequest, name: string, logs = false): Promise<number> {
   const { domain } = await loadDomain(request, name, 'domain.view');
   const features = await effectiveFeatures(request.server.db, domain.id);
   requireFeature(features, 'analytics_enabled');
@@ -68,7 +68,7 @@ async function readDomain(request: FastifyRequest, name: string, logs = false): 
 }
 
 /** A store failure as the API answers it: the time limit is a 400 naming itself; an unopenable store 503. */
-async function guarded<T>(request: FastifyRequest, run: () => Promise<T>): Promise<T> {
+export async function guarded<T>(request: FastifyRequest, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (err) {
@@ -102,7 +102,7 @@ const TOTALS = [
   'errors_4xx',
   'errors_5xx',
 ] as const;
-const totalsOf = (range: ReadRange, t: RangeSummary) => ({
+export const totalsOf = (range: ReadRange, t: RangeSummary) => ({
   ...window(range),
   requests: t.requests,
   bytes: t.bytes,
@@ -115,7 +115,7 @@ const totalsOf = (range: ReadRange, t: RangeSummary) => ({
   errors_5xx: t.status5xx,
 });
 
-const window = (range: ReadRange) => ({ since: range.since.toISOString(), until: range.until.toISOString() });
+export const window = (range: ReadRange) => ({ since: range.since.toISOString(), until: range.until.toISOString() });
 
 /** Requests and bytes per point over the range, every point present (0 where no request). */
 async function series(request: FastifyRequest, name: string, q: RangeParams & { interval?: string }) {
@@ -142,12 +142,10 @@ async function series(request: FastifyRequest, name: string, q: RangeParams & { 
 
 type ReadRequest<Q extends TSchema> = FastifyRequest<{ Params: Static<typeof DomainParams>; Querystring: Static<Q> }>;
 
-export default async function analyticsReadRoutes(fastify: FastifyInstance) {
-  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const store = () => app.analytics.store;
-  const timeout = () => app.config.analytics.queryTimeoutMs;
-  /** GET /domains/{domain}/analytics/<path>: its schema, with the range text appended to the description. */
-  const route = <Q extends TSchema, A extends TSchema>(
+/** GET /domains/{domain}/analytics/<path>: its schema, with the range text appended to the description. */
+export const domainReadRoute =
+  (app: FastifyInstance) =>
+  <Q extends TSchema, A extends TSchema>(
     path: string,
     summary: string,
     description: string,
@@ -171,6 +169,12 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
         // the provider cannot resolve a generic schema's types; the caller's Q and A are concrete
         handler(request as unknown as ReadRequest<Q>) as never,
     );
+
+export default async function analyticsReadRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const store = () => app.analytics.store;
+  const timeout = () => app.config.analytics.queryTimeoutMs;
+  const route = domainReadRoute(app);
 
   route(
     'requests',

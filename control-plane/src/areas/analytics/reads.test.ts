@@ -3,13 +3,9 @@
 // domain, plan gating names the feature, bad parameters are 400, read-only keys may read.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { eq } from 'drizzle-orm';
-import { pack } from 'msgpackr';
-import { ensureNodeToken } from '@platform/shared/node-token';
 import { startTestControlPlane } from '../../../../test/helpers/control-plane.js';
-import { domains } from '../../db/schema.js';
 import { setOverride } from '../../plans/subscriptions.js';
-import { lcg, pick, type Rec } from './test-log.js';
+import { domainIdOf, expectedTotals, lcg, pick, shipper, type Rec } from './test-log.js';
 
 interface Shipped extends Rec {
   node: string;
@@ -69,22 +65,13 @@ function breakdown<K extends string | number>(rows: Shipped[], key: (x: Shipped)
 test('analytics reads: numbers match the generated log; isolation, gating, bounds', { timeout: 300_000 }, async (t) => {
   const cp = await startTestControlPlane(t);
   const db = cp.database.db;
-  const token = ensureNodeToken(cp.config.dataDir, (cp.config as { nodeToken?: string }).nodeToken);
-  const ship = async (node: string, records: Rec[]) => {
-    const res = await cp.app.inject({
-      method: 'POST',
-      url: '/internal/request-logs',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-msgpack' },
-      payload: pack({ node, records }),
-    });
-    assert.equal(res.statusCode, 200, res.body);
-  };
+  const ship = shipper(cp);
 
   const alice = await cp.user();
   const bob = await cp.user();
   const a1 = await cp.domain(alice.key, 'reads-alice.example.org');
   const b1 = await cp.domain(bob.key, 'reads-bob.example.org');
-  const idOf = async (name: string) => (await db.select().from(domains).where(eq(domains.name, name)))[0].id;
+  const idOf = (name: string) => domainIdOf(cp, name);
   const ids = { a1: await idOf(a1), b1: await idOf(b1) };
   for (const id of [ids.a1, ids.b1]) await setOverride(db, id, 'logs_enabled', true);
 
@@ -252,21 +239,7 @@ test('analytics reads: numbers match the generated log; isolation, gating, bound
 
   await t.test('domain summary', async () => {
     const got = await ok<Record<string, unknown>>(alice.key, a1, 'summary', range);
-    const sum = (rows: Shipped[]) => rows.reduce((a, x) => a + x.bytes, 0);
-    const cached = aliceRows.filter((x) => x.cache === 'HIT' || x.cache === 'STALE');
-    const origin = aliceRows.filter((x) => x.upstreamMs >= 0);
-    assert.deepEqual(got, {
-      ...range,
-      requests: aliceRows.length,
-      bytes: sum(aliceRows),
-      visitors: new Set(aliceRows.map((x) => x.peer)).size,
-      cached_requests: cached.length,
-      cached_bytes: sum(cached),
-      origin_requests: origin.length,
-      origin_bytes: sum(origin),
-      errors_4xx: aliceRows.filter((x) => x.status >= 400 && x.status < 500).length,
-      errors_5xx: aliceRows.filter((x) => x.status >= 500).length,
-    });
+    assert.deepEqual(got, { ...range, ...expectedTotals(aliceRows) });
   });
 
   await t.test('edge-to-origin statistics', async () => {

@@ -1,5 +1,5 @@
 // Analytics routes: POST /analytics/query, one sandboxed SELECT over the caller's own request logs (sandbox.ts), and
-// the per-domain reads (read-routes.ts).
+// the per-domain reads (read-routes.ts), the account-wide reads and the rest (account-read-routes.ts).
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { errorResponses } from '../../openapi/schemas.js';
@@ -7,12 +7,14 @@ import { LOG_COLUMNS_TABLE, QueryAnswer, QueryBody } from './schemas.js';
 import { runQuery } from './service.js';
 import { MAX_PAREN_DEPTH, MAX_QUERY_CHARS } from './sandbox.js';
 import analyticsReadRoutes from './read-routes.js';
+import accountReadRoutes from './account-read-routes.js';
 
 const tags = ['analytics'];
 
 export default async function analyticsRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   await app.register(analyticsReadRoutes);
+  await app.register(accountReadRoutes);
   app.post(
     '/analytics/query',
     {

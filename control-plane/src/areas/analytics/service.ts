@@ -5,7 +5,13 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { and, eq, inArray, or, sql } from 'drizzle-orm';
 import { domainMembers, domains, plans, subscriptions } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
-import { featuresOf, LIVE_STATUSES, requireFeature, type EffectiveFeatures } from '../../plans/entitlements.js';
+import {
+  featuresOf,
+  LIVE_STATUSES,
+  requireFeature,
+  type BooleanField,
+  type EffectiveFeatures,
+} from '../../plans/entitlements.js';
 import { openClickHouseStore } from './clickhouse-store.js';
 import { openDuckDbStore } from './duckdb-store.js';
 import { HostDomainCache } from './ingest.js';
@@ -97,12 +103,20 @@ export const analyticsPlugin = fp(
   { name: 'analytics' },
 );
 
+/** A domain of the caller an account read leaves out, and the first plan feature it lacks. */
+export interface ExcludedDomain extends QueryDomain {
+  missing: BooleanField;
+}
+
 /**
- * The domains whose rows the caller's query reads: every domain they own or are a member of whose plan includes
- * analytics_enabled and logs_enabled (the query reads raw request rows). 403 naming the missing feature when none
- * does; with no domain at all, the free plan decides.
+ * The caller's domains (owned, or any role as a member) whose live plan includes every feature of `required`, and
+ * those left out with the first feature they lack. 403 naming that feature when none qualifies; with no domain at
+ * all, the free plan decides.
  */
-export async function queryDomains(request: FastifyRequest): Promise<QueryDomain[]> {
+export async function accountDomains(
+  request: FastifyRequest,
+  required: BooleanField[],
+): Promise<{ allowed: QueryDomain[]; excluded: ExcludedDomain[] }> {
   const db = request.server.db;
   const userId = request.principal.userId;
   const rows = await db
@@ -121,10 +135,12 @@ export async function queryDomains(request: FastifyRequest): Promise<QueryDomain
         eq(domains.ownerId, userId),
         sql`EXISTS (SELECT 1 FROM ${domainMembers} m WHERE m.domain_id = ${domains.id} AND m.user_id = ${userId})`,
       ),
-    );
+    )
+    .orderBy(domains.id);
   let free: EffectiveFeatures | undefined;
   let refused: EffectiveFeatures | undefined;
   const allowed: QueryDomain[] = [];
+  const excluded: ExcludedDomain[] = [];
   const seen = new Set<number>();
   for (const r of rows) {
     if (seen.has(r.id)) continue;
@@ -133,16 +149,28 @@ export async function queryDomains(request: FastifyRequest): Promise<QueryDomain
       r.slug !== null
         ? await featuresOf(db, { slug: r.slug, features: r.features ?? {}, overrides: r.overrides ?? {} })
         : (free ??= await featuresOf(db, null));
-    if (features.analytics_enabled && features.logs_enabled) allowed.push({ id: r.id, name: r.name });
-    else refused ??= features;
+    const missing = required.find((f) => !features[f]);
+    if (missing === undefined) allowed.push({ id: r.id, name: r.name });
+    else {
+      excluded.push({ id: r.id, name: r.name, missing });
+      refused ??= features;
+    }
   }
   if (allowed.length === 0) {
-    // No domain (the free plan decides) or none whose plan has both: 403 naming what the first one lacks.
+    // No domain (the free plan decides) or none whose plan has them all: 403 naming what the first one lacks.
     const features = refused ?? free ?? (await featuresOf(db, null));
-    requireFeature(features, 'analytics_enabled');
-    requireFeature(features, 'logs_enabled');
+    for (const f of required) requireFeature(features, f);
   }
-  return allowed;
+  return { allowed, excluded };
+}
+
+/**
+ * The domains whose rows the caller's query reads: every domain they own or are a member of whose plan includes
+ * analytics_enabled and logs_enabled (the query reads raw request rows). 403 naming the missing feature when none
+ * does; with no domain at all, the free plan decides.
+ */
+export async function queryDomains(request: FastifyRequest): Promise<QueryDomain[]> {
+  return (await accountDomains(request, ['analytics_enabled', 'logs_enabled'])).allowed;
 }
 
 let running = 0;

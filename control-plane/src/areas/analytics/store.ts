@@ -14,6 +14,7 @@ import type {
   RuleHits,
   SeriesBucket,
 } from './reads.js';
+import type { GroupDimension, GroupItem, ProxyClient, TrafficBucket, ValueBucket } from './account-reads.js';
 
 /** One request as the analytics store keeps it: what the edge ships (POST /internal/request-logs) plus its domain. */
 export interface LogRow {
@@ -136,6 +137,64 @@ export interface AnalyticsStore {
   ): Promise<BreakdownItem[]>;
   /** The domain's rows in the range, newest first, `limit` of them, from strictly after `cursor` in that order. */
   logs(
+    domainId: number,
+    range: ReadRange,
+    limit: number,
+    cursor: LogsCursor | null,
+    timeoutMs: number,
+  ): Promise<LogsPage>;
+  // Reads over several domains at once (account-reads.ts): the rows of all the listed domains together, so that
+  // visitors, peaks and groups are of the union (a client of two domains is one visitor). A per-domain read passes
+  // one id. More than MAX_ACCOUNT_DOMAINS domains with rows: QueryFailed.
+  /** summary over the union of the domains' rows. */
+  accountSummary(domainIds: number[], range: ReadRange, timeoutMs: number): Promise<RangeSummary>;
+  /** series over the union of the domains' rows. */
+  accountSeries(
+    domainIds: number[],
+    range: ReadRange,
+    startMs: number,
+    intervalMs: number,
+    timeoutMs: number,
+  ): Promise<SeriesBucket[]>;
+  /** peak over the union of the domains' rows. */
+  accountPeak(domainIds: number[], range: ReadRange, timeoutMs: number): Promise<Peak>;
+  /** Requests, bytes, visitors per combination of the columns' values, most requests first (ties by values). */
+  groups(
+    domainIds: number[],
+    range: ReadRange,
+    dims: GroupDimension[],
+    limit: number,
+    timeoutMs: number,
+  ): Promise<GroupItem[]>;
+  /** Bytes per bucket with the billable part (not refused by a security rule), origin and cache parts. */
+  traffic(
+    domainIds: number[],
+    range: ReadRange,
+    startMs: number,
+    intervalMs: number,
+    timeoutMs: number,
+  ): Promise<TrafficBucket[]>;
+  /** Client addresses with at least minRequests requests and minFingerprints distinct non-empty fingerprints. */
+  proxyClients(
+    domainIds: number[],
+    range: ReadRange,
+    minRequests: number,
+    minFingerprints: number,
+    limit: number,
+    timeoutMs: number,
+  ): Promise<ProxyClient[]>;
+  /** Requests and bytes per bucket and value of `dim`, for the listed values only. */
+  seriesBy(
+    domainIds: number[],
+    range: ReadRange,
+    startMs: number,
+    intervalMs: number,
+    dim: GroupDimension,
+    values: (string | number)[],
+    timeoutMs: number,
+  ): Promise<ValueBucket[]>;
+  /** As logs, only the rows with at least one WAF finding. */
+  wafLogs(
     domainId: number,
     range: ReadRange,
     limit: number,

@@ -9,6 +9,7 @@ import { ApiError } from '../../errors.js';
 import { applyOverrides, BOOLEAN_FIELDS, LIMIT_FIELDS, LIVE_STATUSES } from '../../plans/entitlements.js';
 import { errorResponses, Nullable } from '../../openapi/schemas.js';
 import { DomainParams } from './schemas.js';
+import { billableBytes } from '../analytics/account-reads.js';
 
 /** Allowances reset every 30 days from the start of the term (frozen at purchase; spec quota_reset_days). */
 export const QUOTA_RESET_DAYS = 30;
@@ -97,6 +98,11 @@ export default async function subscriptionRoutes(fastify: FastifyInstance) {
       if (!row) throw new ApiError('CP_ERR_NOT_FOUND', 'the domain has no active subscription');
       const { sub, plan } = row;
       const window = quotaWindow(sub.startedAt);
+      // Billable bytes of the window so far, from the analytics store; a store that cannot answer leaves it at 0.
+      const used = await billableBytes(app, domain.id, window.start).catch((err: unknown) => {
+        request.log.warn({ err }, 'quota_period_used_bytes: analytics store did not answer');
+        return 0;
+      });
       const overrides: Record<string, unknown> = {};
       for (const [field, value] of Object.entries(sub.overrides)) {
         if (value !== null && value !== undefined) overrides[`override_${field}`] = value;
@@ -124,7 +130,7 @@ export default async function subscriptionRoutes(fastify: FastifyInstance) {
         effective_features: applyOverrides(plan.slug, plan.features, sub.overrides),
         quota_period_start: window.start.toISOString(),
         quota_period_end: window.end.toISOString(),
-        quota_period_used_bytes: 0, // traffic accounting arrives with analytics; until then nothing is metered
+        quota_period_used_bytes: used,
         ...overrides,
       };
     },

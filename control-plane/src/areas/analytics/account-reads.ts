@@ -1,0 +1,101 @@
+// What the account-wide reads (GET /analytics/...) and the per-domain reads of account-read-routes.ts ask of the
+// store beyond reads.ts: groups by one or two columns, traffic per bucket with its billable and origin parts,
+// proxy-like clients, series per value of a column, and the rows with WAF findings. Every one takes a list of domains
+// (the caller's, or the one domain of a per-domain read) and fixed statements with bound values.
+import type { FastifyInstance } from 'fastify';
+import { DIMENSIONS, type ReadRange } from './reads.js';
+
+/**
+ * Columns the account reads group by: the top-N dimensions, the domain, and the status class (2xx, 4xx, …; the
+ * status divided by 100).
+ */
+export const GROUP_DIMENSIONS = [...DIMENSIONS, 'domain_id', 'status_class'] as const;
+export type GroupDimension = (typeof GROUP_DIMENSIONS)[number];
+
+/** Dimensions of "behaviour over time": the ones with few values (a point per value and bucket). */
+export const BEHAVIOUR_DIMENSIONS = ['status_class', 'status', 'cache_status', 'method', 'node', 'bot_class'] as const;
+export type BehaviourDimension = (typeof BEHAVIOUR_DIMENSIONS)[number];
+
+/**
+ * Rule types whose enforced hit on a refused request (status 400 and up) makes it unbilled: answers the edge gave on
+ * a security rule of its own (blocks, drops, rate limits, challenges, Under Attack Mode) are not the customer's
+ * traffic (docs/decisions.md "Billable traffic").
+ */
+export const SECURITY_RULE_TYPES = [
+  'drop',
+  'waf',
+  'rate_limit',
+  'captcha',
+  'under_attack',
+  'fingerprint',
+  'bot_route',
+  'custom',
+] as const;
+
+/** Domains an account read covers at most (each is a branch of the statement's union). */
+export const MAX_ACCOUNT_DOMAINS = 1000;
+
+/** Requests, bytes and visitors per combination of values. */
+export interface GroupItem {
+  values: (string | number)[];
+  requests: number;
+  bytes: number;
+  /** Distinct client addresses. */
+  visitors: number;
+}
+
+/** One bucket of traffic: all bytes sent to clients, the billable part, the part of requests passed to the origin. */
+export interface TrafficBucket {
+  bucket: number;
+  requests: number;
+  bytes: number;
+  billableRequests: number;
+  billableBytes: number;
+  originRequests: number;
+  originBytes: number;
+  cachedBytes: number;
+}
+
+/** A client address whose traffic looks like many clients behind one address. */
+export interface ProxyClient {
+  clientIp: string;
+  requests: number;
+  bytes: number;
+  /** Distinct non-empty fingerprints (client stacks) seen from it. */
+  fingerprints: number;
+  /** Distinct domains it reached. */
+  domains: number;
+  /** Distinct bot classes ('' excluded). */
+  botClasses: number;
+}
+
+/** Requests and bytes of one value of a column in one bucket. */
+export interface ValueBucket {
+  bucket: number;
+  value: string | number;
+  requests: number;
+  bytes: number;
+}
+
+/**
+ * Billable bytes of a domain from `since` to now (the subscription's quota_period_used_bytes): bytes sent to clients
+ * less the answers the edge gave when a security rule refused the request (docs/decisions.md "Billable traffic").
+ */
+export async function billableBytes(
+  app: FastifyInstance,
+  domainId: number,
+  since: Date,
+  until = new Date(),
+): Promise<number> {
+  if (since.getTime() >= until.getTime()) return 0;
+  const span = until.getTime() - since.getTime();
+  const range: ReadRange = { since, until, filter: {} };
+  const buckets = await app.analytics.store.traffic(
+    [domainId],
+    range,
+    since.getTime(),
+    span,
+    app.config.analytics.queryTimeoutMs,
+  );
+  return buckets.reduce((a, b) => a + b.billableBytes, 0);
+}

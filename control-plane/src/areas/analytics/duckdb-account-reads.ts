@@ -1,0 +1,137 @@
+// The reads of account-reads.ts on DuckDB: fixed statements over a temporary view of the connection (the union of the
+// domains' tables, duckdb-store.ts readView) with the filters of duckdb-reads.ts and every value bound.
+import type { DuckDBConnection } from '@duckdb/node-api';
+import {
+  SECURITY_RULE_TYPES,
+  type GroupDimension,
+  type GroupItem,
+  type ProxyClient,
+  type TrafficBucket,
+  type ValueBucket,
+} from './account-reads.js';
+import { DIMENSION_SQL, num, where } from './duckdb-reads.js';
+import type { ReadRange } from './reads.js';
+
+const GROUP_SQL: Record<GroupDimension, string> = {
+  ...DIMENSION_SQL,
+  domain_id: 'domain_id',
+  status_class: 'status // 100',
+};
+
+/** True for a request the edge refused on one of its own security rules (not billed). */
+const REFUSED_BY_SECURITY = `(status >= 400 AND rule_hits::VARCHAR <> '[]' AND len(list_filter(CAST(rule_hits AS JSON[]),
+  h -> json_extract_string(h, '$[2]') = 'false'
+    AND json_extract_string(h, '$[1]') IN (${SECURITY_RULE_TYPES.map((t) => `'${t}'`).join(', ')}))) > 0)`;
+
+const value = (v: unknown): string | number => (typeof v === 'number' ? v : String(v));
+
+export async function readGroups(
+  conn: DuckDBConnection,
+  view: string,
+  range: ReadRange,
+  dims: GroupDimension[],
+  limit: number,
+): Promise<GroupItem[]> {
+  const w = where(range);
+  const cols = dims.map((d, i) => `${GROUP_SQL[d]} AS g${i}`).join(', ');
+  const keys = dims.map((_, i) => `g${i}`).join(', ');
+  const r = await conn.runAndReadAll(
+    `SELECT ${cols}, count(*) AS requests, coalesce(sum(bytes), 0) AS bytes, count(DISTINCT client_ip) AS visitors
+     FROM main.${view} WHERE ${w.sql} GROUP BY ${keys} ORDER BY requests DESC, ${keys} LIMIT ?::BIGINT`,
+    [...w.values, BigInt(limit)],
+  );
+  return r.getRowsJS().map((row) => ({
+    values: dims.map((_, i) => value(typeof row[i] === 'bigint' ? num(row[i]) : row[i])),
+    requests: num(row[dims.length]),
+    bytes: num(row[dims.length + 1]),
+    visitors: num(row[dims.length + 2]),
+  }));
+}
+
+export async function readTraffic(
+  conn: DuckDBConnection,
+  view: string,
+  range: ReadRange,
+  startMs: number,
+  intervalMs: number,
+): Promise<TrafficBucket[]> {
+  const w = where(range);
+  const r = await conn.runAndReadAll(
+    `SELECT b, count(*), coalesce(sum(bytes), 0),
+       count(*) FILTER (WHERE NOT refused), coalesce(sum(bytes) FILTER (WHERE NOT refused), 0),
+       count(*) FILTER (WHERE upstream_ms >= 0), coalesce(sum(bytes) FILTER (WHERE upstream_ms >= 0), 0),
+       coalesce(sum(bytes) FILTER (WHERE cache_status IN ('HIT', 'STALE')), 0)
+     FROM (SELECT (epoch_ms(time_utc) - ?::BIGINT) // ?::BIGINT AS b, bytes, upstream_ms, cache_status,
+             ${REFUSED_BY_SECURITY} AS refused
+           FROM main.${view} WHERE ${w.sql})
+     GROUP BY b ORDER BY b`,
+    [BigInt(startMs), BigInt(intervalMs), ...w.values],
+  );
+  return r.getRowsJS().map((x) => ({
+    bucket: num(x[0]),
+    requests: num(x[1]),
+    bytes: num(x[2]),
+    billableRequests: num(x[3]),
+    billableBytes: num(x[4]),
+    originRequests: num(x[5]),
+    originBytes: num(x[6]),
+    cachedBytes: num(x[7]),
+  }));
+}
+
+export async function readProxyClients(
+  conn: DuckDBConnection,
+  view: string,
+  range: ReadRange,
+  minRequests: number,
+  minFingerprints: number,
+  limit: number,
+): Promise<ProxyClient[]> {
+  const w = where(range);
+  const r = await conn.runAndReadAll(
+    `SELECT client_ip, count(*) AS requests, coalesce(sum(bytes), 0),
+       count(DISTINCT fingerprint) FILTER (WHERE fingerprint <> '') AS fps, count(DISTINCT domain_id),
+       count(DISTINCT bot_class) FILTER (WHERE bot_class <> '')
+     FROM main.${view} WHERE ${w.sql} GROUP BY client_ip
+     HAVING count(*) >= ?::BIGINT AND fps >= ?::BIGINT
+     ORDER BY fps DESC, requests DESC, client_ip LIMIT ?::BIGINT`,
+    [...w.values, BigInt(minRequests), BigInt(minFingerprints), BigInt(limit)],
+  );
+  return r.getRowsJS().map((x) => ({
+    clientIp: String(x[0]),
+    requests: num(x[1]),
+    bytes: num(x[2]),
+    fingerprints: num(x[3]),
+    domains: num(x[4]),
+    botClasses: num(x[5]),
+  }));
+}
+
+export async function readSeriesBy(
+  conn: DuckDBConnection,
+  view: string,
+  range: ReadRange,
+  startMs: number,
+  intervalMs: number,
+  dim: GroupDimension,
+  values: (string | number)[],
+): Promise<ValueBucket[]> {
+  if (values.length === 0) return [];
+  const w = where(range);
+  const col = GROUP_SQL[dim];
+  const numeric = values.every((v) => typeof v === 'number');
+  const list = values.map(() => (numeric ? '?::BIGINT' : '?::VARCHAR')).join(', ');
+  const r = await conn.runAndReadAll(
+    `SELECT (epoch_ms(time_utc) - ?::BIGINT) // ?::BIGINT AS b, ${col} AS v, count(*) AS requests,
+       coalesce(sum(bytes), 0) AS bytes
+     FROM main.${view} WHERE ${w.sql} AND ${numeric ? col : `CAST(${col} AS VARCHAR)`} IN (${list})
+     GROUP BY b, v ORDER BY b, v`,
+    [BigInt(startMs), BigInt(intervalMs), ...w.values, ...values.map((v) => (numeric ? BigInt(v) : String(v)))],
+  );
+  return r.getRowsJS().map((x) => ({
+    bucket: num(x[0]),
+    value: value(typeof x[1] === 'bigint' ? num(x[1]) : x[1]),
+    requests: num(x[2]),
+    bytes: num(x[3]),
+  }));
+}
