@@ -9,6 +9,15 @@
 // DuckDB's parser, and ClickHouse would run a different language under the same text.
 import { randomBytes } from 'node:crypto';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
+import {
+  MAX_ACCOUNT_DOMAINS,
+  SECURITY_RULE_TYPES,
+  type GroupDimension,
+  type GroupItem,
+  type ProxyClient,
+  type TrafficBucket,
+  type ValueBucket,
+} from './account-reads.js';
 import { EMPTY_SUMMARY } from './duckdb-reads.js';
 import {
   DIMENSIONS,
@@ -128,6 +137,13 @@ function rowId(): bigint {
 }
 
 const num = (v: unknown): number => Number(v);
+
+/** The column or expression of a group dimension (account-reads.ts): columns of `logs` by name, the status class. */
+function groupColumn(d: GroupDimension): string {
+  if (d === 'status_class') return 'intDiv(status, 100)';
+  if (d === 'domain_id' || (DIMENSIONS as readonly string[]).includes(d)) return d;
+  throw new Error(`unknown dimension ${String(d)}`);
+}
 
 export function openClickHouseStore(opts: ClickHouseOptions): AnalyticsStore {
   const store = new ClickHouseStore(opts);
@@ -306,10 +322,15 @@ class ClickHouseStore implements AnalyticsStore {
     return Promise.reject(new QueryFailed(CLICKHOUSE_QUERY_REFUSED));
   }
 
-  /** `domain_id = d AND time_us >= since AND time_us < until` and the filters present. */
-  private where(domainId: number, range: ReadRange): string {
+  /** `domain_id = d AND time_us >= since AND time_us < until` and the filters present (`domain_id IN` for several). */
+  private where(domainIds: number | readonly number[], range: ReadRange): string {
+    const ids = [domainIds].flat().filter((id) => !this.deleted.has(id));
     const parts = [
-      `domain_id = ${int(domainId)}`,
+      ids.length === 0
+        ? '0'
+        : ids.length === 1
+          ? `domain_id = ${int(ids[0])}`
+          : `domain_id IN (${ids.map(int).join(', ')})`,
       `time_us >= ${int(range.since.getTime() * 1000)}`,
       `time_us < ${int(range.until.getTime() * 1000)}`,
     ];
@@ -324,19 +345,32 @@ class ClickHouseStore implements AnalyticsStore {
 
   /** One per-domain read: nothing for a domain deleted here, QueryFailed at the time limit. */
   private async read<T, R = Record<string, unknown>>(
-    domainId: number,
+    domainIds: number | readonly number[],
     timeoutMs: number,
     empty: T,
     sql: string,
     map: (rows: R[]) => T,
   ): Promise<T> {
-    if (this.deleted.has(domainId)) return empty;
+    const ids = [domainIds].flat();
+    if (ids.length === 0 || ids.every((id) => this.deleted.has(id))) return empty;
+    if (ids.length > MAX_ACCOUNT_DOMAINS)
+      throw new QueryFailed(`analytics read: at most ${MAX_ACCOUNT_DOMAINS} domains with logs are read at once`);
     await this.open();
     return map(await this.select<R>(sql, timeoutMs));
   }
 
   series(
     domainId: number,
+    range: ReadRange,
+    startMs: number,
+    intervalMs: number,
+    timeoutMs: number,
+  ): Promise<SeriesBucket[]> {
+    return this.accountSeries([domainId], range, startMs, intervalMs, timeoutMs);
+  }
+
+  accountSeries(
+    domainId: number[],
     range: ReadRange,
     startMs: number,
     intervalMs: number,
@@ -360,6 +394,10 @@ class ClickHouseStore implements AnalyticsStore {
   }
 
   summary(domainId: number, range: ReadRange, timeoutMs: number): Promise<RangeSummary> {
+    return this.accountSummary([domainId], range, timeoutMs);
+  }
+
+  accountSummary(domainId: number[], range: ReadRange, timeoutMs: number): Promise<RangeSummary> {
     const cached = `cache_status IN ('HIT', 'STALE')`;
     return this.read<RangeSummary, { x: unknown[] }>(
       domainId,
@@ -419,6 +457,10 @@ class ClickHouseStore implements AnalyticsStore {
   }
 
   peak(domainId: number, range: ReadRange, timeoutMs: number): Promise<Peak> {
+    return this.accountPeak([domainId], range, timeoutMs);
+  }
+
+  accountPeak(domainId: number[], range: ReadRange, timeoutMs: number): Promise<Peak> {
     return this.read(
       domainId,
       timeoutMs,
@@ -461,6 +503,27 @@ class ClickHouseStore implements AnalyticsStore {
     cursor: LogsCursor | null,
     timeoutMs: number,
   ): Promise<LogsPage> {
+    return this.logsWhere(domainId, range, limit, cursor, timeoutMs, '');
+  }
+
+  wafLogs(
+    domainId: number,
+    range: ReadRange,
+    limit: number,
+    cursor: LogsCursor | null,
+    timeoutMs: number,
+  ): Promise<LogsPage> {
+    return this.logsWhere(domainId, range, limit, cursor, timeoutMs, ' AND notEmpty(waf_actions)');
+  }
+
+  private logsWhere(
+    domainId: number,
+    range: ReadRange,
+    limit: number,
+    cursor: LogsCursor | null,
+    timeoutMs: number,
+    only: string,
+  ): Promise<LogsPage> {
     const after = cursor
       ? ` AND (time_us < ${int(cursor.timeMicros)} OR (time_us = ${int(cursor.timeMicros)} AND row_id < ${int(cursor.rowId < 0n ? 0n : cursor.rowId)}))`
       : '';
@@ -470,7 +533,7 @@ class ClickHouseStore implements AnalyticsStore {
       { logs: [], next: null },
       `SELECT time_us, toString(row_id) AS rid, host, path, method, status, bytes, cache_status, node, client_ip,
          duration_ms, upstream_ms, rule_hits, waf_events, fingerprint, bot_score, bot_class
-       FROM ${this.table} WHERE ${this.where(domainId, range)}${after}
+       FROM ${this.table} WHERE ${this.where(domainId, range)}${only}${after}
        ORDER BY time_us DESC, row_id DESC LIMIT ${int(limit + 1)}`,
       (rows) => {
         const more = rows.length > limit;
@@ -499,6 +562,125 @@ class ClickHouseStore implements AnalyticsStore {
           next: more && last ? { timeMicros: BigInt(num(last.time_us)), rowId: BigInt(String(last.rid)) } : null,
         };
       },
+    );
+  }
+
+  groups(
+    domainIds: number[],
+    range: ReadRange,
+    dims: GroupDimension[],
+    limit: number,
+    timeoutMs: number,
+  ): Promise<GroupItem[]> {
+    const cols = dims.map((d, i) => `${groupColumn(d)} AS g${i}`).join(', ');
+    const keys = dims.map((_, i) => `g${i}`).join(', ');
+    return this.read(
+      domainIds,
+      timeoutMs,
+      [],
+      `SELECT ${cols}, count() AS requests, sum(bytes) AS bytes, uniqExact(client_ip) AS visitors
+       FROM ${this.table} WHERE ${this.where(domainIds, range)}
+       GROUP BY ${keys} ORDER BY requests DESC, ${keys} LIMIT ${int(limit)}`,
+      (rows) =>
+        rows.map((x) => ({
+          values: dims.map((_, i) => (typeof x[`g${i}`] === 'number' ? (x[`g${i}`] as number) : String(x[`g${i}`]))),
+          requests: num(x.requests),
+          bytes: num(x.bytes),
+          visitors: num(x.visitors),
+        })),
+    );
+  }
+
+  traffic(
+    domainIds: number[],
+    range: ReadRange,
+    startMs: number,
+    intervalMs: number,
+    timeoutMs: number,
+  ): Promise<TrafficBucket[]> {
+    const types = SECURITY_RULE_TYPES.map((t) => chString(t)).join(', ');
+    const refused = `(status >= 400 AND arrayExists((t, d) -> d = 0 AND has([${types}], t), rule_types, rule_dry))`;
+    const cached = `cache_status IN ('HIT', 'STALE')`;
+    // No alias may be a column's name here: ClickHouse would read `bytes` in sumIf as the alias of sum(bytes).
+    return this.read(
+      domainIds,
+      timeoutMs,
+      [],
+      `SELECT intDiv(intDiv(time_us, 1000) - ${int(startMs)}, ${int(intervalMs)}) AS b, count() AS n,
+         sum(bytes) AS total, countIf(NOT ${refused}) AS br, sumIf(bytes, NOT ${refused}) AS bb,
+         countIf(upstream_ms >= 0) AS o, sumIf(bytes, upstream_ms >= 0) AS ob, sumIf(bytes, ${cached}) AS cb
+       FROM ${this.table} WHERE ${this.where(domainIds, range)} GROUP BY b ORDER BY b`,
+      (rows) =>
+        rows.map((x) => ({
+          bucket: num(x.b),
+          requests: num(x.n),
+          bytes: num(x.total),
+          billableRequests: num(x.br),
+          billableBytes: num(x.bb),
+          originRequests: num(x.o),
+          originBytes: num(x.ob),
+          cachedBytes: num(x.cb),
+        })),
+    );
+  }
+
+  proxyClients(
+    domainIds: number[],
+    range: ReadRange,
+    minRequests: number,
+    minFingerprints: number,
+    limit: number,
+    timeoutMs: number,
+  ): Promise<ProxyClient[]> {
+    return this.read(
+      domainIds,
+      timeoutMs,
+      [],
+      `SELECT client_ip, count() AS requests, sum(bytes) AS bytes, uniqExactIf(fingerprint, fingerprint != '') AS fps,
+         uniqExact(domain_id) AS domains, uniqExactIf(bot_class, bot_class != '') AS classes
+       FROM ${this.table} WHERE ${this.where(domainIds, range)} GROUP BY client_ip
+       HAVING requests >= ${int(minRequests)} AND fps >= ${int(minFingerprints)}
+       ORDER BY fps DESC, requests DESC, client_ip LIMIT ${int(limit)}`,
+      (rows) =>
+        rows.map((x) => ({
+          clientIp: String(x.client_ip),
+          requests: num(x.requests),
+          bytes: num(x.bytes),
+          fingerprints: num(x.fps),
+          domains: num(x.domains),
+          botClasses: num(x.classes),
+        })),
+    );
+  }
+
+  seriesBy(
+    domainIds: number[],
+    range: ReadRange,
+    startMs: number,
+    intervalMs: number,
+    dim: GroupDimension,
+    values: (string | number)[],
+    timeoutMs: number,
+  ): Promise<ValueBucket[]> {
+    if (values.length === 0) return Promise.resolve([]);
+    const col = groupColumn(dim);
+    const numeric = values.every((v) => typeof v === 'number');
+    const list = values.map((v) => (numeric ? int(v as number) : chString(String(v)))).join(', ');
+    return this.read(
+      domainIds,
+      timeoutMs,
+      [],
+      `SELECT intDiv(intDiv(time_us, 1000) - ${int(startMs)}, ${int(intervalMs)}) AS b, ${col} AS v,
+         count() AS requests, sum(bytes) AS bytes
+       FROM ${this.table} WHERE ${this.where(domainIds, range)} AND ${numeric ? col : `toString(${col})`} IN (${list})
+       GROUP BY b, v ORDER BY b, v`,
+      (rows) =>
+        rows.map((x) => ({
+          bucket: num(x.b),
+          value: typeof x.v === 'number' ? x.v : String(x.v),
+          requests: num(x.requests),
+          bytes: num(x.bytes),
+        })),
     );
   }
 

@@ -1,7 +1,7 @@
 // The ClickHouse backend of the analytics store (ANALYTICS_BACKEND=clickhouse) against a real ClickHouse server
 // started here (test/helpers/clickhouse-server.ts): the store's writes (idempotent batches, also of several domains;
 // deletes; retention), filter values that try to break out of their literal, the refusal of POST /analytics/query,
-// and every expectation of reads.test.ts run again with the store on ClickHouse.
+// and every expectation of reads.test.ts and account-reads.test.ts run again with the store on ClickHouse.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -117,24 +117,25 @@ test('analytics on ClickHouse: the store, and the reads of reads.test.ts', { tim
     assert.equal((JSON.parse(res.body) as { error: string }).error, CLICKHOUSE_QUERY_REFUSED);
   });
 
-  await t.test('reads.test.ts, every assertion, with the store on ClickHouse', async () => {
-    // A test run of its own (node's runner skips a nested run that inherits NODE_TEST_CONTEXT).
-    const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'test', TEST_ANALYTICS_CLICKHOUSE_URL: server.url };
-    delete env.NODE_TEST_CONTEXT;
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', '--test', join(ROOT, 'control-plane/src/areas/analytics/reads.test.ts')],
-      {
-        cwd: ROOT,
-        env,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    const code = await new Promise<number | null>((r) => child.once('exit', r));
-    assert.equal(code, 0, out.slice(-20_000));
-    assert.match(out, /# fail 0/);
-  });
+  for (const file of ['reads.test.ts', 'account-reads.test.ts'])
+    await t.test(`${file}, every assertion, with the store on ClickHouse`, async () => {
+      // A test run of its own (node's runner skips a nested run that inherits NODE_TEST_CONTEXT).
+      const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'test', TEST_ANALYTICS_CLICKHOUSE_URL: server.url };
+      delete env.NODE_TEST_CONTEXT;
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', '--test', join(ROOT, 'control-plane/src/areas/analytics', file)],
+        {
+          cwd: ROOT,
+          env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.stderr.on('data', (d) => (out += d));
+      const code = await new Promise<number | null>((r) => child.once('exit', r));
+      assert.equal(code, 0, out.slice(-20_000));
+      assert.match(out, /# fail 0/);
+    });
 });
