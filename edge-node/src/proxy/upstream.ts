@@ -1,11 +1,16 @@
-// Keep-alive connection pools to origins (undici Pool per origin) and a streaming dispatch with no body buffering.
-// A domain's origin_protocol decides whether TLS connections offer h2 in ALPN (see offersH2). Pools are keyed by the
-// Host they present (SNI), which a `*` record lets any client choose: at most `maxPools` live, least recently used closed.
+// Keep-alive connection pools to origins and a streaming dispatch with no body buffering. Plain-HTTP origins (the hot
+// path) go through the edge's own HTTP/1.1 client (origin-client/); HTTPS origins through undici Pools, where a
+// domain's origin_protocol decides whether TLS connections offer h2 in ALPN (see offersH2). Pools are keyed by the
+// Host they present (SNI), which a `*` record lets any client choose: at most `maxPools` of each client live, the
+// least recently used closed.
 import { isIP } from 'node:net';
+import type { Readable } from 'node:stream';
 import { rootCertificates } from 'node:tls';
 import { Pool, type Dispatcher } from 'undici';
 import { AddressRefusedError, type AddressPolicy } from '@platform/shared/address-policy';
 import { guardedConnector } from './guarded-connect.js';
+import { OriginClient } from './origin-client/client.js';
+import type { OriginHandler } from './origin-client/request.js';
 import type { OriginTarget } from './origin.js';
 
 export interface UpstreamOptions {
@@ -23,10 +28,19 @@ export class UpstreamPools {
   private readonly pools = new Map<string, Pool>();
   /** Origins that refused HTTPS under scheme Auto: plain HTTP until the time stored. */
   private readonly autoHttpUntil = new Map<string, number>();
-  /** Pools closed to stay within maxPools (a metric and the tests read it). */
-  evicted = 0;
+  /** undici pools closed to stay within maxPools. */
+  private undiciEvicted = 0;
+  /** Plain-HTTP origins. */
+  private readonly http: OriginClient;
 
-  constructor(private readonly opts: UpstreamOptions) {}
+  constructor(private readonly opts: UpstreamOptions) {
+    this.http = new OriginClient({ policy: opts.policy, maxPools: opts.maxPools });
+  }
+
+  /** Pools closed to stay within maxPools (a metric and the tests read it). */
+  get evicted(): number {
+    return this.undiciEvicted + this.http.evicted;
+  }
 
   private pool(
     scheme: 'http' | 'https',
@@ -76,13 +90,13 @@ export class UpstreamPools {
   private evictOldest(): void {
     const [key, oldest] = this.pools.entries().next().value as [string, Pool];
     this.pools.delete(key);
-    this.evicted++;
+    this.undiciEvicted++;
     oldest.close().catch(() => undefined);
   }
 
-  /** Pools open now (at most maxPools). */
+  /** Pools open now (at most maxPools of each client). */
   get size(): number {
-    return this.pools.size;
+    return this.pools.size + this.http.size;
   }
 
   /** The scheme to use now for `target` (resolves `auto` with what earlier attempts learned). */
@@ -108,18 +122,33 @@ export class UpstreamPools {
   dispatch(
     target: OriginTarget,
     scheme: 'http' | 'https',
-    req: { method: string; path: string; headers: string[]; body: Dispatcher.DispatchOptions['body'] },
-    handler: Dispatcher.DispatchHandler,
+    req: { method: string; path: string; headers: string[]; body: Readable | null },
+    handler: Dispatcher.DispatchHandler & OriginHandler,
     h2: boolean,
   ): void {
     const port = target.scheme === 'auto' ? (scheme === 'https' ? 443 : 80) : target.port;
+    const timeoutMs = target.timeoutSec * 1000;
+    if (scheme === 'http') {
+      this.http.dispatch(
+        target.address,
+        port,
+        target.hostHeader,
+        req.method,
+        req.path,
+        req.headers,
+        req.body,
+        handler,
+        timeoutMs,
+        Math.max(timeoutMs, 30_000),
+      );
+      return;
+    }
     const verify = this.opts.tlsVerify && target.scheme === 'https';
     const pool = this.pool(scheme, target.address, port, target.hostHeader, h2, verify);
     if (pool instanceof AddressRefusedError) {
       queueMicrotask(() => handler.onError?.(pool));
       return;
     }
-    const timeoutMs = target.timeoutSec * 1000;
     pool.dispatch(
       {
         path: req.path,
@@ -168,6 +197,7 @@ export class UpstreamPools {
   }
 
   async close(): Promise<void> {
+    this.http.close();
     await Promise.all([...this.pools.values()].map((p) => p.close().catch(() => undefined)));
     this.pools.clear();
   }
@@ -188,6 +218,7 @@ export function isConnectFailure(err: Error): boolean {
   return (
     code === 'ECONNREFUSED' ||
     code === 'UND_ERR_CONNECT_TIMEOUT' ||
+    code === 'EDGE_ORIGIN_CONNECT_TIMEOUT' ||
     (code === 'ECONNRESET' && /connect|handshake|TLS|socket disconnected/i.test(err.message)) ||
     code === 'EPROTO' ||
     code === 'ERR_SSL_WRONG_VERSION_NUMBER' ||
@@ -223,5 +254,12 @@ export function isCertificateFailure(err: Error): boolean {
 /** True when the origin did not answer in time (→ 504). */
 export function isTimeout(err: Error): boolean {
   const code = (err as { code?: string }).code ?? '';
-  return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
+  return (
+    code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    code === 'UND_ERR_CONNECT_TIMEOUT' ||
+    code === 'UND_ERR_BODY_TIMEOUT' ||
+    code === 'EDGE_ORIGIN_HEADERS_TIMEOUT' ||
+    code === 'EDGE_ORIGIN_CONNECT_TIMEOUT' ||
+    code === 'EDGE_ORIGIN_BODY_TIMEOUT'
+  );
 }

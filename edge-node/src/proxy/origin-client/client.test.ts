@@ -23,6 +23,7 @@ function send(
   oc.dispatch(
     '127.0.0.1',
     port,
+    '',
     method,
     '/',
     headers,
@@ -210,7 +211,7 @@ test('origin client pools are bounded', async (t) => {
     assert.equal(r.error, 'NET_ERR_ADDRESS_REFUSED');
     assert.equal(origin.connections, 0);
     const named = new Recorder();
-    oc.dispatch('localhost', origin.port, 'GET', '/', ['host', 'x'], null, named, 1000, 1000);
+    oc.dispatch('localhost', origin.port, '', 'GET', '/', ['host', 'x'], null, named, 1000, 1000);
     assert.equal((await named.done).error, 'NET_ERR_ADDRESS_REFUSED');
   });
 
@@ -225,7 +226,7 @@ test('origin client pools are bounded', async (t) => {
       ['/a', ['transfer-encoding', 'chunked']],
     ] as [string, string[]][]) {
       const h = new Recorder();
-      oc.dispatch('127.0.0.1', origin.port, 'GET', path, headers, null, h, 1000, 1000);
+      oc.dispatch('127.0.0.1', origin.port, '', 'GET', path, headers, null, h, 1000, 1000);
       assert.equal((await h.done).error, 'EDGE_ORIGIN_REQUEST', `${path} ${JSON.stringify(headers)}`);
     }
     assert.equal(origin.connections, 0);

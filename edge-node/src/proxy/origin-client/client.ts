@@ -167,12 +167,14 @@ export class OriginClient {
   }
 
   /**
-   * Sends a request to host:port (an address or a name, resolved and checked on every new connection). `headers` is a
+   * Sends a request to host:port (an address or a name, resolved and checked on every new connection). `tag` keeps
+   * apart pools to the same origin (the proxy keys them by the Host it presents, as its undici pools). `headers` is a
    * flat [name, value, …] list without framing headers but Content-Length; `body` is null or the stream of the body.
    */
   dispatch(
     host: string,
     port: number,
+    tag: string,
     method: string,
     path: string,
     headers: string[],
@@ -189,11 +191,11 @@ export class OriginClient {
       queueMicrotask(() => handler.onError(err));
       return;
     }
-    this.pool(host, port).dispatch(req);
+    this.pool(host, port, tag).dispatch(req);
   }
 
-  private pool(host: string, port: number): OriginPool {
-    const key = `${host}|${port}`;
+  private pool(host: string, port: number, tag: string): OriginPool {
+    const key = `${host}|${port}|${tag}`;
     let p = this.pools.get(key);
     if (p !== undefined) {
       // Map order is the LRU order: move a used pool to the end.
@@ -212,9 +214,9 @@ export class OriginClient {
     return p;
   }
 
-  /** Connections (busy and idle) to host:port now. */
-  connections(host: string, port: number): number {
-    return this.pools.get(`${host}|${port}`)?.connections ?? 0;
+  /** Connections (busy and idle) to host:port (pools tagged `tag`) now. */
+  connections(host: string, port: number, tag = ''): number {
+    return this.pools.get(`${host}|${port}|${tag}`)?.connections ?? 0;
   }
 
   close(): void {

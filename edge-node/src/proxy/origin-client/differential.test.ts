@@ -337,7 +337,7 @@ async function viaNode(port: number, c: Case): Promise<Recorded> {
 
 async function viaOriginClient(oc: OriginClient, port: number, c: Case): Promise<Recorded> {
   const r = new Recorder();
-  oc.dispatch('127.0.0.1', port, c.method ?? 'GET', '/path?q=1', requestHeaders(c), requestBody(c), r, 5000, 5000);
+  oc.dispatch('127.0.0.1', port, '', c.method ?? 'GET', '/path?q=1', requestHeaders(c), requestBody(c), r, 5000, 5000);
   return r.done;
 }
 
