@@ -3,10 +3,11 @@
 // names the failure in x-edge-error.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { createServer } from 'node:net';
 import { proxiedRecord, snapshot, startTestEdge } from '../testing/harness.js';
 import { listenForTest } from '../testing/listen.js';
+import { viaAgent, type Outcome } from './origin-client/testing.js';
 
 type Mode = 'unread' | 'read-close-delimited' | 'read-sized' | 'http11-close';
 
@@ -69,42 +70,6 @@ async function closingOrigin(t: { after(fn: () => Promise<void>): void }, mode: 
   return listenForTest(t, server);
 }
 
-interface Outcome {
-  status: number;
-  edgeError: string;
-  body: string;
-}
-
-function post(port: number, agent: Agent, host: string, size: number): Promise<Outcome> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        method: 'POST',
-        path: '/upload',
-        agent,
-        headers: { host, 'content-length': String(size), 'content-type': 'application/octet-stream' },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            edgeError: String(res.headers['x-edge-error'] ?? ''),
-            body: Buffer.concat(chunks).toString(),
-          }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.setTimeout(60_000, () => req.destroy(new Error('no answer within 60 s')));
-    req.on('error', reject);
-    req.end(Buffer.alloc(size, 0x78));
-  });
-}
-
 test('POSTs to origins that close their connections are never answered with a reset', async (t) => {
   const modes: Mode[] = ['unread', 'read-close-delimited', 'read-sized', 'http11-close'];
   const ports = new Map<Mode, number>();
@@ -129,7 +94,7 @@ test('POSTs to origins that close their connections are never answered with a re
           const size = sizes[next++ % sizes.length];
           let o: Outcome;
           try {
-            o = await post(port, agent, `${mode}.example.org`, size);
+            o = await viaAgent(port, agent, `${mode}.example.org`, 'POST', '/upload', size);
           } catch (err) {
             assert.fail(`${mode}, ${size} bytes: the client's request failed: ${(err as Error).message}`);
           }

@@ -1,5 +1,6 @@
 // Test helpers of the origin client: a raw origin on 127.0.0.1 that answers each request with scripted bytes, and a
 // handler that records an answer (usable with undici's dispatch as well as with the origin client).
+import { request, type Agent } from 'node:http';
 import { createServer, type Socket } from 'node:net';
 import { listenForTest } from '../../testing/listen.js';
 import type { OriginHandler } from './request.js';
@@ -165,4 +166,41 @@ export class Recorder implements OriginHandler {
     this.result.error = (err as { code?: string }).code ?? err.message;
     this.settle(this.result);
   }
+}
+
+/** An edge's answer as a client on a keep-alive agent saw it. */
+export interface Outcome {
+  status: number;
+  edgeError: string;
+  body: string;
+}
+
+/** One request to an edge on 127.0.0.1 through `agent` (keep-alive connections), with a body of `size` bytes or none. */
+export function viaAgent(
+  port: number,
+  agent: Agent,
+  host: string,
+  method: string,
+  path: string,
+  size = -1,
+): Promise<Outcome> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { host };
+    if (size >= 0) headers['content-length'] = String(size);
+    const req = request({ host: '127.0.0.1', port, method, path, agent, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          edgeError: String(res.headers['x-edge-error'] ?? ''),
+          body: Buffer.concat(chunks).toString(),
+        }),
+      );
+      res.on('error', reject);
+    });
+    req.setTimeout(60_000, () => req.destroy(new Error('no answer within 60 s')));
+    req.on('error', reject);
+    req.end(size >= 0 ? Buffer.alloc(size, 0x78) : undefined);
+  });
 }
