@@ -76,6 +76,14 @@ const READS: [string, (s: AnalyticsStore) => Promise<unknown>][] = [
   ['security actions', (s) => s.wafActions(1, day, T)],
   ['raw logs, first page of 100', (s) => s.logs(1, day, 100, null, T)],
   ['raw logs, 100 POSTs', (s) => s.logs(1, { ...day, filter: { method: 'POST' } }, 100, null, T)],
+  // account-read-routes.ts (over one domain here: the account's union has the same rows)
+  ['billable traffic, day by 5 min', (s) => s.traffic([1], day, now - DAY, 300_000, T)],
+  ['quota used: billable bytes of the day (one bucket)', (s) => s.traffic([1], day, now - DAY, DAY, T)],
+  ['account summary', (s) => s.accountSummary([1], day, T)],
+  ['top 10 files (host, path)', (s) => s.groups([1], day, ['host', 'path'], 10, T)],
+  ['proxy-like clients', (s) => s.proxyClients([1], day, 50, 3, 10, T)],
+  ['behaviour: status class by 15 min', (s) => s.seriesBy([1], day, now - DAY, 900_000, 'status_class', [2, 4, 5], T)],
+  ['WAF logs, first page of 100', (s) => s.wafLogs(1, day, 100, null, T)],
 ];
 const ADHOC_DUCKDB = `SELECT path, count(*) AS n, count(DISTINCT client_ip) AS clients, avg(duration_ms) AS ms
   FROM logs WHERE status >= 400 GROUP BY path ORDER BY n DESC LIMIT 20`;

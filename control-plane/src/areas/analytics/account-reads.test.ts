@@ -134,7 +134,7 @@ test('account-wide analytics reads, the remaining per-domain reads, quota used',
 
   const get = (key: string, path: string, params: Record<string, string | number> = {}) => {
     const qs = new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)])).toString();
-    return cp.call(key, 'GET', `${path}${qs ? `?${qs}` : ''}`);
+    return cp.call(key, 'GET', `${path}${qs ? `${path.includes('?') ? '&' : '?'}${qs}` : ''}`);
   };
   const ok = async <T>(key: string, path: string, params: Record<string, string | number> = {}) => {
     const res = await get(key, path, params);
@@ -370,9 +370,17 @@ test('account-wide analytics reads, the remaining per-domain reads, quota used',
       doms.items.map((i) => i.domain),
       [b1],
     );
-    // bob's filter on alice's host finds nothing
+    // bob's filter on alice's host finds nothing; a filter value is a value, quotes and SQL in it match nothing
     const probe = await ok<{ requests: number }>(bob.key, '/analytics/summary', { ...range, host: a1 });
     assert.equal(probe.requests, 0);
+    for (const host of ["x' OR '1'='1", "') UNION ALL SELECT * FROM main.d_1 --", '\\', '%'])
+      for (const read of ['summary', 'billable', 'proxy-clients?min_fingerprints=2&min_requests=1', 'edge-nodes']) {
+        const got = await ok<{ requests?: number; clients?: unknown[] }>(bob.key, `/analytics/${read}`, {
+          ...range,
+          host,
+        });
+        assert.ok((got.requests ?? 0) === 0 && (got.clients ?? []).length === 0, `${read} ${host}`);
+      }
     for (const read of ['waf-logs', 'attacks', 'behaviour?dimension=status', 'ai-crawlers', 'billable']) {
       const res = await cp.call(bob.key, 'GET', `/domains/${a1}/analytics/${read}`);
       assert.equal(res.statusCode, 404, `${read}: ${res.body}`);

@@ -344,7 +344,8 @@ class DuckDbEngine {
     const limit = interruptAt(conn, timeoutMs);
     try {
       const branches = own.map((id) => `SELECT *, rowid AS rowid FROM main.${table(id)}${only}`);
-      await conn.run(`CREATE TEMP VIEW rows_read AS ${branches.join(' UNION ALL ')}`);
+      // By name: a table created before a column was added lines up with the newer ones (missing columns are NULL).
+      await conn.run(`CREATE TEMP VIEW rows_read AS ${branches.join(' UNION ALL BY NAME ')}`);
       return await fn(conn, 'rows_read');
     } catch (err) {
       if (limit.reached()) throw new QueryFailed(`analytics read: stopped at the time limit of ${timeoutMs} ms`);
