@@ -57,7 +57,8 @@ export interface EdgeConfig {
   cacheReportMs: number;
   /**
    * EDGE_CACHE_HOST / EDGE_CACHE_PORT: the cache listener, where the control plane fetches one cached object (node
-   * token); port 0 picks a free one per process (each worker has its own cache), -1: off. EDGE_CACHE_URL: the address
+   * token); port 0 picks a free one per process (each worker has its own cache), -1: off; with EDGE_WORKERS > 1 a
+   * fixed port is the first of 2 × EDGE_WORKERS, each worker taking the first free one. EDGE_CACHE_URL: the address
    * reported to the control plane when it must reach the listener another way (default http://host:port).
    */
   cacheHost: string;

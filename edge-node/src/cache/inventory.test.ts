@@ -152,6 +152,7 @@ test('the reporter sends snapshots to the control plane; the listener serves one
     cacheHost: '127.0.0.1',
     cachePort: 0,
     cacheUrl: undefined,
+    workers: 1,
   });
   t.after(() => reporter.stop());
 

@@ -183,7 +183,13 @@ function digest(s: string): Buffer {
  * domain's cache (the stored bytes, as they are: `x-cache-content-encoding` names their coding), 404 when absent.
  * Only with the node token; nothing else is served.
  */
-function startCacheListener(cache: EdgeCache, token: string, host: string, port: number): Promise<Server> {
+function startCacheListener(
+  cache: EdgeCache,
+  token: string,
+  host: string,
+  port: number,
+  span: number,
+): Promise<Server> {
   const expected = digest(token);
   const server = createServer((req, res) => {
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
@@ -213,17 +219,35 @@ function startCacheListener(cache: EdgeCache, token: string, host: string, port:
   });
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve(server));
-  });
+  return listenOwn(server, host, port, span);
+}
+
+/**
+ * Listens on a port of this process's own (`exclusive`: a cluster worker's listen is otherwise shared through the
+ * primary, and a request for one worker's object would reach another): `port`, or the first free of the `span`
+ * ports from it; port 0, a free one.
+ */
+async function listenOwn(server: Server, host: string, port: number, span: number): Promise<Server> {
+  for (let i = 0; ; i++) {
+    try {
+      return await new Promise<Server>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen({ port: port === 0 ? 0 : port + i, host, exclusive: true }, () => {
+          server.off('error', reject);
+          resolve(server);
+        });
+      });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || port === 0 || i + 1 >= span) throw err;
+    }
+  }
 }
 
 export async function startCacheReporter(
   cache: EdgeCache,
   config: Pick<
     EdgeConfig,
-    'controlPlaneUrl' | 'cacheReportMs' | 'dataDir' | 'nodeToken' | 'cacheHost' | 'cachePort' | 'cacheUrl'
+    'controlPlaneUrl' | 'cacheReportMs' | 'dataDir' | 'nodeToken' | 'cacheHost' | 'cachePort' | 'cacheUrl' | 'workers'
   >,
   limits: InventoryLimits = INVENTORY_LIMITS,
 ): Promise<CacheReporter> {
@@ -232,7 +256,10 @@ export async function startCacheReporter(
   const url = `${config.controlPlaneUrl}/internal/cache-inventory`;
   const token = ensureNodeToken(config.dataDir, config.nodeToken);
   const listener =
-    config.cachePort >= 0 ? await startCacheListener(cache, token, config.cacheHost, config.cachePort) : undefined;
+    config.cachePort >= 0
+      ? // With workers, a fixed port is the first of a range: each worker takes the first free one.
+        await startCacheListener(cache, token, config.cacheHost, config.cachePort, config.workers * 2)
+      : undefined;
   const port = listener ? (listener.address() as { port: number }).port : 0;
   const host = config.cacheHost.includes(':') ? `[${config.cacheHost}]` : config.cacheHost;
   const address = !listener ? '' : (config.cacheUrl?.replace(/\/$/, '') ?? `http://${host}:${port}`);
