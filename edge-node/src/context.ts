@@ -1,6 +1,7 @@
 // One RequestContext per request: everything read from uWS synchronously, plus what the phases decide on the way.
 import type { PeerAddress } from '@platform/shared/match';
 import type { ZoneRecord } from '@platform/shared/config';
+import type { UnservedReason } from '@platform/shared/types';
 import type { OriginTarget } from './proxy/origin.js';
 import type { OriginRouteAction } from './rules/origin-route.js';
 
@@ -73,6 +74,15 @@ export class RequestContext {
   status = 0;
   bytes = 0;
   upstreamMs = -1;
+  /** Body bytes received from the origin (before compression or transformation). */
+  originBytes = 0;
+  /** Why the edge answered instead of the origin (a refusal, a redirect, an origin failure); '' when it did not. */
+  unserved: UnservedReason | '' = '';
+  /** The answer is the Markdown for agents of an HTML page (optimize's markdown_for_agents). */
+  markdown = false;
+  /** The enforced rate_limit rule that refused or challenged the request, and the key it counted ('' none). */
+  rateLimitRule = 0;
+  rateLimitKey = '';
   /** True once the client went away or the response was finished: nothing more may be written. */
   aborted = false;
   /**

@@ -17,6 +17,7 @@ import {
 } from './cache/key.js';
 import type { EdgeCache } from './cache/store.js';
 import type { EdgeErrorCode } from './errors.js';
+import type { UnservedReason } from '@platform/shared/types';
 import type { CompiledDomain, DomainTable } from './store/snapshot.js';
 import { ACME_HTTP01_PREFIX } from '@platform/shared/config';
 import { answerAcmeHttp01 } from './acme-http01.js';
@@ -44,7 +45,7 @@ import {
 } from './rules/challenge.js';
 import { decideClient } from './rules/client-rules.js';
 import { decideCustom } from './rules/custom.js';
-import { clientAddress, rateLimits, type RateLimitAction } from './rules/rate-limit.js';
+import { clientAddress, keyText, rateLimits, type RateLimitAction } from './rules/rate-limit.js';
 import { markOrigin, pickOrigin, poolTarget, type OriginPoolAction } from './rules/origin-pool.js';
 import { routeTarget } from './rules/origin-route.js';
 import { redirectLocation } from './rules/redirect.js';
@@ -106,6 +107,7 @@ export function runPhases(
       `${ctx.host || '(no host)'} is not served by this edge\n`,
       null,
     );
+    ctx.unserved = 'host_not_served';
     state.log(ctx);
     return undefined;
   }
@@ -113,7 +115,11 @@ export function runPhases(
   ctx.record = record;
   ctx.recordId = record.id;
   // An ACME http-01 key authorization the platform publishes is answered before any rule or the origin.
-  if (ctx.path.startsWith(ACME_HTTP01_PREFIX) && answerAcmeHttp01(res, ctx, domain, state)) return undefined;
+  if (ctx.path.startsWith(ACME_HTTP01_PREFIX)) {
+    ctx.unserved = 'acme_challenge';
+    if (answerAcmeHttp01(res, ctx, domain, state)) return undefined;
+    ctx.unserved = '';
+  }
   const rules = domain.rules;
 
   // header rules: every matching rule applies, in priority order; collected now, applied on the way out and back.
@@ -133,6 +139,7 @@ export function runPhases(
   const drop = idx(rules, 'drop')?.first(ctx);
   if (drop) {
     ctx.hit(drop.id, drop.type, false);
+    ctx.unserved = 'drop';
     if (drop.action.close) {
       ctx.status = 444;
       if (!ctx.aborted) {
@@ -154,10 +161,14 @@ export function runPhases(
     const w = wafPhase(res, ctx, wafIndex, body, responseOps);
     if (w instanceof Promise)
       return w.then((o) => {
-        if (o.answered) return state.log(ctx);
+        if (o.answered) {
+          ctx.unserved = 'waf_block';
+          return state.log(ctx);
+        }
         return authPhase(res, ctx, state, o.body, match, requestOps, responseOps, ipScope);
       });
     if (w.answered) {
+      ctx.unserved = 'waf_block';
       state.log(ctx);
       return undefined;
     }
@@ -201,7 +212,9 @@ function answerBlocked(
   state: EdgeState,
   by: string,
   responseOps: HeaderOp[],
+  reason: UnservedReason,
 ): true {
+  ctx.unserved = reason;
   respond(res, ctx, 403, [...TEXT, ['cache-control', 'no-store']], `blocked by ${by}\n`, responseOps);
   state.log(ctx);
   return true;
@@ -229,7 +242,8 @@ function guardPhase(
   const custom = customIdx ? decideCustom(customIdx, ctx) : undefined;
   if (custom && custom.action.kind !== 'challenge') {
     ctx.hit(custom.id, custom.type, false);
-    if (custom.action.kind === 'block') return answerBlocked(res, ctx, state, 'a custom rule', responseOps);
+    if (custom.action.kind === 'block')
+      return answerBlocked(res, ctx, state, 'a custom rule', responseOps, 'custom_block');
     if (custom.action.kind === 'allow') {
       ctx.securityAllowed = true;
       return ctx.path === CHALLENGE_PATH ? answerChallenge(res, ctx, state, body, responseOps) : false;
@@ -243,7 +257,14 @@ function guardPhase(
   if (byRule?.action.kind === 'block') {
     ctx.hit(byRule.id, byRule.type, false);
     const what = byRule.type === 'fingerprint' ? 'a fingerprint rule' : 'a bot rule';
-    return answerBlocked(res, ctx, state, what, responseOps);
+    return answerBlocked(
+      res,
+      ctx,
+      state,
+      what,
+      responseOps,
+      byRule.type === 'fingerprint' ? 'fingerprint_block' : 'bot_block',
+    );
   }
   if (byRule?.action.kind === 'route' && byRule.type === 'bot_route') {
     ctx.hit(byRule.id, byRule.type, false);
@@ -263,11 +284,14 @@ function guardPhase(
       if (wait === 0) continue;
       ctx.hit(r.id, r.type, r.dryRun);
       if (r.dryRun) continue;
+      ctx.rateLimitRule = r.id;
+      ctx.rateLimitKey = keyText(r.action, ctx);
       if (r.action.challenge) {
         challenge = true;
         break;
       }
       rateScratch.length = 0;
+      ctx.unserved = 'rate_limited';
       respond(
         res,
         ctx,
@@ -303,6 +327,7 @@ function guardPhase(
   else if (byClient) ctx.hit(byRule.id, byRule.type, false);
   else if (!byRateLimit) ctx.hit(0, underAttack ? 'under_attack' : 'captcha', false);
   const nonce = issueNonce(client, ctx.host, ttl);
+  ctx.unserved = 'challenge_issued';
   respond(
     res,
     ctx,
@@ -328,6 +353,7 @@ function answerChallenge(
   responseOps: HeaderOp[],
 ): true | Promise<void> {
   const fail = (status: number, message: string, extra: [string, string][] = []) => {
+    ctx.unserved = 'challenge_failed';
     respond(res, ctx, status, [...TEXT, ['cache-control', 'no-store'], ...extra], `${message}\n`, responseOps);
     state.log(ctx);
   };
@@ -345,6 +371,7 @@ function answerChallenge(
     const v = checkAnswer(a.nonce, a.solution, clientAddress(ctx.peer), ctx.host);
     if (!v.ok) return fail(v.status, v.reason);
     const secure = ctx.scheme === 'https' ? '; Secure' : '';
+    ctx.unserved = 'challenge_passed';
     respond(
       res,
       ctx,
@@ -398,6 +425,7 @@ function afterAuth(
   if (auth && ok === 'throttled') {
     // No password is checked while an address keeps failing (or too many checks are queued): no scrypt to spend.
     ctx.hit(auth.id, auth.type, false);
+    ctx.unserved = 'auth_throttled';
     const wait = Math.max(1, retryAfterSec(auth.action, ctx.peer.text));
     respond(
       res,
@@ -411,6 +439,7 @@ function afterAuth(
   }
   if (auth && !ok) {
     ctx.hit(auth.id, auth.type, false);
+    ctx.unserved = 'auth_required';
     respond(
       res,
       ctx,
@@ -425,6 +454,7 @@ function afterAuth(
   const redirect = idx(rules, 'redirect')?.first(ctx);
   if (redirect) {
     ctx.hit(redirect.id, redirect.type, false);
+    ctx.unserved = 'redirect';
     respond(
       res,
       ctx,
@@ -487,7 +517,8 @@ function afterAuth(
       cacheBase = baseKey(ctx.scheme, ctx.host, ctx.path, cacheKeyQuery(cacheAction, ctx.query));
       if (ipScope !== '') cacheBase += `${RULES_LINE}${ipScope.slice(1)}`;
       // The Markdown answer for agents is kept apart from the HTML one (not by the whole Accept value: one key each).
-      if (markdownRequested(ctx, rules)) cacheBase += MARKDOWN_LINE;
+      const markdown = markdownRequested(ctx, rules);
+      if (markdown) cacheBase += MARKDOWN_LINE;
       authorized = carriesAuthorization(ctx, requestOps);
       const now = Date.now();
       let entry = state.cache.get(domain.name, generation, cacheBase, now);
@@ -499,6 +530,7 @@ function afterAuth(
       if (entry && authorized && !entry.shared) entry = undefined;
       if (entry && entry.freshUntil > now) {
         ctx.cacheStatus = 'HIT';
+        if (markdown) ctx.markdown = isMarkdown(entry.headers);
         state.cache.hits++;
         const headers = [...entry.headers, ['age', String(Math.floor((now - entry.storedAt) / 1000))]] as [
           string,
@@ -535,6 +567,12 @@ function afterAuth(
   );
   const h2 = offersH2(settings.originProtocol);
   forward(res, ctx, state.pools, target, upstreamHeaders(ctx, target, reqHeaders), body, plan, h2);
+}
+
+/** The answer's headers say it is Markdown (the converted copy of an HTML page). */
+function isMarkdown(headers: readonly (readonly [string, string])[]): boolean {
+  for (const [k, v] of headers) if (k === 'content-type') return v.startsWith(MARKDOWN_TYPE.split(';')[0]);
+  return false;
 }
 
 /** The cache key's line for a request answered in Markdown (keys never hold a newline from the request). */
@@ -663,7 +701,10 @@ class Plan implements ResponsePlan {
         if (h[0] === 'etag' && h[1].startsWith('"')) out.push(['etag', `W/${h[1]}`]);
         else out.push(h);
       }
-      if (kind === 'markdown') out.push(['content-type', MARKDOWN_TYPE]);
+      if (kind === 'markdown') {
+        out.push(['content-type', MARKDOWN_TYPE]);
+        this.ctx.markdown = true;
+      }
       out.push(['accept-ranges', 'none']);
       return { kind, headers: out };
     }
@@ -783,6 +824,8 @@ class Plan implements ResponsePlan {
   onFailure(): boolean {
     if (this.stale && this.cache?.staleOnError) {
       this.ctx.cacheStatus = 'STALE';
+      this.ctx.unserved = 'stale_on_origin_error';
+      this.ctx.markdown = isMarkdown(this.stale.headers);
       respond(this.res, this.ctx, this.stale.status, [...this.stale.headers], this.stale.body, this.ops);
       return true;
     }
@@ -799,6 +842,14 @@ class Plan implements ResponsePlan {
           : status === 504
             ? 'EDGE_ERR_UPSTREAM_TIMEOUT'
             : 'EDGE_ERR_UPSTREAM_UNREACHABLE';
+    this.ctx.unserved =
+      status === 526
+        ? 'origin_certificate'
+        : cause
+          ? 'origin_refused'
+          : status === 504
+            ? 'origin_timeout'
+            : 'origin_unreachable';
     if (ep)
       respond(
         this.res,

@@ -128,6 +128,7 @@ export function makeHandler(state: EdgeState, scheme: 'http' | 'https') {
 /** One catch per request: 502 `edge error` once, logged. */
 function failed(res: HttpResponse, ctx: RequestContext, state: EdgeState, err: unknown): void {
   log.error({ err, host: ctx.host, path: ctx.path }, 'request failed');
+  ctx.unserved = 'edge_error';
   respond(
     res,
     ctx,

@@ -1,5 +1,7 @@
 // Request log records collected in memory on the hot path (one small array push per request) and drained in batches.
+import type { ServingPath, UaCategory, UnservedReason } from '@platform/shared/types';
 import type { RequestContext } from '../context.js';
+import { userAgentCategory } from './ua-category.js';
 import { OriginMinuteCounts } from './origin-minutes.js';
 
 /** One request as shipped to the control plane (msgpack, short keys keep batches small). */
@@ -26,6 +28,29 @@ export interface RequestLogRecord {
   /** Bot score 1–99 (1: automated) and class, only when a bot_route rule looked at the request. */
   bot?: number;
   botClass?: string;
+  /** Set by RequestLogBuffer.add (optional for records built elsewhere). TLS of the client connection: `none` plain HTTP; `TLS` when the server does not say which version (uWS). */
+  tls?: string;
+  /** HTTP version of the client's request (`HTTP/1.1`: uWS speaks HTTP/1.x only). */
+  proto?: string;
+  /** What the User-Agent says of the client. */
+  ua?: UaCategory;
+  /** Where the answer came from. */
+  served?: ServingPath;
+  /** Why the origin did not answer, only when it did not. */
+  unserved?: UnservedReason;
+  /** Body bytes received from the origin, only when some were. */
+  originBytes?: number;
+  /** Only when the answer was Markdown for agents. */
+  md?: true;
+  /** The enforced rate_limit rule that refused or challenged the request and the key it counted, only then. */
+  rlRule?: number;
+  rlKey?: string;
+}
+
+/** Where the answer of a finished request came from. */
+export function servingPath(ctx: RequestContext): ServingPath {
+  if (ctx.cacheStatus === 'HIT' || ctx.cacheStatus === 'STALE') return 'cache';
+  return ctx.upstreamMs >= 0 && ctx.unserved === '' ? 'origin' : 'edge';
 }
 
 /** A packed batch (shipper.ts) kept until the control plane acknowledges it. */
@@ -91,7 +116,19 @@ export class RequestLogBuffer {
       ms: Math.round((performance.now() - ctx.startedAt) * 100) / 100,
       upstreamMs: Math.round(ctx.upstreamMs * 100) / 100,
       peer: ctx.peer.text,
+      tls: ctx.scheme === 'https' ? 'TLS' : 'none',
+      proto: 'HTTP/1.1',
+      ua: userAgentCategory(ctx.header('user-agent')),
+      served: servingPath(ctx),
     };
+    const unserved = ctx.unserved !== '' ? ctx.unserved : ctx.status === 499 ? 'client_aborted' : '';
+    if (unserved !== '') record.unserved = unserved;
+    if (ctx.originBytes > 0) record.originBytes = ctx.originBytes;
+    if (ctx.markdown) record.md = true;
+    if (ctx.rateLimitRule !== 0) {
+      record.rlRule = ctx.rateLimitRule;
+      record.rlKey = ctx.rateLimitKey;
+    }
     if (ctx.waf !== null) record.waf = ctx.waf.map((e) => [e.ruleId, e.wafRule, e.phase, e.target, e.data, e.action]);
     if (ctx.fingerprint !== '') record.fp = ctx.fingerprint;
     if (ctx.botScore !== 0) {

@@ -354,6 +354,7 @@ class Attempt implements Dispatcher.DispatchHandler {
   /** Returns false to pause the origin while uWS has backpressure (resumed from onWritable). */
   onData(chunk: Buffer): boolean {
     const { ctx, res } = this.x;
+    ctx.originBytes += chunk.length;
     if (this.replaced || this.answered || ctx.aborted) return true;
     if (this.tf) return this.holdChunk(chunk);
     if (this.z) return this.compressChunk(chunk);

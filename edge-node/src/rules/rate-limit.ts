@@ -37,6 +37,22 @@ export function clientAddress(peer: PeerAddress): string {
   return `${(peer.v6 >> 64n).toString(16)}::/64`;
 }
 
+/** Characters of a tripped key as the request log keeps it (a header value may be long). */
+export const MAX_KEY_TEXT = 256;
+
+/**
+ * The key the rule counted the request under, as text for the request log (only for a request it refused or
+ * challenged): `ip=<address or /64>`, `path=<path>`, `<header name>=<value>`, joined by a space, at most MAX_KEY_TEXT.
+ */
+export function keyText(a: RateLimitAction, ctx: RequestContext): string {
+  const parts: string[] = [];
+  if (a.useIp) parts.push(`ip=${clientAddress(ctx.peer)}`);
+  if (a.usePath) parts.push(`path=${ctx.path.slice(0, MAX_KEY_TEXT)}`);
+  if (a.header !== '') parts.push(`${a.header}=${(ctx.header(a.header) ?? '').slice(0, MAX_KEY_TEXT)}`);
+  const text = parts.join(' ');
+  return text.length > MAX_KEY_TEXT ? text.slice(0, MAX_KEY_TEXT) : text;
+}
+
 const KEYS: readonly RateLimitKey[] = ['ip', 'ip_path', 'path', 'header', 'ip_header'];
 
 export function compileRateLimit(f: RuleBody, rule: { id: number }): RateLimitAction {

@@ -6,3 +6,4 @@ export type Permission =
   'domain.view' | 'domain.settings' | 'domain.delete' | 'ssl.manage' | 'records.edit' | 'cache.purge';
 export type RecordType = 'A' | 'AAAA' | 'CNAME' | 'MX' | 'TXT' | 'NS' | 'SRV' | 'CAA' | 'PTR';
 export type Scheme = 'Http' | 'Https' | 'Auto';
+export * from './request-log.js';
