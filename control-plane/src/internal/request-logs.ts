@@ -20,11 +20,11 @@ import {
   scheduleEvaluations,
 } from '../areas/uptime/detector.js';
 import { ingestAttackRecords, startAttackDetector } from '../areas/security/detector.js';
-import { appendRequestLogs } from '../areas/analytics/ingest.js';
+import { appendRequestLogs, shippedFields, type ShippedLater } from '../areas/analytics/ingest.js';
 import { APPLIED_BATCHES_KEEP_MS, type AppliedBatch } from '../areas/analytics/store.js';
 
-/** One request-log record as an edge node ships it (edge-node/src/log/buffer.ts). */
-export interface ShippedRecord {
+/** One request-log record as an edge node ships it (edge-node/src/log/buffer.ts), with the later fields. */
+export interface ShippedRecord extends ShippedLater {
   t: number;
   host: string;
   path: string;
@@ -136,6 +136,8 @@ export default async function requestLogRoutes(app: FastifyInstance) {
           durationMs: Number(r.ms) || 0,
           upstreamMs: Number(r.upstreamMs) || 0,
           clientIp: String(r.peer ?? ''),
+          // Analytics only: request_logs has no columns for them (inserting ignores the key).
+          fields: shippedFields(r),
         }));
       const counted = { minutes: 0, monitorMinutes: 0, probes: 0, attackMinutes: 0 };
       const evaluate = new Set<number>();

@@ -25,6 +25,14 @@ const FILTER_SQL: Record<FilterField, string> = {
   cache_status: 'cache_status = ?::VARCHAR',
   node: 'node = ?::VARCHAR',
   bot_class: 'bot_class = ?::VARCHAR',
+  country: 'country = ?::VARCHAR',
+  asn: 'asn = ?::BIGINT',
+  http_protocol: 'http_protocol = ?::VARCHAR',
+  tls_version: 'tls_version = ?::VARCHAR',
+  ua_category: 'ua_category = ?::VARCHAR',
+  serving_path: 'serving_path = ?::VARCHAR',
+  unserved_reason: 'unserved_reason = ?::VARCHAR',
+  markdown: 'markdown = ?::BOOLEAN',
 };
 export const DIMENSION_SQL: Record<Dimension, string> = {
   host: 'host',
@@ -36,7 +44,18 @@ export const DIMENSION_SQL: Record<Dimension, string> = {
   client_ip: 'client_ip',
   bot_score: 'bot_score',
   bot_class: 'bot_class',
+  country: 'country',
+  asn: 'asn',
+  http_protocol: 'http_protocol',
+  tls_version: 'tls_version',
+  ua_category: 'ua_category',
+  serving_path: 'serving_path',
+  unserved_reason: 'unserved_reason',
+  rate_limit_rule: 'rate_limit_rule',
+  rate_limit_key: 'rate_limit_key',
 };
+/** A label of a dimension's value, from the same rows: the AS organisation of an AS number. */
+const LABEL_SQL: Partial<Record<Dimension, string>> = { asn: 'max(as_org)' };
 
 const tz = (d: Date): DuckDBTimestampTZValue => new DuckDBTimestampTZValue(BigInt(d.getTime()) * 1000n);
 
@@ -48,7 +67,7 @@ export function where(range: ReadRange): { sql: string; values: DuckDBValue[] } 
     const v = range.filter[field];
     if (v === undefined) continue;
     parts.push(fragment);
-    values.push(typeof v === 'number' ? v : String(v));
+    values.push(typeof v === 'number' || typeof v === 'boolean' ? v : String(v));
   }
   return { sql: parts.join(' AND '), values };
 }
@@ -85,6 +104,7 @@ export const EMPTY_SUMMARY: RangeSummary = Object.freeze({
   upstreamMs: null,
   status4xx: 0,
   status5xx: 0,
+  originFetchedBytes: 0,
 });
 
 export async function readSummary(conn: DuckDBConnection, table: string, range: ReadRange): Promise<RangeSummary> {
@@ -96,7 +116,8 @@ export async function readSummary(conn: DuckDBConnection, table: string, range: 
        count(*) FILTER (WHERE upstream_ms >= 0), coalesce(sum(bytes) FILTER (WHERE upstream_ms >= 0), 0),
        avg(upstream_ms) FILTER (WHERE upstream_ms >= 0),
        quantile_disc(upstream_ms, [0.5, 0.95, 0.99]) FILTER (WHERE upstream_ms >= 0),
-       count(*) FILTER (WHERE status >= 400 AND status < 500), count(*) FILTER (WHERE status >= 500)
+       count(*) FILTER (WHERE status >= 400 AND status < 500), count(*) FILTER (WHERE status >= 500),
+       coalesce(sum(origin_bytes), 0)
      FROM main.${table} WHERE ${w.sql}`,
     w.values,
   );
@@ -113,6 +134,7 @@ export async function readSummary(conn: DuckDBConnection, table: string, range: 
     upstreamMs: x[7] === null || !q ? null : { avg: num(x[7]), p50: num(q[0]), p95: num(q[1]), p99: num(q[2]) },
     status4xx: num(x[9]),
     status5xx: num(x[10]),
+    originFetchedBytes: num(x[11]),
   };
 }
 
@@ -164,15 +186,19 @@ export async function readBreakdown(
 ): Promise<BreakdownItem[]> {
   const w = where(range);
   const col = DIMENSION_SQL[dimension];
+  const label = LABEL_SQL[dimension];
   const r = await conn.runAndReadAll(
-    `SELECT ${col} AS v, count(*) AS requests, coalesce(sum(bytes), 0) AS bytes
+    `SELECT ${col} AS v, count(*) AS requests, coalesce(sum(bytes), 0) AS bytes,
+       coalesce(sum(origin_bytes), 0) AS origin_bytes${label ? `, ${label} AS label` : ''}
      FROM main.${table} WHERE ${w.sql} GROUP BY v ORDER BY requests DESC, v LIMIT ?::BIGINT`,
     [...w.values, BigInt(limit)],
   );
   return r.getRowsJS().map((row) => ({
-    value: typeof row[0] === 'number' ? row[0] : String(row[0]),
+    value: typeof row[0] === 'number' || typeof row[0] === 'bigint' ? num(row[0]) : String(row[0]),
     requests: num(row[1]),
     bytes: num(row[2]),
+    originBytes: num(row[3]),
+    ...(label ? { label: String(row[4] ?? '') } : {}),
   }));
 }
 
@@ -188,7 +214,9 @@ export async function readLogs(
   const values = cursor ? [...w.values, cursor.timeMicros, cursor.rowId] : w.values;
   const r = await conn.runAndReadAll(
     `SELECT epoch_us(time) AS us, rowid, host, path, method, status, bytes, cache_status, node, client_ip,
-       duration_ms, upstream_ms, rule_hits::VARCHAR, waf_events::VARCHAR, fingerprint, bot_score, bot_class
+       duration_ms, upstream_ms, rule_hits::VARCHAR, waf_events::VARCHAR, fingerprint, bot_score, bot_class,
+       tls_version, http_protocol, ua_category, serving_path, unserved_reason, origin_bytes, markdown, rate_limit_rule,
+       rate_limit_key, country, asn, as_org
      FROM main.${table} WHERE ${w.sql}${after} ORDER BY us DESC, rowid DESC LIMIT ?::BIGINT`,
     [...values, BigInt(limit + 1)],
   );
@@ -212,6 +240,18 @@ export async function readLogs(
     fingerprint: String(x[14]),
     bot_score: num(x[15]),
     bot_class: String(x[16]),
+    tls_version: String(x[17] ?? ''),
+    http_protocol: String(x[18] ?? ''),
+    ua_category: String(x[19] ?? ''),
+    serving_path: String(x[20] ?? ''),
+    unserved_reason: String(x[21] ?? ''),
+    origin_bytes: num(x[22] ?? 0),
+    markdown: x[23] === true,
+    rate_limit_rule: num(x[24] ?? 0),
+    rate_limit_key: String(x[25] ?? ''),
+    country: String(x[26] ?? ''),
+    asn: num(x[27] ?? 0),
+    as_org: String(x[28] ?? ''),
   }));
   const last = page.at(-1);
   return {

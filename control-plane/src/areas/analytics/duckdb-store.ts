@@ -28,6 +28,7 @@ import { MAX_ACCOUNT_DOMAINS } from './account-reads.js';
 import { checkParsedQuery, QueryRefused } from './sandbox.js';
 import {
   APPLIED_BATCHES_KEEP_MS,
+  LATER_DEFAULTS,
   LOG_COLUMNS,
   type AppliedBatch,
   QueryFailed,
@@ -49,11 +50,32 @@ export interface DuckDbOptions {
 /** Characters of answer text at most (rows beyond are cut and `truncated` set). */
 const MAX_ANSWER_CHARS = 8 * 1024 * 1024;
 
+/**
+ * Columns added after the first tables were written, in table order, with the default a row of an older file gets:
+ * at start, each table lacking one gets it (ALTER TABLE ... ADD COLUMN), so older files keep every row. DuckDB adds
+ * a column without NOT NULL; the appender always writes a value.
+ */
+const LATER_COLUMNS: [string, string, string][] = [
+  ['tls_version', 'VARCHAR', "''"],
+  ['http_protocol', 'VARCHAR', "''"],
+  ['ua_category', 'VARCHAR', "''"],
+  ['serving_path', 'VARCHAR', "''"],
+  ['unserved_reason', 'VARCHAR', "''"],
+  ['origin_bytes', 'BIGINT', '0'],
+  ['markdown', 'BOOLEAN', 'false'],
+  ['rate_limit_rule', 'INTEGER', '0'],
+  ['rate_limit_key', 'VARCHAR', "''"],
+  ['country', 'VARCHAR', "''"],
+  ['asn', 'BIGINT', '0'],
+  ['as_org', 'VARCHAR', "''"],
+];
+
 const STORED_COLUMNS = `time TIMESTAMPTZ NOT NULL, time_utc TIMESTAMP NOT NULL, domain_id INTEGER NOT NULL, owner_id INTEGER NOT NULL,
   node VARCHAR NOT NULL, host VARCHAR NOT NULL, path VARCHAR NOT NULL, method VARCHAR NOT NULL,
   status INTEGER NOT NULL, bytes BIGINT NOT NULL, cache_status VARCHAR NOT NULL, rule_hits JSON NOT NULL,
   waf_events JSON NOT NULL, duration_ms DOUBLE NOT NULL, upstream_ms DOUBLE NOT NULL, client_ip VARCHAR NOT NULL,
-  fingerprint VARCHAR NOT NULL, bot_score INTEGER NOT NULL, bot_class VARCHAR NOT NULL`;
+  fingerprint VARCHAR NOT NULL, bot_score INTEGER NOT NULL, bot_class VARCHAR NOT NULL,
+  ${LATER_COLUMNS.map(([name, type, dflt]) => `${name} ${type} DEFAULT ${dflt}`).join(', ')}`;
 
 const table = (domainId: number): string => {
   if (!Number.isSafeInteger(domainId) || domainId < 0) throw new Error(`bad domain id ${domainId}`);
@@ -187,6 +209,7 @@ class DuckDbEngine {
         `SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND regexp_full_match(table_name, 'd_[0-9]+')`,
       );
       const tables = new Set(names.getRowsJS().map((r) => Number(String(r[0]).slice(2))));
+      await addLaterColumns(writer);
       const fns = await writer.runAndReadAll(
         `SELECT DISTINCT lower(function_name) FROM duckdb_functions()
          WHERE schema_name = 'main' AND function_type IN ('scalar', 'aggregate', 'macro')`,
@@ -407,6 +430,20 @@ class DuckDbEngine {
   }
 }
 
+/** Adds the LATER_COLUMNS a domain table of an older file lacks, with their defaults. */
+async function addLaterColumns(writer: DuckDBConnection): Promise<void> {
+  const have = await writer.runAndReadAll(
+    `SELECT table_name, list(column_name) FROM duckdb_columns()
+     WHERE schema_name = 'main' AND regexp_full_match(table_name, 'd_[0-9]+') GROUP BY table_name`,
+  );
+  for (const [name, columns] of have.getRowsJS()) {
+    const present = new Set((columns as string[]).map(String));
+    for (const [column, type, dflt] of LATER_COLUMNS)
+      if (!present.has(column))
+        await writer.run(`ALTER TABLE main.${String(name)} ADD COLUMN ${column} ${type} DEFAULT ${dflt}`);
+  }
+}
+
 /** Interrupts the connection's statement at the limit, and again every 100 ms: an interrupt between two steps would
  * otherwise be lost. */
 function interruptAt(conn: DuckDBConnection, ms: number): { reached(): boolean; clear(): void } {
@@ -447,6 +484,19 @@ function appendRow(a: DuckDBAppender, r: LogRow): void {
   a.appendVarchar(r.fingerprint);
   a.appendInteger(r.botScore);
   a.appendVarchar(r.botClass);
+  const d = LATER_DEFAULTS;
+  a.appendVarchar(r.tlsVersion ?? d.tlsVersion);
+  a.appendVarchar(r.httpProtocol ?? d.httpProtocol);
+  a.appendVarchar(r.uaCategory ?? d.uaCategory);
+  a.appendVarchar(r.servingPath ?? d.servingPath);
+  a.appendVarchar(r.unservedReason ?? d.unservedReason);
+  a.appendBigInt(BigInt(Math.trunc(r.originBytes ?? d.originBytes)));
+  a.appendBoolean(r.markdown ?? d.markdown);
+  a.appendInteger(r.rateLimitRule ?? d.rateLimitRule);
+  a.appendVarchar(r.rateLimitKey ?? d.rateLimitKey);
+  a.appendVarchar(r.country ?? d.country);
+  a.appendBigInt(BigInt(Math.trunc(r.asn ?? d.asn)));
+  a.appendVarchar(r.asOrg ?? d.asOrg);
   a.endRow();
 }
 

@@ -4,7 +4,9 @@ import type { FastifyInstance } from 'fastify';
 import { inArray } from 'drizzle-orm';
 import type { Db } from '../../db/index.js';
 import { domains } from '../../db/schema.js';
-import type { AppliedBatch, LogRow } from './store.js';
+import { SERVING_PATHS, UA_CATEGORIES, UNSERVED_REASONS } from '@platform/shared/types';
+import { lookupClient, type ClientNetwork } from './geo.js';
+import type { AppliedBatch, LaterFields, LogRow } from './store.js';
 
 export interface HostDomain {
   id: number;
@@ -95,7 +97,62 @@ export interface IngestedRecord {
   durationMs: number;
   upstreamMs: number;
   clientIp: string;
+  /** The later fields (shippedFields); absent in records of an older edge or sent by hand. */
+  fields?: ShippedFields;
 }
+
+/** The request-log fields an edge ships beyond the first set (edge-node/src/log/buffer.ts), typed and bounded. */
+export type ShippedFields = Pick<
+  LaterFields,
+  | 'tlsVersion'
+  | 'httpProtocol'
+  | 'uaCategory'
+  | 'servingPath'
+  | 'unservedReason'
+  | 'originBytes'
+  | 'markdown'
+  | 'rateLimitRule'
+  | 'rateLimitKey'
+>;
+
+const TLS_VERSIONS = ['none', 'TLS', 'TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3'];
+const HTTP_PROTOCOLS = ['HTTP/1.0', 'HTTP/1.1', 'HTTP/2', 'HTTP/3'];
+const MAX_RATE_LIMIT_KEY = 256;
+const oneOf = (v: unknown, allowed: readonly string[]): string =>
+  typeof v === 'string' && allowed.includes(v) ? v : '';
+
+/** The later fields as an edge ships them (edge-node/src/log/buffer.ts), unchecked; absent from older edges. */
+export interface ShippedLater {
+  tls?: unknown;
+  proto?: unknown;
+  ua?: unknown;
+  served?: unknown;
+  unserved?: unknown;
+  originBytes?: unknown;
+  md?: unknown;
+  rlRule?: unknown;
+  rlKey?: unknown;
+}
+
+/** A shipped record's later fields: a value outside its known set is '' (unknown), a number outside its range 0. */
+export function shippedFields(r: ShippedLater): ShippedFields {
+  const rule = Number.isSafeInteger(r.rlRule) && (r.rlRule as number) > 0 ? int32(r.rlRule as number) : 0;
+  return {
+    tlsVersion: oneOf(r.tls, TLS_VERSIONS),
+    httpProtocol: oneOf(r.proto, HTTP_PROTOCOLS),
+    uaCategory: oneOf(r.ua, UA_CATEGORIES),
+    servingPath: oneOf(r.served, SERVING_PATHS),
+    unservedReason: oneOf(r.unserved, UNSERVED_REASONS),
+    originBytes: Number.isSafeInteger(r.originBytes) && (r.originBytes as number) > 0 ? (r.originBytes as number) : 0,
+    markdown: r.md === true,
+    rateLimitRule: rule,
+    rateLimitKey: rule !== 0 && typeof r.rlKey === 'string' ? r.rlKey.slice(0, MAX_RATE_LIMIT_KEY) : '',
+  };
+}
+
+const NO_FIELDS: ShippedFields = Object.freeze(shippedFields({}));
+/** Distinct client addresses looked up per shipment at most; the rest are unknown (a batch holds 5,000 records). */
+const MAX_LOOKUPS = 20_000;
 
 const MAX_RULE_HITS = 32;
 
@@ -135,6 +192,15 @@ async function appendRows(app: FastifyInstance, records: IngestedRecord[], batch
   if (records.length === 0) return 0;
   const byHost = await app.analytics.hosts.resolve(records.map((r) => r.host));
   const rows: LogRow[] = [];
+  const networks = new Map<string, ClientNetwork>();
+  const network = (ip: string): ClientNetwork => {
+    let n = networks.get(ip);
+    if (n === undefined) {
+      n = networks.size < MAX_LOOKUPS ? lookupClient(ip) : lookupClient('');
+      networks.set(ip, n);
+    }
+    return n;
+  };
   for (const r of records) {
     const domain = byHost.get(r.host);
     if (!domain || Number.isNaN(r.at.getTime())) continue;
@@ -157,6 +223,8 @@ async function appendRows(app: FastifyInstance, records: IngestedRecord[], batch
       fingerprint: r.fingerprint,
       botScore: r.botScore,
       botClass: r.botClass,
+      ...(r.fields ?? NO_FIELDS),
+      ...network(r.clientIp.slice(0, 64)),
     });
   }
   await app.analytics.store.append(rows, batch);

@@ -16,7 +16,18 @@ import {
   BusiestAnswer,
   CompareAnswer,
   CacheAnswer,
+  CountriesAnswer,
+  EgressAnswer,
+  LimitQuery,
   LogsAnswer,
+  MarkdownAnswer,
+  NetworksAnswer,
+  ProtocolsAnswer,
+  RateLimitKeysAnswer,
+  TlsAnswer,
+  UnderAttackAnswer,
+  UnservedAnswer,
+  UserAgentsAnswer,
   LogsQuery,
   OriginAnswer,
   PeakAnswer,
@@ -36,11 +47,14 @@ import {
 import {
   DEFAULT_LOGS_PAGE,
   DEFAULT_TOP,
+  DIMENSIONS,
   decodeCursor,
   encodeCursor,
   INTERVALS,
   parseInterval,
   parseRange,
+  type BreakdownItem,
+  type Dimension,
   type Interval,
   type RangeQuery as RangeParams,
   type RangeSummary,
@@ -54,9 +68,13 @@ const tags = ['analytics'];
 const MAX_STATUSES = 500;
 /** Distinct cache outcomes answered at most. */
 const MAX_CACHE_STATUSES = 50;
+/** Distinct unserved reasons, serving paths, categories, protocols answered at most (each a short fixed list). */
+const MAX_REASONS = 50;
+/** Countries answered at most (ISO 3166 has 249 codes, and '' unknown). */
+const MAX_COUNTRIES = 300;
 
 export const RANGE_TEXT =
-  'Range: `since` (inclusive) and `until` (exclusive), ISO 8601 date-times with a zone; `until` defaults to now and `since` to a day before it; 400 when `since` is not before `until` or the range is longer than 366 days. Filters (exact match, all optional): `host`, `path`, `method`, `status`, `cache_status`, `node`, `bot_class`; any other parameter is a 400.';
+  'Range: `since` (inclusive) and `until` (exclusive), ISO 8601 date-times with a zone; `until` defaults to now and `since` to a day before it; 400 when `since` is not before `until` or the range is longer than 366 days. Filters (exact match, all optional): `host`, `path`, `method`, `status`, `cache_status`, `node`, `bot_class`, `country`, `asn`, `http_protocol`, `tls_version`, `ua_category`, `serving_path`, `unserved_reason`, `markdown`; any other parameter is a 400.';
 
 /** The domain, its caller's access and its plan's features; 404 invisible, 403 naming the missing feature. */
 export async function readDomain(request: FastifyRequest, name: string, logs = false): Promise<number> {
@@ -243,18 +261,30 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
   route(
     'origin',
     'Edge-to-origin statistics',
-    'Requests passed to the origin, their bytes and share, and the time waiting for the origin (mean, p50, p95, p99).',
+    'Requests passed to the origin, their bytes and share, the time waiting for the origin (mean, p50, p95, p99), the bytes received from it, and the requests it failed by how.',
     RangeQuery,
     OriginAnswer,
     async (request) => {
       const { range, id } = await rangeOf(request);
       const t = await guarded(request, () => store().summary(id, range, timeout()));
+      const reasons = await guarded(request, () =>
+        store().breakdown(id, range, 'unserved_reason', MAX_REASONS, timeout()),
+      );
+      const of = (reason: string) => reasons.find((it) => it.value === reason)?.requests ?? 0;
       return {
         ...window(range),
         requests: t.originRequests,
         bytes: t.originBytes,
         share: t.requests === 0 ? 0 : t.originRequests / t.requests,
         upstream_ms: t.upstreamMs,
+        bytes_from_origin: t.originFetchedBytes,
+        failures: {
+          unreachable: of('origin_unreachable'),
+          timeout: of('origin_timeout'),
+          refused: of('origin_refused'),
+          certificate: of('origin_certificate'),
+          stale_served: of('stale_on_origin_error'),
+        },
       };
     },
   );
@@ -401,17 +431,246 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
     CacheAnswer,
     async (request) => {
       const { range, id } = await rangeOf(request);
+      return cacheCounts(request, id, range);
+    },
+  );
+  /** Requests per cache outcome and the hit ratio (the cache and search-crawler cache reads). */
+  const cacheCounts = async (request: FastifyRequest, id: number, range: ReadRange) => {
+    const items = await guarded(request, () =>
+      store().breakdown(id, range, 'cache_status', MAX_CACHE_STATUSES, timeout()),
+    );
+    const of = (s: string) => items.find((it) => it.value === s)?.requests ?? 0;
+    const served = of('HIT') + of('STALE');
+    const looked = served + of('MISS') + of('EXPIRED');
+    return {
+      ...window(range),
+      requests: items.reduce((a, b) => a + b.requests, 0),
+      hit_ratio: looked === 0 ? 0 : served / looked,
+      cache_statuses: items.map((it) => ({ cache_status: String(it.value), requests: it.requests, bytes: it.bytes })),
+    };
+  };
+
+  route(
+    'crawler-cache',
+    'Search-crawler cache counters',
+    "The cache outcomes of search engines' and other self-declared crawlers' requests (user-agent category `crawler`; AI crawlers are `ua_category=ai_crawler` of the cache read): requests and bytes per cache outcome, and their hit ratio.",
+    RangeQuery,
+    CacheAnswer,
+    async (request) => {
+      const { range, id } = await rangeOf(request);
+      return cacheCounts(request, id, { ...range, filter: { ...range.filter, ua_category: 'crawler' } });
+    },
+  );
+
+  /** Requests and bytes per value of a dimension, named `field` in the answer. */
+  const perValue = async <F extends string>(
+    request: FastifyRequest,
+    id: number,
+    range: ReadRange,
+    dimension: Dimension,
+    limit: number,
+    field: F,
+  ) => {
+    const items = await guarded(request, () => store().breakdown(id, range, dimension, limit, timeout()));
+    return items.map(
+      (it) =>
+        ({ [field]: it.value, requests: it.requests, bytes: it.bytes }) as Record<F, string> & {
+          requests: number;
+          bytes: number;
+        },
+    );
+  };
+  const total = async (request: FastifyRequest, id: number, range: ReadRange) =>
+    (await guarded(request, () => store().summary(id, range, timeout()))).requests;
+
+  route(
+    'countries',
+    'Traffic by country',
+    "Requests and bytes per country of the client address (looked up when the logs arrive, from an offline database; '' unknown), most requests first.",
+    RangeQuery,
+    CountriesAnswer,
+    async (request) => {
+      const { range, id } = await rangeOf(request);
+      const items = await perValue(request, id, range, 'country', MAX_COUNTRIES, 'country');
+      return { ...window(range), requests: items.reduce((a, b) => a + b.requests, 0), items };
+    },
+  );
+
+  route(
+    'networks',
+    'Traffic by network',
+    'Requests and bytes per autonomous system of the client address, with its organisation (0 unknown), most requests first. `limit`: 1-100, 10 by default.',
+    LimitQuery,
+    NetworksAnswer,
+    async (request) => {
+      const { range, id } = await rangeOf(request);
+      const limit = request.query.limit ?? DEFAULT_TOP;
+      const items = await guarded(request, () => store().breakdown(id, range, 'asn', limit, timeout()));
+      return {
+        ...window(range),
+        requests: await total(request, id, range),
+        items: items.map((it) => ({
+          asn: Number(it.value),
+          organisation: it.label ?? '',
+          requests: it.requests,
+          bytes: it.bytes,
+        })),
+      };
+    },
+  );
+
+  const simple = (path: string, summary: string, description: string, dimension: Dimension, field: string) =>
+    route(path, summary, description, RangeQuery, perValueAnswer(field), async (request) => {
+      const { range, id } = await rangeOf(request);
+      const items = await perValue(request, id, range, dimension, MAX_REASONS, field);
+      // items carry `field` as the schema of that field's answer names it (perValueAnswer).
+      return { ...window(range), requests: items.reduce((a, b) => a + b.requests, 0), items } as never;
+    });
+  const perValueAnswer = (field: string) =>
+    field === 'http_protocol' ? ProtocolsAnswer : field === 'tls_version' ? TlsAnswer : UserAgentsAnswer;
+  simple(
+    'protocols',
+    'HTTP versions',
+    "Requests and bytes per HTTP version of the client's request.",
+    'http_protocol',
+    'http_protocol',
+  );
+  simple('tls', 'TLS versions', 'Requests and bytes per TLS of the client connection.', 'tls_version', 'tls_version');
+  simple(
+    'user-agents',
+    'User-agent categories',
+    'Requests and bytes per user-agent category (what the User-Agent header says of the client).',
+    'ua_category',
+    'category',
+  );
+
+  route(
+    'unserved',
+    'Unserved-request reasons',
+    'The requests the origin did not answer, per reason: refused by a rule (WAF, rate limit, custom, fingerprint or bot rule, drop), challenged, answered by the edge (redirect, sign-in, ACME), the origin failing, the client leaving.',
+    RangeQuery,
+    UnservedAnswer,
+    async (request) => {
+      const { range, id } = await rangeOf(request);
       const items = await guarded(request, () =>
-        store().breakdown(id, range, 'cache_status', MAX_CACHE_STATUSES, timeout()),
+        store().breakdown(id, range, 'unserved_reason', MAX_REASONS, timeout()),
       );
-      const of = (s: string) => items.find((it) => it.value === s)?.requests ?? 0;
-      const served = of('HIT') + of('STALE');
-      const looked = served + of('MISS') + of('EXPIRED');
+      const reasons = items
+        .filter((it) => it.value !== '')
+        .map((it) => ({ reason: String(it.value), requests: it.requests, bytes: it.bytes }));
       return {
         ...window(range),
         requests: items.reduce((a, b) => a + b.requests, 0),
-        hit_ratio: looked === 0 ? 0 : served / looked,
-        cache_statuses: items.map((it) => ({ cache_status: String(it.value), requests: it.requests, bytes: it.bytes })),
+        unserved: reasons.reduce((a, b) => a + b.requests, 0),
+        reasons,
+      };
+    },
+  );
+
+  route(
+    'egress',
+    'Egress by cache status and serving path',
+    'Bytes sent to clients (and received from the origin) per cache outcome and per serving path (cache, origin, edge).',
+    RangeQuery,
+    EgressAnswer,
+    async (request) => {
+      const { range, id } = await rangeOf(request);
+      const by = async (dimension: Dimension) =>
+        guarded(request, () => store().breakdown(id, range, dimension, MAX_CACHE_STATUSES, timeout()));
+      const caches = await by('cache_status');
+      const paths = await by('serving_path');
+      const row = (it: BreakdownItem) => ({
+        requests: it.requests,
+        bytes: it.bytes,
+        bytes_from_origin: it.originBytes,
+      });
+      return {
+        ...window(range),
+        bytes: caches.reduce((a, b) => a + b.bytes, 0),
+        bytes_from_origin: caches.reduce((a, b) => a + b.originBytes, 0),
+        cache_statuses: caches.map((it) => ({ cache_status: String(it.value), ...row(it) })),
+        serving_paths: paths.map((it) => ({ serving_path: String(it.value), ...row(it) })),
+      };
+    },
+  );
+
+  route(
+    'under-attack',
+    'Under Attack Mode results',
+    'Challenges issued, passed and failed (the challenge page of Under Attack Mode, captcha rules and record flags, and rate limits that challenge), and how many of the pages Under Attack Mode itself asked for.',
+    RangeQuery,
+    UnderAttackAnswer,
+    async (request) => {
+      const { range, id } = await rangeOf(request);
+      const items = await guarded(request, () =>
+        store().breakdown(id, range, 'unserved_reason', MAX_REASONS, timeout()),
+      );
+      const of = (reason: string) => items.find((it) => it.value === reason)?.requests ?? 0;
+      const issued = of('challenge_issued');
+      const passed = of('challenge_passed');
+      const pages: ReadRange = { ...range, filter: { ...range.filter, unserved_reason: 'challenge_issued' } };
+      const askers = await guarded(request, () => store().ruleHits(id, pages, 100, timeout()));
+      return {
+        ...window(range),
+        issued,
+        passed,
+        failed: of('challenge_failed'),
+        solve_rate: issued === 0 ? 0 : passed / issued,
+        under_attack_issued: askers.find((h) => h.ruleId === 0 && h.ruleType === 'under_attack')?.hits ?? 0,
+      };
+    },
+  );
+
+  route(
+    'rate-limit-keys',
+    'Tripped rate-limit keys',
+    'The keys (client address, path, header value, as the rule counts) and rules of enforced rate_limit rules that refused or challenged requests. `limit`: 1-100, 10 by default.',
+    LimitQuery,
+    RateLimitKeysAnswer,
+    async (request) => {
+      const { range, id } = await rangeOf(request);
+      const limit = request.query.limit ?? DEFAULT_TOP;
+      // One more than asked: the '' group (requests no limit tripped) is left out.
+      const keys = await guarded(request, () => store().breakdown(id, range, 'rate_limit_key', limit + 1, timeout()));
+      const rules = await guarded(request, () => store().breakdown(id, range, 'rate_limit_rule', limit + 1, timeout()));
+      const tripped = rules.filter((it) => Number(it.value) !== 0);
+      return {
+        ...window(range),
+        requests: tripped.reduce((a, b) => a + b.requests, 0),
+        keys: keys
+          .filter((it) => it.value !== '')
+          .slice(0, limit)
+          .map((it) => ({ key: String(it.value), requests: it.requests, bytes: it.bytes })),
+        rules: tripped
+          .slice(0, limit)
+          .map((it) => ({ rule_id: Number(it.value), requests: it.requests, bytes: it.bytes })),
+      };
+    },
+  );
+
+  route(
+    'markdown',
+    'Markdown-for-Agents preview',
+    "What Markdown for agents (an optimize rule's markdown_for_agents) does for the domain: the requests answered with Markdown, their bytes and the HTML bytes the origin sent for them, the share of AI crawlers' requests that got Markdown, which user-agent categories asked, and the paths answered most. `limit` (paths): 1-100, 10 by default.",
+    LimitQuery,
+    MarkdownAnswer,
+    async (request) => {
+      const { range, id } = await rangeOf(request);
+      const limit = request.query.limit ?? DEFAULT_TOP;
+      const md: ReadRange = { ...range, filter: { ...range.filter, markdown: true } };
+      const agents = await guarded(request, () => store().breakdown(id, md, 'ua_category', MAX_REASONS, timeout()));
+      const paths = await guarded(request, () => store().breakdown(id, md, 'path', limit, timeout()));
+      const ai: ReadRange = { ...range, filter: { ...range.filter, ua_category: 'ai_crawler' } };
+      const aiAll = await total(request, id, ai);
+      const aiMd = await total(request, id, { ...ai, filter: { ...ai.filter, markdown: true } });
+      return {
+        ...window(range),
+        requests: agents.reduce((a, b) => a + b.requests, 0),
+        bytes: agents.reduce((a, b) => a + b.bytes, 0),
+        bytes_from_origin: agents.reduce((a, b) => a + b.originBytes, 0),
+        share_of_ai_crawlers: aiAll === 0 ? 0 : aiMd / aiAll,
+        user_agents: agents.map((it) => ({ category: String(it.value), requests: it.requests, bytes: it.bytes })),
+        paths: paths.map((it) => ({ path: String(it.value), requests: it.requests, bytes: it.bytes })),
       };
     },
   );
@@ -436,7 +695,7 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
   route(
     'top',
     'Top-N breakdown by a dimension',
-    `Requests and bytes per value of \`dimension\` (host, path, method, status, cache_status, node, client_ip, bot_score, bot_class), most requests first. \`limit\`: 1-100, 10 by default.`,
+    `Requests and bytes per value of \`dimension\` (${DIMENSIONS.join(', ')}), most requests first. \`limit\`: 1-100, 10 by default.`,
     TopQuery,
     TopAnswer,
     async (request) => {

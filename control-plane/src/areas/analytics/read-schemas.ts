@@ -50,6 +50,35 @@ const RANGE_AND_FILTERS = {
       description: "Only requests of this bot class (verified_crawler, ai_crawler, automation, human, …; '' none)",
     }),
   ),
+  country: Type.Optional(
+    Type.String({ maxLength: 2, description: "Only requests from this country (ISO 3166 code; '' unknown)" }),
+  ),
+  asn: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: 4294967295, description: 'Only requests from this AS number (0 unknown)' }),
+  ),
+  http_protocol: Type.Optional(
+    Type.String({ maxLength: 16, description: "Only requests of this HTTP version (HTTP/1.1, …; '' unknown)" }),
+  ),
+  tls_version: Type.Optional(
+    Type.String({ maxLength: 16, description: "Only requests of this TLS (none, TLS, TLSv1.3, …; '' unknown)" }),
+  ),
+  ua_category: Type.Optional(
+    Type.String({
+      maxLength: 16,
+      description:
+        "Only requests of this user-agent category (browser, mobile, crawler, ai_crawler, library, empty, other; '' unknown)",
+    }),
+  ),
+  serving_path: Type.Optional(
+    Type.String({ maxLength: 16, description: "Only requests answered this way (cache, origin, edge; '' unknown)" }),
+  ),
+  unserved_reason: Type.Optional(
+    Type.String({
+      maxLength: 32,
+      description: "Only requests the origin did not answer for this reason ('' those it answered)",
+    }),
+  ),
+  markdown: Type.Optional(Type.Boolean({ description: 'Only requests answered (or not) with Markdown for agents' })),
 } satisfies TProperties;
 
 const query = <T extends TProperties>(title: string, extra: T) =>
@@ -74,6 +103,9 @@ export const TopQuery = query('AnalyticsTopQuery', {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TOP, default: DEFAULT_TOP })),
 });
 export const TopUrisQuery = query('AnalyticsTopUrisQuery', {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TOP, default: DEFAULT_TOP })),
+});
+export const LimitQuery = query('AnalyticsLimitQuery', {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TOP, default: DEFAULT_TOP })),
 });
 export const LogsQuery = query('AnalyticsLogsQuery', {
@@ -149,6 +181,17 @@ export const OriginAnswer = Type.Object(
     upstream_ms: Type.Union(
       [Type.Object({ avg: Ms, p50: Ms, p95: Ms, p99: Ms }, { description: 'nearest-rank percentiles' }), Type.Null()],
       { description: 'Time waiting for the origin; null when no request went to it' },
+    ),
+    bytes_from_origin: Type.Integer({ description: 'Body bytes received from the origin' }),
+    failures: Type.Object(
+      {
+        unreachable: Type.Integer({ description: 'No connection to the origin (502)' }),
+        timeout: Type.Integer({ description: 'The origin did not answer in time (504)' }),
+        refused: Type.Integer({ description: 'The edge refused the address (a private or own address; 502)' }),
+        certificate: Type.Integer({ description: "The origin's certificate was not accepted (526)" }),
+        stale_served: Type.Integer({ description: 'The origin failed and a stale cached copy was served' }),
+      },
+      { description: 'Requests the origin failed, by how' },
     ),
   },
   { title: 'AnalyticsOrigin' },
@@ -243,6 +286,121 @@ export const SecurityActionsAnswer = Type.Object(
   { title: 'AnalyticsSecurityActions' },
 );
 const counts = { requests: Type.Integer(), bytes: Type.Integer({ description: 'Bytes sent to clients' }) };
+/** Requests and bytes per value of one field, most requests first (ties by value). */
+const perValue = <P extends TProperties>(title: string, item: P, description: string) =>
+  Type.Object(
+    {
+      ...Window,
+      requests: Type.Integer({ description: 'Requests in the range' }),
+      items: Type.Array(Type.Object({ ...item, ...counts }), { description }),
+    },
+    { title },
+  );
+export const CountriesAnswer = perValue(
+  'AnalyticsCountries',
+  { country: Type.String() },
+  "Requests per country of the client address (ISO 3166 code; '' unknown), most first",
+);
+export const NetworksAnswer = perValue(
+  'AnalyticsNetworks',
+  { asn: Type.Integer(), organisation: Type.String({ description: "The AS's organisation ('' unknown)" }) },
+  'Requests per autonomous system of the client address (0 unknown), most first, `limit` of them',
+);
+export const ProtocolsAnswer = perValue(
+  'AnalyticsProtocols',
+  { http_protocol: Type.String() },
+  "Requests per HTTP version of the request (HTTP/1.1, HTTP/2, HTTP/3; '' logged before the edge recorded it)",
+);
+export const TlsAnswer = perValue(
+  'AnalyticsTlsVersions',
+  { tls_version: Type.String() },
+  "Requests per TLS of the client connection (none: plain HTTP; TLS: HTTPS whose version the edge does not know; TLSv1.2, TLSv1.3; '' logged before the edge recorded it)",
+);
+export const UserAgentsAnswer = perValue(
+  'AnalyticsUserAgentCategories',
+  { category: Type.String() },
+  "Requests per user-agent category (browser, mobile, crawler, ai_crawler, library, empty, other; '' logged before the edge recorded it)",
+);
+export const UnservedAnswer = Type.Object(
+  {
+    ...Window,
+    requests: Type.Integer({ description: 'Requests in the range' }),
+    unserved: Type.Integer({ description: 'Of those, the ones the origin did not answer' }),
+    reasons: Type.Array(Type.Object({ reason: Type.String(), ...counts }), {
+      description:
+        'Per reason, most first: host_not_served, acme_challenge, drop, custom_block, fingerprint_block, bot_block, rate_limited, challenge_issued, challenge_passed, challenge_failed, waf_block, auth_required, auth_throttled, redirect, origin_unreachable, origin_timeout, origin_refused, origin_certificate, stale_on_origin_error, client_aborted, edge_error',
+    }),
+  },
+  { title: 'AnalyticsUnserved' },
+);
+export const EgressAnswer = Type.Object(
+  {
+    ...Window,
+    bytes: Type.Integer({ description: 'Bytes sent to clients in the range' }),
+    bytes_from_origin: Type.Integer({ description: 'Body bytes received from the origin in the range' }),
+    cache_statuses: Type.Array(
+      Type.Object({ cache_status: Type.String(), ...counts, bytes_from_origin: Type.Integer() }),
+      { description: "Per cache outcome, most requests first ('' when no cache rule applied)" },
+    ),
+    serving_paths: Type.Array(
+      Type.Object({ serving_path: Type.String(), ...counts, bytes_from_origin: Type.Integer() }),
+      {
+        description:
+          "Per serving path (cache, origin, edge; '' logged before the edge recorded it), most requests first",
+      },
+    ),
+  },
+  { title: 'AnalyticsEgress' },
+);
+export const UnderAttackAnswer = Type.Object(
+  {
+    ...Window,
+    issued: Type.Integer({
+      description: 'Challenge pages answered (Under Attack Mode, captcha rules and flags, rate limits)',
+    }),
+    passed: Type.Integer({ description: 'Answers to the challenge accepted (a clearance cookie set)' }),
+    failed: Type.Integer({ description: 'Answers to the challenge refused (wrong, expired, malformed or too large)' }),
+    solve_rate: Type.Number({ description: 'passed / issued (0 with none issued)' }),
+    under_attack_issued: Type.Integer({
+      description: 'Of the pages issued, those asked for by Under Attack Mode itself (not by a rule or a record flag)',
+    }),
+  },
+  { title: 'AnalyticsUnderAttack' },
+);
+export const RateLimitKeysAnswer = Type.Object(
+  {
+    ...Window,
+    requests: Type.Integer({ description: 'Requests an enforced rate_limit rule refused (429) or challenged' }),
+    keys: Type.Array(Type.Object({ key: Type.String(), ...counts }), {
+      description: 'The keys that tripped (ip=…, path=…, <header>=…), most requests first, `limit` of them',
+    }),
+    rules: Type.Array(Type.Object({ rule_id: Type.Integer(), ...counts }), {
+      description: 'The rules that tripped, most requests first, `limit` of them',
+    }),
+  },
+  { title: 'AnalyticsRateLimitKeys' },
+);
+export const MarkdownAnswer = Type.Object(
+  {
+    ...Window,
+    requests: Type.Integer({ description: 'Requests answered with Markdown for agents' }),
+    bytes: Type.Integer({ description: 'Bytes of those answers sent to clients' }),
+    bytes_from_origin: Type.Integer({
+      description: 'Bytes of the HTML the origin sent for them (a cached answer: 0): the size before conversion',
+    }),
+    share_of_ai_crawlers: Type.Number({
+      description:
+        'Of the requests of AI crawlers (ua_category ai_crawler), the part answered with Markdown (0 with none)',
+    }),
+    user_agents: Type.Array(Type.Object({ category: Type.String(), ...counts }), {
+      description: 'The Markdown answers per user-agent category, most first',
+    }),
+    paths: Type.Array(Type.Object({ path: Type.String(), ...counts }), {
+      description: 'The paths answered most with Markdown, `limit` of them',
+    }),
+  },
+  { title: 'AnalyticsMarkdown' },
+);
 export const StatusCodesAnswer = Type.Object(
   {
     ...Window,
@@ -314,6 +472,18 @@ export const LogsAnswer = Type.Object(
         fingerprint: Type.String(),
         bot_score: Type.Integer(),
         bot_class: Type.String(),
+        tls_version: Type.String(),
+        http_protocol: Type.String(),
+        ua_category: Type.String(),
+        serving_path: Type.String(),
+        unserved_reason: Type.String(),
+        origin_bytes: Type.Integer(),
+        markdown: Type.Boolean(),
+        rate_limit_rule: Type.Integer(),
+        rate_limit_key: Type.String(),
+        country: Type.String(),
+        asn: Type.Integer(),
+        as_org: Type.String(),
       }),
       { description: 'Newest first' },
     ),

@@ -4,21 +4,31 @@
 import { ApiError } from '../../errors.js';
 
 /** Filters every read takes, by query parameter name: exact match on the `logs` column of the same name. */
-export const FILTER_FIELDS = ['host', 'path', 'method', 'status', 'cache_status', 'node', 'bot_class'] as const;
+/** The later fields' columns (store.ts LaterFields) a read may filter and group by. */
+const LATER_DIMENSIONS = [
+  'country',
+  'asn',
+  'http_protocol',
+  'tls_version',
+  'ua_category',
+  'serving_path',
+  'unserved_reason',
+] as const;
+/** Columns every request has, that a read may filter and group by. */
+const REQUEST_DIMENSIONS = ['host', 'path', 'method', 'status', 'cache_status', 'node'] as const;
+export const FILTER_FIELDS = [...REQUEST_DIMENSIONS, 'bot_class', ...LATER_DIMENSIONS, 'markdown'] as const;
 export type FilterField = (typeof FILTER_FIELDS)[number];
-export type ReadFilter = Partial<Record<FilterField, string | number>>;
+export type ReadFilter = Partial<Record<FilterField, string | number | boolean>>;
 
 /** Dimensions of the top-N breakdown: columns of `logs` a read may group by. */
 export const DIMENSIONS = [
-  'host',
-  'path',
-  'method',
-  'status',
-  'cache_status',
-  'node',
+  ...REQUEST_DIMENSIONS,
   'client_ip',
   'bot_score',
   'bot_class',
+  ...LATER_DIMENSIONS,
+  'rate_limit_rule',
+  'rate_limit_key',
 ] as const;
 export type Dimension = (typeof DIMENSIONS)[number];
 
@@ -75,6 +85,8 @@ export interface RangeSummary {
   upstreamMs: { avg: number; p50: number; p95: number; p99: number } | null;
   status4xx: number;
   status5xx: number;
+  /** Body bytes received from the origin. */
+  originFetchedBytes: number;
 }
 /** A rule's hits over a range. */
 export interface RuleHits {
@@ -96,7 +108,12 @@ export type Peak = { time: Date; requests: number } | null;
 export interface BreakdownItem {
   value: string | number;
   requests: number;
+  /** Bytes sent to clients. */
   bytes: number;
+  /** Body bytes received from the origin. */
+  originBytes: number;
+  /** For `asn`: the organisation of the AS (as looked up at ingest). */
+  label?: string;
 }
 export interface LogRecord {
   time: string;
@@ -115,6 +132,18 @@ export interface LogRecord {
   fingerprint: string;
   bot_score: number;
   bot_class: string;
+  tls_version: string;
+  http_protocol: string;
+  ua_category: string;
+  serving_path: string;
+  unserved_reason: string;
+  origin_bytes: number;
+  markdown: boolean;
+  rate_limit_rule: number;
+  rate_limit_key: string;
+  country: string;
+  asn: number;
+  as_org: string;
 }
 export interface LogsPage {
   logs: LogRecord[];
@@ -148,6 +177,14 @@ export interface RangeQuery {
   cache_status?: string;
   node?: string;
   bot_class?: string;
+  country?: string;
+  asn?: number;
+  http_protocol?: string;
+  tls_version?: string;
+  ua_category?: string;
+  serving_path?: string;
+  unserved_reason?: string;
+  markdown?: boolean;
 }
 
 /** since/until (until defaults to now, since to a day before until) and the filters; 400 on a bad range. */

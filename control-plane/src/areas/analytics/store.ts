@@ -17,7 +17,7 @@ import type {
 import type { GroupDimension, GroupItem, ProxyClient, TrafficBucket, ValueBucket } from './account-reads.js';
 
 /** One request as the analytics store keeps it: what the edge ships (POST /internal/request-logs) plus its domain. */
-export interface LogRow {
+export interface LogRow extends Partial<LaterFields> {
   time: Date;
   domainId: number;
   ownerId: number;
@@ -39,6 +39,49 @@ export interface LogRow {
   botScore: number;
   botClass: string;
 }
+
+/**
+ * Fields added to the log record later (each stored column has a default for rows of older files); absent from a
+ * row, they are stored as LATER_DEFAULTS.
+ */
+export interface LaterFields {
+  /** `none` plain HTTP, `TLS` when the edge does not know the version, else `TLSv1.2`, `TLSv1.3`; '' unknown. */
+  tlsVersion: string;
+  /** `HTTP/1.1`, `HTTP/2`, `HTTP/3`, '' unknown. */
+  httpProtocol: string;
+  /** One of UA_CATEGORIES, '' unknown. */
+  uaCategory: string;
+  /** One of SERVING_PATHS, '' unknown. */
+  servingPath: string;
+  /** One of UNSERVED_REASONS, '' when the origin or the cache answered. */
+  unservedReason: string;
+  /** Body bytes received from the origin. */
+  originBytes: number;
+  markdown: boolean;
+  /** The rate_limit rule that refused or challenged the request and the key it counted (0 and '' none). */
+  rateLimitRule: number;
+  rateLimitKey: string;
+  /** Of the client address, looked up at ingest (geo.ts): ISO 3166 country code, AS number and organisation. */
+  country: string;
+  asn: number;
+  asOrg: string;
+}
+
+/** What a row without the later fields stores: unknown, none. */
+export const LATER_DEFAULTS: Readonly<LaterFields> = Object.freeze({
+  tlsVersion: '',
+  httpProtocol: '',
+  uaCategory: '',
+  servingPath: '',
+  unservedReason: '',
+  originBytes: 0,
+  markdown: false,
+  rateLimitRule: 0,
+  rateLimitKey: '',
+  country: '',
+  asn: 0,
+  asOrg: '',
+});
 
 /**
  * The columns of `logs` as POST /analytics/query sees them, in order: name, SQL type, meaning. The OpenAPI
@@ -67,6 +110,31 @@ export const LOG_COLUMNS = [
   ['fingerprint', 'VARCHAR', "JA4H-style fingerprint ('' when no fingerprint rule looked)"],
   ['bot_score', 'INTEGER', 'bot score 1-99, 1 automated (0 when no bot_route rule looked)'],
   ['bot_class', 'VARCHAR', "bot class ('' when no bot_route rule looked)"],
+  // Added later: on a table of an older file these columns were added with their defaults ('', 0, false).
+  [
+    'tls_version',
+    'VARCHAR',
+    "TLS of the client connection (none: plain HTTP; TLS: the edge does not know the version; '' unknown)",
+  ],
+  ['http_protocol', 'VARCHAR', "HTTP version of the request (HTTP/1.1, HTTP/2, HTTP/3; '' unknown)"],
+  [
+    'ua_category',
+    'VARCHAR',
+    "user-agent category (browser, mobile, crawler, ai_crawler, library, empty, other; '' unknown)",
+  ],
+  ['serving_path', 'VARCHAR', "where the answer came from (cache, origin, edge; '' unknown)"],
+  [
+    'unserved_reason',
+    'VARCHAR',
+    "why the origin did not answer (waf_block, rate_limited, challenge_issued, origin_timeout, ...; '' it did)",
+  ],
+  ['origin_bytes', 'BIGINT', 'body bytes received from the origin'],
+  ['markdown', 'BOOLEAN', 'the answer was the Markdown for agents of an HTML page'],
+  ['rate_limit_rule', 'INTEGER', 'id of the rate_limit rule that refused or challenged the request (0 none)'],
+  ['rate_limit_key', 'VARCHAR', "the key that rule counted (ip=..., path=..., <header>=...; '' none)"],
+  ['country', 'VARCHAR', "ISO 3166 country code of the client address ('' unknown)"],
+  ['asn', 'BIGINT', 'autonomous system number of the client address (0 unknown)'],
+  ['as_org', 'VARCHAR', "organisation of that autonomous system ('' unknown)"],
 ] as const;
 
 /** A request-log batch by the node that sent it and its id (POST /internal/request-logs). */
