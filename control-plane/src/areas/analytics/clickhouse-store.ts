@@ -35,6 +35,7 @@ import {
   type SeriesBucket,
 } from './reads.js';
 import {
+  LATER_DEFAULTS,
   type AnalyticsStore,
   type AppliedBatch,
   type LOG_COLUMNS,
@@ -96,11 +97,39 @@ const COLUMNS: Record<LogColumn, readonly Stored[]> = {
   fingerprint: [['fingerprint', 'String', (r) => r.fingerprint]],
   bot_score: [['bot_score', 'Int32', (r) => r.botScore]],
   bot_class: [['bot_class', 'String', (r) => r.botClass]],
+  // The later fields: a table created before them gets them on open (addLaterColumns), with LATER_DEFAULTS.
+  tls_version: [['tls_version', 'String', (r) => r.tlsVersion ?? LATER_DEFAULTS.tlsVersion]],
+  http_protocol: [['http_protocol', 'String', (r) => r.httpProtocol ?? LATER_DEFAULTS.httpProtocol]],
+  ua_category: [['ua_category', 'String', (r) => r.uaCategory ?? LATER_DEFAULTS.uaCategory]],
+  serving_path: [['serving_path', 'String', (r) => r.servingPath ?? LATER_DEFAULTS.servingPath]],
+  unserved_reason: [['unserved_reason', 'String', (r) => r.unservedReason ?? LATER_DEFAULTS.unservedReason]],
+  origin_bytes: [['origin_bytes', 'Int64', (r) => Math.trunc(r.originBytes ?? LATER_DEFAULTS.originBytes)]],
+  markdown: [['markdown', 'UInt8', (r) => ((r.markdown ?? LATER_DEFAULTS.markdown) ? 1 : 0)]],
+  rate_limit_rule: [['rate_limit_rule', 'Int32', (r) => r.rateLimitRule ?? LATER_DEFAULTS.rateLimitRule]],
+  rate_limit_key: [['rate_limit_key', 'String', (r) => r.rateLimitKey ?? LATER_DEFAULTS.rateLimitKey]],
+  country: [['country', 'String', (r) => r.country ?? LATER_DEFAULTS.country]],
+  asn: [['asn', 'Int64', (r) => Math.trunc(r.asn ?? LATER_DEFAULTS.asn)]],
+  as_org: [['as_org', 'String', (r) => r.asOrg ?? LATER_DEFAULTS.asOrg]],
 };
+/** The columns added after the first tables, in table order: those a table lacks are added with their type's default. */
+const LATER_STORED: readonly string[] = [
+  'tls_version',
+  'http_protocol',
+  'ua_category',
+  'serving_path',
+  'unserved_reason',
+  'origin_bytes',
+  'markdown',
+  'rate_limit_rule',
+  'rate_limit_key',
+  'country',
+  'asn',
+  'as_org',
+];
 const STORED: readonly Stored[] = Object.values(COLUMNS).flat();
 
 /** Filters by their kind of value: a filter added in reads.ts needs its entry here. */
-const FILTER_KIND: Record<FilterField, 'string' | 'int'> = {
+const FILTER_KIND: Record<FilterField, 'string' | 'int' | 'bool'> = {
   host: 'string',
   path: 'string',
   method: 'string',
@@ -108,6 +137,14 @@ const FILTER_KIND: Record<FilterField, 'string' | 'int'> = {
   cache_status: 'string',
   node: 'string',
   bot_class: 'string',
+  country: 'string',
+  asn: 'int',
+  http_protocol: 'string',
+  tls_version: 'string',
+  ua_category: 'string',
+  serving_path: 'string',
+  unserved_reason: 'string',
+  markdown: 'bool',
 };
 
 /** A ClickHouse string literal: backslash and quote escaped, control characters as \xHH. */
@@ -194,6 +231,14 @@ class ClickHouseStore implements AnalyticsStore {
     await this.client.command({
       query: `CREATE TABLE IF NOT EXISTS ${this.table} (${cols.join(', ')}) ENGINE = MergeTree ORDER BY (domain_id, time_us)`,
     });
+    // A table of an older store lacks the later columns: added with their type's default ('' and 0), rows kept.
+    const have = await this.select<{ name: string }>(
+      `SELECT name FROM system.columns WHERE database = ${chString(this.db)} AND table = 'logs'`,
+    );
+    const present = new Set(have.map((c) => c.name));
+    for (const [name, type] of STORED)
+      if (LATER_STORED.includes(name) && !present.has(name))
+        await this.client.command({ query: `ALTER TABLE ${this.table} ADD COLUMN ${name} ${type}` });
   }
 
   private async select<T = Record<string, unknown>>(
@@ -334,10 +379,11 @@ class ClickHouseStore implements AnalyticsStore {
       `time_us >= ${int(range.since.getTime() * 1000)}`,
       `time_us < ${int(range.until.getTime() * 1000)}`,
     ];
-    for (const [field, kind] of Object.entries(FILTER_KIND) as [FilterField, 'string' | 'int'][]) {
+    for (const [field, kind] of Object.entries(FILTER_KIND) as [FilterField, 'string' | 'int' | 'bool'][]) {
       const v = range.filter[field];
       if (v === undefined) continue;
-      if (kind === 'int') parts.push(Number.isSafeInteger(Number(v)) ? `${field} = ${int(Number(v))}` : '0');
+      if (kind === 'bool') parts.push(`${field} = ${v === true || v === 'true' ? 1 : 0}`);
+      else if (kind === 'int') parts.push(Number.isSafeInteger(Number(v)) ? `${field} = ${int(Number(v))}` : '0');
       else parts.push(`${field} = ${chString(String(v))}`);
     }
     return parts.join(' AND ');
@@ -405,13 +451,15 @@ class ClickHouseStore implements AnalyticsStore {
       EMPTY_SUMMARY,
       `SELECT [toFloat64(count()), toFloat64(sum(bytes)), toFloat64(uniqExact(client_ip)), toFloat64(countIf(${cached})),
          toFloat64(sumIf(bytes, ${cached})), toFloat64(countIf(upstream_ms >= 0)), toFloat64(sumIf(bytes, upstream_ms >= 0)),
-         toFloat64(countIf(status >= 400 AND status < 500)), toFloat64(countIf(status >= 500))] AS x,
+         toFloat64(countIf(status >= 400 AND status < 500)), toFloat64(countIf(status >= 500)),
+         toFloat64(sum(origin_bytes))] AS x,
          avgIf(upstream_ms, upstream_ms >= 0) AS avg,
          quantilesExactIf(${NEAREST_RANK_LEVELS})(upstream_ms, upstream_ms >= 0) AS q
        FROM ${this.table} WHERE ${this.where(domainId, range)}`,
       (rows) => {
         const r = rows[0] as unknown as { x: number[]; avg: number | null; q: number[] };
-        const [requests, bytes, visitors, cachedRequests, cachedBytes, originRequests, originBytes, s4, s5] = r.x;
+        const [requests, bytes, visitors, cachedRequests, cachedBytes, originRequests, originBytes, s4, s5, fetched] =
+          r.x;
         return {
           requests,
           bytes,
@@ -426,6 +474,7 @@ class ClickHouseStore implements AnalyticsStore {
               : { avg: num(r.avg), p50: num(r.q[0]), p95: num(r.q[1]), p99: num(r.q[2]) },
           status4xx: s4,
           status5xx: s5,
+          originFetchedBytes: fetched,
         };
       },
     );
@@ -485,13 +534,17 @@ class ClickHouseStore implements AnalyticsStore {
       domainId,
       timeoutMs,
       [],
-      `SELECT ${col} AS v, count() AS requests, sum(bytes) AS bytes FROM ${this.table}
+      `SELECT ${col} AS v, count() AS requests, sum(bytes) AS bytes, sum(origin_bytes) AS origin_bytes${
+        dimension === 'asn' ? ', max(as_org) AS label' : ''
+      } FROM ${this.table}
        WHERE ${this.where(domainId, range)} GROUP BY v ORDER BY requests DESC, v LIMIT ${int(limit)}`,
       (rows) =>
         rows.map((x) => ({
           value: typeof x.v === 'number' ? x.v : String(x.v),
           requests: num(x.requests),
           bytes: num(x.bytes),
+          originBytes: num(x.origin_bytes),
+          ...(dimension === 'asn' ? { label: String(x.label ?? '') } : {}),
         })),
     );
   }
@@ -532,7 +585,9 @@ class ClickHouseStore implements AnalyticsStore {
       timeoutMs,
       { logs: [], next: null },
       `SELECT time_us, toString(row_id) AS rid, host, path, method, status, bytes, cache_status, node, client_ip,
-         duration_ms, upstream_ms, rule_hits, waf_events, fingerprint, bot_score, bot_class
+         duration_ms, upstream_ms, rule_hits, waf_events, fingerprint, bot_score, bot_class, tls_version,
+         http_protocol, ua_category, serving_path, unserved_reason, origin_bytes, markdown, rate_limit_rule,
+         rate_limit_key, country, asn, as_org
        FROM ${this.table} WHERE ${this.where(domainId, range)}${only}${after}
        ORDER BY time_us DESC, row_id DESC LIMIT ${int(limit + 1)}`,
       (rows) => {
@@ -555,6 +610,18 @@ class ClickHouseStore implements AnalyticsStore {
           fingerprint: String(x.fingerprint),
           bot_score: num(x.bot_score),
           bot_class: String(x.bot_class),
+          tls_version: String(x.tls_version),
+          http_protocol: String(x.http_protocol),
+          ua_category: String(x.ua_category),
+          serving_path: String(x.serving_path),
+          unserved_reason: String(x.unserved_reason),
+          origin_bytes: num(x.origin_bytes),
+          markdown: num(x.markdown) === 1,
+          rate_limit_rule: num(x.rate_limit_rule),
+          rate_limit_key: String(x.rate_limit_key),
+          country: String(x.country),
+          asn: num(x.asn),
+          as_org: String(x.as_org),
         }));
         const last = page.at(-1);
         return {

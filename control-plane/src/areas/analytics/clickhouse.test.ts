@@ -97,7 +97,7 @@ test('analytics on ClickHouse: the store, and the reads of reads.test.ts', { tim
     const range = { since: new Date(now - HOUR), until: new Date(now + 1000) };
     for (const path of odd) {
       const got = await store.breakdown(5, { ...range, filter: { path } }, 'path', 10, 10_000);
-      assert.deepEqual(got, [{ value: path, requests: 1, bytes: 100 }], JSON.stringify(path));
+      assert.deepEqual(got, [{ value: path, requests: 1, bytes: 100, originBytes: 0 }], JSON.stringify(path));
     }
     assert.equal(chString("a'b\\c\n"), "'a\\'b\\\\c\\x0a'");
   });
@@ -117,7 +117,51 @@ test('analytics on ClickHouse: the store, and the reads of reads.test.ts', { tim
     assert.equal((JSON.parse(res.body) as { error: string }).error, CLICKHOUSE_QUERY_REFUSED);
   });
 
-  for (const file of ['reads.test.ts', 'account-reads.test.ts'])
+  await t.test('a logs table of the first columns gets the later ones on open, every row kept', async () => {
+    const raw = createClient({ url: server.url });
+    t.after(() => raw.close());
+    await raw.command({ query: 'CREATE DATABASE IF NOT EXISTS later_test' });
+    // The table as the first ClickHouse store created it (no later fields).
+    await raw.command({
+      query: `CREATE TABLE later_test.logs (time DateTime('UTC'), time_us Int64, time_utc DateTime('UTC'),
+        domain_id UInt32, owner_id UInt32, node String, host String, path String, method String, status Int32,
+        bytes Int64, cache_status String, rule_hits String, rule_ids Array(Int64), rule_types Array(String),
+        rule_dry Array(UInt8), waf_events String, waf_actions Array(String), duration_ms Float64, upstream_ms Float64,
+        client_ip String, fingerprint String, bot_score Int32, bot_class String, row_id UInt64, batch String)
+        ENGINE = MergeTree ORDER BY (domain_id, time_us)`,
+    });
+    const now = Date.now();
+    await raw.insert({
+      table: 'later_test.logs',
+      format: 'JSONEachRow',
+      values: [
+        {
+          time: Math.floor(now / 1000),
+          time_us: now * 1000,
+          domain_id: 7,
+          path: '/old',
+          rule_hits: '[]',
+          waf_events: '[]',
+        },
+      ],
+    });
+    const store = openClickHouseStore({ url: server.url, database: 'later_test' });
+    t.after(() => store.close());
+    assert.equal(await store.countRows(7), 1);
+    await store.append([row(7, now - 10, { path: '/new', country: 'US', asn: 15169, originBytes: 9, markdown: true })]);
+    const range = { since: new Date(now - HOUR), until: new Date(now + 1000), filter: {} };
+    const page = await store.logs(7, range, 10, null, 10_000);
+    assert.deepEqual(
+      page.logs.map((l) => [l.path, l.country, l.asn, l.origin_bytes, l.markdown, l.tls_version]),
+      [
+        ['/old', '', 0, 0, false, ''],
+        ['/new', 'US', 15169, 9, true, ''],
+      ],
+    );
+    assert.equal((await store.summary(7, { ...range, filter: { markdown: true } }, 10_000)).requests, 1);
+  });
+
+  for (const file of ['reads.test.ts', 'account-reads.test.ts', 'fields.test.ts'])
     await t.test(`${file}, every assertion, with the store on ClickHouse`, async () => {
       // A test run of its own (node's runner skips a nested run that inherits NODE_TEST_CONTEXT).
       const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'test', TEST_ANALYTICS_CLICKHOUSE_URL: server.url };
