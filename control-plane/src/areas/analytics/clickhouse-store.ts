@@ -35,6 +35,7 @@ import {
   type SeriesBucket,
 } from './reads.js';
 import {
+  LATER_COLUMNS,
   LATER_DEFAULTS,
   type AnalyticsStore,
   type AppliedBatch,
@@ -111,21 +112,8 @@ const COLUMNS: Record<LogColumn, readonly Stored[]> = {
   asn: [['asn', 'Int64', (r) => Math.trunc(r.asn ?? LATER_DEFAULTS.asn)]],
   as_org: [['as_org', 'String', (r) => r.asOrg ?? LATER_DEFAULTS.asOrg]],
 };
-/** The columns added after the first tables, in table order: those a table lacks are added with their type's default. */
-const LATER_STORED: readonly string[] = [
-  'tls_version',
-  'http_protocol',
-  'ua_category',
-  'serving_path',
-  'unserved_reason',
-  'origin_bytes',
-  'markdown',
-  'rate_limit_rule',
-  'rate_limit_key',
-  'country',
-  'asn',
-  'as_org',
-];
+/** The later columns (store.ts LATER_COLUMNS): those an older table lacks are added with their type's default. */
+const LATER_STORED: ReadonlySet<string> = new Set(LATER_COLUMNS.map(([name]) => name));
 const STORED: readonly Stored[] = Object.values(COLUMNS).flat();
 
 /** Filters by their kind of value: a filter added in reads.ts needs its entry here. */
@@ -237,7 +225,7 @@ class ClickHouseStore implements AnalyticsStore {
     );
     const present = new Set(have.map((c) => c.name));
     for (const [name, type] of STORED)
-      if (LATER_STORED.includes(name) && !present.has(name))
+      if (LATER_STORED.has(name) && !present.has(name))
         await this.client.command({ query: `ALTER TABLE ${this.table} ADD COLUMN ${name} ${type}` });
   }
 

@@ -28,6 +28,7 @@ import { MAX_ACCOUNT_DOMAINS } from './account-reads.js';
 import { checkParsedQuery, QueryRefused } from './sandbox.js';
 import {
   APPLIED_BATCHES_KEEP_MS,
+  LATER_COLUMNS,
   LATER_DEFAULTS,
   LOG_COLUMNS,
   type AppliedBatch,
@@ -51,31 +52,22 @@ export interface DuckDbOptions {
 const MAX_ANSWER_CHARS = 8 * 1024 * 1024;
 
 /**
- * Columns added after the first tables were written, in table order, with the default a row of an older file gets:
- * at start, each table lacking one gets it (ALTER TABLE ... ADD COLUMN), so older files keep every row. DuckDB adds
- * a column without NOT NULL; the appender always writes a value.
+ * The later columns (store.ts LATER_COLUMNS) with the default a row of an older file gets: at start, each table
+ * lacking one gets it (ALTER TABLE ... ADD COLUMN), so older files keep every row. DuckDB adds a column without NOT
+ * NULL; the appender always writes a value.
  */
-const LATER_COLUMNS: [string, string, string][] = [
-  ['tls_version', 'VARCHAR', "''"],
-  ['http_protocol', 'VARCHAR', "''"],
-  ['ua_category', 'VARCHAR', "''"],
-  ['serving_path', 'VARCHAR', "''"],
-  ['unserved_reason', 'VARCHAR', "''"],
-  ['origin_bytes', 'BIGINT', '0'],
-  ['markdown', 'BOOLEAN', 'false'],
-  ['rate_limit_rule', 'INTEGER', '0'],
-  ['rate_limit_key', 'VARCHAR', "''"],
-  ['country', 'VARCHAR', "''"],
-  ['asn', 'BIGINT', '0'],
-  ['as_org', 'VARCHAR', "''"],
-];
+const LATER_STORED: [string, string, string][] = LATER_COLUMNS.map(([name, type]) => [
+  name,
+  type,
+  type === 'VARCHAR' ? "''" : type === 'BOOLEAN' ? 'false' : '0',
+]);
 
 const STORED_COLUMNS = `time TIMESTAMPTZ NOT NULL, time_utc TIMESTAMP NOT NULL, domain_id INTEGER NOT NULL, owner_id INTEGER NOT NULL,
   node VARCHAR NOT NULL, host VARCHAR NOT NULL, path VARCHAR NOT NULL, method VARCHAR NOT NULL,
   status INTEGER NOT NULL, bytes BIGINT NOT NULL, cache_status VARCHAR NOT NULL, rule_hits JSON NOT NULL,
   waf_events JSON NOT NULL, duration_ms DOUBLE NOT NULL, upstream_ms DOUBLE NOT NULL, client_ip VARCHAR NOT NULL,
   fingerprint VARCHAR NOT NULL, bot_score INTEGER NOT NULL, bot_class VARCHAR NOT NULL,
-  ${LATER_COLUMNS.map(([name, type, dflt]) => `${name} ${type} DEFAULT ${dflt}`).join(', ')}`;
+  ${LATER_STORED.map(([name, type, dflt]) => `${name} ${type} DEFAULT ${dflt}`).join(', ')}`;
 
 const table = (domainId: number): string => {
   if (!Number.isSafeInteger(domainId) || domainId < 0) throw new Error(`bad domain id ${domainId}`);
@@ -430,7 +422,7 @@ class DuckDbEngine {
   }
 }
 
-/** Adds the LATER_COLUMNS a domain table of an older file lacks, with their defaults. */
+/** Adds the LATER_STORED columns a domain table of an older file lacks, with their defaults. */
 async function addLaterColumns(writer: DuckDBConnection): Promise<void> {
   const have = await writer.runAndReadAll(
     `SELECT table_name, list(column_name) FROM duckdb_columns()
@@ -438,7 +430,7 @@ async function addLaterColumns(writer: DuckDBConnection): Promise<void> {
   );
   for (const [name, columns] of have.getRowsJS()) {
     const present = new Set((columns as string[]).map(String));
-    for (const [column, type, dflt] of LATER_COLUMNS)
+    for (const [column, type, dflt] of LATER_STORED)
       if (!present.has(column))
         await writer.run(`ALTER TABLE main.${String(name)} ADD COLUMN ${column} ${type} DEFAULT ${dflt}`);
   }

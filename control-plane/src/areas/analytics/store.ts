@@ -137,6 +137,9 @@ export const LOG_COLUMNS = [
   ['as_org', 'VARCHAR', "organisation of that autonomous system ('' unknown)"],
 ] as const;
 
+/** The columns of the later fields (LaterFields), in LOG_COLUMNS' order: a store adds those a table lacks. */
+export const LATER_COLUMNS = LOG_COLUMNS.slice(LOG_COLUMNS.findIndex(([name]) => name === 'tls_version'));
+
 /** A request-log batch by the node that sent it and its id (POST /internal/request-logs). */
 export interface AppliedBatch {
   node: string;
