@@ -114,15 +114,22 @@ export function upstreamHeaders(
   return out;
 }
 
+/** A header name or value from the origin: latin1 strings from the origin client, Buffers from undici. */
+type RawHeader = Buffer | string;
+
+function latin1(h: RawHeader): string {
+  return typeof h === 'string' ? h : h.toString('latin1');
+}
+
 /**
- * The origin's raw header list ([name, value, …] buffers, as undici's parser gives them) as a record: names lower case,
+ * The origin's raw header list ([name, value, …], as the clients' parsers give them) as a record: names lower case,
  * values latin1, repeated names as arrays — the same shape as undici's own parseHeaders. Built only when the cache needs it.
  */
-function headerRecord(raw: Buffer[]): Record<string, string | string[]> {
+function headerRecord(raw: RawHeader[]): Record<string, string | string[]> {
   const obj: Record<string, string | string[]> = {};
   for (let i = 0; i < raw.length; i += 2) {
-    const key = raw[i].toString('latin1').toLowerCase();
-    const value = raw[i + 1].toString('latin1');
+    const key = latin1(raw[i]).toLowerCase();
+    const value = latin1(raw[i + 1]);
     const prev = Object.hasOwn(obj, key) ? obj[key] : undefined;
     if (prev === undefined)
       Object.defineProperty(obj, key, { value, enumerable: true, configurable: true, writable: true });
@@ -194,7 +201,7 @@ class Attempt implements Dispatcher.DispatchHandler {
   private captureLeft = 0;
   private status = 0;
   private outHeaders: [string, string][] = [];
-  private rawHeaders: Buffer[] = [];
+  private rawHeaders: RawHeader[] = [];
   private originHeadersRecord: Record<string, string | string[]> | undefined;
   private pending: Buffer | null = null;
   private pendingOffset = 0;
@@ -210,7 +217,7 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.x.ctx.abortUpstream = () => abort(new Error('client aborted'));
   }
 
-  onHeaders(st: number, raw: Buffer[], resume: () => void): boolean {
+  onHeaders(st: number, raw: RawHeader[], resume: () => void): boolean {
     if (st < 200) return true;
     const { ctx, plan, res } = this.x;
     this.status = st;
@@ -233,14 +240,14 @@ class Attempt implements Dispatcher.DispatchHandler {
     let cl: string | undefined;
     let clCount = 0;
     for (let i = 0; i < raw.length; i += 2) {
-      const name = raw[i].toString('latin1').toLowerCase();
+      const name = latin1(raw[i]).toLowerCase();
       if (name === 'content-length') {
-        cl = raw[i + 1].toString('latin1');
+        cl = latin1(raw[i + 1]);
         clCount++;
         continue;
       }
       if (HOP_RESPONSE.has(name)) continue;
-      out.push([name, raw[i + 1].toString('latin1')]);
+      out.push([name, latin1(raw[i + 1])]);
     }
     if (plan.browserTtlSec > 0) {
       for (let i = out.length - 1; i >= 0; i--) if (out[i][0] === 'cache-control') out.splice(i, 1);

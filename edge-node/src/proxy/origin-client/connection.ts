@@ -121,7 +121,7 @@ export class OriginConnection {
   /** A partial response head, or partial chunk-size / trailer line. */
   private partial: Buffer | null = null;
   private chunk = Chunk.Size;
-  private trailers: Buffer[] | null = null;
+  private trailers: string[] | null = null;
   private trailerBytes = 0;
   private paused = false;
   /** The answer ended while the handler had paused it: completed on resume. */
@@ -476,7 +476,7 @@ export class OriginConnection {
           let ve = lineEnd;
           while (vs < ve && (buf[vs] === 32 || buf[vs] === 9)) vs++;
           while (ve > vs && (buf[ve - 1] === 32 || buf[ve - 1] === 9)) ve--;
-          (this.trailers ??= []).push(buf.subarray(start, colon), buf.subarray(vs, ve));
+          (this.trailers ??= []).push(buf.toString('latin1', start, colon), buf.toString('latin1', vs, ve));
         }
         return this.continueFrom(buf, lf + 1, input);
       }

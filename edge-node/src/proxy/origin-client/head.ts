@@ -1,6 +1,6 @@
 // The origin client's response-head parser: strict HTTP/1.1 (RFC 9112) over the raw bytes. It reads only the framing
-// headers (Content-Length, Transfer-Encoding, Connection, Keep-Alive) and hands every header on as raw [name, value]
-// slices of the received bytes. Anything a smuggling attack or a confused origin could use is refused rather than
+// headers (Content-Length, Transfer-Encoding, Connection, Keep-Alive) and hands every header on as [name, value]
+// strings, sliced from one latin1 string of the head (one conversion per head, not one per header). Anything a smuggling attack or a confused origin could use is refused rather than
 // guessed at: bare LF, a CR alone, obs-fold, whitespace before the colon, control characters, duplicate or
 // malformed Content-Length, any Transfer-Encoding but a single `chunked`, both framings at once, an oversized head.
 import { OriginProtocolError } from './errors.js';
@@ -28,13 +28,13 @@ const FIELD = new Uint8Array(256);
 for (let c = 32; c < 256; c++) FIELD[c] = c === 127 ? 0 : 1;
 FIELD[HTAB] = 1;
 
-/** A parsed response head; `raw` holds every header as it came ([name, value, …] slices). */
+/** A parsed response head; `raw` holds every header as it came ([name, value, …], latin1, names as sent). */
 export interface ResponseHead {
   status: number;
   /** 0 for HTTP/1.0, 1 for HTTP/1.1. */
   minor: number;
   reason: string;
-  raw: Buffer[];
+  raw: string[];
   /** Content-Length, -1 when absent. */
   contentLength: number;
   /** Transfer-Encoding: chunked. */
@@ -144,6 +144,8 @@ export function parseHead(buf: Buffer, start: number, headEnd: number): Response
     keepAliveMax: -1,
     length: headEnd + 1 - start,
   };
+  // The head as one latin1 string: headers are slices of it (V8 shares the characters).
+  const text = buf.toString('latin1', start, headEnd + 1);
   let lines = 0;
   let sawLength = false;
   let sawEncoding = false;
@@ -167,7 +169,7 @@ export function parseHead(buf: Buffer, start: number, headEnd: number): Response
       if (FIELD[buf[i]] === 0) throw new OriginProtocolError('control character in a header');
     while (vs < ve && (buf[vs] === SP || buf[vs] === HTAB)) vs++;
     while (ve > vs && (buf[ve - 1] === SP || buf[ve - 1] === HTAB)) ve--;
-    head.raw.push(buf.subarray(lineStart, colon), buf.subarray(vs, ve));
+    head.raw.push(text.slice(lineStart - start, colon - start), text.slice(vs - start, ve - start));
     const nameLength = colon - lineStart;
     if (nameLength === 14 && eqName(buf, lineStart, colon, 'content-length')) {
       if (sawLength) throw new OriginProtocolError('more than one Content-Length');
@@ -181,10 +183,10 @@ export function parseHead(buf: Buffer, start: number, headEnd: number): Response
       head.chunked = true;
     } else if (nameLength === 10 && eqName(buf, lineStart, colon, 'connection')) {
       // HTTP/1.0 answers always close (even with keep-alive): only `close` matters here.
-      for (const token of buf.toString('latin1', vs, ve).split(','))
+      for (const token of text.slice(vs - start, ve - start).split(','))
         if (token.trim().toLowerCase() === 'close') head.close = true;
     } else if (nameLength === 10 && eqName(buf, lineStart, colon, 'keep-alive')) {
-      parseKeepAlive(buf.toString('latin1', vs, ve), head);
+      parseKeepAlive(text.slice(vs - start, ve - start), head);
     }
   }
   if (lf !== headEnd) throw new OriginProtocolError('malformed response head');

@@ -5,12 +5,15 @@ import type { Readable } from 'node:stream';
 import { OriginError } from './errors.js';
 import type { OriginConnection } from './connection.js';
 
-/** What receives the answer. onData returning false pauses the origin until `resume` is called. */
+/**
+ * What receives the answer. onData returning false pauses the origin until `resume` is called. Headers and trailers
+ * come as [name, value, …] latin1 strings (undici gives Buffers there: the proxy's handler takes both).
+ */
 export interface OriginHandler {
   onConnect(abort: (reason: Error) => void): void;
-  onHeaders(status: number, raw: Buffer[], resume: () => void, statusText: string): boolean;
+  onHeaders(status: number, raw: string[], resume: () => void, statusText: string): boolean;
   onData(chunk: Buffer): boolean;
-  onComplete(trailers: Buffer[] | null): void;
+  onComplete(trailers: string[] | null): void;
   onError(err: Error): void;
 }
 

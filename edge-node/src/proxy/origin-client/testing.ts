@@ -146,7 +146,7 @@ export class Recorder implements OriginHandler {
   onConnect(abort: (reason: Error) => void): void {
     this.abort = abort;
   }
-  onHeaders(status: number, raw: Buffer[], _resume?: () => void): boolean {
+  onHeaders(status: number, raw: (Buffer | string)[], _resume?: () => void): boolean {
     if (status < 200) return true; // undici hands interim answers on; the origin client skips them
     this.result.status = status;
     this.result.headers = pairs(raw);
