@@ -1,5 +1,5 @@
 // The account-wide analytics reads, GET /analytics/{summary,domains,peak-rps,origin-bandwidth,proxy-clients,
-// edge-nodes,billable,top-files,top}: over every domain of the caller (owned, or any role as a member) whose plan
+// edge-nodes,node-country,billable,top-files,top}: over every domain of the caller (owned, or any role as a member) whose plan
 // includes analytics; the others are named in `excluded_domains`, and none qualifying is a 403 naming the feature.
 // Read-only keys may read. And the per-domain reads GET /domains/{domain}/analytics/{waf-logs,attacks,behaviour,
 // ai-crawlers,billable}, with access and plan as in read-routes.ts. Same since/until/interval/filter parameters.
@@ -27,6 +27,8 @@ import {
   EdgeNodesAnswer,
   LimitQuery,
   MAX_SPARKLINE_POINTS,
+  NodeCountryAnswer,
+  NodeCountryQuery,
   OriginBandwidthAnswer,
   PROXY_DEFAULTS,
   ProxyClientsAnswer,
@@ -239,7 +241,7 @@ export default async function accountReadRoutes(fastify: FastifyInstance) {
   account(
     'origin-bandwidth',
     'Origin bandwidth',
-    'Requests passed to the origin (not answered from the cache or by the edge itself) and the bytes sent to their clients, per interval and in total, beside the bytes served from the cache.',
+    'Requests passed to the origin (not answered from the cache or by the edge itself), the bytes sent to their clients and the body bytes received from the origin, per interval and in total, beside the bytes served from the cache.',
     SeriesQuery,
     OriginBandwidthAnswer,
     async (request) => {
@@ -247,6 +249,7 @@ export default async function accountReadRoutes(fastify: FastifyInstance) {
       const sum = (f: (b: TrafficBucket) => number) => buckets.reduce((a, b) => a + f(b), 0);
       const req = fill(iv, buckets, (b) => b.originRequests);
       const bytes = fill(iv, buckets, (b) => b.originBytes);
+      const fetched = fill(iv, buckets, (b) => b.originFetchedBytes);
       const all = sum((b) => b.bytes);
       return {
         ...s.coverage,
@@ -255,7 +258,13 @@ export default async function accountReadRoutes(fastify: FastifyInstance) {
         bytes: sum((b) => b.originBytes),
         share: all === 0 ? 0 : sum((b) => b.originBytes) / all,
         cached_bytes: sum((b) => b.cachedBytes),
-        points: req.map((requests, i) => ({ time: timeOf(iv, i), requests, bytes: bytes[i] })),
+        fetched_bytes: sum((b) => b.originFetchedBytes),
+        points: req.map((requests, i) => ({
+          time: timeOf(iv, i),
+          requests,
+          bytes: bytes[i],
+          fetched_bytes: fetched[i],
+        })),
       };
     },
   );
@@ -312,6 +321,30 @@ export default async function accountReadRoutes(fastify: FastifyInstance) {
           bytes: n.bytes,
           visitors: n.visitors,
           share: t.requests === 0 ? 0 : n.requests / t.requests,
+        })),
+      };
+    },
+  );
+
+  account(
+    'node-country',
+    'Traffic by node and country',
+    "Requests, bytes and visitors per edge node and clients' country (from the client address, looked up when the log arrived). `limit`: 1-1000, 100 by default.",
+    NodeCountryQuery,
+    NodeCountryAnswer,
+    async (request) => {
+      const s = await scope(request, request.query);
+      const items = await guarded(request, () =>
+        store().groups(s.ids, s.range, ['node', 'country'], request.query.limit ?? 100, timeout()),
+      );
+      return {
+        ...s.coverage,
+        items: items.map((i) => ({
+          node: String(i.values[0]),
+          country: String(i.values[1]),
+          requests: i.requests,
+          bytes: i.bytes,
+          visitors: i.visitors,
         })),
       };
     },

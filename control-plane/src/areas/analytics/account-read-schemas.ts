@@ -128,7 +128,10 @@ const originProps = {
   bytes: Type.Integer({ description: 'Bytes sent to the clients of those requests' }),
   share: Type.Number({ description: 'Of all bytes sent to clients, the part of requests passed to the origin' }),
   cached_bytes: Type.Integer({ description: 'Bytes served from the cache (HIT, STALE)' }),
-  points: points(Type.Object({ time: Time, ...counts })),
+  fetched_bytes: Type.Integer({ description: 'Body bytes received from the origin' }),
+  points: points(
+    Type.Object({ time: Time, ...counts, fetched_bytes: Type.Integer({ description: 'Received from the origin' }) }),
+  ),
 };
 export const OriginBandwidthAnswer = accountSeries('AnalyticsOriginBandwidth', originProps);
 
@@ -175,6 +178,21 @@ const billableProps = {
 };
 export const AccountBillableAnswer = accountSeries('AnalyticsAccountBillable', billableProps);
 export const BillableAnswer = Type.Object({ ...SeriesWindow, ...billableProps }, { title: 'AnalyticsBillable' });
+
+export const NodeCountryQuery = more(RangeQuery, 'AnalyticsNodeCountryQuery', {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+});
+export const NodeCountryAnswer = account('AnalyticsTrafficByNodeAndCountry', {
+  items: Type.Array(
+    Type.Object({
+      node: Type.String(),
+      country: Type.String({ description: "ISO 3166 code of the clients' country ('' unknown)" }),
+      ...counts,
+      visitors: Type.Integer(),
+    }),
+    { description: 'Per edge node and client country, most requests first (ties by node, then country)' },
+  ),
+});
 
 export const TopFilesAnswer = account('AnalyticsTopFiles', {
   items: Type.Array(

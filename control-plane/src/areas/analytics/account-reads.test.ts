@@ -8,6 +8,7 @@ import { eq } from 'drizzle-orm';
 import { startTestControlPlane } from '../../../../test/helpers/control-plane.js';
 import { attacks, subscriptions } from '../../db/schema.js';
 import { setOverride } from '../../plans/subscriptions.js';
+import { lookupClient } from './geo.js';
 import { domainIdOf, expectedTotals, lcg, pick, shipper, type Rec } from './test-log.js';
 
 interface Shipped extends Rec {
@@ -19,6 +20,20 @@ interface Shipped extends Rec {
 }
 
 const HOUR = 3_600_000;
+/** Client addresses: documentation ones (no country) and public ones (a country each, from the GeoIP data). */
+const PEERS = [
+  ...Array.from({ length: 20 }, (_, i) => `203.0.113.${i}`),
+  '8.8.8.8',
+  '1.1.1.1',
+  '9.9.9.9',
+  '193.0.6.139',
+  '202.12.29.205',
+  '200.160.2.3',
+  '196.216.2.1',
+  '2001:4860:4860::8888',
+  '77.88.8.8',
+  '80.67.169.12',
+];
 const iso = (ms: number) => new Date(ms).toISOString();
 const cmp = (a: string | number, b: string | number) => (a < b ? -1 : a > b ? 1 : 0);
 const sum = (rows: Shipped[]) => rows.reduce((a, x) => a + x.bytes, 0);
@@ -86,10 +101,13 @@ test('account-wide analytics reads, the remaining per-domain reads, quota used',
       rules: [],
       ms: Math.round(r() * 500) / 10,
       upstreamMs: -1,
-      peer: `203.0.113.${Math.floor(r() * 30)}`,
+      peer: pick(r, PEERS),
       node: pick(r, ['edge-a', 'edge-a', 'edge-b', 'edge-c']),
     };
-    if (x.cache !== 'HIT' && x.cache !== 'STALE') x.upstreamMs = Math.round(r() * 2000) / 10;
+    if (x.cache !== 'HIT' && x.cache !== 'STALE') {
+      x.upstreamMs = Math.round(r() * 2000) / 10;
+      x.originBytes = Math.floor(r() * 30_000);
+    }
     if (r() < 0.35)
       x.rules = [[pick(r, [5, 6, 7]), pick(r, ['waf', 'rate_limit', 'header', 'cache', 'custom']), r() < 0.3]];
     if (r() < 0.2)
@@ -201,7 +219,14 @@ test('account-wide analytics reads, the remaining per-domain reads, quota used',
   });
 
   await t.test('origin bandwidth', async () => {
-    type Got = { requests: number; bytes: number; share: number; cached_bytes: number; points: unknown[] };
+    type Got = {
+      requests: number;
+      bytes: number;
+      share: number;
+      cached_bytes: number;
+      fetched_bytes: number;
+      points: unknown[];
+    };
     const got = await ok<Got>(alice.key, '/analytics/origin-bandwidth', { ...range, interval: '1h' });
     const origin = aliceRows.filter((x) => x.upstreamMs >= 0);
     const req = perBucket(origin, HOUR);
@@ -210,9 +235,16 @@ test('account-wide analytics reads, the remaining per-domain reads, quota used',
     assert.equal(got.bytes, sum(origin));
     assert.equal(got.share, sum(origin) / sum(aliceRows));
     assert.equal(got.cached_bytes, sum(aliceRows.filter((x) => x.cache === 'HIT' || x.cache === 'STALE')));
+    const fetchedOf = (x: Shipped) => Number(x.originBytes ?? 0);
+    const fetched = perBucket(aliceRows, HOUR, fetchedOf);
+    assert.equal(
+      got.fetched_bytes,
+      aliceRows.reduce((a, x) => a + fetchedOf(x), 0),
+    );
+    assert.ok(got.fetched_bytes > 0);
     assert.deepEqual(
       got.points,
-      req.map((requests, i) => ({ time: iso(since + i * HOUR), requests, bytes: bytes[i] })),
+      req.map((requests, i) => ({ time: iso(since + i * HOUR), requests, bytes: bytes[i], fetched_bytes: fetched[i] })),
     );
   });
 
@@ -259,6 +291,28 @@ test('account-wide analytics reads, the remaining per-domain reads, quota used',
         share: g.requests / aliceRows.length,
       })),
     );
+  });
+
+  await t.test('traffic by node and country', async () => {
+    const country = new Map(PEERS.map((p) => [p, lookupClient(p).country]));
+    const want = groups(aliceRows, (x) => JSON.stringify([x.node, country.get(x.peer) ?? '']))
+      .map((g) => {
+        const [node, c] = JSON.parse(g.value) as [string, string];
+        return { node, country: c, requests: g.requests, bytes: g.bytes, visitors: g.visitors };
+      })
+      .sort((a, b) => b.requests - a.requests || cmp(a.node, b.node) || cmp(a.country, b.country));
+    assert.ok(new Set(want.map((w) => w.country).filter((c) => c !== '')).size >= 2, 'several countries');
+    const got = await ok<{ items: unknown[] }>(alice.key, '/analytics/node-country', { ...range, limit: 1000 });
+    assert.deepEqual(got.items, want);
+    const top = await ok<{ items: unknown[] }>(alice.key, '/analytics/node-country', { ...range, limit: 5 });
+    assert.deepEqual(top.items, want.slice(0, 5));
+    // the country filter
+    const c = want.find((w) => w.country !== '')!.country;
+    const only = await ok<{ items: { country: string }[] }>(alice.key, '/analytics/node-country', {
+      ...range,
+      country: c,
+    });
+    assert.ok(only.items.length > 0 && only.items.every((i) => i.country === c));
   });
 
   await t.test('billable traffic: refused by an enforced security rule is not billed', async () => {
@@ -561,6 +615,7 @@ test('account-wide analytics reads, the remaining per-domain reads, quota used',
       'origin-bandwidth',
       'proxy-clients',
       'edge-nodes',
+      'node-country',
       'billable',
       'top-files',
       'top?dimension=node',

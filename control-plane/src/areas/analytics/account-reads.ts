@@ -32,7 +32,7 @@ export const SECURITY_RULE_TYPES = [
   'custom',
 ] as const;
 
-/** Domains an account read covers at most (each is a branch of the statement's union). */
+/** Domains with logs an account read covers at most on DuckDB (each is a branch of the statement's union). */
 export const MAX_ACCOUNT_DOMAINS = 1000;
 
 /** Requests, bytes and visitors per combination of values. */
@@ -52,7 +52,10 @@ export interface TrafficBucket {
   billableRequests: number;
   billableBytes: number;
   originRequests: number;
+  /** Bytes sent to the clients of the requests passed to the origin. */
   originBytes: number;
+  /** Body bytes received from the origin (origin_bytes). */
+  originFetchedBytes: number;
   cachedBytes: number;
 }
 

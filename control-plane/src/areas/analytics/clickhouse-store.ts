@@ -10,7 +10,6 @@
 import { randomBytes } from 'node:crypto';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import {
-  MAX_ACCOUNT_DOMAINS,
   SECURITY_RULE_TYPES,
   type GroupDimension,
   type GroupItem,
@@ -387,8 +386,6 @@ class ClickHouseStore implements AnalyticsStore {
   ): Promise<T> {
     const ids = [domainIds].flat();
     if (ids.length === 0 || ids.every((id) => this.deleted.has(id))) return empty;
-    if (ids.length > MAX_ACCOUNT_DOMAINS)
-      throw new QueryFailed(`analytics read: at most ${MAX_ACCOUNT_DOMAINS} domains with logs are read at once`);
     await this.open();
     return map(await this.select<R>(sql, timeoutMs));
   }
@@ -663,7 +660,8 @@ class ClickHouseStore implements AnalyticsStore {
       [],
       `SELECT intDiv(intDiv(time_us, 1000) - ${int(startMs)}, ${int(intervalMs)}) AS b, count() AS n,
          sum(bytes) AS total, countIf(NOT ${refused}) AS br, sumIf(bytes, NOT ${refused}) AS bb,
-         countIf(upstream_ms >= 0) AS o, sumIf(bytes, upstream_ms >= 0) AS ob, sumIf(bytes, ${cached}) AS cb
+         countIf(upstream_ms >= 0) AS o, sumIf(bytes, upstream_ms >= 0) AS ob, sumIf(bytes, ${cached}) AS cb,
+         sum(origin_bytes) AS fetched
        FROM ${this.table} WHERE ${this.where(domainIds, range)} GROUP BY b ORDER BY b`,
       (rows) =>
         rows.map((x) => ({
@@ -675,6 +673,7 @@ class ClickHouseStore implements AnalyticsStore {
           originRequests: num(x.o),
           originBytes: num(x.ob),
           cachedBytes: num(x.cb),
+          originFetchedBytes: num(x.fetched),
         })),
     );
   }

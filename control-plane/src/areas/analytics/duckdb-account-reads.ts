@@ -60,8 +60,8 @@ export async function readTraffic(
     `SELECT b, count(*), coalesce(sum(bytes), 0),
        count(*) FILTER (WHERE NOT refused), coalesce(sum(bytes) FILTER (WHERE NOT refused), 0),
        count(*) FILTER (WHERE upstream_ms >= 0), coalesce(sum(bytes) FILTER (WHERE upstream_ms >= 0), 0),
-       coalesce(sum(bytes) FILTER (WHERE cache_status IN ('HIT', 'STALE')), 0)
-     FROM (SELECT (epoch_ms(time_utc) - ?::BIGINT) // ?::BIGINT AS b, bytes, upstream_ms, cache_status,
+       coalesce(sum(bytes) FILTER (WHERE cache_status IN ('HIT', 'STALE')), 0), coalesce(sum(origin_bytes), 0)
+     FROM (SELECT (epoch_ms(time_utc) - ?::BIGINT) // ?::BIGINT AS b, bytes, upstream_ms, cache_status, origin_bytes,
              ${REFUSED_BY_SECURITY} AS refused
            FROM main.${view} WHERE ${w.sql})
      GROUP BY b ORDER BY b`,
@@ -76,6 +76,7 @@ export async function readTraffic(
     originRequests: num(x[5]),
     originBytes: num(x[6]),
     cachedBytes: num(x[7]),
+    originFetchedBytes: num(x[8]),
   }));
 }
 

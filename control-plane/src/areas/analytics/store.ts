@@ -216,7 +216,7 @@ export interface AnalyticsStore {
   ): Promise<LogsPage>;
   // Reads over several domains at once (account-reads.ts): the rows of all the listed domains together, so that
   // visitors, peaks and groups are of the union (a client of two domains is one visitor). A per-domain read passes
-  // one id. More than MAX_ACCOUNT_DOMAINS domains with rows: QueryFailed.
+  // one id. DuckDB: more than MAX_ACCOUNT_DOMAINS domains with rows is QueryFailed (each is a branch of a union).
   /** summary over the union of the domains' rows. */
   accountSummary(domainIds: number[], range: ReadRange, timeoutMs: number): Promise<RangeSummary>;
   /** series over the union of the domains' rows. */
