@@ -191,4 +191,10 @@ test('the reporter sends snapshots to the control plane; the listener serves one
   assert.equal((await fetchObject('a.example', 'https://a.example/none?')).status, 404);
   const other = await fetch(`${reporter.address}/metrics`, { headers: { authorization: 'Bearer tok' } });
   assert.equal(other.status, 404);
+
+  // Stopping: an empty snapshot last, so the control plane stops counting this process's cache at once.
+  await reporter.stop();
+  assert.equal(received.length, 4);
+  assert.deepEqual(received.at(-1)!.domains, []);
+  assert.equal(received.at(-1)!.node, last.node);
 });

@@ -8,7 +8,9 @@
 // what it holds of this node with each snapshot. A snapshot is kept until acknowledged (2xx); a newer one replaces a
 // snapshot not acknowledged yet (it says everything the old one said), so the node keeps at most one. Snapshots are
 // taken every EDGE_CACHE_REPORT_MS when the cache changed, and at least every HEARTBEAT_MS (the control plane takes a
-// node silent for longer than its horizon as gone). Decision in docs/decisions.md ("Cache inventories").
+// node silent for longer than its horizon as gone). A process that stops sends an empty snapshot last (best effort):
+// what its cache held goes with it, and a restarted node (a new process, a new name) is not counted twice. Decision in
+// docs/decisions.md ("Cache inventories").
 import { createServer, type Server } from 'node:http';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -40,7 +42,7 @@ export const INVENTORY_LIMITS: InventoryLimits = {
 };
 
 /** A snapshot is sent at least this often, changed or not. */
-export const HEARTBEAT_MS = 120_000;
+export const HEARTBEAT_MS = 60_000;
 
 /** One listed entry: [key, status, body bytes, content type, stored at, fresh until, expires at, hits] (times in ms). */
 export type InventoryEntry = [string, number, number, string, number, number, number, number];
@@ -273,14 +275,20 @@ export async function startCacheReporter(
   let failures = 0;
   let nextAttempt = 0;
   let chain: Promise<void> = Promise.resolve();
+  let stopped = false;
   const reporter: CacheReporter = {
     address,
     superseded: 0,
     flush: (force = false) => run(true, force),
     async stop() {
+      if (stopped) return;
+      stopped = true;
       clearInterval(timer);
       await chain;
       if (listener) await new Promise((r) => listener.close(r));
+      // The cache goes with the process: say so (once, not retried; the control plane's horizon covers a failure).
+      const empty = await packReport({ node, report: `${incarnation}-${++sequence}`, at: Date.now(), address }, []);
+      await postReport(url, token, empty).catch(() => undefined);
     },
   };
 

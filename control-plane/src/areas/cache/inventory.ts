@@ -14,8 +14,8 @@ import { cacheInventoryEntries, cacheInventoryNodes, cacheInventoryTotals, domai
 import { ApiError } from '../../errors.js';
 import { nodeReportScope } from '../../internal/node-reports.js';
 
-/** A node not heard from for this long is left out of the reads (it reports at least every 2 minutes). */
-export const NODE_HORIZON_MS = 10 * 60_000;
+/** A node not heard from for this long is left out of the reads (it reports at least every minute). */
+export const NODE_HORIZON_MS = 5 * 60_000;
 /** ... and its rows are deleted after this long. */
 const NODE_PRUNE_MS = 60 * 60_000;
 const MAX_REPORT_BYTES = 32 * 1024 * 1024;

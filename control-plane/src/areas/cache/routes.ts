@@ -218,7 +218,7 @@ export default async function cacheRoutes(fastify: FastifyInstance) {
         tags: ['cache'],
         params: DomainParams,
         description:
-          "Objects the edge nodes hold for the domain and their body bytes, from each node's latest inventory (nodes report every 30 s when their cache changed; a node silent for 10 minutes is not counted).",
+          "Objects the edge nodes hold for the domain and their body bytes, from each node's latest inventory (nodes report every 30 s when their cache changed; a node silent for 5 minutes is not counted).",
         response: { 200: Totals, ...errorResponses(404) },
       },
     },
