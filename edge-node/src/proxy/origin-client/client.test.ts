@@ -169,6 +169,40 @@ test('origin client connections', async (t) => {
     assert.equal(r.error, 'EDGE_ORIGIN_HEADERS_TIMEOUT');
   });
 
+  await t.test('the head timeout runs from the end of the request body; a stalled upload fails', async (st) => {
+    const origin = await rawOrigin(st, (req) => ({ bytes: answer(`got ${req.body.length}`) }));
+    async function* slowly(stallMs: number) {
+      for (let i = 0; i < 4; i++) {
+        await new Promise((r) => setTimeout(r, i === 3 ? stallMs : 100));
+        yield Buffer.from('abcd');
+      }
+    }
+    const upload = (stallMs: number, headersTimeoutMs: number, bodyTimeoutMs: number) => {
+      const h = new Recorder();
+      const body = Readable.from(slowly(stallMs));
+      oc.dispatch(
+        '127.0.0.1',
+        origin.port,
+        '',
+        'POST',
+        '/',
+        ['content-length', '16'],
+        body,
+        h,
+        headersTimeoutMs,
+        bodyTimeoutMs,
+      );
+      return h.done;
+    };
+    // 400 ms of upload with a 250 ms head timeout: answered.
+    const r = await upload(100, 250, 250);
+    assert.equal(r.error, null);
+    assert.equal(r.body, 'got 16');
+    // The body stops moving for longer than the body timeout: failed, a 504 at the edge.
+    const stalled = upload(2000, 5000, 300);
+    assert.equal((await stalled).error, 'EDGE_ORIGIN_HEADERS_TIMEOUT');
+  });
+
   await t.test('an abort from the handler fails the request once and closes its connection', async (st) => {
     const origin = await rawOrigin(st, () => ({ bytes: `HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npart` }));
     const h = new Recorder();

@@ -180,16 +180,19 @@ export class OriginConnection {
     this.paused = false;
     this.completeOnResume = false;
     this.pending = null;
-    this.socket.setTimeout(0);
-    this.headersTimer = setTimeout(headersTimedOut, req.headersTimeoutMs, this);
     this.socket.write(req.head, 'latin1');
     const body = req.body;
     this.bodySent = 0;
     this.bodyWaiting = false;
     if (body === null) {
       this.bodyDone = true;
+      this.socket.setTimeout(0);
+      this.headersTimer = setTimeout(headersTimedOut, req.headersTimeoutMs, this);
       return;
     }
+    // The record's timeout runs from the end of the body: an upload takes what it takes, as long as it moves
+    // (a socket idle for the body timeout fails it).
+    this.socket.setTimeout(req.bodyTimeoutMs);
     this.bodyDone = false;
     body.on('data', this.onBodyData);
     body.on('end', this.onBodyEnd);
@@ -239,6 +242,10 @@ export class OriginConnection {
     }
     if (req.declaredLength < 0) this.socket.write('0\r\n\r\n', 'latin1');
     this.detachBody();
+    if (this.state === State.Head) {
+      this.socket.setTimeout(0);
+      this.headersTimer = setTimeout(headersTimedOut, req.headersTimeoutMs, this);
+    }
   }
 
   private bodyFailed(err: Error): void {
@@ -565,6 +572,8 @@ export class OriginConnection {
     if (this.req === null)
       this.destroy(); // idle too long
     else if (this.state === State.Body) this.fail(new OriginError('EDGE_ORIGIN_BODY_TIMEOUT', 'origin body timed out'));
+    else if (!this.bodyDone)
+      this.fail(new OriginError('EDGE_ORIGIN_HEADERS_TIMEOUT', 'the request body stalled on its way to the origin'));
   }
 
   /** Called by the headers timer. */
