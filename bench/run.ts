@@ -1,5 +1,5 @@
 // `npm run bench [name...]`: runs the benchmarks one after another (each bounded), printing their tables.
-// Names: records, records-pdns, dns-lookup, dns-zone-patch, dnsperf, dns-amplification, rules, normalise-path, cache-hit, cache-inventory, uptime-detect, attack-ingest, analytics, analytics-backends, waf, waf-modsecurity, security-pipeline, wrk, distinct-hosts, propagation. Without names, all of them.
+// Names: records, records-pdns, dns-lookup, dns-zone-patch, dnsperf, dns-amplification, rules, normalise-path, cache-hit, cache-inventory, uptime-detect, attack-ingest, log-fields, analytics, analytics-backends, waf, waf-modsecurity, security-pipeline, wrk, distinct-hosts, propagation. Without names, all of them.
 import { spawnSync } from 'node:child_process';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +20,7 @@ const BENCHES: Record<string, string[]> = {
   'cache-inventory': tsx('bench/edge-node/cache-inventory.ts'),
   'uptime-detect': tsx('bench/edge-node/uptime-detect.bench.ts'),
   'attack-ingest': tsx('bench/control-plane/attack-ingest.bench.ts'),
+  'log-fields': tsx('bench/control-plane/log-fields.bench.ts'),
   analytics: tsx('bench/control-plane/analytics.bench.ts'),
   'analytics-backends': tsx('bench/control-plane/analytics-backends.bench.ts'),
   waf: tsx('bench/edge-node/waf.bench.ts'),

@@ -36,12 +36,10 @@ interface V4Table {
   asn: Uint32Array;
   org: Uint32Array;
 }
-/** IPv6 ranges as two 64-bit halves each. */
+/** IPv6 ranges as four 32-bit words each (word 4i is the most significant of range i): compared without BigInt. */
 interface V6Table {
-  startHi: BigUint64Array;
-  startLo: BigUint64Array;
-  endHi: BigUint64Array;
-  endLo: BigUint64Array;
+  start: Uint32Array;
+  end: Uint32Array;
   asn: Uint32Array;
   org: Uint32Array;
 }
@@ -110,12 +108,16 @@ function load(): Databases {
     org: Uint32Array.from(r4.orgIds),
   };
   const r6 = readRanges(join(asnDir, 'asn-ipv6-num.csv'), orgIndex, orgs);
-  const mask = (1n << 64n) - 1n;
+  const words = (values: bigint[]): Uint32Array => {
+    const out = new Uint32Array(values.length * 4);
+    values.forEach((v, i) => {
+      for (let k = 0; k < 4; k++) out[i * 4 + k] = Number((v >> BigInt(96 - 32 * k)) & 0xffffffffn);
+    });
+    return out;
+  };
   const v6: V6Table = {
-    startHi: BigUint64Array.from(r6.starts, (v) => v >> 64n),
-    startLo: BigUint64Array.from(r6.starts, (v) => v & mask),
-    endHi: BigUint64Array.from(r6.ends, (v) => v >> 64n),
-    endLo: BigUint64Array.from(r6.ends, (v) => v & mask),
+    start: words(r6.starts),
+    end: words(r6.ends),
     asn: Uint32Array.from(r6.asns),
     org: Uint32Array.from(r6.orgIds),
   };
@@ -133,8 +135,9 @@ function v4Number(ip: string): number {
   return ((Number(p[0]) << 24) | (Number(p[1]) << 16) | (Number(p[2]) << 8) | Number(p[3])) >>> 0;
 }
 
-/** An IPv6 address (validated by isIP, no zone) as a 128-bit number; a trailing dotted IPv4 part is read too. */
-function v6Number(ip: string): bigint {
+/** An IPv6 address (validated by isIP, no zone) as four 32-bit words, most significant first; a trailing dotted IPv4
+ * part is read too. */
+function v6Words(ip: string): [number, number, number, number] {
   let text = ip;
   const lastColon = text.lastIndexOf(':');
   if (text.includes('.', lastColon)) {
@@ -145,9 +148,17 @@ function v6Number(ip: string): bigint {
   const h = head === '' ? [] : head.split(':');
   const t = tail === undefined || tail === '' ? [] : tail.split(':');
   const groups = tail === undefined ? h : [...h, ...new Array<string>(8 - h.length - t.length).fill('0'), ...t];
-  let v = 0n;
-  for (const g of groups) v = (v << 16n) | BigInt(parseInt(g, 16));
-  return v;
+  const n = groups.map((g) => parseInt(g, 16));
+  return [0, 1, 2, 3].map((k) => ((n[2 * k] << 16) | n[2 * k + 1]) >>> 0) as [number, number, number, number];
+}
+
+/** Compares range word group i of `table` with the address words: negative, 0 or positive. */
+function compareV6(table: Uint32Array, i: number, w: readonly number[]): number {
+  for (let k = 0; k < 4; k++) {
+    const d = table[i * 4 + k] - w[k];
+    if (d !== 0) return d;
+  }
+  return 0;
 }
 
 function findV4(t: V4Table, n: number): number {
@@ -161,18 +172,15 @@ function findV4(t: V4Table, n: number): number {
   return hi >= 0 && t.end[hi] >= n ? hi : -1;
 }
 
-function findV6(t: V6Table, n: bigint): number {
-  const nh = n >> 64n;
-  const nl = n & ((1n << 64n) - 1n);
-  const le = (ah: bigint, al: bigint, bh: bigint, bl: bigint) => ah < bh || (ah === bh && al <= bl);
+function findV6(t: V6Table, w: readonly number[]): number {
   let lo = 0;
-  let hi = t.startHi.length - 1;
+  let hi = t.asn.length - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >>> 1;
-    if (le(t.startHi[mid], t.startLo[mid], nh, nl)) lo = mid + 1;
+    if (compareV6(t.start, mid, w) <= 0) lo = mid + 1;
     else hi = mid - 1;
   }
-  return hi >= 0 && le(nh, nl, t.endHi[hi], t.endLo[hi]) ? hi : -1;
+  return hi >= 0 && compareV6(t.end, hi, w) >= 0 ? hi : -1;
 }
 
 /**
@@ -200,7 +208,7 @@ export function lookupClient(address: string): ClientNetwork {
   } catch {
     /* an address the reader does not take: unknown */
   }
-  const i = family === 4 ? findV4(db.v4, v4Number(ip)) : findV6(db.v6, v6Number(ip));
+  const i = family === 4 ? findV4(db.v4, v4Number(ip)) : findV6(db.v6, v6Words(ip));
   const table = family === 4 ? db.v4 : db.v6;
   if (i < 0) return country === '' ? UNKNOWN : { country, asn: 0, asOrg: '' };
   return { country, asn: table.asn[i], asOrg: db.orgs[table.org[i]] };
