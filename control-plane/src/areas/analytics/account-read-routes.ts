@@ -353,7 +353,7 @@ export default async function accountReadRoutes(fastify: FastifyInstance) {
   account(
     'billable',
     'Billable traffic',
-    'Bytes sent to clients per interval and in total, and the billable part: all of it except the answers the edge gave when one of its security rules (drop, WAF, rate limit, challenge, Under Attack Mode, fingerprint, bot or custom rule, enforced) refused the request with a status of 400 or more.',
+    'Bytes sent to clients per interval and in total, and the billable part: all of it except the answers the edge gave when one of its security rules refused the request (a drop, a custom, fingerprint, bot or WAF block, a rate limit, a challenge issued or failed, a throttled login) and its ACME answers. Rows from edges that did not yet say why they answered count as refused when an enforced drop, WAF, rate-limit, challenge, Under Attack Mode, fingerprint, bot or custom rule matched and the status is 400 or more.',
     SeriesQuery,
     AccountBillableAnswer,
     async (request) => {

@@ -38,8 +38,23 @@ const iso = (ms: number) => new Date(ms).toISOString();
 const cmp = (a: string | number, b: string | number) => (a < b ? -1 : a > b ? 1 : 0);
 const sum = (rows: Shipped[]) => rows.reduce((a, x) => a + x.bytes, 0);
 const SECURITY = ['drop', 'waf', 'rate_limit', 'captcha', 'under_attack', 'fingerprint', 'bot_route', 'custom'];
-/** Refused by an enforced security rule: not billed. */
-const refused = (x: Shipped) => x.status >= 400 && x.rules.some(([, type, dry]) => !dry && SECURITY.includes(type));
+const UNBILLED = [
+  'drop',
+  'custom_block',
+  'fingerprint_block',
+  'bot_block',
+  'rate_limited',
+  'challenge_issued',
+  'challenge_failed',
+  'waf_block',
+  'auth_throttled',
+  'acme_challenge',
+];
+/** Refused by a security rule of the edge: not billed. Rows without a serving path (older edges) by their rule hits. */
+const refused = (x: Shipped) =>
+  x.served !== undefined
+    ? UNBILLED.includes(String(x.unserved ?? ''))
+    : x.status >= 400 && x.rules.some(([, type, dry]) => !dry && SECURITY.includes(type));
 
 /** requests, bytes, visitors per key, most requests first, ties by key. */
 function groups<K extends string | number>(rows: Shipped[], key: (x: Shipped) => K) {
@@ -124,6 +139,12 @@ test('account-wide analytics reads, the remaining per-domain reads, quota used',
       x.botClass = pick(r, ['human', 'ai_crawler', 'verified_crawler']);
     }
     if (r() < 0.4) x.fp = `t13d_${Math.floor(r() * 3)}`;
+    // Half the rows from an edge that says where the answer came from and why the origin did not give it.
+    if (r() < 0.5) {
+      x.served = pick(r, ['cache', 'origin', 'edge', 'edge']);
+      if (x.served === 'edge')
+        x.unserved = pick(r, ['waf_block', 'rate_limited', 'challenge_issued', 'redirect', 'challenge_passed', 'drop']);
+    }
     log.push(x);
   }
   // A proxy: one address, 80 requests with six client stacks, over two of alice's domains.
@@ -325,6 +346,10 @@ test('account-wide analytics reads, the remaining per-domain reads, quota used',
     };
     const billed = aliceRows.filter((x) => !refused(x));
     assert.ok(billed.length < aliceRows.length && aliceRows.some((x) => x.status >= 400 && x.rules.some((h) => h[2])));
+    // both kinds of rows are there: an edge that says why it answered, and one that does not (its rule hits decide)
+    assert.ok(aliceRows.some((x) => x.served === undefined && refused(x)));
+    assert.ok(aliceRows.some((x) => x.served !== undefined && refused(x)));
+    assert.ok(aliceRows.some((x) => x.served !== undefined && !refused(x) && x.status >= 400 && x.rules.length > 0));
     const got = await ok<Got>(alice.key, '/analytics/billable', { ...range, interval: '1h' });
     const bytes = perBucket(aliceRows, HOUR, (x) => x.bytes);
     const bill = perBucket(billed, HOUR, (x) => x.bytes);

@@ -17,9 +17,26 @@ export const BEHAVIOUR_DIMENSIONS = ['status_class', 'status', 'cache_status', '
 export type BehaviourDimension = (typeof BEHAVIOUR_DIMENSIONS)[number];
 
 /**
- * Rule types whose enforced hit on a refused request (status 400 and up) makes it unbilled: answers the edge gave on
- * a security rule of its own (blocks, drops, rate limits, challenges, Under Attack Mode) are not the customer's
- * traffic (docs/decisions.md "Billable traffic").
+ * Why the edge answered itself (unserved_reason) when that answer is not billed: refusals on a security rule of its
+ * own (blocks, drops, rate limits, challenges issued or failed, throttled logins) and the platform's ACME answers are
+ * not the customer's traffic (docs/decisions.md "Billable traffic").
+ */
+export const UNBILLED_REASONS = [
+  'drop',
+  'custom_block',
+  'fingerprint_block',
+  'bot_block',
+  'rate_limited',
+  'challenge_issued',
+  'challenge_failed',
+  'waf_block',
+  'auth_throttled',
+  'acme_challenge',
+] as const;
+
+/**
+ * For rows logged before the edge said why it answered (serving_path ''): rule types whose enforced hit on a refused
+ * request (status 400 and up) makes it unbilled.
  */
 export const SECURITY_RULE_TYPES = [
   'drop',

@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import {
   SECURITY_RULE_TYPES,
+  UNBILLED_REASONS,
   type GroupDimension,
   type GroupItem,
   type ProxyClient,
@@ -651,7 +652,10 @@ class ClickHouseStore implements AnalyticsStore {
     timeoutMs: number,
   ): Promise<TrafficBucket[]> {
     const types = SECURITY_RULE_TYPES.map((t) => chString(t)).join(', ');
-    const refused = `(status >= 400 AND arrayExists((t, d) -> d = 0 AND has([${types}], t), rule_types, rule_dry))`;
+    const reasons = UNBILLED_REASONS.map((t) => chString(t)).join(', ');
+    // Rows logged before the edge said why it answered (serving_path '') by their rule hits.
+    const refused = `(serving_path != '' AND unserved_reason IN (${reasons})
+      OR serving_path = '' AND status >= 400 AND arrayExists((t, d) -> d = 0 AND has([${types}], t), rule_types, rule_dry))`;
     const cached = `cache_status IN ('HIT', 'STALE')`;
     // No alias may be a column's name here: ClickHouse would read `bytes` in sumIf as the alias of sum(bytes).
     return this.read(

@@ -3,6 +3,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import {
   SECURITY_RULE_TYPES,
+  UNBILLED_REASONS,
   type GroupDimension,
   type GroupItem,
   type ProxyClient,
@@ -18,10 +19,12 @@ const GROUP_SQL: Record<GroupDimension, string> = {
   status_class: 'status // 100',
 };
 
-/** True for a request the edge refused on one of its own security rules (not billed). */
-const REFUSED_BY_SECURITY = `(status >= 400 AND rule_hits::VARCHAR <> '[]' AND len(list_filter(CAST(rule_hits AS JSON[]),
-  h -> json_extract_string(h, '$[2]') = 'false'
-    AND json_extract_string(h, '$[1]') IN (${SECURITY_RULE_TYPES.map((t) => `'${t}'`).join(', ')}))) > 0)`;
+const list = (xs: readonly string[]) => xs.map((t) => `'${t}'`).join(', ');
+/** True for a request the edge refused on one of its own security rules (not billed); older rows by their rule hits. */
+const REFUSED_BY_SECURITY = `(CASE WHEN serving_path <> '' THEN unserved_reason IN (${list(UNBILLED_REASONS)})
+  ELSE status >= 400 AND rule_hits::VARCHAR <> '[]' AND len(list_filter(CAST(rule_hits AS JSON[]),
+    h -> json_extract_string(h, '$[2]') = 'false' AND json_extract_string(h, '$[1]') IN (${list(SECURITY_RULE_TYPES)}))) > 0
+  END)`;
 
 const value = (v: unknown): string | number => (typeof v === 'number' ? v : String(v));
 
