@@ -13,12 +13,11 @@
 // docs/decisions.md ("Cache inventories").
 import { createServer, type Server } from 'node:http';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { hostname } from 'node:os';
 import { pack } from 'msgpackr';
 import { componentLogger } from '@platform/shared';
 import { ensureNodeToken } from '@platform/shared/node-token';
 import type { EdgeConfig } from '../config.js';
-import { postReport, retryAt } from '../log/post.js';
+import { nodeName, postReport, retryAt } from '../log/post.js';
 import type { CacheEntry, EdgeCache } from './store.js';
 
 const log = componentLogger('edge-node.cache-inventory');
@@ -158,14 +157,6 @@ export async function packReport(
   return Buffer.concat(parts);
 }
 
-/** This process's name in the inventories: host name and process id (each worker has its own cache). */
-export function inventoryNodeId(): string {
-  const host = hostname()
-    .replace(/[^A-Za-z0-9.-]/g, '-')
-    .slice(0, 64);
-  return `edge-${host}-${process.pid}`;
-}
-
 export interface CacheReporter {
   /** Takes a snapshot when the cache changed (or `force`) and sends what is pending now (no backoff wait). */
   flush(force?: boolean): Promise<void>;
@@ -265,7 +256,7 @@ export async function startCacheReporter(
   const port = listener ? (listener.address() as { port: number }).port : 0;
   const host = config.cacheHost.includes(':') ? `[${config.cacheHost}]` : config.cacheHost;
   const address = !listener ? '' : (config.cacheUrl?.replace(/\/$/, '') ?? `http://${host}:${port}`);
-  const node = inventoryNodeId();
+  const node = nodeName();
   const incarnation = randomBytes(8).toString('hex');
   let sequence = 0;
   let pending: { body: Buffer; version: number } | undefined;

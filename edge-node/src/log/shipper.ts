@@ -14,7 +14,7 @@ import { componentLogger } from '@platform/shared';
 import { ensureNodeToken } from '@platform/shared/node-token';
 import type { EdgeConfig } from '../config.js';
 import type { RequestLogBuffer } from './buffer.js';
-import { postReport, retryAt } from './post.js';
+import { nodeName, postReport, retryAt } from './post.js';
 import type { UptimeProber } from '../uptime/probes.js';
 
 const log = componentLogger('edge-node.logs');
@@ -37,7 +37,7 @@ export function startLogShipper(
   if (!config.controlPlaneUrl) return { flush: async () => undefined, stop: async () => undefined };
   const url = `${config.controlPlaneUrl}/internal/request-logs`;
   const token = ensureNodeToken(config.dataDir, config.nodeToken);
-  const node = `edge-${process.pid}`;
+  const node = nodeName();
   const incarnation = randomBytes(8).toString('hex');
   let sequence = 0;
   let failures = 0;
