@@ -8,6 +8,7 @@ import { eq } from 'drizzle-orm';
 import { startTestControlPlane } from '../../../../test/helpers/control-plane.js';
 import { attacks, subscriptions } from '../../db/schema.js';
 import { setOverride } from '../../plans/subscriptions.js';
+import { SECURITY_RULE_TYPES, UNBILLED_REASONS } from './account-reads.js';
 import { lookupClient } from './geo.js';
 import { domainIdOf, expectedTotals, lcg, pick, shipper, type Rec } from './test-log.js';
 
@@ -37,24 +38,12 @@ const PEERS = [
 const iso = (ms: number) => new Date(ms).toISOString();
 const cmp = (a: string | number, b: string | number) => (a < b ? -1 : a > b ? 1 : 0);
 const sum = (rows: Shipped[]) => rows.reduce((a, x) => a + x.bytes, 0);
-const SECURITY = ['drop', 'waf', 'rate_limit', 'captcha', 'under_attack', 'fingerprint', 'bot_route', 'custom'];
-const UNBILLED = [
-  'drop',
-  'custom_block',
-  'fingerprint_block',
-  'bot_block',
-  'rate_limited',
-  'challenge_issued',
-  'challenge_failed',
-  'waf_block',
-  'auth_throttled',
-  'acme_challenge',
-];
 /** Refused by a security rule of the edge: not billed. Rows without a serving path (older edges) by their rule hits. */
 const refused = (x: Shipped) =>
   x.served !== undefined
-    ? UNBILLED.includes(String(x.unserved ?? ''))
-    : x.status >= 400 && x.rules.some(([, type, dry]) => !dry && SECURITY.includes(type));
+    ? (UNBILLED_REASONS as readonly string[]).includes(String(x.unserved ?? ''))
+    : x.status >= 400 &&
+      x.rules.some(([, type, dry]) => !dry && (SECURITY_RULE_TYPES as readonly string[]).includes(type));
 
 /** requests, bytes, visitors per key, most requests first, ties by key. */
 function groups<K extends string | number>(rows: Shipped[], key: (x: Shipped) => K) {
