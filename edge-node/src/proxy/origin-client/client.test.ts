@@ -203,6 +203,24 @@ test('origin client connections', async (t) => {
     assert.equal((await stalled).error, 'EDGE_ORIGIN_HEADERS_TIMEOUT');
   });
 
+  await t.test('a handler that throws fails its own request only; the process and the pool live on', async (st) => {
+    const origin = await rawOrigin(st, (_r, i) => ({ bytes: answer(`n${i}`) }));
+    class ThrowsOnHeaders extends Recorder {
+      override onHeaders(): boolean {
+        throw new Error('handler bug');
+      }
+    }
+    assert.equal((await send(oc, origin.port, 'GET', undefined, new ThrowsOnHeaders())).error, 'handler bug');
+    class ThrowsOnComplete extends Recorder {
+      override onComplete(trailers: Buffer[] | null): void {
+        super.onComplete(trailers);
+        throw new Error('late handler bug');
+      }
+    }
+    assert.equal((await send(oc, origin.port, 'GET', undefined, new ThrowsOnComplete())).body, 'n1');
+    assert.equal((await send(oc, origin.port)).body, 'n2');
+  });
+
   await t.test('an abort from the handler fails the request once and closes its connection', async (st) => {
     const origin = await rawOrigin(st, () => ({ bytes: `HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npart` }));
     const h = new Recorder();

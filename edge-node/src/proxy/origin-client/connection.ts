@@ -7,6 +7,7 @@
 // close: Connection: close, HTTP/1.0, a close-delimited body, bytes after the answer, a request body not wholly sent,
 // Keep-Alive max=1 or a timeout hint under a second all end it.
 import type { Socket } from 'node:net';
+import { componentLogger } from '@platform/shared';
 import { OriginError, OriginProtocolError } from './errors.js';
 import { checkPartialHead, findHeadEnd, MAX_HEAD_BYTES, parseHead, type ResponseHead } from './head.js';
 import type { OriginRequest } from './request.js';
@@ -309,6 +310,7 @@ export class OriginConnection {
 
   private process(buf: Buffer, offset: number): void {
     this.processing = true;
+    const current = this.req;
     try {
       let off = offset;
       while (off < buf.length && this.req !== null) {
@@ -329,8 +331,9 @@ export class OriginConnection {
         this.complete();
       }
     } catch (err) {
-      if (err instanceof OriginError) this.fail(err);
-      else throw err;
+      // A malformed answer, or the handler threw while its request was on the connection: that request fails.
+      if (this.req !== null && this.req === current) this.fail(err instanceof Error ? err : new Error(String(err)));
+      else handlerFailed(err);
     } finally {
       this.processing = false;
     }
@@ -536,7 +539,11 @@ export class OriginConnection {
     this.paused = false;
     if (this.reusable) this.socket.resume();
     this.owner.release(this, this.reusable, this.idleMs);
-    req.handler.onComplete(trailers);
+    try {
+      req.handler.onComplete(trailers);
+    } catch (err) {
+      handlerFailed(err); // the request is over and the connection maybe serving another: only logged
+    }
   }
 
   // ---- failures and closing -----------------------------------------------------------------------------------
@@ -605,7 +612,11 @@ export class OriginConnection {
       return;
     }
     req.finish();
-    req.handler.onError(err);
+    try {
+      req.handler.onError(err);
+    } catch (e) {
+      handlerFailed(e);
+    }
   }
 
   private clearTimers(): void {
@@ -631,6 +642,13 @@ export class OriginConnection {
     this.idleSince = Date.now();
     this.socket.setTimeout(idleMs);
   }
+}
+
+const log = componentLogger('edge-node.origin-client');
+
+/** A handler threw after its request was over: logged, never thrown into a socket's event (it would end the process). */
+function handlerFailed(err: unknown): void {
+  log.error({ err }, 'origin response handler failed');
 }
 
 function headersTimedOut(conn: OriginConnection): void {
