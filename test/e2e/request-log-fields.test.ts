@@ -1,6 +1,7 @@
 // Issue 15 item 3 through running processes: requests through a real edge node reach the control plane in its
 // request-log batches with the later fields filled by the edge (TLS, HTTP version, serving path, bytes from the
-// origin, user-agent category) and are answered by the per-domain reads of those fields.
+// origin, user-agent category; a rate limit's refusals with their reason, rule and key) and are answered by the
+// per-domain reads of those fields.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { send, startStubOrigin } from '../../edge-node/src/testing/harness.js';
@@ -93,5 +94,52 @@ test(
       `/domains/${domain}/analytics/unserved?path=/fields-http`,
     );
     assert.equal(unserved.unserved, 0);
+
+    // A rate_limit rule through the API: its refusals arrive with their reason, rule and key.
+    const rule = await cp.api<{ id: number }>('POST', `/domains/${domain}/rules/rate_limit/`, {
+      requests: 2,
+      period_s: 60,
+      block_s: 60,
+      path_includes: ['/limited/*'],
+    });
+    let refused = 0;
+    await waitUntil('the rate limit at the edge', async () => {
+      const r = await send(edge.httpPort, www, '/limited/x');
+      if (r.status === 429) refused++;
+      return refused > 0 ? true : undefined;
+    });
+    for (let i = 0; i < 3; i++) if ((await send(edge.httpPort, www, '/limited/x')).status === 429) refused++;
+    assert.equal(refused, 4);
+    type Keys = { requests: number; keys: { key: string; requests: number }[]; rules: { rule_id: number }[] };
+    const keys = await waitUntil(
+      'the refusals in the analytics store',
+      async () => {
+        const k = await cp.api<Keys>('GET', `/domains/${domain}/analytics/rate-limit-keys`);
+        return k.requests === refused ? k : undefined;
+      },
+      60_000,
+    );
+    assert.equal(keys.keys.length, 1);
+    assert.match(keys.keys[0].key, /^ip=(::ffff:)?127\.0\.0\.1$/);
+    assert.deepEqual(
+      keys.rules.map((r) => r.rule_id),
+      [rule.id],
+    );
+    const reasons = await cp.api<{ reasons: { reason: string; requests: number }[] }>(
+      'GET',
+      `/domains/${domain}/analytics/unserved?path=/limited/x`,
+    );
+    assert.deepEqual(
+      reasons.reasons.map((r) => [r.reason, r.requests]),
+      [['rate_limited', refused]],
+    );
+    const egress = await cp.api<{ serving_paths: { serving_path: string; requests: number }[] }>(
+      'GET',
+      `/domains/${domain}/analytics/egress?path=/limited/x&unserved_reason=rate_limited`,
+    );
+    assert.deepEqual(
+      egress.serving_paths.map((r) => [r.serving_path, r.requests]),
+      [['edge', refused]],
+    );
   },
 );
