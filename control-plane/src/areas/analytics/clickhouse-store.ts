@@ -555,7 +555,40 @@ class ClickHouseStore implements AnalyticsStore {
     return this.logsWhere(domainId, range, limit, cursor, timeoutMs, ' AND notEmpty(waf_actions)');
   }
 
-  private logsWhere(
+  /**
+   * A page of raw logs, newest first. Read newest window first: the last minute before the page's upper end, then
+   * 16 times wider until the window holds more than a page or reaches `since`. The newest rows of the range are the
+   * newest of any window that holds more than a page, so the answer is the same as sorting the whole range, which
+   * 18.16 does for `ORDER BY … LIMIT` (no read in order): 1.25 s for the first page of a 10-million-row day
+   * (bench/RESULTS.md).
+   */
+  private async logsWhere(
+    domainId: number,
+    range: ReadRange,
+    limit: number,
+    cursor: LogsCursor | null,
+    timeoutMs: number,
+    only: string,
+  ): Promise<LogsPage> {
+    const deadline = Date.now() + timeoutMs;
+    const sinceMs = range.since.getTime();
+    // Rows are kept to the millisecond: the cursor's millisecond, whole, is below this upper end.
+    const upperMs = Math.min(
+      range.until.getTime(),
+      cursor ? Math.floor(Number(cursor.timeMicros) / 1000) + 1 : Number.POSITIVE_INFINITY,
+    );
+    if (upperMs <= sinceMs) return { logs: [], next: null };
+    for (let width = 60_000; ; width *= 16) {
+      const lowMs = Math.max(sinceMs, upperMs - width);
+      const left = deadline - Date.now();
+      if (left <= 0) throw new QueryFailed(`analytics read: stopped at the time limit of ${timeoutMs} ms`);
+      const window = { ...range, since: new Date(lowMs), until: new Date(upperMs) };
+      const page = await this.logsPage(domainId, window, limit, cursor, left, only);
+      if (page.next !== null || lowMs === sinceMs) return page;
+    }
+  }
+
+  private logsPage(
     domainId: number,
     range: ReadRange,
     limit: number,
