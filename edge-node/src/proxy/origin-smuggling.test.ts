@@ -29,6 +29,10 @@ const get = (port: number, agent: Agent, path: string) => viaAgent(port, agent, 
 test('ambiguous or malformed origin answers are refused through the edge', async (t) => {
   const origin = await rawOrigin(t, (req) => {
     const path = /^\S+ (\S+)/.exec(req.head)![1];
+    if (path === '/reset-at-once') return { bytes: '', reset: true };
+    if (path === '/reset-after-head') return { bytes: ok('Content-Length: 100\r\n', ''), reset: true };
+    if (path === '/close-after-head') return { bytes: ok('Content-Length: 100\r\n', ''), close: true };
+    if (path === '/reset-mid-chunk') return { bytes: ok('Transfer-Encoding: chunked\r\n', '64\r\n'), reset: true };
     if (path === '/split')
       return { bytes: ok('Content-Length: 5\r\n', 'first') + ok('Content-Length: 7\r\n', 'smuggle') };
     return { bytes: MALFORMED[path] ?? ok(`Content-Length: ${path.length}\r\n`, path) };
@@ -46,6 +50,16 @@ test('ambiguous or malformed origin answers are refused through the edge', async
       assert.doesNotMatch(r.body, /smuggle|hello|abc/);
       const next = await get(port, agent, '/fine');
       assert.deepEqual([next.status, next.body], [200, '/fine'], `after ${path}`);
+    }
+  });
+
+  await t.test('an origin that resets or closes before the answer is complete: 502, never a reset', async () => {
+    for (const path of ['/reset-at-once', '/reset-after-head', '/close-after-head', '/reset-mid-chunk']) {
+      for (const method of ['GET', 'POST']) {
+        const r = await viaAgent(port, agent, 'www.example.org', method, path, method === 'POST' ? 5000 : -1);
+        assert.equal(r.status, 502, `${method} ${path}: ${r.body.slice(0, 100)}`);
+        assert.equal(r.edgeError, 'EDGE_ERR_UPSTREAM_UNREACHABLE', `${method} ${path}`);
+      }
     }
   });
 

@@ -17,6 +17,8 @@ export interface Script {
   pieces?: number;
   /** Closes the connection after the answer. */
   close?: boolean;
+  /** Resets the connection (RST) after the answer. */
+  reset?: boolean;
   /** Answers as soon as the head is in, without reading the body. */
   early?: boolean;
 }
@@ -83,7 +85,8 @@ export async function rawOrigin(
       const bytes = typeof script.bytes === 'string' ? Buffer.from(script.bytes, 'latin1') : script.bytes;
       const finish = () => {
         busy = false;
-        if (script.close) s.end();
+        if (script.reset) s.resetAndDestroy();
+        else if (script.close) s.end();
         else step();
       };
       if (!script.pieces) {
