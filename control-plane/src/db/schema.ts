@@ -474,3 +474,24 @@ export const cacheInventoryEntries = pgTable(
   },
   (t) => [primaryKey({ columns: [t.domainId, t.key, t.node] })],
 );
+
+// 0023_analytics_traffic_hours.sql: billable traffic of the rows the analytics retention deleted (areas/analytics/usage.ts).
+export const analyticsTrafficHours = pgTable(
+  'analytics_traffic_hours',
+  {
+    domainId: integer('domain_id')
+      .notNull()
+      .references(() => domains.id, { onDelete: 'cascade' }),
+    hour: ts('hour').notNull(),
+    bytes: bigint('bytes', { mode: 'number' }).notNull(),
+    billableBytes: bigint('billable_bytes', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.domainId, t.hour] })],
+);
+/** Up to when (exclusive) a domain's rows were summed into analytics_traffic_hours. */
+export const analyticsRolledUp = pgTable('analytics_rolled_up', {
+  domainId: integer('domain_id')
+    .primaryKey()
+    .references(() => domains.id, { onDelete: 'cascade' }),
+  rolledUntil: ts('rolled_until').notNull(),
+});

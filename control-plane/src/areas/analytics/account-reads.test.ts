@@ -9,6 +9,7 @@ import { startTestControlPlane } from '../../../../test/helpers/control-plane.js
 import { attacks, subscriptions } from '../../db/schema.js';
 import { setOverride } from '../../plans/subscriptions.js';
 import { SECURITY_RULE_TYPES, UNBILLED_REASONS } from './account-reads.js';
+import { retentionDays, sweepAnalytics } from './service.js';
 import { lookupClient } from './geo.js';
 import { domainIdOf, expectedTotals, lcg, pick, shipper, type Rec } from './test-log.js';
 
@@ -645,6 +646,33 @@ test('account-wide analytics reads, the remaining per-domain reads, quota used',
     assert.deepEqual([none.json().requests, none.json().domains], [0, []]);
     await setOverride(db, ids[a1], 'analytics_enabled', null);
     await setOverride(db, ids[b1], 'analytics_enabled', null);
+  });
+
+  await t.test('quota used outlives the retention: the sweep sums what it deletes, once', async () => {
+    // Run last: the sweep deletes rows the other subtests read.
+    const start = new Date(base - 24 * HOUR);
+    await db.update(subscriptions).set({ startedAt: start }).where(eq(subscriptions.domainId, ids[a1]));
+    const want = sum(log.filter((x) => domainOf(x) === a1 && x.t >= start.getTime() && !refused(x)));
+    const used = async () =>
+      (await ok<{ quota_period_used_bytes: number }>(alice.key, `/domains/${a1}/subscription`)).quota_period_used_bytes;
+    assert.equal(await used(), want);
+    const before = await cp.app.analytics.store.countRows(ids[a1]);
+    // The free plan keeps 3 days: a sweep "3 days after base + 1 h" deletes a1's rows before base + 1 h (half-hour
+    // cutoffs, so an hour is split between the sums and the rows).
+    const keep = retentionDays('free') * 86_400_000;
+    for (const cut of [base + HOUR + 30 * 60_000, base + HOUR + 30 * 60_000, base + 2 * HOUR + 30 * 60_000]) {
+      await sweepAnalytics(cp.app, new Date(cut + keep));
+      const left = log.filter((x) => domainOf(x) === a1 && x.t >= cut).length;
+      assert.equal(await cp.app.analytics.store.countRows(ids[a1]), left, 'rows before the cutoff deleted');
+      assert.equal(await used(), want, `the same bytes used after a sweep to ${iso(cut)}`);
+    }
+    assert.ok((await cp.app.analytics.store.countRows(ids[a1])) < before);
+    // A window that starts after the summed hours: only what the store still has (nothing here).
+    await db
+      .update(subscriptions)
+      .set({ startedAt: new Date(base + 3 * HOUR) })
+      .where(eq(subscriptions.domainId, ids[a1]));
+    assert.equal(await used(), 0);
   });
 
   await t.test('bad parameters: 400 with an error', async () => {

@@ -2,8 +2,7 @@
 // store beyond reads.ts: groups by one or two columns, traffic per bucket with its billable and origin parts,
 // proxy-like clients, series per value of a column, and the rows with WAF findings. Every one takes a list of domains
 // (the caller's, or the one domain of a per-domain read) and fixed statements with bound values.
-import type { FastifyInstance } from 'fastify';
-import { DIMENSIONS, type ReadRange } from './reads.js';
+import { DIMENSIONS } from './reads.js';
 
 /**
  * Columns the account reads group by: the top-N dimensions, the domain, and the status class (2xx, 4xx, …; the
@@ -95,27 +94,4 @@ export interface ValueBucket {
   value: string | number;
   requests: number;
   bytes: number;
-}
-
-/**
- * Billable bytes of a domain from `since` to now (the subscription's quota_period_used_bytes): bytes sent to clients
- * less the answers the edge gave when a security rule refused the request (docs/decisions.md "Billable traffic").
- */
-export async function billableBytes(
-  app: FastifyInstance,
-  domainId: number,
-  since: Date,
-  until = new Date(),
-): Promise<number> {
-  if (since.getTime() >= until.getTime()) return 0;
-  const span = until.getTime() - since.getTime();
-  const range: ReadRange = { since, until, filter: {} };
-  const buckets = await app.analytics.store.traffic(
-    [domainId],
-    range,
-    since.getTime(),
-    span,
-    app.config.analytics.queryTimeoutMs,
-  );
-  return buckets.reduce((a, b) => a + b.billableBytes, 0);
 }

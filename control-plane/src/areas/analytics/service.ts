@@ -16,6 +16,7 @@ import { openClickHouseStore } from './clickhouse-store.js';
 import { openDuckDbStore } from './duckdb-store.js';
 import { HostDomainCache } from './ingest.js';
 import { QueryRefused, boundQueryText } from './sandbox.js';
+import { pruneTrafficHours, rollUpTraffic } from './usage.js';
 import { QueryFailed, StoreUnavailable, type AnalyticsStore, type QueryDomain, type QueryResult } from './store.js';
 
 declare module 'fastify' {
@@ -65,9 +66,18 @@ export async function sweepAnalytics(
         continue;
       }
       const keepMs = retentionDays(slugOf.get(id) ?? null) * 86_400_000;
-      deletedRows += await store.deleteBefore(id, new Date(now.getTime() - keepMs));
+      const cutoff = new Date(now.getTime() - keepMs);
+      // Their billable bytes first (the quota window outlives a short retention); rows not summed are not deleted.
+      try {
+        await rollUpTraffic(app, id, cutoff);
+      } catch (err) {
+        app.log.warn({ err, domainId: id }, 'analytics retention: traffic not summed; rows kept until the next sweep');
+        continue;
+      }
+      deletedRows += await store.deleteBefore(id, cutoff);
     }
   }
+  await pruneTrafficHours(app, now);
   return { droppedDomains, deletedRows };
 }
 

@@ -9,7 +9,7 @@ import { ApiError } from '../../errors.js';
 import { applyOverrides, BOOLEAN_FIELDS, LIMIT_FIELDS, LIVE_STATUSES } from '../../plans/entitlements.js';
 import { errorResponses, Nullable } from '../../openapi/schemas.js';
 import { DomainParams } from './schemas.js';
-import { billableBytes } from '../analytics/account-reads.js';
+import { billableBytes } from '../analytics/usage.js';
 
 /** Allowances reset every 30 days from the start of the term (frozen at purchase; spec quota_reset_days). */
 export const QUOTA_RESET_DAYS = 30;
