@@ -66,7 +66,12 @@ const BrowseQuery = Type.Object(
   {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
     cursor: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 6000, description: 'The `next_cursor` of the previous page' }),
+      Type.String({
+        minLength: 1,
+        maxLength: 6000,
+        pattern: '^[A-Za-z0-9_-]+$',
+        description: 'The `next_cursor` of the previous page',
+      }),
     ),
     host: Type.Optional(Type.String({ minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9._-]+$' })),
     path_prefix: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: '^/' })),
@@ -78,7 +83,14 @@ const BrowseQuery = Type.Object(
   { additionalProperties: false },
 );
 const DownloadQuery = Type.Object(
-  { entry: Type.String({ minLength: 1, maxLength: 6000, description: 'The `id` of a listed entry' }) },
+  {
+    entry: Type.String({
+      minLength: 1,
+      maxLength: 6000,
+      pattern: '^[A-Za-z0-9_-]+$',
+      description: 'The `id` of a listed entry',
+    }),
+  },
   { additionalProperties: false },
 );
 
