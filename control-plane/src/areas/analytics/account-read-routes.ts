@@ -532,7 +532,7 @@ export default async function accountReadRoutes(fastify: FastifyInstance) {
   domain(
     'ai-crawlers',
     'AI crawlers',
-    'Requests of AI crawlers (bot_class ai_crawler, as bot_route rules class them) per interval and in total, their share of all requests, and the paths and hosts they asked for most (10 each).',
+    'Requests of AI crawlers (bot_class ai_crawler, as bot_route rules class them) per interval and in total, their share of all requests, and the paths and hosts they asked for most (10 each); beside them, the requests whose user agent names an AI crawler (ua_category ai_crawler), whether a rule classed them or not.',
     SeriesQuery,
     AiCrawlersAnswer,
     async (request) => {
@@ -540,6 +540,8 @@ export default async function accountReadRoutes(fastify: FastifyInstance) {
       const ai: ReadRange = { ...range, filter: { ...range.filter, bot_class: 'ai_crawler' } };
       const buckets = await guarded(request, () => store().series(id, ai, iv.startMs, iv.intervalMs, timeout()));
       const all = await guarded(request, () => store().summary(id, range, timeout()));
+      const byAgent: ReadRange = { ...range, filter: { ...range.filter, ua_category: 'ai_crawler' } };
+      const agents = await guarded(request, () => store().summary(id, byAgent, timeout()));
       const paths = await guarded(request, () => store().breakdown(id, ai, 'path', DEFAULT_TOP, timeout()));
       const hosts = await guarded(request, () => store().breakdown(id, ai, 'host', DEFAULT_TOP, timeout()));
       const req = fill(iv, buckets, (b) => b.requests);
@@ -554,6 +556,7 @@ export default async function accountReadRoutes(fastify: FastifyInstance) {
         points: req.map((r, i) => ({ time: timeOf(iv, i), requests: r, bytes: bytes[i] })),
         top_paths: paths.map((p) => ({ path: String(p.value), requests: p.requests, bytes: p.bytes })),
         top_hosts: hosts.map((h) => ({ host: String(h.value), requests: h.requests, bytes: h.bytes })),
+        by_user_agent: { requests: agents.requests, bytes: agents.bytes },
       };
     },
   );

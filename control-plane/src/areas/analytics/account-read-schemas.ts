@@ -245,6 +245,9 @@ export const AiCrawlersAnswer = Type.Object(
     top_paths: Type.Array(Type.Object({ path: Type.String(), ...counts }), {
       description: 'The paths they asked for most, most requests first',
     }),
+    by_user_agent: Type.Object(counts, {
+      description: 'Requests whose user agent names an AI crawler (ua_category ai_crawler), classed by a rule or not',
+    }),
     top_hosts: Type.Array(Type.Object({ host: Type.String(), ...counts }), {
       description: 'The hosts they asked most, most requests first',
     }),

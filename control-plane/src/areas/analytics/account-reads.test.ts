@@ -128,6 +128,7 @@ test('account-wide analytics reads, the remaining per-domain reads, quota used',
       x.bot = 1 + Math.floor(r() * 99);
       x.botClass = pick(r, ['human', 'ai_crawler', 'verified_crawler']);
     }
+    if (r() < 0.5) x.ua = pick(r, ['browser', 'ai_crawler', 'crawler', 'library']);
     if (r() < 0.4) x.fp = `t13d_${Math.floor(r() * 3)}`;
     // Half the rows from an edge that says where the answer came from and why the origin did not give it.
     if (r() < 0.5) {
@@ -597,6 +598,10 @@ test('account-wide analytics reads, the remaining per-domain reads, quota used',
       top_hosts: groups(ai, (x) => x.host)
         .slice(0, 10)
         .map((g) => ({ host: g.value, requests: g.requests, bytes: g.bytes })),
+      by_user_agent: {
+        requests: rows.filter((x) => x.ua === 'ai_crawler').length,
+        bytes: sum(rows.filter((x) => x.ua === 'ai_crawler')),
+      },
     });
   });
 
