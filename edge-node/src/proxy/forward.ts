@@ -1,6 +1,7 @@
 // Sends a request to its origin and streams the answer back through uWS with backpressure, no body buffering
 // (except a bounded copy when the answer is being stored in the cache). One Attempt object per origin try, with
-// prototype methods as undici's dispatch handler: no closures are created per request on this path.
+// prototype methods as the handler of either origin client (the edge's own for plain HTTP, undici for HTTPS): no
+// closures are created per request on this path.
 import type { Readable, Transform } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { isAddressRefused } from '@platform/shared/address-policy';
@@ -185,9 +186,10 @@ function corkWriteChunk(): void {
 }
 
 /**
- * One try at the origin, as undici's dispatch handler. It uses undici's raw handler methods (onConnect, onHeaders with
- * the raw header buffers, onData returning false to pause): the newer onRequestStart/onResponseStart API wraps every
- * request in an UnwrapHandler that parses the headers into an object first.
+ * One try at the origin, as undici's dispatch handler and the origin client's (origin-client/request.ts, the same
+ * methods). It uses undici's raw handler methods (onConnect, onHeaders with the raw header list, onData returning
+ * false to pause): the newer onRequestStart/onResponseStart API wraps every request in an UnwrapHandler that parses
+ * the headers into an object first.
  */
 class Attempt implements Dispatcher.DispatchHandler {
   private abort: ((reason: Error) => void) | undefined;
