@@ -32,7 +32,7 @@ async function runSingle(): Promise<void> {
   node.store.onApplied((e) => node.refresh(domainChange(e)));
   const sync = startNodeSyncFromConfig(node.store, { ...config, nodeIdPrefix: 'edge' });
   const shipper = startLogShipper(node.logs, config, node.prober);
-  const inventory = await startCacheReporter(node.cache, config);
+  const inventory = await startCacheReporter(node.cache, config, undefined, node.policy);
   const ops = config.metricsPort
     ? await startEdgeOps({
         host: config.host,
@@ -72,7 +72,7 @@ async function runWorker(): Promise<void> {
   // Workers share the listening ports (SO_REUSEPORT in uWS) and read the store the primary keeps in sync.
   const node = await startEdgeNode(config);
   const shipper = startLogShipper(node.logs, config, node.prober);
-  const inventory = await startCacheReporter(node.cache, config);
+  const inventory = await startCacheReporter(node.cache, config, undefined, node.policy);
   process.on('message', (m: PrimaryMessage) => {
     if (m?.type === 'applied') node.refresh(m.change);
     else if (m?.type === 'rateLimit' && Array.isArray(m.entries)) rateLimits.merge(m.entries, Date.now());

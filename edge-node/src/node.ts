@@ -36,6 +36,8 @@ export interface EdgeNode {
   cache: EdgeCache;
   /** Connection pools to origins (bounded by EDGE_ORIGIN_POOLS_MAX). */
   pools: UpstreamPools;
+  /** Which origin addresses may be connected to; the node's own listeners are added to it as they open. */
+  policy: AddressPolicy;
   server: EdgeServer;
   logs: RequestLogBuffer;
   requests: RequestCounters;
@@ -151,6 +153,7 @@ export async function startEdgeNode(
     table,
     cache,
     pools,
+    policy,
     server,
     logs,
     requests,

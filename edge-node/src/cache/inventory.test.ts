@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:http';
 import { unpack } from 'msgpackr';
+import { AddressPolicy, parseNetworks } from '@platform/shared/address-policy';
 import { EdgeCache, type CacheEntry } from './store.js';
 import {
   INVENTORY_LIMITS,
@@ -144,17 +145,27 @@ test('the reporter sends snapshots to the control plane; the listener serves one
   const body = Buffer.from([0, 1, 2, 255, 254]);
   cache.set('a.example', 0, 'https://a.example/bin?', entry(body, now, 'application/x-bin'), CAP);
   cache.set('b.example', 0, 'https://b.example/bin?', entry('other', now), CAP);
-  const reporter = await startCacheReporter(cache, {
-    controlPlaneUrl: `http://127.0.0.1:${(cp.address() as { port: number }).port}`,
-    cacheReportMs: 3_600_000,
-    dataDir,
-    nodeToken: 'tok',
-    cacheHost: '127.0.0.1',
-    cachePort: 0,
-    cacheUrl: undefined,
-    workers: 1,
-  });
+  // Loopback allowed for origins, as an operator may: the listener is refused as an origin all the same.
+  const policy = new AddressPolicy(parseNetworks('127.0.0.0/8').ranges);
+  const reporter = await startCacheReporter(
+    cache,
+    {
+      controlPlaneUrl: `http://127.0.0.1:${(cp.address() as { port: number }).port}`,
+      cacheReportMs: 3_600_000,
+      dataDir,
+      nodeToken: 'tok',
+      cacheHost: '127.0.0.1',
+      cachePort: 0,
+      cacheUrl: undefined,
+      workers: 1,
+    },
+    undefined,
+    policy,
+  );
   t.after(() => reporter.stop());
+  const listenPort = Number(new URL(reporter.address).port);
+  assert.ok(policy.refusal('127.0.0.1', listenPort), 'the cache listener is never an origin');
+  assert.equal(policy.refusal('127.0.0.1', listenPort + 1), undefined);
 
   // Refused: kept, and replaced by the next snapshot rather than queued behind it.
   await reporter.flush();

@@ -16,6 +16,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { pack } from 'msgpackr';
 import { componentLogger } from '@platform/shared';
 import { ensureNodeToken } from '@platform/shared/node-token';
+import type { AddressPolicy } from '@platform/shared/address-policy';
 import type { EdgeConfig } from '../config.js';
 import { nodeName, postReport, retryAt } from '../log/post.js';
 import type { CacheEntry, EdgeCache } from './store.js';
@@ -243,6 +244,8 @@ export async function startCacheReporter(
     'controlPlaneUrl' | 'cacheReportMs' | 'dataDir' | 'nodeToken' | 'cacheHost' | 'cachePort' | 'cacheUrl' | 'workers'
   >,
   limits: InventoryLimits = INVENTORY_LIMITS,
+  /** The origin address policy: the listener is added to its own endpoints (never an origin, whatever is allowed). */
+  policy?: Pick<AddressPolicy, 'addOwn'>,
 ): Promise<CacheReporter> {
   if (!config.controlPlaneUrl)
     return { flush: async () => undefined, stop: async () => undefined, address: '', superseded: 0 };
@@ -254,6 +257,7 @@ export async function startCacheReporter(
         await startCacheListener(cache, token, config.cacheHost, config.cachePort, config.workers * 2)
       : undefined;
   const port = listener ? (listener.address() as { port: number }).port : 0;
+  if (listener) policy?.addOwn({ address: config.cacheHost, port });
   const host = config.cacheHost.includes(':') ? `[${config.cacheHost}]` : config.cacheHost;
   const address = !listener ? '' : (config.cacheUrl?.replace(/\/$/, '') ?? `http://${host}:${port}`);
   const node = nodeName();
