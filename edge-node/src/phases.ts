@@ -256,15 +256,9 @@ function guardPhase(
   const byRule = fpIdx || botIdx ? decideClient(fpIdx, botIdx, ctx) : undefined;
   if (byRule?.action.kind === 'block') {
     ctx.hit(byRule.id, byRule.type, false);
-    const what = byRule.type === 'fingerprint' ? 'a fingerprint rule' : 'a bot rule';
-    return answerBlocked(
-      res,
-      ctx,
-      state,
-      what,
-      responseOps,
-      byRule.type === 'fingerprint' ? 'fingerprint_block' : 'bot_block',
-    );
+    return byRule.type === 'fingerprint'
+      ? answerBlocked(res, ctx, state, 'a fingerprint rule', responseOps, 'fingerprint_block')
+      : answerBlocked(res, ctx, state, 'a bot rule', responseOps, 'bot_block');
   }
   if (byRule?.action.kind === 'route' && byRule.type === 'bot_route') {
     ctx.hit(byRule.id, byRule.type, false);
@@ -569,11 +563,21 @@ function afterAuth(
   forward(res, ctx, state.pools, target, upstreamHeaders(ctx, target, reqHeaders), body, plan, h2);
 }
 
+const MARKDOWN_MEDIA_TYPE = MARKDOWN_TYPE.split(';')[0];
+
 /** The answer's headers say it is Markdown (the converted copy of an HTML page). */
 function isMarkdown(headers: readonly (readonly [string, string])[]): boolean {
-  for (const [k, v] of headers) if (k === 'content-type') return v.startsWith(MARKDOWN_TYPE.split(';')[0]);
+  for (const [k, v] of headers) if (k === 'content-type') return v.startsWith(MARKDOWN_MEDIA_TYPE);
   return false;
 }
+
+/** The request log's reason for each error code an origin failure answers with. */
+const ORIGIN_FAILURE_REASON = {
+  EDGE_ERR_ORIGIN_CERTIFICATE: 'origin_certificate',
+  EDGE_ERR_ORIGIN_REFUSED: 'origin_refused',
+  EDGE_ERR_UPSTREAM_TIMEOUT: 'origin_timeout',
+  EDGE_ERR_UPSTREAM_UNREACHABLE: 'origin_unreachable',
+} as const satisfies Partial<Record<EdgeErrorCode, UnservedReason>>;
 
 /** The cache key's line for a request answered in Markdown (keys never hold a newline from the request). */
 const MARKDOWN_LINE = '\n@markdown';
@@ -834,7 +838,7 @@ class Plan implements ResponsePlan {
 
   sendError(status: number, cause?: Error): void {
     const ep = errorPage(this.ctx, this.rules, status);
-    const code: EdgeErrorCode =
+    const code: keyof typeof ORIGIN_FAILURE_REASON =
       status === 526
         ? 'EDGE_ERR_ORIGIN_CERTIFICATE'
         : cause
@@ -842,14 +846,7 @@ class Plan implements ResponsePlan {
           : status === 504
             ? 'EDGE_ERR_UPSTREAM_TIMEOUT'
             : 'EDGE_ERR_UPSTREAM_UNREACHABLE';
-    this.ctx.unserved =
-      status === 526
-        ? 'origin_certificate'
-        : cause
-          ? 'origin_refused'
-          : status === 504
-            ? 'origin_timeout'
-            : 'origin_unreachable';
+    this.ctx.unserved = ORIGIN_FAILURE_REASON[code];
     if (ep)
       respond(
         this.res,

@@ -140,10 +140,6 @@ class OriginPool implements ConnectionOwner {
     this.closed = true;
     for (const conn of this.idle.splice(0)) conn.destroy();
   }
-
-  destroyAll(): void {
-    this.close();
-  }
 }
 
 export class OriginClient {
@@ -220,7 +216,7 @@ export class OriginClient {
   }
 
   close(): void {
-    for (const p of this.pools.values()) p.destroyAll();
+    for (const p of this.pools.values()) p.close();
     this.pools.clear();
   }
 }
