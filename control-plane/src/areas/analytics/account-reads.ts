@@ -2,6 +2,7 @@
 // store beyond reads.ts: groups by one or two columns, traffic per bucket with its billable and origin parts,
 // proxy-like clients, series per value of a column, and the rows with WAF findings. Every one takes a list of domains
 // (the caller's, or the one domain of a per-domain read) and fixed statements with bound values.
+import type { UnservedReason } from '@platform/shared/types';
 import { DIMENSIONS } from './reads.js';
 
 /**
@@ -31,7 +32,7 @@ export const UNBILLED_REASONS = [
   'waf_block',
   'auth_throttled',
   'acme_challenge',
-] as const;
+] as const satisfies readonly UnservedReason[];
 
 /**
  * For rows logged before the edge said why it answered (serving_path ''): rule types whose enforced hit on a refused

@@ -18,14 +18,15 @@ import {
   type TrafficBucket,
   type ValueBucket,
 } from './account-reads.js';
-import { EMPTY_SUMMARY } from './duckdb-reads.js';
 import {
   DIMENSIONS,
+  EMPTY_SUMMARY,
+  groupValue,
+  logRecord,
   type ActionCount,
   type BreakdownItem,
   type Dimension,
   type FilterField,
-  type LogRecord,
   type LogsCursor,
   type LogsPage,
   type Peak,
@@ -171,8 +172,7 @@ function groupColumn(d: GroupDimension): string {
 }
 
 export function openClickHouseStore(opts: ClickHouseOptions): AnalyticsStore {
-  const store = new ClickHouseStore(opts);
-  return store;
+  return new ClickHouseStore(opts);
 }
 
 class ClickHouseStore implements AnalyticsStore {
@@ -377,7 +377,7 @@ class ClickHouseStore implements AnalyticsStore {
     return parts.join(' AND ');
   }
 
-  /** One per-domain read: nothing for a domain deleted here, QueryFailed at the time limit. */
+  /** One read of one domain's or several domains' rows: nothing when all are deleted here, QueryFailed at the time limit. */
   private async read<T, R = Record<string, unknown>>(
     domainIds: number | readonly number[],
     timeoutMs: number,
@@ -526,7 +526,7 @@ class ClickHouseStore implements AnalyticsStore {
        WHERE ${this.where(domainId, range)} GROUP BY v ORDER BY requests DESC, v LIMIT ${int(limit)}`,
       (rows) =>
         rows.map((x) => ({
-          value: typeof x.v === 'number' ? x.v : String(x.v),
+          value: groupValue(x.v),
           requests: num(x.requests),
           bytes: num(x.bytes),
           originBytes: num(x.origin_bytes),
@@ -612,36 +612,7 @@ class ClickHouseStore implements AnalyticsStore {
       (rows) => {
         const more = rows.length > limit;
         const page = rows.slice(0, limit);
-        const logs: LogRecord[] = page.map((x) => ({
-          time: new Date(Math.floor(num(x.time_us) / 1000)).toISOString(),
-          host: String(x.host),
-          path: String(x.path),
-          method: String(x.method),
-          status: num(x.status),
-          bytes: num(x.bytes),
-          cache_status: String(x.cache_status),
-          node: String(x.node),
-          client_ip: String(x.client_ip),
-          duration_ms: num(x.duration_ms),
-          upstream_ms: num(x.upstream_ms),
-          rule_hits: JSON.parse(String(x.rule_hits)) as unknown,
-          waf_events: JSON.parse(String(x.waf_events)) as unknown,
-          fingerprint: String(x.fingerprint),
-          bot_score: num(x.bot_score),
-          bot_class: String(x.bot_class),
-          tls_version: String(x.tls_version),
-          http_protocol: String(x.http_protocol),
-          ua_category: String(x.ua_category),
-          serving_path: String(x.serving_path),
-          unserved_reason: String(x.unserved_reason),
-          origin_bytes: num(x.origin_bytes),
-          markdown: num(x.markdown) === 1,
-          rate_limit_rule: num(x.rate_limit_rule),
-          rate_limit_key: String(x.rate_limit_key),
-          country: String(x.country),
-          asn: num(x.asn),
-          as_org: String(x.as_org),
-        }));
+        const logs = page.map((x) => logRecord(new Date(Math.floor(num(x.time_us) / 1000)), x));
         const last = page.at(-1);
         return {
           logs,
@@ -669,7 +640,7 @@ class ClickHouseStore implements AnalyticsStore {
        GROUP BY ${keys} ORDER BY requests DESC, ${keys} LIMIT ${int(limit)}`,
       (rows) =>
         rows.map((x) => ({
-          values: dims.map((_, i) => (typeof x[`g${i}`] === 'number' ? (x[`g${i}`] as number) : String(x[`g${i}`]))),
+          values: dims.map((_, i) => groupValue(x[`g${i}`])),
           requests: num(x.requests),
           bytes: num(x.bytes),
           visitors: num(x.visitors),
@@ -768,7 +739,7 @@ class ClickHouseStore implements AnalyticsStore {
       (rows) =>
         rows.map((x) => ({
           bucket: num(x.b),
-          value: typeof x.v === 'number' ? x.v : String(x.v),
+          value: groupValue(x.v),
           requests: num(x.requests),
           bytes: num(x.bytes),
         })),

@@ -11,7 +11,7 @@ import {
   type ValueBucket,
 } from './account-reads.js';
 import { DIMENSION_SQL, num, where } from './duckdb-reads.js';
-import type { ReadRange } from './reads.js';
+import { groupValue, type ReadRange } from './reads.js';
 
 const GROUP_SQL: Record<GroupDimension, string> = {
   ...DIMENSION_SQL,
@@ -25,8 +25,6 @@ const REFUSED_BY_SECURITY = `(CASE WHEN serving_path <> '' THEN unserved_reason 
   ELSE status >= 400 AND rule_hits::VARCHAR <> '[]' AND len(list_filter(CAST(rule_hits AS JSON[]),
     h -> json_extract_string(h, '$[2]') = 'false' AND json_extract_string(h, '$[1]') IN (${list(SECURITY_RULE_TYPES)}))) > 0
   END)`;
-
-const value = (v: unknown): string | number => (typeof v === 'number' ? v : String(v));
 
 export async function readGroups(
   conn: DuckDBConnection,
@@ -44,7 +42,7 @@ export async function readGroups(
     [...w.values, BigInt(limit)],
   );
   return r.getRowsJS().map((row) => ({
-    values: dims.map((_, i) => value(typeof row[i] === 'bigint' ? num(row[i]) : row[i])),
+    values: dims.map((_, i) => groupValue(row[i])),
     requests: num(row[dims.length]),
     bytes: num(row[dims.length + 1]),
     visitors: num(row[dims.length + 2]),
@@ -134,7 +132,7 @@ export async function readSeriesBy(
   );
   return r.getRowsJS().map((x) => ({
     bucket: num(x[0]),
-    value: value(typeof x[1] === 'bigint' ? num(x[1]) : x[1]),
+    value: groupValue(x[1]),
     requests: num(x[2]),
     bytes: num(x[3]),
   }));

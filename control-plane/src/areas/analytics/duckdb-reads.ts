@@ -2,19 +2,20 @@
 // every value of the request bound as a parameter. The WHERE clause is put together from constant fragments, one per
 // filter present; the grouped column comes from a fixed map of the allowed dimensions.
 import { DuckDBTimestampTZValue, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
-import type {
-  ActionCount,
-  BreakdownItem,
-  Dimension,
-  FilterField,
-  LogRecord,
-  LogsCursor,
-  LogsPage,
-  Peak,
-  RangeSummary,
-  ReadRange,
-  RuleHits,
-  SeriesBucket,
+import {
+  groupValue,
+  logRecord,
+  type ActionCount,
+  type BreakdownItem,
+  type Dimension,
+  type FilterField,
+  type LogsCursor,
+  type LogsPage,
+  type Peak,
+  type RangeSummary,
+  type ReadRange,
+  type RuleHits,
+  type SeriesBucket,
 } from './reads.js';
 
 const FILTER_SQL: Record<FilterField, string> = {
@@ -92,20 +93,6 @@ export async function readSeries(
     .getRowsJS()
     .map((row) => ({ bucket: num(row[0]), requests: num(row[1]), bytes: num(row[2]), visitors: num(row[3]) }));
 }
-
-export const EMPTY_SUMMARY: RangeSummary = Object.freeze({
-  requests: 0,
-  bytes: 0,
-  visitors: 0,
-  cachedRequests: 0,
-  cachedBytes: 0,
-  originRequests: 0,
-  originBytes: 0,
-  upstreamMs: null,
-  status4xx: 0,
-  status5xx: 0,
-  originFetchedBytes: 0,
-});
 
 export async function readSummary(conn: DuckDBConnection, table: string, range: ReadRange): Promise<RangeSummary> {
   const w = where(range);
@@ -194,7 +181,7 @@ export async function readBreakdown(
     [...w.values, BigInt(limit)],
   );
   return r.getRowsJS().map((row) => ({
-    value: typeof row[0] === 'number' || typeof row[0] === 'bigint' ? num(row[0]) : String(row[0]),
+    value: groupValue(row[0]),
     requests: num(row[1]),
     bytes: num(row[2]),
     originBytes: num(row[3]),
@@ -214,48 +201,18 @@ export async function readLogs(
   const values = cursor ? [...w.values, cursor.timeMicros, cursor.rowId] : w.values;
   const r = await conn.runAndReadAll(
     `SELECT epoch_us(time) AS us, rowid, host, path, method, status, bytes, cache_status, node, client_ip,
-       duration_ms, upstream_ms, rule_hits::VARCHAR, waf_events::VARCHAR, fingerprint, bot_score, bot_class,
-       tls_version, http_protocol, ua_category, serving_path, unserved_reason, origin_bytes, markdown, rate_limit_rule,
-       rate_limit_key, country, asn, as_org
+       duration_ms, upstream_ms, rule_hits::VARCHAR AS rule_hits, waf_events::VARCHAR AS waf_events, fingerprint,
+       bot_score, bot_class, tls_version, http_protocol, ua_category, serving_path, unserved_reason, origin_bytes,
+       markdown, rate_limit_rule, rate_limit_key, country, asn, as_org
      FROM main.${table} WHERE ${w.sql}${after} ORDER BY us DESC, rowid DESC LIMIT ?::BIGINT`,
     [...values, BigInt(limit + 1)],
   );
-  const rows = r.getRowsJS();
+  const rows = r.getRowObjectsJS();
   const more = rows.length > limit;
   const page = rows.slice(0, limit);
-  const logs: LogRecord[] = page.map((x) => ({
-    time: new Date(Number(BigInt(x[0] as bigint) / 1000n)).toISOString(),
-    host: String(x[2]),
-    path: String(x[3]),
-    method: String(x[4]),
-    status: num(x[5]),
-    bytes: num(x[6]),
-    cache_status: String(x[7]),
-    node: String(x[8]),
-    client_ip: String(x[9]),
-    duration_ms: num(x[10]),
-    upstream_ms: num(x[11]),
-    rule_hits: JSON.parse(String(x[12])) as unknown,
-    waf_events: JSON.parse(String(x[13])) as unknown,
-    fingerprint: String(x[14]),
-    bot_score: num(x[15]),
-    bot_class: String(x[16]),
-    tls_version: String(x[17] ?? ''),
-    http_protocol: String(x[18] ?? ''),
-    ua_category: String(x[19] ?? ''),
-    serving_path: String(x[20] ?? ''),
-    unserved_reason: String(x[21] ?? ''),
-    origin_bytes: num(x[22] ?? 0),
-    markdown: x[23] === true,
-    rate_limit_rule: num(x[24] ?? 0),
-    rate_limit_key: String(x[25] ?? ''),
-    country: String(x[26] ?? ''),
-    asn: num(x[27] ?? 0),
-    as_org: String(x[28] ?? ''),
-  }));
   const last = page.at(-1);
   return {
-    logs,
-    next: more && last ? { timeMicros: BigInt(last[0] as bigint), rowId: BigInt(last[1] as bigint) } : null,
+    logs: page.map((x) => logRecord(new Date(Number(BigInt(x.us as bigint) / 1000n)), x)),
+    next: more && last ? { timeMicros: BigInt(last.us as bigint), rowId: BigInt(last.rowid as bigint) } : null,
   };
 }

@@ -14,7 +14,6 @@ import {
   type DuckDBAppender,
 } from '@duckdb/node-api';
 import {
-  EMPTY_SUMMARY,
   readBreakdown,
   readLogs,
   readPeak,
@@ -25,6 +24,7 @@ import {
 } from './duckdb-reads.js';
 import { readGroups, readProxyClients, readSeriesBy, readTraffic } from './duckdb-account-reads.js';
 import { MAX_ACCOUNT_DOMAINS } from './account-reads.js';
+import { EMPTY_SUMMARY } from './reads.js';
 import { checkParsedQuery, QueryRefused } from './sandbox.js';
 import {
   APPLIED_BATCHES_KEEP_MS,

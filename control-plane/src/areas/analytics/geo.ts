@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { isIP } from 'node:net';
 import { Reader, type CountryResponse } from 'mmdb-lib';
+import { formatIp, parseIp } from '@platform/shared/match';
 
 export interface ClientNetwork {
   /** ISO 3166-1 alpha-2, '' unknown. */
@@ -29,15 +29,12 @@ const MAX_ORG_CHARS = 128;
 const require = createRequire(import.meta.url);
 const packageDir = (name: string): string => dirname(require.resolve(`${name}/package.json`));
 
-/** IPv4 ranges: start, end (inclusive) and what they map to, sorted by start, not overlapping. */
-interface V4Table {
-  start: Uint32Array;
-  end: Uint32Array;
-  asn: Uint32Array;
-  org: Uint32Array;
-}
-/** IPv6 ranges as four 32-bit words each (word 4i is the most significant of range i): compared without BigInt. */
-interface V6Table {
+/**
+ * Address ranges: start, end (inclusive) and what they map to, sorted by start, not overlapping. IPv4 ranges are one
+ * 32-bit number each; IPv6 ranges four 32-bit words each (word 4i is the most significant of range i), compared
+ * without BigInt.
+ */
+interface RangeTable {
   start: Uint32Array;
   end: Uint32Array;
   asn: Uint32Array;
@@ -46,8 +43,8 @@ interface V6Table {
 
 interface Databases {
   country: Reader<CountryCode>;
-  v4: V4Table;
-  v6: V6Table;
+  v4: RangeTable;
+  v6: RangeTable;
   orgs: string[];
 }
 
@@ -101,7 +98,7 @@ function load(): Databases {
   const orgs: string[] = [];
   const orgIndex = new Map<string, number>();
   const r4 = readRanges(join(asnDir, 'asn-ipv4-num.csv'), orgIndex, orgs);
-  const v4: V4Table = {
+  const v4: RangeTable = {
     start: Uint32Array.from(r4.starts, Number),
     end: Uint32Array.from(r4.ends, Number),
     asn: Uint32Array.from(r4.asns),
@@ -110,12 +107,10 @@ function load(): Databases {
   const r6 = readRanges(join(asnDir, 'asn-ipv6-num.csv'), orgIndex, orgs);
   const words = (values: bigint[]): Uint32Array => {
     const out = new Uint32Array(values.length * 4);
-    values.forEach((v, i) => {
-      for (let k = 0; k < 4; k++) out[i * 4 + k] = Number((v >> BigInt(96 - 32 * k)) & 0xffffffffn);
-    });
+    values.forEach((v, i) => out.set(v6Words(v), i * 4));
     return out;
   };
-  const v6: V6Table = {
+  const v6: RangeTable = {
     start: words(r6.starts),
     end: words(r6.ends),
     asn: Uint32Array.from(r6.asns),
@@ -129,27 +124,9 @@ export function geoDatabases(): Databases {
   return (loaded ??= load());
 }
 
-/** An IPv4 address in dotted form (validated by isIP) as an unsigned 32-bit number. */
-function v4Number(ip: string): number {
-  const p = ip.split('.');
-  return ((Number(p[0]) << 24) | (Number(p[1]) << 16) | (Number(p[2]) << 8) | Number(p[3])) >>> 0;
-}
-
-/** An IPv6 address (validated by isIP, no zone) as four 32-bit words, most significant first; a trailing dotted IPv4
- * part is read too. */
-function v6Words(ip: string): [number, number, number, number] {
-  let text = ip;
-  const lastColon = text.lastIndexOf(':');
-  if (text.includes('.', lastColon)) {
-    const n = v4Number(text.slice(lastColon + 1));
-    text = `${text.slice(0, lastColon + 1)}${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}`;
-  }
-  const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
-  const h = head === '' ? [] : head.split(':');
-  const t = tail === undefined || tail === '' ? [] : tail.split(':');
-  const groups = tail === undefined ? h : [...h, ...new Array<string>(8 - h.length - t.length).fill('0'), ...t];
-  const n = groups.map((g) => parseInt(g, 16));
-  return [0, 1, 2, 3].map((k) => ((n[2 * k] << 16) | n[2 * k + 1]) >>> 0) as [number, number, number, number];
+/** A 128-bit IPv6 address as four 32-bit words, most significant first. */
+function v6Words(v: bigint): [number, number, number, number] {
+  return [0, 1, 2, 3].map((k) => Number((v >> BigInt(96 - 32 * k)) & 0xffffffffn)) as [number, number, number, number];
 }
 
 /** Compares range word group i of `table` with the address words: negative, 0 or positive. */
@@ -161,7 +138,7 @@ function compareV6(table: Uint32Array, i: number, w: readonly number[]): number 
   return 0;
 }
 
-function findV4(t: V4Table, n: number): number {
+function findV4(t: RangeTable, n: number): number {
   let lo = 0;
   let hi = t.start.length - 1;
   while (lo <= hi) {
@@ -172,7 +149,7 @@ function findV4(t: V4Table, n: number): number {
   return hi >= 0 && t.end[hi] >= n ? hi : -1;
 }
 
-function findV6(t: V6Table, w: readonly number[]): number {
+function findV6(t: RangeTable, w: readonly number[]): number {
   let lo = 0;
   let hi = t.asn.length - 1;
   while (lo <= hi) {
@@ -193,23 +170,19 @@ export function lookupClient(address: string): ClientNetwork {
   const zone = ip.indexOf('%');
   if (zone >= 0) ip = ip.slice(0, zone);
   if (ip.length > MAX_ADDRESS_CHARS) return UNKNOWN;
-  let family = isIP(ip);
-  if (family === 0) return UNKNOWN;
-  const mapped = family === 6 ? /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(ip) : null;
-  if (mapped) {
-    ip = mapped[1];
-    family = 4;
-  }
+  // An IPv4-mapped IPv6 address (dotted or hex) is its IPv4 address, as in the rules' address lists.
+  const addr = parseIp(ip);
+  if (!addr) return UNKNOWN;
   const db = geoDatabases();
   let country = '';
   try {
-    const c = db.country.get(ip)?.country_code;
+    const c = db.country.get(addr.v6 ? ip : formatIp(addr))?.country_code;
     if (typeof c === 'string' && /^[A-Z]{2}$/.test(c)) country = c;
   } catch {
     /* an address the reader does not take: unknown */
   }
-  const i = family === 4 ? findV4(db.v4, v4Number(ip)) : findV6(db.v6, v6Words(ip));
-  const table = family === 4 ? db.v4 : db.v6;
+  const i = addr.v6 ? findV6(db.v6, v6Words(addr.value)) : findV4(db.v4, Number(addr.value));
+  const table = addr.v6 ? db.v6 : db.v4;
   if (i < 0) return country === '' ? UNKNOWN : { country, asn: 0, asOrg: '' };
   return { country, asn: table.asn[i], asOrg: db.orgs[table.org[i]] };
 }

@@ -101,19 +101,11 @@ export interface IngestedRecord {
   fields?: ShippedFields;
 }
 
-/** The request-log fields an edge ships beyond the first set (edge-node/src/log/buffer.ts), typed and bounded. */
-export type ShippedFields = Pick<
-  LaterFields,
-  | 'tlsVersion'
-  | 'httpProtocol'
-  | 'uaCategory'
-  | 'servingPath'
-  | 'unservedReason'
-  | 'originBytes'
-  | 'markdown'
-  | 'rateLimitRule'
-  | 'rateLimitKey'
->;
+/**
+ * The request-log fields an edge ships beyond the first set (edge-node/src/log/buffer.ts), typed and bounded: the later
+ * fields but the client's network, which ingest looks up (geo.ts).
+ */
+export type ShippedFields = Omit<LaterFields, keyof ClientNetwork>;
 
 const TLS_VERSIONS = ['none', 'TLS', 'TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3'];
 const HTTP_PROTOCOLS = ['HTTP/1.0', 'HTTP/1.1', 'HTTP/2', 'HTTP/3'];

@@ -3,7 +3,6 @@
 // filter parameters with their bounds.
 import { ApiError } from '../../errors.js';
 
-/** Filters every read takes, by query parameter name: exact match on the `logs` column of the same name. */
 /** The later fields' columns (store.ts LaterFields) a read may filter and group by. */
 const LATER_DIMENSIONS = [
   'country',
@@ -16,6 +15,7 @@ const LATER_DIMENSIONS = [
 ] as const;
 /** Columns every request has, that a read may filter and group by. */
 const REQUEST_DIMENSIONS = ['host', 'path', 'method', 'status', 'cache_status', 'node'] as const;
+/** Filters every read takes, by query parameter name: exact match on the `logs` column of the same name. */
 export const FILTER_FIELDS = [...REQUEST_DIMENSIONS, 'bot_class', ...LATER_DIMENSIONS, 'markdown'] as const;
 export type FilterField = (typeof FILTER_FIELDS)[number];
 export type ReadFilter = Partial<Record<FilterField, string | number | boolean>>;
@@ -88,6 +88,20 @@ export interface RangeSummary {
   /** Body bytes received from the origin. */
   originFetchedBytes: number;
 }
+/** What a summary of a range without rows answers. */
+export const EMPTY_SUMMARY: RangeSummary = Object.freeze({
+  requests: 0,
+  bytes: 0,
+  visitors: 0,
+  cachedRequests: 0,
+  cachedBytes: 0,
+  originRequests: 0,
+  originBytes: 0,
+  upstreamMs: null,
+  status4xx: 0,
+  status5xx: 0,
+  originFetchedBytes: 0,
+});
 /** A rule's hits over a range. */
 export interface RuleHits {
   ruleId: number;
@@ -105,6 +119,9 @@ export interface ActionCount {
 }
 /** The busiest second of a range (the earliest of equals); null when the range has no request. */
 export type Peak = { time: Date; requests: number } | null;
+/** A grouped column's value as a read answers it: numbers (big integers too) as numbers, anything else as text. */
+export const groupValue = (v: unknown): string | number =>
+  typeof v === 'number' || typeof v === 'bigint' ? Number(v) : String(v);
 export interface BreakdownItem {
   value: string | number;
   requests: number;
@@ -144,6 +161,44 @@ export interface LogRecord {
   country: string;
   asn: number;
   as_org: string;
+}
+/**
+ * A LogRecord from a store's row whose columns are named as its fields (rule_hits and waf_events as JSON text,
+ * markdown true or 1); a later column that is NULL (a table older than the column) reads as its default.
+ */
+export function logRecord(time: Date, x: Record<string, unknown>): LogRecord {
+  const text = (k: keyof LogRecord): string => String(x[k] ?? '');
+  const n = (k: keyof LogRecord): number => Number(x[k] ?? 0);
+  return {
+    time: time.toISOString(),
+    host: text('host'),
+    path: text('path'),
+    method: text('method'),
+    status: n('status'),
+    bytes: n('bytes'),
+    cache_status: text('cache_status'),
+    node: text('node'),
+    client_ip: text('client_ip'),
+    duration_ms: n('duration_ms'),
+    upstream_ms: n('upstream_ms'),
+    rule_hits: JSON.parse(String(x.rule_hits)) as unknown,
+    waf_events: JSON.parse(String(x.waf_events)) as unknown,
+    fingerprint: text('fingerprint'),
+    bot_score: n('bot_score'),
+    bot_class: text('bot_class'),
+    tls_version: text('tls_version'),
+    http_protocol: text('http_protocol'),
+    ua_category: text('ua_category'),
+    serving_path: text('serving_path'),
+    unserved_reason: text('unserved_reason'),
+    origin_bytes: n('origin_bytes'),
+    markdown: x.markdown === true || x.markdown === 1,
+    rate_limit_rule: n('rate_limit_rule'),
+    rate_limit_key: text('rate_limit_key'),
+    country: text('country'),
+    asn: n('asn'),
+    as_org: text('as_org'),
+  };
 }
 export interface LogsPage {
   logs: LogRecord[];
