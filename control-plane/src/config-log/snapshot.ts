@@ -17,6 +17,7 @@ import type { KeyVault } from '../areas/ssl/key-vault.js';
 import { certificatesForNodes } from '../areas/ssl/serving.js';
 import { snapshotCertificatesSql, type SnapshotCertificateJson } from '../areas/ssl/store.js';
 import { snapshotAcmeHttpSql } from '../internal/acme-http01-store.js';
+import { cachePurgeOf } from '../areas/rules/rule-set.js';
 
 /** SOA timers of every zone we serve (seconds). */
 export const SOA_TIMERS = { refresh: 10000, retry: 2400, expire: 604800, minimum: 300, ttl: 3600 } as const;
@@ -219,11 +220,7 @@ export function configFromRow(
       settings: {
         ...buildSettings(header, opts.now ?? Date.now()),
         cachePurgeGeneration: row.purge_generation ?? 0,
-        cachePurges: row.purges.map((p) => ({
-          id: p.id,
-          prefixes: p.prefixes,
-          ...(p.refresh ? { refresh: true } : {}),
-        })),
+        cachePurges: row.purges.map(cachePurgeOf),
         uptime: {
           minRequestsPerMinute: row.uptime_min_requests ?? DEFAULT_MIN_REQUESTS_PER_MINUTE,
           monitors: row.uptime_monitors.map(({ id, scope: s }) => ({

@@ -12,7 +12,7 @@ import { lt } from 'drizzle-orm';
 import { BOT_CLASSES } from '@platform/shared/match';
 import { requestLogBatches, requestLogs, type WafEventRow } from '../db/schema.js';
 import { ApiError } from '../errors.js';
-import { nodeReportScope } from './node-reports.js';
+import { NODE_ID, REPORT_ID, nodeReportScope, throttled } from './node-reports.js';
 import {
   ingestMinuteCounts,
   ingestMonitorRecords,
@@ -73,14 +73,10 @@ function wafEvents(v: unknown): WafEventRow[] {
 const MAX_BATCH_BYTES = 32 * 1024 * 1024;
 const INSERT_CHUNK = 500;
 
-/** A node id as the edge sends it, and a batch id: 16 hex digits of the shipper's incarnation, `-`, a sequence. */
-const NODE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-const BATCH_ID = /^[0-9a-f]{16}-[0-9]{1,15}$/;
-
 /** The shipment's batch, undefined when it has none (sent by hand: applied without the check); malformed: 400. */
 function batchOf(body: { node?: unknown; batch?: unknown }): AppliedBatch | undefined {
   if (body.batch === undefined) return undefined;
-  if (typeof body.batch !== 'string' || !BATCH_ID.test(body.batch))
+  if (typeof body.batch !== 'string' || !REPORT_ID.test(body.batch))
     throw new ApiError('CP_ERR_INVALID_INPUT', 'batch: <16 hex digits>-<sequence of at most 15 digits> expected');
   if (typeof body.node !== 'string' || !NODE_ID.test(body.node))
     throw new ApiError(
@@ -91,15 +87,11 @@ function batchOf(body: { node?: unknown; batch?: unknown }): AppliedBatch | unde
 }
 
 /** Batch ids older than the nodes' retry horizon are deleted, at most once an hour per process. */
-const prunedAt = new WeakMap<object, number>();
-async function pruneBatches(app: FastifyInstance): Promise<void> {
-  const last = prunedAt.get(app.db) ?? 0;
-  if (Date.now() - last < 3600_000) return;
-  prunedAt.set(app.db, Date.now());
-  await app.db
+const pruneBatches = throttled(3600_000, (app) =>
+  app.db
     .delete(requestLogBatches)
-    .where(lt(requestLogBatches.appliedAt, new Date(Date.now() - APPLIED_BATCHES_KEEP_MS)));
-}
+    .where(lt(requestLogBatches.appliedAt, new Date(Date.now() - APPLIED_BATCHES_KEEP_MS))),
+);
 
 export default async function requestLogRoutes(app: FastifyInstance) {
   startAttackDetector(app);

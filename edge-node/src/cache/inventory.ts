@@ -18,7 +18,7 @@ import { componentLogger } from '@platform/shared';
 import { ensureNodeToken } from '@platform/shared/node-token';
 import type { AddressPolicy } from '@platform/shared/address-policy';
 import type { EdgeConfig } from '../config.js';
-import { nodeName, postReport, retryAt } from '../log/post.js';
+import { nodeName, postReport, reportLoop, retryAt } from '../log/post.js';
 import type { CacheEntry, EdgeCache } from './store.js';
 
 const log = componentLogger('edge-node.cache-inventory');
@@ -269,17 +269,16 @@ export async function startCacheReporter(
   let takenAt = 0;
   let failures = 0;
   let nextAttempt = 0;
-  let chain: Promise<void> = Promise.resolve();
   let stopped = false;
   const reporter: CacheReporter = {
     address,
     superseded: 0,
-    flush: (force = false) => run(true, force),
+    flush: (force = false) => loop.run(() => step(true, force)),
     async stop() {
       if (stopped) return;
       stopped = true;
-      clearInterval(timer);
-      await chain;
+      loop.stop();
+      await loop.idle();
       if (listener) await new Promise((r) => listener.close(r));
       // The cache goes with the process: say so (once, not retried; the control plane's horizon covers a failure).
       const empty = await packReport({ node, report: `${incarnation}-${++sequence}`, at: Date.now(), address }, []);
@@ -315,23 +314,15 @@ export async function startCacheReporter(
     nextAttempt = 0;
   };
 
-  const run = (now: boolean, force: boolean): Promise<void> => {
-    const next = chain.then(async () => {
-      await take(force);
-      if (now || Date.now() >= nextAttempt) return send();
-    });
-    chain = next.catch((err: unknown) => log.warn({ err }, 'cache inventory report failed'));
-    return next;
+  /** A snapshot (when due, or `force`) and a send (`now`: whatever the backoff). */
+  const step = async (now: boolean, force: boolean): Promise<void> => {
+    await take(force);
+    if (now || Date.now() >= nextAttempt) return send();
   };
-
-  let busy = false;
-  const timer = setInterval(() => {
-    if (busy) return;
-    busy = true;
-    run(false, false)
-      .catch(() => undefined)
-      .finally(() => (busy = false));
-  }, config.cacheReportMs);
-  timer.unref();
+  const loop = reportLoop(
+    config.cacheReportMs,
+    () => step(false, false),
+    (err) => log.warn({ err }, 'cache inventory report failed'),
+  );
   return reporter;
 }

@@ -29,7 +29,10 @@ export interface CacheEntry {
   /** On a variant (set by setVariant): its marker and variant part. */
   parent?: CacheEntry;
   suffix?: string;
-  /** Lookups that found it fresh (counted by get/getVariant; reported in the inventory). */
+  /**
+   * Lookups that found it fresh (counted by get/getVariant; reported in the inventory). Set to 0 by EdgeCache.set with
+   * `pass`, so every stored entry has both before any lookup (no shape change on the request path).
+   */
   hits?: number;
   /** The inventory pass that counted it last (../cache/inventory.ts: an entry a hit moves is counted once). */
   pass?: number;
@@ -129,7 +132,8 @@ export class EdgeCache {
       return undefined;
     }
     this.touch(d, key, e);
-    if (e.vary === undefined && e.freshUntil > now) e.hits = (e.hits ?? 0) + 1;
+    // A marker is never fresh (freshUntil 0): only objects count.
+    if (e.freshUntil > now) e.hits!++;
     return e;
   }
 
@@ -164,7 +168,7 @@ export class EdgeCache {
       return undefined;
     }
     this.touch(d, e.key!, e);
-    if (e.freshUntil > now) e.hits = (e.hits ?? 0) + 1;
+    if (e.freshUntil > now) e.hits!++;
     return e;
   }
 
@@ -209,6 +213,8 @@ export class EdgeCache {
     if (prev) this.remove(d, key, prev);
     this.version++;
     entry.key = key;
+    entry.hits ??= 0;
+    entry.pass ??= 0;
     d.entries.set(key, entry);
     d.bytes += size;
     this.bytes += size;

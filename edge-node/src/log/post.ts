@@ -1,5 +1,6 @@
 // How a node's reports reach the control plane (request logs: shipper.ts; cache inventories: ../cache/inventory.ts):
-// one POST of a msgpack body with the node token, acknowledged by a 2xx; and the wait before the next attempt.
+// one POST of a msgpack body with the node token, acknowledged by a 2xx; the wait before the next attempt; and the
+// loop running a reporter's steps one at a time.
 import { hostname } from 'node:os';
 import { request } from 'undici';
 
@@ -35,4 +36,40 @@ export function nodeName(): string {
     .replace(/[^A-Za-z0-9.-]/g, '-')
     .slice(0, 64);
   return `edge-${host}-${process.pid}`;
+}
+
+export interface ReportLoop {
+  /** Runs `step` after the steps queued before it; rejects with its error (the loop goes on). */
+  run(step: () => Promise<void> | void): Promise<void>;
+  /** Stops the timer; `run` still works. */
+  stop(): void;
+  /** Settles when the steps queued so far have run. */
+  idle(): Promise<void>;
+}
+
+/**
+ * Runs a reporter's steps one at a time, in order: `tick` every `everyMs` (skipped while the last tick still runs),
+ * and whatever `run` is given; a step's error goes to `onError` (and to the caller of `run`).
+ */
+export function reportLoop(
+  everyMs: number,
+  tick: () => Promise<void> | void,
+  onError: (err: unknown) => void,
+): ReportLoop {
+  let chain: Promise<void> = Promise.resolve();
+  const run = (step: () => Promise<void> | void): Promise<void> => {
+    const next = chain.then(step);
+    chain = next.catch(onError);
+    return next;
+  };
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    run(tick)
+      .catch(() => undefined)
+      .finally(() => (busy = false));
+  }, everyMs);
+  timer.unref();
+  return { run, stop: () => clearInterval(timer), idle: () => chain };
 }

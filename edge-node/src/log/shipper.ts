@@ -14,7 +14,7 @@ import { componentLogger } from '@platform/shared';
 import { ensureNodeToken } from '@platform/shared/node-token';
 import type { EdgeConfig } from '../config.js';
 import type { RequestLogBuffer } from './buffer.js';
-import { nodeName, postReport, retryAt } from './post.js';
+import { nodeName, postReport, reportLoop, retryAt } from './post.js';
 import type { UptimeProber } from '../uptime/probes.js';
 
 const log = componentLogger('edge-node.logs');
@@ -42,7 +42,6 @@ export function startLogShipper(
   let sequence = 0;
   let failures = 0;
   let nextAttempt = 0;
-  let chain: Promise<void> = Promise.resolve();
 
   /** The buffer's records (and the uptime counts, with the first batch) packed into the outbox. */
   const cut = (): void => {
@@ -97,30 +96,21 @@ export function startLogShipper(
     }
   };
 
-  /** One cut-and-send at a time, in order; `force` ignores the backoff. */
-  const run = (force: boolean): Promise<void> => {
-    const next = chain.then(() => {
-      cut();
-      if (force || Date.now() >= nextAttempt) return send();
-    });
-    chain = next.catch((err: unknown) => log.warn({ err }, 'request log shipment failed'));
-    return next;
+  /** A cut and a send; `force` ignores the backoff. */
+  const step = (force: boolean): Promise<void> | undefined => {
+    cut();
+    if (force || Date.now() >= nextAttempt) return send();
   };
-
-  let busy = false;
-  const timer = setInterval(() => {
-    if (busy) return;
-    busy = true;
-    run(false)
-      .catch(() => undefined)
-      .finally(() => (busy = false));
-  }, config.logFlushMs);
-  timer.unref();
+  const loop = reportLoop(
+    config.logFlushMs,
+    () => step(false),
+    (err) => log.warn({ err }, 'request log shipment failed'),
+  );
   return {
-    flush: () => run(true),
+    flush: () => loop.run(() => step(true)),
     async stop() {
-      clearInterval(timer);
-      await run(true);
+      loop.stop();
+      await loop.run(() => step(true));
     },
   };
 }

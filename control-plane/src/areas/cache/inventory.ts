@@ -12,7 +12,7 @@ import { eq, inArray, lt, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/index.js';
 import { cacheInventoryEntries, cacheInventoryNodes, cacheInventoryTotals, domains } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
-import { nodeReportScope } from '../../internal/node-reports.js';
+import { NODE_ID, REPORT_ID, nodeReportScope, throttled } from '../../internal/node-reports.js';
 
 /** A node not heard from for this long is left out of the reads (it reports at least every minute). */
 export const NODE_HORIZON_MS = 5 * 60_000;
@@ -27,8 +27,6 @@ export const MAX_KEY = 4096;
 const MAX_TEXT = 256;
 const INSERT_CHUNK = 500;
 
-const NODE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-const REPORT_ID = /^[0-9a-f]{16}-[0-9]{1,15}$/;
 /** scheme://host path ?query [\nvariant…]: the edge's cache key (edge-node/src/cache/key.ts). */
 const KEY = /^https?:\/\/([^/?\n]{1,253})([^?\n]*)/;
 
@@ -179,15 +177,9 @@ export async function storeSnapshot(
 }
 
 /** Nodes silent for longer than NODE_PRUNE_MS are deleted (their rows with them), at most once a minute per process. */
-const prunedAt = new WeakMap<object, number>();
-async function pruneNodes(app: FastifyInstance): Promise<void> {
-  const last = prunedAt.get(app.db) ?? 0;
-  if (Date.now() - last < 60_000) return;
-  prunedAt.set(app.db, Date.now());
-  await app.db
-    .delete(cacheInventoryNodes)
-    .where(lt(cacheInventoryNodes.reportedAt, new Date(Date.now() - NODE_PRUNE_MS)));
-}
+const pruneNodes = throttled(60_000, (app) =>
+  app.db.delete(cacheInventoryNodes).where(lt(cacheInventoryNodes.reportedAt, new Date(Date.now() - NODE_PRUNE_MS))),
+);
 
 export default async function cacheInventoryRoutes(app: FastifyInstance) {
   await app.register(async (scope) => {

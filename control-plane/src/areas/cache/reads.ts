@@ -4,6 +4,7 @@ import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/index.js';
 import { cacheInventoryEntries as e, cacheInventoryNodes as n, cacheInventoryTotals as t } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
+import { NODE_ID } from '../../internal/node-reports.js';
 import { NODE_HORIZON_MS } from './inventory.js';
 
 /** Nodes heard from within the horizon. */
@@ -65,7 +66,7 @@ export function parseEntryId(id: string, what = 'entry'): { node: string; key: s
   const nl = raw.indexOf('\n');
   const node = raw.slice(0, nl);
   const key = raw.slice(nl + 1);
-  if (nl <= 0 || !/^[A-Za-z0-9._:-]{1,128}$/.test(node) || !/^https?:\/\//.test(key) || entryId(node, key) !== id)
+  if (nl <= 0 || !NODE_ID.test(node) || !/^https?:\/\//.test(key) || entryId(node, key) !== id)
     throw new ApiError('CP_ERR_INVALID_INPUT', `${what}: not an entry id this API returned`);
   return { node, key };
 }

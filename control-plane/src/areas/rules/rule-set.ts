@@ -43,8 +43,11 @@ export async function cachePurgeSettings(
     .limit(SNAPSHOT_PURGES);
   return {
     cachePurgeGeneration: row?.g ?? 0,
-    cachePurges: recent
-      .reverse()
-      .map((r) => ({ id: r.id, prefixes: r.prefixes, ...(r.refresh ? { refresh: true } : {}) })),
+    cachePurges: recent.reverse().map(cachePurgeOf),
   };
+}
+
+/** A cache_purge_requests row as snapshots carry it (`refresh` only on a refresh). */
+export function cachePurgeOf(r: { id: number; prefixes: string[]; refresh: boolean }): CachePurge {
+  return { id: r.id, prefixes: r.prefixes, ...(r.refresh ? { refresh: true } : {}) };
 }
