@@ -5,12 +5,10 @@
 // ai-crawlers,billable}, with access and plan as in read-routes.ts. Same since/until/interval/filter parameters.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Static, TSchema } from '@sinclair/typebox';
 import { and, desc, eq, gte, isNull, lt, or } from 'drizzle-orm';
 import { attacks } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
-import { errorResponses } from '../../openapi/schemas.js';
-import type { GroupDimension, TrafficBucket } from './account-reads.js';
+import type { GroupDimension, GroupItem, TrafficBucket } from './account-reads.js';
 import {
   AccountBillableAnswer,
   AccountDomainsAnswer,
@@ -25,7 +23,6 @@ import {
   BehaviourQuery,
   BillableAnswer,
   EdgeNodesAnswer,
-  LimitQuery,
   MAX_SPARKLINE_POINTS,
   NodeCountryAnswer,
   NodeCountryQuery,
@@ -38,13 +35,24 @@ import {
   TopFilesAnswer,
   DEFAULT_BEHAVIOUR_VALUES,
 } from './account-read-schemas.js';
-import { domainReadRoute, guarded, RANGE_TEXT, readDomain, totalsOf, window } from './read-routes.js';
-import { LogsAnswer, LogsQuery, RangeQuery, SeriesQuery } from './read-schemas.js';
 import {
-  DEFAULT_LOGS_PAGE,
+  domainReadRoute,
+  fill,
+  guarded,
+  logsPage,
+  RANGE_TEXT,
+  rangeOf,
+  readRoute,
+  ruleHitOf,
+  seriesOf,
+  timeOf,
+  totalsOf,
+  window,
+  type Iv,
+} from './read-routes.js';
+import { LimitQuery, LogsAnswer, LogsQuery, RangeQuery, SeriesQuery } from './read-schemas.js';
+import {
   DEFAULT_TOP,
-  decodeCursor,
-  encodeCursor,
   INTERVALS,
   parseInterval,
   parseRange,
@@ -54,21 +62,10 @@ import {
 } from './reads.js';
 import { accountDomains } from './service.js';
 
-const tags = ['analytics'];
 /** Nodes answered by the edge-nodes read at most. */
 const MAX_NODES = 100;
 /** Rules listed per attack. */
 const ATTACK_RULES = 20;
-
-type Iv = { interval: Interval; intervalMs: number; startMs: number; points: number };
-
-/** Per point of `iv`, the value of each bucket (0 where none). */
-function fill<B extends { bucket: number }>(iv: Iv, buckets: B[], get: (b: B) => number): number[] {
-  const out = new Array<number>(iv.points).fill(0);
-  for (const b of buckets) if (b.bucket >= 0 && b.bucket < iv.points) out[b.bucket] += get(b);
-  return out;
-}
-const timeOf = (iv: Iv, i: number) => new Date(iv.startMs + i * iv.intervalMs).toISOString();
 
 /** The interval of a sparkline: the given one if it gives at most MAX_SPARKLINE_POINTS, else the shortest within 60. */
 function sparklineInterval(range: ReadRange, interval: Interval | undefined): Iv {
@@ -112,7 +109,9 @@ function billable(iv: Iv, buckets: TrafficBucket[]) {
   };
 }
 
-type AccountRequest<Q extends TSchema> = FastifyRequest<{ Querystring: Static<Q> }>;
+/** Requests, bytes and visitors of a group of rows. */
+const countsOf = (g: GroupItem) => ({ requests: g.requests, bytes: g.bytes, visitors: g.visitors });
+
 export default async function accountReadRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const store = () => app.analytics.store;
@@ -143,38 +142,13 @@ export default async function accountReadRoutes(fastify: FastifyInstance) {
     return { s, iv, buckets };
   };
 
-  /** The range and interval of an over-time per-domain read, then its domain (access and plan as readDomain). */
-  const domainSeries = async (
-    request: FastifyRequest<{ Params: { domain: string }; Querystring: RangeParams & { interval?: string } }>,
-  ) => {
-    const range = parseRange(request.query);
-    const iv = parseInterval(range, request.query.interval as Interval | undefined);
-    return { range, iv, id: await readDomain(request, request.params.domain) };
-  };
-
   /** GET /analytics/<path>. */
-  const account = <Q extends TSchema, A extends TSchema>(
-    path: string,
-    summary: string,
-    description: string,
-    querystring: Q,
-    answer: A,
-    handler: (request: AccountRequest<Q>) => Promise<Static<A>>,
-  ) =>
-    app.get(
-      `/analytics/${path}`,
-      {
-        schema: {
-          summary,
-          description: `${description} Over every domain you own or are a member of whose plan includes analytics; the others are listed in \`excluded_domains\` (403 naming the feature when none has it). ${RANGE_TEXT}`,
-          tags,
-          querystring,
-          response: { 200: answer, ...errorResponses(400, 403, 503) },
-        },
-      },
-      (request) => handler(request as unknown as AccountRequest<Q>) as never,
-    );
-
+  const account = readRoute(app, {
+    prefix: '/analytics/',
+    params: undefined,
+    text: `Over every domain you own or are a member of whose plan includes analytics; the others are listed in \`excluded_domains\` (403 naming the feature when none has it). ${RANGE_TEXT}`,
+    errors: [400, 403, 503],
+  });
   const domain = domainReadRoute(app);
 
   account(
@@ -317,9 +291,7 @@ export default async function accountReadRoutes(fastify: FastifyInstance) {
         requests: t.requests,
         nodes: nodes.map((n) => ({
           node: String(n.values[0]),
-          requests: n.requests,
-          bytes: n.bytes,
-          visitors: n.visitors,
+          ...countsOf(n),
           share: t.requests === 0 ? 0 : n.requests / t.requests,
         })),
       };
@@ -342,9 +314,7 @@ export default async function accountReadRoutes(fastify: FastifyInstance) {
         items: items.map((i) => ({
           node: String(i.values[0]),
           country: String(i.values[1]),
-          requests: i.requests,
-          bytes: i.bytes,
-          visitors: i.visitors,
+          ...countsOf(i),
         })),
       };
     },
@@ -378,9 +348,7 @@ export default async function accountReadRoutes(fastify: FastifyInstance) {
         items: items.map((i) => ({
           host: String(i.values[0]),
           path: String(i.values[1]),
-          requests: i.requests,
-          bytes: i.bytes,
-          visitors: i.visitors,
+          ...countsOf(i),
         })),
       };
     },
@@ -403,9 +371,7 @@ export default async function accountReadRoutes(fastify: FastifyInstance) {
         dimension: dim,
         items: items.map((i) => ({
           value: dim === 'domain_id' ? (s.names.get(Number(i.values[0])) ?? '') : i.values[0],
-          requests: i.requests,
-          bytes: i.bytes,
-          visitors: i.visitors,
+          ...countsOf(i),
         })),
       };
     },
@@ -418,7 +384,7 @@ export default async function accountReadRoutes(fastify: FastifyInstance) {
     SeriesQuery,
     BillableAnswer,
     async (request) => {
-      const { range, iv, id } = await domainSeries(request);
+      const { range, iv, id } = await seriesOf(request);
       const buckets = await guarded(request, () => store().traffic([id], range, iv.startMs, iv.intervalMs, timeout()));
       return { ...window(range), interval: iv.interval, ...billable(iv, buckets) };
     },
@@ -430,14 +396,7 @@ export default async function accountReadRoutes(fastify: FastifyInstance) {
     `The domain's request log rows with at least one WAF finding, newest first, each with its findings (\`waf_events\`); \`limit\` per page (1-1000, 100 by default), \`next_cursor\` continues with the same parameters. Needs analytics and logs in the plan.`,
     LogsQuery,
     LogsAnswer,
-    async (request) => {
-      const cursor = request.query.cursor !== undefined ? decodeCursor(request.query.cursor) : null;
-      const range = parseRange(request.query);
-      const id = await readDomain(request, request.params.domain, true);
-      const limit = request.query.limit ?? DEFAULT_LOGS_PAGE;
-      const page = await guarded(request, () => store().wafLogs(id, range, limit, cursor, timeout()));
-      return { ...window(range), logs: page.logs, next_cursor: page.next ? encodeCursor(page.next) : null };
-    },
+    (request) => logsPage(request, store().wafLogs.bind(store())),
   );
 
   domain(
@@ -447,8 +406,7 @@ export default async function accountReadRoutes(fastify: FastifyInstance) {
     AttacksQuery,
     AttacksAnswer,
     async (request) => {
-      const range = parseRange(request.query);
-      const id = await readDomain(request, request.params.domain);
+      const { range, id } = await rangeOf(request);
       const rows = await app.db
         .select()
         .from(attacks)
@@ -484,7 +442,7 @@ export default async function accountReadRoutes(fastify: FastifyInstance) {
           peak_requests_per_minute: a.peakRequestsPerMinute,
           rule_id: a.ruleId,
           requests: total.requests,
-          rule_hits: hits.map((h) => ({ rule_id: h.ruleId, rule_type: h.ruleType, hits: h.hits, dry_run: h.dryRun })),
+          rule_hits: hits.map(ruleHitOf),
         });
       }
       return { ...window(range), attacks: out };
@@ -498,7 +456,7 @@ export default async function accountReadRoutes(fastify: FastifyInstance) {
     BehaviourQuery,
     BehaviourAnswer,
     async (request) => {
-      const { range, iv, id } = await domainSeries(request);
+      const { range, iv, id } = await seriesOf(request);
       const dim = request.query.dimension;
       const top = await guarded(request, () =>
         store().groups([id], range, [dim], request.query.limit ?? DEFAULT_BEHAVIOUR_VALUES, timeout()),
@@ -536,7 +494,7 @@ export default async function accountReadRoutes(fastify: FastifyInstance) {
     SeriesQuery,
     AiCrawlersAnswer,
     async (request) => {
-      const { range, iv, id } = await domainSeries(request);
+      const { range, iv, id } = await seriesOf(request);
       const ai: ReadRange = { ...range, filter: { ...range.filter, bot_class: 'ai_crawler' } };
       const buckets = await guarded(request, () => store().series(id, ai, iv.startMs, iv.intervalMs, timeout()));
       const all = await guarded(request, () => store().summary(id, range, timeout()));

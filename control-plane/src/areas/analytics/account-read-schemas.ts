@@ -1,14 +1,22 @@
 // Query parameters and answers of the account-wide reads (GET /analytics/...) and of the per-domain reads of
 // account-read-routes.ts, in the style of read-schemas.ts.
-import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
+import { Type, type TObject, type TProperties } from '@sinclair/typebox';
 import { BEHAVIOUR_DIMENSIONS, GROUP_DIMENSIONS } from './account-reads.js';
-import { DEFAULT_TOP, MAX_TOP } from './reads.js';
-import { RangeQuery, SeriesQuery, SummaryAnswer } from './read-schemas.js';
+import {
+  counts,
+  limit,
+  points,
+  RangeQuery,
+  SeriesQuery,
+  SeriesWindow,
+  SummaryAnswer,
+  Time,
+  Window,
+} from './read-schemas.js';
 
 /** A query of read-schemas.ts with more parameters. */
 const more = <B extends TProperties, T extends TProperties>(base: TObject<B>, title: string, extra: T) =>
   Type.Object({ ...base.properties, ...extra }, { additionalProperties: false, title });
-const limit = Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TOP, default: DEFAULT_TOP }));
 
 /** Points of a sparkline at most; without `interval`, the shortest with at most SPARKLINE_DEFAULT_POINTS. */
 export const MAX_SPARKLINE_POINTS = 200;
@@ -25,7 +33,6 @@ export const AccountTopQuery = more(RangeQuery, 'AnalyticsAccountTopQuery', {
   ),
   limit,
 });
-export const LimitQuery = more(RangeQuery, 'AnalyticsLimitQuery', { limit });
 export const ProxyClientsQuery = more(RangeQuery, 'AnalyticsProxyClientsQuery', {
   min_requests: Type.Optional(
     Type.Integer({
@@ -66,11 +73,6 @@ export const SparklineQuery = more(RangeQuery, 'AnalyticsSparklineQuery', {
   interval: SeriesQuery.properties.interval,
 });
 
-const Window = {
-  since: Type.String({ format: 'date-time' }),
-  until: Type.String({ format: 'date-time' }),
-};
-const SeriesWindow = { ...Window, interval: Type.String({ description: 'The interval of the points' }) };
 const Coverage = {
   domains: Type.Array(Type.String(), { description: 'The domains read: yours whose plan includes analytics' }),
   excluded_domains: Type.Array(
@@ -81,19 +83,10 @@ const Coverage = {
     { description: 'Your domains left out, with the plan feature each lacks' },
   ),
 };
-const counts = {
-  requests: Type.Integer(),
-  bytes: Type.Integer({ description: 'Bytes sent to clients' }),
-};
 const account = <T extends TProperties>(title: string, props: T) =>
   Type.Object({ ...Window, ...Coverage, ...props }, { title });
 const accountSeries = <T extends TProperties>(title: string, props: T) =>
   Type.Object({ ...SeriesWindow, ...Coverage, ...props }, { title });
-const Time = Type.String({ format: 'date-time', description: 'Start of the point (UTC, a multiple of the interval)' });
-const points = (item: TSchema) =>
-  Type.Array(item, {
-    description: 'One point per interval from the one holding `since` to the one holding `until`; empty ones are 0',
-  });
 
 const summaryTotals = Object.fromEntries(
   Object.entries(SummaryAnswer.properties).filter(([k]) => k !== 'since' && k !== 'until'),

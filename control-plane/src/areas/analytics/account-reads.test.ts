@@ -11,15 +11,7 @@ import { setOverride } from '../../plans/subscriptions.js';
 import { SECURITY_RULE_TYPES, UNBILLED_REASONS } from './account-reads.js';
 import { retentionDays, sweepAnalytics } from './service.js';
 import { lookupClient } from './geo.js';
-import { domainIdOf, expectedTotals, lcg, pick, shipper, type Rec } from './test-log.js';
-
-interface Shipped extends Rec {
-  node: string;
-  fp?: string;
-  bot?: number;
-  botClass?: string;
-  waf?: [number, string, number, string, string, string][];
-}
+import { COLUMN_OF, domainIdOf, expectedTotals, lcg, pick, shipper, type Shipped } from './test-log.js';
 
 const HOUR = 3_600_000;
 /** Client addresses: documentation ones (no country) and public ones (a country each, from the GeoIP data). */
@@ -397,15 +389,7 @@ test('account-wide analytics reads, the remaining per-domain reads, quota used',
         })),
     );
     const keys: Record<string, (x: Shipped) => string | number> = {
-      host: (x) => x.host,
-      path: (x) => x.path,
-      method: (x) => x.method,
-      status: (x) => x.status,
-      cache_status: (x) => x.cache,
-      node: (x) => x.node,
-      client_ip: (x) => x.peer,
-      bot_score: (x) => x.bot ?? 0,
-      bot_class: (x) => x.botClass ?? '',
+      ...COLUMN_OF,
       status_class: (x) => Math.floor(x.status / 100),
       domain_id: (x) => ids[domainOf(x)],
     };

@@ -59,9 +59,10 @@ import {
   type RangeQuery as RangeParams,
   type RangeSummary,
   type ReadRange,
+  type RuleHits,
   type SeriesBucket,
 } from './reads.js';
-import { QueryFailed, StoreUnavailable } from './store.js';
+import { QueryFailed, StoreUnavailable, type AnalyticsStore } from './store.js';
 
 const tags = ['analytics'];
 /** Status codes are 100-599: every one fits in a status-codes answer. */
@@ -100,7 +101,7 @@ export async function guarded<T>(request: FastifyRequest, run: () => Promise<T>)
 }
 
 /** The range and filters of the request, then its domain (access and plan as readDomain). */
-async function rangeOf(
+export async function rangeOf(
   request: FastifyRequest<{ Params: { domain: string }; Querystring: RangeParams }>,
   logs = false,
 ): Promise<{ range: ReadRange; id: number }> {
@@ -135,58 +136,119 @@ export const totalsOf = (range: ReadRange, t: RangeSummary) => ({
 
 export const window = (range: ReadRange) => ({ since: range.since.toISOString(), until: range.until.toISOString() });
 
-/** Requests and bytes per point over the range, every point present (0 where no request). */
-async function series(request: FastifyRequest, name: string, q: RangeParams & { interval?: string }) {
-  const range = parseRange(q);
+/** The points of an over-time read (parseInterval). */
+export type Iv = ReturnType<typeof parseInterval>;
+
+/** Per point of `iv`, the value of each bucket (0 where none). */
+export function fill<B extends { bucket: number }>(iv: Iv, buckets: B[], get: (b: B) => number): number[] {
+  const out = new Array<number>(iv.points).fill(0);
+  for (const b of buckets) if (b.bucket >= 0 && b.bucket < iv.points) out[b.bucket] += get(b);
+  return out;
+}
+export const timeOf = (iv: Iv, i: number) => new Date(iv.startMs + i * iv.intervalMs).toISOString();
+
+/** The range and interval of an over-time read, then its domain (access and plan as readDomain). */
+export async function seriesOf(
+  request: FastifyRequest<{ Params: { domain: string }; Querystring: RangeParams & { interval?: string } }>,
+): Promise<{ range: ReadRange; iv: Iv; id: number }> {
+  const range = parseRange(request.query);
   // The schema allows only the names of INTERVALS.
-  const iv = parseInterval(range, q.interval as Interval | undefined);
-  const id = await readDomain(request, name);
+  const iv = parseInterval(range, request.query.interval as Interval | undefined);
+  return { range, iv, id: await readDomain(request, request.params.domain) };
+}
+
+/** Requests, bytes and visitors per point over the range, every point present (0 where no request). */
+async function series(
+  request: FastifyRequest<{ Params: { domain: string }; Querystring: RangeParams & { interval?: string } }>,
+) {
+  const { range, iv, id } = await seriesOf(request);
   const cfg = request.server.config.analytics;
   const buckets = await guarded(request, () =>
     request.server.analytics.store.series(id, range, iv.startMs, iv.intervalMs, cfg.queryTimeoutMs),
   );
-  const requests = new Array<number>(iv.points).fill(0);
-  const bytes = new Array<number>(iv.points).fill(0);
-  const visitors = new Array<number>(iv.points).fill(0);
-  for (const b of buckets) {
-    if (b.bucket < 0 || b.bucket >= iv.points) continue;
-    requests[b.bucket] = b.requests;
-    bytes[b.bucket] = b.bytes;
-    visitors[b.bucket] = b.visitors;
-  }
-  const time = (i: number) => new Date(iv.startMs + i * iv.intervalMs).toISOString();
-  return { id, range, interval: iv.interval, requests, bytes, visitors, time };
+  return {
+    id,
+    range,
+    interval: iv.interval,
+    requests: fill(iv, buckets, (b) => b.requests),
+    bytes: fill(iv, buckets, (b) => b.bytes),
+    visitors: fill(iv, buckets, (b) => b.visitors),
+    time: (i: number) => timeOf(iv, i),
+  };
 }
 
-type ReadRequest<Q extends TSchema> = FastifyRequest<{ Params: Static<typeof DomainParams>; Querystring: Static<Q> }>;
+/** A page of log rows (the logs and WAF-logs reads): newest first, `limit` of them, after the given cursor. */
+export async function logsPage(
+  request: FastifyRequest<{ Params: { domain: string }; Querystring: Static<typeof LogsQuery> }>,
+  read: AnalyticsStore['logs'],
+) {
+  const cursor = request.query.cursor !== undefined ? decodeCursor(request.query.cursor) : null;
+  const { range, id } = await rangeOf(request, true);
+  const limit = request.query.limit ?? DEFAULT_LOGS_PAGE;
+  const timeout = request.server.config.analytics.queryTimeoutMs;
+  const page = await guarded(request, () => read(id, range, limit, cursor, timeout));
+  return { ...window(range), logs: page.logs, next_cursor: page.next ? encodeCursor(page.next) : null };
+}
 
-/** GET /domains/{domain}/analytics/<path>: its schema, with the range text appended to the description. */
-export const domainReadRoute =
-  (app: FastifyInstance) =>
+/** The requests of rows summed. */
+const requestsOf = (rows: { requests: number }[]) => rows.reduce((a, b) => a + b.requests, 0);
+
+/** A rule's hits as the rules and attacks reads answer them. */
+export const ruleHitOf = (h: RuleHits) => ({
+  rule_id: h.ruleId,
+  rule_type: h.ruleType,
+  hits: h.hits,
+  dry_run: h.dryRun,
+});
+
+/** How a family of reads is routed: under what path, with what parameters, description text and errors. */
+interface ReadFamily<P extends TSchema | undefined> {
+  prefix: string;
+  params: P;
+  text: string;
+  errors: number[];
+}
+type ReadRequest<P extends TSchema | undefined, Q extends TSchema> = FastifyRequest<{
+  Params: P extends TSchema ? Static<P> : unknown;
+  Querystring: Static<Q>;
+}>;
+
+/** GET <prefix><path>: its schema, with the family's text appended to the description. */
+export const readRoute =
+  <P extends TSchema | undefined>(app: FastifyInstance, family: ReadFamily<P>) =>
   <Q extends TSchema, A extends TSchema>(
     path: string,
     summary: string,
     description: string,
     querystring: Q,
     answer: A,
-    handler: (request: ReadRequest<Q>) => Promise<Static<A>>,
+    handler: (request: ReadRequest<P, Q>) => Promise<Static<A>>,
   ) =>
     app.get(
-      `/domains/:domain/analytics/${path}`,
+      `${family.prefix}${path}`,
       {
         schema: {
           summary,
-          description: `${description} ${RANGE_TEXT}`,
+          description: `${description} ${family.text}`,
           tags,
-          params: DomainParams,
+          ...(family.params && { params: family.params }),
           querystring,
-          response: { 200: answer, ...errorResponses(400, 403, 404, 503) },
+          response: { 200: answer, ...errorResponses(...family.errors) },
         },
       },
       (request) =>
         // the provider cannot resolve a generic schema's types; the caller's Q and A are concrete
-        handler(request as unknown as ReadRequest<Q>) as never,
+        handler(request as unknown as ReadRequest<P, Q>) as never,
     );
+
+/** GET /domains/{domain}/analytics/<path>. */
+export const domainReadRoute = (app: FastifyInstance) =>
+  readRoute(app, {
+    prefix: '/domains/:domain/analytics/',
+    params: DomainParams,
+    text: RANGE_TEXT,
+    errors: [400, 403, 404, 503],
+  });
 
 export default async function analyticsReadRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -201,7 +263,7 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
     SeriesQuery,
     RequestsAnswer,
     async (request) => {
-      const s = await series(request, request.params.domain, request.query);
+      const s = await series(request);
       return {
         ...window(s.range),
         interval: s.interval,
@@ -218,7 +280,7 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
     SeriesQuery,
     BandwidthAnswer,
     async (request) => {
-      const s = await series(request, request.params.domain, request.query);
+      const s = await series(request);
       return {
         ...window(s.range),
         interval: s.interval,
@@ -235,7 +297,7 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
     SeriesQuery,
     VisitorsAnswer,
     async (request) => {
-      const s = await series(request, request.params.domain, request.query);
+      const s = await series(request);
       const total = await guarded(request, () => store().summary(s.id, s.range, timeout()));
       return {
         ...window(s.range),
@@ -339,7 +401,7 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
       }
       return {
         ...window(range),
-        requests: scores.reduce((a, b) => a + b.requests, 0),
+        requests: requestsOf(scores),
         bands,
         scores: scores
           .filter((s) => Number(s.value) > 0)
@@ -383,7 +445,7 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
       const rules = await guarded(request, () => store().ruleHits(id, range, limit, timeout()));
       return {
         ...window(range),
-        rules: rules.map((r) => ({ rule_id: r.ruleId, rule_type: r.ruleType, hits: r.hits, dry_run: r.dryRun })),
+        rules: rules.map(ruleHitOf),
       };
     },
   );
@@ -416,7 +478,7 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
       }
       return {
         ...window(range),
-        requests: items.reduce((a, b) => a + b.requests, 0),
+        requests: requestsOf(items),
         classes,
         status_codes: items.map((it) => ({ status: Number(it.value), requests: it.requests, bytes: it.bytes })),
       };
@@ -444,7 +506,7 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
     const looked = served + of('MISS') + of('EXPIRED');
     return {
       ...window(range),
-      requests: items.reduce((a, b) => a + b.requests, 0),
+      requests: requestsOf(items),
       hit_ratio: looked === 0 ? 0 : served / looked,
       cache_statuses: items.map((it) => ({ cache_status: String(it.value), requests: it.requests, bytes: it.bytes })),
     };
@@ -483,17 +545,31 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
   const total = async (request: FastifyRequest, id: number, range: ReadRange) =>
     (await guarded(request, () => store().summary(id, range, timeout()))).requests;
 
-  route(
+  /** A read of the requests and bytes per value of `dimension` (named `field` in `answer`), and their sum. */
+  const perValueRead = (
+    path: string,
+    summary: string,
+    description: string,
+    answer: TSchema,
+    dimension: Dimension,
+    field: string,
+    limit = MAX_REASONS,
+  ) =>
+    route(path, summary, description, RangeQuery, answer, async (request) => {
+      const { range, id } = await rangeOf(request);
+      const items = await perValue(request, id, range, dimension, limit, field);
+      // items carry `field` as `answer` names it
+      return { ...window(range), requests: requestsOf(items), items } as never;
+    });
+
+  perValueRead(
     'countries',
     'Traffic by country',
     "Requests and bytes per country of the client address (looked up when the logs arrive, from an offline database; '' unknown), most requests first.",
-    RangeQuery,
     CountriesAnswer,
-    async (request) => {
-      const { range, id } = await rangeOf(request);
-      const items = await perValue(request, id, range, 'country', MAX_COUNTRIES, 'country');
-      return { ...window(range), requests: items.reduce((a, b) => a + b.requests, 0), items };
-    },
+    'country',
+    'country',
+    MAX_COUNTRIES,
   );
 
   route(
@@ -519,27 +595,27 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
     },
   );
 
-  const simple = (path: string, summary: string, description: string, dimension: Dimension, field: string) =>
-    route(path, summary, description, RangeQuery, perValueAnswer(field), async (request) => {
-      const { range, id } = await rangeOf(request);
-      const items = await perValue(request, id, range, dimension, MAX_REASONS, field);
-      // items carry `field` as the schema of that field's answer names it (perValueAnswer).
-      return { ...window(range), requests: items.reduce((a, b) => a + b.requests, 0), items } as never;
-    });
-  const perValueAnswer = (field: string) =>
-    field === 'http_protocol' ? ProtocolsAnswer : field === 'tls_version' ? TlsAnswer : UserAgentsAnswer;
-  simple(
+  perValueRead(
     'protocols',
     'HTTP versions',
     "Requests and bytes per HTTP version of the client's request.",
+    ProtocolsAnswer,
     'http_protocol',
     'http_protocol',
   );
-  simple('tls', 'TLS versions', 'Requests and bytes per TLS of the client connection.', 'tls_version', 'tls_version');
-  simple(
+  perValueRead(
+    'tls',
+    'TLS versions',
+    'Requests and bytes per TLS of the client connection.',
+    TlsAnswer,
+    'tls_version',
+    'tls_version',
+  );
+  perValueRead(
     'user-agents',
     'User-agent categories',
     'Requests and bytes per user-agent category (what the User-Agent header says of the client).',
+    UserAgentsAnswer,
     'ua_category',
     'category',
   );
@@ -560,8 +636,8 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
         .map((it) => ({ reason: String(it.value), requests: it.requests, bytes: it.bytes }));
       return {
         ...window(range),
-        requests: items.reduce((a, b) => a + b.requests, 0),
-        unserved: reasons.reduce((a, b) => a + b.requests, 0),
+        requests: requestsOf(items),
+        unserved: requestsOf(reasons),
         reasons,
       };
     },
@@ -636,7 +712,7 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
       const tripped = rules.filter((it) => Number(it.value) !== 0);
       return {
         ...window(range),
-        requests: tripped.reduce((a, b) => a + b.requests, 0),
+        requests: requestsOf(tripped),
         keys: keys
           .filter((it) => it.value !== '')
           .slice(0, limit)
@@ -665,7 +741,7 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
       const aiMd = await total(request, id, { ...ai, filter: { ...ai.filter, markdown: true } });
       return {
         ...window(range),
-        requests: agents.reduce((a, b) => a + b.requests, 0),
+        requests: requestsOf(agents),
         bytes: agents.reduce((a, b) => a + b.bytes, 0),
         bytes_from_origin: agents.reduce((a, b) => a + b.originBytes, 0),
         share_of_ai_crawlers: aiAll === 0 ? 0 : aiMd / aiAll,
@@ -713,12 +789,6 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
     `The domain's request log rows, newest first, \`limit\` per page (1-1000, 100 by default); \`next_cursor\` continues with the same parameters. Needs analytics and logs in the plan.`,
     LogsQuery,
     LogsAnswer,
-    async (request) => {
-      const cursor = request.query.cursor !== undefined ? decodeCursor(request.query.cursor) : null;
-      const { range, id } = await rangeOf(request, true);
-      const limit = request.query.limit ?? DEFAULT_LOGS_PAGE;
-      const page = await guarded(request, () => store().logs(id, range, limit, cursor, timeout()));
-      return { ...window(range), logs: page.logs, next_cursor: page.next ? encodeCursor(page.next) : null };
-    },
+    (request) => logsPage(request, store().logs.bind(store())),
   );
 }

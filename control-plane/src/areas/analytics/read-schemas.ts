@@ -1,5 +1,5 @@
 // Query parameters and answers of the per-domain analytics reads, one style for all: since/until, interval, filters.
-import { Type, type TProperties } from '@sinclair/typebox';
+import { Type, type TProperties, type TSchema } from '@sinclair/typebox';
 import {
   DIMENSIONS,
   DEFAULT_LOGS_PAGE,
@@ -81,6 +81,9 @@ const RANGE_AND_FILTERS = {
   markdown: Type.Optional(Type.Boolean({ description: 'Only requests answered (or not) with Markdown for agents' })),
 } satisfies TProperties;
 
+/** `limit` of the top-N reads: 1-MAX_TOP, DEFAULT_TOP by default. */
+export const limit = Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TOP, default: DEFAULT_TOP }));
+
 const query = <T extends TProperties>(title: string, extra: T) =>
   Type.Object({ ...RANGE_AND_FILTERS, ...extra }, { additionalProperties: false, title });
 
@@ -100,13 +103,13 @@ export const TopQuery = query('AnalyticsTopQuery', {
     DIMENSIONS.map((d) => Type.Literal(d)),
     { description: 'The column of the logs the requests are grouped by' },
   ),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TOP, default: DEFAULT_TOP })),
+  limit,
 });
 export const TopUrisQuery = query('AnalyticsTopUrisQuery', {
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TOP, default: DEFAULT_TOP })),
+  limit,
 });
 export const LimitQuery = query('AnalyticsLimitQuery', {
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TOP, default: DEFAULT_TOP })),
+  limit,
 });
 export const LogsQuery = query('AnalyticsLogsQuery', {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LOGS_PAGE, default: DEFAULT_LOGS_PAGE })),
@@ -115,22 +118,25 @@ export const LogsQuery = query('AnalyticsLogsQuery', {
   ),
 });
 
-const Window = {
+export const Window = {
   since: Type.String({ format: 'date-time' }),
   until: Type.String({ format: 'date-time' }),
 };
-const SeriesWindow = {
+export const SeriesWindow = {
   ...Window,
   interval: Type.String({ description: 'The interval of the points' }),
 };
+export const Time = Type.String({
+  format: 'date-time',
+  description: 'Start of the point (UTC, a multiple of the interval)',
+});
+/** The points of an over-time answer. */
+export const points = (item: TSchema) =>
+  Type.Array(item, {
+    description: 'One point per interval from the one holding `since` to the one holding `until`; empty ones are 0',
+  });
 const point = (field: string, description: string) =>
-  Type.Array(
-    Type.Object({
-      time: Type.String({ format: 'date-time', description: 'Start of the point (UTC, a multiple of the interval)' }),
-      [field]: Type.Integer({ description }),
-    }),
-    { description: 'One point per interval from the one holding `since` to the one holding `until`; empty ones are 0' },
-  );
+  points(Type.Object({ time: Time, [field]: Type.Integer({ description }) }));
 
 export const RequestsAnswer = Type.Object(
   {
@@ -285,7 +291,7 @@ export const SecurityActionsAnswer = Type.Object(
   },
   { title: 'AnalyticsSecurityActions' },
 );
-const counts = { requests: Type.Integer(), bytes: Type.Integer({ description: 'Bytes sent to clients' }) };
+export const counts = { requests: Type.Integer(), bytes: Type.Integer({ description: 'Bytes sent to clients' }) };
 /** Requests and bytes per value of one field, most requests first (ties by value). */
 const perValue = <P extends TProperties>(title: string, item: P, description: string) =>
   Type.Object(

@@ -5,16 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestControlPlane } from '../../../../test/helpers/control-plane.js';
 import { setOverride } from '../../plans/subscriptions.js';
-import { domainIdOf, expectedTotals, lcg, pick, shipper, type Rec } from './test-log.js';
-
-interface Shipped extends Rec {
-  node: string;
-  /** Bot score and class, when a bot_route rule looked. */
-  bot?: number;
-  botClass?: string;
-  /** WAF findings: [edge rule id, managed rule id, phase, target, data, action]. */
-  waf?: [number, string, number, string, string, string][];
-}
+import { COLUMN_OF, domainIdOf, expectedTotals, lcg, pick, shipper, type Shipped } from './test-log.js';
 
 const HOUR = 3_600_000;
 /** Every read that takes only the range and filters. */
@@ -442,18 +433,7 @@ test('analytics reads: numbers match the generated log; isolation, gating, bound
         .slice(0, 3)
         .map((e) => ({ path: e.value, requests: e.requests, bytes: e.bytes })),
     );
-    const keys: Record<string, (x: Shipped) => string | number> = {
-      host: (x) => x.host,
-      path: (x) => x.path,
-      method: (x) => x.method,
-      status: (x) => x.status,
-      cache_status: (x) => x.cache,
-      node: (x) => x.node,
-      client_ip: (x) => x.peer,
-      bot_score: (x) => x.bot ?? 0,
-      bot_class: (x) => x.botClass ?? '',
-    };
-    for (const [dimension, key] of Object.entries(keys)) {
+    for (const [dimension, key] of Object.entries(COLUMN_OF)) {
       const got = await ok<{ dimension: string; items: unknown[] }>(alice.key, a1, 'top', {
         ...range,
         dimension,

@@ -21,6 +21,31 @@ export const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r
 /** One shipped record (the fields the tests set). */
 export type Rec = Omit<ShippedRecord, 'waf' | 'fp' | 'bot' | 'botClass'>;
 
+/** A record as the tests ship it, with what the edge's rules would have added. */
+export interface Shipped extends Rec {
+  node: string;
+  /** Fingerprint, when a fingerprint rule looked. */
+  fp?: string;
+  /** Bot score and class, when a bot_route rule looked. */
+  bot?: number;
+  botClass?: string;
+  /** WAF findings: [edge rule id, managed rule id, phase, target, data, action]. */
+  waf?: [number, string, number, string, string, string][];
+}
+
+/** Per column of the top-N reads (GET .../analytics/top), its value in a shipped record. */
+export const COLUMN_OF: Record<string, (x: Shipped) => string | number> = {
+  host: (x) => x.host,
+  path: (x) => x.path,
+  method: (x) => x.method,
+  status: (x) => x.status,
+  cache_status: (x) => x.cache,
+  node: (x) => x.node,
+  client_ip: (x) => x.peer,
+  bot_score: (x) => x.bot ?? 0,
+  bot_class: (x) => x.botClass ?? '',
+};
+
 /** Ships records as edge node `node` would (POST /internal/request-logs, msgpack, the node token); asserts the 200. */
 export function shipper(cp: TestControlPlane) {
   const token = ensureNodeToken(cp.config.dataDir, (cp.config as { nodeToken?: string }).nodeToken);
