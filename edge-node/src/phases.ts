@@ -525,7 +525,7 @@ function afterAuth(
       if (entry && entry.freshUntil > now) {
         ctx.cacheStatus = 'HIT';
         if (markdown) ctx.markdown = isMarkdown(entry.headers);
-        state.cache.hits++;
+        state.cache.served(entry);
         const headers = [...entry.headers, ['age', String(Math.floor((now - entry.storedAt) / 1000))]] as [
           string,
           string,

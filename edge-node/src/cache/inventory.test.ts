@@ -47,8 +47,8 @@ test('takeInventory: exact totals, most recently used first, bounded with a coun
   );
   cache.set('b.example', 0, 'http://b.example/?', entry('b', now), CAP);
   // Two hits on /3 (it becomes the most recently used).
-  cache.get('a.example', 0, 'https://a.example/3?', now);
-  cache.get('a.example', 0, 'https://a.example/3?', now);
+  cache.served(cache.get('a.example', 0, 'https://a.example/3?', now)!);
+  cache.served(cache.get('a.example', 0, 'https://a.example/3?', now)!);
 
   const all = await takeInventory(cache, INVENTORY_LIMITS, now);
   const a = all.find((d) => d[0] === 'a.example')!;

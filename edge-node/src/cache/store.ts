@@ -30,7 +30,7 @@ export interface CacheEntry {
   parent?: CacheEntry;
   suffix?: string;
   /**
-   * Lookups that found it fresh (counted by get/getVariant; reported in the inventory). Set to 0 by EdgeCache.set with
+   * Requests it answered fresh (counted by served; reported in the inventory). Set to 0 by EdgeCache.set with
    * `pass`, so every stored entry has both before any lookup (no shape change on the request path).
    */
   hits?: number;
@@ -85,6 +85,12 @@ export class EdgeCache {
   evicted = 0;
   hits = 0;
   misses = 0;
+
+  /** A fresh entry answered a request: counted node-wide and on the entry (the inventory reports it). */
+  served(entry: CacheEntry): void {
+    this.hits++;
+    entry.hits!++;
+  }
   /** Bumped by every store, removal and refresh: the inventory reporter sends a snapshot only when it moved. */
   version = 0;
 
@@ -132,8 +138,6 @@ export class EdgeCache {
       return undefined;
     }
     this.touch(d, key, e);
-    // A marker is never fresh (freshUntil 0): only objects count.
-    if (e.freshUntil > now) e.hits!++;
     return e;
   }
 
@@ -168,7 +172,6 @@ export class EdgeCache {
       return undefined;
     }
     this.touch(d, e.key!, e);
-    if (e.freshUntil > now) e.hits!++;
     return e;
   }
 
