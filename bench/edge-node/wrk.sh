@@ -5,8 +5,13 @@
 # modsecurity-crs), and the same request with a browser's headers through a rule of every security type
 # (security-rules.ts; nginx: ModSecurity + CRS PL1, limit_req, map/geo deny rules standing for bot_route,
 # fingerprint and the 20 custom rules, gzip); on 1 and 2 cores (EDGE_WORKERS / worker_processes, pinned with taskset).
+# Issue 12's ceiling rows follow in the same run (ceiling.ts): (a) bare uWS answering a fixed 1 KB body, set against
+# nginx's cache hit, and (b) bare uWS in front of a minimal net.Socket origin client (no rules, no logs), set against
+# nginx's plain proxy; as many processes as cores, on one port (SO_REUSEPORT), pinned like the edge.
 # Usage: bash bench/edge-node/wrk.sh [seconds-per-run (default 8)] [connections (default 64)]
 # Prints a markdown table (requests/s, p99, edge/nginx ratio). Installs wrk and nginx with apt-get when missing.
+# EDGE_CPU_PROF=<dir>: afterwards, one edge (1 core) per row of the plain proxy and the cache hit under wrk with
+# node --cpu-prof, the profiles kept in <dir> and their top 10 functions by self time printed (cpuprofile-top.ts).
 set -euo pipefail
 DUR="${1:-8}"
 CONNS="${2:-64}"
@@ -33,7 +38,7 @@ cleanup() {
 trap cleanup EXIT
 
 free_port() { node -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
-ORIGIN_PORT=$(free_port); NGINX_PORT=$(free_port); EDGE_PORT=$(free_port)
+ORIGIN_PORT=$(free_port); NGINX_PORT=$(free_port); EDGE_PORT=$(free_port); FIXED_PORT=$(free_port); MINI_PORT=$(free_port)
 mkdir -p "$TMP/origin" "$TMP/proxy/cache" "$TMP/edge"
 BODY=$(head -c 1024 /dev/zero | tr '\0' 'a')
 
@@ -176,6 +181,15 @@ for cores in 1 2; do
   nginx_conf "$cores"
   taskset -c "$cpuset" "$NGINX" -p "$TMP/proxy" -c "$TMP/proxy/nginx.conf"
   wait_port "$NGINX_PORT"
+  # The ceiling rows' servers, one process per core on one port each (SO_REUSEPORT), pinned like the edge.
+  CEILING_PIDS=()
+  for _ in $(seq 1 "$cores"); do
+    taskset -c "$cpuset" node --import tsx "$ROOT/bench/edge-node/ceiling.ts" fixed "$FIXED_PORT" >>"$TMP/ceiling.log" 2>&1 &
+    PIDS+=($!); CEILING_PIDS+=($!)
+    taskset -c "$cpuset" node --import tsx "$ROOT/bench/edge-node/ceiling.ts" proxy "$MINI_PORT" "$ORIGIN_PORT" >>"$TMP/ceiling.log" 2>&1 &
+    PIDS+=($!); CEILING_PIDS+=($!)
+  done
+  wait_port "$FIXED_PORT"; wait_port "$MINI_PORT"
   # Both sides act on the security row's rules: a scripted client and an attack refused, the browser served.
   for port in "$EDGE_PORT" "$NGINX_PORT"; do
     got="$(probe -A 'curl/8.5.0' "http://127.0.0.1:$port/search?q=x") $(probe "${BROWSER_H[@]}" "http://127.0.0.1:$port/search?q=1%27%20union%20select%20password%20from%20users--") $(probe "${BROWSER_H[@]}" "http://127.0.0.1:$port/wp-login.php") $(probe "${BROWSER_H[@]}" "http://127.0.0.1:$port/search?q=select+a+plan&name=O%27Brien")"
@@ -189,9 +203,40 @@ for cores in 1 2; do
     ratio=$(echo "scale=2; $e_rps / $n_rps" | bc)
     note=""; [ "$e_bad" != 0 ] && note=" (edge non-2xx: $e_bad)"; [ "$n_bad" != 0 ] && note="$note (nginx non-2xx: $n_bad)"
     echo "| $cores | $name | $e_rps | $e_p99 | $n_rps | $n_p99 | ${ratio}$note |"
+    case "$name" in "plain proxy") NGINX_PLAIN="$n_rps $n_p99";; "cache hit") NGINX_HIT="$n_rps $n_p99";; esac
   done
+  for ceiling in "ceiling (a): bare uWS, fixed 1 KB (nginx: its cache hit above)|$FIXED_PORT|$NGINX_HIT" \
+    "ceiling (b): bare uWS + minimal net.Socket origin client (nginx: its plain proxy above)|$MINI_PORT|$NGINX_PLAIN"; do
+    IFS='|' read -r name port anchor <<<"$ceiling"
+    read -r n_rps n_p99 <<<"$anchor"
+    read -r c_rps c_p99 c_bad <<<"$(run_wrk "$port" plain.bench.example.org /page)"
+    note=""; [ "$c_bad" != 0 ] && note=" (non-2xx: $c_bad)"
+    echo "| $cores | $name | $c_rps | $c_p99 | $n_rps | $n_p99 | $(echo "scale=2; $c_rps / $n_rps" | bc)$note |"
+  done
+  for p in "${CEILING_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   kill "$EDGE_PID" 2>/dev/null || true
   wait "$EDGE_PID" 2>/dev/null || true
   kill "$(cat "$TMP/proxy/nginx.pid")" 2>/dev/null || true
   sleep 1
 done
+
+if [ -n "${EDGE_CPU_PROF:-}" ]; then
+  # One edge per profiled row (1 core, as the 1-core rows): the profile covers the warm-up and the measured run;
+  # the main thread's profile is kept (thread 0: tsx loads modules on a thread of its own, profiled apart).
+  mkdir -p "$EDGE_CPU_PROF"
+  for scenario in "plain-proxy|plain.bench.example.org|/page" "cache-hit|cache.bench.example.org|/static/a.css"; do
+    IFS='|' read -r name host path <<<"$scenario"
+    ALLOWED_PRIVATE_NETWORKS=127.0.0.0/8 DATA_DIR="$TMP/edge" EDGE_HTTP_PORT=$EDGE_PORT EDGE_HTTPS_PORT=-1 EDGE_WORKERS=1 SYNC_URL=off CONTROL_PLANE_URL=off LOG_LEVEL=warn \
+      taskset -c 1 node --cpu-prof --cpu-prof-dir="$TMP/prof-$name" --import tsx "$ROOT/edge-node/src/main.ts" >"$TMP/edge.log" 2>&1 &
+    EDGE_PID=$!
+    PIDS+=($EDGE_PID)
+    wait_port "$EDGE_PORT"
+    sleep 1
+    read -r e_rps e_p99 _ <<<"$(run_wrk "$EDGE_PORT" "$host" "$path")"
+    kill "$EDGE_PID"; wait "$EDGE_PID" 2>/dev/null || true
+    cp "$TMP/prof-$name"/CPU.*.*.*.0.*.cpuprofile "$EDGE_CPU_PROF/$name.cpuprofile"
+    echo
+    echo "CPU profile, $name ($e_rps req/s, p99 $e_p99 ms under the profiler): $EDGE_CPU_PROF/$name.cpuprofile"
+    node --import tsx "$ROOT/bench/edge-node/cpuprofile-top.ts" "$EDGE_CPU_PROF/$name.cpuprofile" 10
+  done
+fi
