@@ -28,6 +28,7 @@ import sslIssueRoutes from './areas/ssl/issue.js';
 import opsRoutes from './ops/routes.js';
 import { analyticsPlugin } from './areas/analytics/service.js';
 import analyticsRoutes from './areas/analytics/routes.js';
+import notificationRoutes from './areas/notifications/routes.js';
 import type { SyncHub } from './sync/index.js';
 
 export interface BuildOptions {
@@ -98,6 +99,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(attackRoutes);
   await app.register(sslIssueRoutes);
   await app.register(analyticsRoutes);
+  await app.register(notificationRoutes);
 
   return app;
 }

@@ -15,6 +15,8 @@ import {
   smallint,
 } from 'drizzle-orm/pg-core';
 
+import type { NotificationCategory } from '../areas/notifications/categories.js';
+
 const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({ dataType: () => 'bytea' });
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -494,4 +496,22 @@ export const analyticsRolledUp = pgTable('analytics_rolled_up', {
     .primaryKey()
     .references(() => domains.id, { onDelete: 'cascade' }),
   rolledUntil: ts('rolled_until').notNull(),
+});
+
+// 0027_notifications.sql: the notification feed, one row per recipient (areas/notifications/).
+export const notifications = pgTable('notifications', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  userId: integer('user_id')
+    .notNull()
+    .references(() => users.id, { onDelete: 'cascade' }),
+  category: text('category').$type<NotificationCategory>().notNull(),
+  kind: text('kind').notNull(),
+  title: text('title').notNull(),
+  body: text('body').notNull().default(''),
+  /** The domain's name when the event happened (no foreign key: the notice outlives the domain). */
+  domain: text('domain'),
+  data: jsonb('data').$type<Record<string, unknown>>().notNull().default({}),
+  dedupeKey: text('dedupe_key'),
+  readAt: ts('read_at'),
+  createdAt: ts('created_at').notNull().defaultNow(),
 });

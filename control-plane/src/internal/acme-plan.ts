@@ -11,6 +11,7 @@ import { proxiedHostnames, recordIssuance } from '../areas/ssl/service.js';
 import { getIssuance, listCertificates, type HostnameIssuance } from '../areas/ssl/store.js';
 import { getAcmeDnsAccount } from '../areas/ssl/acme-dns-store.js';
 import { delegationLabel } from '../areas/ssl/delegation-zone.js';
+import { notifyDomain } from '../areas/notifications/store.js';
 import { enqueueMissingWorkflows, type WorkflowStart } from '../workflow-outbox/outbox.js';
 import type { AcmeConfig } from './acme-config.js';
 import { delegatedSql, delegationInPlace, http01Names } from './acme-http01-store.js';
@@ -154,7 +155,20 @@ export async function recordAttempt(
       next_retry_at: next,
     };
   }
-  await recordIssuance(db, domainId, { status: 'failed', lastError: report.error ?? 'issuance failed', hostnames });
+  const lastError = report.error ?? 'issuance failed';
+  await db.transaction(async (tx) => {
+    await recordIssuance(tx, domainId, { status: 'failed', lastError, hostnames });
+    // Once per failure, not per retry: the owner hears again only after an issuance succeeded or was asked anew.
+    if (current.status !== 'failed')
+      await notifyDomain(tx, domainId, {
+        category: 'ssl',
+        kind: 'ssl.failed',
+        title: `Certificate issuance for ${domain.name} failed`,
+        body: `${lastError.slice(0, 500)}${next ? ` Next attempt at ${next}.` : ''}`,
+        domain: domain.name,
+        data: { hostnames: ordered.slice(0, 10) },
+      });
+  });
 }
 
 /** Proxied names a failure is recorded for at most (GET ssl/ lists the first names of its coverage). */

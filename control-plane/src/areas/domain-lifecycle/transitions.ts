@@ -12,6 +12,7 @@ import { buildRecord } from '../records/normalize.js';
 import { ZoneIndex } from '../records/zone-index.js';
 import type { RecordFields, StoredRecord } from '../records/types.js';
 import { judgeDelegation, type Observation } from './ns-match.js';
+import { notifyDomain } from '../notifications/store.js';
 
 export type { DomainRow };
 
@@ -49,6 +50,13 @@ export async function applyDelegation(
         .update(domains)
         .set({ state, nsSetIndex: judged.matchedSet, updatedAt: new Date() })
         .where(eq(domains.id, row.id));
+      await notifyDomain(tx, row.id, {
+        category: 'domain',
+        kind: 'domain.activated',
+        title: `${row.name} is active`,
+        body: `Its nameservers point to ${judged.nameservers.join(', ')}: the zone is served and proxied records go through the edge.`,
+        domain: row.name,
+      });
     }
     const result = {
       ok: judged.ok,
@@ -82,6 +90,14 @@ export async function applyVerified(app: FastifyInstance, name: string, method: 
       .update(domains)
       .set({ state: 'active', verificationState: 'verified', updatedAt: new Date() })
       .where(eq(domains.id, row.id));
+    await notifyDomain(tx, row.id, {
+      category: 'domain',
+      kind: 'domain.verified',
+      title: `${row.name} is verified and active`,
+      body: `Control of the domain was proven (${method}); proxied records now go through the edge.`,
+      domain: row.name,
+      data: { method },
+    });
     await recordCheckResult(tx, row.id, 'delegation', { ok: true, method, checked_at: new Date().toISOString() });
     return { value: { state: 'active', verification_state: 'verified' }, change: DOMAIN_CHANGED };
   });
@@ -96,6 +112,13 @@ export async function applyVerificationExpired(app: FastifyInstance, name: strin
         .update(domains)
         .set({ verificationState: 'failed', updatedAt: new Date() })
         .where(eq(domains.id, row.id));
+      await notifyDomain(tx, row.id, {
+        category: 'domain',
+        kind: 'domain.verification_failed',
+        title: `Verification of ${row.name} failed`,
+        body: 'The verification token expired before the record was found. Ask for a new one with verify/retry.',
+        domain: row.name,
+      });
       return { value: { state: row.state, verification_state: 'failed' } };
     }
     return { value: { state: row.state, verification_state: row.verificationState } };
@@ -195,6 +218,14 @@ export async function setState(app: FastifyInstance, name: string, state: (typeo
   return changeDomain(app, { name }, async (tx, row) => {
     if (row.state === state) return { value: { state } };
     await tx.update(domains).set({ state, updatedAt: new Date() }).where(eq(domains.id, row.id));
+    await notifyDomain(tx, row.id, {
+      category: 'domain',
+      kind: `domain.${state}`,
+      title: `${row.name} is now ${state}`,
+      body: `The domain changed from ${row.state} to ${state}.`,
+      domain: row.name,
+      data: { from: row.state, to: state },
+    });
     return { value: { state }, change: DOMAIN_CHANGED };
   });
 }

@@ -15,6 +15,7 @@ import { CACHE_CAP_TIERS_MB } from './schemas.js';
 import { moveDelegation } from '../ssl/delegation-zone.js';
 import { insertDefaultWafRule } from '../rules/waf-default.js';
 import { deleteDomainLogs } from '../analytics/service.js';
+import { notifyDomain } from '../notifications/store.js';
 
 type DnsMode = 'managed' | 'external';
 
@@ -184,6 +185,14 @@ export async function updateDomain(app: FastifyInstance, domain: DomainRow, body
 export async function deleteDomain(app: FastifyInstance, domain: DomainRow): Promise<void> {
   await changeDomain(app, domain.id, async (tx, current) => {
     await cancelSubscriptions(tx, current.id, 'domain_deleted');
+    // Before the delete: its members are still there to be told.
+    await notifyDomain(tx, current.id, {
+      category: 'domain',
+      kind: 'domain.deleted',
+      title: `${current.name} was deleted`,
+      body: 'The domain, its records and rules were removed; its subscription was cancelled.',
+      domain: current.name,
+    });
     await moveDelegation(app.configLog, tx, app.config.acmeDelegationZone, current.sslDelegation, null);
     await tx.delete(domains).where(eq(domains.id, current.id));
     return { value: undefined, deleted: true };

@@ -28,6 +28,7 @@ import { ApiError } from '../../errors.js';
 import { domainsOf } from '../uptime/detector.js';
 import { DEFAULTS, enforceAttack, MAX_TOP_CLIENTS, readSwitches, type AttackRow, type Switches } from './attacks.js';
 import { writeUnderAttack } from './routes.js';
+import { notifyDomain } from '../notifications/store.js';
 
 /** Client addresses kept per domain and minute (TopKeys: the busiest are kept, their counts are upper bounds). */
 export const MINUTE_CLIENTS = 64;
@@ -491,6 +492,16 @@ async function judge(tx: Tx, domainId: number, now: number, minuteMs: number, gr
         .returning();
       byKind.set(kind, created);
       opened.push(created);
+      await notifyDomain(tx, domainId, {
+        category: 'security',
+        kind: 'security.attack_detected',
+        title: kind === 'request_rate' ? 'A request flood was detected' : 'A surge of errors was detected',
+        body:
+          `${r.requests} requests in the minute from ${r.minute.toISOString()}` +
+          `${focus.host ? ` on ${focus.host}` : ''}. A suggested ${created.ruleType} rule can be enforced from the attack.`,
+        data: { attack_id: created.id, kind },
+        dedupeKey: `attack:${created.id}`,
+      });
     }
   }
 

@@ -8,6 +8,7 @@ import { changeDomain, type DomainRow, type WriteTarget } from '../../config-log
 import type { ConfigLog } from '../../config-log/index.js';
 import { effectiveFeatures, requireFeature } from '../../plans/entitlements.js';
 import { assertNotFrozen } from '../domain-lifecycle/transitions.js';
+import { notifyDomain } from '../notifications/store.js';
 import type { KeyVault } from './key-vault.js';
 import {
   checkChain,
@@ -256,6 +257,14 @@ export async function storeIssuedCertificate(
       Object.entries(issuance.hostnames).filter(([h]) => !hostnames.some((n) => covers(n, h))),
     );
     await setIssuance(tx, row.id, { hostnames: left, status: 'idle', lastError: null });
+    await notifyDomain(tx, row.id, {
+      category: 'ssl',
+      kind: 'ssl.issued',
+      title: `A certificate was issued for ${row.name}`,
+      body: `It covers ${hostnames.slice(0, 10).join(', ')}${hostnames.length > 10 ? ` and ${hostnames.length - 10} more` : ''} until ${inserted.notAfter.toISOString()}.`,
+      domain: row.name,
+      data: { certificate_id: inserted.id, hostnames: hostnames.slice(0, 10) },
+    });
     return { value: inserted, change: DOMAIN_CHANGED };
   });
 }

@@ -12,6 +12,7 @@ import { HostFilter, PathFilter } from '@platform/shared/match';
 import type { MonitorScope } from './monitor.js';
 import { enqueueWorkflows, type WorkflowStart } from '../../workflow-outbox/outbox.js';
 import { ensureSettings } from './store.js';
+import { notifyDomain } from '../notifications/store.js';
 import type { Db } from '../../db/index.js';
 
 const MINUTE_MS = 60_000;
@@ -478,6 +479,15 @@ export async function evaluateDomain(app: FastifyInstance, domainId: number): Pr
             .set({ state: 'resolved', resolvedAt: new Date(tail[0].minute), peakErrorPct: peak })
             .where(eq(uptimeIncidents.id, incident.id));
           starts.push(resolveStart(incident.id));
+          await notifyDomain(tx, domainId, {
+            category: 'uptime',
+            kind: 'uptime.resolved',
+            title: `${host} is answering again`,
+            body: `The outage${incident.scope ? ` of ${incident.scope}` : ''} that began at ${incident.startedAt.toISOString()} is over (peak ${peak}% errors).`,
+            domain: domain.name,
+            data: { incident_id: incident.id, hostname: host },
+            dedupeKey: `uptime:${incident.id}:resolved`,
+          });
         } else if (peak > incident.peakErrorPct) {
           await tx.update(uptimeIncidents).set({ peakErrorPct: peak }).where(eq(uptimeIncidents.id, incident.id));
         }
@@ -501,7 +511,18 @@ export async function evaluateDomain(app: FastifyInstance, domainId: number): Pr
           })
           .onConflictDoNothing()
           .returning();
-        if (created) starts.push(openStart(created.id));
+        if (created) {
+          starts.push(openStart(created.id));
+          await notifyDomain(tx, domainId, {
+            category: 'uptime',
+            kind: 'uptime.opened',
+            title: `${host} is failing`,
+            body: `The origin${created.scope ? ` (${created.scope})` : ''} has answered ${created.peakErrorPct}% errors or more since ${created.startedAt.toISOString()}.`,
+            domain: domain.name,
+            data: { incident_id: created.id, hostname: host },
+            dedupeKey: `uptime:${created.id}:opened`,
+          });
+        }
       }
     }
     await enqueueWorkflows(tx, starts);
