@@ -29,6 +29,7 @@ import opsRoutes from './ops/routes.js';
 import { analyticsPlugin } from './areas/analytics/service.js';
 import analyticsRoutes from './areas/analytics/routes.js';
 import notificationRoutes from './areas/notifications/routes.js';
+import supportRoutes from './areas/support/routes.js';
 import type { SyncHub } from './sync/index.js';
 
 export interface BuildOptions {
@@ -100,6 +101,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(sslIssueRoutes);
   await app.register(analyticsRoutes);
   await app.register(notificationRoutes);
+  await app.register(supportRoutes);
 
   return app;
 }

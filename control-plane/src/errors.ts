@@ -10,7 +10,10 @@ import { PlatformError } from '@platform/shared';
  */
 export const ERRORS = {
   CP_ERR_INVALID_INPUT: { status: 400, meaning: 'a bad value or a malformed body' },
-  CP_ERR_WRONG_STATE: { status: 400, meaning: 'the domain is not in a state or DNS mode the operation accepts' },
+  CP_ERR_WRONG_STATE: {
+    status: 400,
+    meaning: 'the domain (or a support ticket) is not in a state or DNS mode the operation accepts',
+  },
   CP_ERR_RECORD_INVALID: { status: 400, meaning: 'a DNS record field breaks a rule of the record table' },
   CP_ERR_RECORD_CONFLICT: { status: 400, meaning: 'a DNS record breaks CNAME exclusivity or another zone rule' },
   CP_ERR_RULE_INVALID: { status: 400, meaning: 'a rule breaks its schema; the body lists every problem' },

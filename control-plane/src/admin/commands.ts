@@ -1,5 +1,4 @@
 // The admin CLI's commands, each a function of (context, arguments); printing goes through ctx.out.
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../db/index.js';
 import { changeDomain, type ConfigLog } from '../config-log/index.js';
@@ -11,8 +10,10 @@ import { effectiveFeatures } from '../plans/entitlements.js';
 import { overridableField, parseOverride, setOverride, setPlan } from '../plans/subscriptions.js';
 import { normalizeDomainName } from '../areas/domains/domain-name.js';
 import { createUser, setUserActive, userByEmail } from './users.js';
+import { positionals, UsageError } from './args.js';
+import { SUPPORT_COMMANDS, SUPPORT_USAGE } from './support-commands.js';
 
-export class UsageError extends Error {}
+export { UsageError };
 
 export const USAGE = `usage: npm run admin -- <command>
   user create EMAIL [--name NAME]
@@ -27,7 +28,8 @@ export const USAGE = `usage: npm run admin -- <command>
   plan override DOMAIN FIELD VALUE
   plan clear-override DOMAIN FIELD
   member add DOMAIN EMAIL admin|editor|viewer
-  member remove DOMAIN EMAIL`;
+  member remove DOMAIN EMAIL
+${SUPPORT_USAGE}`;
 
 /** The command named by argv, or null after writing the usage error. */
 export function findCommand(argv: string[], err: (line: string) => void): Command | null {
@@ -69,21 +71,6 @@ export interface CommandContext {
   out: (line: string) => void;
 }
 type Command = (ctx: CommandContext, args: string[]) => Promise<void>;
-
-function positionals(args: string[], names: string[], options: ParseArgsConfig['options'] = {}) {
-  let parsed;
-  try {
-    parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  if (parsed.positionals.length !== names.length) {
-    throw new UsageError(
-      `expected ${names.join(' ')}, got ${parsed.positionals.length ? parsed.positionals.join(' ') : 'nothing'}`,
-    );
-  }
-  return { pos: parsed.positionals, values: parsed.values as Record<string, string | boolean | undefined> };
-}
 
 async function domainByName(db: Db, raw: string) {
   const name = normalizeDomainName(raw);
@@ -215,4 +202,5 @@ export const COMMANDS: Record<string, Command> = {
     if (rows.length === 0) throw new ApiError('CP_ERR_NOT_FOUND', `${user.email} is not a member of ${domain.name}`);
     ctx.out(`${user.email} removed from ${domain.name}`);
   },
+  ...SUPPORT_COMMANDS,
 };

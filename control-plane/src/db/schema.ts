@@ -515,3 +515,29 @@ export const notifications = pgTable('notifications', {
   readAt: ts('read_at'),
   createdAt: ts('created_at').notNull().defaultNow(),
 });
+
+// 0027_support.sql: support tickets and their messages (areas/support/).
+export const supportTickets = pgTable('support_tickets', {
+  id: serial('id').primaryKey(),
+  userId: integer('user_id')
+    .notNull()
+    .references(() => users.id, { onDelete: 'cascade' }),
+  subject: text('subject').notNull(),
+  domain: text('domain'),
+  status: text('status').$type<'open' | 'answered' | 'closed'>().notNull().default('open'),
+  messageCount: integer('message_count').notNull().default(0),
+  unreadReplies: integer('unread_replies').notNull().default(0),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+  closedAt: ts('closed_at'),
+});
+export const supportMessages = pgTable('support_messages', {
+  id: serial('id').primaryKey(),
+  ticketId: integer('ticket_id')
+    .notNull()
+    .references(() => supportTickets.id, { onDelete: 'cascade' }),
+  author: text('author').$type<'user' | 'support'>().notNull(),
+  authorName: text('author_name').notNull().default(''),
+  body: text('body').notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+});
