@@ -30,6 +30,7 @@ import { analyticsPlugin } from './areas/analytics/service.js';
 import analyticsRoutes from './areas/analytics/routes.js';
 import notificationRoutes from './areas/notifications/routes.js';
 import supportRoutes from './areas/support/routes.js';
+import domainOpsRoutes from './areas/domain-ops/routes.js';
 import type { SyncHub } from './sync/index.js';
 
 export interface BuildOptions {
@@ -102,6 +103,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(analyticsRoutes);
   await app.register(notificationRoutes);
   await app.register(supportRoutes);
+  await app.register(domainOpsRoutes);
 
   return app;
 }

@@ -4,6 +4,7 @@ import type { ZoneRecord } from '@platform/shared/config';
 import type { UnservedReason } from '@platform/shared/types';
 import type { OriginTarget } from './proxy/origin.js';
 import type { OriginRouteAction } from './rules/origin-route.js';
+import type { CustomPages } from './custom-pages.js';
 
 /** A rule that matched: `dry` when it ran in dry_run mode (would have acted, the request passed unchanged). */
 export interface RuleHit {
@@ -45,6 +46,8 @@ export class RequestContext {
   /** Set by the match phase. */
   record: ZoneRecord | undefined;
   recordId = 0;
+  /** The domain's custom pages (custom-pages.ts), set by the match phase; undefined before a domain matched. */
+  customPages: CustomPages | undefined = undefined;
 
   /** Path and query sent to the origin (rewrite changes them). */
   upstreamPath: string;

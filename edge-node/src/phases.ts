@@ -60,6 +60,7 @@ import {
   type TransformKind,
 } from './rules/optimize-transform.js';
 import { wafPhase } from './waf/phase.js';
+import { customPagesOf, pageAnswer } from './custom-pages.js';
 
 export interface EdgeState {
   table: DomainTable;
@@ -114,6 +115,7 @@ export function runPhases(
   const { domain, record } = match;
   ctx.record = record;
   ctx.recordId = record.id;
+  ctx.customPages = customPagesOf(domain.snapshot.settings);
   // An ACME http-01 key authorization the platform publishes is answered before any rule or the origin.
   if (ctx.path.startsWith(ACME_HTTP01_PREFIX)) {
     ctx.unserved = 'acme_challenge';
@@ -215,7 +217,15 @@ function answerBlocked(
   reason: UnservedReason,
 ): true {
   ctx.unserved = reason;
-  respond(res, ctx, 403, [...TEXT, ['cache-control', 'no-store']], `blocked by ${by}\n`, responseOps);
+  const page = pageAnswer(ctx.customPages, 'waf_block', 403, `blocked by ${by}`);
+  respond(
+    res,
+    ctx,
+    403,
+    page?.headers ?? [...TEXT, ['cache-control', 'no-store']],
+    page?.body ?? `blocked by ${by}\n`,
+    responseOps,
+  );
   state.log(ctx);
   return true;
 }
@@ -286,12 +296,20 @@ function guardPhase(
       }
       rateScratch.length = 0;
       ctx.unserved = 'rate_limited';
+      const retry: [string, string] = ['retry-after', String(wait)];
+      const page = pageAnswer(
+        ctx.customPages,
+        'ratelimit_block',
+        429,
+        `rate limit exceeded; retry in ${wait} s`,
+        retry,
+      );
       respond(
         res,
         ctx,
         429,
-        [...TEXT, ['retry-after', String(wait)], ['cache-control', 'no-store']],
-        'rate limit exceeded; retry later\n',
+        page?.headers ?? [...TEXT, retry, ['cache-control', 'no-store']],
+        page?.body ?? 'rate limit exceeded; retry later\n',
         responseOps,
       );
       state.log(ctx);
@@ -331,7 +349,11 @@ function guardPhase(
       ['cache-control', 'no-store'],
       ['x-edge-challenge', 'pow'],
     ],
-    challengePage(nonce, ctx.query === '' ? ctx.path : `${ctx.path}?${ctx.query}`),
+    challengePage(
+      nonce,
+      ctx.query === '' ? ctx.path : `${ctx.path}?${ctx.query}`,
+      ctx.customPages?.get('managed_challenge'),
+    ),
     responseOps,
   );
   state.log(ctx);
@@ -578,6 +600,14 @@ const ORIGIN_FAILURE_REASON = {
   EDGE_ERR_UPSTREAM_TIMEOUT: 'origin_timeout',
   EDGE_ERR_UPSTREAM_UNREACHABLE: 'origin_unreachable',
 } as const satisfies Partial<Record<EdgeErrorCode, UnservedReason>>;
+
+/** What a 500_errors page's box says for each origin failure (the plain answer's detail stays in the log). */
+const ORIGIN_FAILURE_TEXT = {
+  EDGE_ERR_ORIGIN_CERTIFICATE: "the origin's certificate was not accepted",
+  EDGE_ERR_ORIGIN_REFUSED: 'the origin address is not allowed',
+  EDGE_ERR_UPSTREAM_TIMEOUT: 'the origin timed out',
+  EDGE_ERR_UPSTREAM_UNREACHABLE: 'the origin is unreachable',
+} as const satisfies Record<keyof typeof ORIGIN_FAILURE_REASON, string>;
 
 /** The cache key's line for a request answered in Markdown (keys never hold a newline from the request). */
 const MARKDOWN_LINE = '\n@markdown';
@@ -847,7 +877,11 @@ class Plan implements ResponsePlan {
             ? 'EDGE_ERR_UPSTREAM_TIMEOUT'
             : 'EDGE_ERR_UPSTREAM_UNREACHABLE';
     this.ctx.unserved = ORIGIN_FAILURE_REASON[code];
-    if (ep)
+    const page = ep
+      ? undefined
+      : pageAnswer(this.ctx.customPages, '500_errors', status, ORIGIN_FAILURE_TEXT[code], ['x-edge-error', code]);
+    if (page) respond(this.res, this.ctx, status, page.headers, page.body, this.ops);
+    else if (ep)
       respond(
         this.res,
         this.ctx,

@@ -4,6 +4,7 @@ import { sql, type Placeholder, type SQL } from 'drizzle-orm';
 import {
   SCHEMA_MAJOR,
   type AcmeHttpChallenge,
+  type CustomPage,
   type DomainSettings,
   type DomainSnapshot,
   type Rule,
@@ -92,6 +93,7 @@ export interface DomainConfigRow {
   rules: RuleJson[];
   certificates: SnapshotCertificateJson[];
   acme_http: AcmeHttpChallenge[];
+  custom_pages: CustomPage[];
 }
 
 /** uptime_monitors.scope as stored (control-plane/src/areas/uptime/monitor.ts MonitorScope). */
@@ -145,7 +147,9 @@ export function domainConfigColumns(
       ${records} AS records,
       ${rules} AS rules,
       ${snapshotCertificatesSql(id)} AS certificates,
-      ${snapshotAcmeHttpSql(id)} AS acme_http`;
+      ${snapshotAcmeHttpSql(id)} AS acme_http,
+      (SELECT coalesce(json_agg(json_build_object('kind', kind, 'html', html) ORDER BY kind), '[]'::json)
+        FROM domain_custom_pages WHERE domain_id = ${id}) AS custom_pages`;
 }
 
 /**
@@ -233,6 +237,7 @@ export function configFromRow(
             pathExcludes: s.path_excludes,
           })),
         },
+        customPages: row.custom_pages ?? [],
       },
       ruleSet: { version: header.zoneSerial, rules: snapshotRules },
       // Without a vault (tests of the log alone) no certificate can be sealed for nodes: none is sent.

@@ -7,6 +7,8 @@
 // used nonces (bounded). No JavaScript: the page shows the nonce and a command that computes the answer, and a form.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { RuleBody } from '@platform/shared/match';
+import type { SplitPage } from '@platform/shared/config';
+import { escapeHtml, fillPage } from '../custom-pages.js';
 
 /** Where the page posts its answer (on every proxied host; never sent to the origin). */
 export const CHALLENGE_PATH = '/.well-known/edge-challenge';
@@ -160,19 +162,28 @@ export function safeReturn(v: string | undefined): string {
   return v;
 }
 
-const escapeHtml = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-
-/** The challenge page for a request to `returnTo` (path and query). */
-export function challengePage(nonce: string, returnTo: string): string {
-  const n = escapeHtml(nonce);
-  const r = escapeHtml(safeReturn(returnTo));
+/**
+ * The challenge page for a request to `returnTo` (path and query): the edge's own, or the domain's managed_challenge
+ * page with the challenge box in its placeholder.
+ */
+export function challengePage(nonce: string, returnTo: string, custom?: SplitPage): string {
+  const box = challengeBox(nonce, returnTo);
+  if (custom) return fillPage(custom, box);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="robots" content="noindex"><title>Checking your browser</title></head>
 <body style="font-family:system-ui,sans-serif;max-width:40em;margin:3em auto;padding:0 1em">
 <h1>Checking your browser</h1>
-<p id="status" role="status" aria-live="polite">This site asks your browser to do a short computation before you
+${box}
+</body></html>
+`;
+}
+
+/** What the challenge needs on a page: the status line, the answer form and the script that solves it. */
+export function challengeBox(nonce: string, returnTo: string): string {
+  const n = escapeHtml(nonce);
+  const r = escapeHtml(safeReturn(returnTo));
+  return `<p id="status" role="status" aria-live="polite">This site asks your browser to do a short computation before you
 continue. It takes a second or two and needs no puzzle.</p>
 <form id="answer" method="post" action="${CHALLENGE_PATH}">
 <input type="hidden" name="nonce" value="${n}"><input type="hidden" name="return" value="${r}">
@@ -229,9 +240,7 @@ SHA-256 of <code>${n}:COUNTER</code> starts with ${CHALLENGE_DIFFICULTY} zero bi
     }
   }
 })();
-</script>
-</body></html>
-`;
+</script>`;
 }
 
 /** Reads `nonce`, `solution` and `return` from an application/x-www-form-urlencoded (or query) string. */

@@ -10,6 +10,7 @@ import type { CompiledRule, RuleIndex } from '../rules/compile.js';
 import type { HeaderOp } from '../rules/header.js';
 import type { WafAction } from '../rules/waf.js';
 import { respond } from '../proxy/respond.js';
+import { pageAnswer } from '../custom-pages.js';
 import { evaluateBody, evaluateHead, inspectsBody, MAX_BODY_BYTES, type Evaluation } from './engine.js';
 
 const BLOCKED: [string, string][] = [
@@ -43,7 +44,9 @@ function settle(ctx: RequestContext, r: CompiledRule<WafAction>, ev: Evaluation)
 }
 
 function answer(res: HttpResponse, ctx: RequestContext, responseOps: HeaderOp[]): void {
-  respond(res, ctx, 403, [...BLOCKED], 'request blocked by the web application firewall\n', responseOps);
+  const reason = 'request blocked by the web application firewall';
+  const page = pageAnswer(ctx.customPages, 'waf_block', 403, reason, BLOCKED[2]);
+  respond(res, ctx, 403, page?.headers ?? [...BLOCKED], page?.body ?? `${reason}\n`, responseOps);
 }
 
 export type WafOutcome =

@@ -6,3 +6,4 @@ export * from './parts.js';
 export * from './delta.js';
 export * from './cert-seal.js';
 export * from './acme-http.js';
+export * from './custom-pages.js';

@@ -94,6 +94,14 @@ export interface DomainSettings {
   underAttack?: boolean;
   /** The domain's uptime watch: what the edge probes when traffic is too thin (absent or null: nothing watched). */
   uptime?: UptimeWatch | null;
+  /** The domain's own pages for answers the edge makes (custom-pages.ts); absent or empty: the edge's defaults. */
+  customPages?: CustomPage[];
+}
+
+/** A page the edge makes, in the domain's HTML: `kind` one of CUSTOM_PAGE_KINDS. */
+export interface CustomPage {
+  kind: string;
+  html: string;
 }
 
 export interface UptimeWatch {

@@ -1,0 +1,96 @@
+// TypeBox schemas of the remaining domain operations: manual check results, the analytics tag, custom pages and the
+// origin protocol probe.
+import { Type, type Static } from '@sinclair/typebox';
+import { CUSTOM_PAGE_KINDS, CUSTOM_PAGE_MAX_BYTES } from '@platform/shared/config';
+import { Nullable, StringEnum } from '../../openapi/schemas.js';
+
+const Timestamp = Type.String({ format: 'date-time' });
+
+const CheckSlot = Type.Object(
+  {
+    last_run_at: Nullable(Type.String({ format: 'date-time', description: 'When a user last ran it (null: never)' })),
+    next_allowed_at: Nullable(Type.String({ format: 'date-time', description: 'When it may run again (null: now)' })),
+    result: Nullable(
+      Type.Object({}, { additionalProperties: true, description: 'What the last run found, as that check answered' }),
+    ),
+  },
+  { title: 'ManualCheck' },
+);
+
+export const ManualChecks = Type.Object(
+  {
+    check_ns: CheckSlot,
+    delegation: CheckSlot,
+    acme_dns_test: CheckSlot,
+  },
+  {
+    title: 'ManualChecks',
+    description:
+      'The last result of each manual check of the domain: POST check-ns (`check_ns`), POST verify and POST ' +
+      'ssl/delegation/check (they share `delegation`), POST ssl/acme-dns/test (`acme_dns_test`). A result written ' +
+      'by a background check (the delegation watch) shows with `last_run_at` null.',
+  },
+);
+export type ManualChecksT = Static<typeof ManualChecks>;
+
+export const AnalyticsTag = Type.Object(
+  {
+    enabled: Type.Boolean({ description: 'Whether the domain has a tag' }),
+    tag: Nullable(Type.String({ description: "The site tag: 32 lower-case hex digits, the beacon's identifier" })),
+    created_at: Nullable(Timestamp),
+    updated_at: Nullable(Timestamp),
+  },
+  { title: 'AnalyticsTag' },
+);
+export type AnalyticsTagT = Static<typeof AnalyticsTag>;
+
+export const AnalyticsTagUpdate = Type.Object(
+  {
+    regenerate: Type.Optional(
+      Type.Boolean({ description: 'true draws a new tag (the old one stops identifying the site); default false' }),
+    ),
+  },
+  { title: 'AnalyticsTagUpdate', additionalProperties: false },
+);
+
+const KIND_NAMES = Object.keys(CUSTOM_PAGE_KINDS) as Array<keyof typeof CUSTOM_PAGE_KINDS>;
+
+export const CustomPage = Type.Object(
+  {
+    kind: StringEnum(KIND_NAMES),
+    description: Type.String({ description: 'When the edge serves the page' }),
+    placeholder: Type.String({ description: 'What the edge replaces in the page' }),
+    placeholder_required: Type.Boolean(),
+    html: Nullable(Type.String({ description: "The domain's page; null: the edge's default page" })),
+    updated_at: Nullable(Timestamp),
+  },
+  { title: 'CustomPage' },
+);
+export const CustomPages = Type.Object(
+  { pages: Type.Array(CustomPage), max_bytes: Type.Integer({ description: 'Largest page in UTF-8 bytes' }) },
+  { title: 'CustomPages' },
+);
+export type CustomPagesT = Static<typeof CustomPages>;
+
+export const CustomPagesUpdate = Type.Object(
+  Object.fromEntries(
+    KIND_NAMES.map((k) => [
+      k,
+      Type.Optional(
+        Nullable(
+          Type.String({
+            maxLength: CUSTOM_PAGE_MAX_BYTES,
+            description: `${CUSTOM_PAGE_KINDS[k].description}; null restores the default page`,
+          }),
+        ),
+      ),
+    ]),
+  ),
+  {
+    title: 'CustomPagesUpdate',
+    additionalProperties: false,
+    minProperties: 1,
+    description: 'The pages to set (HTML) or reset (null), by kind; kinds left out are unchanged',
+  },
+);
+export type CustomPagesUpdateT = Record<string, string | null | undefined>;
