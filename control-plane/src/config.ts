@@ -29,6 +29,9 @@ export interface ControlPlaneConfig {
   bodyLimitBytes: number;
   /** Accepted nameserver sets; the first one is recommended. */
   nsSets: string[][];
+  /** EDGE_IPV4 / EDGE_IPV6: the edge's proxy addresses (what proxied records answer; GET /account/edge-ips). */
+  edgeIpv4: string[];
+  edgeIpv6: string[];
   /** Zone under which the ssl_delegation CNAME targets of external domains live. */
   acmeDelegationZone: string;
   /** Days a new verification TXT token stays valid. */
@@ -118,6 +121,9 @@ export function loadConfig(env: EnvSource = process.env): Readonly<ControlPlaneC
     allowedPrivateNetworks: readAllowedNetworks(r),
     bodyLimitBytes: r.int('API_BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024),
     nsSets,
+    // The same names and defaults as the DNS nodes' (dns-server/src/config.ts).
+    edgeIpv4: r.ipList('EDGE_IPV4', 4, ['127.0.0.1']),
+    edgeIpv6: r.ipList('EDGE_IPV6', 6, ['::1']),
     acmeDelegationZone: r.string('ACME_DELEGATION_ZONE', 'acme.platform.test').toLowerCase().replace(/\.$/, ''),
     // VERIFICATION_TOKEN_SECONDS (tests, short expiries) overrides the days.
     verificationTokenDays: r.optional('VERIFICATION_TOKEN_SECONDS')

@@ -1,6 +1,5 @@
 // The dns-server's configuration, read once from the environment and frozen (README "Configuration").
 import { resolve } from 'node:path';
-import { isIPv4, isIPv6 } from 'node:net';
 import { EnvReader, type EnvSource } from '@platform/shared';
 import { canonicaliseIpEntry } from '@platform/shared/match';
 import type { RrlConfig } from './rrl.js';
@@ -30,11 +29,8 @@ export interface DnsServerConfig {
 
 export function loadConfig(env: EnvSource = process.env): Readonly<DnsServerConfig> {
   const r = new EnvReader(env);
-  const edgeIpv4 = r.list('EDGE_IPV4', ['127.0.0.1']);
-  const edgeIpv6 = r.list('EDGE_IPV6', ['::1']);
-  for (const ip of edgeIpv4) if (!isIPv4(ip)) r.problems.push(`EDGE_IPV4 holds "${ip}", which is not an IPv4 address`);
-  for (const ip of edgeIpv6)
-    if (!isIPv6(ip) || ip.includes('%')) r.problems.push(`EDGE_IPV6 holds "${ip}", which is not an IPv6 address`);
+  const edgeIpv4 = r.ipList('EDGE_IPV4', 4, ['127.0.0.1']);
+  const edgeIpv6 = r.ipList('EDGE_IPV6', 6, ['::1']);
   const exempt: string[] = [];
   for (const entry of r.list('DNS_RRL_EXEMPT', [])) {
     const c = canonicaliseIpEntry(entry);

@@ -1,4 +1,5 @@
 // Typed reading of environment variables for each package's config.ts: collects every problem, then fails once.
+import { isIP } from 'node:net';
 
 export type EnvSource = Record<string, string | undefined>;
 
@@ -34,6 +35,15 @@ export class EnvReader {
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean);
+  }
+
+  /** A comma-separated list of IPv4 (`family` 4) or IPv6 (6; no zone index) addresses. */
+  ipList(key: string, family: 4 | 6, fallback: string[]): string[] {
+    const ips = this.list(key, fallback);
+    for (const ip of ips)
+      if (isIP(ip) !== family || ip.includes('%'))
+        this.problems.push(`${key} holds "${ip}", which is not an IPv${family} address`);
+    return ips;
   }
 
   bool(key: string, fallback: boolean): boolean {
