@@ -59,3 +59,39 @@ test('variants are found through their marker and dropped with purges, caps and 
   const m3 = small.get('example.org', 0, BASE, 0);
   if (m3) assert.equal(small.getVariant('example.org', 0, m3, '\naccept-encoding=br', 0), undefined);
 });
+
+test('the LRU order is exact when the most recent entry is hit again and again (no move made for it)', () => {
+  const sizeOne = 1 + 'https://a/x'.length + 256; // an entry of a 1-byte body (store.ts sizeOf)
+  for (const nodeWide of [false, true]) {
+    // Three fit; the fourth evicts the least recently used, by the domain's cap or by the node-wide one.
+    const cache = new EdgeCache(nodeWide ? 3 * sizeOne : Number.POSITIVE_INFINITY);
+    const cap = nodeWide ? 1 << 20 : 3 * sizeOne;
+    const put = (k: string) => cache.set('a', 0, `https://a/${k}`, entry(k), cap);
+    const hit = (k: string) => assert.ok(cache.get('a', 0, `https://a/${k}`, 0), k);
+    put('x');
+    put('y');
+    put('z');
+    hit('x');
+    hit('x'); // last already: nothing moves
+    hit('y');
+    hit('y');
+    hit('x');
+    // Order now z, y, x: z goes first, then y.
+    put('w');
+    assert.equal(cache.get('a', 0, 'https://a/z', 0), undefined, `z evicted (${nodeWide ? 'node' : 'domain'} cap)`);
+    hit('x');
+    put('v');
+    assert.equal(cache.get('a', 0, 'https://a/y', 0), undefined, 'then y');
+    // Order w, x, v. The last entry removed (expired): the next hit on another entry moves it as usual.
+    cache.set('a', 0, 'https://a/v', { ...entry('v'), expiresAt: 10 }, cap);
+    assert.equal(cache.get('a', 0, 'https://a/v', 20), undefined);
+    hit('w');
+    put('t');
+    put('s');
+    assert.deepEqual(
+      ['w', 'x', 't', 's'].map((k) => cache.get('a', 0, `https://a/${k}`, 0) !== undefined),
+      [true, false, true, true],
+      'x was the least recently used',
+    );
+  }
+});

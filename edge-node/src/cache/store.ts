@@ -66,6 +66,8 @@ class DomainCache {
   bytes = 0;
   /** Highest selective purge id applied. */
   lastPurgeId = 0;
+  /** The entry last in `entries` (most recently used), when known: touching it again moves nothing. */
+  tail: CacheEntry | null = null;
   constructor(
     readonly name: string,
     public generation: number,
@@ -79,6 +81,8 @@ export class EdgeCache {
    * without building or hashing a string.
    */
   private readonly lru = new Map<CacheEntry, DomainCache>();
+  /** The entry last in `lru`, when known (a hot object hit again and again is moved once). */
+  private lruTail: CacheEntry | null = null;
   /** Bytes held across all domains (at most maxBytes). */
   bytes = 0;
   /** Entries dropped to stay within maxBytes (the node-wide cap, not a domain's). */
@@ -116,6 +120,8 @@ export class EdgeCache {
     d.bytes -= size;
     this.bytes -= size;
     this.lru.delete(e);
+    if (this.lruTail === e) this.lruTail = null;
+    if (d.tail === e) d.tail = null;
     const variants = e.parent?.variants;
     if (variants && variants.get(e.suffix!) === e) variants.delete(e.suffix!);
   }
@@ -123,6 +129,8 @@ export class EdgeCache {
   private clear(d: DomainCache): void {
     this.version++;
     for (const e of d.entries.values()) this.lru.delete(e);
+    this.lruTail = null;
+    d.tail = null;
     this.bytes -= d.bytes;
     d.entries.clear();
     d.bytes = 0;
@@ -141,12 +149,22 @@ export class EdgeCache {
     return e;
   }
 
-  /** LRU: moves an entry to the end, in the domain and node-wide. */
+  /**
+   * LRU: moves an entry to the end, in the domain and node-wide; nothing to do where it is last already. (A Map moves
+   * an entry by delete and set, and every few moves it rebuilds its table: four such operations per hit were a seventh
+   * of a cache hit's time in process, bench/RESULTS.md issue 12.)
+   */
   private touch(d: DomainCache, key: string, e: CacheEntry): void {
-    d.entries.delete(key);
-    d.entries.set(key, e);
-    this.lru.delete(e);
-    this.lru.set(e, d);
+    if (d.tail !== e) {
+      d.entries.delete(key);
+      d.entries.set(key, e);
+      d.tail = e;
+    }
+    if (this.lruTail !== e) {
+      this.lru.delete(e);
+      this.lru.set(e, d);
+      this.lruTail = e;
+    }
   }
 
   /**
@@ -219,9 +237,11 @@ export class EdgeCache {
     entry.hits ??= 0;
     entry.pass ??= 0;
     d.entries.set(key, entry);
+    d.tail = entry;
     d.bytes += size;
     this.bytes += size;
     this.lru.set(entry, d);
+    this.lruTail = entry;
     for (const [k, e] of d.entries) {
       if (d.bytes <= capBytes) break;
       this.remove(d, k, e);
