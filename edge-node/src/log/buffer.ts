@@ -1,6 +1,7 @@
-// Request log records collected in memory on the hot path (one small array push per request) and drained in batches.
+// Request log records collected in memory on the hot path (slots written in preallocated columns, no object per
+// request) and drained in batches.
 import type { ServingPath, UaCategory, UnservedReason } from '@platform/shared/types';
-import type { RequestContext } from '../context.js';
+import type { RequestContext, RuleHit, WafEvent } from '../context.js';
 import { userAgentCategory } from './ua-category.js';
 import { OriginMinuteCounts } from './origin-minutes.js';
 
@@ -75,10 +76,15 @@ export const OUTBOX_DEFAULTS: OutboxBounds = { maxBatches: 64, maxBytes: 64 * 10
  * At most `max` records, in arrival order (a ring): while the control plane is unreachable the oldest are dropped and
  * counted, so what is shipped once it is back is the most recent window and memory stays flat. Drained records are
  * packed into batches (shipper.ts) and kept in the outbox, itself bounded in batches and bytes, until acknowledged.
+ *
+ * The ring is a set of columns, one slot per record (RecordColumns): a request writes its fields into the slots of
+ * its row and allocates nothing; the record objects are built when the ring is drained (once per shipment, off the
+ * request path). Records held as objects for a whole flush interval outlived the young generation and were promoted,
+ * which made the request log the largest single cost of a cache hit (bench/RESULTS.md, issue 12).
  */
 export class RequestLogBuffer {
-  private ring: RequestLogRecord[] = [];
-  /** Index of the oldest record in `ring` (non-zero only once the ring is full). */
+  private cols = new RecordColumns();
+  /** Index of the oldest record in the ring (non-zero only once the ring is full). */
   private head = 0;
   private count = 0;
   /** Records dropped (oldest first) because the buffer or the outbox was full, or their batch too old to resend. */
@@ -104,59 +110,25 @@ export class RequestLogBuffer {
     this.total++;
     const t = Date.now();
     this.origins.add(ctx, t);
-    const record: RequestLogRecord = {
-      t,
-      host: ctx.host,
-      path: ctx.path,
-      method: ctx.method,
-      status: ctx.status,
-      bytes: ctx.bytes,
-      cache: ctx.cacheStatus,
-      rules: ctx.hits.length === 0 ? [] : ctx.hits.map((h) => [h.id, h.type, h.dry]),
-      ms: Math.round((performance.now() - ctx.startedAt) * 100) / 100,
-      upstreamMs: Math.round(ctx.upstreamMs * 100) / 100,
-      peer: ctx.peer.text,
-      tls: ctx.scheme === 'https' ? 'TLS' : 'none',
-      proto: 'HTTP/1.1',
-      ua: userAgentCategory(ctx.header('user-agent')),
-      served: servingPath(ctx),
-    };
-    const unserved = ctx.unserved !== '' ? ctx.unserved : ctx.status === 499 ? 'client_aborted' : '';
-    if (unserved !== '') record.unserved = unserved;
-    if (ctx.originBytes > 0) record.originBytes = ctx.originBytes;
-    if (ctx.markdown) record.md = true;
-    if (ctx.rateLimitRule !== 0) {
-      record.rlRule = ctx.rateLimitRule;
-      record.rlKey = ctx.rateLimitKey;
-    }
-    if (ctx.waf !== null) record.waf = ctx.waf.map((e) => [e.ruleId, e.wafRule, e.phase, e.target, e.data, e.action]);
-    if (ctx.fingerprint !== '') record.fp = ctx.fingerprint;
-    if (ctx.botScore !== 0) {
-      record.bot = ctx.botScore;
-      record.botClass = ctx.botClass;
-    }
-    this.push(record);
-  }
-
-  private push(record: RequestLogRecord): void {
+    let row: number;
     if (this.count < this.max) {
-      this.ring[(this.head + this.count) % this.max] = record;
+      row = (this.head + this.count) % this.max;
       this.count++;
-      return;
+    } else {
+      // Full: the newest overwrites the oldest.
+      row = this.head;
+      this.head = (this.head + 1) % this.max;
+      this.dropped++;
     }
-    // Full: the newest overwrites the oldest.
-    this.ring[this.head] = record;
-    this.head = (this.head + 1) % this.max;
-    this.dropped++;
+    this.cols.write(row, ctx, t);
   }
 
   /** Takes every record collected so far, oldest first. */
   drain(): RequestLogRecord[] {
-    const out =
-      this.head === 0
-        ? this.ring.slice(0, this.count)
-        : this.ring.slice(this.head).concat(this.ring.slice(0, this.head));
-    this.ring = [];
+    const out: RequestLogRecord[] = new Array(this.count);
+    for (let i = 0; i < this.count; i++) out[i] = this.cols.record((this.head + i) % this.max);
+    // New columns: the drained ones' strings and rule lists go with them (nothing kept alive by the slots).
+    this.cols = new RecordColumns();
     this.head = 0;
     this.count = 0;
     return out;
@@ -179,5 +151,102 @@ export class RequestLogBuffer {
     if (!b) return;
     this.outboxBytes -= b.body.length;
     if (lost) this.dropped += b.records;
+  }
+}
+
+const TLS = ['none', 'TLS'] as const;
+
+/**
+ * The fields of the ring's records by column, row i of each column one record. Slots are written in place (a column
+ * grows by one slot until the ring is full, then rows are reused): numbers in arrays V8 keeps unboxed, strings and
+ * the context's own lists (rule hits, WAF findings) by reference, null when empty.
+ */
+class RecordColumns {
+  private readonly t: number[] = [];
+  private readonly host: string[] = [];
+  private readonly path: string[] = [];
+  private readonly method: string[] = [];
+  private readonly status: number[] = [];
+  private readonly bytes: number[] = [];
+  private readonly cache: string[] = [];
+  private readonly hits: (RuleHit[] | null)[] = [];
+  private readonly ms: number[] = [];
+  private readonly upstreamMs: number[] = [];
+  private readonly peer: string[] = [];
+  private readonly tls: number[] = [];
+  private readonly ua: UaCategory[] = [];
+  private readonly served: ServingPath[] = [];
+  private readonly unserved: (UnservedReason | '')[] = [];
+  private readonly originBytes: number[] = [];
+  private readonly md: number[] = [];
+  private readonly rlRule: number[] = [];
+  private readonly rlKey: string[] = [];
+  private readonly waf: (WafEvent[] | null)[] = [];
+  private readonly fp: string[] = [];
+  private readonly bot: number[] = [];
+  private readonly botClass: string[] = [];
+
+  write(row: number, ctx: RequestContext, t: number): void {
+    this.t[row] = t;
+    this.host[row] = ctx.host;
+    this.path[row] = ctx.path;
+    this.method[row] = ctx.method;
+    this.status[row] = ctx.status;
+    this.bytes[row] = ctx.bytes;
+    this.cache[row] = ctx.cacheStatus;
+    this.hits[row] = ctx.hits.length === 0 ? null : ctx.hits;
+    this.ms[row] = Math.round((performance.now() - ctx.startedAt) * 100) / 100;
+    this.upstreamMs[row] = Math.round(ctx.upstreamMs * 100) / 100;
+    this.peer[row] = ctx.peer.text;
+    this.tls[row] = ctx.scheme === 'https' ? 1 : 0;
+    this.ua[row] = userAgentCategory(ctx.header('user-agent'));
+    this.served[row] = servingPath(ctx);
+    this.unserved[row] = ctx.unserved !== '' ? ctx.unserved : ctx.status === 499 ? 'client_aborted' : '';
+    this.originBytes[row] = ctx.originBytes;
+    this.md[row] = ctx.markdown ? 1 : 0;
+    this.rlRule[row] = ctx.rateLimitRule;
+    this.rlKey[row] = ctx.rateLimitKey;
+    this.waf[row] = ctx.waf;
+    this.fp[row] = ctx.fingerprint;
+    this.bot[row] = ctx.botScore;
+    this.botClass[row] = ctx.botClass;
+  }
+
+  /** Row `i` as the record shipped: optional fields only when set. */
+  record(i: number): RequestLogRecord {
+    const hits = this.hits[i];
+    const record: RequestLogRecord = {
+      t: this.t[i],
+      host: this.host[i],
+      path: this.path[i],
+      method: this.method[i],
+      status: this.status[i],
+      bytes: this.bytes[i],
+      cache: this.cache[i],
+      rules: hits === null ? [] : hits.map((h) => [h.id, h.type, h.dry]),
+      ms: this.ms[i],
+      upstreamMs: this.upstreamMs[i],
+      peer: this.peer[i],
+      tls: TLS[this.tls[i]],
+      proto: 'HTTP/1.1',
+      ua: this.ua[i],
+      served: this.served[i],
+    };
+    const unserved = this.unserved[i];
+    if (unserved !== '') record.unserved = unserved;
+    if (this.originBytes[i] > 0) record.originBytes = this.originBytes[i];
+    if (this.md[i] === 1) record.md = true;
+    if (this.rlRule[i] !== 0) {
+      record.rlRule = this.rlRule[i];
+      record.rlKey = this.rlKey[i];
+    }
+    const waf = this.waf[i];
+    if (waf !== null) record.waf = waf.map((e) => [e.ruleId, e.wafRule, e.phase, e.target, e.data, e.action]);
+    if (this.fp[i] !== '') record.fp = this.fp[i];
+    if (this.bot[i] !== 0) {
+      record.bot = this.bot[i];
+      record.botClass = this.botClass[i];
+    }
+    return record;
   }
 }
