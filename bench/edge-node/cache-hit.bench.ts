@@ -3,7 +3,8 @@
 // stand-in for uWS's request/response objects, so no socket time is counted. The entries are put in the cache by
 // real requests through the edge to a stub origin on 127.0.0.1 first, and every timed request is checked to be a HIT.
 // Rows: an entry the origin sent without Vary; one sent with `Vary: Accept-Encoding` (a brotli body: the key has
-// the client's Accept-Encoding class); and the floor (the same handler answering 421 for an unknown host).
+// the client's Accept-Encoding class); the first with the node's request log and counters (state.log as node.ts
+// sets it; the other rows log nothing); and the floor (the same handler answering 421 for an unknown host).
 // Run: node --import tsx bench/edge-node/cache-hit.bench.ts
 import assert from 'node:assert/strict';
 import { cpus } from 'node:os';
@@ -53,6 +54,17 @@ const state: EdgeState = {
   log: () => {},
 };
 const handler = makeHandler(state, 'http');
+// The same handler with the node's request log and counters, as a serving edge runs it (node.ts).
+const logged = makeHandler(
+  {
+    ...state,
+    log: (ctx) => {
+      node.requests.count(ctx.status, ctx.cacheStatus);
+      node.logs.add(ctx);
+    },
+  },
+  'http',
+);
 const port = node.server.httpPort;
 const headers = (host: string) => [['host', host] as const, ...BROWSER];
 for (const path of ['/static/a.css', '/br/a.css']) {
@@ -65,9 +77,9 @@ const plain = new FakeRequest('/static/a.css', '', headers('www.bench.example.or
 const varied = new FakeRequest('/br/a.css', '', headers('www.bench.example.org'));
 const unknown = new FakeRequest('/static/a.css', '', headers('www.unknown.example'));
 
-function run(req: FakeRequest, status: string, cache: string): void {
+function run(req: FakeRequest, status: string, cache: string, h = handler): void {
   const res = new FakeResponse();
-  handler(res as unknown as HttpResponse, req as unknown as HttpRequest);
+  h(res as unknown as HttpResponse, req as unknown as HttpRequest);
   if (res.status !== status || res.cache !== cache)
     throw new Error(`expected ${status} ${cache}, got ${res.status} ${res.cache}`);
 }
@@ -76,6 +88,7 @@ const bench = new Bench({ time: 1000, warmupTime: 300 });
 bench.add('floor: handler, unknown host (421)', () => run(unknown, '421 Misdirected Request', ''));
 bench.add('cache hit, no Vary', () => run(plain, '200 OK', 'HIT'));
 bench.add('cache hit, Vary: Accept-Encoding', () => run(varied, '200 OK', 'HIT'));
+bench.add('cache hit, no Vary, with the request log and counters', () => run(plain, '200 OK', 'HIT', logged));
 await bench.run();
 console.log(`Node ${process.version}, ${cpus()[0]?.model ?? 'cpu'} x${cpus().length}`);
 console.table(

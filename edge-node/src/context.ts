@@ -93,8 +93,8 @@ export class RequestContext {
    * closes the connection, since uWS would read no more of it and the client's next request on it would hang.
    */
   bodyPaused = false;
-  /** Cancels the origin exchange in flight (set by the upstream dispatch). */
-  abortUpstream: (() => void) | undefined;
+  /** The origin exchange in flight, cancelled when the client goes away (set by the upstream dispatch). */
+  upstream: { cancel(): void } | undefined = undefined;
 
   constructor(init: {
     method: string;

@@ -21,9 +21,9 @@ import type { UnservedReason } from '@platform/shared/types';
 import type { CompiledDomain, DomainTable } from './store/snapshot.js';
 import { ACME_HTTP01_PREFIX } from '@platform/shared/config';
 import { answerAcmeHttp01 } from './acme-http01.js';
-import { forward, upstreamHeaders, type ResponsePlan } from './proxy/forward.js';
+import { forward, type ResponsePlan } from './proxy/forward.js';
 import { recordOrigin, type OriginTarget } from './proxy/origin.js';
-import { respond } from './proxy/respond.js';
+import { respond, respondStored } from './proxy/respond.js';
 import { offersH2, type UpstreamPools } from './proxy/upstream.js';
 import type { CompiledRule, RuleIndex } from './rules/compile.js';
 import type { EngineRuleType, RuleActions } from './rules/index.js';
@@ -548,11 +548,8 @@ function afterAuth(
         ctx.cacheStatus = 'HIT';
         if (markdown) ctx.markdown = isMarkdown(entry.headers);
         state.cache.served(entry);
-        const headers = [...entry.headers, ['age', String(Math.floor((now - entry.storedAt) / 1000))]] as [
-          string,
-          string,
-        ][];
-        respond(res, ctx, entry.status, headers, entry.body, responseOps);
+        const age = Math.floor((now - entry.storedAt) / 1000);
+        respondStored(res, ctx, entry.status, entry.headers, entry.body, age, responseOps);
         return state.log(ctx);
       }
       state.cache.misses++;
@@ -582,7 +579,7 @@ function afterAuth(
     base.timeoutSec,
   );
   const h2 = offersH2(settings.originProtocol);
-  forward(res, ctx, state.pools, target, upstreamHeaders(ctx, target, reqHeaders), body, plan, h2);
+  forward(res, ctx, state.pools, target, reqHeaders, body, plan, h2);
 }
 
 const MARKDOWN_MEDIA_TYPE = MARKDOWN_TYPE.split(';')[0];
@@ -614,9 +611,8 @@ const MARKDOWN_LINE = '\n@markdown';
 
 /** A GET asking for text/markdown to which an enforced optimize rule with markdown_for_agents applies. */
 function markdownRequested(ctx: RequestContext, rules: Rules): boolean {
-  if (ctx.method !== 'GET' || !wantsMarkdown(ctx.header('accept'))) return false;
-  const index = idx(rules, 'optimize');
-  if (!index) return false;
+  const index = ctx.method === 'GET' ? idx(rules, 'optimize') : undefined;
+  if (!index || !wantsMarkdown(ctx.header('accept'))) return false;
   for (const r of index.all(ctx, [], false)) if (!r.dryRun && r.action.markdown) return true;
   return false;
 }

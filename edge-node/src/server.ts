@@ -104,7 +104,7 @@ export function makeHandler(state: EdgeState, scheme: 'http' | 'https') {
       const finished = ctx.aborted;
       ctx.aborted = true;
       if (!finished) ctx.status = ctx.status || 499;
-      ctx.abortUpstream?.();
+      ctx.upstream?.cancel();
       // A reader of the body before any origin exchange (the waf phase) would otherwise wait for data forever.
       body?.destroy();
     });

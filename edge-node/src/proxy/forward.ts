@@ -9,6 +9,14 @@ import type { HttpResponse } from 'uWebSockets.js';
 import type { RequestContext } from '../context.js';
 import type { OriginTarget } from './origin.js';
 import { isCertificateFailure, isConnectFailure, isTimeout, type UpstreamPools } from './upstream.js';
+import { OriginError } from './origin-client/errors.js';
+import {
+  encodeLines,
+  encodeProxied,
+  type EncodedRequest,
+  type OriginControl,
+  type OriginHandler,
+} from './origin-client/request.js';
 import { writeHead, type ResponseOps } from './respond.js';
 import { createCompressor, type Coding } from '../rules/optimize.js';
 import { charsetOf, TRANSFORM_MAX_BYTES, transformBody, type TransformKind } from '../rules/optimize-transform.js';
@@ -93,6 +101,66 @@ export interface ResponsePlan {
   done(): void;
 }
 
+/**
+ * The request head's parts a route and origin share (the Host line, encoded and checked once) and the forwarding
+ * lines of the last scheme and client Host seen with them, so a request writes only what is its own: the request
+ * line, the client's headers and its address. One per OriginTarget (proxy/origin.ts keeps a record's target while
+ * the request Host stays the same).
+ */
+class ProxyHeadTemplate {
+  readonly host: EncodedRequest;
+  private scheme = '';
+  private clientHost = '';
+  private forwarded = '';
+  private forwardedInvalid = false;
+
+  constructor(target: OriginTarget) {
+    this.host = encodeLines([['host', target.hostHeader]]);
+  }
+
+  /** x-forwarded-proto and x-forwarded-host for this request ('' and invalidForwarded() when the Host may not be sent). */
+  forwardedLines(scheme: string, clientHost: string): string {
+    if (scheme !== this.scheme || clientHost !== this.clientHost) {
+      const lines = encodeLines([
+        ['x-forwarded-proto', scheme],
+        ['x-forwarded-host', clientHost],
+      ]);
+      this.scheme = scheme;
+      this.clientHost = clientHost;
+      this.forwarded = lines.head;
+      this.forwardedInvalid = lines.invalid !== null;
+    }
+    return this.forwarded;
+  }
+
+  get invalidForwarded(): boolean {
+    return this.forwardedInvalid;
+  }
+}
+
+const templates = new WeakMap<OriginTarget, ProxyHeadTemplate>();
+
+/**
+ * The head of a proxied request to a plain-HTTP origin: the route's template, the client's headers minus hop-by-hop
+ * ones (each checked), then the forwarding headers from the TCP peer (an address uWS formatted: nothing to check).
+ */
+export function encodeUpstream(
+  ctx: RequestContext,
+  target: OriginTarget,
+  requestHeaders: [string, string][],
+  hasBody: boolean,
+): EncodedRequest {
+  let t = templates.get(target);
+  if (t === undefined) templates.set(target, (t = new ProxyHeadTemplate(target)));
+  const path = ctx.upstreamQuery ? `${ctx.upstreamPath}?${ctx.upstreamQuery}` : ctx.upstreamPath;
+  const peer = ctx.peer.text;
+  const tail = `x-forwarded-for: ${peer}\r\nx-real-ip: ${peer}\r\n${t.forwardedLines(ctx.scheme, ctx.host)}`;
+  const encoded = encodeProxied(ctx.method, path, t.host, requestHeaders, HOP_REQUEST, tail, hasBody);
+  if (t.invalidForwarded)
+    encoded.invalid ??= new OriginError('EDGE_ORIGIN_REQUEST', 'invalid request header "x-forwarded-host"');
+  return encoded;
+}
+
 /** Builds the flat header list for the origin: the client's headers minus hop-by-hop, then forwarding headers from the TCP peer. */
 export function upstreamHeaders(
   ctx: RequestContext,
@@ -145,12 +213,15 @@ class Exchange {
   scheme: 'http' | 'https';
   readonly startedAt = performance.now();
   finished = false;
+  /** The head encoded for `encodedFor` (plain HTTP), kept for an attempt again at the same origin. */
+  private encoded: EncodedRequest | null = null;
+  private encodedFor: OriginTarget | null = null;
   constructor(
     readonly res: HttpResponse,
     readonly ctx: RequestContext,
     readonly pools: UpstreamPools,
     public target: OriginTarget,
-    readonly headers: string[],
+    readonly requestHeaders: [string, string][],
     readonly body: Readable | null,
     readonly plan: ResponsePlan,
     readonly h2: boolean,
@@ -159,12 +230,21 @@ class Exchange {
   }
 
   start(): void {
-    const ctx = this.ctx;
+    const { ctx, target } = this;
+    if (this.scheme === 'http') {
+      if (this.encodedFor !== target) {
+        this.encoded = encodeUpstream(ctx, target, this.requestHeaders, this.body !== null);
+        this.encodedFor = target;
+      }
+      this.pools.dispatchHttp(target, ctx.method, this.encoded!, this.body, new Attempt(this));
+      return;
+    }
     const path = ctx.upstreamQuery ? `${ctx.upstreamPath}?${ctx.upstreamQuery}` : ctx.upstreamPath;
+    const headers = upstreamHeaders(ctx, target, this.requestHeaders);
     this.pools.dispatch(
-      this.target,
+      target,
       this.scheme,
-      { method: ctx.method, path, headers: this.headers, body: this.body },
+      { method: ctx.method, path, headers, body: this.body },
       new Attempt(this),
       this.h2,
     );
@@ -191,7 +271,9 @@ function corkWriteChunk(): void {
  * false to pause): the newer onRequestStart/onResponseStart API wraps every request in an UnwrapHandler that parses
  * the headers into an object first.
  */
-class Attempt implements Dispatcher.DispatchHandler {
+class Attempt implements Dispatcher.DispatchHandler, OriginHandler {
+  /** The origin client's request (onStart), or undici's abort and resume functions (onConnect, onHeaders). */
+  private ctl: OriginControl | null = null;
   private abort: ((reason: Error) => void) | undefined;
   private resume: (() => void) | undefined;
   private headSent = false;
@@ -214,9 +296,32 @@ class Attempt implements Dispatcher.DispatchHandler {
     return (this.originHeadersRecord ??= headerRecord(this.rawHeaders));
   }
 
+  /** The origin client's start: the request is the control (no closure per request). */
+  onStart(ctl: OriginControl): void {
+    this.ctl = ctl;
+    this.x.ctx.upstream = this;
+  }
+
+  /** undici's start. */
   onConnect(abort: (reason: Error) => void): void {
     this.abort = abort;
-    this.x.ctx.abortUpstream = () => abort(new Error('client aborted'));
+    this.x.ctx.upstream = this;
+  }
+
+  /** The client went away (server.ts onAborted): the origin exchange and a compressor are ended. */
+  cancel(): void {
+    this.abortOrigin(new Error('client aborted'));
+    this.z?.destroy();
+  }
+
+  private abortOrigin(reason: Error): void {
+    if (this.ctl !== null) this.ctl.abort(reason);
+    else this.abort?.(reason);
+  }
+
+  private resumeOrigin(): void {
+    if (this.ctl !== null) this.ctl.resume();
+    else this.resume?.();
   }
 
   onHeaders(st: number, raw: RawHeader[], resume: () => void): boolean {
@@ -224,10 +329,10 @@ class Attempt implements Dispatcher.DispatchHandler {
     const { ctx, plan, res } = this.x;
     this.status = st;
     this.rawHeaders = raw;
-    this.resume = resume;
+    if (this.ctl === null) this.resume = resume;
     ctx.upstreamMs = performance.now() - this.x.startedAt;
     if (ctx.aborted) {
-      this.abort?.(new Error('client aborted'));
+      this.abortOrigin(new Error('client aborted'));
       return true;
     }
     // A 5xx with a stale entry at hand: the stale entry is the answer (the origin body is read and dropped).
@@ -428,7 +533,7 @@ class Attempt implements Dispatcher.DispatchHandler {
       if (!written) return false;
       this.pending = null;
     }
-    this.resume?.();
+    this.resumeOrigin();
     return true;
   }
 
@@ -446,11 +551,6 @@ class Attempt implements Dispatcher.DispatchHandler {
     const z = createCompressor(coding, this.contentLength);
     this.z = z;
     this.contentLength = -1;
-    const abortOrigin = ctx.abortUpstream;
-    ctx.abortUpstream = () => {
-      abortOrigin?.();
-      z.destroy();
-    };
     z.on('data', (out: Buffer) => {
       if (ctx.aborted) {
         z.destroy();
@@ -502,7 +602,7 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.zWaiting = true;
     z.once('drain', () => {
       this.zWaiting = false;
-      this.resume?.();
+      this.resumeOrigin();
     });
     return false;
   }
@@ -622,15 +722,16 @@ class Attempt implements Dispatcher.DispatchHandler {
   }
 }
 
+/** `requestHeaders`: the client's headers as the origin is to get them (request header rules applied). */
 export function forward(
   res: HttpResponse,
   ctx: RequestContext,
   pools: UpstreamPools,
   target: OriginTarget,
-  headers: string[],
+  requestHeaders: [string, string][],
   body: Readable | null,
   plan: ResponsePlan,
   h2: boolean,
 ): void {
-  new Exchange(res, ctx, pools, target, headers, body, plan, h2).start();
+  new Exchange(res, ctx, pools, target, requestHeaders, body, plan, h2).start();
 }

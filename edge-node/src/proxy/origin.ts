@@ -20,8 +20,23 @@ function validPort(p: number): boolean {
   return Number.isInteger(p) && p >= 1 && p <= 65535;
 }
 
-/** The origin of a proxied A/AAAA/CNAME record as seen for request host `host`. */
+/** Each record's origin as last computed, and the request host it was for. */
+const recordOrigins = new WeakMap<ZoneRecord, { host: string; target: OriginTarget }>();
+
+/**
+ * The origin of a proxied A/AAAA/CNAME record as seen for request host `host`. The same object while the record and
+ * host stay the same (records are immutable, replaced whole by a new snapshot): what is encoded once per origin
+ * (forward.ts ProxyHeadTemplate) hangs on it. Never modify it.
+ */
 export function recordOrigin(record: ZoneRecord, host: string): OriginTarget {
+  const known = recordOrigins.get(record);
+  if (known !== undefined && known.host === host) return known.target;
+  const target = computeOrigin(record, host);
+  recordOrigins.set(record, { host, target });
+  return target;
+}
+
+function computeOrigin(record: ZoneRecord, host: string): OriginTarget {
   const address = record.destination.endsWith('.') ? record.destination.slice(0, -1) : record.destination;
   let scheme: OriginTarget['scheme'];
   let port: number;

@@ -47,11 +47,88 @@ export function respond(
   if (ctx.aborted) return;
   ctx.aborted = true; // the response is finished: later aborts and writes are no-ops
   ctx.bytes = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
-  res.cork(() => {
-    writeHead(res, ctx, status, headers, ops);
+  answer.set(res, ctx, status, headers, body, ops, -1);
+  res.cork(corkAnswer);
+}
+
+/**
+ * Answers a cache hit: the stored status, headers and body, and its Age. The stored header list is written as it is
+ * (no copy) unless response header rules must edit it; Age and X-Cache-Status go last, as respond would write them.
+ */
+export function respondStored(
+  res: HttpResponse,
+  ctx: RequestContext,
+  status: number,
+  stored: [string, string][],
+  body: Buffer,
+  ageSec: number,
+  ops: ResponseOps | null,
+): void {
+  if (ops !== null && ops.length > 0) {
+    respond(res, ctx, status, [...stored, ['age', String(ageSec)]], body, ops);
+    return;
+  }
+  if (ctx.aborted) return;
+  ctx.aborted = true;
+  ctx.bytes = body.length;
+  answer.set(res, ctx, status, stored, body, null, ageSec);
+  res.cork(corkAnswer);
+}
+
+/**
+ * The answer res.cork is writing: cork runs its callback synchronously, so one module-level callback serves every
+ * answer (no closure per request).
+ */
+class PendingAnswer {
+  res: HttpResponse | null = null;
+  ctx: RequestContext | null = null;
+  status = 0;
+  headers: [string, string][] = [];
+  body: string | Buffer = '';
+  ops: ResponseOps | null = null;
+  /** A stored answer's Age (written after its unedited headers), -1 otherwise. */
+  ageSec = -1;
+
+  set(
+    res: HttpResponse,
+    ctx: RequestContext,
+    status: number,
+    headers: [string, string][],
+    body: string | Buffer,
+    ops: ResponseOps | null,
+    ageSec: number,
+  ): void {
+    this.res = res;
+    this.ctx = ctx;
+    this.status = status;
+    this.headers = headers;
+    this.body = body;
+    this.ops = ops;
+    this.ageSec = ageSec;
+  }
+
+  write(): void {
+    const res = this.res!;
+    const ctx = this.ctx!;
+    if (this.ageSec >= 0) {
+      ctx.status = this.status;
+      res.writeStatus(statusLine(this.status));
+      const headers = this.headers;
+      for (let i = 0; i < headers.length; i++) res.writeHeader(headers[i][0], headers[i][1]);
+      res.writeHeader('age', String(this.ageSec));
+      if (ctx.cacheStatus !== '') res.writeHeader('x-cache-status', ctx.cacheStatus);
+    } else writeHead(res, ctx, this.status, this.headers, this.ops);
     if (ctx.method === 'HEAD') res.endWithoutBody(ctx.bytes, ctx.bodyPaused);
-    else res.end(body, ctx.bodyPaused);
-  });
+    else res.end(this.body, ctx.bodyPaused);
+    this.res = null;
+    this.ctx = null;
+    this.body = '';
+  }
+}
+
+const answer = new PendingAnswer();
+function corkAnswer(): void {
+  answer.write();
 }
 
 export function textAnswer(message: string): [string, string][] {

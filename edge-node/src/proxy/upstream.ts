@@ -10,7 +10,7 @@ import { Pool, type Dispatcher } from 'undici';
 import { AddressRefusedError, type AddressPolicy } from '@platform/shared/address-policy';
 import { guardedConnector } from './guarded-connect.js';
 import { OriginClient } from './origin-client/client.js';
-import type { OriginHandler } from './origin-client/request.js';
+import type { EncodedRequest, OriginHandler } from './origin-client/request.js';
 import type { OriginTarget } from './origin.js';
 
 export interface UpstreamOptions {
@@ -159,6 +159,29 @@ export class UpstreamPools {
         bodyTimeout: Math.max(timeoutMs, 30_000),
       },
       handler,
+    );
+  }
+
+  /** Sends a request already encoded (forward.ts encodeUpstream) to a plain-HTTP origin: the hot path. */
+  dispatchHttp(
+    target: OriginTarget,
+    method: string,
+    encoded: EncodedRequest,
+    body: Readable | null,
+    handler: OriginHandler,
+  ): void {
+    const port = target.scheme === 'auto' ? 80 : target.port;
+    const timeoutMs = target.timeoutSec * 1000;
+    this.http.dispatchEncoded(
+      target.address,
+      port,
+      target.hostHeader,
+      method,
+      encoded,
+      body,
+      handler,
+      timeoutMs,
+      Math.max(timeoutMs, 30_000),
     );
   }
 

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { AddressPolicy, parseNetworks } from '@platform/shared/address-policy';
 import { OriginClient } from './client.js';
+import { encodeLines, encodeProxied, encodeRequest } from './request.js';
 import { rawOrigin, Recorder, type Recorded } from './testing.js';
 
 const loopback = new AddressPolicy(parseNetworks('127.0.0.0/8').ranges);
@@ -283,4 +284,45 @@ test('origin client pools are bounded', async (t) => {
     }
     assert.equal(origin.connections, 0);
   });
+});
+
+test('a proxied head encoded from a once-checked template equals the head encoded line by line', () => {
+  const client: [string, string][] = [
+    ['user-agent', 'curl/8'],
+    ['connection', 'keep-alive'],
+    ['accept', '*/*'],
+    ['x-forwarded-for', '203.0.113.9'],
+  ];
+  const skip = new Set(['connection', 'x-forwarded-for']);
+  const tail = 'x-forwarded-for: 192.0.2.1\r\n';
+  const flat = (c: [string, string][]) => [
+    'host',
+    'o.example',
+    ...c.filter(([k]) => !skip.has(k)).flat(),
+    'x-forwarded-for',
+    '192.0.2.1',
+  ];
+  const fixed = encodeLines([['host', 'o.example']]);
+  for (const [method, path, extra, body] of [
+    ['GET', '/a?b=1', [], false],
+    ['POST', '/p', [], false],
+    ['POST', '/p', [['content-length', '3']], true],
+    ['PUT', '/u', [], true],
+    ['GET', '/a b', [], false],
+    ['GET', '/', [['x-bad', 'a\r\nx-injected: 1']], false],
+    ['GET', '/', [['bad name', 'x']], false],
+    ['GET', '/', [['transfer-encoding', 'chunked']], false],
+    ['GET', '/', [['content-length', '1']], false],
+    ['GET', '/', [['content-length', '1, 1']], true],
+  ] as [string, string, [string, string][], boolean][]) {
+    const headers = [...client, ...extra];
+    const a = encodeProxied(method, path, fixed, headers, skip, tail, body);
+    const b = encodeRequest(method, path, flat(headers), body);
+    const what = `${method} ${path} ${JSON.stringify(extra)}`;
+    assert.equal(a.invalid?.message, b.invalid?.message, what);
+    if (b.invalid === null) assert.deepEqual([a.head, a.declaredLength], [b.head, b.declaredLength], what);
+  }
+  // A Host value that may not be sent fails every request of the template.
+  const bad = encodeLines([['host', 'o.example\r\nx-injected: 1']]);
+  assert.equal(encodeProxied('GET', '/', bad, [], skip, '', false).invalid?.code, 'EDGE_ORIGIN_REQUEST');
 });

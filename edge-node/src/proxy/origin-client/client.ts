@@ -11,7 +11,7 @@ import type { Readable } from 'node:stream';
 import type { AddressPolicy } from '@platform/shared/address-policy';
 import { guardedSocket } from '../guarded-connect.js';
 import { DEFAULT_IDLE_MS, OriginConnection, type ConnectionOwner } from './connection.js';
-import { OriginRequest, type OriginHandler } from './request.js';
+import { encodeRequest, OriginRequest, type EncodedRequest, type OriginHandler } from './request.js';
 
 export interface OriginClientOptions {
   policy: AddressPolicy;
@@ -39,6 +39,7 @@ class OriginPool implements ConnectionOwner {
     private readonly client: OriginClient,
     readonly host: string,
     readonly port: number,
+    readonly tag: string,
   ) {}
 
   get connections(): number {
@@ -144,6 +145,8 @@ class OriginPool implements ConnectionOwner {
 
 export class OriginClient {
   private readonly pools = new Map<string, OriginPool>();
+  /** The pool used last (the last in `pools`), or null. */
+  private last: OriginPool | null = null;
   /** Pools closed to stay within maxPools. */
   evicted = 0;
   readonly policy: AddressPolicy;
@@ -179,8 +182,24 @@ export class OriginClient {
     headersTimeoutMs: number,
     bodyTimeoutMs: number,
   ): void {
-    const req = new OriginRequest(method, path, headers, body, handler, headersTimeoutMs, bodyTimeoutMs);
-    handler.onConnect(req.abort);
+    const encoded = encodeRequest(method, path, headers, body !== null);
+    this.dispatchEncoded(host, port, tag, method, encoded, body, handler, headersTimeoutMs, bodyTimeoutMs);
+  }
+
+  /** Sends a request already encoded (encodeRequest, encodeProxied): as dispatch. */
+  dispatchEncoded(
+    host: string,
+    port: number,
+    tag: string,
+    method: string,
+    encoded: EncodedRequest,
+    body: Readable | null,
+    handler: OriginHandler,
+    headersTimeoutMs: number,
+    bodyTimeoutMs: number,
+  ): void {
+    const req = new OriginRequest(method, encoded, body, handler, headersTimeoutMs, bodyTimeoutMs);
+    req.announce();
     if (req.invalid !== null) {
       const err = req.invalid;
       req.finish();
@@ -191,21 +210,27 @@ export class OriginClient {
   }
 
   private pool(host: string, port: number, tag: string): OriginPool {
+    // The pool used last is last in the LRU order already: found again without a key or a move.
+    const last = this.last;
+    if (last !== null && last.port === port && last.host === host && last.tag === tag) return last;
     const key = `${host}|${port}|${tag}`;
     let p = this.pools.get(key);
     if (p !== undefined) {
       // Map order is the LRU order: move a used pool to the end.
       this.pools.delete(key);
       this.pools.set(key, p);
+      this.last = p;
       return p;
     }
-    p = new OriginPool(this, host, port);
+    p = new OriginPool(this, host, port, tag);
     this.pools.set(key, p);
+    this.last = p;
     if (this.pools.size > this.opts.maxPools) {
       const [oldKey, oldest] = this.pools.entries().next().value as [string, OriginPool];
       this.pools.delete(oldKey);
       this.evicted++;
       oldest.close();
+      if (this.last === oldest) this.last = null;
     }
     return p;
   }
@@ -218,5 +243,6 @@ export class OriginClient {
   close(): void {
     for (const p of this.pools.values()) p.close();
     this.pools.clear();
+    this.last = null;
   }
 }

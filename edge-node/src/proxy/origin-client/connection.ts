@@ -397,7 +397,7 @@ export class OriginConnection {
       if (this.idleMs <= 0) this.reusable = false;
     }
     this.state = State.Body;
-    if (req.handler.onHeaders(head.status, head.raw, req.resume, head.reason) === false) this.paused = true;
+    if (req.handler.onHeaders(head.status, head.raw, req.resumeArg, head.reason) === false) this.paused = true;
     if (this.req !== req) return -1; // aborted from the handler
     if (this.framing === Framing.None || (this.framing === Framing.Length && this.remaining === 0)) {
       if (next < buf.length) this.reusable = false;
