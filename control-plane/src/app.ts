@@ -31,6 +31,7 @@ import analyticsRoutes from './areas/analytics/routes.js';
 import notificationRoutes from './areas/notifications/routes.js';
 import supportRoutes from './areas/support/routes.js';
 import domainOpsRoutes from './areas/domain-ops/routes.js';
+import billingRoutes from './areas/billing/routes.js';
 import type { SyncHub } from './sync/index.js';
 
 export interface BuildOptions {
@@ -104,6 +105,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(notificationRoutes);
   await app.register(supportRoutes);
   await app.register(domainOpsRoutes);
+  await app.register(billingRoutes);
 
   return app;
 }

@@ -6,6 +6,7 @@ import { readAllowedNetworks, type IpRange } from '@platform/shared/address-poli
 import { loadTemporalConfig, type TemporalConfig } from './plugins/temporal-config.js';
 import { loadAcmeConfig, type AcmeConfig } from './internal/acme-config.js';
 import { loadAnalyticsConfig, type AnalyticsConfig } from './areas/analytics/config.js';
+import { loadBillingConfig, type BillingConfig } from './areas/billing/config.js';
 
 export interface ControlPlaneConfig {
   /** Directory for PGlite data, the node token and other local state. */
@@ -43,6 +44,8 @@ export interface ControlPlaneConfig {
   acme: AcmeConfig;
   /** The analytics store and POST /analytics/query (ANALYTICS_*; see areas/analytics/config.ts). */
   analytics: AnalyticsConfig;
+  /** Billing: VAT, grace, trial, billing day (BILLING_*; see areas/billing/config.ts). */
+  billing: BillingConfig;
   /** Sync hub address (nodes connect to ws://syncHost:syncPort/sync); port 0 picks a free port. */
   syncHost: string;
   syncPort: number;
@@ -143,5 +146,6 @@ export function loadConfig(env: EnvSource = process.env): Readonly<ControlPlaneC
     temporal: loadTemporalConfig(r, env),
     acme: loadAcmeConfig(r),
     analytics: loadAnalyticsConfig(r),
+    billing: loadBillingConfig(r),
   });
 }

@@ -46,6 +46,7 @@ export const ERRORS = {
     status: 409,
     meaning: 'another conflict with stored state (admin commands, an attack already enforced)',
   },
+  CP_ERR_GONE: { status: 410, meaning: 'the endpoint was removed (its description names what replaces it)' },
   CP_ERR_BODY_TOO_LARGE: { status: 413, meaning: 'a body, file or form field above API_BODY_LIMIT_BYTES' },
   CP_ERR_UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: 'a body that is not application/json' },
   CP_ERR_CHECK_FAILED: { status: 422, meaning: 'a verification or delegation check found no valid record' },

@@ -251,9 +251,19 @@ test('authentication, read-only keys, denied surfaces and roles (spec Authentica
       assert.equal(res.statusCode, 403, `${method} ${url}`);
       assert.deepEqual(res.json(), { error: 'this endpoint is not available to API keys' }, `${method} ${url}`);
     }
-    // Reading wallet and subscription state is allowed (these routes do not exist yet, so 404, never 403).
-    for (const url of ['/wallet/', `/domains/${domain}/subscriptions/`]) {
-      assert.notEqual((await cp.call(owner.key, 'GET', url)).statusCode, 403, url);
+    // Reading wallet, subscription, feature, traffic-usage and invoice state is allowed.
+    for (const url of [
+      '/wallet',
+      '/wallet/transactions',
+      '/invoices',
+      '/subscriptions',
+      '/usage/traffic',
+      `/domains/${domain}/subscriptions`,
+      `/domains/${domain}/entitlements`,
+      `/domains/${domain}/usage/traffic`,
+      `/domains/${domain}/invoices`,
+    ]) {
+      assert.equal((await cp.call(owner.key, 'GET', url)).statusCode, 200, url);
     }
     const anonymous = await cp.call(null, 'GET', '/users/me');
     assert.equal(anonymous.statusCode, 401);

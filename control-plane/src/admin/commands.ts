@@ -2,16 +2,17 @@
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../db/index.js';
 import { changeDomain, type ConfigLog } from '../config-log/index.js';
-import { domainMembers, domains, plans } from '../db/schema.js';
+import { domainMembers, plans } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import { createApiKey, EXPIRY_CHOICES, listApiKeys, revokeApiKey, type KeyExpiry } from '../auth/api-keys.js';
 import { isMemberRole, MEMBER_ROLES } from '../auth/permissions.js';
 import { effectiveFeatures } from '../plans/entitlements.js';
 import { overridableField, parseOverride, setOverride, setPlan } from '../plans/subscriptions.js';
-import { normalizeDomainName } from '../areas/domains/domain-name.js';
 import { createUser, setUserActive, userByEmail } from './users.js';
-import { positionals, UsageError } from './args.js';
+import { domainByName, positionals, UsageError } from './args.js';
 import { SUPPORT_COMMANDS, SUPPORT_USAGE } from './support-commands.js';
+import { BILLING_COMMANDS, BILLING_USAGE } from './billing-commands.js';
+import type { BillingConfig } from '../areas/billing/config.js';
 
 export { UsageError };
 
@@ -29,7 +30,8 @@ export const USAGE = `usage: npm run admin -- <command>
   plan clear-override DOMAIN FIELD
   member add DOMAIN EMAIL admin|editor|viewer
   member remove DOMAIN EMAIL
-${SUPPORT_USAGE}`;
+${SUPPORT_USAGE}
+${BILLING_USAGE}`;
 
 /** The command named by argv, or null after writing the usage error. */
 export function findCommand(argv: string[], err: (line: string) => void): Command | null {
@@ -69,15 +71,10 @@ export interface CommandContext {
   db: Db;
   configLog: ConfigLog;
   out: (line: string) => void;
+  /** Billing settings; absent: read from this process's environment (the control plane's, through the socket). */
+  billing?: BillingConfig;
 }
 type Command = (ctx: CommandContext, args: string[]) => Promise<void>;
-
-async function domainByName(db: Db, raw: string) {
-  const name = normalizeDomainName(raw);
-  const [domain] = await db.select().from(domains).where(eq(domains.name, name)).limit(1);
-  if (!domain) throw new ApiError('CP_ERR_NOT_FOUND', `no domain ${name}`);
-  return domain;
-}
 
 /**
  * A plan change can change what nodes enforce (rule types, features): it runs through the write path with the
@@ -203,4 +200,5 @@ export const COMMANDS: Record<string, Command> = {
     ctx.out(`${user.email} removed from ${domain.name}`);
   },
   ...SUPPORT_COMMANDS,
+  ...BILLING_COMMANDS,
 };

@@ -50,6 +50,8 @@ export const plans = pgTable('plans', {
   name: text('name').notNull(),
   priceRials: bigint('price_rials', { mode: 'number' }).notNull().default(0),
   features: jsonb('features').$type<Record<string, unknown>>().notNull(),
+  /** Traffic above max_traffic_gb per quota window, per started GB (0: not metered; 0026_billing.sql). */
+  trafficPriceRialsPerGb: bigint('traffic_price_rials_per_gb', { mode: 'number' }).notNull().default(0),
 });
 
 export const domains = pgTable('domains', {
@@ -109,6 +111,11 @@ export const subscriptions = pgTable('subscriptions', {
   overrides: jsonb('overrides').$type<Record<string, unknown>>().notNull().default({}),
   startedAt: ts('started_at').notNull().defaultNow(),
   expiresAt: ts('expires_at'),
+  /** Billing (0026_billing.sql): the billed term, end of grace, allowance cadence, last window judged for metering. */
+  planTermId: integer('plan_term_id'),
+  graceUntil: ts('grace_until'),
+  quotaResetDays: integer('quota_reset_days').notNull().default(30),
+  meteredUntil: ts('metered_until'),
   cancelledAt: ts('cancelled_at'),
   cancelReason: text('cancel_reason').$type<CancelReason>(),
   createdAt: ts('created_at').notNull().defaultNow(),
@@ -541,3 +548,4 @@ export const supportMessages = pgTable('support_messages', {
   body: text('body').notNull(),
   createdAt: ts('created_at').notNull().defaultNow(),
 });
+export * from './billing-schema.js';

@@ -12,13 +12,11 @@ import { normalizeDomainName } from './domain-name.js';
 import { presentDomain, presentListItem } from './present.js';
 import { DomainCreate, DomainDetail, DomainParams, DomainUpdate, DomainWithSsl, NsSets } from './schemas.js';
 import { createDomain, deleteDomain, updateDomain } from './service.js';
-import subscriptionRoutes from './subscription.js';
 import { sslSummaries } from '../ssl/service.js';
 
 export default async function domainRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['domains'];
-  await app.register(subscriptionRoutes);
 
   app.get(
     '/domains/',
