@@ -35,6 +35,7 @@ import {
   type RuleHits,
   type SeriesBucket,
 } from './reads.js';
+import { newestFirst } from './rollup.js';
 import {
   LATER_COLUMNS,
   LATER_DEFAULTS,
@@ -351,6 +352,10 @@ class ClickHouseStore implements AnalyticsStore {
     return num(c.n);
   }
 
+  rollupDrift(): Promise<number> {
+    return Promise.resolve(0);
+  }
+
   query(): Promise<never> {
     return Promise.reject(new QueryFailed(CLICKHOUSE_QUERY_REFUSED));
   }
@@ -556,13 +561,10 @@ class ClickHouseStore implements AnalyticsStore {
   }
 
   /**
-   * A page of raw logs, newest first. Read newest window first: the last minute before the page's upper end, then
-   * 16 times wider until the window holds more than a page or reaches `since`. The newest rows of the range are the
-   * newest of any window that holds more than a page, so the answer is the same as sorting the whole range, which
-   * 18.16 does for `ORDER BY … LIMIT` (no read in order): 1.25 s for the first page of a 10-million-row day
-   * (bench/RESULTS.md).
+   * A page of raw logs, newest first, newest window first (rollup.ts newestFirst): 18.16 sorts the whole range for
+   * `ORDER BY … LIMIT` (no read in order), 1.25 s for the first page of a 10-million-row day (bench/RESULTS.md).
    */
-  private async logsWhere(
+  private logsWhere(
     domainId: number,
     range: ReadRange,
     limit: number,
@@ -570,22 +572,9 @@ class ClickHouseStore implements AnalyticsStore {
     timeoutMs: number,
     only: string,
   ): Promise<LogsPage> {
-    const deadline = Date.now() + timeoutMs;
-    const sinceMs = range.since.getTime();
-    // Rows are kept to the millisecond: the cursor's millisecond, whole, is below this upper end.
-    const upperMs = Math.min(
-      range.until.getTime(),
-      cursor ? Math.floor(Number(cursor.timeMicros) / 1000) + 1 : Number.POSITIVE_INFINITY,
+    return newestFirst(range, cursor, timeoutMs, (window, left) =>
+      this.logsPage(domainId, window, limit, cursor, left, only),
     );
-    if (upperMs <= sinceMs) return { logs: [], next: null };
-    for (let width = 60_000; ; width *= 16) {
-      const lowMs = Math.max(sinceMs, upperMs - width);
-      const left = deadline - Date.now();
-      if (left <= 0) throw new QueryFailed(`analytics read: stopped at the time limit of ${timeoutMs} ms`);
-      const window = { ...range, since: new Date(lowMs), until: new Date(upperMs) };
-      const page = await this.logsPage(domainId, window, limit, cursor, left, only);
-      if (page.next !== null || lowMs === sinceMs) return page;
-    }
   }
 
   private logsPage(

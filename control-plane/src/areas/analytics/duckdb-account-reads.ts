@@ -13,7 +13,7 @@ import {
 import { DIMENSION_SQL, num, where } from './duckdb-reads.js';
 import { groupValue, type ReadRange } from './reads.js';
 
-const GROUP_SQL: Record<GroupDimension, string> = {
+export const GROUP_SQL: Record<GroupDimension, string> = {
   ...DIMENSION_SQL,
   domain_id: 'domain_id',
   status_class: 'status // 100',
@@ -21,7 +21,7 @@ const GROUP_SQL: Record<GroupDimension, string> = {
 
 const list = (xs: readonly string[]) => xs.map((t) => `'${t}'`).join(', ');
 /** True for a request the edge refused on one of its own security rules (not billed); older rows by their rule hits. */
-const REFUSED_BY_SECURITY = `(CASE WHEN serving_path <> '' THEN unserved_reason IN (${list(UNBILLED_REASONS)})
+export const REFUSED_BY_SECURITY = `(CASE WHEN serving_path <> '' THEN unserved_reason IN (${list(UNBILLED_REASONS)})
   ELSE status >= 400 AND rule_hits::VARCHAR <> '[]' AND len(list_filter(CAST(rule_hits AS JSON[]),
     h -> json_extract_string(h, '$[2]') = 'false' AND json_extract_string(h, '$[1]') IN (${list(SECURITY_RULE_TYPES)}))) > 0
   END)`;
@@ -68,18 +68,22 @@ export async function readTraffic(
      GROUP BY b ORDER BY b`,
     [BigInt(startMs), BigInt(intervalMs), ...w.values],
   );
-  return r.getRowsJS().map((x) => ({
-    bucket: num(x[0]),
-    requests: num(x[1]),
-    bytes: num(x[2]),
-    billableRequests: num(x[3]),
-    billableBytes: num(x[4]),
-    originRequests: num(x[5]),
-    originBytes: num(x[6]),
-    cachedBytes: num(x[7]),
-    originFetchedBytes: num(x[8]),
-  }));
+  return r.getRowsJS().map(trafficBucket);
 }
+
+/** A TrafficBucket from a row of bucket, requests, bytes, billable requests and bytes, origin requests and bytes,
+ * cached bytes, fetched bytes. */
+export const trafficBucket = (x: unknown[]): TrafficBucket => ({
+  bucket: num(x[0]),
+  requests: num(x[1]),
+  bytes: num(x[2]),
+  billableRequests: num(x[3]),
+  billableBytes: num(x[4]),
+  originRequests: num(x[5]),
+  originBytes: num(x[6]),
+  cachedBytes: num(x[7]),
+  originFetchedBytes: num(x[8]),
+});
 
 export async function readProxyClients(
   conn: DuckDBConnection,
@@ -120,20 +124,35 @@ export async function readSeriesBy(
 ): Promise<ValueBucket[]> {
   if (values.length === 0) return [];
   const w = where(range);
+  const v = valueIn(dim, values);
+  const r = await conn.runAndReadAll(
+    `SELECT (epoch_ms(time_utc) - ?::BIGINT) // ?::BIGINT AS b, ${v.col} AS v, count(*) AS requests,
+       coalesce(sum(bytes), 0) AS bytes
+     FROM main.${view} WHERE ${w.sql} AND ${v.sql} GROUP BY b, v ORDER BY b, v`,
+    [BigInt(startMs), BigInt(intervalMs), ...w.values, ...v.values],
+  );
+  return r.getRowsJS().map(valueBucket);
+}
+
+/** The group column of `dim` and `<it> IN (values)` with the values bound (numbers, or text compared as text). */
+export function valueIn(
+  dim: GroupDimension,
+  values: (string | number)[],
+): { col: string; sql: string; values: (bigint | string)[] } {
   const col = GROUP_SQL[dim];
   const numeric = values.every((v) => typeof v === 'number');
   const list = values.map(() => (numeric ? '?::BIGINT' : '?::VARCHAR')).join(', ');
-  const r = await conn.runAndReadAll(
-    `SELECT (epoch_ms(time_utc) - ?::BIGINT) // ?::BIGINT AS b, ${col} AS v, count(*) AS requests,
-       coalesce(sum(bytes), 0) AS bytes
-     FROM main.${view} WHERE ${w.sql} AND ${numeric ? col : `CAST(${col} AS VARCHAR)`} IN (${list})
-     GROUP BY b, v ORDER BY b, v`,
-    [BigInt(startMs), BigInt(intervalMs), ...w.values, ...values.map((v) => (numeric ? BigInt(v) : String(v)))],
-  );
-  return r.getRowsJS().map((x) => ({
-    bucket: num(x[0]),
-    value: groupValue(x[1]),
-    requests: num(x[2]),
-    bytes: num(x[3]),
-  }));
+  return {
+    col,
+    sql: `${numeric ? col : `CAST(${col} AS VARCHAR)`} IN (${list})`,
+    values: values.map((v) => (numeric ? BigInt(v) : String(v))),
+  };
 }
+
+/** A ValueBucket from a row of bucket, value, requests, bytes. */
+export const valueBucket = (x: unknown[]): ValueBucket => ({
+  bucket: num(x[0]),
+  value: groupValue(x[1]),
+  requests: num(x[2]),
+  bytes: num(x[3]),
+});

@@ -58,19 +58,28 @@ export const DIMENSION_SQL: Record<Dimension, string> = {
 /** A label of a dimension's value, from the same rows: the AS organisation of an AS number. */
 const LABEL_SQL: Partial<Record<Dimension, string>> = { asn: 'max(as_org)' };
 
-const tz = (d: Date): DuckDBTimestampTZValue => new DuckDBTimestampTZValue(BigInt(d.getTime()) * 1000n);
+export const tz = (d: Date): DuckDBTimestampTZValue => new DuckDBTimestampTZValue(BigInt(d.getTime()) * 1000n);
 
 /** `time >= since AND time < until` and the filters present, with their values in order. */
 export function where(range: ReadRange): { sql: string; values: DuckDBValue[] } {
-  const parts = ['time >= ?::TIMESTAMPTZ', 'time < ?::TIMESTAMPTZ'];
-  const values: DuckDBValue[] = [tz(range.since), tz(range.until)];
+  const f = filters(range);
+  return {
+    sql: ['time >= ?::TIMESTAMPTZ', 'time < ?::TIMESTAMPTZ', ...f.parts].join(' AND '),
+    values: [tz(range.since), tz(range.until), ...f.values],
+  };
+}
+
+/** The filters present, each a fragment with its value (the rollups' columns have the same names). */
+export function filters(range: ReadRange): { parts: string[]; values: DuckDBValue[] } {
+  const parts: string[] = [];
+  const values: DuckDBValue[] = [];
   for (const [field, fragment] of Object.entries(FILTER_SQL) as [FilterField, string][]) {
     const v = range.filter[field];
     if (v === undefined) continue;
     parts.push(fragment);
     values.push(typeof v === 'number' || typeof v === 'boolean' ? v : String(v));
   }
-  return { sql: parts.join(' AND '), values };
+  return { parts, values };
 }
 
 export const num = (v: unknown): number => Number(v);
@@ -180,14 +189,17 @@ export async function readBreakdown(
      FROM main.${table} WHERE ${w.sql} GROUP BY v ORDER BY requests DESC, v LIMIT ?::BIGINT`,
     [...w.values, BigInt(limit)],
   );
-  return r.getRowsJS().map((row) => ({
-    value: groupValue(row[0]),
-    requests: num(row[1]),
-    bytes: num(row[2]),
-    originBytes: num(row[3]),
-    ...(label ? { label: String(row[4] ?? '') } : {}),
-  }));
+  return r.getRowsJS().map((row) => breakdownItem(row, label !== undefined));
 }
+
+/** A BreakdownItem from a row of value, requests, bytes, origin bytes (and the label when `labelled`). */
+export const breakdownItem = (row: unknown[], labelled = false): BreakdownItem => ({
+  value: groupValue(row[0]),
+  requests: num(row[1]),
+  bytes: num(row[2]),
+  originBytes: num(row[3]),
+  ...(labelled ? { label: String(row[4] ?? '') } : {}),
+});
 
 export async function readLogs(
   conn: DuckDBConnection,

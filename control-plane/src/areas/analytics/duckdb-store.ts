@@ -23,6 +23,22 @@ import {
   readWafActions,
 } from './duckdb-reads.js';
 import { readGroups, readProxyClients, readSeriesBy, readTraffic } from './duckdb-account-reads.js';
+import {
+  addToRollups,
+  createRollups,
+  fillRollups,
+  rollupBreakdown,
+  rollupDrift,
+  rollupMarker,
+  rollupPeak,
+  rollupSeries,
+  rollupSeriesBy,
+  rollupSummary,
+  rollupTables,
+  rollupTraffic,
+  trimRollups,
+} from './duckdb-rollups.js';
+import { COUNT_DIMS, countsFilter, countsGroup, newestFirst, noFilter } from './rollup.js';
 import { MAX_ACCOUNT_DOMAINS } from './account-reads.js';
 import { EMPTY_SUMMARY } from './reads.js';
 import { checkParsedQuery, QueryRefused } from './sandbox.js';
@@ -116,41 +132,86 @@ export function openDuckDbStore(opts: DuckDbOptions): AnalyticsStore {
     deleteBefore: async (id, before) => (await engine()).deleteBefore(id, before),
     domainIds: async () => (await engine()).domainIds(),
     countRows: async (id) => (await engine()).countRows(id),
+    // Reads the rollups answer (duckdb-rollups.ts: no filter, or filters on the counts rollup's columns) read them;
+    // the others read the raw rows, and the raw logs newest window first (rollup.ts newestFirst).
     series: async (id, range, startMs, intervalMs, timeoutMs) =>
-      (await engine()).read(id, timeoutMs, [], (c, t) => readSeries(c, t, range, startMs, intervalMs)),
+      noFilter(range)
+        ? (await engine()).readRollups([id], timeoutMs, [], (c, ids) =>
+            rollupSeries(c, ids, range, startMs, intervalMs),
+          )
+        : (await engine()).read(id, timeoutMs, [], (c, t) => readSeries(c, t, range, startMs, intervalMs)),
     summary: async (id, range, timeoutMs) =>
-      (await engine()).read(id, timeoutMs, EMPTY_SUMMARY, (c, t) => readSummary(c, t, range)),
+      noFilter(range)
+        ? (await engine()).readRollups([id], timeoutMs, EMPTY_SUMMARY, (c, ids) => rollupSummary(c, ids, range))
+        : (await engine()).read(id, timeoutMs, EMPTY_SUMMARY, (c, t) => readSummary(c, t, range)),
     ruleHits: async (id, range, limit, timeoutMs) =>
       (await engine()).read(id, timeoutMs, [], (c, t) => readRuleHits(c, t, range, limit)),
     wafActions: async (id, range, timeoutMs) =>
       (await engine()).read(id, timeoutMs, [], (c, t) => readWafActions(c, t, range)),
-    peak: async (id, range, timeoutMs) => (await engine()).read(id, timeoutMs, null, (c, t) => readPeak(c, t, range)),
-    breakdown: async (id, range, dimension, limit, timeoutMs) =>
-      (await engine()).read(id, timeoutMs, [], (c, t) => readBreakdown(c, t, range, dimension, limit)),
-    logs: async (id, range, limit, cursor, timeoutMs) =>
-      (await engine()).read(id, timeoutMs, { logs: [], next: null }, (c, t) => readLogs(c, t, range, limit, cursor)),
+    peak: async (id, range, timeoutMs) =>
+      noFilter(range)
+        ? (await engine()).readRollups([id], timeoutMs, null, (c, ids) => rollupPeak(c, ids, range))
+        : (await engine()).read(id, timeoutMs, null, (c, t) => readPeak(c, t, range)),
+    breakdown: async (id, range, dimension, limit, timeoutMs) => {
+      const e = await engine();
+      const only = (fields: string[]) => Object.keys(range.filter).every((f) => fields.includes(f));
+      const kind =
+        (COUNT_DIMS as readonly string[]).includes(dimension) && countsFilter(range)
+          ? 'counts'
+          : dimension === 'client_ip' && noFilter(range)
+            ? 'clients'
+            : dimension === 'path' && only(['host'])
+              ? 'paths'
+              : null;
+      return kind
+        ? e.readRollups([id], timeoutMs, [], (c, ids) => rollupBreakdown(c, kind, ids, range, dimension, limit))
+        : e.read(id, timeoutMs, [], (c, t) => readBreakdown(c, t, range, dimension, limit));
+    },
+    logs: async (id, range, limit, cursor, timeoutMs) => {
+      const e = await engine();
+      return newestFirst(range, cursor, timeoutMs, (w, left) =>
+        e.read(id, left, { logs: [], next: null }, (c, t) => readLogs(c, t, w, limit, cursor)),
+      );
+    },
     accountSummary: async (ids, range, timeoutMs) =>
-      (await engine()).readView(ids, false, timeoutMs, EMPTY_SUMMARY, (c, v) => readSummary(c, v, range)),
+      noFilter(range)
+        ? (await engine()).readRollups(ids, timeoutMs, EMPTY_SUMMARY, (c, own) => rollupSummary(c, own, range))
+        : (await engine()).readView(ids, false, timeoutMs, EMPTY_SUMMARY, (c, v) => readSummary(c, v, range)),
     accountSeries: async (ids, range, startMs, intervalMs, timeoutMs) =>
-      (await engine()).readView(ids, false, timeoutMs, [], (c, v) => readSeries(c, v, range, startMs, intervalMs)),
+      noFilter(range)
+        ? (await engine()).readRollups(ids, timeoutMs, [], (c, own) => rollupSeries(c, own, range, startMs, intervalMs))
+        : (await engine()).readView(ids, false, timeoutMs, [], (c, v) => readSeries(c, v, range, startMs, intervalMs)),
     accountPeak: async (ids, range, timeoutMs) =>
-      (await engine()).readView(ids, false, timeoutMs, null, (c, v) => readPeak(c, v, range)),
+      noFilter(range)
+        ? (await engine()).readRollups(ids, timeoutMs, null, (c, own) => rollupPeak(c, own, range))
+        : (await engine()).readView(ids, false, timeoutMs, null, (c, v) => readPeak(c, v, range)),
     groups: async (ids, range, dims, limit, timeoutMs) =>
       (await engine()).readView(ids, false, timeoutMs, [], (c, v) => readGroups(c, v, range, dims, limit)),
     traffic: async (ids, range, startMs, intervalMs, timeoutMs) =>
-      (await engine()).readView(ids, false, timeoutMs, [], (c, v) => readTraffic(c, v, range, startMs, intervalMs)),
+      countsFilter(range)
+        ? (await engine()).readRollups(ids, timeoutMs, [], (c, own) =>
+            rollupTraffic(c, own, range, startMs, intervalMs),
+          )
+        : (await engine()).readView(ids, false, timeoutMs, [], (c, v) => readTraffic(c, v, range, startMs, intervalMs)),
     proxyClients: async (ids, range, minRequests, minFingerprints, limit, timeoutMs) =>
       (await engine()).readView(ids, false, timeoutMs, [], (c, v) =>
         readProxyClients(c, v, range, minRequests, minFingerprints, limit),
       ),
     seriesBy: async (ids, range, startMs, intervalMs, dim, values, timeoutMs) =>
-      (await engine()).readView(ids, false, timeoutMs, [], (c, v) =>
-        readSeriesBy(c, v, range, startMs, intervalMs, dim, values),
-      ),
-    wafLogs: async (id, range, limit, cursor, timeoutMs) =>
-      (await engine()).readView([id], true, timeoutMs, { logs: [], next: null }, (c, v) =>
-        readLogs(c, v, range, limit, cursor),
-      ),
+      countsGroup(dim) && countsFilter(range)
+        ? (await engine()).readRollups(ids, timeoutMs, [], (c, own) =>
+            rollupSeriesBy(c, own, range, startMs, intervalMs, dim, values),
+          )
+        : (await engine()).readView(ids, false, timeoutMs, [], (c, v) =>
+            readSeriesBy(c, v, range, startMs, intervalMs, dim, values),
+          ),
+    wafLogs: async (id, range, limit, cursor, timeoutMs) => {
+      const e = await engine();
+      return newestFirst(range, cursor, timeoutMs, (w, left) =>
+        e.readView([id], true, left, { logs: [], next: null }, (c, v) => readLogs(c, v, w, limit, cursor)),
+      );
+    },
+    rollupDrift: async (id) => (await engine()).rollupDrift(id),
     async close() {
       if (closed) return;
       closed = true;
@@ -193,6 +254,9 @@ class DuckDbEngine {
       await writer.run(`SET threads = ${Math.max(1, Math.floor(opts.threads))}`);
       // Days and hours of date_trunc on `time` are UTC's, whatever the machine's zone.
       await writer.run(`SET TimeZone = 'UTC'`);
+      // Each batch updates rollup rows in place; checkpointing at DuckDB's default WAL size (16 MB) rewrote them
+      // every few batches and took two thirds of the ingest time (bench/RESULTS.md, analytics rollups).
+      await writer.run(`SET checkpoint_threshold = '128MB'`);
       await writer.run(`SET lock_configuration = true`);
       // The request-log batches whose rows are stored (append with a batch id); not a d_ table, so no query sees it.
       await writer.run(`CREATE TABLE IF NOT EXISTS main.applied_batches
@@ -202,6 +266,9 @@ class DuckDbEngine {
       );
       const tables = new Set(names.getRowsJS().map((r) => Number(String(r[0]).slice(2))));
       await addLaterColumns(writer);
+      // Where a batch's rows wait, in its transaction, to be added to their domain's table and rollups.
+      await writer.run(`CREATE TEMP TABLE ingest_stage (${STORED_COLUMNS})`);
+      await backfillRollups(writer, tables);
       const fns = await writer.runAndReadAll(
         `SELECT DISTINCT lower(function_name) FROM duckdb_functions()
          WHERE schema_name = 'main' AND function_type IN ('scalar', 'aggregate', 'macro')`,
@@ -233,7 +300,7 @@ class DuckDbEngine {
     return this.write(async () => {
       // With a batch id: the id and the rows in one transaction, so a crash leaves both or neither, and a batch sent
       // again (its acknowledgement lost) finds its id and adds nothing.
-      if (batch) await this.writer.run('BEGIN TRANSACTION');
+      await this.writer.run('BEGIN TRANSACTION');
       const created: number[] = [];
       try {
         if (batch) {
@@ -254,19 +321,32 @@ class DuckDbEngine {
           if (this.deleted.has(domainId)) continue;
           if (!this.tables.has(domainId)) {
             await this.writer.run(`CREATE TABLE IF NOT EXISTS main.${table(domainId)} (${STORED_COLUMNS})`);
+            await createRollups(this.writer, domainId);
             created.push(domainId);
           }
-          const appender = await this.writer.createAppender(table(domainId), 'main');
+          // The rows, then their rollups (duckdb-rollups.ts), from the stage: in the batch's transaction (one is
+          // opened here without a batch id), so the rollups always hold exactly the stored rows.
+          const appender = await this.writer.createAppender('ingest_stage', 'main', 'temp');
+          let lo = Infinity;
+          let hi = -Infinity;
           try {
-            for (const r of list) appendRow(appender, r);
+            for (const r of list) {
+              appendRow(appender, r);
+              lo = Math.min(lo, r.time.getTime());
+              hi = Math.max(hi, r.time.getTime());
+            }
             appender.flushSync();
           } finally {
             appender.closeSync();
           }
+          await this.writer.run(`INSERT INTO main.${table(domainId)} BY NAME SELECT * FROM temp.main.ingest_stage`);
+          await addToRollups(this.writer, domainId, 'temp.main.ingest_stage', lo, hi);
+          await this.writer.run('DELETE FROM temp.main.ingest_stage');
         }
-        if (batch) await this.writer.run('COMMIT');
+        await this.writer.run('COMMIT');
       } catch (err) {
-        if (batch) await this.writer.run('ROLLBACK').catch(() => undefined);
+        await this.writer.run('ROLLBACK').catch(() => undefined);
+        await this.writer.run('DELETE FROM temp.main.ingest_stage').catch(() => undefined);
         throw err;
       }
       for (const id of created) this.tables.add(id);
@@ -284,7 +364,15 @@ class DuckDbEngine {
   deleteDomain(domainId: number): Promise<void> {
     this.deleted.add(domainId);
     return this.write(async () => {
-      await this.writer.run(`DROP TABLE IF EXISTS main.${table(domainId)}`);
+      await this.writer.run('BEGIN TRANSACTION');
+      try {
+        await this.writer.run(`DROP TABLE IF EXISTS main.${table(domainId)}`);
+        for (const t of rollupTables(domainId)) await this.writer.run(`DROP TABLE IF EXISTS main.${t}`);
+        await this.writer.run('COMMIT');
+      } catch (err) {
+        await this.writer.run('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
       this.tables.delete(domainId);
     });
   }
@@ -293,10 +381,18 @@ class DuckDbEngine {
     if (!this.tables.has(domainId)) return Promise.resolve(0);
     return this.write(async () => {
       if (!this.tables.has(domainId)) return 0;
-      const res = await this.writer.run(`DELETE FROM main.${table(domainId)} WHERE time < $1`, [
-        new DuckDBTimestampTZValue(BigInt(before.getTime()) * 1000n),
-      ]);
-      return res.rowsChanged;
+      await this.writer.run('BEGIN TRANSACTION');
+      try {
+        const res = await this.writer.run(`DELETE FROM main.${table(domainId)} WHERE time < $1`, [
+          new DuckDBTimestampTZValue(BigInt(before.getTime()) * 1000n),
+        ]);
+        if (res.rowsChanged > 0) await trimRollups(this.writer, domainId, table(domainId), before.getTime());
+        await this.writer.run('COMMIT');
+        return res.rowsChanged;
+      } catch (err) {
+        await this.writer.run('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
     });
   }
 
@@ -313,6 +409,44 @@ class DuckDbEngine {
     } finally {
       conn.closeSync();
     }
+  }
+
+  /** Rollup rows that differ from the rollups computed again from the domain's rows (duckdb-rollups.ts). */
+  async rollupDrift(domainId: number): Promise<number> {
+    if (!this.tables.has(domainId)) return 0;
+    return this.write(async () => {
+      if (!this.tables.has(domainId)) return 0;
+      return rollupDrift(this.writer, domainId, table(domainId));
+    });
+  }
+
+  /**
+   * A read over the domains' rollups (duckdb-rollups.ts) on a connection of its own, interrupted at the time limit;
+   * only the domains with rows are passed on.
+   */
+  async readRollups<T>(
+    domainIds: number[],
+    timeoutMs: number,
+    empty: T,
+    fn: (conn: DuckDBConnection, ids: number[]) => Promise<T>,
+  ): Promise<T> {
+    const own = [...new Set(domainIds)].filter((id) => this.tables.has(id) && !this.deleted.has(id));
+    if (own.length === 0) return empty;
+    if (own.length > MAX_ACCOUNT_DOMAINS)
+      throw new QueryFailed(`analytics read: at most ${MAX_ACCOUNT_DOMAINS} domains with logs are read at once`);
+    const conn = await this.instance.connect();
+    const limit = interruptAt(conn, timeoutMs);
+    try {
+      return await fn(conn, own);
+    } catch (err) {
+      if (limit.reached()) throw new QueryFailed(`analytics read: stopped at the time limit of ${timeoutMs} ms`);
+      // A table dropped between the check and the read: read again without it.
+      if (!own.some((id) => !this.tables.has(id))) throw err;
+    } finally {
+      limit.clear();
+      conn.closeSync();
+    }
+    return this.readRollups(domainIds, timeoutMs, empty, fn);
   }
 
   /** One per-domain read (duckdb-reads.ts) on a connection of its own, interrupted at the time limit. */
@@ -343,34 +477,20 @@ class DuckDbEngine {
    * the tables of those that have rows as one temporary view (each row keeps its table's rowid as a column, for the
    * logs cursor), only the rows with WAF findings when `wafOnly`; interrupted at the time limit.
    */
-  async readView<T>(
+  readView<T>(
     domainIds: number[],
     wafOnly: boolean,
     timeoutMs: number,
     empty: T,
     fn: (conn: DuckDBConnection, view: string) => Promise<T>,
   ): Promise<T> {
-    const own = [...new Set(domainIds)].filter((id) => this.tables.has(id) && !this.deleted.has(id));
-    if (own.length === 0) return empty;
-    if (own.length > MAX_ACCOUNT_DOMAINS)
-      throw new QueryFailed(`analytics read: at most ${MAX_ACCOUNT_DOMAINS} domains with logs are read at once`);
     const only = wafOnly ? ` WHERE waf_events::VARCHAR <> '[]'` : '';
-    const conn = await this.instance.connect();
-    const limit = interruptAt(conn, timeoutMs);
-    try {
+    return this.readRollups(domainIds, timeoutMs, empty, async (conn, own) => {
       const branches = own.map((id) => `SELECT *, rowid AS rowid FROM main.${table(id)}${only}`);
       // By name: a table created before a column was added lines up with the newer ones (missing columns are NULL).
       await conn.run(`CREATE TEMP VIEW rows_read AS ${branches.join(' UNION ALL BY NAME ')}`);
-      return await fn(conn, 'rows_read');
-    } catch (err) {
-      if (limit.reached()) throw new QueryFailed(`analytics read: stopped at the time limit of ${timeoutMs} ms`);
-      // A table dropped between the check and the read: read again without it.
-      if (!own.some((id) => !this.tables.has(id))) throw err;
-    } finally {
-      limit.clear();
-      conn.closeSync();
-    }
-    return this.readView(domainIds, wafOnly, timeoutMs, empty, fn);
+      return fn(conn, 'rows_read');
+    });
   }
 
   async query(sql: string, domains: QueryDomain[], limits: QueryLimits): Promise<QueryResult> {
@@ -433,6 +553,28 @@ async function addLaterColumns(writer: DuckDBConnection): Promise<void> {
     for (const [column, type, dflt] of LATER_STORED)
       if (!present.has(column))
         await writer.run(`ALTER TABLE main.${String(name)} ADD COLUMN ${column} ${type} DEFAULT ${dflt}`);
+  }
+}
+
+/**
+ * Builds the rollups of each domain table that has none (a file of an older version): created and filled from every
+ * row of the domain in one transaction, so a stop halfway leaves none and the next start builds them again.
+ */
+async function backfillRollups(writer: DuckDBConnection, tables: ReadonlySet<number>): Promise<void> {
+  const have = await writer.runAndReadAll(`SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'`);
+  const names = new Set(have.getRowsJS().map((r) => String(r[0])));
+  for (const id of tables) {
+    if (names.has(rollupMarker(id))) continue;
+    await writer.run('BEGIN TRANSACTION');
+    try {
+      for (const t of rollupTables(id)) await writer.run(`DROP TABLE IF EXISTS main.${t}`);
+      await createRollups(writer, id);
+      await fillRollups(writer, id, table(id));
+      await writer.run('COMMIT');
+    } catch (err) {
+      await writer.run('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
   }
 }
 

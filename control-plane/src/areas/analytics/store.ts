@@ -280,6 +280,11 @@ export interface AnalyticsStore {
   domainIds(): Promise<number[]>;
   /** Rows stored for a domain (tests, metrics). */
   countRows(domainId: number): Promise<number>;
+  /**
+   * Rows of the domain's rollups (rollup.ts) that differ from the rollups computed again from its stored rows: 0 when
+   * they are exact (tests; checking a store by hand).
+   */
+  rollupDrift(domainId: number): Promise<number>;
   close(): Promise<void>;
 }
 

@@ -1,0 +1,440 @@
+// The rollups (rollup.ts) on DuckDB: per domain and per kind and level a table `r<kind>_<domain id>_<level in s>`
+// (rc_ counts, rv_ clients, ru_ upstream times, rp_ paths, rs_ seconds), a row per bucket start `b` (ms since the epoch)
+// and key. They are kept in the batch's transaction (duckdb-store.ts append): the batch's rows are aggregated per
+// bucket and key and added to the row of the same bucket and key, or inserted (one row per bucket and key, so a set
+// of clients is a set). A read takes whole buckets from the rollups and the raw rows of what is left at the ends of
+// its range (rollup.ts cover), and so answers what the same read over the raw rows answers.
+import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import { REFUSED_BY_SECURITY, trafficBucket, valueBucket, valueIn } from './duckdb-account-reads.js';
+import { breakdownItem, DIMENSION_SQL, filters, num, tz } from './duckdb-reads.js';
+import { COUNT_DIMS, LEVELS, SECOND, cover, levelsFor, type Cover, type RollupKind, type Span } from './rollup.js';
+import { EMPTY_SUMMARY, type BreakdownItem, type Peak, type RangeSummary, type ReadRange } from './reads.js';
+import type { GroupDimension, TrafficBucket, ValueBucket } from './account-reads.js';
+
+/** A column of a rollup: name, SQL type, its value for one raw row (a key) or what is summed (a measure). */
+type Col = readonly [name: string, type: string, raw: string];
+
+const CACHED = `cache_status IN ('HIT', 'STALE')`;
+const TO_ORIGIN = 'upstream_ms >= 0';
+
+const COUNT_KEY_TYPES: Record<(typeof COUNT_DIMS)[number], string> = {
+  host: 'VARCHAR',
+  method: 'VARCHAR',
+  status: 'INTEGER',
+  cache_status: 'VARCHAR',
+  node: 'VARCHAR',
+  bot_class: 'VARCHAR',
+  country: 'VARCHAR',
+  http_protocol: 'VARCHAR',
+  tls_version: 'VARCHAR',
+  ua_category: 'VARCHAR',
+  serving_path: 'VARCHAR',
+  unserved_reason: 'VARCHAR',
+  markdown: 'BOOLEAN',
+};
+
+interface KindSql {
+  prefix: string;
+  keys: readonly Col[];
+  measures: readonly Col[];
+  /** Only the raw rows this holds are counted. */
+  only?: string;
+}
+
+export const KINDS: Record<RollupKind, KindSql> = {
+  counts: {
+    prefix: 'rc',
+    keys: [
+      ...COUNT_DIMS.map((d): Col => [d, COUNT_KEY_TYPES[d], d]),
+      ['refused', 'BOOLEAN', `coalesce(${REFUSED_BY_SECURITY}, false)`],
+    ],
+    measures: [
+      ['requests', 'BIGINT', '1'],
+      ['bytes', 'BIGINT', 'bytes'],
+      ['origin_requests', 'BIGINT', `CASE WHEN ${TO_ORIGIN} THEN 1 ELSE 0 END`],
+      ['origin_req_bytes', 'BIGINT', `CASE WHEN ${TO_ORIGIN} THEN bytes ELSE 0 END`],
+      ['upstream_sum', 'DOUBLE', `CASE WHEN ${TO_ORIGIN} THEN upstream_ms ELSE 0 END`],
+      ['origin_bytes', 'BIGINT', 'origin_bytes'],
+    ],
+  },
+  clients: {
+    prefix: 'rv',
+    keys: [['client_ip', 'VARCHAR', 'client_ip']],
+    measures: [
+      ['requests', 'BIGINT', '1'],
+      ['bytes', 'BIGINT', 'bytes'],
+      ['origin_bytes', 'BIGINT', 'origin_bytes'],
+    ],
+  },
+  upstream: {
+    prefix: 'ru',
+    keys: [['v', 'DOUBLE', 'upstream_ms']],
+    measures: [['n', 'BIGINT', '1']],
+    only: TO_ORIGIN,
+  },
+  paths: {
+    prefix: 'rp',
+    keys: [
+      ['host', 'VARCHAR', 'host'],
+      ['path', 'VARCHAR', 'path'],
+    ],
+    measures: [
+      ['requests', 'BIGINT', '1'],
+      ['bytes', 'BIGINT', 'bytes'],
+      ['origin_bytes', 'BIGINT', 'origin_bytes'],
+    ],
+  },
+  seconds: { prefix: 'rs', keys: [], measures: [['n', 'BIGINT', '1']] },
+};
+
+const ROLLUP_KINDS = Object.keys(KINDS) as RollupKind[];
+
+/** The table of one kind, domain and level. */
+export function rollupTable(kind: RollupKind, domainId: number, lvl: number): string {
+  if (!Number.isSafeInteger(domainId) || domainId < 0) throw new Error(`bad domain id ${domainId}`);
+  return `${KINDS[kind].prefix}_${domainId}_${lvl / SECOND}`;
+}
+
+/** Every rollup table of a domain. */
+export function rollupTables(domainId: number): string[] {
+  return ROLLUP_KINDS.flatMap((k) => LEVELS[k].map((l) => rollupTable(k, domainId, l)));
+}
+
+/** The table that says a domain's rollups exist: created last, in the transaction that creates and fills them all. */
+export const rollupMarker = (domainId: number): string => rollupTable('seconds', domainId, SECOND);
+
+/** Creates a domain's rollup tables (none must exist). */
+export async function createRollups(conn: DuckDBConnection, domainId: number): Promise<void> {
+  for (const k of ROLLUP_KINDS) {
+    const { keys, measures } = KINDS[k];
+    const cols = ['b BIGINT NOT NULL', ...[...keys, ...measures].map(([n, t]) => `${n} ${t} NOT NULL`)].join(', ');
+    for (const l of [...LEVELS[k]].reverse())
+      // the marker (seconds) last
+      await conn.run(`CREATE TABLE main.${rollupTable(k, domainId, l)} (${cols})`);
+  }
+}
+
+/** The aggregate of raw rows of `source` (WHERE `cond`) per bucket of `lvl` and key, as the table's columns. */
+function aggregate(kind: RollupKind, lvl: number, source: string, cond: string): string {
+  const { keys, measures, only } = KINDS[kind];
+  const cols = [
+    `epoch_ms(time_utc) // ${lvl} * ${lvl} AS b`,
+    ...keys.map(([n, , raw]) => `${raw} AS ${n}`),
+    ...measures.map(([n, t, raw]) => `CAST(coalesce(sum(${raw}), 0) AS ${t}) AS ${n}`),
+  ];
+  const where = [cond, only].filter(Boolean).join(' AND ');
+  return `SELECT ${cols.join(', ')} FROM ${source}${where ? ` WHERE ${where}` : ''} GROUP BY ALL`;
+}
+
+/** Fills a domain's new (empty) rollups from every raw row it has. */
+export async function fillRollups(conn: DuckDBConnection, domainId: number, raw: string): Promise<void> {
+  for (const k of ROLLUP_KINDS)
+    for (const l of LEVELS[k])
+      await conn.run(`INSERT INTO main.${rollupTable(k, domainId, l)} ${aggregate(k, l, `main.${raw}`, '')}`);
+}
+
+/**
+ * Adds the rows of `source` (a batch, times from loMs to hiMs) to the domain's rollups: the batch's aggregate at the
+ * kind's shortest level once, then per level merged into the table (added to the row of the same bucket and key, or
+ * inserted). Only the rollup rows of the batch's buckets are read (b in range: the tables' zone maps skip the rest).
+ */
+export async function addToRollups(
+  conn: DuckDBConnection,
+  domainId: number,
+  source: string,
+  loMs: number,
+  hiMs: number,
+): Promise<void> {
+  for (const k of ROLLUP_KINDS) {
+    const { keys, measures } = KINDS[k];
+    const keyNames = ['b', ...keys.map(([n]) => n)];
+    const levels = LEVELS[k];
+    const finest = levels[levels.length - 1];
+    await conn.run(`CREATE OR REPLACE TEMP TABLE rollup_add AS ${aggregate(k, finest, source, '')}`);
+    for (const l of levels) {
+      const t = `main.${rollupTable(k, domainId, l)}`;
+      const from =
+        l === finest
+          ? 'rollup_add'
+          : `(SELECT ${[
+              `b // ${l} * ${l} AS b`,
+              ...keys.map(([n]) => n),
+              ...measures.map(([n, type]) => `CAST(sum(${n}) AS ${type}) AS ${n}`),
+            ].join(', ')} FROM rollup_add GROUP BY ALL)`;
+      const on = keyNames.map((n) => `t.${n} = a.${n}`).join(' AND ');
+      const set = measures.map(([n]) => `${n} = t.${n} + a.${n}`).join(', ');
+      await conn.run(
+        `MERGE INTO ${t} AS t USING ${from} AS a
+         ON ${on} AND t.b >= ${Math.floor(loMs / l) * l} AND t.b <= ${Math.floor(hiMs)}
+         WHEN MATCHED THEN UPDATE SET ${set} WHEN NOT MATCHED THEN INSERT *`,
+      );
+    }
+  }
+  await conn.run('DROP TABLE IF EXISTS rollup_add');
+}
+
+/**
+ * After the domain's raw rows before `before` were deleted: the rollup buckets wholly before it deleted, and the
+ * bucket holding it (part of its rows deleted) computed again from the rows left.
+ */
+export async function trimRollups(
+  conn: DuckDBConnection,
+  domainId: number,
+  raw: string,
+  before: number,
+): Promise<void> {
+  for (const k of ROLLUP_KINDS)
+    for (const l of LEVELS[k]) {
+      const t = `main.${rollupTable(k, domainId, l)}`;
+      const start = Math.floor(before / l) * l;
+      await conn.run(`DELETE FROM ${t} WHERE b < ${start}`);
+      if (start === before) continue;
+      await conn.run(`DELETE FROM ${t} WHERE b = ${start}`);
+      const cond = `time_utc >= epoch_ms(${start}::BIGINT) AND time_utc < epoch_ms(${start + l}::BIGINT)`;
+      await conn.run(`INSERT INTO ${t} ${aggregate(k, l, `main.${raw}`, cond)}`);
+    }
+}
+
+/**
+ * Rows of the domain's rollup tables that differ from the same aggregate computed again from the raw rows, or
+ * repeat a bucket and key (0: the rollups are exact; sums of upstream times within 1e-9 of each other, added in
+ * another order). For the tests and for checking a store by hand.
+ */
+export async function rollupDrift(conn: DuckDBConnection, domainId: number, raw: string): Promise<number> {
+  let drift = 0;
+  for (const k of ROLLUP_KINDS)
+    for (const l of LEVELS[k]) {
+      const { keys, measures } = KINDS[k];
+      const t = `main.${rollupTable(k, domainId, l)}`;
+      const keyNames = ['b', ...keys.map(([n]) => n)];
+      const differs = measures
+        .map(([n, type]) =>
+          type === 'DOUBLE' ? `abs(x.${n} - y.${n}) > 1e-9 * greatest(1, abs(y.${n}))` : `x.${n} <> y.${n}`,
+        )
+        .join(' OR ');
+      const r = await conn.runAndReadAll(
+        `SELECT (SELECT count(*) FROM ${t} AS x FULL JOIN (${aggregate(k, l, `main.${raw}`, '')}) AS y
+                   ON ${keyNames.map((n) => `x.${n} = y.${n}`).join(' AND ')}
+                 WHERE x.b IS NULL OR y.b IS NULL OR ${differs})
+           + (SELECT count(*) - count(DISTINCT (${keyNames.join(', ')})) FROM ${t})`,
+      );
+      drift += num(r.getRowsJS()[0][0]);
+    }
+  return drift;
+}
+
+// ---- reads ----
+
+/** SQL and bound values. */
+interface Part {
+  sql: string;
+  values: DuckDBValue[];
+}
+
+/**
+ * The rows of a kind over `cov` for the domains: the rollup rows of its pieces and the raw rows of its ends in the
+ * rollup's columns (b the row's ms), each with the filters (columns of the counts rollup).
+ */
+function source(
+  kind: RollupKind,
+  ids: number[],
+  cov: Cover,
+  range: ReadRange,
+  pieceLvl?: (lvl: number) => boolean,
+): Part {
+  const { keys, measures, only } = KINDS[kind];
+  const f = filters(range);
+  const branches: string[] = [];
+  const values: DuckDBValue[] = [];
+  const names = ['b', ...keys.map(([n]) => n), ...measures.map(([n]) => n)].join(', ');
+  for (const p of cov.pieces) {
+    if (pieceLvl && !pieceLvl(p.lvl)) continue;
+    for (const id of ids) {
+      branches.push(
+        `SELECT ${names} FROM main.${rollupTable(kind, id, p.lvl)} WHERE ${['b >= ? AND b < ?', ...f.parts].join(' AND ')}`,
+      );
+      values.push(BigInt(p.lo), BigInt(p.hi), ...f.values);
+    }
+  }
+  if (!pieceLvl) for (const s of cov.raw) for (const id of ids) branches.push(rawBranch(kind, id, s, f, values, only));
+  return { sql: branches.length ? branches.join(' UNION ALL ') : emptyOf(kind), values };
+}
+
+function rawBranch(
+  kind: RollupKind,
+  id: number,
+  s: Span,
+  f: { parts: string[]; values: DuckDBValue[] },
+  values: DuckDBValue[],
+  only?: string,
+): string {
+  const { keys, measures } = KINDS[kind];
+  const cols = [
+    'epoch_ms(time_utc) AS b',
+    ...keys.map(([n, , raw]) => `${raw} AS ${n}`),
+    ...measures.map(([n, t, raw]) => `CAST(${raw} AS ${t}) AS ${n}`),
+  ];
+  values.push(tz(new Date(s.lo)), tz(new Date(s.hi)), ...f.values);
+  const conds = ['time >= ?::TIMESTAMPTZ', 'time < ?::TIMESTAMPTZ', ...f.parts, ...(only ? [only] : [])];
+  return `SELECT ${cols.join(', ')} FROM main.d_${id} WHERE ${conds.join(' AND ')}`;
+}
+
+function emptyOf(kind: RollupKind): string {
+  const { keys, measures } = KINDS[kind];
+  return `SELECT ${['CAST(NULL AS BIGINT) AS b', ...[...keys, ...measures].map(([n, t]) => `CAST(NULL AS ${t}) AS ${n}`)].join(', ')} WHERE false`;
+}
+
+const span = (range: ReadRange): [number, number] => [range.since.getTime(), range.until.getTime()];
+
+/** summary from the rollups: no filter (distinct clients and percentiles are of all the rows). */
+export async function rollupSummary(conn: DuckDBConnection, ids: number[], range: ReadRange): Promise<RangeSummary> {
+  const [lo, hi] = span(range);
+  const c = source('counts', ids, cover(lo, hi, LEVELS.counts), range);
+  const r = await conn.runAndReadAll(
+    `SELECT sum(requests), sum(bytes), sum(requests) FILTER (WHERE ${CACHED}), sum(bytes) FILTER (WHERE ${CACHED}),
+       sum(origin_requests), sum(origin_req_bytes), sum(upstream_sum),
+       sum(requests) FILTER (WHERE status >= 400 AND status < 500), sum(requests) FILTER (WHERE status >= 500),
+       sum(origin_bytes)
+     FROM (${c.sql})`,
+    c.values,
+  );
+  const x = r.getRowsJS()[0].map((v) => (v === null ? 0 : num(v)));
+  if (x[0] === 0) return EMPTY_SUMMARY;
+  const v = source('clients', ids, cover(lo, hi, LEVELS.clients), range);
+  const visitors = await conn.runAndReadAll(`SELECT count(DISTINCT client_ip) FROM (${v.sql})`, v.values);
+  let upstreamMs: RangeSummary['upstreamMs'] = null;
+  if (x[4] > 0) {
+    const u = source('upstream', ids, cover(lo, hi, LEVELS.upstream), range);
+    const q = await conn.runAndReadAll(
+      `WITH h AS (SELECT v, sum(n) AS n FROM (${u.sql}) GROUP BY v),
+         c AS (SELECT v, sum(n) OVER (ORDER BY v) AS cum, sum(n) OVER () AS tot FROM h)
+       SELECT min(v) FILTER (WHERE cum >= ceil(0.5 * tot)), min(v) FILTER (WHERE cum >= ceil(0.95 * tot)),
+         min(v) FILTER (WHERE cum >= ceil(0.99 * tot)) FROM c`,
+      u.values,
+    );
+    const [p50, p95, p99] = q.getRowsJS()[0].map(num);
+    upstreamMs = { avg: x[6] / x[4], p50, p95, p99 };
+  }
+  return {
+    requests: x[0],
+    bytes: x[1],
+    visitors: num(visitors.getRowsJS()[0][0]),
+    cachedRequests: x[2],
+    cachedBytes: x[3],
+    originRequests: x[4],
+    originBytes: x[5],
+    upstreamMs,
+    status4xx: x[7],
+    status5xx: x[8],
+    originFetchedBytes: x[9],
+  };
+}
+
+/** series from the rollups (no filter): requests and bytes per point, distinct clients per point. */
+export async function rollupSeries(
+  conn: DuckDBConnection,
+  ids: number[],
+  range: ReadRange,
+  startMs: number,
+  intervalMs: number,
+): Promise<{ bucket: number; requests: number; bytes: number; visitors: number }[]> {
+  const [lo, hi] = span(range);
+  const k = `(b - ${Math.trunc(startMs)}) // ${Math.trunc(intervalMs)}`;
+  const c = source('counts', ids, cover(lo, hi, levelsFor('counts', intervalMs)), range);
+  const counts = await conn.runAndReadAll(
+    `SELECT ${k} AS k, sum(requests), sum(bytes) FROM (${c.sql}) GROUP BY k ORDER BY k`,
+    c.values,
+  );
+  const vc = cover(lo, hi, levelsFor('clients', intervalMs));
+  const visitors = new Map<number, number>();
+  // A point that is one bucket of the clients rollup: its rows are its distinct clients (one domain).
+  const whole = ids.length === 1 ? (l: number) => l === intervalMs : () => false;
+  const w = source('clients', ids, vc, range, whole);
+  const rest = source('clients', ids, { pieces: vc.pieces.filter((p) => !whole(p.lvl)), raw: vc.raw }, range);
+  const r = await conn.runAndReadAll(
+    `SELECT ${k} AS k, count(*) FROM (${w.sql}) GROUP BY k
+     UNION ALL SELECT ${k} AS k, count(DISTINCT client_ip) FROM (${rest.sql}) GROUP BY k`,
+    [...w.values, ...rest.values],
+  );
+  for (const [b, n] of r.getRowsJS()) visitors.set(num(b), (visitors.get(num(b)) ?? 0) + num(n));
+  return counts.getRowsJS().map((x) => ({
+    bucket: num(x[0]),
+    requests: num(x[1]),
+    bytes: num(x[2]),
+    visitors: visitors.get(num(x[0])) ?? 0,
+  }));
+}
+
+/** peak from the per-second rollup (no filter). */
+export async function rollupPeak(conn: DuckDBConnection, ids: number[], range: ReadRange): Promise<Peak> {
+  const [lo, hi] = span(range);
+  const s = source('seconds', ids, cover(lo, hi, LEVELS.seconds), range);
+  const r = await conn.runAndReadAll(
+    `SELECT b // 1000 AS s, sum(n) AS n FROM (${s.sql}) GROUP BY s ORDER BY n DESC, s LIMIT 1`,
+    s.values,
+  );
+  const x = r.getRowsJS()[0];
+  return x ? { time: new Date(num(x[0]) * 1000), requests: num(x[1]) } : null;
+}
+
+/** breakdown from a rollup: `kind` keeps the column (and the filters). */
+export async function rollupBreakdown(
+  conn: DuckDBConnection,
+  kind: 'counts' | 'clients' | 'paths',
+  ids: number[],
+  range: ReadRange,
+  column: string,
+  limit: number,
+): Promise<BreakdownItem[]> {
+  const [lo, hi] = span(range);
+  const s = source(kind, ids, cover(lo, hi, LEVELS[kind]), range);
+  const col = DIMENSION_SQL[column as keyof typeof DIMENSION_SQL];
+  const r = await conn.runAndReadAll(
+    `SELECT ${col} AS v, sum(requests) AS requests, sum(bytes) AS bytes, sum(origin_bytes) AS origin_bytes
+     FROM (${s.sql}) GROUP BY v ORDER BY requests DESC, v LIMIT ?::BIGINT`,
+    [...s.values, BigInt(limit)],
+  );
+  return r.getRowsJS().map((x) => breakdownItem(x));
+}
+
+/** traffic from the counts rollup (filters on its columns). */
+export async function rollupTraffic(
+  conn: DuckDBConnection,
+  ids: number[],
+  range: ReadRange,
+  startMs: number,
+  intervalMs: number,
+): Promise<TrafficBucket[]> {
+  const [lo, hi] = span(range);
+  const s = source('counts', ids, cover(lo, hi, levelsFor('counts', intervalMs)), range);
+  const r = await conn.runAndReadAll(
+    `SELECT (b - ${Math.trunc(startMs)}) // ${Math.trunc(intervalMs)} AS k, sum(requests), sum(bytes),
+       coalesce(sum(requests) FILTER (WHERE NOT refused), 0), coalesce(sum(bytes) FILTER (WHERE NOT refused), 0),
+       sum(origin_requests), sum(origin_req_bytes), coalesce(sum(bytes) FILTER (WHERE ${CACHED}), 0), sum(origin_bytes)
+     FROM (${s.sql}) GROUP BY k ORDER BY k`,
+    s.values,
+  );
+  return r.getRowsJS().map(trafficBucket);
+}
+
+/** seriesBy from the counts rollup (a column it keeps, filters on its columns). */
+export async function rollupSeriesBy(
+  conn: DuckDBConnection,
+  ids: number[],
+  range: ReadRange,
+  startMs: number,
+  intervalMs: number,
+  dim: GroupDimension,
+  values: (string | number)[],
+): Promise<ValueBucket[]> {
+  if (values.length === 0) return [];
+  const [lo, hi] = span(range);
+  const s = source('counts', ids, cover(lo, hi, levelsFor('counts', intervalMs)), range);
+  const v = valueIn(dim, values);
+  const r = await conn.runAndReadAll(
+    `SELECT (b - ${Math.trunc(startMs)}) // ${Math.trunc(intervalMs)} AS k, ${v.col} AS v, sum(requests), sum(bytes)
+     FROM (${s.sql}) WHERE ${v.sql} GROUP BY k, v ORDER BY k, v`,
+    [...s.values, ...v.values],
+  );
+  return r.getRowsJS().map(valueBucket);
+}

@@ -1,0 +1,141 @@
+// Pre-aggregated rollups of the request logs, shared by both backends (duckdb-rollups.ts, clickhouse-rollups.ts):
+// which columns a rollup keeps, the bucket lengths (levels) each kind of rollup is kept at, and how a read's time
+// range is cut into whole buckets of those levels plus the raw rows of the pieces no bucket covers whole. A read
+// answered this way gives the same numbers as one over the raw rows: every measure is a count or a sum, distinct
+// clients are a set per bucket (a client once per bucket), percentiles a histogram of the exact values.
+import type { FilterField, LogsCursor, LogsPage, ReadRange } from './reads.js';
+import { QueryFailed } from './store.js';
+import type { GroupDimension } from './account-reads.js';
+
+export const SECOND = 1000;
+export const MINUTE = 60_000;
+export const HOUR = 3_600_000;
+export const DAY = 86_400_000;
+
+/**
+ * The columns the counts rollup keeps per bucket: the request's low-cardinality columns (a filter or a group on one
+ * of them reads the rollup), `refused` (not billed: account-reads.ts UNBILLED_REASONS and the older rows' rule hits).
+ * Not kept: path, client address, AS number, bot score, rate-limit keys (many values; read from their own rollups or
+ * the raw rows).
+ */
+export const COUNT_DIMS = [
+  'host',
+  'method',
+  'status',
+  'cache_status',
+  'node',
+  'bot_class',
+  'country',
+  'http_protocol',
+  'tls_version',
+  'ua_category',
+  'serving_path',
+  'unserved_reason',
+  'markdown',
+] as const;
+export type CountDim = (typeof COUNT_DIMS)[number];
+
+/** Bucket lengths of each rollup, longest first. Every one divides the next longer, and every read interval. */
+export const LEVELS = {
+  /** Requests, bytes, origin and cache parts per combination of COUNT_DIMS. */
+  counts: [HOUR, MINUTE],
+  /** Requests and bytes per client address: the distinct clients of any union of buckets (visitors). */
+  clients: [DAY, HOUR, 15 * MINUTE, 5 * MINUTE, MINUTE],
+  /** Requests per exact upstream_ms value of the requests passed to the origin: exact percentiles. */
+  upstream: [HOUR, MINUTE],
+  /** Requests and bytes per host and path (top paths). */
+  paths: [HOUR, MINUTE],
+  /** Requests per second (peak). */
+  seconds: [SECOND],
+} as const satisfies Record<string, readonly number[]>;
+export type RollupKind = keyof typeof LEVELS;
+
+/** Whole buckets of one level: `lvl` the bucket length, bucket starts from `lo` (inclusive) to `hi` (exclusive). */
+export interface Piece {
+  lvl: number;
+  lo: number;
+  hi: number;
+}
+/** A time range in ms, [lo, hi). */
+export interface Span {
+  lo: number;
+  hi: number;
+}
+/** A range cut into whole buckets and the raw rows left over. */
+export interface Cover {
+  pieces: Piece[];
+  raw: Span[];
+}
+
+const floorTo = (t: number, l: number) => Math.floor(t / l) * l;
+const ceilTo = (t: number, l: number) => Math.ceil(t / l) * l;
+
+/**
+ * [lo, hi) as whole buckets of the longest levels that fit (levels longest first, each dividing the longer ones) and
+ * what is left at its ends, shorter than the shortest level, as raw spans. No two parts overlap; together they are
+ * the range. With a series interval, pass only levels that divide it: no part then crosses a point of the series.
+ */
+export function cover(lo: number, hi: number, levels: readonly number[]): Cover {
+  const out: Cover = { pieces: [], raw: [] };
+  const walk = (a: number, b: number, i: number) => {
+    if (a >= b) return;
+    if (i >= levels.length) {
+      out.raw.push({ lo: a, hi: b });
+      return;
+    }
+    const l = levels[i];
+    const s = ceilTo(a, l);
+    const e = floorTo(b, l);
+    if (s >= e) {
+      walk(a, b, i + 1);
+      return;
+    }
+    walk(a, s, i + 1);
+    out.pieces.push({ lvl: l, lo: s, hi: e });
+    walk(e, b, i + 1);
+  };
+  walk(lo, hi, 0);
+  return out;
+}
+
+/** The levels of a rollup a series of `intervalMs` points may read: those that divide the interval. */
+export const levelsFor = (kind: RollupKind, intervalMs?: number): number[] =>
+  LEVELS[kind].filter((l) => intervalMs === undefined || (l <= intervalMs && intervalMs % l === 0));
+
+/** True when the range's filters are all columns of the counts rollup (none: true). */
+export const countsFilter = (range: ReadRange): boolean =>
+  Object.keys(range.filter).every((f) => (COUNT_DIMS as readonly string[]).includes(f as FilterField));
+/** True when the range has no filter: the rollups without COUNT_DIMS (clients, upstream, seconds) answer it. */
+export const noFilter = (range: ReadRange): boolean => Object.keys(range.filter).length === 0;
+/** A group column the counts rollup keeps (or derives: the status class). */
+export const countsGroup = (d: GroupDimension): boolean =>
+  d === 'status_class' || (COUNT_DIMS as readonly string[]).includes(d);
+
+/**
+ * A page of raw logs, newest first, read newest window first: the last minute before the page's upper end, then 16
+ * times wider until the window holds more than a page or reaches `since`. The newest rows of the range are the newest
+ * of any window that holds more than a page, so the answer is that of sorting the whole range, and a first page of a
+ * busy day reads the last minutes only. `page` reads one window (the range narrowed) with the cursor.
+ */
+export async function newestFirst(
+  range: ReadRange,
+  cursor: LogsCursor | null,
+  timeoutMs: number,
+  page: (window: ReadRange, timeoutMs: number) => Promise<LogsPage>,
+): Promise<LogsPage> {
+  const deadline = Date.now() + timeoutMs;
+  const sinceMs = range.since.getTime();
+  // Rows are kept to the millisecond: the cursor's millisecond, whole, is below this upper end.
+  const upperMs = Math.min(
+    range.until.getTime(),
+    cursor ? Math.floor(Number(cursor.timeMicros) / 1000) + 1 : Number.POSITIVE_INFINITY,
+  );
+  if (upperMs <= sinceMs) return { logs: [], next: null };
+  for (let width = MINUTE; ; width *= 16) {
+    const lowMs = Math.max(sinceMs, upperMs - width);
+    const left = deadline - Date.now();
+    if (left <= 0) throw new QueryFailed(`analytics read: stopped at the time limit of ${timeoutMs} ms`);
+    const got = await page({ ...range, since: new Date(lowMs), until: new Date(upperMs) }, left);
+    if (got.next !== null || lowMs === sinceMs) return got;
+  }
+}
