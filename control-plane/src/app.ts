@@ -32,6 +32,7 @@ import notificationRoutes from './areas/notifications/routes.js';
 import supportRoutes from './areas/support/routes.js';
 import domainOpsRoutes from './areas/domain-ops/routes.js';
 import billingRoutes from './areas/billing/routes.js';
+import sharingRoutes from './areas/sharing/routes.js';
 import type { SyncHub } from './sync/index.js';
 
 export interface BuildOptions {
@@ -106,6 +107,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(supportRoutes);
   await app.register(domainOpsRoutes);
   await app.register(billingRoutes);
+  await app.register(sharingRoutes);
 
   return app;
 }

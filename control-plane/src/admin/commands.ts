@@ -1,9 +1,10 @@
 // The admin CLI's commands, each a function of (context, arguments); printing goes through ctx.out.
-import { and, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { Db } from '../db/index.js';
 import { changeDomain, type ConfigLog } from '../config-log/index.js';
 import { domainMembers, plans } from '../db/schema.js';
-import { ApiError } from '../errors.js';
+import { ApiError, isApiError } from '../errors.js';
+import { removeMember } from '../areas/sharing/service.js';
 import { createApiKey, EXPIRY_CHOICES, listApiKeys, revokeApiKey, type KeyExpiry } from '../auth/api-keys.js';
 import { isMemberRole, MEMBER_ROLES } from '../auth/permissions.js';
 import { effectiveFeatures } from '../plans/entitlements.js';
@@ -192,11 +193,12 @@ export const COMMANDS: Record<string, Command> = {
     const { pos } = positionals(args, ['DOMAIN', 'EMAIL']);
     const domain = await domainByName(ctx.db, pos[0]);
     const user = await userByEmail(ctx.db, pos[1]);
-    const rows = await ctx.db
-      .delete(domainMembers)
-      .where(and(eq(domainMembers.domainId, domain.id), eq(domainMembers.userId, user.id)))
-      .returning();
-    if (rows.length === 0) throw new ApiError('CP_ERR_NOT_FOUND', `${user.email} is not a member of ${domain.name}`);
+    // The API's removal: notification choices go with the membership, and a nomination as payer with it.
+    await removeMember(ctx.db, domain, null, user.id).catch((err: unknown) => {
+      if (isApiError(err) && err.code === 'CP_ERR_NOT_FOUND')
+        throw new ApiError('CP_ERR_NOT_FOUND', `${user.email} is not a member of ${domain.name}`);
+      throw err;
+    });
     ctx.out(`${user.email} removed from ${domain.name}`);
   },
   ...SUPPORT_COMMANDS,

@@ -7,7 +7,7 @@ import { domainMembers, domains } from '../db/schema.js';
 import { ApiError, MESSAGES } from '../errors.js';
 import { parseDomainName } from '../areas/domains/domain-name.js';
 import type { DomainLock, DomainRow } from '../config-log/index.js';
-import { permissionsOf, type Permission, type Role } from './permissions.js';
+import { hasPermission, permissionsOf, type Permission, type Role } from './permissions.js';
 
 export interface DomainAccess {
   domain: typeof domains.$inferSelect;
@@ -47,10 +47,14 @@ export async function loadDomain(
 /** 404 when the caller has no role on the domain, 403 when their role lacks `permission`. */
 function checkRole(role: Role | null, permission: Permission | null): Role {
   if (!role) throw new ApiError('CP_ERR_NOT_FOUND', MESSAGES.domainNotFound);
-  if (permission && !permissionsOf(role).includes(permission)) {
-    throw new ApiError('CP_ERR_ROLE', `your role (${role}) lacks the ${permission} permission on this domain`);
-  }
+  if (permission) assertPermission(role, permission);
   return role;
+}
+
+/** 403 when `role` lacks `permission`: for a route whose permission depends on its body or target (areas/sharing). */
+export function assertPermission(role: Role, permission: Permission): void {
+  if (!hasPermission(role, permission))
+    throw new ApiError('CP_ERR_ROLE', `your role (${role}) lacks the ${permission} permission on this domain`);
 }
 
 /** A route that takes its domain through writeAs: its key is checked again on the locked row, not in a preHandler. */

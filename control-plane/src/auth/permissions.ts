@@ -14,15 +14,44 @@ export const PERMISSIONS = [
   'records.edit', // create, change and delete DNS records
   'rules.edit', // create, change and delete edge rules
   'cache.purge', // purge and refresh the cache
+  'members.manage', // invite, remove and change the role of members; see and revoke pending invitations
+  'billing.manage', // choose which member's wallet pays for the domain (owner only)
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
+/**
+ * THE role → permission mapping (README "Authentication and authorization" shows this table; the auth-matrix test,
+ * test/e2e/auth-matrix.test.ts, checks every route against it). Like Cloudflare's roles: the owner (Super
+ * Administrator) alone deletes the domain and decides who pays; an admin (Administrator) does everything else,
+ * including managing members; an editor changes what the domain serves (records, rules, cache) but not its settings,
+ * certificates or members; a viewer (Administrator Read Only) reads. Every role may leave the domain and choose its
+ * own notifications (areas/sharing).
+ */
+const TABLE: Readonly<Record<Permission, Readonly<Record<Role, boolean>>>> = {
+  //                 owner        admin        editor        viewer
+  'domain.view': { owner: true, admin: true, editor: true, viewer: true },
+  'domain.settings': { owner: true, admin: true, editor: false, viewer: false },
+  'domain.delete': { owner: true, admin: false, editor: false, viewer: false },
+  'ssl.manage': { owner: true, admin: true, editor: false, viewer: false },
+  'records.edit': { owner: true, admin: true, editor: true, viewer: false },
+  'rules.edit': { owner: true, admin: true, editor: true, viewer: false },
+  'cache.purge': { owner: true, admin: true, editor: true, viewer: false },
+  'members.manage': { owner: true, admin: true, editor: false, viewer: false },
+  'billing.manage': { owner: true, admin: false, editor: false, viewer: false },
+};
+
+const granted = (role: Role): readonly Permission[] => Object.freeze(PERMISSIONS.filter((p) => TABLE[p][role]));
+
 export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[]>> = Object.freeze({
-  owner: PERMISSIONS,
-  admin: ['domain.view', 'domain.settings', 'ssl.manage', 'records.edit', 'rules.edit', 'cache.purge'],
-  editor: ['domain.view', 'records.edit', 'rules.edit', 'cache.purge'],
-  viewer: ['domain.view'],
+  owner: granted('owner'),
+  admin: granted('admin'),
+  editor: granted('editor'),
+  viewer: granted('viewer'),
 });
+
+export function hasPermission(role: Role, permission: Permission): boolean {
+  return TABLE[permission][role];
+}
 
 export function permissionsOf(role: Role): Permission[] {
   return [...ROLE_PERMISSIONS[role]];

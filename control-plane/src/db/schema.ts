@@ -549,3 +549,44 @@ export const supportMessages = pgTable('support_messages', {
   createdAt: ts('created_at').notNull().defaultNow(),
 });
 export * from './billing-schema.js';
+
+// 0025_sharing.sql: invitations (a pending one grants nothing), notification choices, the payer nomination.
+export const domainInvitations = pgTable('domain_invitations', {
+  id: serial('id').primaryKey(),
+  domainId: integer('domain_id')
+    .notNull()
+    .references(() => domains.id, { onDelete: 'cascade' }),
+  email: text('email').notNull(),
+  role: text('role').$type<'admin' | 'editor' | 'viewer'>().notNull(),
+  tokenHash: text('token_hash').notNull().unique(),
+  invitedBy: integer('invited_by').references(() => users.id, { onDelete: 'set null' }),
+  sends: integer('sends').notNull().default(1),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  sentAt: ts('sent_at').notNull().defaultNow(),
+  expiresAt: ts('expires_at').notNull(),
+});
+
+export const domainNotificationSettings = pgTable(
+  'domain_notification_settings',
+  {
+    domainId: integer('domain_id')
+      .notNull()
+      .references(() => domains.id, { onDelete: 'cascade' }),
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    settings: jsonb('settings').$type<Record<string, string[]>>().notNull(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.domainId, t.userId] })],
+);
+
+/** No row: the owner pays. The row goes with the membership it names (composite foreign key, ON DELETE CASCADE). */
+export const domainBillingMembers = pgTable('domain_billing_members', {
+  domainId: integer('domain_id')
+    .primaryKey()
+    .references(() => domains.id, { onDelete: 'cascade' }),
+  userId: integer('user_id').notNull(),
+  nominatedBy: integer('nominated_by').references(() => users.id, { onDelete: 'set null' }),
+  nominatedAt: ts('nominated_at').notNull().defaultNow(),
+});

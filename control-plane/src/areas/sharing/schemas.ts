@@ -1,0 +1,150 @@
+// TypeBox schemas of sharing (members, notification choices, invitations) and of the payer (billing member).
+import { Type, type TSchema } from '@sinclair/typebox';
+import { MEMBER_ROLES, ROLES } from '../../auth/permissions.js';
+import { Id, idSegment, Nullable, StringEnum } from '../../openapi/schemas.js';
+
+import { CATEGORY_IDS, CHANNEL_IDS, NOTIFICATION_CATEGORIES, NOTIFICATION_CHANNELS } from './notification-options.js';
+
+const Timestamp = Type.String({ format: 'date-time' });
+const described = <T extends TSchema>(schema: T, description: string) =>
+  Type.Union([schema, Type.Null()], { description });
+
+/** Most members (the owner aside) and pending invitations a domain holds together; admin CLI additions are not counted. */
+export const MAX_MEMBERS_PER_DOMAIN = 100;
+/** RFC 5321: a path holds at most 256 octets, so an address at most 254. */
+export const MAX_EMAIL_LENGTH = 254;
+
+export const MemberParams = Type.Object({
+  domain: Type.String({ description: 'Domain name, percent-encoded when needed' }),
+  user_id: Id("The member's user id (GET /domains/{domain}/members)"),
+});
+export const MEMBER_PATH = `/domains/:domain/members/${idSegment('user_id')}`;
+
+const channelList = Type.Array(StringEnum([...CHANNEL_IDS]), {
+  uniqueItems: true,
+  maxItems: CHANNEL_IDS.length,
+  description: 'The channels this category is sent on; [] for none',
+});
+const settingsProps: Record<string, TSchema> = {};
+for (const c of CATEGORY_IDS) settingsProps[c] = channelList;
+
+export const NotificationSettings = Type.Object(settingsProps, {
+  title: 'NotificationSettings',
+  description: 'Category → channels',
+});
+
+const settingsUpdateProps: Record<string, TSchema> = {};
+for (const c of CATEGORY_IDS) settingsUpdateProps[c] = Type.Optional(channelList);
+export const NotificationSettingsUpdate = Type.Object(settingsUpdateProps, {
+  title: 'NotificationSettingsUpdate',
+  additionalProperties: false,
+  description: 'The categories given replace their channels; the others keep theirs',
+});
+
+export const DomainMember = Type.Object(
+  {
+    user_id: Type.Integer({ description: 'The id PUT /domains/{domain}/billing-member takes' }),
+    email: Type.String(),
+    name: Type.String(),
+    role: StringEnum([...ROLES]),
+    is_owner: Type.Boolean(),
+    is_billing_member: Type.Boolean({ description: "Whether this person's wallet pays for the domain" }),
+    joined_at: Timestamp,
+    notifications: NotificationSettings,
+    notifications_customized: Type.Boolean({ description: "false: the role's defaults" }),
+  },
+  { title: 'DomainMember' },
+);
+
+export const MemberList = Type.Array(DomainMember, {
+  title: 'DomainMemberList',
+  description: 'The owner first, then the accepted members in the order they joined',
+});
+
+export const MemberUpdate = Type.Object(
+  {
+    role: Type.Optional(StringEnum([...MEMBER_ROLES], { description: "The member's new role (members.manage)" })),
+    notifications: Type.Optional(described(NotificationSettingsUpdate, 'null returns to the role defaults')),
+  },
+  {
+    title: 'MemberUpdate',
+    additionalProperties: false,
+    minProperties: 1,
+  },
+);
+
+export const NotificationOptions = Type.Object(
+  {
+    categories: Type.Array(Type.Object({ id: StringEnum([...CATEGORY_IDS]), description: Type.String() })),
+    channels: Type.Array(
+      Type.Object({
+        id: StringEnum([...CHANNEL_IDS]),
+        description: Type.String(),
+        delivered: Type.Boolean({ description: 'false: the choice is kept but this platform sends nothing on it yet' }),
+      }),
+    ),
+    role_defaults: Type.Object(Object.fromEntries(ROLES.map((r) => [r, NotificationSettings]))),
+  },
+  { title: 'NotificationOptions' },
+);
+export const NOTIFICATION_OPTIONS = {
+  categories: NOTIFICATION_CATEGORIES.map((c) => ({ ...c })),
+  channels: NOTIFICATION_CHANNELS.map((c) => ({ ...c })),
+};
+
+export const BillingMember = Type.Object(
+  {
+    user_id: Type.Integer(),
+    email: Type.String(),
+    name: Type.String(),
+    role: StringEnum([...ROLES]),
+    is_owner: Type.Boolean({ description: 'true: no nomination is in force and the owner pays' }),
+    nominated: Type.Boolean({ description: 'true: a member was nominated and pays instead of the owner' }),
+    nominated_at: Nullable(Timestamp),
+  },
+  { title: 'BillingMember', description: 'Who pays for the domain; the owner when no nomination is in force' },
+);
+
+export const BillingMemberUpdate = Type.Object(
+  {
+    user_id: described(
+      Type.Integer({ minimum: 0, maximum: 2_147_483_647 }),
+      "The accepted member to nominate; null, 0 or the owner's id clears the nomination",
+    ),
+  },
+  { title: 'BillingMemberUpdate', additionalProperties: false, examples: [{ user_id: null }] },
+);
+
+/** PUT billing-member's 400: the Error object, with `code` `not_a_member` when the user has no accepted membership. */
+export const BillingMemberError = Type.Object(
+  {
+    error: Type.String({ description: 'Human-readable description of what went wrong' }),
+    code: Type.Optional(
+      StringEnum(['not_a_member'], { description: 'Present when the user has no accepted membership on the domain' }),
+    ),
+  },
+  { title: 'BillingMemberError', additionalProperties: true },
+);
+
+export const BillingMemberAnswer = Type.Object({ billing_member: BillingMember }, { title: 'BillingMemberAnswer' });
+
+export const Payer = Type.Object(
+  {
+    domain: Type.String(),
+    billing_member: BillingMember,
+    subscription: described(
+      Type.Object({
+        id: Type.Integer(),
+        plan: Type.String({ description: 'The plan slug' }),
+        plan_name: Type.String(),
+        price_rials: Type.Integer(),
+        status: Type.String(),
+        is_trial: Type.Boolean(),
+        auto_renew: Type.Boolean({ description: "Renewals are charged to the billing member's wallet" }),
+        expires_at: Nullable(Timestamp),
+      }),
+      'The live subscription the payer pays for; null when none is live',
+    ),
+  },
+  { title: 'Payer' },
+);
