@@ -6,6 +6,7 @@ import { and, eq } from 'drizzle-orm';
 import { startTestControlPlane } from '../helpers/control-plane.js';
 import { domainMembers, domains } from '../../control-plane/src/db/schema.js';
 import { ROLE_DEFAULTS } from '../../control-plane/src/areas/sharing/notification-options.js';
+import { notifyDomain } from '../../control-plane/src/areas/notifications/store.js';
 
 interface Member {
   user_id: number;
@@ -67,7 +68,7 @@ test('GET members: the owner and every accepted member, for any role; 404 for an
   const body = options.json<{ categories: { id: string }[]; channels: { id: string }[]; role_defaults: object }>();
   assert.deepEqual(
     body.categories.map((c) => c.id),
-    ['domain', 'ssl', 'uptime', 'security', 'billing', 'members'],
+    ['domain', 'ssl', 'uptime', 'security', 'billing'],
   );
   assert.deepEqual(
     body.channels.map((c) => c.id),
@@ -234,6 +235,18 @@ test('PUT billing-member: owner only, accepted members only (not_a_member), clea
     [editor.id, 'editor', false, true],
   );
   assert.ok(billing.nominated_at);
+  // The nominee is notified at once, once: a repeated nomination of the same member changes nothing.
+  const feed = async () =>
+    (await cp.call(editor.key, 'GET', '/notifications?category=billing')).json<{
+      notifications: { kind: string; domain: string; data: Record<string, unknown> }[];
+    }>().notifications;
+  assert.deepEqual(
+    (await feed()).map((n) => [n.kind, n.domain, n.data.nominated_by]),
+    [['billing.payer_nominated', domain, owner.id]],
+  );
+  const again = await put(owner.key, { user_id: editor.id });
+  assert.equal(again.json<{ billing_member: BillingMember }>().billing_member.nominated_at, billing.nominated_at);
+  assert.equal((await feed()).length, 1);
   // In force at once: the payer read and the member list show it.
   assert.equal((await payer()).user_id, editor.id);
   const list = (await cp.call(owner.key, 'GET', `${base}/members`)).json<Member[]>();
@@ -320,4 +333,20 @@ test('GET payer: the billing member and the live subscription, for any role', as
   assert.equal(body.billing_member.user_id, owner.id);
   assert.deepEqual([body.subscription.plan, body.subscription.status], ['free', 'active']);
   assert.equal((await cp.call(stranger.key, 'GET', `${base}/payer`)).statusCode, 404);
+});
+
+test('notification choices decide whom a domain event reaches (notifyDomain)', async (t) => {
+  const { cp, owner, admin, editor, viewer, base, domain } = await setup(t);
+  const [d] = await cp.database.db.select().from(domains).where(eq(domains.name, domain));
+  const reached = (category: 'uptime' | 'ssl') =>
+    notifyDomain(cp.database.db, d!.id, { category, kind: `test.${category}`, title: 't' }).then((ids) =>
+      ids.sort((a, b) => a - b),
+    );
+  const byId = (...ids: number[]) => ids.sort((a, b) => a - b);
+  assert.deepEqual(await reached('uptime'), byId(owner.id, admin.id, editor.id), 'the role defaults');
+  await cp.call(viewer.key, 'PATCH', `${base}/members/${viewer.id}`, { notifications: { uptime: ['feed'] } });
+  await cp.call(editor.key, 'PATCH', `${base}/members/${editor.id}`, { notifications: { uptime: ['email'] } });
+  await cp.call(owner.key, 'PATCH', `${base}/members/${owner.id}`, { notifications: { uptime: [] } });
+  assert.deepEqual(await reached('uptime'), byId(admin.id, viewer.id), 'each person’s choice');
+  assert.deepEqual(await reached('ssl'), byId(owner.id, admin.id), 'other categories keep their defaults');
 });

@@ -56,7 +56,8 @@ export async function notify(db: Db | Tx, notice: Notice & { userId: number }): 
 }
 
 /**
- * Notifies the people of a domain who receive its events of the notice's category: the owner and the members whose
+ * Notifies the people of a domain who receive its events of the notice's category: the owner and each member whose
+ * choice for the category (areas/sharing, domain_notification_settings) holds the feed, or, without a choice, whose
  * role is among the category's default roles (categories.ts). One statement picks the recipients and inserts;
  * `domain` defaults to the domain's name.
  * Returns the user ids notified.
@@ -65,18 +66,19 @@ export async function notifyDomain(db: Db | Tx, domainId: number, notice: Notice
   const roles = defaultRolesOf(notice.category);
   if (roles.length === 0) return [];
   const v = valuesOf(notice);
-  const memberRoles = roles.filter((r) => r !== 'owner');
   const res = await db.execute(sql`
     INSERT INTO notifications (user_id, category, kind, title, body, domain, data, dedupe_key)
     SELECT r.user_id, ${v.category}, ${v.kind}, ${v.title}, ${v.body},
       COALESCE(${v.domain}::text, (SELECT name FROM domains WHERE id = ${domainId})), ${JSON.stringify(v.data)}::jsonb,
       ${v.dedupeKey}
     FROM (
-      SELECT owner_id AS user_id FROM domains WHERE id = ${domainId} AND ${roles.includes('owner')}
-      UNION
-      SELECT m.user_id FROM domain_members m
-      WHERE m.domain_id = ${domainId} AND m.role = ANY(${`{${memberRoles.join(',')}}`}::text[])
+      SELECT owner_id AS user_id, 'owner' AS role FROM domains WHERE id = ${domainId}
+      UNION ALL
+      SELECT m.user_id, m.role FROM domain_members m WHERE m.domain_id = ${domainId}
     ) r
+    LEFT JOIN domain_notification_settings s ON s.domain_id = ${domainId} AND s.user_id = r.user_id
+    WHERE CASE WHEN s.settings -> ${v.category} IS NOT NULL THEN (s.settings -> ${v.category}) @> '["feed"]'::jsonb
+      ELSE r.role = ANY(${`{${roles.join(',')}}`}::text[]) END
     ON CONFLICT DO NOTHING
     RETURNING user_id`);
   const users = rowsOf<{ user_id: number }>(res).map((r) => r.user_id);

@@ -3,7 +3,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { MEMBER_ROLES, ROLES } from '../../auth/permissions.js';
 import { Id, idSegment, Nullable, StringEnum } from '../../openapi/schemas.js';
 
-import { CATEGORY_IDS, CHANNEL_IDS, NOTIFICATION_CATEGORIES, NOTIFICATION_CHANNELS } from './notification-options.js';
+import { CATEGORY_IDS, CHANNEL_IDS, DOMAIN_CATEGORIES, NOTIFICATION_CHANNELS } from './notification-options.js';
 
 const Timestamp = Type.String({ format: 'date-time' });
 const described = <T extends TSchema>(schema: T, description: string) =>
@@ -88,7 +88,7 @@ export const NotificationOptions = Type.Object(
   { title: 'NotificationOptions' },
 );
 export const NOTIFICATION_OPTIONS = {
-  categories: NOTIFICATION_CATEGORIES.map((c) => ({ ...c })),
+  categories: DOMAIN_CATEGORIES.map((c) => ({ id: c.id, description: c.description })),
   channels: NOTIFICATION_CHANNELS.map((c) => ({ ...c })),
 };
 

@@ -73,7 +73,7 @@ export async function updateMember(
         const current = effectiveSettings(role, target.settings);
         settings = {};
         const given = body.notifications as Partial<Record<string, string[]>>;
-        for (const c of CATEGORY_IDS) settings[c] = given[c] ?? current[c];
+        for (const c of CATEGORY_IDS) settings[c] = given[c] ?? current[c] ?? [];
       }
       await writeSettings(tx, domain.id, userId, settings);
     }
