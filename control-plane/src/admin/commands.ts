@@ -1,5 +1,4 @@
 // The admin CLI's commands, each a function of (context, arguments); printing goes through ctx.out.
-import { eq } from 'drizzle-orm';
 import type { Db } from '../db/index.js';
 import { changeDomain, type ConfigLog } from '../config-log/index.js';
 import { domainMembers, plans } from '../db/schema.js';
