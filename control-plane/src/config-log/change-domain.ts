@@ -94,7 +94,8 @@ async function write<T>(
       await enqueueWorkflows(tx, write.workflows);
       dispatch = true;
     }
-    // Last statement of the transaction: the append holds the config log's lock until commit.
+    // Last statement of the transaction: the append holds the config log's lock until commit, and carries the
+    // COMMIT itself when it runs (one round trip on Postgres); nothing may follow it here.
     appended = await append(target.configLog, tx, domain, write);
     return write.value;
   });
@@ -103,9 +104,11 @@ async function write<T>(
   return value;
 }
 
+const LAST = { commit: true } as const;
+
 /** The version appended, or null when the write changed nothing nodes serve. */
 async function append(log: ConfigLog, tx: Tx, domain: DomainRow, write: DomainWrite<unknown>): Promise<number | null> {
-  if (write.deleted) return log.appendDeletion(tx, { id: domain.id, name: domain.name });
+  if (write.deleted) return log.appendDeletion(tx, { id: domain.id, name: domain.name }, LAST);
   if (!write.change || isEmptyChange(write.change)) return null;
-  return log.appendChange(tx, domain.id, write.change);
+  return log.appendChange(tx, domain.id, write.change, LAST);
 }

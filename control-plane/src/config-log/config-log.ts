@@ -38,6 +38,15 @@ export interface StoredEntry {
 
 export type NudgeListener = () => void;
 
+export interface AppendOptions {
+  /**
+   * The append ends the transaction: it is committed with the append's own statement (on Postgres one round trip
+   * for both, db/pg-prepared.ts), and nothing may run in the transaction after it (the write path's last step,
+   * change-domain.ts). The caller's transaction() then commits nothing more.
+   */
+  commit?: boolean;
+}
+
 /**
  * What one write changed of what nodes serve. The config log turns it into ONE entry: a delta carrying the named
  * records and rules (read back inside the transaction) with the domain-level fields whole, or a whole snapshot.
@@ -130,7 +139,7 @@ export class ConfigLog {
    * records or rules and leaves the domain's compiled config above the limit throws a 400 ApiError (the caller's
    * transaction rolls back; removals are always accepted, so a domain above a lowered limit can shrink).
    */
-  async appendChange(tx: Tx, domainId: number, change: ConfigChange): Promise<number | null> {
+  async appendChange(tx: Tx, domainId: number, change: ConfigChange, opts?: AppendOptions): Promise<number | null> {
     if (isEmptyChange(change)) return null;
     const whole = change.whole === true;
     const removedRecords = new Set(change.removedRecords ?? []);
@@ -151,21 +160,25 @@ export class ConfigLog {
         `the domain's configuration would be ${config.configBytes} bytes, above the limit of ${this.maxDomainConfigBytes} bytes per domain; nothing was changed`,
       );
     const payload = encodeDomainSnapshot(config.snapshot);
-    if (whole) return this.insert(tx, entryRow(domainId, config.snapshot.name, payload));
+    if (whole) return this.insert(tx, entryRow(domainId, config.snapshot.name, payload), opts);
     // An id written then deleted within the change is a removal.
     for (const id of config.missingRecordIds) removedRecords.add(id);
     for (const id of config.missingRuleIds) removedRules.add(id);
-    return this.insert(tx, {
-      ...entryRow(domainId, config.snapshot.name, payload),
-      delta: true,
-      removedRecordIds: [...removedRecords],
-      removedRuleIds: [...removedRules],
-    });
+    return this.insert(
+      tx,
+      {
+        ...entryRow(domainId, config.snapshot.name, payload),
+        delta: true,
+        removedRecordIds: [...removedRecords],
+        removedRuleIds: [...removedRules],
+      },
+      opts,
+    );
   }
 
   /** Appends a tombstone: nodes drop everything held for the domain. Same rules as appendSnapshot. */
-  async appendDeletion(tx: Tx, domain: { id: number; name: string }): Promise<number> {
-    return this.insert(tx, { ...entryRow(domain.id, domain.name, new Uint8Array(0)), deleted: true });
+  async appendDeletion(tx: Tx, domain: { id: number; name: string }, opts?: AppendOptions): Promise<number> {
+    return this.insert(tx, { ...entryRow(domain.id, domain.name, new Uint8Array(0)), deleted: true }, opts);
   }
 
   /**
@@ -296,16 +309,20 @@ export class ConfigLog {
     });
   }
 
-  private async insert(tx: Tx, row: typeof configLog.$inferInsert): Promise<number> {
-    const [inserted] = await insertEntry<{ version: string | number }>(tx, {
-      domainId: row.domainId,
-      domainName: row.domainName,
-      deleted: row.deleted ?? false,
-      payload: row.payload,
-      delta: row.delta ?? false,
-      removedRecordIds: idArray(row.removedRecordIds),
-      removedRuleIds: idArray(row.removedRuleIds),
-    });
+  private async insert(tx: Tx, row: typeof configLog.$inferInsert, opts?: AppendOptions): Promise<number> {
+    const [inserted] = await insertEntry<{ version: string | number }>(
+      tx,
+      {
+        domainId: row.domainId,
+        domainName: row.domainName,
+        deleted: row.deleted ?? false,
+        payload: row.payload,
+        delta: row.delta ?? false,
+        removedRecordIds: idArray(row.removedRecordIds),
+        removedRuleIds: idArray(row.removedRuleIds),
+      },
+      { thenCommit: opts?.commit === true },
+    );
     const version = Number(inserted!.version);
     if (this.listeners.size > 0) {
       this.recent.set(version, row.deleted ? new Uint8Array(0) : row.payload);

@@ -7,6 +7,7 @@
 import { fillPlaceholders, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type { Db, Tx } from './index.js';
+import type { ThenCommit } from './pg-prepared.js';
 
 const dialect = new PgDialect();
 
@@ -16,8 +17,16 @@ interface DriverClient {
   exec?: unknown;
 }
 
-/** A statement compiled once; call it with the transaction (or database) and the placeholders' values. */
-export type CompiledStatement<P extends string> = <T>(db: Db | Tx, values: Record<P, unknown>) => Promise<T[]>;
+/**
+ * A statement compiled once; call it with the transaction (or database) and the placeholders' values. `thenCommit`:
+ * it is the last statement of the transaction `db`, which ends with it: on Postgres the COMMIT is sent with it in
+ * one round trip (pg-prepared.ts) and the transaction's own commit then sends nothing; nothing may run after it.
+ */
+export type CompiledStatement<P extends string> = <T>(
+  db: Db | Tx,
+  values: Record<P, unknown>,
+  opts?: ThenCommit,
+) => Promise<T[]>;
 
 /**
  * Compiles `build(param)` once (at its first call): `param(name)` stands for a value given at each call (the same name may appear more
@@ -26,15 +35,18 @@ export type CompiledStatement<P extends string> = <T>(db: Db | Tx, values: Recor
  */
 export function compiled<P extends string>(build: (param: (name: P) => Placeholder<P>) => SQL): CompiledStatement<P> {
   let query: { sql: string; params: unknown[] } | undefined;
-  return async <T>(db: Db | Tx, values: Record<P, unknown>): Promise<T[]> => {
+  return async <T>(db: Db | Tx, values: Record<P, unknown>, opts?: ThenCommit): Promise<T[]> => {
     // On first use, so that a module's statement may use fragments defined further down in it.
     query ??= dialect.sqlToQuery(build((name) => sql.placeholder(name)));
     const text = query.sql;
     const client = (db._.session as unknown as { client: DriverClient }).client;
     const params = fillPlaceholders(query.params, values);
-    // node-postgres takes a config object (pg-prepared.ts names it after its text); PGlite the text and values.
+    // node-postgres takes a config object (pg-prepared.ts names it after its text); PGlite the text and values (its
+    // transaction commits after its callback, in the same process: no round trip to save).
     const result =
-      typeof client.exec === 'function' ? await client.query(text, params) : await client.query({ text }, params);
+      typeof client.exec === 'function'
+        ? await client.query(text, params)
+        : await client.query(opts?.thenCommit ? { text, thenCommit: true } : { text }, params);
     return result.rows as T[];
   };
 }

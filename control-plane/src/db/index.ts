@@ -28,7 +28,9 @@ export async function openDatabase(opts: { dataDir: string; databaseUrl?: string
   if (opts.databaseUrl) {
     const { default: pg } = await import('pg');
     const { drizzle } = await import('drizzle-orm/node-postgres');
-    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
+    // Pipeline mode: a statement queued while another is in flight on the same connection is sent at once, not after
+    // the answer (each keeps its own Sync; db/pipeline.ts sends a create's insert right behind its lock).
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10, pipeline: true });
     // An idle client whose server connection ends (Postgres restarted, database dropped) emits 'error' on the pool;
     // unhandled it would crash the process. The pool discards that client and connects anew on the next query.
     pool.on('error', (err) => log.warn({ err }, 'idle Postgres connection closed by the server'));

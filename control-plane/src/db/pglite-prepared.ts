@@ -4,6 +4,7 @@
 // prepared statement of PGlite's one session, and sends only Bind/Execute/Sync afterwards; Postgres keeps its plan
 // (a generic one once it is no worse than the custom ones, as for any prepared statement).
 import { hasBulkParameter } from './bulk-parameters.js';
+import { issued } from './pipeline.js';
 import { parse, protocol, type PGlite, type QueryOptions, type Results, type Transaction } from '@electric-sql/pglite';
 
 type BackendMessage = Parameters<typeof parse.parseResults>[0][number];
@@ -145,13 +146,16 @@ export function usePreparedStatements(client: PGlite, max = PREPARED_STATEMENTS)
     plainTransaction((tx) => {
       const txQuery = async <R>(text: string, params?: unknown[], options?: QueryOptions): Promise<Results<R>> => {
         if (tx.closed) throw new Error('Transaction is closed');
-        if (options?.blob || hasBulkParameter(params)) return tx.query<R>(text, params, options);
-        return run<R>(text, params, options, true);
+        const answer =
+          options?.blob || hasBulkParameter(params)
+            ? tx.query<R>(text, params, options)
+            : run<R>(text, params, options, true);
+        issued(proxy); // pipeline.ts: a statement waiting to run after this one (queued behind it on the mutex)
+        return answer;
       };
-      return callback(
-        new Proxy(tx, {
-          get: (target, key, receiver) => (key === 'query' ? txQuery : Reflect.get(target, key, receiver)),
-        }),
-      );
+      const proxy = new Proxy(tx, {
+        get: (target, key, receiver) => (key === 'query' ? txQuery : Reflect.get(target, key, receiver)),
+      });
+      return callback(proxy);
     })) as PGlite['transaction'];
 }

@@ -4,6 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { KEY_CHECKED_BY_WRITE, loadDomain, writeAs } from '../../auth/domain-access.js';
+import { parseDomainName } from '../domains/domain-name.js';
+import { ApiError, MESSAGES } from '../../errors.js';
 import { errorResponses, idSegment, MessageBody } from '../../openapi/schemas.js';
 import { listRecordsJson, type RecordRow } from './store.js';
 import {
@@ -99,9 +101,10 @@ export default async function recordRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      return presentRecord(
-        await createRecord(app, writeAs(request, request.params.domain, 'records.edit'), request.body),
-      );
+      const lock = writeAs(request, request.params.domain, 'records.edit'); // 404 for a name that is no domain name
+      const zone = parseDomainName(request.params.domain);
+      if (!zone.ok) throw new ApiError('CP_ERR_NOT_FOUND', MESSAGES.domainNotFound);
+      return presentRecord(await createRecord(app, lock, zone.name, request.body));
     },
   );
 

@@ -7,6 +7,7 @@ import { ApiError, isApiError } from '../../errors.js';
 import { effectiveFeatures, featuresOf, requireFeature, type EffectiveFeatures } from '../../plans/entitlements.js';
 import { buildZone } from '../../config-log/snapshot.js';
 import { changeDomain, type DomainLock, type DomainWrite } from '../../config-log/index.js';
+import { sendBehind } from '../../db/pipeline.js';
 import { exportZone } from './bind-export.js';
 import { parseZoneFile } from './bind-parse.js';
 import { applyPatch, buildRecord, sameFields } from './normalize.js';
@@ -126,19 +127,44 @@ async function indexAround(tx: Tx, domain: DomainRow, ids: number[], rawNames: I
 }
 
 /**
- * `domain`: the caller's lock (auth/domain-access.ts writeAs) checks key and role on the locked row; the fields are
- * checked after it (as after loadDomain: a caller who may not edit the domain learns nothing from them), then the
- * state, the plan's max_records and the zone rules.
+ * `domain`: the caller's lock (auth/domain-access.ts writeAs) checks key and role on the locked row, in `zone` (the
+ * domain's name, as writeAs read it from the path); the fields are checked after it (as after loadDomain: a caller
+ * who may not edit the domain learns nothing from them), then the state, the plan's max_records and the zone rules.
  */
-export async function createRecord(app: FastifyInstance, domain: DomainLock, input: RecordCreate): Promise<RecordRow> {
-  return changeDomain(app, domain, async (tx, locked) => {
-    const record = buildRecord(locked.name, input);
+export async function createRecord(
+  app: FastifyInstance,
+  domain: DomainLock,
+  zone: string,
+  input: RecordCreate,
+): Promise<RecordRow> {
+  let record: RecordFields | undefined;
+  let invalid: unknown;
+  try {
+    record = buildRecord(zone, input);
     checkOrigin(originPolicy(app.config), record);
+  } catch (err) {
+    invalid = err; // reported once the lock has checked the caller
+  }
+  // The insert goes right behind the lock statement (db/pipeline.ts: the same round trip on Postgres) and runs
+  // after it: it reads the plan, the record count and the records at the name as they were before it, under the
+  // lock, and the domain's config for the config log. A refusal below rolls it all back.
+  let inserted: ReturnType<typeof createWithContext> | undefined;
+  const lockThenInsert: DomainLock = {
+    lock(tx) {
+      if (!record) return domain.lock(tx);
+      const [locked, insert] = sendBehind(
+        tx,
+        () => domain.lock(tx),
+        () => createWithContext(tx, zone, record),
+      );
+      inserted = insert;
+      return locked;
+    },
+  };
+  return changeDomain(app, lockThenInsert, async (tx, locked) => {
+    if (!record) throw invalid;
     assertNotFrozen(locked);
-    // Inserted in the statement that reads the plan, the record count and the records at the name as they were
-    // before it, and the domain's config for the config log (a create is a handful of round trips); a check that
-    // fails below rolls it all back.
-    const { plan, count, atName, row, config } = await createWithContext(tx, locked.id, record);
+    const { plan, count, atName, row, config } = await inserted!;
     const features = await featuresOf(tx, plan);
     const problem = limitError(features, count + 1);
     if (problem) throw new ApiError('CP_ERR_PLAN_LIMIT', problem, { feature: 'max_records' });

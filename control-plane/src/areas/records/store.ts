@@ -1,5 +1,5 @@
 // Database access of the records area; every function runs inside the caller's transaction.
-import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/index.js';
 import { dnsRecords } from '../../db/schema.js';
 import { compiled } from '../../db/compiled.js';
@@ -123,25 +123,40 @@ const STORED_TUPLE = sql.raw(`json_build_array(id, name, type, destination, mx_p
  */
 export async function createWithContext(
   tx: Tx,
-  domainId: number,
+  zone: string,
   record: RecordFields,
 ): Promise<{ plan: LivePlan | null; count: number; atName: StoredRecord[]; row: RecordRow; config: DomainConfigRow }> {
   const [row] = await createStatement<
-    DomainConfigRow & { plan: LivePlan | null; n: string | number; at_name: string; inserted: string }
-  >(tx, { domainId, records: recordsJson([record]), name: record.name });
+    DomainConfigRow & {
+      domain_id: number;
+      plan: LivePlan | null;
+      n: string | number;
+      at_name: string;
+      inserted: string;
+    }
+  >(tx, { zone, records: recordsJson([record]), name: record.name });
+  // No row: no such domain (the caller's lock has refused already; a failed insert throws instead).
+  if (!row) throw new Error(`records: no domain ${zone}`);
   return {
-    plan: row!.plan,
-    count: Number(row!.n),
-    atName: (JSON.parse(row!.at_name) as StoredTuple[]).map(tupleToStored),
-    row: insertedRows(domainId, row!.inserted)[0]!,
-    config: row!,
+    plan: row.plan,
+    count: Number(row.n),
+    atName: (JSON.parse(row.at_name) as StoredTuple[]).map(tupleToStored),
+    row: insertedRows(row.domain_id, row.inserted)[0]!,
+    config: row,
   };
 }
 
-const createStatement = compiled<'domainId' | 'records' | 'name'>((p) => {
-  const domainId = p('domainId') as unknown as number;
+/**
+ * The domain is named, not given by id: the statement is sent right behind the lock statement, before its answer
+ * (service.ts createRecord), and runs after it on the server, so it reads the row the lock holds. For a name that
+ * is no domain it inserts nothing and answers no row, without an error: the lock's refusal (which may read more
+ * in the same transaction) is what the caller reports.
+ */
+const createStatement = compiled<'zone' | 'records' | 'name'>((p) => {
+  const domainId = sql`(SELECT id FROM d)` as unknown as number;
   return sql`
-    WITH ${insertedCteSql(domainId, p('records'))},
+    WITH d AS (SELECT id FROM domains WHERE name = ${p('zone')}),
+    ${insertedCteSql(domainId, p('records'), sql` WHERE EXISTS (SELECT 1 FROM d)`)},
     bumped AS (UPDATE domains SET zone_serial = zone_serial + 1 WHERE id = ${domainId}
       RETURNING ${domainConfigColumns(
         domainId,
@@ -153,7 +168,7 @@ const createStatement = compiled<'domainId' | 'records' | 'name'>((p) => {
     SELECT ${livePlanJson(domainId)} AS plan, (SELECT count(*) FROM dns_records WHERE domain_id = ${domainId}) AS n,
       (SELECT coalesce(json_agg(${STORED_TUPLE} ORDER BY id), '[]')::text FROM dns_records
         WHERE domain_id = ${domainId} AND name = ${p('name')}) AS at_name,
-      (${insertedJson}) AS inserted, bumped.*
+      (${insertedJson}) AS inserted, ${domainId} AS domain_id, bumped.*
     FROM bumped`;
 });
 
@@ -267,7 +282,7 @@ function recordsJson(records: RecordFields[]): string {
 }
 
 /** `inserted AS (INSERT … RETURNING *)`: the records in ONE statement, from one JSON parameter, ids in input order. */
-function insertedCteSql(domainId: number, json: unknown) {
+function insertedCteSql(domainId: number, json: unknown, where: SQL = sql``) {
   // Ids come from the sequence in the SELECT's order, so ORDER BY id is the input order.
   return sql`inserted AS (
       INSERT INTO dns_records (domain_id, name, type, destination, mx_priority, ttl, proxied, captcha, scheme, port,
@@ -276,7 +291,7 @@ function insertedCteSql(domainId: number, json: unknown) {
         v.host_header, v.host_header_mode, v.monitor, v.timeout, v.comment
       FROM json_to_recordset(${json}::json) AS v(i integer, name text, type text, destination text, mx_priority integer,
         ttl integer, proxied boolean, captcha boolean, scheme text, port integer, host_header text, host_header_mode text,
-        monitor boolean, timeout integer, comment text)
+        monitor boolean, timeout integer, comment text)${where}
       ORDER BY v.i
       RETURNING *)`;
 }
