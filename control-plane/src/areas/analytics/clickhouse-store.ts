@@ -10,8 +10,6 @@
 import { randomBytes } from 'node:crypto';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import {
-  SECURITY_RULE_TYPES,
-  UNBILLED_REASONS,
   type GroupDimension,
   type GroupItem,
   type ProxyClient,
@@ -35,7 +33,28 @@ import {
   type RuleHits,
   type SeriesBucket,
 } from './reads.js';
-import { newestFirst } from './rollup.js';
+import {
+  aggregateSql,
+  CH_KINDS,
+  CH_REFUSED,
+  CH_ROLLUP_KINDS,
+  driftSql,
+  rollupTableSql,
+  sourceSql,
+  viewName,
+  viewSql,
+} from './clickhouse-rollups.js';
+import {
+  breakdownRollup,
+  LEVELS,
+  countsFilter,
+  countsGroup,
+  cover,
+  levelsFor,
+  newestFirst,
+  noFilter,
+  type RollupKind,
+} from './rollup.js';
 import {
   LATER_COLUMNS,
   LATER_DEFAULTS,
@@ -137,6 +156,32 @@ const FILTER_KIND: Record<FilterField, 'string' | 'int' | 'bool'> = {
   markdown: 'bool',
 };
 
+/** The filters present, each a condition with its value inlined (the rollups' columns have the same names). */
+function filterParts(range: ReadRange): string[] {
+  const parts: string[] = [];
+  for (const [field, kind] of Object.entries(FILTER_KIND) as [FilterField, 'string' | 'int' | 'bool'][]) {
+    const v = range.filter[field];
+    if (v === undefined) continue;
+    if (kind === 'bool') parts.push(`${field} = ${v === true || v === 'true' ? 1 : 0}`);
+    else if (kind === 'int') parts.push(Number.isSafeInteger(Number(v)) ? `${field} = ${int(Number(v))}` : '0');
+    else parts.push(`${field} = ${chString(String(v))}`);
+  }
+  return parts;
+}
+
+/** A TrafficBucket from a row of the traffic reads. */
+const trafficBucket = (x: Record<string, unknown>): TrafficBucket => ({
+  bucket: num(x.b),
+  requests: num(x.n),
+  bytes: num(x.total),
+  billableRequests: num(x.br),
+  billableBytes: num(x.bb),
+  originRequests: num(x.o),
+  originBytes: num(x.ob),
+  cachedBytes: num(x.cb),
+  originFetchedBytes: num(x.fetched),
+});
+
 /** A ClickHouse string literal: backslash and quote escaped, control characters as \xHH. */
 export function chString(s: string): string {
   let body = '';
@@ -228,6 +273,32 @@ class ClickHouseStore implements AnalyticsStore {
     for (const [name, type] of STORED)
       if (LATER_STORED.has(name) && !present.has(name))
         await this.client.command({ query: `ALTER TABLE ${this.table} ADD COLUMN ${name} ${type}` });
+    await this.createRollups();
+  }
+
+  /**
+   * The rollup tables and their views (clickhouse-rollups.ts). When a view is missing (a database of an older
+   * version, or a start stopped halfway), every rollup is dropped and built again from the stored rows, then the
+   * views created, before this store writes anything: a batch is either in the rows the rollups were built from or
+   * added by the views.
+   */
+  private async createRollups(): Promise<void> {
+    const views = await this.select<{ name: string }>(
+      `SELECT name FROM system.tables WHERE database = ${chString(this.db)} AND engine = 'MaterializedView'`,
+    );
+    const have = new Set(views.map((v) => v.name));
+    if (CH_ROLLUP_KINDS.every((k) => have.has(viewName(k)))) return;
+    for (const k of CH_ROLLUP_KINDS) {
+      await this.client.command({ query: `DROP TABLE IF EXISTS ${this.db}.${viewName(k)}` });
+      await this.client.command({ query: `DROP TABLE IF EXISTS ${this.db}.${CH_KINDS[k].table}` });
+    }
+    for (const k of CH_ROLLUP_KINDS) {
+      await this.client.command({ query: rollupTableSql(this.db, k) });
+      await this.client.command({
+        query: `INSERT INTO ${this.db}.${CH_KINDS[k].table} ${aggregateSql(this.db, k, LEVELS[k], '')}`,
+      });
+    }
+    for (const k of CH_ROLLUP_KINDS) await this.client.command({ query: viewSql(this.db, k) });
   }
 
   private async select<T = Record<string, unknown>>(
@@ -306,13 +377,16 @@ class ClickHouseStore implements AnalyticsStore {
     });
   }
 
-  /** Runs an ALTER ... DELETE and waits until ClickHouse has applied it (mutations run in the background). */
-  private async mutate(where: string): Promise<void> {
-    await this.client.command({ query: `ALTER TABLE ${this.table} DELETE WHERE ${where}` });
+  /**
+   * Runs an ALTER ... DELETE on `logs` (or another of the store's tables) and waits until ClickHouse has applied it
+   * (mutations run in the background).
+   */
+  private async mutate(where: string, table = 'logs'): Promise<void> {
+    await this.client.command({ query: `ALTER TABLE ${this.db}.${table} DELETE WHERE ${where}` });
     const deadline = Date.now() + 600_000;
     for (;;) {
       const [left] = await this.select<{ n: number }>(
-        `SELECT count() AS n FROM system.mutations WHERE database = ${chString(this.db)} AND table = 'logs' AND is_done = 0`,
+        `SELECT count() AS n FROM system.mutations WHERE database = ${chString(this.db)} AND table = ${chString(table)} AND is_done = 0`,
       );
       if (num(left.n) === 0) return;
       if (Date.now() > deadline) throw new Error('analytics store: a delete did not finish within 10 minutes');
@@ -323,7 +397,10 @@ class ClickHouseStore implements AnalyticsStore {
   async deleteDomain(domainId: number): Promise<void> {
     this.deleted.add(domainId);
     await this.open();
-    await this.write(() => this.mutate(`domain_id = ${int(domainId)}`));
+    await this.write(async () => {
+      await this.mutate(`domain_id = ${int(domainId)}`);
+      for (const k of CH_ROLLUP_KINDS) await this.mutate(`domain_id = ${int(domainId)}`, CH_KINDS[k].table);
+    });
   }
 
   async deleteBefore(domainId: number, before: Date): Promise<number> {
@@ -332,7 +409,23 @@ class ClickHouseStore implements AnalyticsStore {
       const where = `domain_id = ${int(domainId)} AND time_us < ${int(before.getTime() * 1000)}`;
       const [c] = await this.select<{ n: number }>(`SELECT count() AS n FROM ${this.table} WHERE ${where}`);
       const n = num(c.n);
-      if (n > 0) await this.mutate(where);
+      if (n === 0) return 0;
+      await this.mutate(where);
+      // The rollup buckets that start before the cutoff go; the one of each level holding it is built again from
+      // the rows left in it.
+      const ms = before.getTime();
+      for (const k of CH_ROLLUP_KINDS) {
+        const table = CH_KINDS[k].table;
+        await this.mutate(`domain_id = ${int(domainId)} AND b < ${int(ms)}`, table);
+        for (const l of LEVELS[k]) {
+          const start = Math.floor(ms / l) * l;
+          if (start === ms) continue;
+          const cond = `domain_id = ${int(domainId)} AND time_us >= ${int(start * 1000)} AND time_us < ${int((start + l) * 1000)}`;
+          await this.client.command({
+            query: `INSERT INTO ${this.db}.${table} ${aggregateSql(this.db, k, [l], cond)}`,
+          });
+        }
+      }
       return n;
     });
   }
@@ -352,8 +445,64 @@ class ClickHouseStore implements AnalyticsStore {
     return num(c.n);
   }
 
-  rollupDrift(): Promise<number> {
-    return Promise.resolve(0);
+  async rollupDrift(domainId: number): Promise<number> {
+    await this.open();
+    let drift = 0;
+    for (const k of CH_ROLLUP_KINDS) {
+      const [r] = await this.select<{ n: number }>(driftSql(this.db, k, int(domainId)));
+      drift += num(r.n);
+    }
+    return drift;
+  }
+
+  /** An over-time read of the counts rollup at the levels that divide the interval (nothing to read: no points). */
+  private readCounts<T>(
+    domainIds: readonly number[],
+    range: ReadRange,
+    intervalMs: number,
+    timeoutMs: number,
+    sql: (from: string) => string,
+    map: (rows: Record<string, unknown>[]) => T[],
+  ): Promise<T[]> {
+    return this.readRollups(
+      domainIds,
+      range,
+      timeoutMs,
+      [],
+      { counts: { levels: levelsFor('counts', intervalMs) } },
+      (f) => (f.counts ? sql(f.counts) : null),
+      map,
+    );
+  }
+
+  /**
+   * A read of the rollups (clickhouse-rollups.ts) over the range for the domains not deleted here: the rows of each
+   * kind as a subquery (null when there is nothing to read), handed to `sql`.
+   */
+  private readRollups<T, R = Record<string, unknown>>(
+    domainIds: number | readonly number[],
+    range: ReadRange,
+    timeoutMs: number,
+    empty: T,
+    sources: Partial<Record<RollupKind, { levels: number[]; pieceLvl?: (lvl: number) => boolean }>>,
+    sql: (from: Partial<Record<RollupKind, string>>) => string | null,
+    map: (rows: R[]) => T,
+  ): Promise<T> {
+    const ids = [domainIds].flat().filter((id) => !this.deleted.has(id));
+    if (ids.length === 0) return Promise.resolve(empty);
+    const list = ids.map(int).join(', ');
+    const from: Partial<Record<RollupKind, string>> = {};
+    const filters = filterParts(range);
+    for (const [k, s] of Object.entries(sources) as [
+      RollupKind,
+      { levels: number[]; pieceLvl?: (l: number) => boolean },
+    ][]) {
+      const cov = cover(range.since.getTime(), range.until.getTime(), s.levels);
+      const src = sourceSql(this.db, k, list, cov, filters, s.pieceLvl);
+      if (src !== null) from[k] = `(${src})`;
+    }
+    const text = sql(from);
+    return text === null ? Promise.resolve(empty) : this.read(ids, timeoutMs, empty, text, map);
   }
 
   query(): Promise<never> {
@@ -372,14 +521,7 @@ class ClickHouseStore implements AnalyticsStore {
       `time_us >= ${int(range.since.getTime() * 1000)}`,
       `time_us < ${int(range.until.getTime() * 1000)}`,
     ];
-    for (const [field, kind] of Object.entries(FILTER_KIND) as [FilterField, 'string' | 'int' | 'bool'][]) {
-      const v = range.filter[field];
-      if (v === undefined) continue;
-      if (kind === 'bool') parts.push(`${field} = ${v === true || v === 'true' ? 1 : 0}`);
-      else if (kind === 'int') parts.push(Number.isSafeInteger(Number(v)) ? `${field} = ${int(Number(v))}` : '0');
-      else parts.push(`${field} = ${chString(String(v))}`);
-    }
-    return parts.join(' AND ');
+    return [...parts, ...filterParts(range)].join(' AND ');
   }
 
   /** One read of one domain's or several domains' rows: nothing when all are deleted here, QueryFailed at the time limit. */
@@ -413,6 +555,23 @@ class ClickHouseStore implements AnalyticsStore {
     intervalMs: number,
     timeoutMs: number,
   ): Promise<SeriesBucket[]> {
+    if (noFilter(range)) {
+      const k = `intDiv(b - ${int(startMs)}, ${int(intervalMs)})`;
+      return this.readRollups<SeriesBucket[], { k: number; r: number; s: number; v: number }>(
+        domainId,
+        range,
+        timeoutMs,
+        [],
+        { counts: { levels: levelsFor('counts', intervalMs) }, clients: { levels: levelsFor('clients', intervalMs) } },
+        (f) =>
+          f.counts && f.clients
+            ? `SELECT k, r, s, v FROM (SELECT ${k} AS k, sum(requests) AS r, sum(sent) AS s FROM ${f.counts} GROUP BY k)
+               ALL INNER JOIN (SELECT ${k} AS k, uniqExact(client_ip) AS v FROM ${f.clients} GROUP BY k) USING (k)
+               ORDER BY k`
+            : null,
+        (rows) => rows.map((x) => ({ bucket: num(x.k), requests: num(x.r), bytes: num(x.s), visitors: num(x.v) })),
+      );
+    }
     return this.read(
       domainId,
       timeoutMs,
@@ -436,6 +595,60 @@ class ClickHouseStore implements AnalyticsStore {
 
   accountSummary(domainId: number[], range: ReadRange, timeoutMs: number): Promise<RangeSummary> {
     const cached = `cache_status IN ('HIT', 'STALE')`;
+    if (noFilter(range))
+      return this.readRollups<RangeSummary, { x: number[]; vis: number; q: number[] }>(
+        domainId,
+        range,
+        timeoutMs,
+        EMPTY_SUMMARY,
+        {
+          counts: { levels: [...LEVELS.counts] },
+          clients: { levels: [...LEVELS.clients] },
+          upstream: { levels: [...LEVELS.upstream] },
+        },
+        (f) =>
+          f.counts && f.clients
+            ? `SELECT [toFloat64(sum(requests)), toFloat64(sum(sent)), toFloat64(sumIf(requests, ${cached})),
+                 toFloat64(sumIf(sent, ${cached})), toFloat64(sum(origin_requests)), toFloat64(sum(origin_sent)),
+                 sum(upstream_sum), toFloat64(sumIf(requests, status >= 400 AND status < 500)),
+                 toFloat64(sumIf(requests, status >= 500)), toFloat64(sum(fetched))] AS x,
+                 (SELECT uniqExact(client_ip) FROM ${f.clients}) AS vis,
+                 ${f.upstream ? `(SELECT quantilesExactWeighted(0.5, 0.95, 0.99)(v, toUInt64(n)) FROM ${f.upstream})` : '[0, 0, 0]'} AS q
+               FROM ${f.counts}`
+            : null,
+        (rows) => {
+          const { x, vis, q } = rows[0];
+          const [
+            requests,
+            bytes,
+            cachedRequests,
+            cachedBytes,
+            originRequests,
+            originBytes,
+            upstreamSum,
+            s4,
+            s5,
+            fetched,
+          ] = x.map(num);
+          if (requests === 0) return EMPTY_SUMMARY;
+          return {
+            requests,
+            bytes,
+            visitors: num(vis),
+            cachedRequests,
+            cachedBytes,
+            originRequests,
+            originBytes,
+            upstreamMs:
+              originRequests === 0
+                ? null
+                : { avg: upstreamSum / originRequests, p50: num(q[0]), p95: num(q[1]), p99: num(q[2]) },
+            status4xx: s4,
+            status5xx: s5,
+            originFetchedBytes: fetched,
+          };
+        },
+      );
     return this.read<RangeSummary, { x: unknown[] }>(
       domainId,
       timeoutMs,
@@ -501,6 +714,19 @@ class ClickHouseStore implements AnalyticsStore {
   }
 
   accountPeak(domainId: number[], range: ReadRange, timeoutMs: number): Promise<Peak> {
+    if (noFilter(range))
+      return this.readRollups<Peak, { s: number; n: number }>(
+        domainId,
+        range,
+        timeoutMs,
+        null,
+        { seconds: { levels: [...LEVELS.seconds] } },
+        (f) =>
+          f.seconds
+            ? `SELECT intDiv(b, 1000) AS s, sum(n) AS n FROM ${f.seconds} GROUP BY s ORDER BY n DESC, s LIMIT 1`
+            : null,
+        (rows) => (rows[0] ? { time: new Date(num(rows[0].s) * 1000), requests: num(rows[0].n) } : null),
+      );
     return this.read(
       domainId,
       timeoutMs,
@@ -521,6 +747,22 @@ class ClickHouseStore implements AnalyticsStore {
     // Dimensions are columns of `logs` by name (reads.ts); anything else never reaches the SQL.
     if (!DIMENSIONS.includes(dimension)) throw new Error(`unknown dimension ${String(dimension)}`);
     const col = dimension;
+    const kind = breakdownRollup(dimension, range);
+    if (kind)
+      return this.readRollups<BreakdownItem[]>(
+        domainId,
+        range,
+        timeoutMs,
+        [],
+        { [kind]: { levels: [...LEVELS[kind]] } },
+        (f) =>
+          f[kind]
+            ? `SELECT ${col} AS v, sum(requests) AS r, sum(sent) AS s, sum(fetched) AS o FROM ${f[kind]}
+               GROUP BY v ORDER BY r DESC, v LIMIT ${int(limit)}`
+            : null,
+        (rows) =>
+          rows.map((x) => ({ value: groupValue(x.v), requests: num(x.r), bytes: num(x.s), originBytes: num(x.o) })),
+      );
     return this.read(
       domainId,
       timeoutMs,
@@ -644,12 +886,20 @@ class ClickHouseStore implements AnalyticsStore {
     intervalMs: number,
     timeoutMs: number,
   ): Promise<TrafficBucket[]> {
-    const types = SECURITY_RULE_TYPES.map((t) => chString(t)).join(', ');
-    const reasons = UNBILLED_REASONS.map((t) => chString(t)).join(', ');
-    // Rows logged before the edge said why it answered (serving_path '') by their rule hits.
-    const refused = `(serving_path != '' AND unserved_reason IN (${reasons})
-      OR serving_path = '' AND status >= 400 AND arrayExists((t, d) -> d = 0 AND has([${types}], t), rule_types, rule_dry))`;
+    const refused = CH_REFUSED;
     const cached = `cache_status IN ('HIT', 'STALE')`;
+    if (countsFilter(range))
+      return this.readCounts(
+        domainIds,
+        range,
+        intervalMs,
+        timeoutMs,
+        (from) => `SELECT intDiv(b - ${int(startMs)}, ${int(intervalMs)}) AS k, sum(requests) AS n, sum(sent) AS total,
+                 sumIf(requests, refused = 0) AS br, sumIf(sent, refused = 0) AS bb, sum(origin_requests) AS o,
+                 sum(origin_sent) AS ob, sumIf(sent, ${cached}) AS cb, sum(fetched) AS fetched
+               FROM ${from} GROUP BY k ORDER BY k`,
+        (rows) => rows.map((x) => trafficBucket({ ...x, b: x.k })),
+      );
     // No alias may be a column's name here: ClickHouse would read `bytes` in sumIf as the alias of sum(bytes).
     return this.read(
       domainIds,
@@ -660,18 +910,7 @@ class ClickHouseStore implements AnalyticsStore {
          countIf(upstream_ms >= 0) AS o, sumIf(bytes, upstream_ms >= 0) AS ob, sumIf(bytes, ${cached}) AS cb,
          sum(origin_bytes) AS fetched
        FROM ${this.table} WHERE ${this.where(domainIds, range)} GROUP BY b ORDER BY b`,
-      (rows) =>
-        rows.map((x) => ({
-          bucket: num(x.b),
-          requests: num(x.n),
-          bytes: num(x.total),
-          billableRequests: num(x.br),
-          billableBytes: num(x.bb),
-          originRequests: num(x.o),
-          originBytes: num(x.ob),
-          cachedBytes: num(x.cb),
-          originFetchedBytes: num(x.fetched),
-        })),
+      (rows) => rows.map(trafficBucket),
     );
   }
 
@@ -717,6 +956,17 @@ class ClickHouseStore implements AnalyticsStore {
     const col = groupColumn(dim);
     const numeric = values.every((v) => typeof v === 'number');
     const list = values.map((v) => (numeric ? int(v as number) : chString(String(v)))).join(', ');
+    if (countsGroup(dim) && countsFilter(range))
+      return this.readCounts(
+        domainIds,
+        range,
+        intervalMs,
+        timeoutMs,
+        (from) => `SELECT intDiv(b - ${int(startMs)}, ${int(intervalMs)}) AS k, ${col} AS v, sum(requests) AS r,
+                 sum(sent) AS s FROM ${from} WHERE ${numeric ? col : `toString(${col})`} IN (${list})
+               GROUP BY k, v ORDER BY k, v`,
+        (rows) => rows.map((x) => ({ bucket: num(x.k), value: groupValue(x.v), requests: num(x.r), bytes: num(x.s) })),
+      );
     return this.read(
       domainIds,
       timeoutMs,

@@ -15,6 +15,7 @@ import { startClickHouse } from '../../../../test/helpers/clickhouse-server.js';
 import { startTestControlPlane } from '../../../../test/helpers/control-plane.js';
 import { CLICKHOUSE_QUERY_REFUSED, chString, openClickHouseStore } from './clickhouse-store.js';
 import { QueryFailed, type LogRow } from './store.js';
+import { assertReads, BASE, generateLog, RANGES, streamScenario } from './test-rollups.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 const HOUR = 3_600_000;
@@ -159,7 +160,41 @@ test('analytics on ClickHouse: the store, and the reads of reads.test.ts', { tim
       ],
     );
     assert.equal((await store.summary(7, { ...range, filter: { markdown: true } }, 10_000)).requests, 1);
+    assert.equal(await store.rollupDrift(7), 0, 'rollups built from the older table on open');
   });
+
+  await t.test(
+    'rollups: batches sent again and restarts leave them exact; retention; a database without them',
+    async (t) => {
+      const open = () => openClickHouseStore({ url: server.url, database: 'rollup_test' });
+      const rows = generateLog(5, 3000);
+      const store = await streamScenario(t, open, 5, rows);
+      const before = BASE + 13 * HOUR + 17 * 60_000 + 31_250;
+      assert.equal(await store.deleteBefore(5, new Date(before)), rows.filter((x) => x.time.getTime() < before).length);
+      assert.equal(await store.rollupDrift(5), 0, 'after retention');
+      const left = rows.filter((x) => x.time.getTime() >= before);
+      for (const range of RANGES) await assertReads(store, 5, left, range);
+      await store.close();
+
+      // The database as the version before the rollups left it: the views and rollup tables gone.
+      const raw = createClient({ url: server.url });
+      t.after(() => raw.close());
+      const tables = await (
+        await raw.query({
+          query: `SELECT name FROM system.tables WHERE database = 'rollup_test' AND name != 'logs'`,
+          format: 'JSONEachRow',
+        })
+      ).json<{ name: string }>();
+      assert.ok(tables.length >= 10);
+      for (const { name } of tables) await raw.command({ query: `DROP TABLE rollup_test.${name}` });
+      const again = open();
+      t.after(() => again.close());
+      assert.equal(await again.rollupDrift(5), 0, 'built again from the rows on open');
+      for (const range of RANGES) await assertReads(again, 5, left, range);
+      await again.deleteDomain(5);
+      assert.equal((await again.summary(5, RANGES[0], 10_000)).requests, 0);
+    },
+  );
 
   for (const file of ['reads.test.ts', 'account-reads.test.ts', 'fields.test.ts'])
     await t.test(`${file}, every assertion, with the store on ClickHouse`, async () => {

@@ -38,7 +38,7 @@ import {
   rollupTraffic,
   trimRollups,
 } from './duckdb-rollups.js';
-import { COUNT_DIMS, countsFilter, countsGroup, newestFirst, noFilter } from './rollup.js';
+import { breakdownRollup, countsFilter, countsGroup, newestFirst, noFilter } from './rollup.js';
 import { MAX_ACCOUNT_DOMAINS } from './account-reads.js';
 import { EMPTY_SUMMARY } from './reads.js';
 import { checkParsedQuery, QueryRefused } from './sandbox.js';
@@ -154,15 +154,7 @@ export function openDuckDbStore(opts: DuckDbOptions): AnalyticsStore {
         : (await engine()).read(id, timeoutMs, null, (c, t) => readPeak(c, t, range)),
     breakdown: async (id, range, dimension, limit, timeoutMs) => {
       const e = await engine();
-      const only = (fields: string[]) => Object.keys(range.filter).every((f) => fields.includes(f));
-      const kind =
-        (COUNT_DIMS as readonly string[]).includes(dimension) && countsFilter(range)
-          ? 'counts'
-          : dimension === 'client_ip' && noFilter(range)
-            ? 'clients'
-            : dimension === 'path' && only(['host'])
-              ? 'paths'
-              : null;
+      const kind = breakdownRollup(dimension, range);
       return kind
         ? e.readRollups([id], timeoutMs, [], (c, ids) => rollupBreakdown(c, kind, ids, range, dimension, limit))
         : e.read(id, timeoutMs, [], (c, t) => readBreakdown(c, t, range, dimension, limit));

@@ -111,6 +111,14 @@ export const noFilter = (range: ReadRange): boolean => Object.keys(range.filter)
 export const countsGroup = (d: GroupDimension): boolean =>
   d === 'status_class' || (COUNT_DIMS as readonly string[]).includes(d);
 
+/** The rollup a top-N breakdown by `dimension` over `range` reads, or null: the raw rows. */
+export function breakdownRollup(dimension: string, range: ReadRange): 'counts' | 'clients' | 'paths' | null {
+  if ((COUNT_DIMS as readonly string[]).includes(dimension) && countsFilter(range)) return 'counts';
+  if (dimension === 'client_ip' && noFilter(range)) return 'clients';
+  if (dimension === 'path' && Object.keys(range.filter).every((f) => f === 'host')) return 'paths';
+  return null;
+}
+
 /**
  * A page of raw logs, newest first, read newest window first: the last minute before the page's upper end, then 16
  * times wider until the window holds more than a page or reaches `since`. The newest rows of the range are the newest

@@ -1,0 +1,164 @@
+// The rollups (rollup.ts) on ClickHouse: per kind one SummingMergeTree table `r<kind>` ordered by (domain_id, lvl, b,
+// key), filled by a materialized view on `logs` (every INSERT of a batch into `logs` adds its aggregate per level; the
+// server adds rows of the same key up as it merges parts), built once from the stored rows when the views are missing.
+// Reads sum over the rows of a key (parts not yet merged hold several) and take whole buckets from the rollups and the
+// raw rows of the range's ends, as on DuckDB (duckdb-rollups.ts). SQL of 18.16: no window functions, no GROUP BY ALL,
+// UNION ALL branches of the same types; a measure is never aliased as a column of `logs` (18.16 would read the alias
+// inside the other aggregates).
+import { SECURITY_RULE_TYPES, UNBILLED_REASONS } from './account-reads.js';
+import { COUNT_DIMS, LEVELS, type Cover, type RollupKind } from './rollup.js';
+
+type Col = readonly [name: string, type: string, raw: string];
+interface KindSql {
+  table: string;
+  keys: readonly Col[];
+  measures: readonly Col[];
+  only?: string;
+}
+
+const TO_ORIGIN = 'upstream_ms >= 0';
+const types = SECURITY_RULE_TYPES.map((t) => `'${t}'`).join(', ');
+const reasons = UNBILLED_REASONS.map((t) => `'${t}'`).join(', ');
+/** Refused by a security rule (account-reads.ts); rows logged before the edge said why by their rule hits. */
+export const CH_REFUSED = `(serving_path != '' AND unserved_reason IN (${reasons})
+  OR serving_path = '' AND status >= 400 AND arrayExists((t, d) -> d = 0 AND has([${types}], t), rule_types, rule_dry))`;
+
+const KEY_TYPE: Record<(typeof COUNT_DIMS)[number], string> = {
+  host: 'String',
+  method: 'String',
+  status: 'Int32',
+  cache_status: 'String',
+  node: 'String',
+  bot_class: 'String',
+  country: 'String',
+  http_protocol: 'String',
+  tls_version: 'String',
+  ua_category: 'String',
+  serving_path: 'String',
+  unserved_reason: 'String',
+  markdown: 'UInt8',
+};
+
+export const CH_KINDS: Record<RollupKind, KindSql> = {
+  counts: {
+    table: 'rc',
+    keys: [...COUNT_DIMS.map((d): Col => [d, KEY_TYPE[d], d]), ['refused', 'UInt8', `toUInt8(${CH_REFUSED})`]],
+    measures: [
+      ['requests', 'Int64', '1'],
+      ['sent', 'Int64', 'bytes'],
+      ['origin_requests', 'Int64', `if(${TO_ORIGIN}, 1, 0)`],
+      ['origin_sent', 'Int64', `if(${TO_ORIGIN}, bytes, 0)`],
+      ['upstream_sum', 'Float64', `if(${TO_ORIGIN}, upstream_ms, 0)`],
+      ['fetched', 'Int64', 'origin_bytes'],
+    ],
+  },
+  clients: {
+    table: 'rv',
+    keys: [['client_ip', 'String', 'client_ip']],
+    measures: [
+      ['requests', 'Int64', '1'],
+      ['sent', 'Int64', 'bytes'],
+      ['fetched', 'Int64', 'origin_bytes'],
+    ],
+  },
+  upstream: { table: 'ru', keys: [['v', 'Float64', 'upstream_ms']], measures: [['n', 'Int64', '1']], only: TO_ORIGIN },
+  paths: {
+    table: 'rp',
+    keys: [
+      ['host', 'String', 'host'],
+      ['path', 'String', 'path'],
+    ],
+    measures: [
+      ['requests', 'Int64', '1'],
+      ['sent', 'Int64', 'bytes'],
+      ['fetched', 'Int64', 'origin_bytes'],
+    ],
+  },
+  seconds: { table: 'rs', keys: [], measures: [['n', 'Int64', '1']] },
+};
+export const CH_ROLLUP_KINDS = Object.keys(CH_KINDS) as RollupKind[];
+
+const cast = (type: string, sql: string) => `to${type}(${sql})`;
+const keyExpr = ([n, , raw]: Col) => (raw === n ? n : `${raw} AS ${n}`);
+
+export function rollupTableSql(db: string, kind: RollupKind): string {
+  const { table, keys, measures } = CH_KINDS[kind];
+  const cols = ['domain_id UInt32', 'lvl UInt32', 'b Int64', ...[...keys, ...measures].map(([n, t]) => `${n} ${t}`)];
+  const order = ['domain_id', 'lvl', 'b', ...keys.map(([n]) => n)].join(', ');
+  return `CREATE TABLE IF NOT EXISTS ${db}.${table} (${cols.join(', ')}) ENGINE = SummingMergeTree ORDER BY (${order})`;
+}
+
+/** The aggregate of `logs` rows (WHERE `cond`) per domain, level of `levels`, bucket and key: the view's SELECT. */
+export function aggregateSql(db: string, kind: RollupKind, levels: readonly number[], cond: string): string {
+  const { keys, measures, only } = CH_KINDS[kind];
+  const cols = [
+    'domain_id',
+    'lvl',
+    'intDiv(intDiv(time_us, 1000), lvl) * lvl AS b',
+    ...keys.map(keyExpr),
+    ...measures.map(([n, t, raw]) => `${cast(t, `sum(${raw})`)} AS ${n}`),
+  ];
+  const where = [cond, only].filter(Boolean).join(' AND ');
+  return `SELECT ${cols.join(', ')} FROM ${db}.logs ARRAY JOIN [${levels.map((l) => `toUInt32(${l})`).join(', ')}] AS lvl${where ? ` WHERE ${where}` : ''}
+    GROUP BY ${['domain_id', 'lvl', 'b', ...keys.map(([n]) => n)].join(', ')}`;
+}
+
+export const viewName = (kind: RollupKind): string => `${CH_KINDS[kind].table}_mv`;
+export function viewSql(db: string, kind: RollupKind): string {
+  return `CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.${viewName(kind)} TO ${db}.${CH_KINDS[kind].table}
+    AS ${aggregateSql(db, kind, LEVELS[kind], '')}`;
+}
+
+/**
+ * Rows of the domain's rollups (summed per key) that differ from the aggregate of its `logs` rows computed again:
+ * one statement per kind, its count the drift.
+ */
+export function driftSql(db: string, kind: RollupKind, domainId: string): string {
+  const { table, keys, measures } = CH_KINDS[kind];
+  const key = ['lvl', 'b', ...keys.map(([n]) => n)];
+  const x = measures.map(([n]) => `sum(${n}) AS x_${n}`).join(', ');
+  const y = measures.map(([n]) => `${n} AS y_${n}`).join(', ');
+  const differs = measures
+    .map(([n, t]) => (t === 'Float64' ? `abs(x_${n} - y_${n}) > 1e-9 * greatest(1, abs(y_${n}))` : `x_${n} != y_${n}`))
+    .join(' OR ');
+  return `SELECT count() AS n FROM
+    (SELECT ${key.join(', ')}, ${x} FROM ${db}.${table} WHERE domain_id = ${domainId} GROUP BY ${key.join(', ')})
+    ALL FULL OUTER JOIN
+    (SELECT ${key.join(', ')}, ${y} FROM (${aggregateSql(db, kind, LEVELS[kind], `domain_id = ${domainId}`)}))
+    USING (${key.join(', ')}) WHERE ${differs}`;
+}
+
+/**
+ * The rows of a kind over `cov` for the domains (`ids` the SQL list), with the filter fragments: the rollup rows of
+ * its whole buckets and the raw rows of its ends, in the rollup's columns (b the row's ms). Null: nothing to read.
+ */
+export function sourceSql(
+  db: string,
+  kind: RollupKind,
+  ids: string,
+  cov: Cover,
+  filters: string[],
+  pieceLvl?: (lvl: number) => boolean,
+): string | null {
+  const { table, keys, measures, only } = CH_KINDS[kind];
+  const names = ['b', ...keys.map(([n]) => n), ...measures.map(([n]) => n)].join(', ');
+  const branches: string[] = [];
+  const pieces = cov.pieces.filter((p) => !pieceLvl || pieceLvl(p.lvl));
+  if (pieces.length > 0) {
+    const within = pieces.map((p) => `(lvl = ${p.lvl} AND b >= ${p.lo} AND b < ${p.hi})`).join(' OR ');
+    branches.push(
+      `SELECT ${names} FROM ${db}.${table} WHERE ${[`domain_id IN (${ids})`, `(${within})`, ...filters].join(' AND ')}`,
+    );
+  }
+  if (!pieceLvl && cov.raw.length > 0) {
+    const within = cov.raw.map((s) => `(time_us >= ${s.lo * 1000} AND time_us < ${s.hi * 1000})`).join(' OR ');
+    const cols = [
+      'toInt64(intDiv(time_us, 1000)) AS b',
+      ...keys.map(([n, t, raw]) => (raw === n ? n : `${cast(t, raw)} AS ${n}`)),
+      ...measures.map(([n, t, raw]) => `${cast(t, raw)} AS ${n}`),
+    ];
+    const conds = [`domain_id IN (${ids})`, `(${within})`, ...filters, ...(only ? [only] : [])];
+    branches.push(`SELECT ${cols.join(', ')} FROM ${db}.logs WHERE ${conds.join(' AND ')}`);
+  }
+  return branches.length > 0 ? branches.join(' UNION ALL ') : null;
+}

@@ -1,0 +1,200 @@
+// The rollups' test scenario, for rollups.test.ts (DuckDB) and clickhouse.test.ts: a generated log of known content,
+// the reads the rollups answer computed again here, and a stream of batches with some sent again and a restart.
+import type { TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { DAY, HOUR, MINUTE } from './rollup.js';
+import type { AnalyticsStore, LogRow } from './store.js';
+import type { ReadRange } from './reads.js';
+import { lcg, pick } from './test-log.js';
+
+const T = 60_000;
+/** Whole hours from here: the log spans day, hour, 15, 5 and 1-minute buckets and their edges. */
+export const BASE = Date.UTC(2026, 10, 24, 22, 0, 0);
+
+/** A log of `n` rows over about 26 hours, in no particular order within a batch, of one domain. */
+export function generateLog(domainId: number, n: number, seed = 7): LogRow[] {
+  const r = lcg(seed);
+  const rows: LogRow[] = [];
+  for (let i = 0; i < n; i++) {
+    const toOrigin = r() < 0.6;
+    rows.push({
+      // Clustered: many rows share a second (the peak), some in the last milliseconds of a bucket.
+      time: new Date(BASE + Math.floor(r() * 26 * HOUR) - (r() < 0.1 ? Math.floor(r() * 3) : 0)),
+      domainId,
+      ownerId: 1,
+      node: pick(r, ['edge-a', 'edge-b']),
+      host: pick(r, ['a.example.org', 'b.example.org']),
+      path: pick(r, ['/', '/a', '/b?x=1', '/c/d']),
+      method: pick(r, ['GET', 'GET', 'POST']),
+      status: pick(r, [200, 200, 200, 304, 404, 403, 500]),
+      bytes: Math.floor(r() * 10_000),
+      cacheStatus: pick(r, ['HIT', 'MISS', 'STALE', 'BYPASS', '']),
+      ruleHits: r() < 0.2 ? [[pick(r, [3, 4]), pick(r, ['waf', 'custom', 'cache']), r() < 0.5]] : [],
+      wafEvents: r() < 0.1 ? [[3, '942100', 2, 'ARGS:q', 'x', pick(r, ['block', 'log'])]] : [],
+      durationMs: Math.round(r() * 5000) / 10,
+      upstreamMs: toOrigin ? Math.round(r() * 3000) / 10 : -1,
+      clientIp: `198.51.100.${Math.floor(r() * 40)}`,
+      fingerprint: '',
+      botScore: 0,
+      botClass: pick(r, ['', '', 'ai_crawler']),
+      servingPath: pick(r, ['', 'origin', 'cache', 'edge']),
+      unservedReason: pick(r, ['', '', 'waf_block', 'origin_timeout']),
+      originBytes: toOrigin ? Math.floor(r() * 5000) : 0,
+      country: pick(r, ['US', 'DE', '']),
+    });
+  }
+  return rows;
+}
+
+const inRange = (rows: LogRow[], range: ReadRange) =>
+  rows.filter((x) => x.time.getTime() >= range.since.getTime() && x.time.getTime() < range.until.getTime());
+const sum = (xs: LogRow[], f: (x: LogRow) => number) => xs.reduce((a, x) => a + f(x), 0);
+const nearestRank = (sorted: number[], q: number) => sorted[Math.ceil(q * sorted.length) - 1];
+
+/** What the reads answer over `rows`, computed here. */
+function expectSummary(rows: LogRow[]) {
+  const cached = rows.filter((x) => x.cacheStatus === 'HIT' || x.cacheStatus === 'STALE');
+  const origin = rows.filter((x) => x.upstreamMs >= 0);
+  const ms = origin.map((x) => x.upstreamMs).sort((a, b) => a - b);
+  return {
+    requests: rows.length,
+    bytes: sum(rows, (x) => x.bytes),
+    visitors: new Set(rows.map((x) => x.clientIp)).size,
+    cachedRequests: cached.length,
+    cachedBytes: sum(cached, (x) => x.bytes),
+    originRequests: origin.length,
+    originBytes: sum(origin, (x) => x.bytes),
+    percentiles: ms.length ? [0.5, 0.95, 0.99].map((q) => nearestRank(ms, q)) : null,
+    avg: ms.length ? sum(origin, (x) => x.upstreamMs) / ms.length : null,
+    status4xx: rows.filter((x) => x.status >= 400 && x.status < 500).length,
+    status5xx: rows.filter((x) => x.status >= 500).length,
+    originFetchedBytes: sum(rows, (x) => x.originBytes ?? 0),
+  };
+}
+
+function expectSeries(rows: LogRow[], startMs: number, intervalMs: number) {
+  const by = new Map<number, LogRow[]>();
+  for (const x of rows) {
+    const b = Math.floor((x.time.getTime() - startMs) / intervalMs);
+    by.set(b, [...(by.get(b) ?? []), x]);
+  }
+  return [...by.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([bucket, xs]) => ({
+      bucket,
+      requests: xs.length,
+      bytes: sum(xs, (x) => x.bytes),
+      visitors: new Set(xs.map((x) => x.clientIp)).size,
+    }));
+}
+
+function expectPeak(rows: LogRow[]) {
+  const per = new Map<number, number>();
+  for (const x of rows)
+    per.set(Math.floor(x.time.getTime() / 1000), (per.get(Math.floor(x.time.getTime() / 1000)) ?? 0) + 1);
+  let best: { time: Date; requests: number } | null = null;
+  for (const [s, n] of [...per.entries()].sort((a, b) => a[0] - b[0]))
+    if (!best || n > best.requests) best = { time: new Date(s * 1000), requests: n };
+  return best;
+}
+
+function expectTop(rows: LogRow[], key: (x: LogRow) => string | number, limit: number) {
+  const by = new Map<string | number, LogRow[]>();
+  for (const x of rows) by.set(key(x), [...(by.get(key(x)) ?? []), x]);
+  return [...by.entries()]
+    .map(([value, xs]) => ({
+      value,
+      requests: xs.length,
+      bytes: sum(xs, (x) => x.bytes),
+      originBytes: sum(xs, (x) => x.originBytes ?? 0),
+    }))
+    .sort((a, b) => b.requests - a.requests || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0))
+    .slice(0, limit);
+}
+
+/** Every read the rollups answer, over `range`, against the log computed here. */
+export async function assertReads(store: AnalyticsStore, domainId: number, rows: LogRow[], range: ReadRange) {
+  const inside = inRange(rows, range);
+  const e = expectSummary(inside);
+  const got = await store.summary(domainId, range, T);
+  const { upstreamMs, ...totals } = got;
+  const { percentiles, avg, ...want } = e;
+  assert.deepEqual(totals, want);
+  if (percentiles === null || avg === null) assert.equal(upstreamMs, null);
+  else {
+    assert.ok(upstreamMs);
+    assert.deepEqual([upstreamMs.p50, upstreamMs.p95, upstreamMs.p99], percentiles);
+    assert.ok(Math.abs(upstreamMs.avg - avg) < 1e-9);
+  }
+  for (const interval of [MINUTE, 5 * MINUTE, 15 * MINUTE, HOUR, DAY]) {
+    const start = Math.floor(range.since.getTime() / interval) * interval;
+    if ((range.until.getTime() - start) / interval > 1500) continue;
+    assert.deepEqual(
+      await store.series(domainId, range, start, interval, T),
+      expectSeries(inside, start, interval),
+      `series by ${interval / MINUTE} min`,
+    );
+  }
+  assert.deepEqual(await store.peak(domainId, range, T), expectPeak(inside));
+  assert.deepEqual(
+    await store.breakdown(domainId, range, 'status', 100, T),
+    expectTop(inside, (x) => x.status, 100),
+  );
+  assert.deepEqual(
+    await store.breakdown(domainId, range, 'client_ip', 10, T),
+    expectTop(inside, (x) => x.clientIp, 10),
+  );
+  assert.deepEqual(
+    await store.breakdown(domainId, range, 'path', 10, T),
+    expectTop(inside, (x) => x.path, 10),
+  );
+  const filtered = { ...range, filter: { cache_status: 'HIT' } };
+  assert.deepEqual(
+    await store.breakdown(domainId, filtered, 'country', 10, T),
+    expectTop(
+      inside.filter((x) => x.cacheStatus === 'HIT'),
+      (x) => x.country ?? '',
+      10,
+    ),
+  );
+}
+
+/** Ranges with edges inside buckets of every level, whole buckets, and the whole log. */
+export const RANGES: ReadRange[] = [
+  { since: new Date(BASE - HOUR), until: new Date(BASE + 27 * HOUR), filter: {} },
+  { since: new Date(BASE + 1234), until: new Date(BASE + 25 * HOUR + 61_001), filter: {} },
+  { since: new Date(BASE + 3 * HOUR + 7 * MINUTE + 500), until: new Date(BASE + 5 * HOUR + 2 * MINUTE), filter: {} },
+  { since: new Date(BASE + 2 * HOUR), until: new Date(BASE + 2 * HOUR + 90_000), filter: {} },
+];
+
+/**
+ * Batches of `rows` appended with ids, some sent twice, the store reopened halfway (`reopen`): afterwards the rollups
+ * equal a recomputation from the raw rows, and the reads equal the log's numbers.
+ */
+export async function streamScenario(
+  t: TestContext,
+  open: () => AnalyticsStore,
+  domainId: number,
+  rows: LogRow[],
+): Promise<AnalyticsStore> {
+  let store = open();
+  const batches: LogRow[][] = [];
+  for (let i = 0; i < rows.length; i += 97) batches.push(rows.slice(i, i + 97));
+  for (const [n, batch] of batches.entries()) {
+    if (n === Math.floor(batches.length / 2)) {
+      await store.close();
+      store = open();
+    }
+    assert.equal(await store.append(batch, { node: 'edge-a', id: `b${n}` }), true);
+    if (n % 5 === 0) assert.equal(await store.append(batch, { node: 'edge-a', id: `b${n}` }), false, 'sent again');
+  }
+  // The last batch again after a restart: still stored once.
+  await store.close();
+  store = open();
+  t.after(() => store.close());
+  assert.equal(await store.append(batches.at(-1) ?? [], { node: 'edge-a', id: `b${batches.length - 1}` }), false);
+  assert.equal(await store.countRows(domainId), rows.length);
+  assert.equal(await store.rollupDrift(domainId), 0, 'rollups equal the raw rows aggregated again');
+  for (const range of RANGES) await assertReads(store, domainId, rows, range);
+  return store;
+}
