@@ -9,7 +9,10 @@
 # nginx's cache hit, and (b) bare uWS in front of a minimal net.Socket origin client (no rules, no logs), set against
 # nginx's plain proxy; as many processes as cores, on one port (SO_REUSEPORT), pinned like the edge.
 # Usage: bash bench/edge-node/wrk.sh [seconds-per-run (default 8)] [connections (default 64)]
-# Prints a markdown table (requests/s, p99, edge/nginx ratio). Installs wrk and nginx with apt-get when missing.
+# Prints a markdown table (requests/s, p99, CPU time per request, edge/nginx ratio). CPU µs/req is the user + system
+# time the proxy's processes (edge: the process and its workers; nginx: master and workers) spent during the measured
+# run, divided by the requests wrk counted: on a shared machine it moves far less than req/s, which counts the time
+# spent waiting for a core. Installs wrk and nginx with apt-get when missing.
 # EDGE_CPU_PROF=<dir>: afterwards, one edge (1 core) per row of the plain proxy and the cache hit under wrk with
 # node --cpu-prof, the profiles kept in <dir> and their top 10 functions by self time printed (cpuprofile-top.ts).
 set -euo pipefail
@@ -147,19 +150,34 @@ node --import tsx "$ROOT/bench/edge-node/wrk-setup.ts" "$TMP/edge" "$ORIGIN_PORT
 BROWSER_H=()
 while IFS= read -r h; do BROWSER_H+=(-H "$h"); done <"$TMP/edge/security-headers"
 
-# wrk -t1 on core 0 (with the origin); prints "<req/s> <p99 ms> <non-2xx>". A 4th argument `browser` adds BROWSER_H.
+# CPU ticks (user + system, /proc/<pid>/stat) of the given processes and their children.
+cpu_ticks() {
+  local total=0 p
+  for p in "$@" $(for q in "$@"; do pgrep -P "$q"; done); do
+    [ -r "/proc/$p/stat" ] && total=$((total + $(awk '{print $14 + $15}' "/proc/$p/stat")))
+  done
+  echo "$total"
+}
+TICK_US=$((1000000 / $(getconf CLK_TCK)))
+
+# wrk -t1 on core 0 (with the origin); prints "<req/s> <p99 ms> <non-2xx> <CPU µs/req>", the CPU of the processes
+# named by the 5th argument (space-separated pids; their children count too). A 4th argument `browser` adds BROWSER_H.
 run_wrk() {
-  local port=$1 host=$2 path=$3 extra=()
+  local port=$1 host=$2 path=$3 extra=() pids
+  read -r -a pids <<<"${5:-}"
   [ "${4:-}" = browser ] && extra=("${BROWSER_H[@]}")
   taskset -c 0 wrk -t1 -c"$CONNS" -d2s -H "Host: $host" "${extra[@]}" "http://127.0.0.1:$port$path" >/dev/null 2>&1 || true  # warm-up
-  local out
+  local out before after
+  before=$(cpu_ticks "${pids[@]}")
   out=$(taskset -c 0 wrk -t1 -c"$CONNS" -d"${DUR}s" --latency -H "Host: $host" "${extra[@]}" "http://127.0.0.1:$port$path")
-  local rps p99
+  after=$(cpu_ticks "${pids[@]}")
+  local rps p99 requests
   rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
   p99=$(echo "$out" | awk '$1=="99%" {print $2}')
+  requests=$(echo "$out" | awk '/requests in/ {print $1}')
   local non2xx
   non2xx=$(echo "$out" | awk '/Non-2xx/ {print $NF}')
-  echo "$rps $(to_ms "$p99") ${non2xx:-0}"
+  echo "$rps $(to_ms "$p99") ${non2xx:-0} $(echo "scale=1; ($after - $before) * $TICK_US / $requests" | bc)"
 }
 to_ms() { local v=$1; case "$v" in *us) echo "scale=3; ${v%us}/1000" | bc;; *ms) echo "${v%ms}";; *s) echo "scale=1; ${v%s}*1000" | bc;; *) echo "$v";; esac; }
 
@@ -167,8 +185,8 @@ wait_port() { for _ in $(seq 1 200); do (echo > "/dev/tcp/127.0.0.1/$1") 2>/dev/
 
 probe() { curl -s -o /dev/null -w '%{http_code}' -H "Host: secure.bench.example.org" "$@"; }
 
-echo "| cores | scenario | edge req/s | edge p99 ms | nginx req/s | nginx p99 ms | edge/nginx |"
-echo "|---|---|---|---|---|---|---|"
+echo "| cores | scenario | edge req/s | edge p99 ms | edge CPU µs/req | nginx req/s | nginx p99 ms | nginx CPU µs/req | edge/nginx |"
+echo "|---|---|---|---|---|---|---|---|---|"
 for cores in 1 2; do
   cpuset=$([ "$cores" = 1 ] && echo 1 || echo 0-1)
   # Our edge node.
@@ -182,12 +200,12 @@ for cores in 1 2; do
   taskset -c "$cpuset" "$NGINX" -p "$TMP/proxy" -c "$TMP/proxy/nginx.conf"
   wait_port "$NGINX_PORT"
   # The ceiling rows' servers, one process per core on one port each (SO_REUSEPORT), pinned like the edge.
-  CEILING_PIDS=()
+  FIXED_PIDS=(); MINI_PIDS=()
   for _ in $(seq 1 "$cores"); do
     taskset -c "$cpuset" node --import tsx "$ROOT/bench/edge-node/ceiling.ts" fixed "$FIXED_PORT" >>"$TMP/ceiling.log" 2>&1 &
-    PIDS+=($!); CEILING_PIDS+=($!)
+    PIDS+=($!); FIXED_PIDS+=($!)
     taskset -c "$cpuset" node --import tsx "$ROOT/bench/edge-node/ceiling.ts" proxy "$MINI_PORT" "$ORIGIN_PORT" >>"$TMP/ceiling.log" 2>&1 &
-    PIDS+=($!); CEILING_PIDS+=($!)
+    PIDS+=($!); MINI_PIDS+=($!)
   done
   wait_port "$FIXED_PORT"; wait_port "$MINI_PORT"
   # Both sides act on the security row's rules: a scripted client and an attack refused, the browser served.
@@ -198,22 +216,22 @@ for cores in 1 2; do
   for scenario in "plain proxy|plain.bench.example.org|/page" "cache hit|cache.bench.example.org|/static/a.css" "20 rules, proxied|rules.bench.example.org|/plain/x" "WAF PL1, proxied (nginx: ModSecurity + CRS)|waf.bench.example.org|/search?q=select+a+plan&name=O%27Brien" \
     "every security type, proxied (nginx: ModSecurity + CRS, limit_req, maps)|secure.bench.example.org|/search?q=select+a+plan&name=O%27Brien|browser"; do
     IFS='|' read -r name host path headers <<<"$scenario"
-    read -r e_rps e_p99 e_bad <<<"$(run_wrk "$EDGE_PORT" "$host" "$path" "$headers")"
-    read -r n_rps n_p99 n_bad <<<"$(run_wrk "$NGINX_PORT" "$host" "$path" "$headers")"
+    read -r e_rps e_p99 e_bad e_cpu <<<"$(run_wrk "$EDGE_PORT" "$host" "$path" "$headers" "$EDGE_PID")"
+    read -r n_rps n_p99 n_bad n_cpu <<<"$(run_wrk "$NGINX_PORT" "$host" "$path" "$headers" "$(cat "$TMP/proxy/nginx.pid")")"
     ratio=$(echo "scale=2; $e_rps / $n_rps" | bc)
     note=""; [ "$e_bad" != 0 ] && note=" (edge non-2xx: $e_bad)"; [ "$n_bad" != 0 ] && note="$note (nginx non-2xx: $n_bad)"
-    echo "| $cores | $name | $e_rps | $e_p99 | $n_rps | $n_p99 | ${ratio}$note |"
-    case "$name" in "plain proxy") NGINX_PLAIN="$n_rps $n_p99";; "cache hit") NGINX_HIT="$n_rps $n_p99";; esac
+    echo "| $cores | $name | $e_rps | $e_p99 | $e_cpu | $n_rps | $n_p99 | $n_cpu | ${ratio}$note |"
+    case "$name" in "plain proxy") NGINX_PLAIN="$n_rps $n_p99 $n_cpu";; "cache hit") NGINX_HIT="$n_rps $n_p99 $n_cpu";; esac
   done
-  for ceiling in "ceiling (a): bare uWS, fixed 1 KB (nginx: its cache hit above)|$FIXED_PORT|$NGINX_HIT" \
-    "ceiling (b): bare uWS + minimal net.Socket origin client (nginx: its plain proxy above)|$MINI_PORT|$NGINX_PLAIN"; do
-    IFS='|' read -r name port anchor <<<"$ceiling"
-    read -r n_rps n_p99 <<<"$anchor"
-    read -r c_rps c_p99 c_bad <<<"$(run_wrk "$port" plain.bench.example.org /page)"
+  for ceiling in "ceiling (a): bare uWS, fixed 1 KB (nginx: its cache hit above)|$FIXED_PORT|$NGINX_HIT|${FIXED_PIDS[*]}" \
+    "ceiling (b): bare uWS + minimal net.Socket origin client (nginx: its plain proxy above)|$MINI_PORT|$NGINX_PLAIN|${MINI_PIDS[*]}"; do
+    IFS='|' read -r name port anchor pids <<<"$ceiling"
+    read -r n_rps n_p99 n_cpu <<<"$anchor"
+    read -r c_rps c_p99 c_bad c_cpu <<<"$(run_wrk "$port" plain.bench.example.org /page "" "$pids")"
     note=""; [ "$c_bad" != 0 ] && note=" (non-2xx: $c_bad)"
-    echo "| $cores | $name | $c_rps | $c_p99 | $n_rps | $n_p99 | $(echo "scale=2; $c_rps / $n_rps" | bc)$note |"
+    echo "| $cores | $name | $c_rps | $c_p99 | $c_cpu | $n_rps | $n_p99 | $n_cpu | $(echo "scale=2; $c_rps / $n_rps" | bc)$note |"
   done
-  for p in "${CEILING_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${FIXED_PIDS[@]}" "${MINI_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   kill "$EDGE_PID" 2>/dev/null || true
   wait "$EDGE_PID" 2>/dev/null || true
   kill "$(cat "$TMP/proxy/nginx.pid")" 2>/dev/null || true
@@ -232,11 +250,11 @@ if [ -n "${EDGE_CPU_PROF:-}" ]; then
     PIDS+=($EDGE_PID)
     wait_port "$EDGE_PORT"
     sleep 1
-    read -r e_rps e_p99 _ <<<"$(run_wrk "$EDGE_PORT" "$host" "$path")"
+    read -r e_rps e_p99 _ e_cpu <<<"$(run_wrk "$EDGE_PORT" "$host" "$path" "" "$EDGE_PID")"
     kill "$EDGE_PID"; wait "$EDGE_PID" 2>/dev/null || true
     cp "$TMP/prof-$name"/CPU.*.*.*.0.*.cpuprofile "$EDGE_CPU_PROF/$name.cpuprofile"
     echo
-    echo "CPU profile, $name ($e_rps req/s, p99 $e_p99 ms under the profiler): $EDGE_CPU_PROF/$name.cpuprofile"
+    echo "CPU profile, $name ($e_rps req/s, p99 $e_p99 ms, $e_cpu CPU µs/req under the profiler): $EDGE_CPU_PROF/$name.cpuprofile"
     node --import tsx "$ROOT/bench/edge-node/cpuprofile-top.ts" "$EDGE_CPU_PROF/$name.cpuprofile" 10
   done
 fi
