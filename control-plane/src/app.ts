@@ -30,6 +30,7 @@ import { analyticsPlugin } from './areas/analytics/service.js';
 import analyticsRoutes from './areas/analytics/routes.js';
 import notificationRoutes from './areas/notifications/routes.js';
 import supportRoutes from './areas/support/routes.js';
+import recommendationRoutes from './areas/recommendations/routes.js';
 import domainOpsRoutes from './areas/domain-ops/routes.js';
 import billingRoutes from './areas/billing/routes.js';
 import sharingRoutes from './areas/sharing/routes.js';
@@ -105,6 +106,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(analyticsRoutes);
   await app.register(notificationRoutes);
   await app.register(supportRoutes);
+  await app.register(recommendationRoutes);
   await app.register(domainOpsRoutes);
   await app.register(billingRoutes);
   await app.register(sharingRoutes);

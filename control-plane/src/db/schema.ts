@@ -590,3 +590,17 @@ export const domainBillingMembers = pgTable('domain_billing_members', {
   nominatedBy: integer('nominated_by').references(() => users.id, { onDelete: 'set null' }),
   nominatedAt: ts('nominated_at').notNull().defaultNow(),
 });
+
+// 0027_recommendations.sql: dismissed recommendations (areas/recommendations/).
+export const recommendationDismissals = pgTable(
+  'recommendation_dismissals',
+  {
+    domainId: integer('domain_id')
+      .notNull()
+      .references(() => domains.id, { onDelete: 'cascade' }),
+    checkId: text('check_id').notNull(),
+    dismissedBy: integer('dismissed_by').references(() => users.id, { onDelete: 'set null' }),
+    dismissedAt: ts('dismissed_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.domainId, t.checkId] })],
+);
