@@ -6,22 +6,29 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { loadDomain } from '../../auth/domain-access.js';
 import { errorResponses } from '../../openapi/schemas.js';
 import { DomainParams } from '../domains/schemas.js';
-import {
-  Checklist,
-  OutstandingCount,
-  OutstandingList,
-  OutstandingQuery,
-  Recommendation,
-  RecommendationParams,
-} from './schemas.js';
-import { applyFix, checkIdOf, domainChecklist, outstandingCount, outstandingPage } from './service.js';
+import { Checklist, OutstandingCount, OutstandingList, OutstandingQuery, Recommendation } from './schemas.js';
+import { applyFix, domainChecklist, outstandingCount, outstandingPage } from './service.js';
 import { dismiss, restore } from './store.js';
-import type { CheckId } from './checks.js';
+import { CHECK_IDS, CHECKS, type CheckId } from './checks.js';
 
 export default async function recommendationRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['recommendations'];
-  const one = '/domains/:domain/recommendations/:id';
+  // Dismiss (POST) and restore (DELETE): domain.settings; both answer the check as it stands.
+  const dismissal = [
+    {
+      method: 'POST' as const,
+      summary: 'Dismiss a recommendation',
+      description: 'It stays listed as `dismissed` and is no longer counted. domain.settings.',
+      write: (domainId: number, id: CheckId, userId: number) => dismiss(app.db, domainId, id, userId),
+    },
+    {
+      method: 'DELETE' as const,
+      summary: 'Restore a dismissed recommendation',
+      description: 'Counted again while outstanding. Restoring one that is not dismissed changes nothing.',
+      write: (domainId: number, id: CheckId) => restore(app.db, domainId, id),
+    },
+  ];
 
   app.get(
     '/domains/:domain/recommendations',
@@ -80,53 +87,41 @@ export default async function recommendationRoutes(fastify: FastifyInstance) {
     async (request) => outstandingCount(app, request.principal.userId),
   );
 
-  app.post(
-    `${one}/fix`,
-    {
-      schema: {
-        summary: "Apply a recommendation's one-click fix",
-        description:
-          'dmarc_record publishes `_dmarc` TXT `v=DMARC1; p=none` (records.edit); waf_off restores the WAF default ' +
-          'protection (rules.edit). 400 for a check without a fix or not outstanding. Answers the check afterwards.',
-        tags,
-        params: RecommendationParams,
-        response: { 200: Recommendation, ...errorResponses(400, 403, 404, 409) },
-      },
-    },
-    async (request) => applyFix(request, request.params.domain, checkIdOf(request.params.id)),
-  );
-
-  // Dismiss (POST) and restore (DELETE): domain.settings; both answer the check as it stands.
-  const dismissal = [
-    {
-      method: 'POST' as const,
-      summary: 'Dismiss a recommendation',
-      description: 'It stays listed as `dismissed` and is no longer counted. domain.settings.',
-      write: (domainId: number, id: CheckId, userId: number) => dismiss(app.db, domainId, id, userId),
-    },
-    {
-      method: 'DELETE' as const,
-      summary: 'Restore a dismissed recommendation',
-      description: 'Counted again while outstanding. Restoring one that is not dismissed changes nothing.',
-      write: (domainId: number, id: CheckId) => restore(app.db, domainId, id),
-    },
-  ];
-  for (const d of dismissal)
-    app.route({
-      method: d.method,
-      url: `${one}/dismiss`,
-      schema: {
-        summary: d.summary,
-        description: d.description,
-        tags,
-        params: RecommendationParams,
-        response: { 200: Recommendation, ...errorResponses(403, 404) },
-      },
-      handler: async (request) => {
-        const id = checkIdOf(request.params.id);
-        const { domain } = await loadDomain(request, request.params.domain, 'domain.settings');
-        await d.write(domain.id, id, request.principal.userId);
-        return (await domainChecklist(app, domain)).find((r) => r.id === id)!;
-      },
-    });
+  // One route per check (the path names it, as /rules/{type}/ does): fix for the checks that have one, dismiss
+  // (POST) and restore (DELETE) for all.
+  for (const id of CHECK_IDS) {
+    const base = `/domains/:domain/recommendations/${id}`;
+    const fix = CHECKS[id].fix;
+    if (fix)
+      app.post(
+        `${base}/fix`,
+        {
+          schema: {
+            summary: `Apply the one-click fix of ${id}`,
+            description: `${fix.description} (${fix.permission}). 400 when the check is not outstanding. Answers the check afterwards.`,
+            tags,
+            params: DomainParams,
+            response: { 200: Recommendation, ...errorResponses(400, 403, 404, 409) },
+          },
+        },
+        async (request) => applyFix(request, request.params.domain, id),
+      );
+    for (const d of dismissal)
+      app.route({
+        method: d.method,
+        url: `${base}/dismiss`,
+        schema: {
+          summary: `${d.summary}: ${id}`,
+          description: d.description,
+          tags,
+          params: DomainParams,
+          response: { 200: Recommendation, ...errorResponses(403, 404) },
+        },
+        handler: async (request) => {
+          const { domain } = await loadDomain(request, request.params.domain, 'domain.settings');
+          await d.write(domain.id, id, request.principal.userId);
+          return (await domainChecklist(app, domain)).find((r) => r.id === id)!;
+        },
+      });
+  }
 }

@@ -1,7 +1,6 @@
 // Request and response schemas of the recommendations (also the OpenAPI document).
 import { Type } from '@sinclair/typebox';
 import { Nullable, StringEnum } from '../../openapi/schemas.js';
-import { DomainParams } from '../domains/schemas.js';
 import { CHECK_IDS } from './checks.js';
 import { DOMAINS_PER_PAGE_MAX } from './service.js';
 
@@ -73,8 +72,3 @@ export const OutstandingCount = Type.Object(
   },
   { title: 'RecommendationCount' },
 );
-
-export const RecommendationParams = Type.Object({
-  ...DomainParams.properties,
-  id: Type.String({ maxLength: 64, description: `One of ${CHECK_IDS.join(', ')}` }),
-});

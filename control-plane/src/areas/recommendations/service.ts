@@ -123,27 +123,16 @@ export async function outstandingCount(app: FastifyInstance, userId: number) {
   return { outstanding, by_severity: bySeverity, domains: withOutstanding, domains_checked: checked, complete };
 }
 
-function unknownCheck(id: string) {
-  return new ApiError('CP_ERR_NOT_FOUND', `no recommendation ${id}`);
-}
-
-/** The check named by a path segment (404 for a name that is none). */
-export function checkIdOf(raw: string): CheckId {
-  if (!(CHECK_IDS as readonly string[]).includes(raw)) throw unknownCheck(raw);
-  return raw as CheckId;
-}
-
 /**
  * Applies a check's one-click fix through the ordinary write path (the record create, the WAF restore: their own
- * checks, plan limits and config-log entry), then answers the check as it stands. 400 when the check has no fix or
- * is not outstanding; the fix's permission is the write's (records.edit, rules.edit).
+ * checks, plan limits and config-log entry), then answers the check as it stands (routes exist only for the checks
+ * with a fix). 400 when the check is not outstanding; the fix's permission is the write's (records.edit, rules.edit).
  */
 export async function applyFix(request: FastifyRequest, domainParam: string, id: CheckId): Promise<Recommendation> {
   const app = request.server;
   const fix = CHECKS[id].fix;
-  const { domain } = await loadDomain(request, domainParam, fix?.permission ?? 'domain.view');
-  if (!fix)
-    throw new ApiError('CP_ERR_INVALID_INPUT', `${id} has no one-click fix: ${CHECKS[id].title.toLowerCase()} by hand`);
+  if (!fix) throw new ApiError('CP_ERR_NOT_FOUND', `${id} has no one-click fix`);
+  const { domain } = await loadDomain(request, domainParam, fix.permission);
   const before = (await domainChecklist(app, checkedOf(domain))).find((r) => r.id === id)!;
   if (before.status !== 'outstanding' && before.status !== 'dismissed')
     throw new ApiError('CP_ERR_INVALID_INPUT', `nothing to fix: ${id} is ${before.status.replace('_', ' ')}`);
