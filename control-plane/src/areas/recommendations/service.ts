@@ -136,7 +136,8 @@ export async function applyFix(request: FastifyRequest, domainParam: string, id:
   const before = (await domainChecklist(app, checkedOf(domain))).find((r) => r.id === id)!;
   if (before.status !== 'outstanding' && before.status !== 'dismissed')
     throw new ApiError('CP_ERR_INVALID_INPUT', `nothing to fix: ${id} is ${before.status.replace('_', ' ')}`);
-  if (id === 'dmarc_record') await createRecord(app, writeAs(request, domain.name, 'records.edit'), { ...DMARC_FIX });
+  if (id === 'dmarc_record')
+    await createRecord(app, writeAs(request, domain.name, 'records.edit'), domain.name, { ...DMARC_FIX });
   else if (id === 'waf_off') await restoreWafDefault(app, domain);
   return (await domainChecklist(app, checkedOf(domain))).find((r) => r.id === id)!;
 }
