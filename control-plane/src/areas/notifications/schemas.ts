@@ -29,7 +29,7 @@ export const NotificationListQuery = Type.Object(
   {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
     cursor: Type.Optional(
-      Type.String({ pattern: '^[1-9][0-9]{0,15}$', description: 'The `next_cursor` of the previous page' }),
+      Type.String({ pattern: '^[1-9][0-9]{0,14}$', description: 'The `next_cursor` of the previous page' }),
     ),
     unread: Type.Optional(Type.Boolean({ description: 'true: only notifications not yet read' })),
     category: Type.Optional(Category),
