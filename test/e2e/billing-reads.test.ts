@@ -7,9 +7,19 @@ import { eq } from 'drizzle-orm';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane.js';
 import { executeCommand } from '../../control-plane/src/admin/commands.js';
 import { issueInvoice } from '../../control-plane/src/areas/billing/invoices.js';
-import { domains, invoices, subscriptions, wallets } from '../../control-plane/src/db/schema.js';
+import { domains, invoices, subscriptions, wallets, workflowOutbox } from '../../control-plane/src/db/schema.js';
 
 type Json = Record<string, any>;
+
+async function eventuallyValue<T>(probe: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 
 function adminOf(cp: TestControlPlane, billing = cp.config.billing) {
   return async (...argv: string[]): Promise<{ code: number; out: string[]; err: string[] }> => {
@@ -485,6 +495,25 @@ test('billing reads: wallet, invoices, subscriptions, usage, with permission and
       assert.equal(w.balanceRials, balance);
       const live = await cp.database.db.select().from(subscriptions).where(eq(subscriptions.domainName, d2));
       assert.equal(live.filter((s) => s.status === 'active').length, 1);
+    },
+  );
+
+  await t.test(
+    'a control plane that starts with Temporal ensures the lifecycle of every live subscription',
+    async () => {
+      const queued = async () =>
+        (await cp.database.db.select().from(workflowOutbox))
+          .filter((e) => e.workflowType === 'subscriptionLifecycle')
+          .map((e) => e.workflowId);
+      assert.ok((await queued()).includes(`subscription:${proSubId}`), 'queued by the purchase');
+      await cp.database.db.delete(workflowOutbox); // as if Temporal had taken them and then lost its state
+      const other = await cp.withEnv({ TEMPORAL_ADDRESS: '127.0.0.1:9' });
+      await other.ready();
+      const ids = await eventuallyValue(async () => {
+        const q = await queued();
+        return q.length > 0 ? q : undefined;
+      });
+      assert.deepEqual(ids, [`subscription:${proSubId}`], 'the live paid subscription; free ones have no lifecycle');
     },
   );
 

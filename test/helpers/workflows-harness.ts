@@ -42,6 +42,8 @@ export interface Lifecycle {
   readonly temporal: TestWorkflowEnvironment;
   apiUrl: string;
   dataDir: string;
+  /** The test database's URL on Postgres (TEST_DATABASE_URL); undefined with PGlite (DATA_DIR/pglite). */
+  databaseUrl: string | undefined;
   /** Calls the public API with the owner's key. */
   api<T = any>(method: string, path: string, body?: unknown): Promise<ApiResponse<T>>;
   /** Calls the /internal API with the node token (as the worker and operators do). */
@@ -190,6 +192,7 @@ async function launch(
     },
     apiUrl,
     dataDir: tdb.dataDir,
+    databaseUrl: tdb.databaseUrl,
     api,
     internal: (method, path, body) => call({ authorization: `Bearer ${nodeToken}` }, method, path, body),
     startWorker,

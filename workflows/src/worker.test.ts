@@ -202,6 +202,38 @@ test('expireDeveloperMode: a re-arm moves the expiry; a stop ends it without swi
   });
 });
 
+test('subscriptionLifecycle: sleeps to the next moment named, a signal wakes it, ends when nothing is due', async () => {
+  const calls: number[] = [];
+  let reply = 0;
+  const mocks = {
+    advanceSubscription: async (id: number) => {
+      if (id === 8) return null; // the subscription no longer exists
+      calls.push(id);
+      reply++;
+      if (reply === 1) return { status: 'active', next_at_ms: Date.now() + 600_000 }; // woken by the signal
+      if (reply === 2) return { status: 'grace', next_at_ms: Date.now() + 300 }; // its timer
+      return { status: 'expired', next_at_ms: null };
+    },
+  };
+  await withWorker(mocks, async (taskQueue) => {
+    const handle = await env.client.workflow.start('subscriptionLifecycle', {
+      taskQueue,
+      workflowId: 'subscription:7',
+      args: [{ subscriptionId: 7 }],
+    });
+    while (calls.length === 0) await new Promise((r) => setTimeout(r, 50));
+    await handle.signal('subscriptionChanged');
+    assert.equal(await handle.result(), 'expired');
+    assert.deepEqual(calls, [7, 7, 7]);
+    const gone = await env.client.workflow.start('subscriptionLifecycle', {
+      taskQueue,
+      workflowId: 'subscription:8',
+      args: [{ subscriptionId: 8 }],
+    });
+    assert.equal(await gone.result(), 'gone');
+  });
+});
+
 test('renewAt: 30 days before expiry, or two thirds of the lifetime when that is later', () => {
   const day = 86_400_000;
   assert.equal(renewAt(0, 90 * day, 30 * day), 60 * day);

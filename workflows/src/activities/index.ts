@@ -5,6 +5,7 @@ import { createControlPlaneActivities } from './control-plane.js';
 import { createWebhookActivities } from '../uptime/webhook-activities.js';
 import { createAcmeActivities } from './acme.js';
 import { createAcmeHttp01Activities } from './acme-http01.js';
+import { createBillingActivities } from './billing.js';
 
 export type ActivityDeps = Pick<
   WorkflowsConfig,
@@ -17,6 +18,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createDnsActivities({ resolvers: deps.dnsResolvers, timeoutMs: deps.dnsTimeoutMs }),
     ...createControlPlaneActivities({ baseUrl: deps.controlPlaneUrl, nodeToken: deps.nodeToken }),
+    ...createBillingActivities({ baseUrl: deps.controlPlaneUrl, nodeToken: deps.nodeToken }),
     ...createWebhookActivities({
       controlPlaneUrl: deps.controlPlaneUrl,
       nodeToken: deps.nodeToken,

@@ -9,3 +9,4 @@ export { scanAndImportZone } from './scan-zone.js';
 export { deliverUptimeWebhook } from '../uptime/deliver-webhook.js';
 export { manageCertificates, issueCertificateSignal } from './manage-certificates.js';
 export { uptimeIncident, resolveIncidentSignal } from '../uptime/incident.js';
+export { subscriptionLifecycle, subscriptionChangedSignal } from './subscription-lifecycle.js';

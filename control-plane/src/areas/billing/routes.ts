@@ -41,6 +41,7 @@ import {
   WalletTransaction,
 } from './schemas.js';
 import * as store from './store.js';
+import lifecycleRoutes from './lifecycle-routes.js';
 
 const tags = ['billing'];
 const NOT_FOUND = {
@@ -62,6 +63,7 @@ const notStatement = ne(invoices.kind, 'period');
 
 export default async function billingRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  await app.register(lifecycleRoutes);
   const dayMs = () => app.config.billing.dayMs;
 
   /** An invoice with its holder, subscription (when it has one) and payment (a top-up's). */

@@ -20,7 +20,9 @@ import { cancelSubscriptions, planBySlug } from '../../plans/subscriptions.js';
 import type { BillingConfig } from './config.js';
 import { issueInvoice, MAX_RIALS, type InvoiceItemInput } from './invoices.js';
 import { credit, debit, linkInvoice } from './wallet.js';
-import { lifecycleStarts } from './lifecycle-starts.js';
+import { lifecycleNudge, lifecycleStarts } from './lifecycle-starts.js';
+import { enqueueWorkflows } from '../../workflow-outbox/outbox.js';
+import { notify } from '../notifications/store.js';
 
 export type SubscriptionRow = typeof subscriptions.$inferSelect;
 export type PlanRow = typeof plans.$inferSelect;
@@ -152,6 +154,19 @@ export async function topUp(
           paymentId: payment.id,
         })
       : null;
+    if (paid) {
+      // Subscriptions in grace that renew from this wallet try again at once.
+      const waiting = await tx
+        .select({ id: subscriptions.id })
+        .from(subscriptions)
+        .where(
+          and(eq(subscriptions.userId, userId), eq(subscriptions.status, 'grace'), eq(subscriptions.autoRenew, true)),
+        );
+      await enqueueWorkflows(
+        tx,
+        waiting.map((w) => lifecycleNudge(w.id)),
+      );
+    }
     return { payment, invoice, transaction };
   });
 }
@@ -319,6 +334,14 @@ export async function createSubscription(
         invoiceNumber = inv.number;
       }
     }
+    await notify(tx, {
+      userId: sub.userId,
+      category: 'billing',
+      kind: 'billing.subscribed',
+      title: `${domain.name} is on ${plan.name}${s.trial ? ' (trial)' : term ? `, ${term.name}` : ''}`,
+      domain: domain.name,
+      data: { subscription_id: sub.id, ...(invoiceNumber ? { invoice_number: invoiceNumber } : {}) },
+    });
     return {
       value: { subscription: sub, invoiceNumber },
       change: { whole: true },
@@ -327,15 +350,18 @@ export async function createSubscription(
   });
 }
 
-/** Turns renewal from the wallet on or off for the domain's live subscription. */
+/** Turns renewal from the wallet on or off for the domain's live subscription (its lifecycle judges again). */
 export async function setAutoRenew(db: Db, domainId: number, on: boolean): Promise<SubscriptionRow> {
-  const [row] = await db
-    .update(subscriptions)
-    .set({ autoRenew: on, updatedAt: new Date() })
-    .where(and(eq(subscriptions.domainId, domainId), inArray(subscriptions.status, LIVE_STATUSES)))
-    .returning();
-  if (!row) throw new ApiError('CP_ERR_NOT_FOUND', 'the domain has no active subscription');
-  return row;
+  return db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(subscriptions)
+      .set({ autoRenew: on, updatedAt: new Date() })
+      .where(and(eq(subscriptions.domainId, domainId), inArray(subscriptions.status, LIVE_STATUSES)))
+      .returning();
+    if (!row) throw new ApiError('CP_ERR_NOT_FOUND', 'the domain has no active subscription');
+    if (row.status === 'grace') await enqueueWorkflows(tx, [lifecycleNudge(row.id)]);
+    return row;
+  });
 }
 
 /** A system cancellation of the domain's live subscription (spec reasons); the domain falls back to the free plan. */
@@ -354,6 +380,14 @@ export async function cancelLiveSubscription(
     if (live.planId === free.id && !live.expiresAt)
       throw new ApiError('CP_ERR_CONFLICT', `${domain.name} is on the free plan, which is not cancelled`);
     await cancelSubscriptions(tx, domainId, reason);
+    await notify(tx, {
+      userId: live.userId,
+      category: 'billing',
+      kind: 'billing.cancelled',
+      title: `${domain.name}: the subscription was cancelled (${reason}); the domain is on the free plan`,
+      domain: domain.name,
+      data: { subscription_id: live.id, cancel_reason: reason },
+    });
     await tx
       .insert(subscriptions)
       .values({ domainId, domainName: domain.name, userId: domain.ownerId, planId: free.id, status: 'active' });

@@ -1,6 +1,6 @@
 // SQL of the billing reads: subscriptions with plan and term, invoices with items, wallet, payments, plan summary.
 import { and, asc, count, desc, eq, inArray, or, type SQL } from 'drizzle-orm';
-import type { Db } from '../../db/index.js';
+import type { Db, Tx } from '../../db/index.js';
 import {
   domainMembers,
   domains,
@@ -23,7 +23,11 @@ export interface Paging {
 const offsetOf = (p: Paging) => (p.page - 1) * p.perPage;
 
 /** Subscriptions matching `where` with their plan and term, newest first. */
-export async function subscriptionViews(db: Db, where: SQL | undefined, paging?: Paging): Promise<SubscriptionView[]> {
+export async function subscriptionViews(
+  db: Db | Tx,
+  where: SQL | undefined,
+  paging?: Paging,
+): Promise<SubscriptionView[]> {
   const q = db
     .select({ sub: subscriptions, plan: plans, term: planTerms })
     .from(subscriptions)
