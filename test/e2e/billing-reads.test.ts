@@ -7,6 +7,7 @@ import { eq } from 'drizzle-orm';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane.js';
 import { executeCommand } from '../../control-plane/src/admin/commands.js';
 import { issueInvoice } from '../../control-plane/src/areas/billing/invoices.js';
+import { advanceSubscription } from '../../control-plane/src/areas/billing/lifecycle.js';
 import { domains, invoices, subscriptions, wallets, workflowOutbox } from '../../control-plane/src/db/schema.js';
 
 type Json = Record<string, any>;
@@ -514,6 +515,49 @@ test('billing reads: wallet, invoices, subscriptions, usage, with permission and
         return q.length > 0 ? q : undefined;
       });
       assert.deepEqual(ids, [`subscription:${proSubId}`], 'the live paid subscription; free ones have no lifecycle');
+    },
+  );
+
+  await t.test(
+    'the lifecycle judged at later times: the nominated payer renews; then grace, expiry onto free',
+    async () => {
+      await ok('subscription', 'auto-renew', d, 'on');
+      const put = await cp.call(owner.key, 'PUT', `/domains/${d}/billing-member`, { user_id: adminMember.id });
+      assert.equal(put.statusCode, 200, put.body);
+      await ok('wallet', 'topup', 'admin@example.org', '3000000');
+      const sub = await get(owner.key, `/domains/${d}/subscription`);
+      const start = Date.parse(sub.started_at);
+      const DAY = 86_400_000;
+      assert.equal(Date.parse(sub.expires_at), start + 30 * DAY);
+
+      // A second after the term: renewed from the payer's wallet, the term extended from its old end.
+      let r = await advanceSubscription(cp.app, proSubId, new Date(start + 30 * DAY + 1000));
+      assert.deepEqual(r, { status: 'active', next_at_ms: start + 45 * DAY }, 'next: the quota window closing');
+      const renewed = await get(adminMember.key, `/subscriptions/${proSubId}`);
+      assert.equal(renewed.user_id, adminMember.id, 'the nominated payer pays from now on');
+      assert.equal(Date.parse(renewed.expires_at), start + 60 * DAY);
+      assert.equal((await get(adminMember.key, '/wallet')).balance_rials, 250_000);
+      const [inv] = (await get(adminMember.key, '/invoices?kind=subscription')).invoices;
+      assert.equal(inv.total_rials, 2_750_000);
+      assert.equal((await get(adminMember.key, `/invoices/${inv.id}`)).user.email, 'admin@example.org');
+      assert.equal((await get(owner.key, '/statements')).total_count, 1, 'windows without traffic bill nothing');
+      // Judged again at the same moment: nothing more happens.
+      assert.deepEqual(await advanceSubscription(cp.app, proSubId, new Date(start + 30 * DAY + 1000)), r);
+
+      // The second term's end: 250,000 does not cover it; grace for BILLING_GRACE_DAYS.
+      r = await advanceSubscription(cp.app, proSubId, new Date(start + 60 * DAY + 1000));
+      assert.deepEqual(r, { status: 'grace', next_at_ms: start + 67 * DAY }, 'next: the end of grace');
+      const grace = await get(owner.key, `/domains/${d}/subscription`);
+      assert.equal(grace.status, 'grace');
+      assert.equal(Date.parse(grace.grace_until), start + 67 * DAY);
+      assert.ok(grace.quota_period_start, 'a subscription in grace shows its quota window');
+      // Grace over: expired, the domain on the free plan.
+      r = await advanceSubscription(cp.app, proSubId, new Date(start + 67 * DAY + 1000));
+      assert.deepEqual(r, { status: 'expired', next_at_ms: null });
+      assert.equal((await get(owner.key, `/domains/${d}/subscription`)).plan.slug, 'free');
+      const kinds = (await get(adminMember.key, '/notifications')).notifications.map((n: Json) => n.kind);
+      for (const k of ['billing.renewed', 'billing.renewal_failed', 'billing.expired']) assert.ok(kinds.includes(k), k);
+      assert.equal(await advanceSubscription(cp.app, 999_999, new Date()), null);
     },
   );
 

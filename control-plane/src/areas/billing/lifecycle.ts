@@ -88,7 +88,9 @@ async function billClosedWindows(app: FastifyInstance, view: SubscriptionView, n
     await app.db.transaction(async (tx) => {
       const [locked] = await tx.select().from(subscriptions).where(eq(subscriptions.id, sub.id)).for('update');
       if ((locked.meteredUntil?.getTime() ?? locked.startedAt.getTime()) !== windowStart.getTime()) return;
-      if (charge.rials > 0) await issuePeriodInvoice(tx, locked, windowStart, end, used, charge, plan.name);
+      const payer = (await store.payerOf(tx, locked.domainId)) ?? locked.userId;
+      if (charge.rials > 0)
+        await issuePeriodInvoice(tx, { ...locked, userId: payer }, windowStart, end, used, charge, plan.name);
       await tx.update(subscriptions).set({ meteredUntil: end }).where(eq(subscriptions.id, sub.id));
     });
     start = end;
@@ -147,9 +149,11 @@ async function transition(app: FastifyInstance, cfg: BillingConfig, id: number, 
       const [view] = await store.subscriptionViews(tx, eq(subscriptions.id, id));
       const t = now.getTime();
       const ended = sub.status === 'active' && sub.expiresAt !== null && sub.expiresAt.getTime() <= t;
-      const note = (kind: string, title: string, extra: Record<string, unknown> = {}) =>
+      // Whoever pays for the domain now is charged and told (a payer nominated since the purchase takes the bill).
+      const payer = (await store.payerOf(tx, sub.domainId)) ?? sub.userId;
+      const note = (kind: string, title: string, extra: Record<string, unknown> = {}, to = payer) =>
         notify(tx, {
-          userId: sub.userId,
+          userId: to,
           category: 'billing',
           kind,
           title,
@@ -172,21 +176,25 @@ async function transition(app: FastifyInstance, cfg: BillingConfig, id: number, 
       }
       const renewable = sub.autoRenew && view.term !== null;
       if ((ended || sub.status === 'grace') && renewable) {
-        const invoice = await chargeTerm(tx, cfg, sub, view.plan, view.term!, 'renewal', now);
+        const invoice = await chargeTerm(tx, cfg, { ...sub, userId: payer }, view.plan, view.term!, 'renewal', now);
         if (invoice) {
           const from = sub.expiresAt ?? now;
           await tx
             .update(subscriptions)
             .set({
+              userId: payer,
               status: 'active',
               graceUntil: null,
               expiresAt: new Date(from.getTime() + view.term!.durationDays * cfg.dayMs),
               updatedAt: now,
             })
             .where(eq(subscriptions.id, id));
-          await note('billing.renewed', `${sub.domainName}: ${view.plan.name} renewed from your wallet`, {
-            invoice_id: invoice.id,
-          });
+          await note(
+            'billing.renewed',
+            `${sub.domainName}: ${view.plan.name} renewed from your wallet`,
+            { invoice_id: invoice.id },
+            payer,
+          );
           return { value: true };
         }
       }

@@ -21,6 +21,7 @@ import type { BillingConfig } from './config.js';
 import { issueInvoice, MAX_RIALS, type InvoiceItemInput } from './invoices.js';
 import { credit, debit, linkInvoice } from './wallet.js';
 import { lifecycleNudge, lifecycleStarts } from './lifecycle-starts.js';
+import { payerOf } from './store.js';
 import { enqueueWorkflows } from '../../workflow-outbox/outbox.js';
 import { notify } from '../notifications/store.js';
 
@@ -265,8 +266,8 @@ export interface NewSubscription {
 
 /**
  * Gives a domain a new subscription: the live one is cancelled (`plan_switch`), the new one starts now for its term
- * (a trial without a term lasts BILLING_TRIAL_DAYS), the term is charged from the owner's wallet (400 when the
- * balance is short) and invoiced, and its lifecycle workflow is queued.
+ * (a trial without a term lasts BILLING_TRIAL_DAYS), the term is charged from the payer's wallet (the nominated
+ * billing member, else the owner; 400 when the balance is short) and invoiced, and its lifecycle workflow is queued.
  */
 export async function createSubscription(
   target: WriteTarget,
@@ -289,7 +290,7 @@ export async function createSubscription(
       .values({
         domainId: domain.id,
         domainName: domain.name,
-        userId: domain.ownerId,
+        userId: (await payerOf(tx, domain.id)) ?? domain.ownerId,
         planId: plan.id,
         planTermId: term?.id ?? null,
         status: 'active',

@@ -2,6 +2,7 @@
 import { and, asc, count, desc, eq, inArray, or, type SQL } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/index.js';
 import {
+  domainBillingMembers,
   domainMembers,
   domains,
   invoiceItems,
@@ -166,4 +167,17 @@ export async function planSummaryPage(db: Db, userId: number, paging: Paging) {
 /** Every plan with its traffic allowance and price per GB over it. */
 export async function pricing(db: Db) {
   return db.select().from(plans).orderBy(asc(plans.priceRials), asc(plans.id));
+}
+
+/**
+ * Who pays for the domain now: the member nominated with PUT /domains/{domain}/billing-member, else the owner; null
+ * when the domain no longer exists.
+ */
+export async function payerOf(db: Db | Tx, domainId: number): Promise<number | null> {
+  const [row] = await db
+    .select({ owner: domains.ownerId, nominated: domainBillingMembers.userId })
+    .from(domains)
+    .leftJoin(domainBillingMembers, eq(domainBillingMembers.domainId, domains.id))
+    .where(eq(domains.id, domainId));
+  return row ? (row.nominated ?? row.owner) : null;
 }
