@@ -30,6 +30,7 @@ export const ERRORS = {
   CP_ERR_READ_ONLY_KEY: { status: 403, meaning: 'a read-only key on a write' },
   CP_ERR_DENIED_SURFACE: { status: 403, meaning: 'a surface no API key may reach' },
   CP_ERR_ROLE: { status: 403, meaning: "the caller's role on the domain lacks the permission" },
+  CP_ERR_NOT_INVITEE: { status: 403, meaning: "a domain invitation addressed to another account's email address" },
   CP_ERR_PLAN_LIMIT: {
     status: 403,
     meaning: 'the plan lacks the feature or its limit is reached (`feature` names it)',

@@ -4,7 +4,8 @@ import type { Db } from '../db/index.js';
 import { users } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/** local@domain.tld without spaces, control or invisible format characters (an address is also typed by people). */
+const EMAIL = /^[^\s@\p{Cc}\p{Cf}]+@[^\s@\p{Cc}\p{Cf}]+\.[^\s@\p{Cc}\p{Cf}]+$/u;
 
 export function normalizeEmail(email: string): string {
   const e = email.trim().toLowerCase();

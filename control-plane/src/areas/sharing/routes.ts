@@ -18,7 +18,23 @@ import {
   NotificationOptions,
   Payer,
   DomainMember,
+  INVITATION_PATH,
+  InvitationAccepted,
+  InvitationCreate,
+  InvitationList,
+  InvitationParams,
+  InvitationView,
+  InvitationWithLink,
+  TokenParams,
 } from './schemas.js';
+import {
+  acceptInvitation,
+  inspectInvitation,
+  invite,
+  listInvitations,
+  resendInvitation,
+  revokeInvitation,
+} from './invitations.js';
 import { listMembers, payerOf, removeMember, setBillingMember, updateMember, type SharedDomain } from './service.js';
 
 export default async function sharingRoutes(fastify: FastifyInstance) {
@@ -141,5 +157,104 @@ export default async function sharingRoutes(fastify: FastifyInstance) {
       const { domain } = await loadDomain(request, request.params.domain, 'domain.view');
       return payerOf(app.db, domain);
     },
+  );
+
+  const invitations = '/domains/:domain/invitations';
+  const managed = async (request: { params: { domain: string } } & Parameters<typeof loadDomain>[0]) =>
+    (await loadDomain(request, request.params.domain, 'members.manage')).domain;
+
+  app.get(
+    invitations,
+    {
+      schema: {
+        summary: 'Pending invitations of the domain (expired ones too, until resent or revoked)',
+        description: 'members.manage (owner, admin).',
+        tags,
+        params: DomainParams,
+        response: { 200: InvitationList, ...errorResponses(403, 404) },
+      },
+    },
+    async (request) => listInvitations(app.db, await managed(request)),
+  );
+
+  app.post(
+    invitations,
+    {
+      schema: {
+        summary: 'Invite someone to the domain by email address',
+        description:
+          'members.manage. The answer holds the link (`accept_url`, `token`) once: only its hash is stored, and ' +
+          'the invitee needs it to accept. An account with the address is told in its notification feed. The ' +
+          'invitation grants nothing until accepted and expires after 7 days. 409: the address is on the domain ' +
+          'or already invited; 400: the domain holds 100 members and invitations.',
+        tags,
+        params: DomainParams,
+        body: InvitationCreate,
+        response: { 200: InvitationWithLink, ...errorResponses(400, 403, 404, 409, 415) },
+      },
+    },
+    async (request) =>
+      invite(app.db, app.config.publicBaseUrl, await managed(request), request.principal.userId, request.body),
+  );
+
+  app.delete(
+    INVITATION_PATH,
+    {
+      schema: {
+        summary: 'Revoke an invitation: its link stops working',
+        tags,
+        params: InvitationParams,
+        response: { 200: MessageBody, ...errorResponses(403, 404) },
+      },
+    },
+    async (request) => {
+      await revokeInvitation(app.db, await managed(request), request.params.invitation_id);
+      return { message: `invitation ${request.params.invitation_id} revoked` };
+    },
+  );
+
+  app.post(
+    `${INVITATION_PATH}/resend`,
+    {
+      schema: {
+        summary: 'Resend an invitation: a new link and 7 more days; the old link stops working',
+        description: 'At most 10 sends of one invitation (400 beyond: revoke it and invite again).',
+        tags,
+        params: InvitationParams,
+        response: { 200: InvitationWithLink, ...errorResponses(400, 403, 404) },
+      },
+    },
+    async (request) =>
+      resendInvitation(app.db, app.config.publicBaseUrl, await managed(request), request.params.invitation_id),
+  );
+
+  app.get(
+    '/invitations/:token',
+    {
+      schema: {
+        summary: 'Inspect an invitation you were sent: the domain, the role, who invited you, the expiry',
+        description: 'With a key of the account that has the invited address (403 otherwise).',
+        tags,
+        params: TokenParams,
+        response: { 200: InvitationView, ...errorResponses(400, 403, 404) },
+      },
+    },
+    async (request) => inspectInvitation(app.db, request.principal.userId, request.params.token),
+  );
+
+  app.post(
+    '/invitations/:token/accept',
+    {
+      schema: {
+        summary: 'Accept an invitation: you become a member with its role',
+        description:
+          'With a full-access key of the account that has the invited address (403 otherwise). Single use: the ' +
+          'link works once. 409: expired (ask for a resend), or you are already on the domain.',
+        tags,
+        params: TokenParams,
+        response: { 200: InvitationAccepted, ...errorResponses(400, 403, 404, 409) },
+      },
+    },
+    async (request) => acceptInvitation(app.db, request.principal.userId, request.params.token),
   );
 }

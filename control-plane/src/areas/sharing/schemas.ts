@@ -148,3 +148,85 @@ export const Payer = Type.Object(
   },
   { title: 'Payer' },
 );
+
+/** Days an invitation link stays valid (Cloudflare's are valid for 7 days); a resend starts them again. */
+export const INVITATION_DAYS = 7;
+/** Sends of one invitation (the first and the resends); beyond, revoke it and invite again. */
+export const MAX_INVITATION_SENDS = 10;
+/** `inv_` + 32 random bytes in base64url. */
+export const INVITATION_TOKEN_PATTERN = '^inv_[A-Za-z0-9_-]{43}$';
+
+export const InvitationParams = Type.Object({
+  domain: Type.String({ description: 'Domain name, percent-encoded when needed' }),
+  invitation_id: Id('The invitation id (GET /domains/{domain}/invitations)'),
+});
+export const INVITATION_PATH = `/domains/:domain/invitations/${idSegment('invitation_id')}`;
+
+export const TokenParams = Type.Object({
+  token: Type.String({
+    pattern: INVITATION_TOKEN_PATTERN,
+    maxLength: 47,
+    description: 'The token of the invitation link, shown once to the inviter',
+  }),
+});
+
+export const InvitationCreate = Type.Object(
+  {
+    email: Type.String({
+      minLength: 3,
+      maxLength: MAX_EMAIL_LENGTH,
+      description: "The invitee's email address; they accept with a key of the account that has it",
+    }),
+    role: StringEnum([...MEMBER_ROLES], { description: 'The role the invitee gets when they accept' }),
+  },
+  {
+    title: 'InvitationCreate',
+    additionalProperties: false,
+    examples: [{ email: 'colleague@example.org', role: 'viewer' }],
+  },
+);
+
+const invitationFields = {
+  id: Type.Integer(),
+  domain: Type.String(),
+  email: Type.String(),
+  role: StringEnum([...MEMBER_ROLES]),
+  invited_by: Nullable(Type.Object({ user_id: Type.Integer(), email: Type.String() })),
+  sends: Type.Integer({ description: 'The first send and each resend' }),
+  created_at: Timestamp,
+  sent_at: Timestamp,
+  expires_at: Timestamp,
+  expired: Type.Boolean({ description: 'true: the link no longer works; resend it for a new one' }),
+};
+
+export const Invitation = Type.Object(invitationFields, {
+  title: 'Invitation',
+  description: 'A pending invitation: it grants nothing until the invitee accepts it',
+});
+export const InvitationList = Type.Array(Invitation, { title: 'InvitationList' });
+
+export const InvitationWithLink = Type.Object(
+  {
+    ...invitationFields,
+    token: Type.String({ description: 'Shown once: only its hash is stored. Single use; expires at expires_at' }),
+    accept_url: Type.String({ description: 'POST here with a key of the invitee to accept (GET to inspect)' }),
+  },
+  { title: 'InvitationWithLink' },
+);
+
+export const InvitationView = Type.Object(
+  {
+    domain: Type.String(),
+    email: Type.String(),
+    role: StringEnum([...MEMBER_ROLES]),
+    invited_by: Nullable(Type.Object({ user_id: Type.Integer(), email: Type.String() })),
+    expires_at: Timestamp,
+    expired: Type.Boolean(),
+  },
+  { title: 'InvitationView', description: 'What an invitation offers, as its invitee sees it' },
+);
+
+export const InvitationAccepted = Type.Object(
+  { domain: Type.String(), member: DomainMember },
+  { title: 'InvitationAccepted' },
+);

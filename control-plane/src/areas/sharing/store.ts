@@ -3,7 +3,9 @@ import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/index.js';
 import {
   domainBillingMembers,
+  domainInvitations,
   domainMembers,
+  domains,
   domainNotificationSettings,
   plans,
   subscriptions,
@@ -171,4 +173,66 @@ export async function selectLiveSubscription(db: Conn, domainId: number) {
     )
     .limit(1);
   return row;
+}
+
+export type InvitationRow = typeof domainInvitations.$inferSelect & { inviterEmail: string | null };
+
+const invitationColumns = { invitation: domainInvitations, inviterEmail: users.email };
+
+/** A domain's invitations, oldest first, with the inviter's address. */
+export async function selectInvitations(db: Conn, domainId: number, id?: number): Promise<InvitationRow[]> {
+  const rows = await db
+    .select(invitationColumns)
+    .from(domainInvitations)
+    .leftJoin(users, eq(users.id, domainInvitations.invitedBy))
+    .where(and(eq(domainInvitations.domainId, domainId), id === undefined ? undefined : eq(domainInvitations.id, id)))
+    .orderBy(asc(domainInvitations.id));
+  return rows.map((r) => ({ ...r.invitation, inviterEmail: r.inviterEmail }));
+}
+
+/** The invitation a token names, with its domain's name, locked for the accept that may follow. */
+export async function selectInvitationByToken(db: Conn, tokenHash: string, lock: boolean) {
+  const query = db
+    .select({
+      ...invitationColumns,
+      domain: { id: domains.id, name: domains.name, ownerId: domains.ownerId, createdAt: domains.createdAt },
+    })
+    .from(domainInvitations)
+    .innerJoin(domains, eq(domains.id, domainInvitations.domainId))
+    .leftJoin(users, eq(users.id, domainInvitations.invitedBy))
+    .where(eq(domainInvitations.tokenHash, tokenHash));
+  const [row] = lock ? await query.for('update', { of: domainInvitations }) : await query;
+  return row ? { invitation: { ...row.invitation, inviterEmail: row.inviterEmail }, domain: row.domain } : undefined;
+}
+
+/** Members (the owner aside) and invitations of a domain, counted under the domain's row lock. */
+export async function lockAndCount(tx: Tx, domainId: number): Promise<number> {
+  const result = await tx.execute(sql`
+    SELECT (SELECT count(*) FROM domain_members WHERE domain_id = d.id)
+      + (SELECT count(*) FROM domain_invitations WHERE domain_id = d.id) AS n
+    FROM domains d WHERE d.id = ${domainId} FOR UPDATE`);
+  return Number(rowsOf<{ n: number | string }>(result)[0]?.n ?? 0);
+}
+
+/** Whether the address belongs to the owner or an accepted member of the domain. */
+export async function isPersonOnDomain(db: Conn, domain: DomainRef, email: string): Promise<boolean> {
+  const result = await db.execute(sql`
+    SELECT 1 FROM users u WHERE u.email = ${email}
+      AND (u.id = ${domain.ownerId} OR EXISTS (
+        SELECT 1 FROM domain_members m WHERE m.domain_id = ${domain.id} AND m.user_id = u.id))`);
+  return rowsOf(result).length > 0;
+}
+
+export async function userIdByEmail(db: Conn, email: string): Promise<number | undefined> {
+  const [row] = await db.select({ id: users.id }).from(users).where(eq(users.email, email)).limit(1);
+  return row?.id;
+}
+
+export async function insertMember(tx: Tx, domainId: number, userId: number, role: MemberRole): Promise<boolean> {
+  const rows = await tx
+    .insert(domainMembers)
+    .values({ domainId, userId, role })
+    .onConflictDoNothing()
+    .returning({ userId: domainMembers.userId });
+  return rows.length > 0;
 }
