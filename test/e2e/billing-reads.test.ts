@@ -561,6 +561,73 @@ test('billing reads: wallet, invoices, subscriptions, usage, with permission and
     },
   );
 
+  await t.test(
+    'admin: a new plan and its terms, listed; wallet and invoices listed; bad arguments are usage errors',
+    async () => {
+      assert.match(
+        await ok(
+          'plan',
+          'create',
+          'starter',
+          'Starter',
+          '--price',
+          '900000',
+          '--traffic-price',
+          '20000',
+          '--like',
+          'pro',
+        ),
+        /created plan starter/,
+      );
+      assert.equal((await admin('plan', 'create', 'starter', 'Again')).code, 1, 'a plan slug is unique');
+      assert.equal((await admin('plan', 'create', 'Bad Slug', 'x')).code, 1);
+      await ok(
+        'plan',
+        'term-create',
+        'starter',
+        'Quarter',
+        '--days',
+        '90',
+        '--price',
+        '2400000',
+        '--quota-reset-days',
+        '30',
+      );
+      assert.match(await ok('plan', 'terms'), /\tstarter\tQuarter\t90\t2400000\t30/);
+      const pricing = (await get(owner.key, '/usage/traffic')).pricing;
+      assert.deepEqual(
+        pricing.find((p: Json) => p.slug === 'starter'),
+        {
+          plan_id: pricing.find((p: Json) => p.slug === 'starter').plan_id,
+          slug: 'starter',
+          name: 'Starter',
+          max_traffic_gb: 1000,
+          traffic_price_rials_per_gb: 20000,
+        },
+      );
+      assert.match(await ok('wallet', 'show', 'other@example.org'), /other@example.org: 0 rials/);
+      assert.match(await ok('invoice', 'list', 'owner@example.org'), /\tmanual\tpaid\t220061\tshop.example.org\t/);
+      for (const argv of [
+        ['plan', 'term-create', 'starter', 'X', '--price', '1'],
+        ['plan', 'term-create', 'starter', 'X', '--days', 'many', '--price', '1'],
+        ['wallet', 'topup', 'owner@example.org', '100', '--status', 'maybe'],
+        ['invoice', 'create', 'owner@example.org'],
+        ['invoice', 'create', 'owner@example.org', '--item', 'no price'],
+        ['invoice', 'create', 'owner@example.org', '--item', 'x|1|1', '--issued-at', 'yesterday'],
+        ['subscription', 'auto-renew', d, 'maybe'],
+      ])
+        assert.equal((await admin(...argv)).code, 2, argv.join(' '));
+      for (const argv of [
+        ['plan', 'term-create', 'starter', 'X', '--days', '0', '--price', '1'],
+        ['wallet', 'topup', 'owner@example.org', '0'],
+        ['invoice', 'create', 'owner@example.org', '--item', 'x|0|1'],
+        ['invoice', 'create', 'owner@example.org', '--item', `x|1|${10 ** 15}`],
+        ['billing-profile', 'set', 'owner@example.org', '--birth-date', '1 May'],
+      ])
+        assert.equal((await admin(...argv)).code, 1, argv.join(' '));
+    },
+  );
+
   await t.test('VAT rate is configurable (BILLING_VAT_PERCENT); trials carry no invoice', async () => {
     const admin9 = adminOf(cp, { ...cp.config.billing, vatPercent: 9 });
     const r = await admin9('invoice', 'create', 'other@example.org', '--item', 'Consulting|1|1000000');
