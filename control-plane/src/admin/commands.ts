@@ -1,7 +1,9 @@
 // The admin CLI's commands, each a function of (context, arguments); printing goes through ctx.out.
 import type { Db } from '../db/index.js';
 import { changeDomain, type ConfigLog } from '../config-log/index.js';
-import { domainMembers, plans } from '../db/schema.js';
+import { eq } from 'drizzle-orm';
+import { apiKeys, domainMembers, plans } from '../db/schema.js';
+import { notify, notifyDomain } from '../areas/notifications/store.js';
 import { ApiError, isApiError } from '../errors.js';
 import { removeMember } from '../areas/sharing/service.js';
 import { createApiKey, EXPIRY_CHOICES, listApiKeys, revokeApiKey, type KeyExpiry } from '../auth/api-keys.js';
@@ -117,6 +119,16 @@ export const COMMANDS: Record<string, Command> = {
       expires: expires as KeyExpiry,
       name: (values.name as string | undefined) ?? '',
     });
+    await notify(ctx.db, {
+      userId: user.id,
+      category: 'account',
+      kind: 'account.key_created',
+      title: `A new API key was created (${created.key.slice(0, 8)}…)`,
+      body:
+        `${values['read-only'] === true ? 'Read-only' : 'Full access'}, ` +
+        `${expires === 'never' ? 'never expires' : `expires in ${expires} days`}. If you did not ask for it, revoke it.`,
+      data: { key_id: created.id },
+    });
     ctx.out(created.key); // alone on its line: `KEY=$(npm run -s admin -- key create a@example.org)`
   },
   async 'key list'(ctx, args) {
@@ -143,7 +155,20 @@ export const COMMANDS: Record<string, Command> = {
     const { pos } = positionals(args, ['KEY_ID']);
     const id = Number(pos[0]);
     if (!Number.isInteger(id) || id <= 0) throw new UsageError(`KEY_ID must be a positive integer, got "${pos[0]}"`);
-    if (!(await revokeApiKey(ctx.db, id))) throw new ApiError('CP_ERR_NOT_FOUND', `no active key with id ${id}`);
+    const [key] = await ctx.db
+      .select({ userId: apiKeys.userId, prefix: apiKeys.keyPrefix })
+      .from(apiKeys)
+      .where(eq(apiKeys.id, id));
+    if (!key || !(await revokeApiKey(ctx.db, id)))
+      throw new ApiError('CP_ERR_NOT_FOUND', `no active key with id ${id}`);
+    await notify(ctx.db, {
+      userId: key.userId,
+      category: 'account',
+      kind: 'account.key_revoked',
+      title: `API key ${key.prefix}… was revoked`,
+      body: 'Requests with it are refused from now on.',
+      data: { key_id: id },
+    });
     ctx.out(`revoked key ${id}`);
   },
   async 'plan list'(ctx, args) {
@@ -159,7 +184,17 @@ export const COMMANDS: Record<string, Command> = {
   async 'plan set'(ctx, args) {
     const { pos } = positionals(args, ['DOMAIN', 'PLAN_SLUG']);
     const domain = await domainByName(ctx.db, pos[0]);
-    const slug = await changePlan(ctx, domain.id, (tx) => setPlan(tx, domain.id, pos[1]));
+    const slug = await changePlan(ctx, domain.id, async (tx) => {
+      const plan = await setPlan(tx, domain.id, pos[1]);
+      await notifyDomain(tx, domain.id, {
+        category: 'billing',
+        kind: 'billing.plan_changed',
+        title: `${domain.name} is now on the ${plan} plan`,
+        body: 'Support changed the plan of the domain; its features and limits apply at once.',
+        data: { plan },
+      });
+      return plan;
+    });
     ctx.out(`${domain.name} is now on plan ${slug}`);
   },
   async 'plan override'(ctx, args) {

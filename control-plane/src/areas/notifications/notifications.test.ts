@@ -12,6 +12,7 @@ import { recordAttempt } from '../../internal/acme-plan.js';
 import { evaluateDomain } from '../uptime/detector.js';
 import { NOTIFICATION_CATEGORIES, NOTIFICATION_CATEGORY_IDS } from './categories.js';
 import { MAX_NOTIFICATIONS_PER_USER, notify, notifyDomain } from './store.js';
+import { COMMANDS } from '../../admin/commands.js';
 
 interface Item {
   id: number;
@@ -307,4 +308,33 @@ test('domain events reach the feed: state changes, verification, certificates, u
   const del = await cp.call(owner.key, 'DELETE', `/domains/${name}`);
   assert.equal(del.statusCode, 200, del.body);
   assert.equal((await kinds(owner.key)).at(-1), `domain.deleted ${name}`, 'the notice outlives the domain');
+});
+
+test('account and plan events from the admin command line reach the feed', async (t) => {
+  const cp = await startTestControlPlane(t);
+  const owner = await cp.user();
+  const admin = await cp.user();
+  const name = await cp.domain(owner.key, 'plans.example.org');
+  await cp.addMember(name, admin.id, 'admin');
+  const lines: string[] = [];
+  const ctx = { db: cp.database.db, configLog: cp.app.configLog, out: (l: string) => lines.push(l) };
+  const run = (...argv: string[]) => COMMANDS[`${argv[0]} ${argv[1]}`](ctx, argv.slice(2));
+  const feed = async (key: string) =>
+    (await cp.call(key, 'GET', '/notifications')).json<Page>().notifications.map((n) => `${n.kind} ${n.title}`);
+
+  await run('key', 'create', owner.email, '--read-only', '--expires', '30');
+  const created = lines.at(-1)!;
+  const [first] = (await cp.call(owner.key, 'GET', '/notifications')).json<Page>().notifications;
+  assert.equal(first.kind, 'account.key_created');
+  assert.equal(first.title, `A new API key was created (${created.slice(0, 8)}…)`);
+  assert.equal(first.body, 'Read-only, expires in 30 days. If you did not ask for it, revoke it.');
+  await run('key', 'revoke', String(first.data.key_id));
+  assert.deepEqual((await feed(owner.key))[0], `account.key_revoked API key ${created.slice(0, 8)}… was revoked`);
+  await assert.rejects(run('key', 'revoke', String(first.data.key_id)), { message: /no active key/ });
+  assert.equal((await feed(owner.key)).length, 2, 'a refused revoke tells nobody');
+
+  await run('plan', 'set', name, 'pro');
+  const plan = `billing.plan_changed ${name} is now on the pro plan`;
+  assert.equal((await feed(owner.key))[0], plan);
+  assert.deepEqual(await feed(admin.key), [], 'billing goes to the owner (and the payer), not to admins');
 });
