@@ -34,6 +34,7 @@ import recommendationRoutes from './areas/recommendations/routes.js';
 import domainOpsRoutes from './areas/domain-ops/routes.js';
 import billingRoutes from './areas/billing/routes.js';
 import sharingRoutes from './areas/sharing/routes.js';
+import gatewayRoutes from './areas/gateways/routes.js';
 import type { SyncHub } from './sync/index.js';
 
 export interface BuildOptions {
@@ -110,6 +111,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(domainOpsRoutes);
   await app.register(billingRoutes);
   await app.register(sharingRoutes);
+  await app.register(gatewayRoutes);
 
   return app;
 }

@@ -35,6 +35,10 @@ export const ERRORS = {
     status: 403,
     meaning: 'the plan lacks the feature or its limit is reached (`feature` names it)',
   },
+  CP_ERR_TERMS_NOT_ACCEPTED: {
+    status: 403,
+    meaning: "the caller has not accepted the current version of the gateways' terms of use",
+  },
   CP_ERR_NOT_FOUND: { status: 404, meaning: 'no such resource, or not visible to the caller' },
   CP_ERR_ROUTE_NOT_FOUND: { status: 404, meaning: 'no route for this method and path' },
   CP_ERR_METHOD_NOT_ALLOWED: { status: 405, meaning: 'the path exists with other methods (`Allow` lists them)' },

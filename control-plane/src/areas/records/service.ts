@@ -286,20 +286,41 @@ async function planImport(tx: Tx, domain: DomainRow, text: string, policy: Addre
     // Refused before any record is checked against the zone (and the rest of the file is not even read).
     return { records: [], skipped: [], errors: [{ line: 0, error: FILE_TOO_LARGE }], limitError: null };
   }
-  const plan: ImportPlan = { records: [], skipped: parsed.skipped, errors: parsed.errors, limitError: null };
+  const plan = await planRecords(tx, domain, parsed.records, policy, { literalTxt: true });
+  plan.skipped.push(...parsed.skipped);
+  plan.errors.push(...parsed.errors);
+  plan.skipped.sort((a, b) => a.line - b.line);
+  plan.errors.sort((a, b) => a.line - b.line);
+  return plan;
+}
+
+/**
+ * What creating `items` would do, each checked exactly as a single create (fields, origin address, host header
+ * and its plan feature, the zone rules against the records already there and the items before it): the records to
+ * insert, the identical ones already present (skipped), the errors by line, and the plan's max_records. Stores
+ * nothing. Zone import and gateways (areas/gateways) share it.
+ */
+export async function planRecords(
+  tx: Tx,
+  domain: DomainRow,
+  items: ReadonlyArray<{ line: number; input: RecordCreate }>,
+  policy: AddressPolicy,
+  opts: { literalTxt?: boolean } = {},
+): Promise<ImportPlan> {
+  const plan: ImportPlan = { records: [], skipped: [], errors: [], limitError: null };
   const index = await indexAround(
     tx,
     domain,
     [],
-    parsed.records.map((r) => r.input.name),
+    items.map((r) => r.input.name),
   );
   const existingCount = await countRecords(tx, domain.id);
   const features = await effectiveFeatures(tx, domain.id);
   const hosts = new HostHeaderOwnership(tx, domain);
   let nextId = -1; // placeholder ids for the index; never stored
-  for (const { line, input } of parsed.records) {
+  for (const { line, input } of items) {
     try {
-      const record = buildRecord(domain.name, input, { literalTxt: true });
+      const record = buildRecord(domain.name, input, opts);
       checkOrigin(policy, record);
       gateHostHeader(features, record, null);
       await checkHostHeader(hosts, record, null);
@@ -312,8 +333,6 @@ async function planImport(tx: Tx, domain: DomainRow, text: string, policy: Addre
       else plan.errors.push({ line, error: itemError(err) });
     }
   }
-  plan.skipped.sort((a, b) => a.line - b.line);
-  plan.errors.sort((a, b) => a.line - b.line);
   plan.limitError = limitError(features, existingCount + plan.records.length);
   return plan;
 }
