@@ -55,6 +55,10 @@ async function ingest(store: AnalyticsStore, label: string): Promise<number> {
   for (let start = 0, n = 0; start < ROWS; start += BATCH, n++) {
     const rows = Array.from({ length: Math.min(BATCH, ROWS - start) }, (_, k) => rowAt(start + k));
     await store.append(rows, { node: 'bench', id: `${label}-${n}` });
+    if ((start + BATCH) % 1_000_000 === 0)
+      console.log(
+        `${label}: ${start + BATCH} rows, ${Math.round((start + BATCH) / ((performance.now() - t0) / 1000))} rows/s`,
+      );
   }
   return ROWS / ((performance.now() - t0) / 1000);
 }
@@ -101,7 +105,9 @@ try {
     FROM bench.logs WHERE domain_id = 1 AND status >= 400 GROUP BY path ORDER BY n DESC LIMIT 20`;
 
   const duckIngest = await ingest(duck, 'duck');
+  console.log(`DuckDB ingest: ${Math.round(duckIngest)} rows/s`);
   const chIngest = await ingest(ch, 'ch');
+  console.log(`ClickHouse ingest: ${Math.round(chIngest)} rows/s`);
   console.log(`Node ${process.version}, ${cpus()[0]?.model ?? 'cpu'} x${cpus().length}; ${ROWS} rows in one domain`);
   console.table([
     { task: 'DuckDB append (5000 rows a batch, batch id)', 'rows/s': Math.round(duckIngest), ratio: '1.00' },
@@ -113,7 +119,11 @@ try {
   ]);
 
   const table: Record<string, string>[] = [];
-  const row = (name: string, d: number[], c: number[]) =>
+  const row = (name: string, d: number[], c: number[]) => {
+    // Each read as it is measured: a run cut short keeps what it measured.
+    console.log(
+      `${name}: DuckDB ${percentile(d, 50).toFixed(1)} / ${percentile(d, 99).toFixed(1)} ms, ClickHouse ${percentile(c, 50).toFixed(1)} / ${percentile(c, 99).toFixed(1)} ms`,
+    );
     table.push({
       read: name,
       'DuckDB p50 ms': percentile(d, 50).toFixed(1),
@@ -122,6 +132,7 @@ try {
       'ClickHouse p99 ms': percentile(c, 99).toFixed(1),
       'p50 ratio CH/DuckDB': (percentile(c, 50) / percentile(d, 50)).toFixed(2),
     });
+  };
   for (const [name, fn] of READS) row(name, await timed(() => fn(duck)), await timed(() => fn(ch)));
   const limits = { timeoutMs: 60_000, maxRows: 10_000 };
   row(
