@@ -12,8 +12,10 @@ import {
   CustomPages,
   CustomPagesUpdate,
   ManualChecks,
+  OriginProtocols,
   type CustomPagesUpdateT,
 } from './schemas.js';
+import { originProtocols } from './origins.js';
 import {
   deleteAnalyticsTag,
   manualChecks,
@@ -136,5 +138,26 @@ export default async function domainOpsRoutes(fastify: FastifyInstance) {
         writeAs(request, request.params.domain, 'domain.settings'),
         request.body as CustomPagesUpdateT,
       ),
+  );
+
+  app.get(
+    '/domains/:domain/origin-protocols',
+    {
+      schema: {
+        summary: 'Which HTTP versions each origin behind the proxied records speaks',
+        description:
+          'For every distinct origin (scheme, address, port, SNI) of the proxied records: a TLS handshake offering ' +
+          'h2 and http/1.1 (ALPN) and one HEAD / (HTTP/1.1; HTTP/3 from an h3 Alt-Svc advertisement: Node 20 has ' +
+          'no QUIC client, so `http3_via` is `alt-svc`). Answers younger than 20 seconds are reused. Origins the ' +
+          'platform does not connect to (internal or its own addresses) are reported with the refusal as `error`.',
+        tags,
+        params,
+        response: { 200: OriginProtocols, ...errorResponses(404) },
+      },
+    },
+    async (request) => {
+      const { domain } = await loadDomain(request, request.params.domain, 'domain.view');
+      return originProtocols(app, domain);
+    },
   );
 }

@@ -94,3 +94,31 @@ export const CustomPagesUpdate = Type.Object(
   },
 );
 export type CustomPagesUpdateT = Record<string, string | null | undefined>;
+
+export const OriginProtocols = Type.Object(
+  {
+    origin_protocol: Type.String({ description: "The domain's setting (auto, http1, http2, http3)" }),
+    origins: Type.Array(
+      Type.Object({
+        scheme: StringEnum(['https', 'http', 'auto'], { description: 'auto: TLS on 443 first, as the edge tries' }),
+        host: Type.String({ description: 'Address or name the records point to' }),
+        port: Type.Integer(),
+        server_name: Type.String({ description: 'TLS SNI and Host header sent' }),
+        hostnames: Type.Array(Type.String(), { description: 'Proxied host names served from this origin' }),
+        http1: Type.Boolean({ description: 'Answered HEAD / over HTTP/1.1' }),
+        http2: Type.Boolean({ description: 'Picked h2 in the TLS handshake (ALPN)' }),
+        http3: Type.Boolean({ description: 'Advertises HTTP/3' }),
+        http3_via: Nullable(
+          StringEnum(['alt-svc', 'quic'], {
+            description: 'How HTTP/3 was established: always alt-svc here (no QUIC client in Node 20)',
+          }),
+        ),
+        status: Nullable(Type.Integer({ description: "The HEAD's status" })),
+        error: Nullable(Type.String({ description: 'Why a step failed' })),
+        checked_at: Nullable(Timestamp),
+        cached: Type.Boolean({ description: 'Reused from a probe less than 20 seconds old' }),
+      }),
+    ),
+  },
+  { title: 'OriginProtocols' },
+);
