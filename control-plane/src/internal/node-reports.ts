@@ -1,11 +1,10 @@
 // The scope of the endpoints where nodes report back (request logs: request-logs.ts; cache inventories:
 // areas/cache/inventory.ts): msgpack bodies up to `maxBytes`, and the node token on every request; the ids they carry;
 // and the pruning of what they stored.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { unpack } from 'msgpackr';
-import { ensureNodeToken } from '@platform/shared/node-token';
 import { ApiError } from '../errors.js';
-import { nodeTokenChecker } from '../auth/node-token.js';
+import { requireNodeToken } from '../auth/node-token.js';
 
 /** A node id as the edge sends it (edge-node/src/log/post.ts). */
 export const NODE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -28,8 +27,6 @@ export function throttled(
 
 /** Installs the msgpack parser and the node-token check on `scope`. */
 export function nodeReportScope(app: FastifyInstance, scope: FastifyInstance, maxBytes: number): void {
-  const configured = (app.config as { nodeToken?: string }).nodeToken;
-  const checkToken = nodeTokenChecker(ensureNodeToken(app.config.dataDir, configured));
   scope.addContentTypeParser(
     'application/x-msgpack',
     { parseAs: 'buffer', bodyLimit: maxBytes },
@@ -41,8 +38,5 @@ export function nodeReportScope(app: FastifyInstance, scope: FastifyInstance, ma
       }
     },
   );
-  scope.addHook('onRequest', async (request: FastifyRequest) => {
-    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
-    if (!checkToken(bearer)) throw new ApiError('CP_ERR_INVALID_NODE_TOKEN', 'invalid node token');
-  });
+  requireNodeToken(scope, app);
 }

@@ -1,9 +1,8 @@
 // The lifecycle workflow's call (/internal, node token, hidden from the OpenAPI document), and on start the
 // lifecycles of live subscriptions ensured through the outbox, so a Temporal that lost its state loses no workflow.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { ensureNodeToken } from '@platform/shared/node-token';
-import { nodeTokenChecker } from '../../auth/node-token.js';
+import { requireNodeToken } from '../../auth/node-token.js';
 import { ApiError } from '../../errors.js';
 import { enqueueMissingWorkflows } from '../../workflow-outbox/outbox.js';
 import { advanceSubscription, subscriptionsWithLifecycle } from './lifecycle.js';
@@ -13,12 +12,7 @@ import { IdParams } from './schemas.js';
 const ENSURE_CHUNK = 1000;
 
 export default async function lifecycleRoutes(fastify: FastifyInstance) {
-  const configured = (fastify.config as { nodeToken?: string }).nodeToken;
-  const checkToken = nodeTokenChecker(ensureNodeToken(fastify.config.dataDir, configured));
-  fastify.addHook('onRequest', async (request: FastifyRequest) => {
-    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
-    if (!checkToken(bearer)) throw new ApiError('CP_ERR_INVALID_NODE_TOKEN', 'invalid node token');
-  });
+  requireNodeToken(fastify);
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
   app.post('/internal/subscriptions/:id/advance', { schema: { hide: true, params: IdParams } }, async (request) => {

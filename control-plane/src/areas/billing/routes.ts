@@ -3,6 +3,7 @@
 // its history, entitlements, traffic usage and invoices. Everything is a GET: what moves money is not for API keys.
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Static } from '@sinclair/typebox';
 import { and, eq, inArray, ne, type SQL } from 'drizzle-orm';
 import { loadDomain } from '../../auth/domain-access.js';
 import { invoices, subscriptions } from '../../db/schema.js';
@@ -81,6 +82,34 @@ export default async function billingRoutes(fastify: FastifyInstance) {
       ...(view ? { subscription: presentSubscription(view) } : {}),
       ...(pay ? { payment: presentPayment(pay) } : {}),
     };
+  }
+
+  /** A page of invoices within `scope` (an account's or a domain's), statements left out, filtered by kind/status. */
+  async function invoiceList(scope: SQL, query: Static<typeof InvoiceListQuery>) {
+    const p = paging(query);
+    const conds = [scope, notStatement];
+    if (query.kind) conds.push(eq(invoices.kind, query.kind));
+    if (query.status) conds.push(eq(invoices.status, query.status));
+    const { rows, total } = await store.invoicePage(app.db, and(...conds), p);
+    return { invoices: rows.map((r) => presentInvoice(r.inv, r.items)), ...pageOf(p, total) };
+  }
+
+  /** A page of subscriptions within `scope`, optionally of one status. */
+  async function subscriptionList(scope: SQL, query: Static<typeof SubscriptionListQuery>) {
+    const p = paging(query);
+    const where = and(scope, query.status ? eq(subscriptions.status, query.status) : undefined);
+    const [views, total] = await Promise.all([
+      store.subscriptionViews(app.db, where, p),
+      store.countSubscriptions(app.db, where),
+    ]);
+    return { subscriptions: views.map((v) => presentSubscription(v)), ...pageOf(p, total) };
+  }
+
+  /** One subscription within `scope`, as a single read (effective features, quota window). */
+  async function oneSubscription(scope: SQL, id: number) {
+    const [view] = await store.subscriptionViews(app.db, and(eq(subscriptions.id, id), scope));
+    if (!view) throw new ApiError('CP_ERR_NOT_FOUND', NOT_FOUND.subscription);
+    return presentSubscription(view, { single: { dayMs: dayMs() } });
   }
 
   // ---- Wallet ----
@@ -190,14 +219,7 @@ export default async function billingRoutes(fastify: FastifyInstance) {
         response: { 200: InvoiceList, ...errorResponses(400, 403) },
       },
     },
-    async (request) => {
-      const p = paging(request.query);
-      const conds = [eq(invoices.userId, request.principal.userId), notStatement];
-      if (request.query.kind) conds.push(eq(invoices.kind, request.query.kind));
-      if (request.query.status) conds.push(eq(invoices.status, request.query.status));
-      const { rows, total } = await store.invoicePage(app.db, and(...conds), p);
-      return { invoices: rows.map((r) => presentInvoice(r.inv, r.items)), ...pageOf(p, total) };
-    },
+    async (request) => invoiceList(eq(invoices.userId, request.principal.userId), request.query),
   );
 
   app.get(
@@ -228,18 +250,7 @@ export default async function billingRoutes(fastify: FastifyInstance) {
         response: { 200: SubscriptionList, ...errorResponses(400, 403) },
       },
     },
-    async (request) => {
-      const p = paging(request.query);
-      const where = and(
-        eq(subscriptions.userId, request.principal.userId),
-        request.query.status ? eq(subscriptions.status, request.query.status) : undefined,
-      );
-      const [views, total] = await Promise.all([
-        store.subscriptionViews(app.db, where, p),
-        store.countSubscriptions(app.db, where),
-      ]);
-      return { subscriptions: views.map((v) => presentSubscription(v)), ...pageOf(p, total) };
-    },
+    async (request) => subscriptionList(eq(subscriptions.userId, request.principal.userId), request.query),
   );
 
   app.get(
@@ -306,14 +317,7 @@ export default async function billingRoutes(fastify: FastifyInstance) {
         response: { 200: Subscription, ...errorResponses(400, 403, 404) },
       },
     },
-    async (request) => {
-      const [view] = await store.subscriptionViews(
-        app.db,
-        and(eq(subscriptions.id, request.params.id), eq(subscriptions.userId, request.principal.userId)),
-      );
-      if (!view) throw new ApiError('CP_ERR_NOT_FOUND', NOT_FOUND.subscription);
-      return presentSubscription(view, { single: { dayMs: dayMs() } });
-    },
+    async (request) => oneSubscription(eq(subscriptions.userId, request.principal.userId), request.params.id),
   );
 
   app.get(
@@ -387,16 +391,7 @@ export default async function billingRoutes(fastify: FastifyInstance) {
     },
     async (request) => {
       const { domain } = await loadDomain(request, request.params.domain, 'domain.view');
-      const p = paging(request.query);
-      const where = and(
-        eq(subscriptions.domainId, domain.id),
-        request.query.status ? eq(subscriptions.status, request.query.status) : undefined,
-      );
-      const [views, total] = await Promise.all([
-        store.subscriptionViews(app.db, where, p),
-        store.countSubscriptions(app.db, where),
-      ]);
-      return { subscriptions: views.map((v) => presentSubscription(v)), ...pageOf(p, total) };
+      return subscriptionList(eq(subscriptions.domainId, domain.id), request.query);
     },
   );
 
@@ -412,12 +407,7 @@ export default async function billingRoutes(fastify: FastifyInstance) {
     },
     async (request) => {
       const { domain } = await loadDomain(request, request.params.domain, 'domain.view');
-      const [view] = await store.subscriptionViews(
-        app.db,
-        and(eq(subscriptions.id, request.params.id), eq(subscriptions.domainId, domain.id)),
-      );
-      if (!view) throw new ApiError('CP_ERR_NOT_FOUND', NOT_FOUND.subscription);
-      return presentSubscription(view, { single: { dayMs: dayMs() } });
+      return oneSubscription(eq(subscriptions.domainId, domain.id), request.params.id);
     },
   );
 
@@ -478,12 +468,7 @@ export default async function billingRoutes(fastify: FastifyInstance) {
     },
     async (request) => {
       const { domain } = await loadDomain(request, request.params.domain, 'domain.settings');
-      const p = paging(request.query);
-      const conds = [eq(invoices.domainId, domain.id), notStatement];
-      if (request.query.kind) conds.push(eq(invoices.kind, request.query.kind));
-      if (request.query.status) conds.push(eq(invoices.status, request.query.status));
-      const { rows, total } = await store.invoicePage(app.db, and(...conds), p);
-      return { invoices: rows.map((r) => presentInvoice(r.inv, r.items)), ...pageOf(p, total) };
+      return invoiceList(eq(invoices.domainId, domain.id), request.query);
     },
   );
 

@@ -3,9 +3,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { ensureNodeToken } from '@platform/shared/node-token';
 import { loadDomain } from '../../auth/domain-access.js';
-import { nodeTokenChecker } from '../../auth/node-token.js';
+import { requireNodeToken } from '../../auth/node-token.js';
 import { ApiError } from '../../errors.js';
 import { errorResponses, idSegment, MessageBody, Nullable, StringEnum } from '../../openapi/schemas.js';
 import type { Permission } from '../../auth/permissions.js';
@@ -326,12 +325,7 @@ export default async function uptimeRoutes(fastify: FastifyInstance) {
 
 /** The delivery workflow's calls (node token; hidden from the OpenAPI document). */
 async function uptimeInternalRoutes(fastify: FastifyInstance) {
-  const configured = (fastify.config as { nodeToken?: string }).nodeToken;
-  const checkToken = nodeTokenChecker(ensureNodeToken(fastify.config.dataDir, configured));
-  fastify.addHook('onRequest', async (request: FastifyRequest) => {
-    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
-    if (!checkToken(bearer)) throw new ApiError('CP_ERR_INVALID_NODE_TOKEN', 'invalid node token');
-  });
+  requireNodeToken(fastify);
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/internal/uptime/deliveries/:deliveryId',
