@@ -151,7 +151,7 @@ export async function createRecord(
   let inserted: ReturnType<typeof createWithContext> | undefined;
   const lockThenInsert: DomainLock = {
     lock(tx) {
-      if (!record) return domain.lock(tx);
+      if (!record || invalid !== undefined) return domain.lock(tx);
       const [locked, insert] = sendBehind(
         tx,
         () => domain.lock(tx),
@@ -162,7 +162,7 @@ export async function createRecord(
     },
   };
   return changeDomain(app, lockThenInsert, async (tx, locked) => {
-    if (!record) throw invalid;
+    if (!record || invalid !== undefined) throw invalid;
     assertNotFrozen(locked);
     const { plan, count, atName, row, config } = await inserted!;
     const features = await featuresOf(tx, plan);
