@@ -13,7 +13,13 @@ const Subject = Type.String({
   maxLength: MAX_SUBJECT_CHARS,
   pattern: '^[^\\u0000-\\u001f\\u007f]*\\S[^\\u0000-\\u001f\\u007f]*$',
 });
-const MessageText = Type.String({ minLength: 1, maxLength: MAX_MESSAGE_CHARS, pattern: '\\S' });
+/** Any text with a visible character and no NUL (Postgres stores no U+0000); linear: a lookahead, then one greedy run. */
+const MessageText = Type.String({
+  minLength: 1,
+  maxLength: MAX_MESSAGE_CHARS,
+  pattern: '^(?=[^\\u0000]*$)[\\s\\S]*\\S',
+  'x-expected': 'text with a visible character and without the NUL character (U+0000)',
+});
 
 export const Ticket = Type.Object(
   {

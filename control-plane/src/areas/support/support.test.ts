@@ -208,6 +208,7 @@ test('support tickets: the author through the API, support through the admin com
       { subject: 'x'.repeat(MAX_SUBJECT_CHARS + 1), body: 'b' },
       { subject: 's', body: '' },
       { subject: 's', body: ' \n ' },
+      { subject: 's', body: 'a\u0000b' },
       { subject: 's', body: 'x'.repeat(MAX_MESSAGE_CHARS + 1) },
       { subject: 's', body: 'b', domain: '' },
       { subject: 's', body: 'b', domain: 'x'.repeat(301) },
@@ -221,10 +222,21 @@ test('support tickets: the author through the API, support through the admin com
     }
     assert.equal((await db.select().from(supportTickets)).length, before);
     const open = (await cp.call(alice.key, 'GET', '/support/tickets')).json().tickets[0].id as number;
-    for (const body of [{}, { body: '' }, { body: 'x'.repeat(MAX_MESSAGE_CHARS + 1) }, { body: 'b', extra: 1 }]) {
+    for (const body of [
+      {},
+      { body: '' },
+      { body: 'x'.repeat(MAX_MESSAGE_CHARS + 1) },
+      { body: 'b', extra: 1 },
+      { body: 'S\ud995\udc78\u0000\u00ee' },
+    ]) {
       const res = await cp.call(alice.key, 'POST', `/support/tickets/${open}/replies`, body);
       assert.equal(res.statusCode, 400, JSON.stringify(body).slice(0, 60));
     }
+    // Linear however long: a message of spaces with a NUL at its end is refused at once.
+    const spaced = await cp.call(alice.key, 'POST', `/support/tickets/${open}/replies`, {
+      body: `${' '.repeat(MAX_MESSAGE_CHARS - 2)}x\u0000`,
+    });
+    assert.match(spaced.json().error, /NUL/);
     for (const q of ['limit=0', 'limit=101', 'cursor=x', 'status=pending', 'other=1'])
       assert.equal((await cp.call(alice.key, 'GET', `/support/tickets?${q}`)).statusCode, 400, q);
     for (const path of ['/support/tickets/0', '/support/tickets/99999999999'])
