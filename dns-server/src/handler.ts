@@ -3,7 +3,7 @@
 import { CLASS_ANY, CLASS_IN, EDNS_UDP_SIZE, FLAG, PLAIN_UDP_SIZE, RCODE, TYPE } from './wire/constants.js';
 import { ParsedQuery, parseQuery, PARSE } from './wire/query.js';
 import { NEGATIVE, type CompiledZone, type Template } from './zone/model.js';
-import { lastLookup, lookup, NXDOMAIN } from './zone/lookup.js';
+import { lastLookup, lookup, lookupSigned, NXDOMAIN } from './zone/lookup.js';
 import type { ZoneTable } from './zone/table.js';
 import type { Counters } from './counters.js';
 import { RRL, RRL_CLASS, type ResponseRateLimiter } from './rrl.js';
@@ -78,7 +78,8 @@ export function answerQuery(
     : q.edns
       ? Math.min(Math.max(q.ednsUdpSize, PLAIN_UDP_SIZE), EDNS_UDP_SIZE)
       : PLAIN_UDP_SIZE;
-  const r = lookup(zone, q.key, qtype);
+  const signer = zone.signer;
+  const r = q.ednsDo && signer !== null ? lookupSigned(zone, signer, q.key, qtype) : lookup(zone, q.key, qtype);
   if (rrl !== null) {
     // Names that exist are counted by name; synthesised and missing ones by zone, so random names share a bucket.
     const v =

@@ -2,6 +2,7 @@
 import { join } from 'node:path';
 import { openNodeStore, type DomainChange, type NodeStore } from '@platform/shared/node-store';
 import { componentLogger } from '@platform/shared';
+import { ensureNodeToken } from '@platform/shared/node-token';
 import type { DnsServerConfig } from './config.js';
 import { createCounters, type Counters } from './counters.js';
 import { startDnsServer, type DnsServer } from './server.js';
@@ -32,8 +33,18 @@ export async function startServingNode(
 ): Promise<ServingNode> {
   const table = new ZoneTable();
   const counters = createCounters();
-  const zones = new ZoneSet(table, store, { edgeIpv4: config.edgeIpv4, edgeIpv6: config.edgeIpv6 }, counters, zoneLog);
+  const nodeToken = () => ensureNodeToken(config.dataDir, config.nodeToken);
+  const zones = new ZoneSet(
+    table,
+    store,
+    { edgeIpv4: config.edgeIpv4, edgeIpv6: config.edgeIpv6, nodeToken },
+    counters,
+    zoneLog,
+  );
   zones.loadAll();
+  // Signed zones are signed again before their signatures run out (dnssec/signer.ts RESIGN_DAYS_LEFT).
+  const resign = setInterval(() => zones.resignDue(), 3600_000);
+  resign.unref();
   const server = await startDnsServer({
     host: config.host,
     port: config.port,
@@ -53,6 +64,7 @@ export async function startServingNode(
       zones.refresh(change);
     },
     async close() {
+      clearInterval(resign);
       await server.close();
       await store.close();
     },

@@ -9,6 +9,7 @@ import { MessageWriter } from '../wire/writer.js';
 import type { CompiledZone, RRset, Template, ZoneNode, ZoneView } from './model.js';
 import { compileOwner, ownerOf, type CompileOptions, type OwnerContent } from './owner.js';
 import { fillSlotsReading } from './resolve.js';
+import { ZoneSigner, type SignedRRset } from '../dnssec/signer.js';
 
 /** Domain states whose zone is answered (docs/decisions.md "Which domains the DNS server answers"). */
 export const SERVED_STATES: ReadonlySet<string> = new Set(['pending', 'active', 'moved']);
@@ -135,6 +136,13 @@ export class ZoneBuilder {
       return { how: 'rebuilt', problems: [], recompiled: 0 };
     }
     const { negativeSoa, soaRdata, apexSets } = apexRecords(this.apex, h.zone);
+    const signer = h.dnssec?.enabled
+      ? new ZoneSigner(this.apex, h.dnssec, this.opts.nodeToken ?? (() => ''), negativeSoa.ttl)
+      : null;
+    if (signer) {
+      apexSets.push(...signer.apexSets(apexSets[0].ttl));
+      signer.signSet(this.apex, negativeSoa);
+    }
     this.soaRdata = soaRdata;
     this.apexSets = apexSets;
     const zone: CompiledZone = {
@@ -144,6 +152,7 @@ export class ZoneBuilder {
       negativeSoa,
       soaTail: soaTail(negativeSoa),
       synthesised: new Map(),
+      signer,
     };
     const previous = this.zone;
     this.zone = zone;
@@ -211,6 +220,15 @@ export class ZoneBuilder {
     };
     const reads = new Map<string, { names: Set<string>; soa: boolean }>();
     for (const node of staged.values()) if (node) reads.set(node.name, fillSlotsReading(view, node));
+    // DNSSEC: each new RRset is signed here, once; the NSEC3 chain follows the names that changed.
+    const signer = zone.signer;
+    if (signer) {
+      for (const [name, node] of staged) {
+        if (node) signer.signNode(node);
+        signer.chainNode(name, node);
+      }
+      signer.chain.link();
+    }
     // 5. Install: plain Map writes, nothing here throws.
     for (const [name, node] of staged) {
       this.forgetReads(name);
@@ -301,6 +319,29 @@ export class ZoneBuilder {
       }
     }
     zone.serial = serial;
+    const signer = zone.signer;
+    if (signer) {
+      // The SOA RRset changed in place: its signatures are made again, and kept answers holding it are dropped.
+      const soa = this.apexSets[0] as SignedRRset;
+      delete soa.sig;
+      signer.signSet(this.apex, soa);
+      delete (zone.negativeSoa as SignedRRset).sig;
+      signer.signSet(this.apex, zone.negativeSoa);
+      for (const name of [this.apex, ...this.soaUsers]) {
+        const node = zone.nodes.get(name);
+        if (node) node.signed = undefined;
+      }
+    }
+  }
+
+  /** True when the zone's signatures are close to expiring and should be made again (resign()). */
+  resignDue(now = Date.now()): boolean {
+    return this.zone?.signer?.due(now) === true;
+  }
+
+  /** Signs the whole zone again with a fresh validity window. */
+  resign(): PatchResult {
+    return this.rebuild();
   }
 }
 
@@ -322,8 +363,26 @@ function sameShape(a: DomainSnapshot, b: DomainSnapshot): boolean {
     x.soaMinimum === y.soaMinimum &&
     x.soaTtl === y.soaTtl &&
     x.nameservers.length === y.nameservers.length &&
-    x.nameservers.every((n, i) => n === y.nameservers[i])
+    x.nameservers.every((n, i) => n === y.nameservers[i]) &&
+    sameDnssec(a.dnssec, b.dnssec)
   );
+}
+
+/** True when two headers sign with the same keys in the same roles (a change signs the zone whole again). */
+function sameDnssec(a: DomainSnapshot['dnssec'], b: DomainSnapshot['dnssec']): boolean {
+  const on = (d: typeof a) => d?.enabled === true;
+  if (!on(a) && !on(b)) return true;
+  if (on(a) !== on(b) || a!.keys.length !== b!.keys.length) return false;
+  return a!.keys.every((k, i) => {
+    const o = b!.keys[i];
+    return (
+      k.flags === o.flags &&
+      k.published === o.published &&
+      k.signing === o.signing &&
+      k.cds === o.cds &&
+      Buffer.from(k.publicKey).equals(Buffer.from(o.publicKey))
+    );
+  });
 }
 
 /** The fields of a record the DNS answers depend on. */

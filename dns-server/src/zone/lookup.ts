@@ -3,6 +3,9 @@ import { NEGATIVE, DYNAMIC, type CompiledZone, type Template } from './model.js'
 import { findNode, slotFor } from './resolve.js';
 import { SLOT_OF, OTHER } from './slots.js';
 import { TYPE } from '../wire/constants.js';
+import { encodeAnswer } from './encode.js';
+import { resolve } from './resolve.js';
+import type { ZoneSigner } from '../dnssec/signer.js';
 
 /** Lookup result: the name does not exist; answer NXDOMAIN with the SOA in authority. */
 export const NXDOMAIN = 2;
@@ -32,4 +35,23 @@ export function lookup(zone: CompiledZone, name: string, qtype: number): LookupR
   }
   if (v === DYNAMIC) return slotFor(zone, name, qtype) as Template | typeof NEGATIVE;
   return v as Template | typeof NEGATIVE;
+}
+
+/**
+ * A DO=1 answer from a signed zone: always a template (negative answers carry their NSEC3 proof). Answers at names
+ * present in the zone are built on first query and kept on the node; those holding NSEC3 records (negative answers,
+ * wildcard expansions, referrals) are built per query from the signatures and chain computed at compile time.
+ */
+export function lookupSigned(zone: CompiledZone, signer: ZoneSigner, name: string, qtype: number): Template {
+  const node = zone.nodes.get(name);
+  lastLookup.synthesised = node === undefined;
+  const s = SLOT_OF[qtype];
+  if (node !== undefined && s !== OTHER) {
+    const kept = node.signed?.[s];
+    if (kept !== undefined) return kept;
+  }
+  const { answer, cacheable } = signer.augment(zone, name, qtype, resolve(zone, name, qtype));
+  const t = encodeAnswer(name, qtype, answer);
+  if (cacheable && node !== undefined && s !== OTHER) (node.signed ??= [])[s] = t;
+  return t;
 }

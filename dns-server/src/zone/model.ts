@@ -1,4 +1,5 @@
 // In-memory shape of a compiled zone: nodes by owner name, RRsets by type, precompiled answers per node.
+import type { ZoneSigner } from '../dnssec/signer.js';
 
 /** A domain name inside RDATA; `compress` is false where RFC 2782/3597 forbid compression (SRV). */
 export interface NameRef {
@@ -43,6 +44,8 @@ export interface ZoneNode {
   cut: string;
   /** Answers by slot (see SLOT_OF in slots.ts); filled at compile time, lazily for synthesised names. */
   slots: Slot[];
+  /** Signed answers (DO=1) by slot, filled on first query; only answers without NSEC3 records are kept. */
+  signed?: Template[];
 }
 
 /** What resolution reads of a zone: the served zone, or the zone being patched seen through its staged changes. */
@@ -60,4 +63,6 @@ export interface CompiledZone extends ZoneView {
   nodes: Map<string, ZoneNode>;
   /** Bytes of the negative SOA record after its owner name: type, class, ttl, rdlength, rdata. */
   soaTail: Buffer;
+  /** Online signing (DNSSEC on), or null. */
+  signer: ZoneSigner | null;
 }

@@ -8,6 +8,8 @@ export interface CompileOptions {
   /** Edge addresses proxied names answer with. */
   edgeIpv4: readonly string[];
   edgeIpv6: readonly string[];
+  /** The node token DNSSEC keys are sealed under (read when a signed zone is compiled). */
+  nodeToken?: () => string;
 }
 
 export interface OwnerContent {

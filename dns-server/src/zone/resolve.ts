@@ -184,5 +184,8 @@ export function fillSlots(zone: ZoneView, node: ZoneNode): void {
   // ANY at a plain name is the answer of the type it picks; the question's type is patched from the query anyway.
   const pick = ANY_ORDER.find((t) => node.rrsets.has(t));
   node.slots[SLOT_OF[TYPE.ANY]] = pick === undefined ? NEGATIVE : node.slots[SLOT_OF[pick]];
-  node.slots[OTHER] = NEGATIVE;
+  // Types without a slot of their own (DNSKEY, CDS, NSEC3PARAM at a signed apex) are resolved per query.
+  let other = false;
+  for (const t of node.rrsets.keys()) if (SLOT_OF[t] === OTHER) other = true;
+  node.slots[OTHER] = other ? DYNAMIC : NEGATIVE;
 }

@@ -55,6 +55,22 @@ export class ZoneSet {
     }
   }
 
+  /** Signs again every signed zone whose signatures are close to expiring. */
+  resignDue(now = Date.now()): void {
+    for (const [domain, builder] of this.builders) {
+      if (!builder.resignDue(now)) continue;
+      try {
+        builder.resign();
+        this.serve(domain, builder);
+        this.counters.dns_zone_compiles_total++;
+      } catch (err) {
+        this.builders.delete(domain);
+        this.counters.dns_zone_compile_failures_total++;
+        this.log.error({ err, domain }, 'zone failed to sign again; keeping the previous one');
+      }
+    }
+  }
+
   private patch(builder: ZoneBuilder, change: DomainChange): PatchResult | undefined {
     const header = this.store.getHeader(change.domain);
     if (!header) return this.drop(change.domain);

@@ -35,6 +35,33 @@ export interface DomainSnapshot {
   certificates: Certificate[];
   /** ACME http-01 challenges of orders in progress (absent or empty: none); decoded snapshots always carry the list. */
   acmeHttpChallenges?: AcmeHttpChallenge[];
+  /** Online signing of the managed zone (absent, null or not enabled: unsigned). */
+  dnssec?: Dnssec | null;
+}
+
+/** DNSSEC keys of a zone, signed online by the DNS nodes (dns-server/src/dnssec/). */
+export interface Dnssec {
+  enabled: boolean;
+  keys: DnssecKey[];
+}
+
+export interface DnssecKey {
+  /** 257: key-signing key; 256: zone-signing key. */
+  flags: number;
+  /** 13: ECDSA P-256 with SHA-256. */
+  algorithm: number;
+  /** The DNSKEY public key field (x || y). */
+  publicKey: Uint8Array;
+  /** PKCS#8 DER sealed for nodes (sealDnssecKey); empty: use privateKeyDer. */
+  privateKeySealed: Uint8Array;
+  /** Plain PKCS#8 DER, accepted from tests and local tools; the control plane leaves it empty. */
+  privateKeyDer: Uint8Array;
+  /** In the DNSKEY RRset. */
+  published: boolean;
+  /** Signs: a ZSK every RRset, a KSK the DNSKEY, CDS and CDNSKEY RRsets. */
+  signing: boolean;
+  /** A KSK named by CDS/CDNSKEY. */
+  cds: boolean;
 }
 
 /** What the edge answers at `http://<hostname>/.well-known/acme-challenge/<token>` while an order validates. */
