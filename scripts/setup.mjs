@@ -2,7 +2,7 @@
 // or on demand (`--pebble`), Pebble, Let's Encrypt's test ACME server.
 // Runs before `npm start`, `npm test` and `npm run check`; every step is skipped when already done.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, statSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, statSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -130,8 +130,72 @@ function ensureDebianTools() {
   }
 }
 
+/**
+ * The dns-server's batched UDP module (dns-server/native/batch-udp, C, Linux): built with node-gyp against the
+ * headers of the Node that runs this (e.g. /usr/include/node), rebuilt when a source is newer than the module.
+ * Without a C toolchain: a clear message and exit 1, unless DNS_UDP_IO=dgram (the server then uses node:dgram).
+ */
+function ensureBatchUdp() {
+  if (process.platform !== 'linux') return; // recvmmsg/sendmmsg: Linux only; elsewhere set DNS_UDP_IO=dgram
+  const dir = join(root, 'dns-server', 'native', 'batch-udp');
+  const built = join(dir, 'build', 'Release', 'batch_udp.node');
+  const sources = [join(dir, 'binding.gyp'), ...readdirSync(join(dir, 'src')).map((f) => join(dir, 'src', f))];
+  if (existsSync(built) && sources.every((f) => statSync(f).mtimeMs <= statSync(built).mtimeMs)) return;
+  const missing = [
+    ['cc', 'a C compiler'],
+    ['make', 'make'],
+    ['python3', 'python3'],
+  ].filter(([cmd]) => !onPath(cmd));
+  if (missing.length > 0) {
+    const what = missing.map(([, name]) => name).join(', ');
+    if (process.env.DNS_UDP_IO === 'dgram') {
+      log(`batch-udp not built (missing ${what}); DNS_UDP_IO=dgram: the dns-server answers UDP through node:dgram`);
+      return;
+    }
+    log(
+      `cannot build the dns-server's batched UDP module (dns-server/native/batch-udp): missing ${what}. ` +
+        'Install them (Debian: apt-get install build-essential python3) or set DNS_UDP_IO=dgram to use node:dgram.',
+    );
+    process.exit(1);
+  }
+  // node-gyp: the project's (a dependency's) copy, else the one bundled with npm.
+  const gyp = [
+    join(root, 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'),
+    process.env.npm_execpath &&
+      join(dirname(process.env.npm_execpath), '..', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'),
+    join(
+      dirname(process.execPath),
+      '..',
+      'lib',
+      'node_modules',
+      'npm',
+      'node_modules',
+      'node-gyp',
+      'bin',
+      'node-gyp.js',
+    ),
+  ].find((f) => f && existsSync(f));
+  if (!gyp) {
+    log('cannot build dns-server/native/batch-udp: node-gyp not found (npm install, or an npm that bundles it)');
+    process.exit(1);
+  }
+  // The installed headers of this Node (Debian's nodejs: /usr/include/node) rather than a download.
+  const prefix = join(dirname(process.execPath), '..');
+  const nodedir = existsSync(join(prefix, 'include', 'node', 'node_api.h')) ? [`--nodedir=${prefix}`] : [];
+  log('building dns-server/native/batch-udp (node-gyp)…');
+  const r = spawnSync(process.execPath, [gyp, 'rebuild', '--loglevel=warn', ...nodedir], {
+    cwd: dir,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  if (r.status !== 0 || !existsSync(built)) {
+    log('building dns-server/native/batch-udp failed (see above); DNS_UDP_IO=dgram answers through node:dgram');
+    process.exit(1);
+  }
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   ensureNodeModules();
+  ensureBatchUdp();
   if (!modulesOnly) {
     ensureTemporalCli();
     if (process.argv.includes('--test')) ensureDebianTools();

@@ -25,6 +25,8 @@ export interface DnsServerConfig {
   rrl: RrlConfig;
   /** 0 disables the counters endpoint. */
   metricsPort: number;
+  /** UDP datagram I/O: `batch` (recvmmsg/sendmmsg, dns-server/native/batch-udp) or `dgram` (node:dgram). */
+  udpIo: 'batch' | 'dgram';
 }
 
 export function loadConfig(env: EnvSource = process.env): Readonly<DnsServerConfig> {
@@ -40,6 +42,8 @@ export function loadConfig(env: EnvSource = process.env): Readonly<DnsServerConf
   const sync = r.string('SYNC_URL', 'ws://127.0.0.1:8090');
   if (sync !== 'off' && !/^wss?:\/\//.test(sync))
     r.problems.push(`SYNC_URL must be a ws:// or wss:// address or "off", got "${sync}"`);
+  const udpIo = r.string('DNS_UDP_IO', 'batch');
+  if (udpIo !== 'batch' && udpIo !== 'dgram') r.problems.push(`DNS_UDP_IO must be "batch" or "dgram", got "${udpIo}"`);
   return r.done({
     host: r.string('DNS_HOST', '127.0.0.1'),
     port: r.int('DNS_PORT', 5353, 0, 65535),
@@ -61,5 +65,6 @@ export function loadConfig(env: EnvSource = process.env): Readonly<DnsServerConf
       exempt,
     },
     metricsPort: r.int('DNS_METRICS_PORT', 0, 0, 65535),
+    udpIo: udpIo === 'dgram' ? 'dgram' : 'batch',
   });
 }

@@ -52,6 +52,7 @@ export async function startServingNode(
     tcpMaxConnections: config.tcpMaxConnections,
     tcpMaxPerClient: config.tcpMaxPerClient,
     rrl: config.rrl,
+    udpIo: config.udpIo,
     table,
     counters,
   });

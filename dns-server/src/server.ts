@@ -1,10 +1,12 @@
 // UDP and TCP listeners (RFC 1035 §4.2, RFC 7766): each packet or length-prefixed message goes to answerQuery.
-import { createSocket, type Socket } from 'node:dgram';
+import cluster from 'node:cluster';
+import { createSocket } from 'node:dgram';
 import { createServer, type Server, type Socket as TcpSocket } from 'node:net';
 import { answerQuery, servfail } from './handler.js';
 import type { Counters } from './counters.js';
 import type { ZoneTable } from './zone/table.js';
 import { ResponseRateLimiter, parseAddress, parsedWords, type RrlConfig } from './rrl.js';
+import { bindBatchUdp, type UdpListener } from './udp-batch.js';
 
 export interface ServerOptions {
   host: string;
@@ -17,6 +19,8 @@ export interface ServerOptions {
   tcpMaxPerClient?: number;
   /** UDP response rate limiting; undefined or rate 0: off. */
   rrl?: RrlConfig;
+  /** UDP datagram I/O: batched through the native module (default), or node:dgram (DNS_UDP_IO=dgram). */
+  udpIo?: 'batch' | 'dgram';
   table: ZoneTable;
   counters: Counters;
 }
@@ -33,7 +37,7 @@ export async function startDnsServer(o: ServerOptions): Promise<DnsServer> {
   // Port 0: the port the system gives UDP may be taken for TCP; another one is tried (each try costs two binds).
   for (let attempt = 1; ; attempt++) {
     const udp = await bindUdp(o);
-    const port = udp.address().port;
+    const port = udp.port;
     try {
       return served(udp, await listenTcp(o, port), port);
     } catch (err) {
@@ -44,7 +48,7 @@ export async function startDnsServer(o: ServerOptions): Promise<DnsServer> {
   }
 }
 
-function served(udp: Socket, tcp: Server, port: number): DnsServer {
+function served(udp: UdpListener, tcp: Server, port: number): DnsServer {
   return {
     port,
     close: () =>
@@ -55,11 +59,20 @@ function served(udp: Socket, tcp: Server, port: number): DnsServer {
   };
 }
 
-function bindUdp(o: ServerOptions): Promise<Socket> {
-  const { table, counters } = o;
+/** A 4 MiB receive buffer (capped by net.core.rmem_max) rides out short stalls without dropping queries. */
+const RECV_BUFFER = 1 << 22;
+
+function bindUdp(o: ServerOptions): Promise<UdpListener> {
   const rrl = o.rrl && o.rrl.rate > 0 ? new ResponseRateLimiter(o.rrl) : null;
-  // A 4 MiB receive buffer (capped by net.core.rmem_max) rides out short stalls without dropping queries.
-  const sock = createSocket({ type: o.host.includes(':') ? 'udp6' : 'udp4', recvBufferSize: 1 << 22 });
+  if ((o.udpIo ?? 'batch') === 'dgram') return bindDgram(o, rrl);
+  // Each node:cluster worker binds its own socket on the shared port (SO_REUSEPORT); the kernel spreads the peers.
+  return bindBatchUdp({ ...o, rrl, reusePort: cluster.isWorker, recvBufferSize: RECV_BUFFER });
+}
+
+/** The node:dgram listener: one 'message' callback and one send per datagram. */
+function bindDgram(o: ServerOptions, rrl: ResponseRateLimiter | null): Promise<UdpListener> {
+  const { table, counters } = o;
+  const sock = createSocket({ type: o.host.includes(':') ? 'udp6' : 'udp4', recvBufferSize: RECV_BUFFER });
   sock.on('message', (msg, rinfo) => {
     counters.dns_queries_udp_total++;
     let out: Buffer | null;
@@ -79,7 +92,7 @@ function bindUdp(o: ServerOptions): Promise<Socket> {
       sock.on('error', () => {
         /* ICMP errors on send: nothing to do per packet */
       });
-      resolve(sock);
+      resolve({ port: sock.address().port, close: () => sock.close() });
     });
   });
 }
