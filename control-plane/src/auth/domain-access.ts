@@ -1,8 +1,8 @@
 // Resolves a {domain} path segment to the domain row and the caller's role on it; invisible → 404, lacking permission → 403.
 import type { FastifyRequest } from 'fastify';
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import type { Tx } from '../db/index.js';
-import { rowsOf } from '../db/migrate.js';
+import { compiled } from '../db/compiled.js';
 import { domainMembers, domains } from '../db/schema.js';
 import { ApiError, MESSAGES } from '../errors.js';
 import { parseDomainName } from '../areas/domains/domain-name.js';
@@ -75,32 +75,95 @@ export function writeAs(request: FastifyRequest, domainParam: string, permission
   const { userId, keyHash } = request.principal;
   return {
     async lock(tx: Tx): Promise<DomainRow> {
-      const [row] = await tx
-        .select({
-          domain: domains,
-          // Qualified by hand: drizzle writes a single table's columns unqualified, which a subquery would rebind.
-          role: sql<Role | null>`CASE WHEN "domains"."owner_id" = ${userId} THEN 'owner' ELSE
-            (SELECT m.role FROM domain_members m WHERE m.domain_id = "domains"."id" AND m.user_id = ${userId}) END`,
-          key: keyStateSql(keyHash),
-        })
-        .from(domains)
-        .where(eq(domains.name, parsed.name))
-        .for('update');
-      const key = row
-        ? row.key
-        : rowsOf<{ key: KeyState | null }>(await tx.execute(sql`SELECT ${keyStateSql(keyHash)} AS key`))[0]?.key;
+      const [row] = await lockStatement<LockRow>(tx, { name: parsed.name, user: userId, hash: keyHash });
+      const key = row ? row.key : (await keyStateStatement<{ key: KeyState | null }>(tx, { hash: keyHash }))[0]?.key;
       assertKeyValid(key);
       if (!row) throw new ApiError('CP_ERR_NOT_FOUND', MESSAGES.domainNotFound);
       checkRole(row.role, permission);
-      return row.domain;
+      return domainOf(row);
     },
+  };
+}
+
+/** A row of lockStatement as either driver returns it (timestamps as epoch ms, JSON and bigint as text). */
+interface LockRow {
+  id: number;
+  name: string;
+  owner_id: number;
+  dns_mode: DomainRow['dnsMode'];
+  state: string;
+  verification_state: string | null;
+  ns_set_index: number | null;
+  cache_l2_ttl_days: number;
+  cache_cap_mb: number;
+  origin_protocol: string;
+  under_attack: boolean;
+  developer_mode_until_ms: number | null;
+  verification: string | null;
+  ssl_delegation: string | null;
+  settings: string;
+  zone_serial: number;
+  config_bytes: string | number;
+  created_at_ms: number;
+  updated_at_ms: number;
+  role: Role | null;
+  key: KeyState | null;
+}
+
+const epochMs = (column: SQL) => sql`(extract(epoch FROM ${column}) * 1000)::float8`;
+
+/**
+ * writeAs's statement, compiled once (db/compiled.ts; drizzle's query builder rebuilt its text on every write): the
+ * domain row locked, with the caller's role on it and their key's state. Every column of `domains` (DomainRow),
+ * in forms both drivers parse alike.
+ */
+const lockStatement = compiled<'name' | 'user' | 'hash'>(
+  (p) => sql`SELECT d.id, d.name, d.owner_id, d.dns_mode, d.state, d.verification_state, d.ns_set_index,
+      d.cache_l2_ttl_days, d.cache_cap_mb, d.origin_protocol, d.under_attack,
+      ${epochMs(sql`d.developer_mode_until`)} AS developer_mode_until_ms, d.verification::text AS verification,
+      d.ssl_delegation::text AS ssl_delegation, d.settings::text AS settings, d.zone_serial,
+      d.config_bytes::text AS config_bytes, ${epochMs(sql`d.created_at`)} AS created_at_ms,
+      ${epochMs(sql`d.updated_at`)} AS updated_at_ms,
+      CASE WHEN d.owner_id = ${p('user')} THEN 'owner' ELSE
+        (SELECT m.role FROM domain_members m WHERE m.domain_id = d.id AND m.user_id = ${p('user')}) END AS role,
+      ${keyStateSql(p('hash'))} AS key
+    FROM domains d WHERE d.name = ${p('name')} FOR UPDATE OF d`,
+);
+
+/** The key's state alone, for a name that is no domain (the key's refusal comes first). */
+const keyStateStatement = compiled<'hash'>((p) => sql`SELECT ${keyStateSql(p('hash'))} AS key`);
+
+const parseJson = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
+const date = (ms: number | null) => (ms === null ? null : new Date(Number(ms)));
+
+function domainOf(row: LockRow): DomainRow {
+  return {
+    id: row.id,
+    name: row.name,
+    ownerId: row.owner_id,
+    dnsMode: row.dns_mode,
+    state: row.state,
+    verificationState: row.verification_state,
+    nsSetIndex: row.ns_set_index,
+    cacheL2TtlDays: row.cache_l2_ttl_days,
+    cacheCapMb: row.cache_cap_mb,
+    originProtocol: row.origin_protocol,
+    underAttack: row.under_attack,
+    developerModeUntil: date(row.developer_mode_until_ms),
+    verification: parseJson<Record<string, unknown>>(row.verification),
+    sslDelegation: parseJson<Record<string, unknown>>(row.ssl_delegation),
+    settings: parseJson<Record<string, unknown>>(row.settings) ?? {},
+    zoneSerial: row.zone_serial,
+    configBytes: Number(row.config_bytes),
+    createdAt: date(row.created_at_ms)!,
+    updatedAt: date(row.updated_at_ms)!,
   };
 }
 
 /** 'ok', 'inactive' (the account is deactivated), or null (no such key, revoked or expired). */
 type KeyState = 'ok' | 'inactive';
 
-function keyStateSql(keyHash: string) {
+function keyStateSql(keyHash: string | Placeholder) {
   return sql<KeyState | null>`(SELECT CASE WHEN u.active THEN 'ok' ELSE 'inactive' END
     FROM api_keys k JOIN users u ON u.id = k.user_id
     WHERE k.key_hash = ${keyHash} AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now()))`;
