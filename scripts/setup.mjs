@@ -193,10 +193,60 @@ function ensureBatchUdp() {
   }
 }
 
+/**
+ * The edge's native origin client (edge-node/native/origin-client/, C with node-gyp against the installed Node
+ * headers): built when missing or older than its sources. Without a C toolchain the edge can still run with
+ * EDGE_ORIGIN_CLIENT=js (the TypeScript client); otherwise a missing toolchain stops here with what to install.
+ */
+function ensureNativeOriginClient() {
+  const dir = join(root, 'edge-node', 'native', 'origin-client');
+  const built = join(dir, 'build', 'Release', 'origin_client.node');
+  const sources = [join(dir, 'binding.gyp'), join(dir, 'src', 'origin_client.c')];
+  if (existsSync(built) && sources.every((f) => statSync(f).mtimeMs <= statSync(built).mtimeMs)) return;
+  const missing = ['cc', 'make', 'python3'].filter((cmd) => !onPath(cmd));
+  const gyp = [
+    join(
+      dirname(process.execPath),
+      '..',
+      'lib',
+      'node_modules',
+      'npm',
+      'node_modules',
+      'node-gyp',
+      'bin',
+      'node-gyp.js',
+    ),
+    join(root, 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'),
+  ].find((f) => existsSync(f));
+  if (missing.length > 0 || gyp === undefined) {
+    const what = [...missing, ...(gyp === undefined ? ['node-gyp (bundled with npm)'] : [])].join(', ');
+    log(
+      `cannot build the edge's native origin client: ${what} missing (Debian: apt-get install build-essential python3). ` +
+        'Set EDGE_ORIGIN_CLIENT=js to run the edge on the TypeScript origin client instead.',
+    );
+    if (process.env.EDGE_ORIGIN_CLIENT === 'js') return;
+    process.exit(1);
+  }
+  // Node's own headers when installed beside it (/usr/include/node): no download.
+  const prefix = join(dirname(process.execPath), '..');
+  const nodedir = existsSync(join(prefix, 'include', 'node', 'node_api.h')) ? [`--nodedir=${prefix}`] : [];
+  log('building the native origin client (node-gyp)…');
+  const r = spawnSync(process.execPath, [gyp, 'rebuild', '--loglevel=warn', ...nodedir], {
+    cwd: dir,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  if (r.status !== 0 || !existsSync(built)) {
+    log('building the native origin client failed (see above)');
+    if (process.env.EDGE_ORIGIN_CLIENT === 'js') return;
+    process.exit(1);
+  }
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   ensureNodeModules();
   ensureBatchUdp();
   if (!modulesOnly) {
+    ensureNativeOriginClient();
     ensureTemporalCli();
     if (process.argv.includes('--test')) ensureDebianTools();
     if (process.argv.includes('--test') || process.argv.includes('--pebble')) ensurePebble();

@@ -31,6 +31,11 @@ export interface EdgeConfig {
   originCaFile: string | undefined;
   /** Most origin connection pools kept open; the least recently used is closed beyond it. */
   originPoolsMax: number;
+  /**
+   * EDGE_ORIGIN_CLIENT: `native` (edge-node/native/origin-client/, C on the event loop; built by `npm run setup`) or
+   * `js` (the TypeScript client, edge-node/src/proxy/origin-client/) for plain-HTTP origins.
+   */
+  originClient: 'native' | 'js';
   /** Bytes the cache holds across all domains (each domain also has its cache_cap_mb). */
   cacheMaxBytes: number;
   /** Request-log records kept while the control plane is unreachable; the oldest are dropped beyond it. */
@@ -96,6 +101,7 @@ export function loadConfig(env: EnvSource = process.env): Readonly<EdgeConfig> {
     originTlsVerify: r.bool('EDGE_ORIGIN_TLS_VERIFY', true),
     originCaFile: r.optional('EDGE_ORIGIN_CA_FILE'),
     originPoolsMax: r.int('EDGE_ORIGIN_POOLS_MAX', 1024, 1, 1_000_000),
+    originClient: originClient(r),
     cacheMaxBytes: r.int('EDGE_CACHE_MAX_BYTES', 1024 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
     logBufferMax: r.int('EDGE_LOG_BUFFER_MAX', 100_000, 1, 10_000_000),
     cacheMaxObjectBytes: r.int('EDGE_CACHE_MAX_OBJECT_BYTES', 8 * 1024 * 1024, 0, 1024 * 1024 * 1024),
@@ -110,4 +116,11 @@ export function loadConfig(env: EnvSource = process.env): Readonly<EdgeConfig> {
     cachePort: r.int('EDGE_CACHE_PORT', 0, -1, 65535),
     cacheUrl: r.optional('EDGE_CACHE_URL'),
   });
+}
+
+function originClient(r: EnvReader): 'native' | 'js' {
+  const v = r.string('EDGE_ORIGIN_CLIENT', 'js');
+  if (v === 'native' || v === 'js') return v;
+  r.problems.push(`EDGE_ORIGIN_CLIENT must be "native" or "js", got "${v}"`);
+  return 'js';
 }

@@ -83,6 +83,7 @@ export async function startEdgeNode(
     extraCa: config.originCaFile ? readFileSync(config.originCaFile, 'utf8') : undefined,
     policy,
     maxPools: config.originPoolsMax,
+    nativeClient: config.originClient === 'native',
   });
   const probes = new Agent({
     connect: guardedConnector(policy, { rejectUnauthorized: false, timeout: 10_000 }),

@@ -26,70 +26,73 @@ const MALFORMED: Record<string, string> = {
 
 const get = (port: number, agent: Agent, path: string) => viaAgent(port, agent, 'www.example.org', 'GET', path);
 
-test('ambiguous or malformed origin answers are refused through the edge', async (t) => {
-  const origin = await rawOrigin(t, (req) => {
-    const path = /^\S+ (\S+)/.exec(req.head)![1];
-    if (path === '/reset-at-once') return { bytes: '', reset: true };
-    if (path === '/reset-after-head') return { bytes: ok('Content-Length: 100\r\n', ''), reset: true };
-    if (path === '/close-after-head') return { bytes: ok('Content-Length: 100\r\n', ''), close: true };
-    if (path === '/reset-mid-chunk') return { bytes: ok('Transfer-Encoding: chunked\r\n', '64\r\n'), reset: true };
-    if (path === '/split')
-      return { bytes: ok('Content-Length: 5\r\n', 'first') + ok('Content-Length: 7\r\n', 'smuggle') };
-    return { bytes: MALFORMED[path] ?? ok(`Content-Length: ${path.length}\r\n`, path) };
-  });
-  const edge = await startTestEdge(t, [snapshot('example.org', { records: [proxiedRecord('www', origin.port)] })]);
-  const port = edge.node.server.httpPort;
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  t.after(() => agent.destroy());
+for (const client of ['js', 'native'])
+  test(`ambiguous or malformed origin answers are refused through the edge (${client} origin client)`, async (t) => {
+    const origin = await rawOrigin(t, (req) => {
+      const path = /^\S+ (\S+)/.exec(req.head)![1];
+      if (path === '/reset-at-once') return { bytes: '', reset: true };
+      if (path === '/reset-after-head') return { bytes: ok('Content-Length: 100\r\n', ''), reset: true };
+      if (path === '/close-after-head') return { bytes: ok('Content-Length: 100\r\n', ''), close: true };
+      if (path === '/reset-mid-chunk') return { bytes: ok('Transfer-Encoding: chunked\r\n', '64\r\n'), reset: true };
+      if (path === '/split')
+        return { bytes: ok('Content-Length: 5\r\n', 'first') + ok('Content-Length: 7\r\n', 'smuggle') };
+      return { bytes: MALFORMED[path] ?? ok(`Content-Length: ${path.length}\r\n`, path) };
+    });
+    const edge = await startTestEdge(t, [snapshot('example.org', { records: [proxiedRecord('www', origin.port)] })], {
+      EDGE_ORIGIN_CLIENT: client,
+    });
+    const port = edge.node.server.httpPort;
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    t.after(() => agent.destroy());
 
-  await t.test('each is a 502 naming the failure; the same client connection is answered next', async () => {
-    for (const path of Object.keys(MALFORMED)) {
-      const r = await get(port, agent, path);
-      assert.equal(r.status, 502, `${path}: ${r.body.slice(0, 100)}`);
-      assert.equal(r.edgeError, 'EDGE_ERR_UPSTREAM_UNREACHABLE', path);
-      assert.doesNotMatch(r.body, /smuggle|hello|abc/);
-      const next = await get(port, agent, '/fine');
-      assert.deepEqual([next.status, next.body], [200, '/fine'], `after ${path}`);
-    }
-  });
-
-  await t.test('an origin that resets or closes before the answer is complete: 502, never a reset', async () => {
-    for (const path of ['/reset-at-once', '/reset-after-head', '/close-after-head', '/reset-mid-chunk']) {
-      for (const method of ['GET', 'POST']) {
-        const r = await viaAgent(port, agent, 'www.example.org', method, path, method === 'POST' ? 5000 : -1);
-        assert.equal(r.status, 502, `${method} ${path}: ${r.body.slice(0, 100)}`);
-        assert.equal(r.edgeError, 'EDGE_ERR_UPSTREAM_UNREACHABLE', `${method} ${path}`);
+    await t.test('each is a 502 naming the failure; the same client connection is answered next', async () => {
+      for (const path of Object.keys(MALFORMED)) {
+        const r = await get(port, agent, path);
+        assert.equal(r.status, 502, `${path}: ${r.body.slice(0, 100)}`);
+        assert.equal(r.edgeError, 'EDGE_ERR_UPSTREAM_UNREACHABLE', path);
+        assert.doesNotMatch(r.body, /smuggle|hello|abc/);
+        const next = await get(port, agent, '/fine');
+        assert.deepEqual([next.status, next.body], [200, '/fine'], `after ${path}`);
       }
-    }
-  });
+    });
 
-  await t.test('bytes after an answer never answer the next request', async () => {
-    for (let i = 0; i < 3; i++) {
-      assert.equal((await get(port, agent, '/split')).body, 'first');
-      assert.equal((await get(port, agent, '/after')).body, '/after');
-    }
-  });
+    await t.test('an origin that resets or closes before the answer is complete: 502, never a reset', async () => {
+      for (const path of ['/reset-at-once', '/reset-after-head', '/close-after-head', '/reset-mid-chunk']) {
+        for (const method of ['GET', 'POST']) {
+          const r = await viaAgent(port, agent, 'www.example.org', method, path, method === 'POST' ? 5000 : -1);
+          assert.equal(r.status, 502, `${method} ${path}: ${r.body.slice(0, 100)}`);
+          assert.equal(r.edgeError, 'EDGE_ERR_UPSTREAM_UNREACHABLE', `${method} ${path}`);
+        }
+      }
+    });
 
-  await t.test(
-    'a client request with Content-Length and Transfer-Encoding is never two requests at the origin',
-    async () => {
-      const before = origin.seen.length;
-      const smuggling =
-        'POST /front HTTP/1.1\r\nHost: www.example.org\r\nContent-Length: 44\r\nTransfer-Encoding: chunked\r\n\r\n' +
-        '0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: www.example.org\r\n\r\n';
-      const answer = await new Promise<string>((resolve) => {
-        const s = connect(port, '127.0.0.1', () => s.write(smuggling));
-        let got = '';
-        s.on('data', (c: Buffer) => (got += c.toString('latin1')));
-        s.on('close', () => resolve(got));
-        s.on('error', () => resolve(got));
-        setTimeout(() => s.destroy(), 1500);
-      });
-      assert.ok(!origin.seen.slice(before).some((r) => r.head.includes('/smuggled')), 'the origin saw /smuggled');
-      // uWS closes such a connection without an answer today; whatever it does, /smuggled never reaches the origin.
-      assert.doesNotMatch(answer, /\/smuggled/);
-      const r = await send(port, 'www.example.org', '/still');
-      assert.equal(r.body, '/still');
-    },
-  );
-});
+    await t.test('bytes after an answer never answer the next request', async () => {
+      for (let i = 0; i < 3; i++) {
+        assert.equal((await get(port, agent, '/split')).body, 'first');
+        assert.equal((await get(port, agent, '/after')).body, '/after');
+      }
+    });
+
+    await t.test(
+      'a client request with Content-Length and Transfer-Encoding is never two requests at the origin',
+      async () => {
+        const before = origin.seen.length;
+        const smuggling =
+          'POST /front HTTP/1.1\r\nHost: www.example.org\r\nContent-Length: 44\r\nTransfer-Encoding: chunked\r\n\r\n' +
+          '0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: www.example.org\r\n\r\n';
+        const answer = await new Promise<string>((resolve) => {
+          const s = connect(port, '127.0.0.1', () => s.write(smuggling));
+          let got = '';
+          s.on('data', (c: Buffer) => (got += c.toString('latin1')));
+          s.on('close', () => resolve(got));
+          s.on('error', () => resolve(got));
+          setTimeout(() => s.destroy(), 1500);
+        });
+        assert.ok(!origin.seen.slice(before).some((r) => r.head.includes('/smuggled')), 'the origin saw /smuggled');
+        // uWS closes such a connection without an answer today; whatever it does, /smuggled never reaches the origin.
+        assert.doesNotMatch(answer, /\/smuggled/);
+        const r = await send(port, 'www.example.org', '/still');
+        assert.equal(r.body, '/still');
+      },
+    );
+  });

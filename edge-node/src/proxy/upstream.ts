@@ -10,6 +10,7 @@ import { Pool, type Dispatcher } from 'undici';
 import { AddressRefusedError, type AddressPolicy } from '@platform/shared/address-policy';
 import { guardedConnector } from './guarded-connect.js';
 import { OriginClient } from './origin-client/client.js';
+import { NativeOriginClient } from './origin-client/native.js';
 import type { EncodedRequest, OriginHandler } from './origin-client/request.js';
 import type { OriginTarget } from './origin.js';
 
@@ -22,6 +23,8 @@ export interface UpstreamOptions {
   policy: AddressPolicy;
   /** Most pools kept open (EDGE_ORIGIN_POOLS_MAX); the least recently used is closed beyond it. */
   maxPools: number;
+  /** Plain-HTTP origins through the native client (EDGE_ORIGIN_CLIENT=native) rather than the TypeScript one. */
+  nativeClient?: boolean;
 }
 
 export class UpstreamPools {
@@ -31,10 +34,11 @@ export class UpstreamPools {
   /** undici pools closed to stay within maxPools. */
   private undiciEvicted = 0;
   /** Plain-HTTP origins. */
-  private readonly http: OriginClient;
+  private readonly http: OriginClient | NativeOriginClient;
 
   constructor(private readonly opts: UpstreamOptions) {
-    this.http = new OriginClient({ policy: opts.policy, maxPools: opts.maxPools });
+    const o = { policy: opts.policy, maxPools: opts.maxPools };
+    this.http = opts.nativeClient ? new NativeOriginClient(o) : new OriginClient(o);
   }
 
   /** Pools closed to stay within maxPools (a metric and the tests read it). */

@@ -170,6 +170,8 @@ export async function startTestEdge(
     CONTROL_PLANE_URL: 'off',
     // Stub origins live on loopback; a test of the refusal passes ALLOWED_PRIVATE_NETWORKS: '' (or its own ranges).
     ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8',
+    // The whole edge suite runs on either origin client: EDGE_ORIGIN_CLIENT=js|native in the test's environment.
+    ...(process.env.EDGE_ORIGIN_CLIENT ? { EDGE_ORIGIN_CLIENT: process.env.EDGE_ORIGIN_CLIENT } : {}),
     ...env,
   });
   const store = openNodeStore(join(dataDir, 'edge-node'));

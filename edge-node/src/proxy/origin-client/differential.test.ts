@@ -8,8 +8,7 @@ import { request } from 'node:http';
 import { Readable } from 'node:stream';
 import { Client } from 'undici';
 import { AddressPolicy, parseNetworks } from '@platform/shared/address-policy';
-import { OriginClient } from './client.js';
-import { pairs, rawOrigin, Recorder, type Recorded, type Script } from './testing.js';
+import { CLIENTS, pairs, rawOrigin, Recorder, type AnyOriginClient, type Recorded, type Script } from './testing.js';
 
 const policy = new AddressPolicy(parseNetworks('127.0.0.0/8').ranges);
 
@@ -335,47 +334,48 @@ async function viaNode(port: number, c: Case): Promise<Recorded> {
   });
 }
 
-async function viaOriginClient(oc: OriginClient, port: number, c: Case): Promise<Recorded> {
+async function viaOriginClient(oc: AnyOriginClient, port: number, c: Case): Promise<Recorded> {
   const r = new Recorder();
   oc.dispatch('127.0.0.1', port, '', c.method ?? 'GET', '/path?q=1', requestHeaders(c), requestBody(c), r, 5000, 5000);
   return r.done;
 }
 
-test('the origin client agrees with undici, or refuses more safely', async (t) => {
-  const oc = new OriginClient({ policy, maxPools: 16 });
-  t.after(() => oc.close());
-  for (const c of CASES) {
-    await t.test(c.name, async (st) => {
-      const origin = await rawOrigin(st, () => c.answer);
-      const ours = await viaOriginClient(oc, origin.port, c);
-      const theirs = c.reference === 'node' ? await viaNode(origin.port, c) : await viaUndici(origin.port, c);
-      if (c.expect === 'refuse') {
-        assert.equal(ours.error, 'EDGE_ORIGIN_PROTOCOL', `origin client: ${JSON.stringify(ours).slice(0, 300)}`);
-        // Nothing of a refused answer reaches the handler as a success.
-        assert.equal(ours.status === 0 || ours.error !== null, true);
-        return;
-      }
-      if (theirs.error !== null || ours.error !== null) {
-        assert.ok(
-          ours.error !== null && theirs.error !== null,
-          `one failed: ours ${ours.error}, undici ${theirs.error}`,
-        );
-      } else {
-        assert.equal(ours.status, theirs.status);
-        // Values without their trailing whitespace: RFC 9110 §5.5 excludes it, llhttp leaves it to the caller.
-        assert.deepEqual(
-          ours.headers,
-          theirs.headers.map(([n, v]) => [n, v.replace(/[ \t]+$/, '')]),
-        );
-        assert.equal(ours.body, theirs.body);
-        assert.deepEqual(ours.trailers, theirs.trailers);
-      }
-      c.check?.(ours);
-      if (c.body !== undefined) {
-        assert.equal(origin.seen.length, 2);
-        assert.equal(origin.seen[0].body.toString(), c.body);
-        assert.equal(origin.seen[0].body.toString(), origin.seen[1].body.toString());
-      }
-    });
-  }
-});
+for (const [kind, make] of CLIENTS)
+  test(`the origin client agrees with undici, or refuses more safely (${kind})`, async (t) => {
+    const oc = make({ policy, maxPools: 16 });
+    t.after(() => oc.close());
+    for (const c of CASES) {
+      await t.test(c.name, async (st) => {
+        const origin = await rawOrigin(st, () => c.answer);
+        const ours = await viaOriginClient(oc, origin.port, c);
+        const theirs = c.reference === 'node' ? await viaNode(origin.port, c) : await viaUndici(origin.port, c);
+        if (c.expect === 'refuse') {
+          assert.equal(ours.error, 'EDGE_ORIGIN_PROTOCOL', `origin client: ${JSON.stringify(ours).slice(0, 300)}`);
+          // Nothing of a refused answer reaches the handler as a success.
+          assert.equal(ours.status === 0 || ours.error !== null, true);
+          return;
+        }
+        if (theirs.error !== null || ours.error !== null) {
+          assert.ok(
+            ours.error !== null && theirs.error !== null,
+            `one failed: ours ${ours.error}, undici ${theirs.error}`,
+          );
+        } else {
+          assert.equal(ours.status, theirs.status);
+          // Values without their trailing whitespace: RFC 9110 §5.5 excludes it, llhttp leaves it to the caller.
+          assert.deepEqual(
+            ours.headers,
+            theirs.headers.map(([n, v]) => [n, v.replace(/[ \t]+$/, '')]),
+          );
+          assert.equal(ours.body, theirs.body);
+          assert.deepEqual(ours.trailers, theirs.trailers);
+        }
+        c.check?.(ours);
+        if (c.body !== undefined) {
+          assert.equal(origin.seen.length, 2);
+          assert.equal(origin.seen[0].body.toString(), c.body);
+          assert.equal(origin.seen[0].body.toString(), origin.seen[1].body.toString());
+        }
+      });
+    }
+  });

@@ -4,6 +4,17 @@ import { request, type Agent } from 'node:http';
 import { createServer, type Socket } from 'node:net';
 import { listenForTest } from '../../testing/listen.js';
 import type { OriginHandler } from './request.js';
+import { OriginClient, type OriginClientOptions } from './client.js';
+import { NativeOriginClient } from './native.js';
+
+/** Either origin client: the TypeScript one (the reference) or the native one. */
+export type AnyOriginClient = OriginClient | NativeOriginClient;
+
+/** The clients every origin-client test runs against: each must pass the same cases. */
+export const CLIENTS: [string, (opts: OriginClientOptions) => AnyOriginClient][] = [
+  ['typescript', (opts) => new OriginClient(opts)],
+  ['native', (opts) => new NativeOriginClient(opts)],
+];
 
 export interface SeenRequest {
   head: string;

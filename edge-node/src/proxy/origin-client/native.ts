@@ -1,0 +1,501 @@
+// The native origin client (edge-node/native/origin-client/, C on Node's own libuv loop) behind the same interface as
+// the TypeScript one (client.ts), which stays the reference and the fallback. Pools, connections, the request head's
+// write, the response's framing and the body bytes are native; JavaScript keeps the handler contract (request.ts
+// OriginHandler: onStart/onConnect, onHeaders with [name, value, …] latin1 strings, onData returning false to pause,
+// onComplete with trailers, onError), the request body's stream and the errors' shape.
+//
+// What goes to the TypeScript client instead: origins named by a host name (their addresses are resolved and checked
+// on every new connection, guarded-connect.ts) and address literals the policy refuses (it answers the refusal).
+//
+// One call into C per request (the encoded head, its flags), one call back per read of the socket: the head as one
+// latin1 string with the header offsets in a shared Int32Array, the body bytes of that read in one Buffer, and
+// whether the answer is complete (the connection is then already back in its pool).
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { isIP } from 'node:net';
+import { dirname, join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { componentLogger } from '@platform/shared';
+import { OriginClient, type OriginClientOptions } from './client.js';
+import { OriginError } from './errors.js';
+import { encodeRequest, type EncodedRequest, type OriginControl, type OriginHandler } from './request.js';
+
+interface Binding {
+  init(
+    onHead: (
+      id: number,
+      status: number,
+      head: string,
+      body: Buffer | undefined,
+      done: number,
+      trailers?: string,
+    ) => boolean,
+    onData: (id: number, body: Buffer | undefined, done: number, trailers?: string) => boolean,
+    onError: (id: number, code: string, message: string) => void,
+    onDrain: (id: number) => void,
+    meta: Int32Array,
+  ): number;
+  poolCreate(address: string, port: number, maxConnections: number, maxIdle: number, connectTimeoutMs: number): number;
+  poolClose(pool: number): void;
+  poolConnections(pool: number): number;
+  request(
+    pool: number,
+    id: number,
+    head: string,
+    flags: number,
+    headersTimeoutMs: number,
+    bodyTimeoutMs: number,
+    declaredLength: number,
+  ): void;
+  write(id: number, chunk: Buffer | undefined, last: boolean): boolean;
+  abort(id: number): void;
+  resume(id: number): void;
+}
+
+const F_HEAD = 1;
+const F_RETRIABLE = 2;
+const F_BODY = 4;
+/** Header lines at most in one head (the C client's MAX_LINES): the offsets array holds 3 + 4 per line. */
+const META_LEN = 3 + 4 * 256;
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** Where scripts/setup.mjs builds the module (node-gyp). */
+export const NATIVE_MODULE_PATH = join(here, '../../../native/origin-client/build/Release/origin_client.node');
+
+const log = componentLogger('edge-node.origin-client');
+
+/** RFC 9110 §9.2.2: safe methods, PUT and DELETE. Retried once on a reused connection only when they carry no body. */
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);
+
+// ---- the module, loaded once per process ------------------------------------------------------------------------
+
+let binding: Binding | null = null;
+const meta = new Int32Array(META_LEN);
+/** Requests in flight by id (the id is the slot); freed ids are reused. */
+const slots: (NativeRequest | undefined)[] = [];
+const freeIds: number[] = [];
+
+/**
+ * Loads the native module. Throws with what to do when it is not built (`npm run setup` builds it): the edge asked
+ * for the native client, so a missing module is an error, never a silent fallback.
+ */
+export function loadNativeOriginClient(): Binding {
+  if (binding !== null) return binding;
+  if (!existsSync(NATIVE_MODULE_PATH))
+    throw new Error(
+      `the native origin client is not built (${NATIVE_MODULE_PATH}): run \`npm run setup\` (it needs a C compiler, ` +
+        'make and python3 for node-gyp), or set EDGE_ORIGIN_CLIENT=js for the TypeScript client',
+    );
+  const b = createRequire(import.meta.url)(NATIVE_MODULE_PATH) as Binding;
+  b.init(onHead, onData, onError, onDrain, meta);
+  binding = b;
+  return b;
+}
+
+function onHead(id: number, status: number, head: string, body: Buffer | undefined, done: number, trailers?: string) {
+  return slots[id]!.head(status, head, body, done === 1, trailers);
+}
+function onData(id: number, body: Buffer | undefined, done: number, trailers?: string) {
+  return slots[id]!.data(body, done === 1, trailers);
+}
+function onError(id: number, code: string, message: string): void {
+  slots[id]!.failed(code, message);
+}
+function onDrain(id: number): void {
+  slots[id]?.drained();
+}
+
+/** A native failure as the errors the proxy reads (upstream.ts isTimeout, isConnectFailure): the same codes. */
+function nativeError(code: string, message: string): Error {
+  if (code.startsWith('EDGE_ORIGIN_')) return new OriginError(code as OriginError['code'], message);
+  const err = new Error(message) as Error & { code: string };
+  err.code = code;
+  return err;
+}
+
+/** "name:value\r\n" lines (checked and trimmed in C) as [name, value, …]. */
+function trailerList(text: string | undefined): string[] | null {
+  if (text === undefined) return null;
+  const out: string[] = [];
+  let at = 0;
+  while (at < text.length) {
+    const end = text.indexOf('\r\n', at);
+    const colon = text.indexOf(':', at);
+    out.push(text.slice(at, colon), text.slice(colon + 1, end));
+    at = end + 2;
+  }
+  return out;
+}
+
+const NOOP = (): void => undefined;
+
+/** One request through the native client; its own OriginControl (no closure per request). */
+class NativeRequest implements OriginControl {
+  readonly id: number;
+  /** The native side is done with it (answered, failed or aborted): its id is free. */
+  private released = false;
+  /** The handler got onComplete or onError. */
+  private finished = false;
+  /** The handler returned false: what the native side already gave waits here for resume. */
+  private paused = false;
+  private held: Buffer | null = null;
+  private heldDone = false;
+  private heldTrailers: string | undefined;
+  private bodySent = 0;
+  private bodyDone = true;
+  private resumeFn: (() => void) | null = null;
+
+  private readonly onBodyData = (chunk: Buffer) => this.bodyData(chunk);
+  private readonly onBodyEnd = () => this.bodyEnd();
+  private readonly onBodyError = (err: Error) => this.fail(err);
+  private readonly onBodyClose = () => {
+    if (!this.bodyDone) this.fail(new OriginError('EDGE_ORIGIN_REQUEST', 'request body ended early'));
+  };
+
+  constructor(
+    private readonly b: Binding,
+    readonly handler: OriginHandler,
+    private readonly body: Readable | null,
+    private readonly declaredLength: number,
+  ) {
+    this.id = freeIds.length > 0 ? freeIds.pop()! : slots.length;
+    slots[this.id] = this;
+  }
+
+  /** Tells the handler the request started: onStart with this request, or onConnect with an abort function. */
+  announce(): void {
+    const h = this.handler;
+    if (h.onStart !== undefined) h.onStart(this);
+    else h.onConnect((reason) => this.abort(reason));
+  }
+
+  private get resumeArg(): () => void {
+    if (this.handler.onStart !== undefined) return NOOP;
+    return (this.resumeFn ??= () => this.resume());
+  }
+
+  /** Sends the request (the head, then the body as it comes). */
+  send(pool: number, head: string, flags: number, headersTimeoutMs: number, bodyTimeoutMs: number): void {
+    this.b.request(pool, this.id, head, flags, headersTimeoutMs, bodyTimeoutMs, this.declaredLength);
+    const body = this.body;
+    if (body === null) return;
+    this.bodyDone = false;
+    body.on('data', this.onBodyData);
+    body.on('end', this.onBodyEnd);
+    body.on('error', this.onBodyError);
+    body.on('close', this.onBodyClose);
+    body.resume();
+  }
+
+  private release(): void {
+    if (this.released) return;
+    this.released = true;
+    slots[this.id] = undefined;
+    freeIds.push(this.id);
+  }
+
+  // ---- the request body ---------------------------------------------------------------------------------------
+
+  private bodyData(chunk: Buffer): void {
+    if (this.bodyDone || this.released) return;
+    this.bodySent += chunk.length;
+    if (this.declaredLength >= 0 && this.bodySent > this.declaredLength) {
+      this.fail(new OriginError('EDGE_ORIGIN_REQUEST', 'request body longer than its Content-Length'));
+      return;
+    }
+    if (!this.b.write(this.id, chunk, false)) this.body!.pause();
+  }
+
+  private bodyEnd(): void {
+    if (this.bodyDone || this.released) return;
+    if (this.declaredLength >= 0 && this.bodySent !== this.declaredLength) {
+      this.fail(new OriginError('EDGE_ORIGIN_REQUEST', 'request body shorter than its Content-Length'));
+      return;
+    }
+    this.detachBody();
+    this.b.write(this.id, undefined, true);
+  }
+
+  drained(): void {
+    if (!this.bodyDone) this.body!.resume();
+  }
+
+  private detachBody(): void {
+    if (this.bodyDone) return;
+    this.bodyDone = true;
+    const body = this.body!;
+    body.off('data', this.onBodyData);
+    body.off('end', this.onBodyEnd);
+    body.off('error', this.onBodyError);
+    body.off('close', this.onBodyClose);
+  }
+
+  // ---- the answer (called by the native side) -----------------------------------------------------------------
+
+  head(status: number, text: string, body: Buffer | undefined, done: boolean, trailers: string | undefined): boolean {
+    if (done) this.release();
+    const n = meta[0];
+    const raw: string[] = new Array<string>(n * 2);
+    for (let i = 0, m = 3; i < n; i++, m += 4) {
+      raw[2 * i] = text.slice(meta[m], meta[m + 1]);
+      raw[2 * i + 1] = text.slice(meta[m + 2], meta[m + 3]);
+    }
+    const reason = meta[2] > meta[1] ? text.slice(meta[1], meta[2]) : '';
+    try {
+      const ok = this.handler.onHeaders(status, raw, this.resumeArg, reason) !== false;
+      if (this.finished) return true;
+      return this.deliver(ok, body, done, trailers);
+    } catch (err) {
+      this.handlerFailed(err);
+      return true;
+    }
+  }
+
+  data(body: Buffer | undefined, done: boolean, trailers: string | undefined): boolean {
+    if (done) this.release();
+    try {
+      return this.deliver(true, body, done, trailers);
+    } catch (err) {
+      this.handlerFailed(err);
+      return true;
+    }
+  }
+
+  /** Hands the handler body bytes and the end, or holds them while it has paused; false asks the native side to wait. */
+  private deliver(ok: boolean, body: Buffer | undefined, done: boolean, trailers: string | undefined): boolean {
+    if (body !== undefined) {
+      if (!ok) this.held = body;
+      else {
+        ok = this.handler.onData(body) !== false;
+        if (this.finished) return true;
+      }
+    }
+    if (done) {
+      if (!ok) {
+        this.heldDone = true;
+        this.heldTrailers = trailers;
+      } else this.complete(trailers);
+    }
+    if (!ok) this.paused = true;
+    return ok;
+  }
+
+  private complete(trailers: string | undefined): void {
+    this.finished = true;
+    if (!this.bodyDone) {
+      // An answer before the whole request body went out (the connection was not kept): the rest is not wanted.
+      this.detachBody();
+      this.body!.destroy();
+    }
+    this.handler.onComplete(trailerList(trailers));
+  }
+
+  failed(code: string, message: string): void {
+    this.release();
+    this.fail(nativeError(code, message));
+  }
+
+  /** The handler threw while its request was under way: that request fails; after its end it is only logged. */
+  private handlerFailed(err: unknown): void {
+    if (this.finished) {
+      log.error({ err }, 'origin response handler failed');
+      return;
+    }
+    this.fail(err instanceof Error ? err : new Error(String(err)));
+  }
+
+  /** Ends the request with `err` (once): the native side drops it, the handler's onError gets it. */
+  private fail(err: Error): void {
+    if (this.finished) return;
+    this.finished = true;
+    if (!this.released) {
+      this.b.abort(this.id);
+      this.release();
+    }
+    if (!this.bodyDone) this.detachBody();
+    this.held = null;
+    try {
+      this.handler.onError(err);
+    } catch (e) {
+      log.error({ err: e }, 'origin response handler failed');
+    }
+  }
+
+  /** A request that may not be sent (encodeRequest found why): never sent, the handler told on the next tick. */
+  refuse(err: OriginError): void {
+    this.finished = true;
+    this.release();
+    queueMicrotask(() => this.handler.onError(err));
+  }
+
+  // ---- OriginControl ------------------------------------------------------------------------------------------
+
+  abort(reason: Error): void {
+    this.fail(reason);
+  }
+
+  resume(): void {
+    if (this.finished || !this.paused) return;
+    this.paused = false;
+    try {
+      const held = this.held;
+      if (held !== null) {
+        this.held = null;
+        const ok = this.handler.onData(held) !== false;
+        if (this.finished) return;
+        if (!ok) {
+          this.paused = true;
+          return;
+        }
+      }
+      if (this.heldDone) {
+        this.heldDone = false;
+        this.complete(this.heldTrailers);
+        return;
+      }
+    } catch (err) {
+      this.handlerFailed(err);
+      return;
+    }
+    if (!this.released) this.b.resume(this.id);
+  }
+}
+
+/** A native pool, or null for an origin the TypeScript client serves. */
+interface Pool {
+  id: number;
+  host: string;
+  port: number;
+  tag: string;
+}
+
+/** The native origin client: the same interface as OriginClient (client.ts). */
+export class NativeOriginClient {
+  private readonly b: Binding;
+  /** Native pools by host|port|tag, in LRU order; null: the origin goes to the TypeScript client. */
+  private readonly pools = new Map<string, Pool | null>();
+  private last: Pool | null = null;
+  private nativePools = 0;
+  private readonly fallback: OriginClient;
+  private readonly maxConnections: number;
+  private readonly maxIdle: number;
+  private readonly connectTimeoutMs: number;
+  private evictedNative = 0;
+
+  constructor(private readonly opts: OriginClientOptions) {
+    this.b = loadNativeOriginClient();
+    this.fallback = new OriginClient(opts);
+    this.maxConnections = opts.maxConnections ?? 256;
+    this.maxIdle = opts.maxIdle ?? 128;
+    this.connectTimeoutMs = opts.connectTimeoutMs ?? 10_000;
+  }
+
+  /** Pools closed to stay within maxPools. */
+  get evicted(): number {
+    return this.evictedNative + this.fallback.evicted;
+  }
+
+  get size(): number {
+    return this.nativePools + this.fallback.size;
+  }
+
+  /** As OriginClient.dispatch. */
+  dispatch(
+    host: string,
+    port: number,
+    tag: string,
+    method: string,
+    path: string,
+    headers: string[],
+    body: Readable | null,
+    handler: OriginHandler,
+    headersTimeoutMs: number,
+    bodyTimeoutMs: number,
+  ): void {
+    const encoded = encodeRequest(method, path, headers, body !== null);
+    this.dispatchEncoded(host, port, tag, method, encoded, body, handler, headersTimeoutMs, bodyTimeoutMs);
+  }
+
+  /** As OriginClient.dispatchEncoded. */
+  dispatchEncoded(
+    host: string,
+    port: number,
+    tag: string,
+    method: string,
+    encoded: EncodedRequest,
+    body: Readable | null,
+    handler: OriginHandler,
+    headersTimeoutMs: number,
+    bodyTimeoutMs: number,
+  ): void {
+    const pool = this.pool(host, port, tag);
+    if (pool === null) {
+      this.fallback.dispatchEncoded(host, port, tag, method, encoded, body, handler, headersTimeoutMs, bodyTimeoutMs);
+      return;
+    }
+    const req = new NativeRequest(this.b, handler, body, encoded.declaredLength);
+    req.announce();
+    if (encoded.invalid !== null) {
+      req.refuse(encoded.invalid);
+      return;
+    }
+    let flags = method === 'HEAD' ? F_HEAD : 0;
+    if (body !== null) flags |= F_BODY;
+    else if (IDEMPOTENT.has(method)) flags |= F_RETRIABLE;
+    req.send(pool.id, encoded.head, flags, headersTimeoutMs, bodyTimeoutMs);
+  }
+
+  private pool(host: string, port: number, tag: string): Pool | null {
+    const last = this.last;
+    if (last !== null && last.port === port && last.host === host && last.tag === tag) return last;
+    const key = `${host}|${port}|${tag}`;
+    let p = this.pools.get(key);
+    if (p !== undefined) {
+      this.pools.delete(key);
+      this.pools.set(key, p);
+      if (p !== null) this.last = p;
+      return p;
+    }
+    const bare = host.replace(/^\[|\]$/g, '');
+    // A name is resolved and checked on every new connection, a refused address answered: the TypeScript client's.
+    if (isIP(bare) === 0 || this.opts.policy.refusal(bare, port) !== undefined) p = null;
+    else {
+      p = {
+        id: this.b.poolCreate(bare, port, this.maxConnections, this.maxIdle, this.connectTimeoutMs),
+        host,
+        port,
+        tag,
+      };
+      this.nativePools++;
+      this.last = p;
+    }
+    this.pools.set(key, p);
+    if (this.pools.size > this.opts.maxPools) {
+      const [oldKey, oldest] = this.pools.entries().next().value as [string, Pool | null];
+      this.pools.delete(oldKey);
+      if (oldest !== null) {
+        this.evictedNative++;
+        this.nativePools--;
+        this.b.poolClose(oldest.id);
+        if (this.last === oldest) this.last = null;
+      }
+    }
+    return p;
+  }
+
+  /** Connections (busy and idle) to host:port (pools tagged `tag`) now. */
+  connections(host: string, port: number, tag = ''): number {
+    const p = this.pools.get(`${host}|${port}|${tag}`);
+    if (p === undefined || p === null) return this.fallback.connections(host, port, tag);
+    return this.b.poolConnections(p.id);
+  }
+
+  close(): void {
+    for (const p of this.pools.values()) if (p !== null) this.b.poolClose(p.id);
+    this.pools.clear();
+    this.nativePools = 0;
+    this.last = null;
+    this.fallback.close();
+  }
+}
