@@ -8,6 +8,8 @@
 # Issue 12's ceiling rows follow in the same run (ceiling.ts): (a) bare uWS answering a fixed 1 KB body, set against
 # nginx's cache hit, and (b) bare uWS in front of a minimal net.Socket origin client (no rules, no logs), set against
 # nginx's plain proxy; as many processes as cores, on one port (SO_REUSEPORT), pinned like the edge.
+# The edge runs the origin client EDGE_ORIGIN_CLIENT names (default native); one more row measures the plain proxy on
+# an edge with the TypeScript origin client (EDGE_ORIGIN_CLIENT=js) in the same run.
 # Usage: bash bench/edge-node/wrk.sh [seconds-per-run (default 8)] [connections (default 64)]
 # Prints a markdown table (requests/s, p99, CPU time per request, edge/nginx ratio). CPU µs/req is the user + system
 # time the proxy's processes (edge: the process and its workers; nginx: master and workers) spent during the measured
@@ -42,6 +44,7 @@ trap cleanup EXIT
 
 free_port() { node -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
 ORIGIN_PORT=$(free_port); NGINX_PORT=$(free_port); EDGE_PORT=$(free_port); FIXED_PORT=$(free_port); MINI_PORT=$(free_port)
+JS_EDGE_PORT=$(free_port)
 mkdir -p "$TMP/origin" "$TMP/proxy/cache" "$TMP/edge"
 BODY=$(head -c 1024 /dev/zero | tr '\0' 'a')
 
@@ -145,6 +148,10 @@ CONF
 }
 
 node --import tsx "$ROOT/bench/edge-node/wrk-setup.ts" "$TMP/edge" "$ORIGIN_PORT"
+# The edge runs the native origin client (EDGE_ORIGIN_CLIENT, default native here); a second edge on the TypeScript
+# one (its own copy of the data) answers the extra plain-proxy row, so both clients are measured in one run.
+EDGE_CLIENT="${EDGE_ORIGIN_CLIENT:-native}"
+cp -r "$TMP/edge" "$TMP/edge-js"
 
 # The browser's headers of the "every security type" row (security-rules.ts SECURITY_HEADERS), as wrk -H arguments.
 BROWSER_H=()
@@ -190,11 +197,16 @@ echo "|---|---|---|---|---|---|---|---|---|"
 for cores in 1 2; do
   cpuset=$([ "$cores" = 1 ] && echo 1 || echo 0-1)
   # Our edge node.
-  ALLOWED_PRIVATE_NETWORKS=127.0.0.0/8 DATA_DIR="$TMP/edge" EDGE_HTTP_PORT=$EDGE_PORT EDGE_HTTPS_PORT=-1 EDGE_WORKERS=$cores SYNC_URL=off CONTROL_PLANE_URL=off LOG_LEVEL=warn \
+  ALLOWED_PRIVATE_NETWORKS=127.0.0.0/8 DATA_DIR="$TMP/edge" EDGE_HTTP_PORT=$EDGE_PORT EDGE_HTTPS_PORT=-1 EDGE_WORKERS=$cores SYNC_URL=off CONTROL_PLANE_URL=off LOG_LEVEL=warn EDGE_ORIGIN_CLIENT=$EDGE_CLIENT \
     taskset -c "$cpuset" node --import tsx "$ROOT/edge-node/src/main.ts" >"$TMP/edge.log" 2>&1 &
   PIDS+=($!)
   EDGE_PID=$!
+  ALLOWED_PRIVATE_NETWORKS=127.0.0.0/8 DATA_DIR="$TMP/edge-js" EDGE_HTTP_PORT=$JS_EDGE_PORT EDGE_HTTPS_PORT=-1 EDGE_WORKERS=$cores SYNC_URL=off CONTROL_PLANE_URL=off LOG_LEVEL=warn EDGE_ORIGIN_CLIENT=js \
+    taskset -c "$cpuset" node --import tsx "$ROOT/edge-node/src/main.ts" >"$TMP/edge-js.log" 2>&1 &
+  PIDS+=($!)
+  JS_EDGE_PID=$!
   wait_port "$EDGE_PORT"
+  wait_port "$JS_EDGE_PORT"
   sleep 1
   nginx_conf "$cores"
   taskset -c "$cpuset" "$NGINX" -p "$TMP/proxy" -c "$TMP/proxy/nginx.conf"
@@ -223,6 +235,13 @@ for cores in 1 2; do
     echo "| $cores | $name | $e_rps | $e_p99 | $e_cpu | $n_rps | $n_p99 | $n_cpu | ${ratio}$note |"
     case "$name" in "plain proxy") NGINX_PLAIN="$n_rps $n_p99 $n_cpu";; "cache hit") NGINX_HIT="$n_rps $n_p99 $n_cpu";; esac
   done
+  # The plain proxy again on the edge with the TypeScript origin client, against nginx's plain proxy above.
+  read -r n_rps n_p99 n_cpu <<<"$NGINX_PLAIN"
+  read -r j_rps j_p99 j_bad j_cpu <<<"$(run_wrk "$JS_EDGE_PORT" plain.bench.example.org /page "" "$JS_EDGE_PID")"
+  note=""; [ "$j_bad" != 0 ] && note=" (non-2xx: $j_bad)"
+  echo "| $cores | plain proxy, EDGE_ORIGIN_CLIENT=js (nginx: its plain proxy above) | $j_rps | $j_p99 | $j_cpu | $n_rps | $n_p99 | $n_cpu | $(echo "scale=2; $j_rps / $n_rps" | bc)$note |"
+  kill "$JS_EDGE_PID" 2>/dev/null || true
+  wait "$JS_EDGE_PID" 2>/dev/null || true
   for ceiling in "ceiling (a): bare uWS, fixed 1 KB (nginx: its cache hit above)|$FIXED_PORT|$NGINX_HIT|${FIXED_PIDS[*]}" \
     "ceiling (b): bare uWS + minimal net.Socket origin client (nginx: its plain proxy above)|$MINI_PORT|$NGINX_PLAIN|${MINI_PIDS[*]}"; do
     IFS='|' read -r name port anchor pids <<<"$ceiling"
@@ -244,7 +263,7 @@ if [ -n "${EDGE_CPU_PROF:-}" ]; then
   mkdir -p "$EDGE_CPU_PROF"
   for scenario in "plain-proxy|plain.bench.example.org|/page" "cache-hit|cache.bench.example.org|/static/a.css"; do
     IFS='|' read -r name host path <<<"$scenario"
-    ALLOWED_PRIVATE_NETWORKS=127.0.0.0/8 DATA_DIR="$TMP/edge" EDGE_HTTP_PORT=$EDGE_PORT EDGE_HTTPS_PORT=-1 EDGE_WORKERS=1 SYNC_URL=off CONTROL_PLANE_URL=off LOG_LEVEL=warn \
+    ALLOWED_PRIVATE_NETWORKS=127.0.0.0/8 DATA_DIR="$TMP/edge" EDGE_HTTP_PORT=$EDGE_PORT EDGE_HTTPS_PORT=-1 EDGE_WORKERS=1 SYNC_URL=off CONTROL_PLANE_URL=off LOG_LEVEL=warn EDGE_ORIGIN_CLIENT=$EDGE_CLIENT \
       taskset -c 1 node --cpu-prof --cpu-prof-dir="$TMP/prof-$name" --import tsx "$ROOT/edge-node/src/main.ts" >"$TMP/edge.log" 2>&1 &
     EDGE_PID=$!
     PIDS+=($EDGE_PID)

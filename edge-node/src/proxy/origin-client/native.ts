@@ -130,6 +130,13 @@ function trailerList(text: string | undefined): string[] | null {
 
 const NOOP = (): void => undefined;
 
+interface BodyListeners {
+  data(chunk: Buffer): void;
+  end(): void;
+  error(err: Error): void;
+  close(): void;
+}
+
 /** One request through the native client; its own OriginControl (no closure per request). */
 class NativeRequest implements OriginControl {
   readonly id: number;
@@ -146,12 +153,8 @@ class NativeRequest implements OriginControl {
   private bodyDone = true;
   private resumeFn: (() => void) | null = null;
 
-  private readonly onBodyData = (chunk: Buffer) => this.bodyData(chunk);
-  private readonly onBodyEnd = () => this.bodyEnd();
-  private readonly onBodyError = (err: Error) => this.fail(err);
-  private readonly onBodyClose = () => {
-    if (!this.bodyDone) this.fail(new OriginError('EDGE_ORIGIN_REQUEST', 'request body ended early'));
-  };
+  /** The request body's listeners, made only for a request with a body. */
+  private listeners: BodyListeners | null = null;
 
   constructor(
     private readonly b: Binding,
@@ -181,10 +184,18 @@ class NativeRequest implements OriginControl {
     const body = this.body;
     if (body === null) return;
     this.bodyDone = false;
-    body.on('data', this.onBodyData);
-    body.on('end', this.onBodyEnd);
-    body.on('error', this.onBodyError);
-    body.on('close', this.onBodyClose);
+    const l = (this.listeners = {
+      data: (chunk: Buffer) => this.bodyData(chunk),
+      end: () => this.bodyEnd(),
+      error: (err: Error) => this.fail(err),
+      close: () => {
+        if (!this.bodyDone) this.fail(new OriginError('EDGE_ORIGIN_REQUEST', 'request body ended early'));
+      },
+    });
+    body.on('data', l.data);
+    body.on('end', l.end);
+    body.on('error', l.error);
+    body.on('close', l.close);
     body.resume();
   }
 
@@ -225,10 +236,11 @@ class NativeRequest implements OriginControl {
     if (this.bodyDone) return;
     this.bodyDone = true;
     const body = this.body!;
-    body.off('data', this.onBodyData);
-    body.off('end', this.onBodyEnd);
-    body.off('error', this.onBodyError);
-    body.off('close', this.onBodyClose);
+    const l = this.listeners!;
+    body.off('data', l.data);
+    body.off('end', l.end);
+    body.off('error', l.error);
+    body.off('close', l.close);
   }
 
   // ---- the answer (called by the native side) -----------------------------------------------------------------
