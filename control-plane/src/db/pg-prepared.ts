@@ -4,10 +4,11 @@
 // It also saves a transaction two round trips (pg-pipelined.ts): drizzle's `begin` is held back and sent with the
 // transaction's first statement, and a statement sent with `thenCommit` (compiled.ts: the config log's append, the
 // last statement of every write) carries the COMMIT; drizzle's own `commit` then sends nothing.
+import type { Writable } from 'node:stream';
 import type pg from 'pg';
 import { hasBulkParameter } from './bulk-parameters.js';
 import { PipelinedQuery } from './pg-pipelined.js';
-import { issued } from './pipeline.js';
+import { hasWaiting, issued } from './pipeline.js';
 
 /** Statements each connection keeps prepared; further texts run unnamed (the hot ones come first and stay). */
 export const PREPARED_PER_CONNECTION = 200;
@@ -76,11 +77,20 @@ export function usePreparedStatementsPg(pool: pg.Pool, max = PREPARED_PER_CONNEC
       beginHeld = false;
       (query({ text: BEGIN }) as Promise<unknown>).catch(() => undefined); // the next query reports a broken connection
     };
+    const socket = (client as unknown as { connection?: { stream?: Partial<Writable> } }).connection?.stream;
     client.query = ((config: unknown, ...rest: unknown[]) => {
       queuedAny = false;
-      const answer = send(config, rest);
-      if (queuedAny) issued(client); // pipeline.ts: a statement waiting to go right behind this one
-      return answer;
+      // pipeline.ts: a statement waits to go right behind this one. pg writes each query to the socket on its own
+      // (it corks and uncorks around each); held corked, both leave in one write (one wake-up of the server).
+      const behind = hasWaiting(client) && typeof socket?.cork === 'function';
+      if (behind) socket.cork!();
+      try {
+        const answer = send(config, rest);
+        if (queuedAny) issued(client);
+        return answer;
+      } finally {
+        if (behind) socket.uncork!();
+      }
     }) as typeof client.query;
     const send = (config: unknown, rest: unknown[]): unknown => {
       const c = config as QueryConfig | null;

@@ -8,6 +8,7 @@ import { createFastTestDatabase } from '../../../test/helpers/fast-database.js';
 import { openDatabase, type Database } from './index.js';
 import { rowsOf } from './migrate.js';
 import { sendBehind } from './pipeline.js';
+import { compiled } from './compiled.js';
 
 async function open(t: { after(fn: () => Promise<void>): void }): Promise<Database> {
   const tdb = await createFastTestDatabase('pipeline');
@@ -123,3 +124,40 @@ test('behind a row lock, the second statement waits for a concurrent holder and 
   await holder;
   assert.equal(await counted, 2, "the second statement's snapshot is taken after the lock: it sees the holder's row");
 });
+
+test('on Postgres, the BEGIN, the first statement and the one behind it leave in one socket write', async (t) => {
+  const { db, driver } = await open(t);
+  if (driver === 'pglite') return; // no socket
+  // Compiled statements queue their text synchronously, as the create's lock and insert do (records/service.ts).
+  const insert = compiled<'name'>((p) => sql`INSERT INTO pipeline_items (name) VALUES (${p('name')}) RETURNING id`);
+  const counted = compiled<'name'>((p) => sql`SELECT count(*) AS n FROM pipeline_items WHERE name <> ${p('name')}`);
+  for (let round = 0; round < 3; round++) {
+    const writes = await db.transaction(async (tx) => {
+      const socket = (tx._.session as unknown as { client: { connection: { stream: SocketInternals } } }).client
+        .connection.stream;
+      let writes = 0;
+      const { _write, _writev } = socket;
+      socket._write = (...args) => (writes++, _write.apply(socket, args));
+      socket._writev = (...args) => (writes++, _writev.apply(socket, args));
+      try {
+        const [first, second] = sendBehind(
+          tx,
+          () => insert(tx, { name: `w${round}` }),
+          () => counted<{ n: string }>(tx, { name: '' }),
+        );
+        await first;
+        assert.equal(Number((await second)[0]!.n), round + 1, 'the second sees the first row');
+        return writes;
+      } finally {
+        socket._write = _write;
+        socket._writev = _writev;
+      }
+    });
+    assert.equal(writes, 1, `round ${round}: one write for BEGIN, the insert and the count`);
+  }
+});
+
+interface SocketInternals {
+  _write: (...args: unknown[]) => unknown;
+  _writev: (...args: unknown[]) => unknown;
+}

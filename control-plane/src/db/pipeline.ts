@@ -14,6 +14,11 @@ function clientOf(tx: Db | Tx): object {
   return (tx._.session as unknown as { client: object }).client;
 }
 
+/** Whether a statement waits to be sent right behind the next one `client` queues (pg-prepared.ts: one write for both). */
+export function hasWaiting(client: object): boolean {
+  return waiting.has(client);
+}
+
 /** The driver's wrappers call this right after `client` queued a statement. */
 export function issued(client: object): void {
   const next = waiting.get(client);
