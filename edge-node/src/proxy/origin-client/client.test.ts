@@ -224,6 +224,18 @@ for (const [kind, make] of CLIENTS)
       assert.equal((await send(oc, origin.port)).body, 'n2');
     });
 
+    await t.test('an origin named by a host name is answered, its address resolved and checked', async (st) => {
+      const origin = await rawOrigin(st, (_r, i) => ({ bytes: answer(`n${i}`) }));
+      for (let i = 0; i < 4; i++) {
+        const h = new Recorder();
+        oc.dispatch('localhost', origin.port, '', 'GET', '/', ['host', 'x'], null, h, 5000, 5000);
+        assert.equal((await h.done).body, `n${i}`);
+      }
+      // Kept alive. The native client sends a name's first request through the TypeScript client while it looks the
+      // name up, then uses its own connection.
+      assert.equal(origin.connections, kind === 'native' ? 2 : 1);
+    });
+
     await t.test('an abort from the handler fails the request once and closes its connection', async (st) => {
       const origin = await rawOrigin(st, () => ({ bytes: `HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npart` }));
       const h = new Recorder();

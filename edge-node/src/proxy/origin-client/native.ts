@@ -4,8 +4,11 @@
 // OriginHandler: onStart/onConnect, onHeaders with [name, value, …] latin1 strings, onData returning false to pause,
 // onComplete with trailers, onError), the request body's stream and the errors' shape.
 //
-// What goes to the TypeScript client instead: origins named by a host name (their addresses are resolved and checked
-// on every new connection, guarded-connect.ts) and address literals the policy refuses (it answers the refusal).
+// Addresses: an address literal is checked against the policy once, when its pool is made; a name is resolved and
+// checked (resolveAllowed, as guarded-connect.ts: every address checked, the allowed one connected to) when its pool
+// is made and again every NAME_TTL_MS, its native pool following the address. What goes to the TypeScript client
+// instead: a refused literal (it answers the refusal), and a name until its first lookup answers or while it
+// resolves to nothing allowed (the TypeScript client looks it up per connection and reports why).
 //
 // One call into C per request (the encoded head, its flags), one call back per read of the socket: the head as one
 // latin1 string with the header offsets in a shared Int32Array, the body bytes of that read in one Buffer, and
@@ -17,6 +20,7 @@ import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { componentLogger } from '@platform/shared';
+import { resolveAllowed } from '@platform/shared/address-policy';
 import { OriginClient, type OriginClientOptions } from './client.js';
 import { OriginError } from './errors.js';
 import { encodeRequest, type EncodedRequest, type OriginControl, type OriginHandler } from './request.js';
@@ -374,21 +378,32 @@ class NativeRequest implements OriginControl {
   }
 }
 
-/** A native pool, or null for an origin the TypeScript client serves. */
-interface Pool {
-  id: number;
-  host: string;
-  port: number;
-  tag: string;
+/** How long a name's checked address is used before it is looked up again (the old one serves meanwhile). */
+const NAME_TTL_MS = 30_000;
+
+/** An origin served natively: an address literal, or a name with the address last resolved and checked for it. */
+class Pool {
+  /** The native pool; -1 while a name has no checked address (its requests go to the TypeScript client). */
+  id = -1;
+  address = '';
+  /** When a name was last resolved (Date.now()), whether a lookup is under way. */
+  resolvedAt = 0;
+  resolving = false;
+  closed = false;
+  constructor(
+    readonly host: string,
+    readonly port: number,
+    readonly tag: string,
+    readonly name: boolean,
+  ) {}
 }
 
 /** The native origin client: the same interface as OriginClient (client.ts). */
 export class NativeOriginClient {
   private readonly b: Binding;
-  /** Native pools by host|port|tag, in LRU order; null: the origin goes to the TypeScript client. */
+  /** Pools by host|port|tag, in LRU order; null: a refused address, answered by the TypeScript client. */
   private readonly pools = new Map<string, Pool | null>();
   private last: Pool | null = null;
-  private nativePools = 0;
   private readonly fallback: OriginClient;
   private readonly maxConnections: number;
   private readonly maxIdle: number;
@@ -409,7 +424,9 @@ export class NativeOriginClient {
   }
 
   get size(): number {
-    return this.nativePools + this.fallback.size;
+    let n = 0;
+    for (const p of this.pools.values()) if (p !== null && p.id >= 0) n++;
+    return n + this.fallback.size;
   }
 
   /** As OriginClient.dispatch. */
@@ -442,7 +459,7 @@ export class NativeOriginClient {
     bodyTimeoutMs: number,
   ): void {
     const pool = this.pool(host, port, tag);
-    if (pool === null) {
+    if (pool === null || (pool.name && !this.named(pool))) {
       this.fallback.dispatchEncoded(host, port, tag, method, encoded, body, handler, headersTimeoutMs, bodyTimeoutMs);
       return;
     }
@@ -458,6 +475,34 @@ export class NativeOriginClient {
     req.send(pool.id, encoded.head, flags, headersTimeoutMs, bodyTimeoutMs);
   }
 
+  /**
+   * Whether a name's pool has a checked address to connect to; looks the name up again (resolveAllowed: every
+   * address checked, the allowed one kept) when its address is older than NAME_TTL_MS. Until the first lookup
+   * answers, and while the name resolves to nothing allowed, the TypeScript client serves it (and reports why).
+   */
+  private named(p: Pool): boolean {
+    if (!p.resolving && Date.now() - p.resolvedAt >= NAME_TTL_MS) {
+      p.resolving = true;
+      resolveAllowed(this.opts.policy, p.host, p.port).then(
+        (address) => this.resolved(p, address),
+        () => this.resolved(p, ''),
+      );
+    }
+    return p.id >= 0;
+  }
+
+  private resolved(p: Pool, address: string): void {
+    p.resolving = false;
+    p.resolvedAt = Date.now();
+    if (p.closed || address === p.address) return;
+    if (p.id >= 0) this.b.poolClose(p.id); // requests under way finish on their connections
+    p.address = address;
+    p.id =
+      address === ''
+        ? -1
+        : this.b.poolCreate(address, p.port, this.maxConnections, this.maxIdle, this.connectTimeoutMs);
+  }
+
   private pool(host: string, port: number, tag: string): Pool | null {
     const last = this.last;
     if (last !== null && last.port === port && last.host === host && last.tag === tag) return last;
@@ -470,26 +515,24 @@ export class NativeOriginClient {
       return p;
     }
     const bare = host.replace(/^\[|\]$/g, '');
-    // A name is resolved and checked on every new connection, a refused address answered: the TypeScript client's.
-    if (isIP(bare) === 0 || this.opts.policy.refusal(bare, port) !== undefined) p = null;
+    if (isIP(bare) === 0) p = new Pool(host, port, tag, true);
+    else if (this.opts.policy.refusal(bare, port) !== undefined) p = null;
     else {
-      p = {
-        id: this.b.poolCreate(bare, port, this.maxConnections, this.maxIdle, this.connectTimeoutMs),
-        host,
-        port,
-        tag,
-      };
-      this.nativePools++;
-      this.last = p;
+      p = new Pool(host, port, tag, false);
+      p.address = bare;
+      p.id = this.b.poolCreate(bare, port, this.maxConnections, this.maxIdle, this.connectTimeoutMs);
     }
+    if (p !== null) this.last = p;
     this.pools.set(key, p);
     if (this.pools.size > this.opts.maxPools) {
       const [oldKey, oldest] = this.pools.entries().next().value as [string, Pool | null];
       this.pools.delete(oldKey);
       if (oldest !== null) {
-        this.evictedNative++;
-        this.nativePools--;
-        this.b.poolClose(oldest.id);
+        oldest.closed = true;
+        if (oldest.id >= 0) {
+          this.evictedNative++;
+          this.b.poolClose(oldest.id);
+        }
         if (this.last === oldest) this.last = null;
       }
     }
@@ -499,14 +542,17 @@ export class NativeOriginClient {
   /** Connections (busy and idle) to host:port (pools tagged `tag`) now. */
   connections(host: string, port: number, tag = ''): number {
     const p = this.pools.get(`${host}|${port}|${tag}`);
-    if (p === undefined || p === null) return this.fallback.connections(host, port, tag);
+    if (p === undefined || p === null || p.id < 0) return this.fallback.connections(host, port, tag);
     return this.b.poolConnections(p.id);
   }
 
   close(): void {
-    for (const p of this.pools.values()) if (p !== null) this.b.poolClose(p.id);
+    for (const p of this.pools.values())
+      if (p !== null) {
+        p.closed = true;
+        if (p.id >= 0) this.b.poolClose(p.id);
+      }
     this.pools.clear();
-    this.nativePools = 0;
     this.last = null;
     this.fallback.close();
   }
