@@ -85,6 +85,7 @@ struct conn {
   uint64_t idle_since, activity, deadline;
   uint32_t uses;
   int answering, reusable, interim;
+  int wfailed; /* the origin went away under a write: nothing more is written, the read side judges the request */
   int64_t idle_ms;
   int framing, chunk;
   uint64_t remaining;
@@ -444,6 +445,18 @@ static void notify_drain(oreq_t *r) {
   napi_close_handle_scope(g_env, scope);
 }
 
+/**
+ * A write failed because the origin closed or reset the connection. Its answer may still be in the socket's receive
+ * buffer (Python's http.server answers a POST it does not handle and closes without reading the body): the request
+ * is judged by what is read (the answer, or EOF or a reset failing it), never by the write alone.
+ */
+static int peer_gone(int e) { return e == UV_EPIPE || e == UV_ECONNRESET || e == UV_ENOTCONN || e == UV_ECONNABORTED; }
+
+static void write_failed(conn_t *c) {
+  c->wfailed = 1;
+  c->reusable = 0;
+}
+
 static void on_write(uv_write_t *w, int status) {
   wreq_t *wr = (wreq_t *)w;
   conn_t *c = wr->conn;
@@ -457,18 +470,30 @@ static void on_write(uv_write_t *w, int status) {
     return;
   }
   free(wr);
-  /* A failed write shows on the read side too (EOF or a reset), where the request is judged. */
-  if (status < 0 && status != UV_ECANCELED && c->state != C_CLOSED && c->req) conn_fail_uv(c, status);
+  if (status < 0 && status != UV_ECANCELED && c->state != C_CLOSED && c->req) {
+    if (!peer_gone(status)) {
+      conn_fail_uv(c, status);
+      return;
+    }
+    write_failed(c);
+    /* Whatever JavaScript still gives of the body is dropped: it need not wait. */
+    if (c->req->bwaiting && c->queued_bytes < BODY_HIGH_WATER) notify_drain(c->req);
+  }
 }
 
 /** Writes bytes (tries at once; the rest is copied and queued). Returns 0 or a libuv error. */
 static int conn_write(conn_t *c, const char *data, size_t len) {
+  if (c->wfailed) return 0;
   uv_buf_t b = uv_buf_init((char *)data, (unsigned)len);
   size_t done = 0;
   if (c->queued_bytes == 0) {
     int n = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
     if (n >= 0) done = (size_t)n;
-    else if (n != UV_EAGAIN) return n;
+    else if (peer_gone(n)) {
+      write_failed(c);
+      return 0;
+    } else if (n != UV_EAGAIN)
+      return n;
   }
   if (done == len) return 0;
   size_t rest = len - done;
@@ -482,6 +507,10 @@ static int conn_write(conn_t *c, const char *data, size_t len) {
   int e = uv_write(&wr->w, (uv_stream_t *)&c->tcp, &rb, 1, on_write);
   if (e < 0) {
     free(wr);
+    if (peer_gone(e)) {
+      write_failed(c);
+      return 0;
+    }
     return e;
   }
   c->queued_bytes += rest;
@@ -521,6 +550,7 @@ static void conn_start(conn_t *c, oreq_t *r) {
   c->idle_ms = DEFAULT_IDLE_MS;
   c->activity = uv_now(g_loop);
   c->queued_bytes = 0;
+  c->wfailed = 0;
   int e = conn_write(c, r->head, r->head_len);
   if (e == 0 && (r->flags & F_BODY)) {
     /* What JavaScript gave before the connection: written now, in order. */
