@@ -35,6 +35,7 @@ import domainOpsRoutes from './areas/domain-ops/routes.js';
 import billingRoutes from './areas/billing/routes.js';
 import sharingRoutes from './areas/sharing/routes.js';
 import gatewayRoutes from './areas/gateways/routes.js';
+import ssoRoutes from './areas/sso/routes.js';
 import type { SyncHub } from './sync/index.js';
 
 export interface BuildOptions {
@@ -112,6 +113,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(billingRoutes);
   await app.register(sharingRoutes);
   await app.register(gatewayRoutes);
+  await app.register(ssoRoutes);
 
   return app;
 }

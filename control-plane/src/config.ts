@@ -7,6 +7,7 @@ import { loadTemporalConfig, type TemporalConfig } from './plugins/temporal-conf
 import { loadAcmeConfig, type AcmeConfig } from './internal/acme-config.js';
 import { loadAnalyticsConfig, type AnalyticsConfig } from './areas/analytics/config.js';
 import { loadBillingConfig, type BillingConfig } from './areas/billing/config.js';
+import { loadSsoConfig, type SsoConfig } from './areas/sso/config.js';
 
 export interface ControlPlaneConfig {
   /** Directory for PGlite data, the node token and other local state. */
@@ -46,6 +47,8 @@ export interface ControlPlaneConfig {
   analytics: AnalyticsConfig;
   /** Billing: VAT, grace, trial, billing day (BILLING_*; see areas/billing/config.ts). */
   billing: BillingConfig;
+  /** SSO: token lifetimes, signing-key checks (SSO_*; see areas/sso/config.ts). */
+  sso: SsoConfig;
   /** Sync hub address (nodes connect to ws://syncHost:syncPort/sync); port 0 picks a free port. */
   syncHost: string;
   syncPort: number;
@@ -147,5 +150,6 @@ export function loadConfig(env: EnvSource = process.env): Readonly<ControlPlaneC
     acme: loadAcmeConfig(r),
     analytics: loadAnalyticsConfig(r),
     billing: loadBillingConfig(r),
+    sso: loadSsoConfig(r),
   });
 }

@@ -27,7 +27,7 @@ async function runCli(argv: string[], out: (line: string) => void, err: (line: s
     return forwarded.code;
   }
   const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
-  const ctx: CommandContext = { db: database.db, configLog: createConfigLog(config), out };
+  const ctx: CommandContext = { db: database.db, configLog: createConfigLog(config), config, out };
   try {
     return await executeCommand(ctx, argv, err);
   } finally {

@@ -14,7 +14,9 @@ import { createUser, setUserActive, userByEmail } from './users.js';
 import { domainByName, positionals, UsageError } from './args.js';
 import { SUPPORT_COMMANDS, SUPPORT_USAGE } from './support-commands.js';
 import { BILLING_COMMANDS, BILLING_USAGE } from './billing-commands.js';
+import { SSO_COMMANDS, SSO_USAGE } from './sso-commands.js';
 import type { BillingConfig } from '../areas/billing/config.js';
+import type { ControlPlaneConfig } from '../config.js';
 
 export { UsageError };
 
@@ -33,7 +35,8 @@ export const USAGE = `usage: npm run admin -- <command>
   member add DOMAIN EMAIL admin|editor|viewer
   member remove DOMAIN EMAIL
 ${SUPPORT_USAGE}
-${BILLING_USAGE}`;
+${BILLING_USAGE}
+${SSO_USAGE}`;
 
 /** The command named by argv, or null after writing the usage error. */
 export function findCommand(argv: string[], err: (line: string) => void): Command | null {
@@ -75,6 +78,8 @@ export interface CommandContext {
   out: (line: string) => void;
   /** Billing settings; absent: read from this process's environment (the control plane's, through the socket). */
   billing?: BillingConfig;
+  /** The control plane's configuration (SSO key sealing); absent: read from this process's environment. */
+  config?: Readonly<ControlPlaneConfig>;
 }
 type Command = (ctx: CommandContext, args: string[]) => Promise<void>;
 
@@ -236,5 +241,6 @@ export const COMMANDS: Record<string, Command> = {
     ctx.out(`${user.email} removed from ${domain.name}`);
   },
   ...SUPPORT_COMMANDS,
+  ...SSO_COMMANDS,
   ...BILLING_COMMANDS,
 };
