@@ -6,8 +6,7 @@ import { positionals, UsageError } from './args.js';
 import { loadConfig } from '../config.js';
 import { keyVault } from '../areas/ssl/key-vault.js';
 import { deleteClient, listClients, MAX_REDIRECT_URIS, registerClient } from '../areas/sso/clients.js';
-import { listSigningKeys, rotateSigningKey } from '../areas/sso/keys.js';
-import { retiredKeySeconds } from '../areas/sso/provider.js';
+import { listSigningKeys, retiredKeySeconds, rotateSigningKey } from '../areas/sso/keys.js';
 
 export const SSO_USAGE = `  sso client create NAME --redirect-uri URI [--redirect-uri URI …] [--public]
       (prints client_id and, for a confidential client, client_secret: shown once)

@@ -3,7 +3,8 @@
 // A second consume of a code or refresh token (two requests racing with the same one) is its reuse: the grant is
 // revoked and the request refused, as oidc-provider does when it sees the token consumed.
 import { sql } from 'drizzle-orm';
-import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
+import type { Adapter, AdapterPayload } from 'oidc-provider';
+import { errors } from './oidc.js';
 import type { Db } from '../../db/index.js';
 import { rowsOf } from '../../db/migrate.js';
 import { clientMetadata, findClient } from './clients.js';

@@ -6,8 +6,16 @@ import { sql } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/index.js';
 import { rowsOf } from '../../db/migrate.js';
 import type { KeyVault } from '../ssl/key-vault.js';
+import type { SsoConfig } from './config.js';
 
 export const SIGNING_ALG = 'RS256';
+/** Seconds of clock skew tolerated; a retired key stays published this much longer than its tokens live. */
+export const CLOCK_TOLERANCE_SECONDS = 15;
+
+/** How long a retired key stays published: the longest lifetime of a token it signed (ID tokens), plus tolerance. */
+export function retiredKeySeconds(sso: SsoConfig): number {
+  return sso.idTokenSeconds + CLOCK_TOLERANCE_SECONDS;
+}
 
 export interface SigningKey {
   kid: string;

@@ -3,7 +3,8 @@
 // hybrid flow, no password or client-credentials grant. Its state lives in the database (adapter.ts), its signing keys
 // too (keys.ts); each process rebuilds its provider when the set of published keys changes (a rotation anywhere).
 import { hkdfSync } from 'node:crypto';
-import Provider, { type Account, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import type { default as Provider, Account, Configuration, KoaContextWithOIDC } from 'oidc-provider';
+import { Provider as OidcProvider } from './oidc.js';
 import { sql } from 'drizzle-orm';
 import { ensureSecret } from '@platform/shared/node-token';
 import type { Db } from '../../db/index.js';
@@ -12,15 +13,20 @@ import { CERTIFICATE_KEY_FILE, keyVault, type KeyVault } from '../ssl/key-vault.
 import { createAdapterFactory } from './adapter.js';
 import { secretMatches } from './clients.js';
 import type { SsoConfig } from './config.js';
-import { loadSigningKeys, rotateSigningKey, SIGNING_ALG, type SigningKey } from './keys.js';
+import {
+  CLOCK_TOLERANCE_SECONDS,
+  loadSigningKeys,
+  retiredKeySeconds,
+  rotateSigningKey,
+  SIGNING_ALG,
+  type SigningKey,
+} from './keys.js';
 import { domainsClaim } from './apps.js';
 
 /** Where the provider is mounted: the issuer is PUBLIC_BASE_URL + this. */
 export const SSO_PREFIX = '/sso';
 export const INTERACTION_PATH = `${SSO_PREFIX}/interaction`;
 export const SCOPES = ['openid', 'offline_access', 'email', 'profile', 'domains'] as const;
-/** Seconds of clock skew tolerated; a retired key stays published this much longer than its tokens live. */
-export const CLOCK_TOLERANCE_SECONDS = 15;
 const AUTHORIZATION_CODE_SECONDS = 60;
 const INTERACTION_SECONDS = 600;
 const SESSION_SECONDS = 14 * 86_400;
@@ -140,7 +146,7 @@ function cookieKeys(opts: SsoOptions): string[] {
 }
 
 function buildProvider(opts: SsoOptions, issuer: string, keys: SigningKey[], cookies: string[]): Provider {
-  const provider = new Provider(issuer, configuration(opts, keys, cookies));
+  const provider = new OidcProvider(issuer, configuration(opts, keys, cookies));
   // Our URLs come from PUBLIC_BASE_URL, never from the request's Host (routes.ts sets Host and X-Forwarded-Proto).
   provider.proxy = true;
   // The provider holds the sha256 of a client's secret (clients.ts); compare what is presented by its hash.
@@ -149,11 +155,6 @@ function buildProvider(opts: SsoOptions, issuer: string, keys: SigningKey[], coo
       return typeof this.clientSecret === 'string' && secretMatches(this.clientSecret, presented);
     };
   return provider;
-}
-
-/** The largest lifetime of a token a key signs: a retired key is published this much longer. */
-export function retiredKeySeconds(sso: SsoConfig): number {
-  return sso.idTokenSeconds + CLOCK_TOLERANCE_SECONDS;
 }
 
 export function createSso(opts: SsoOptions): Sso {
