@@ -36,6 +36,7 @@ import billingRoutes from './areas/billing/routes.js';
 import sharingRoutes from './areas/sharing/routes.js';
 import gatewayRoutes from './areas/gateways/routes.js';
 import ssoRoutes from './areas/sso/routes.js';
+import dnssecRoutes from './areas/dnssec/routes.js';
 import type { SyncHub } from './sync/index.js';
 
 export interface BuildOptions {
@@ -114,6 +115,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(sharingRoutes);
   await app.register(gatewayRoutes);
   await app.register(ssoRoutes);
+  await app.register(dnssecRoutes);
 
   return app;
 }

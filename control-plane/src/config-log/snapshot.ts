@@ -19,6 +19,7 @@ import { certificatesForNodes } from '../areas/ssl/serving.js';
 import { snapshotCertificatesSql, type SnapshotCertificateJson } from '../areas/ssl/store.js';
 import { snapshotAcmeHttpSql } from '../internal/acme-http01-store.js';
 import { cachePurgeOf } from '../areas/rules/rule-set.js';
+import { dnssecForNodes, snapshotDnssecSql, type DnssecRow } from '../areas/dnssec/store.js';
 
 /** SOA timers of every zone we serve (seconds). */
 export const SOA_TIMERS = { refresh: 10000, retry: 2400, expire: 604800, minimum: 300, ttl: 3600 } as const;
@@ -94,6 +95,8 @@ export interface DomainConfigRow {
   certificates: SnapshotCertificateJson[];
   acme_http: AcmeHttpChallenge[];
   custom_pages: CustomPage[];
+  /** The zone's DNSSEC switch and keys (areas/dnssec/store.ts); null when it was never enabled. */
+  dnssec: DnssecRow | null;
 }
 
 /** uptime_monitors.scope as stored (control-plane/src/areas/uptime/monitor.ts MonitorScope). */
@@ -149,7 +152,8 @@ export function domainConfigColumns(
       ${snapshotCertificatesSql(id)} AS certificates,
       ${snapshotAcmeHttpSql(id)} AS acme_http,
       (SELECT coalesce(json_agg(json_build_object('kind', kind, 'html', html) ORDER BY kind), '[]'::json)
-        FROM domain_custom_pages WHERE domain_id = ${id}) AS custom_pages`;
+        FROM domain_custom_pages WHERE domain_id = ${id}) AS custom_pages,
+      ${snapshotDnssecSql(id)} AS dnssec`;
 }
 
 /**
@@ -245,6 +249,8 @@ export function configFromRow(
         ? certificatesForNodes(opts.vault, header.name, row.certificates, opts.now ?? Date.now())
         : [],
       acmeHttpChallenges: row.acme_http,
+      // Signed online by the DNS nodes; like certificates, keys go only sealed, so without a vault nothing is sent.
+      dnssec: dnssecForNodes(opts.vault, header.name, row.dnssec ?? null),
     },
     configBytes: Number(row.config_bytes),
     missingRecordIds: missing(records, zoneRecords),

@@ -23,6 +23,7 @@ import {
   importRecords,
   setState,
 } from '../areas/domain-lifecycle/transitions.js';
+import { rollDomainKeys } from '../areas/dnssec/service.js';
 
 const Params = Type.Object({ domain: Type.String() });
 const Observations = Type.Array(
@@ -103,6 +104,11 @@ export default async function internalRoutes(fastify: FastifyInstance) {
         schema: { ...hide, body: Type.Object({ token: Type.String() }) },
       },
       async (req) => applyVerificationExpired(app, domainName(req.params.domain), req.body.token),
+    );
+
+    // One step of the DNSSEC key rollovers (workflows/ rollDnssecKeys): what is due is done, the next step's time.
+    r.post('/internal/domains/:domain/dnssec/roll', { schema: hide }, async (req) =>
+      rollDomainKeys(app, domainName(req.params.domain)),
     );
 
     r.post(

@@ -1,11 +1,21 @@
 // Zone keys (ECDSA P-256, algorithm 13, RFC 6605): DNSKEY RDATA, key tags (RFC 4034 App. B), DS digests (RFC 4509)
 // and signatures over canonical RRsets (RFC 4034 §3.1.8.1, §6).
-import { createHash, createPrivateKey, createPublicKey, sign, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, sign, type KeyObject } from 'node:crypto';
+import {
+  DNSKEY_FLAGS_KSK,
+  DNSKEY_FLAGS_ZSK,
+  DNSSEC_ALGORITHM,
+  dnskeyRdata,
+  dsDigest,
+  keyTag,
+  nameWire,
+} from '@platform/shared/config';
 import type { Rdata } from '../zone/model.js';
 
-export const ALGORITHM = 13;
-export const FLAGS_KSK = 257;
-export const FLAGS_ZSK = 256;
+export const ALGORITHM = DNSSEC_ALGORITHM;
+export const FLAGS_KSK = DNSKEY_FLAGS_KSK;
+export const FLAGS_ZSK = DNSKEY_FLAGS_ZSK;
+export { dnskeyRdata, keyTag, nameWire };
 
 /** A zone key a node signs or publishes with. */
 export interface ZoneKey {
@@ -21,34 +31,9 @@ export interface ZoneKey {
   tag: number;
 }
 
-export function dnskeyRdata(flags: number, publicKey: Uint8Array): Buffer {
-  const head = Buffer.from([flags >> 8, flags & 0xff, 3, ALGORITHM]);
-  return Buffer.concat([head, publicKey]);
-}
-
-/** RFC 4034 Appendix B. */
-export function keyTag(rdata: Buffer): number {
-  let ac = 0;
-  for (let i = 0; i < rdata.length; i++) ac += i & 1 ? rdata[i] : rdata[i] << 8;
-  ac += (ac >> 16) & 0xffff;
-  return ac & 0xffff;
-}
-
-/** A name in canonical wire form (lower case, uncompressed); '' is the root. */
-export function nameWire(name: string): Buffer {
-  if (name === '') return Buffer.from([0]);
-  const parts: Buffer[] = [];
-  for (const label of name.split('.')) {
-    const b = Buffer.from(label, 'latin1');
-    parts.push(Buffer.from([b.length]), b);
-  }
-  parts.push(Buffer.from([0]));
-  return Buffer.concat(parts);
-}
-
 /** DS RDATA (digest type 2, SHA-256) of a DNSKEY. */
 export function dsRdata(apex: string, key: { rdata: Buffer; tag: number }): Buffer {
-  const digest = createHash('sha256').update(nameWire(apex)).update(key.rdata).digest();
+  const digest = dsDigest(apex, key.rdata);
   const head = Buffer.alloc(4);
   head.writeUInt16BE(key.tag, 0);
   head[2] = ALGORITHM;

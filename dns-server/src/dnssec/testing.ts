@@ -1,20 +1,18 @@
 // Test helpers: zone keys made on the spot (plain DER, as tests may pass them) and a zone dump in RFC 3597 form that
 // BIND's dnssec-verify reads.
-import { generateKeyPairSync } from 'node:crypto';
-import type { Dnssec, DnssecKey } from '@platform/shared/config';
+import { generateDnssecKey, type Dnssec, type DnssecKey } from '@platform/shared/config';
 import type { CompiledZone } from '../zone/model.js';
 import { zoneRecords } from '../xfr/records.js';
 import { rdataWire, dnskeyRdata, keyTag, dsRdata, FLAGS_KSK, FLAGS_ZSK } from './keys.js';
 
 export function makeKey(flags: number, extra: Partial<DnssecKey> = {}): DnssecKey {
-  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const jwk = publicKey.export({ format: 'jwk' });
+  const { publicKey, privateKeyDer } = generateDnssecKey();
   return {
     flags,
     algorithm: 13,
-    publicKey: Buffer.concat([Buffer.from(jwk.x!, 'base64url'), Buffer.from(jwk.y!, 'base64url')]),
+    publicKey,
     privateKeySealed: new Uint8Array(0),
-    privateKeyDer: privateKey.export({ format: 'der', type: 'pkcs8' }),
+    privateKeyDer,
     published: true,
     signing: true,
     cds: flags === FLAGS_KSK,

@@ -7,4 +7,4 @@ export * from './delta.js';
 export * from './cert-seal.js';
 export * from './acme-http.js';
 export * from './custom-pages.js';
-export * from './dnssec-seal.js';
+export * from './dnssec.js';

@@ -91,6 +91,10 @@ export function createControlPlaneActivities(deps: ControlPlaneDeps) {
     ): Promise<{ enabled: boolean; expires_at: string | null } | null> {
       return post(`${d(domain)}/developer-mode/expire`, { expires_at_ms: expiresAtMs });
     },
+    /** One step of the domain's DNSSEC key rollovers; `next_at_ms` is when the next one is due. */
+    async rollDnssecKeys(domain: string): Promise<{ enabled: boolean; next_at_ms: number | null } | null> {
+      return post(`${d(domain)}/dnssec/roll`, {});
+    },
     /** Imports scanned records (records already present are skipped); one config-log entry. */
     async importRecords(
       domain: string,

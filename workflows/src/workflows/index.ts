@@ -10,3 +10,4 @@ export { deliverUptimeWebhook } from '../uptime/deliver-webhook.js';
 export { manageCertificates, issueCertificateSignal } from './manage-certificates.js';
 export { uptimeIncident, resolveIncidentSignal } from '../uptime/incident.js';
 export { subscriptionLifecycle, subscriptionChangedSignal } from './subscription-lifecycle.js';
+export { rollDnssecKeys } from './roll-dnssec-keys.js';

@@ -50,7 +50,9 @@ export const CHECKS: Readonly<Record<CheckId, CheckInfo>> = Object.freeze({
   dnssec: {
     id: 'dnssec',
     title: 'Sign the zone with DNSSEC',
-    description: 'DNSSEC lets resolvers verify that answers for the domain were not forged on the way.',
+    description:
+      'DNSSEC lets resolvers verify that answers for the domain were not forged on the way. Turn it on with PUT ' +
+      '/domains/{domain}/dnssec and give your registrar the DS record it shows.',
     severity: 'medium',
     fix: null,
   },
@@ -167,6 +169,11 @@ export async function evaluateChecks(
     ).map((r) => [r.domain_id, r.on]),
   );
   const cache = await unusedCacheRules(app, ids, now);
+  const signed = new Set(
+    rowsOf<{ domain_id: number }>(
+      await db.execute(sql`SELECT domain_id FROM domain_dnssec WHERE enabled AND domain_id = ANY(${ids}::int[])`),
+    ).map((r) => r.domain_id),
+  );
 
   for (const d of domains) {
     const v = out.get(d.id)!;
@@ -191,7 +198,9 @@ export async function evaluateChecks(
       'dnssec',
       d.dnsMode === 'external'
         ? externalDns
-        : { status: 'unavailable', reason: 'the platform’s DNS nodes do not sign zones yet' },
+        : signed.has(d.id)
+          ? { status: 'passed' }
+          : { status: 'outstanding', details: { dnssec_status: 'disabled', enable: 'PUT /domains/{domain}/dnssec' } },
     );
     const failing = origins.get(d.id) ?? [];
     v.set(

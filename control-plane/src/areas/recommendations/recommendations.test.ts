@@ -60,16 +60,23 @@ test('recommendations: each check from the domain’s real state, fixes, dismiss
     );
     assert.deepEqual(await statuses(), {
       https_certificate: 'not_applicable',
-      dnssec: 'unavailable',
+      dnssec: 'outstanding',
       origin_errors: 'not_applicable',
       spf_record: 'outstanding',
       dmarc_record: 'outstanding',
       cache_rules_unused: 'not_applicable',
       waf_off: 'not_applicable',
     });
-    assert.equal(list.outstanding, 2);
+    assert.equal(list.outstanding, 3);
     assert.equal((await check('https_certificate')).reason, 'the domain has no proxied records');
-    assert.match((await check('dnssec')).reason!, /do not sign zones/);
+    assert.deepEqual((await check('dnssec')).details, {
+      dnssec_status: 'disabled',
+      enable: 'PUT /domains/{domain}/dnssec',
+    });
+    // Signing the zone passes the check.
+    const on = await cp.call(owner.key, 'PUT', `/domains/${name}/dnssec`, { enabled: true });
+    assert.equal(on.statusCode, 200, on.body);
+    assert.equal((await check('dnssec')).status, 'passed');
     // Everyone who sees the domain reads it, read-only keys too; others 404.
     assert.equal((await checklist(viewer.key)).outstanding, 2);
     assert.equal((await checklist(readOnly.key)).outstanding, 2);
@@ -302,7 +309,13 @@ test('recommendations: each check from the domain’s real state, fixes, dismiss
     }>();
     assert.deepEqual(
       all.recommendations.map((r) => `${r.domain} ${r.id}`),
-      [`${name} spf_record`, `${name} dmarc_record`, `${second} spf_record`, `${second} dmarc_record`],
+      [
+        `${name} spf_record`,
+        `${name} dmarc_record`,
+        `${second} dnssec`,
+        `${second} spf_record`,
+        `${second} dmarc_record`,
+      ],
     );
     assert.equal(all.next_cursor, null);
     const first = (await cp.call(owner.key, 'GET', '/recommendations?limit=1')).json();
@@ -315,7 +328,7 @@ test('recommendations: each check from the domain’s real state, fixes, dismiss
       [count.statusCode, count.json()],
       [
         200,
-        { outstanding: 4, by_severity: { high: 0, medium: 4, low: 0 }, domains: 2, domains_checked: 3, complete: true },
+        { outstanding: 5, by_severity: { high: 0, medium: 5, low: 0 }, domains: 2, domains_checked: 3, complete: true },
       ],
     );
     // The viewer sees the shared domain's; the stranger none.
