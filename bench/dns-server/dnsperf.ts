@@ -1,7 +1,10 @@
 // dnsperf against NSD and the dns-server (1 and 2 workers) serving the same seeded 10,000-record zone, plus a bare
-// Node dgram server (the ceiling), in one run. Run: node --import tsx bench/dns-server/dnsperf.ts
+// Node dgram server (the old ceiling), in one run. `ours*` rows answer UDP through the batched native module (the
+// default); `ours*-dgram` rows through node:dgram (DNS_UDP_IO=dgram, the path before issue 17 item 5).
+// Run: node --import tsx bench/dns-server/dnsperf.ts
 // Env: SECONDS (dnsperf -l, default 10), RECORDS (default 10000), CLIENTS (dnsperf -c, default 4), ROUNDS (default 2),
-// SUBJECTS (comma-separated ids of the subjects below to run; default all).
+// SUBJECTS (comma-separated ids of the subjects below to run; default all), PAIRED (rounds of the paired 1-core runs
+// at the end: NSD and the dns-server on the same CPU at the same time; default 0, none).
 // Response rate limiting is run three ways on both servers: off, on with a rate dnsperf never reaches (what the
 // bookkeeping costs per answer), and at the defaults (200 answers/s per bucket, slip 2: dnsperf's NXDOMAIN tenth
 // shares one bucket and gets limited, as a real flood from one source would).
@@ -62,7 +65,7 @@ interface Result {
   lostPct: number;
 }
 
-function dnsperf(port: number, queryFile: string, pin: boolean): Omit<Result, 'subject' | 'cores'> {
+function dnsperfCommand(port: number, queryFile: string, pin: boolean): string[] {
   const args = [
     '-s',
     '127.0.0.1',
@@ -81,9 +84,10 @@ function dnsperf(port: number, queryFile: string, pin: boolean): Omit<Result, 's
     '-t',
     '1',
   ];
-  const cmd = pin ? ['taskset', '-c', '1', 'dnsperf', ...args] : ['dnsperf', ...args];
-  const r = spawnSync(cmd[0], cmd.slice(1), { encoding: 'utf8' });
-  const out = r.stdout;
+  return pin ? ['taskset', '-c', '1', 'dnsperf', ...args] : ['dnsperf', ...args];
+}
+
+function dnsperfResult(out: string): Omit<Result, 'subject' | 'cores'> {
   const num = (re: RegExp) => Number(re.exec(out)?.[1] ?? NaN);
   return {
     qps: num(/Queries per second:\s+([\d.]+)/),
@@ -91,6 +95,20 @@ function dnsperf(port: number, queryFile: string, pin: boolean): Omit<Result, 's
     stddevMs: num(/Latency StdDev \(s\):\s+([\d.]+)/) * 1000,
     lostPct: num(/Queries lost:\s+\d+ \(([\d.]+)%\)/),
   };
+}
+
+function dnsperf(port: number, queryFile: string, pin: boolean): Omit<Result, 'subject' | 'cores'> {
+  const cmd = dnsperfCommand(port, queryFile, pin);
+  return dnsperfResult(spawnSync(cmd[0], cmd.slice(1), { encoding: 'utf8' }).stdout);
+}
+
+/** dnsperf in the background, for two servers loaded at the same time. */
+function dnsperfAsync(port: number, queryFile: string): Promise<Omit<Result, 'subject' | 'cores'>> {
+  const cmd = dnsperfCommand(port, queryFile, true);
+  const p = spawn(cmd[0], cmd.slice(1), { stdio: ['ignore', 'pipe', 'ignore'] });
+  let out = '';
+  p.stdout.on('data', (d) => (out += d));
+  return new Promise((resolve) => p.once('close', () => resolve(dnsperfResult(out))));
 }
 
 runBench('dnsperf-bench-', async (dir, procs) => {
@@ -113,7 +131,8 @@ runBench('dnsperf-bench-', async (dir, procs) => {
       const cmd = pin ? ['taskset', '-c', '0', 'nsd', '-d', '-c', conf] : ['nsd', '-d', '-c', conf];
       return spawn(cmd[0], cmd.slice(1), { stdio: 'ignore' });
     };
-    const ours = (workers: number, port: number, pin: boolean, rrl = 0) => {
+    /** udpIo: DNS_UDP_IO, batched through the native module (the default) or node:dgram (before issue 17 item 5). */
+    const ours = (workers: number, port: number, pin: boolean, rrl = 0, udpIo = 'batch') => {
       const node = [process.execPath, '--import', 'tsx', join(ROOT, 'dns-server/src/main.ts')];
       const cmd = pin ? ['taskset', '-c', '0', ...node] : node;
       return spawn(cmd[0], cmd.slice(1), {
@@ -126,6 +145,7 @@ runBench('dnsperf-bench-', async (dir, procs) => {
           SYNC_URL: 'off',
           DNS_WORKERS: String(workers),
           DNS_RRL_RATE: String(rrl),
+          DNS_UDP_IO: udpIo,
           LOG_LEVEL: 'warn',
         },
       });
@@ -192,6 +212,7 @@ runBench('dnsperf-bench-', async (dir, procs) => {
         one(`nsd${suffix}`, 'NSD 4 (server-count 1)', group, (p) => nsd(1, p, true, rate)),
         one(`ours${suffix}`, 'dns-server (1 worker)', group, (p) => ours(1, p, true, rate)),
       ]),
+      one('ours-dgram', 'dns-server (1 worker, DNS_UDP_IO=dgram)', 'RRL off', (p) => ours(1, p, true, 0, 'dgram')),
       one('bare', 'bare Node dgram (fixed answer)', 'RRL off', (p) => bare(p, true)),
       {
         id: 'nsd2',
@@ -208,6 +229,14 @@ runBench('dnsperf-bench-', async (dir, procs) => {
         group: 'RRL off',
         pin: false,
         start: (p) => ours(2, p, false),
+      },
+      {
+        id: 'ours2-dgram',
+        subject: 'dns-server (2 workers, node:cluster, DNS_UDP_IO=dgram)',
+        cores: '2',
+        group: 'RRL off',
+        pin: false,
+        start: (p) => ours(2, p, false, 0, 'dgram'),
       },
     ];
     const only = process.env.SUBJECTS?.split(',').map((x) => x.trim());
@@ -252,6 +281,39 @@ runBench('dnsperf-bench-', async (dir, procs) => {
       console.log(
         `| ${r.subject} | ${r.cores} | ${r.group} | ${Math.round(r.qps)} | ${(r.qps / nsdQps(r.cores, r.group)).toFixed(2)}× | ${r.avgLatencyMs.toFixed(3)} | ${r.stddevMs.toFixed(3)} | ${r.lostPct} | ${rounds} |`,
       );
+    }
+
+    // PAIRED=N: N rounds of NSD and each dns-server variant pinned to CPU 0 at the same time, one dnsperf each on
+    // CPU 1. Both servers get the same share of a CPU that other processes also use, so their ratio is the ratio of
+    // their cost per query, whatever the load of the moment (the rows above move with it).
+    const paired = Number(process.env.PAIRED ?? 0);
+    if (paired > 0) {
+      console.log(`\npaired (both servers on CPU 0 at once, a dnsperf each on CPU 1), ${paired} rounds:\n`);
+      console.log('| subject | NSD QPS | dns-server QPS | dns-server / NSD per round | median |');
+      console.log('|---|---|---|---|---|');
+      for (const [label, io] of [
+        ['dns-server (1 worker)', 'batch'],
+        ['dns-server (1 worker, DNS_UDP_IO=dgram)', 'dgram'],
+      ] as const) {
+        const rows: Array<[number, number]> = [];
+        for (let round = 0; round < paired; round++) {
+          const [pn, po] = [await freePort(), await freePort()];
+          const n = await nsd(1, pn, true);
+          const o = ours(1, po, true, 0, io);
+          procs.push(n, o);
+          await waitReady(pn, n, 'nsd');
+          await waitReady(po, o, label);
+          await new Promise((r) => setTimeout(r, 500));
+          const [a, b] = await Promise.all([dnsperfAsync(pn, queryFile), dnsperfAsync(po, queryFile)]);
+          rows.push([a.qps, b.qps]);
+          await stop(n);
+          await stop(o);
+        }
+        const ratios = rows.map(([a, b]) => b / a).sort((x, y) => x - y);
+        console.log(
+          `| ${label} | ${rows.map(([a]) => Math.round(a)).join(', ')} | ${rows.map(([, b]) => Math.round(b)).join(', ')} | ${rows.map(([a, b]) => (b / a).toFixed(2)).join(', ')} | ${ratios[Math.floor(ratios.length / 2)]!.toFixed(2)}× |`,
+        );
+      }
     }
   }
 });

@@ -12,7 +12,7 @@ export const PARSE = {
   NOTIMP: 3,
 } as const;
 
-const MAX_LABELS = 128;
+export const MAX_LABELS = 128;
 
 /**
  * The parsed query. One instance is reused for every packet (the handler is synchronous), so parsing

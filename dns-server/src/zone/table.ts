@@ -1,15 +1,27 @@
 // The set of zones served, found by the longest apex that is a suffix of the query name.
 import type { CompiledZone } from './model.js';
+import { MAX_LABELS } from '../wire/query.js';
+
+/** Labels of a lower-case apex without the trailing dot ('' is the root: 0). */
+function labelsOf(apex: string): number {
+  if (apex === '') return 0;
+  let n = 1;
+  for (let i = apex.indexOf('.'); i >= 0; i = apex.indexOf('.', i + 1)) n++;
+  return Math.min(n, MAX_LABELS);
+}
 
 export class ZoneTable {
   private readonly zones = new Map<string, CompiledZone>();
+  /** Served apexes by their number of labels: find() reads the Map only for suffixes as long as some apex. */
+  private readonly apexesWithLabels = new Uint32Array(MAX_LABELS + 1);
 
   /** Installs or replaces a zone: one Map write, so a query sees the old or the new zone, never a mix. */
   set(zone: CompiledZone): void {
+    if (!this.zones.has(zone.apex)) this.apexesWithLabels[labelsOf(zone.apex)]++;
     this.zones.set(zone.apex, zone);
   }
   delete(apex: string): void {
-    this.zones.delete(apex);
+    if (this.zones.delete(apex)) this.apexesWithLabels[labelsOf(apex)]--;
   }
   get(apex: string): CompiledZone | undefined {
     return this.zones.get(apex);
@@ -27,7 +39,9 @@ export class ZoneTable {
   /** The most specific zone containing `key`, given the start offset of each of its labels. */
   find(key: string, labelStarts: Int32Array, labelCount: number): CompiledZone | undefined {
     const zones = this.zones;
+    const counts = this.apexesWithLabels;
     for (let i = 0; i < labelCount; i++) {
+      if (counts[labelCount - i] === 0) continue; // no apex has this many labels
       const start = labelStarts[i];
       const z = zones.get(i === 0 ? key : key.substring(start));
       if (z !== undefined) {
