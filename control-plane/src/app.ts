@@ -37,6 +37,7 @@ import sharingRoutes from './areas/sharing/routes.js';
 import gatewayRoutes from './areas/gateways/routes.js';
 import ssoRoutes from './areas/sso/routes.js';
 import dnssecRoutes from './areas/dnssec/routes.js';
+import loginRoutes from './areas/login/routes.js';
 import type { SyncHub } from './sync/index.js';
 
 export interface BuildOptions {
@@ -86,6 +87,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(rateLimit, {
     perMinute: config.rateLimitPerMinute,
     anonymousPerMinute: config.anonymousRateLimitPerMinute,
+    panelPerMinute: config.panelRateLimitPerMinute,
     shared: opts.database.driver === 'postgres',
   });
   installNotFoundHandler(app, app.rateLimit(), routes);
@@ -116,6 +118,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(gatewayRoutes);
   await app.register(ssoRoutes);
   await app.register(dnssecRoutes);
+  await app.register(loginRoutes);
 
   return app;
 }

@@ -23,6 +23,8 @@ export interface ControlPlaneConfig {
   rateLimitPerMinute: number;
   /** Requests per minute per client address without a valid credential (public routes, refused keys). */
   anonymousRateLimitPerMinute: number;
+  /** Requests per minute per account of the web panel's browser sessions (never a key's budget). */
+  panelRateLimitPerMinute: number;
   /** Addresses or CIDRs of reverse proxies whose X-Forwarded-For names the client; empty: the TCP peer is the client. */
   trustProxy: string[];
   /** ALLOWED_PRIVATE_NETWORKS: internal ranges origins may be in anyway (empty: none). */
@@ -123,6 +125,7 @@ export function loadConfig(env: EnvSource = process.env): Readonly<ControlPlaneC
     publicBaseUrl: r.string('PUBLIC_BASE_URL', `http://${apiHost}:${apiPort}`).replace(/\/$/, ''),
     rateLimitPerMinute,
     anonymousRateLimitPerMinute: r.int('RATE_LIMIT_ANONYMOUS_PER_MINUTE', rateLimitPerMinute, 1),
+    panelRateLimitPerMinute: r.int('PANEL_RATE_LIMIT_PER_MINUTE', 600, 1),
     trustProxy: parseTrustProxy(r),
     allowedPrivateNetworks: readAllowedNetworks(r),
     bodyLimitBytes: r.int('API_BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024),

@@ -25,10 +25,13 @@ export const ERRORS = {
   },
   not_a_member: { status: 400, meaning: 'billing member: the user has no accepted membership (spec code)' },
   CP_ERR_INVALID_API_KEY: { status: 401, meaning: 'missing, malformed, unknown, revoked or expired API key' },
+  CP_ERR_SIGN_IN_FAILED: { status: 401, meaning: 'sign-in: unknown email address or wrong password' },
+  CP_ERR_NOT_SIGNED_IN: { status: 401, meaning: 'a browser surface without a live session' },
   CP_ERR_INVALID_NODE_TOKEN: { status: 401, meaning: '/internal/**: missing or wrong node token' },
   CP_ERR_ACCOUNT_INACTIVE: { status: 403, meaning: "the key's account is deactivated" },
   CP_ERR_READ_ONLY_KEY: { status: 403, meaning: 'a read-only key on a write' },
   CP_ERR_DENIED_SURFACE: { status: 403, meaning: 'a surface no API key may reach' },
+  CP_ERR_CSRF: { status: 403, meaning: "a browser session's state-changing request without its X-CSRF-Token" },
   CP_ERR_ROLE: { status: 403, meaning: "the caller's role on the domain lacks the permission" },
   CP_ERR_NOT_INVITEE: { status: 403, meaning: "a domain invitation addressed to another account's email address" },
   CP_ERR_PLAN_LIMIT: {
@@ -56,6 +59,7 @@ export const ERRORS = {
   CP_ERR_UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: 'a body that is not application/json' },
   CP_ERR_CHECK_FAILED: { status: 422, meaning: 'a verification or delegation check found no valid record' },
   CP_ERR_RATE_LIMITED: { status: 429, meaning: 'RATE_LIMIT_PER_MINUTE exceeded, or a per-domain check limit' },
+  CP_ERR_SIGN_IN_THROTTLED: { status: 429, meaning: 'too many failed sign-ins of the account or client network' },
   CP_ERR_INTERNAL: { status: 500, meaning: 'unexpected failure; logged, the client sees a generic text' },
   CP_ERR_UNAVAILABLE: { status: 503, meaning: 'a dependency (Temporal, certificate issuer) is unavailable' },
 } as const satisfies Record<string, { status: number; meaning: string }>;

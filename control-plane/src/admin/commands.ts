@@ -11,6 +11,7 @@ import { isMemberRole, MEMBER_ROLES } from '../auth/permissions.js';
 import { effectiveFeatures } from '../plans/entitlements.js';
 import { overridableField, parseOverride, setOverride, setPlan } from '../plans/subscriptions.js';
 import { createUser, setUserActive, userByEmail } from './users.js';
+import { generatePassword, setPassword } from '../areas/login/store.js';
 import { domainByName, positionals, UsageError } from './args.js';
 import { SUPPORT_COMMANDS, SUPPORT_USAGE } from './support-commands.js';
 import { BILLING_COMMANDS, BILLING_USAGE } from './billing-commands.js';
@@ -24,6 +25,7 @@ export const USAGE = `usage: npm run admin -- <command>
   user create EMAIL [--name NAME]
   user deactivate EMAIL
   user activate EMAIL
+  user password EMAIL   (sets a new generated sign-in password and prints it alone on stdout; ends the account's sessions)
   key create EMAIL [--read-only] [--expires never|30|90|365] [--name NAME]   (prints the key alone on stdout)
   key list EMAIL
   key revoke KEY_ID
@@ -108,6 +110,13 @@ export const COMMANDS: Record<string, Command> = {
     const { pos } = positionals(args, ['EMAIL']);
     await setUserActive(ctx.db, pos[0], true);
     ctx.out(`activated ${pos[0]}`);
+  },
+  async 'user password'(ctx, args) {
+    const { pos } = positionals(args, ['EMAIL']);
+    const user = await userByEmail(ctx.db, pos[0]);
+    const password = generatePassword();
+    await setPassword(ctx.db, user.id, password);
+    ctx.out(password); // alone on its line, shown once: only its scrypt hash is stored
   },
   async 'key create'(ctx, args) {
     const { pos, values } = positionals(args, ['EMAIL'], {

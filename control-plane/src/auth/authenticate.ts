@@ -7,6 +7,8 @@ import { ApiError, MESSAGES } from '../errors.js';
 import { hashKey, KEY_PATTERN, KEY_PREFIX } from './api-keys.js';
 import { isDeniedSurface, isInternalPath, isPublicPath, readOnlyMayCall, requestPath } from './surfaces.js';
 import type { RouteLookup } from '../plugins/route-hints.js';
+import { checkCsrf, resolveBrowserSession } from '../areas/login/session.js';
+import { sessionStillValid } from '../areas/login/store.js';
 import { rowsOf } from '../db/migrate.js';
 import {
   hitStatement,
@@ -17,13 +19,18 @@ import {
   type WindowCount,
 } from '../plugins/rate-limit-store.js';
 
-/** Who is calling: the owner of the API key presented with the request. */
+/**
+ * Who is calling: the owner of the API key presented with the request, or the account of the browser session the
+ * web panel calls the API with (areas/login; then keyId is 0 and keyHash empty).
+ */
 export interface Principal {
   userId: number;
   keyId: number;
   readOnly: boolean;
   /** sha256 of the key, to check it again before a write runs. */
   keyHash: string;
+  /** Set for a browser session: its id (checked again before a write runs, like a key). */
+  sessionId?: number;
 }
 
 declare module 'fastify' {
@@ -145,18 +152,41 @@ async function authenticate(app: FastifyInstance, opts: AuthenticateOptions) {
     // Public: the OpenAPI document, and routes that authenticate with their own credential (config: { public: true }).
     // They take no key, so they count against the client address.
     // A method no route of a public path takes (TRACE /healthz) is answered 405 without a key as well.
+    const key = presentedKey(request.headers);
     if (
       isPublicPath(method, path) ||
       (request.routeOptions.config as { public?: boolean } | undefined)?.public === true ||
       (request.is404 && opts.routes?.isPublicResource(path) === true)
-    )
+    ) {
+      // The browser surfaces that take no credential (POST /auth/login) still refuse every API key.
+      if (key !== null && isDeniedSurface(method, path))
+        return refuse(request, reply, new ApiError('CP_ERR_DENIED_SURFACE', MESSAGES.deniedSurface));
       return app.limitRequest(request, reply);
-    const key = presentedKey(request.headers);
+    }
     if (isInternalPath(path)) {
       // Internal routes authenticate nodes and workers with the node token (their own hook); keys are refused.
       if (typeof key === 'string' && key.startsWith(KEY_PREFIX))
         return refuse(request, reply, new ApiError('CP_ERR_DENIED_SURFACE', MESSAGES.internalForKeys));
       return;
+    }
+    // No key but a browser session (the web panel calls the API with it): every surface but /admin/**; state-changing
+    // requests carry the session's CSRF token; its own rate limit (rate-limit.ts), not any key's.
+    if (key === null && request.headers.cookie !== undefined) {
+      const session = await resolveBrowserSession(request);
+      if (session) {
+        if (!session.active) return refuse(request, reply, new ApiError('CP_ERR_ACCOUNT_INACTIVE', MESSAGES.inactive));
+        if (isAdminPath(path))
+          return refuse(request, reply, new ApiError('CP_ERR_DENIED_SURFACE', MESSAGES.deniedSurface));
+        checkCsrf(request, session);
+        request.principal = {
+          userId: session.userId,
+          keyId: 0,
+          readOnly: false,
+          keyHash: '',
+          sessionId: session.sessionId,
+        };
+        return;
+      }
     }
     if (!key || !KEY_PATTERN.test(key))
       return refuse(request, reply, new ApiError('CP_ERR_INVALID_API_KEY', MESSAGES.invalidKey));
@@ -189,6 +219,12 @@ async function authenticate(app: FastifyInstance, opts: AuthenticateOptions) {
     if (!principal || SAFE_METHODS.has(request.method)) return;
     // The route checks the key again in its write's own lock statement (domain-access.ts writeAs).
     if ((request.routeOptions.config as { keyCheckedByWrite?: boolean } | undefined)?.keyCheckedByWrite) return;
+    if (principal.sessionId !== undefined) {
+      const state = await sessionStillValid(app.db, principal.sessionId);
+      if (!state) throw new ApiError('CP_ERR_NOT_SIGNED_IN', 'not signed in');
+      if (state === 'inactive') throw new ApiError('CP_ERR_ACCOUNT_INACTIVE', MESSAGES.inactive);
+      return;
+    }
     const [row] = await lookup.execute({ hash: principal.keyHash });
     if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= new Date()))
       throw new ApiError('CP_ERR_INVALID_API_KEY', MESSAGES.invalidKey);
@@ -197,5 +233,11 @@ async function authenticate(app: FastifyInstance, opts: AuthenticateOptions) {
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** The operator's surface: no browser session of an account reaches it either. */
+function isAdminPath(path: string): boolean {
+  const p = path.toLowerCase();
+  return p === '/admin' || p.startsWith('/admin/');
+}
 
 export default fp(authenticate, { name: 'authenticate', dependencies: ['database'] });

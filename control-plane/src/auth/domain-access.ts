@@ -7,6 +7,8 @@ import { domainMembers, domains } from '../db/schema.js';
 import { ApiError, MESSAGES } from '../errors.js';
 import { parseDomainName } from '../areas/domains/domain-name.js';
 import type { DomainLock, DomainRow } from '../config-log/index.js';
+import { sessionStateSql, sessionStillValid } from '../areas/login/store.js';
+import type { Principal } from './authenticate.js';
 import { hasPermission, permissionsOf, type Permission, type Role } from './permissions.js';
 
 export interface DomainAccess {
@@ -72,12 +74,20 @@ export const KEY_CHECKED_BY_WRITE = { keyCheckedByWrite: true } as const;
 export function writeAs(request: FastifyRequest, domainParam: string, permission: Permission): DomainLock {
   const parsed = parseDomainName(domainParam);
   if (!parsed.ok) throw new ApiError('CP_ERR_NOT_FOUND', MESSAGES.domainNotFound);
-  const { userId, keyHash } = request.principal;
+  const principal = request.principal;
+  const { userId } = principal;
   return {
     async lock(tx: Tx): Promise<DomainRow> {
-      const [row] = await lockStatement<LockRow>(tx, { name: parsed.name, user: userId, hash: keyHash });
-      const key = row ? row.key : (await keyStateStatement<{ key: KeyState | null }>(tx, { hash: keyHash }))[0]?.key;
-      assertKeyValid(key);
+      const [row] =
+        principal.sessionId === undefined
+          ? await lockStatement<LockRow>(tx, { name: parsed.name, user: userId, hash: principal.keyHash })
+          : await sessionLockStatement<LockRow>(tx, { name: parsed.name, user: userId, session: principal.sessionId });
+      const key = row
+        ? row.key
+        : principal.sessionId === undefined
+          ? (await keyStateStatement<{ key: KeyState | null }>(tx, { hash: principal.keyHash }))[0]?.key
+          : await sessionStillValid(tx, principal.sessionId);
+      assertCredentialValid(key, principal);
       if (!row) throw new ApiError('CP_ERR_NOT_FOUND', MESSAGES.domainNotFound);
       checkRole(row.role, permission);
       return domainOf(row);
@@ -117,17 +127,24 @@ const epochMs = (column: SQL) => sql`(extract(epoch FROM ${column}) * 1000)::flo
  * domain row locked, with the caller's role on it and their key's state. Every column of `domains` (DomainRow),
  * in forms both drivers parse alike.
  */
-const lockStatement = compiled<'name' | 'user' | 'hash'>(
-  (p) => sql`SELECT d.id, d.name, d.owner_id, d.dns_mode, d.state, d.verification_state, d.ns_set_index,
+function lockSql(name: Placeholder, user: Placeholder, credential: SQL) {
+  return sql`SELECT d.id, d.name, d.owner_id, d.dns_mode, d.state, d.verification_state, d.ns_set_index,
       d.cache_l2_ttl_days, d.cache_cap_mb, d.origin_protocol, d.under_attack,
       ${epochMs(sql`d.developer_mode_until`)} AS developer_mode_until_ms, d.verification::text AS verification,
       d.ssl_delegation::text AS ssl_delegation, d.settings::text AS settings, d.zone_serial,
       d.config_bytes::text AS config_bytes, ${epochMs(sql`d.created_at`)} AS created_at_ms,
       ${epochMs(sql`d.updated_at`)} AS updated_at_ms,
-      CASE WHEN d.owner_id = ${p('user')} THEN 'owner' ELSE
-        (SELECT m.role FROM domain_members m WHERE m.domain_id = d.id AND m.user_id = ${p('user')}) END AS role,
-      ${keyStateSql(p('hash'))} AS key
-    FROM domains d WHERE d.name = ${p('name')} FOR UPDATE OF d`,
+      CASE WHEN d.owner_id = ${user} THEN 'owner' ELSE
+        (SELECT m.role FROM domain_members m WHERE m.domain_id = d.id AND m.user_id = ${user}) END AS role,
+      ${credential} AS key
+    FROM domains d WHERE d.name = ${name} FOR UPDATE OF d`;
+}
+
+const lockStatement = compiled<'name' | 'user' | 'hash'>((p) => lockSql(p('name'), p('user'), keyStateSql(p('hash'))));
+
+/** The same for a browser session (the panel calls the API with it, areas/login): the session's state. */
+const sessionLockStatement = compiled<'name' | 'user' | 'session'>((p) =>
+  lockSql(p('name'), p('user'), sessionStateSql(p('session'))),
 );
 
 /** The key's state alone, for a name that is no domain (the key's refusal comes first). */
@@ -169,7 +186,8 @@ function keyStateSql(keyHash: string | Placeholder) {
     WHERE k.key_hash = ${keyHash} AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now()))`;
 }
 
-function assertKeyValid(state: KeyState | null | undefined): void {
+function assertCredentialValid(state: KeyState | null | undefined, principal: Principal): void {
+  if (!state && principal.sessionId !== undefined) throw new ApiError('CP_ERR_NOT_SIGNED_IN', 'not signed in');
   if (!state) throw new ApiError('CP_ERR_INVALID_API_KEY', MESSAGES.invalidKey);
   if (state === 'inactive') throw new ApiError('CP_ERR_ACCOUNT_INACTIVE', MESSAGES.inactive);
 }

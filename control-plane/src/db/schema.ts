@@ -27,6 +27,23 @@ export const users = pgTable('users', {
   active: boolean('active').notNull().default(true),
   createdAt: ts('created_at').notNull().defaultNow(),
   updatedAt: ts('updated_at').notNull().defaultNow(),
+  /** scrypt (`scrypt$N$r$p$salt$hash`); null: the account cannot sign in with a password (areas/login). */
+  passwordHash: text('password_hash'),
+  passwordChangedAt: ts('password_changed_at'),
+});
+
+export const browserSessions = pgTable('browser_sessions', {
+  id: serial('id').primaryKey(),
+  userId: integer('user_id')
+    .notNull()
+    .references(() => users.id, { onDelete: 'cascade' }),
+  tokenHash: text('token_hash').notNull().unique(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  lastSeenAt: ts('last_seen_at').notNull().defaultNow(),
+  expiresAt: ts('expires_at').notNull(),
+  revokedAt: ts('revoked_at'),
+  userAgent: text('user_agent').notNull().default(''),
+  clientIp: text('client_ip').notNull().default(''),
 });
 
 export const apiKeys = pgTable('api_keys', {

@@ -19,6 +19,8 @@ export interface RateLimitOptions {
   perMinute: number;
   /** Requests per minute per client address of callers without a valid credential. */
   anonymousPerMinute: number;
+  /** Requests per minute per account of browser sessions (the web panel), counted apart from every key. */
+  panelPerMinute: number;
   /** Keep the counters in the database (a Postgres server several processes share) instead of in memory. */
   shared: boolean;
 }
@@ -47,6 +49,9 @@ export function clientNetwork(ip: string): string {
 
 /** Counter keys: one budget per API key (keyBucket), one per client network. */
 const addressBucket = (request: FastifyRequest) => `ip:${clientNetwork(request.ip)}`;
+
+/** Counter names of the web panel's browser traffic: one budget per account. */
+const PANEL_BUCKET = 'panel:';
 
 /** The window the key lookup counted this request in (authenticate.ts, on Postgres), once. */
 function takeCounted(request: FastifyRequest): WindowCount | null {
@@ -82,7 +87,8 @@ async function rateLimits(app: FastifyInstance, opts: RateLimitOptions) {
 
   await app.register(rateLimit, {
     global: true,
-    max: opts.perMinute,
+    max: (_request: FastifyRequest, key: string) =>
+      key.startsWith(PANEL_BUCKET) ? opts.panelPerMinute : opts.perMinute,
     timeWindow: WINDOW_MS,
     store: function sharedStore() {
       return fastifyStore;
@@ -91,6 +97,8 @@ async function rateLimits(app: FastifyInstance, opts: RateLimitOptions) {
     enableDraftSpec: true,
     // The route-level hook runs after the authentication hook, so the principal is known here.
     keyGenerator: (request: FastifyRequest) => {
+      // Browser sessions (the panel): the account's panel budget, never a key's (spec Limits).
+      if (request.principal?.sessionId !== undefined) return `${PANEL_BUCKET}${request.principal.userId}`;
       const bucket = keyBucket(request.principal?.keyId ?? 0);
       const window = takeCounted(request);
       if (!window || !request.principal) return bucket;

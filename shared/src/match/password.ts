@@ -34,10 +34,16 @@ async function inTurn<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-export async function hashPassword(password: string): Promise<string> {
+/**
+ * `cost` is scrypt's N (a power of two): 16384 for basic_auth users (an edge checks them on requests), more for
+ * accounts' sign-in passwords (control-plane areas/login: 65536, 64 MiB).
+ */
+export async function hashPassword(password: string, cost = N): Promise<string> {
   const salt = randomBytes(16);
-  const hash = await inTurn(() => scryptAsync(password, salt, KEYLEN, { N, r: R, p: P }));
-  return `scrypt$${N}$${R}$${P}$${salt.toString('base64url')}$${hash.toString('base64url')}`;
+  const hash = await inTurn(() =>
+    scryptAsync(password, salt, KEYLEN, { N: cost, r: R, p: P, maxmem: 128 * cost * R * 2 }),
+  );
+  return `scrypt$${cost}$${R}$${P}$${salt.toString('base64url')}$${hash.toString('base64url')}`;
 }
 
 /** Hashes each password in order, one queue slot at a time (other callers' hashes interleave). */

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { eq, sql } from 'drizzle-orm';
 import { apiKeys, users } from '../../db/schema.js';
+import { ApiError } from '../../errors.js';
 import { errorResponses } from '../../openapi/schemas.js';
 import { unreadCount } from '../notifications/store.js';
 import { unreadReplies } from '../support/store.js';
@@ -23,6 +24,8 @@ export default async function accountRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
+      if (request.principal.sessionId !== undefined)
+        throw new ApiError('CP_ERR_NOT_FOUND', 'no API key: a browser session is described by GET /auth/session');
       const [row] = await app.db
         .select({
           user: users,
