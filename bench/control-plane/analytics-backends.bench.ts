@@ -8,8 +8,12 @@
 // ingest figure includes keeping them (DuckDB: in the batch's transaction; ClickHouse: the materialized views), and the
 // reads they answer read whole buckets plus the raw rows of the range's ends; the others still read raw rows.
 // Run: node --import tsx bench/control-plane/analytics-backends.bench.ts   (ROWS=10000000 by default; RUNS=20)
-import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+// Selecting: BACKENDS=duckdb (or clickhouse; both by default), READS=<regular expression> (the reads whose names
+// match, and the ad-hoc query when it matches `ad-hoc`), DUCKDB_DIR=<directory> (the DuckDB file kept there: a file
+// that already holds ROWS rows is read without ingesting again, so a read can be measured again after a change; its
+// ingest figure is then not measured).
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from '@clickhouse/client';
 import { openDuckDbStore } from '../../control-plane/src/areas/analytics/duckdb-store.js';
@@ -20,10 +24,19 @@ import { startClickHouse } from '../../test/helpers/clickhouse-server.js';
 import { percentile, timeRuns } from './paired-runner.js';
 
 const ROWS = Number(process.env.ROWS ?? 10_000_000);
+const BACKENDS = (process.env.BACKENDS ?? 'duckdb,clickhouse').split(',');
+const SELECTED = new RegExp(process.env.READS ?? '.');
+const KEPT_DIR = process.env.DUCKDB_DIR;
+/** CH_FILL=sql: ClickHouse's rows written on the server (fillSql), for its reads only. */
+const CH_FILL = process.env.CH_FILL;
 const RUNS = Number(process.env.RUNS ?? 20);
 const BATCH = 5000;
 const DAY = 86_400_000;
-const now = Math.floor(Date.now() / 60_000) * 60_000;
+/** The log's end: now, floored to the minute, or that of the kept DuckDB file's ingest (DUCKDB_DIR). */
+const keptNow = KEPT_DIR && existsSync(join(KEPT_DIR, 'bench-now.txt'));
+const now = keptNow
+  ? Number(readFileSync(join(KEPT_DIR, 'bench-now.txt'), 'utf8'))
+  : Math.floor(Date.now() / 60_000) * 60_000;
 
 /** Row i of the log: in time order over the day before `now`, 500 paths, 5000 clients, some rule hits and WAF
  * findings. */
@@ -48,6 +61,48 @@ function rowAt(i: number): LogRow {
     botScore: i % 7 === 0 ? 5 : 80,
     botClass: i % 7 === 0 ? 'ai_crawler' : '',
   };
+}
+
+/** rowAt(i) for every i below ROWS as ClickHouse SQL: an INSERT ... SELECT into the store's `logs`. */
+function fillSql(table: string): string {
+  const ms = `toInt64(${now - DAY} + floor(number * ${DAY / ROWS}))`;
+  const i = 'number';
+  const hit = `${i} % 20 = 0`;
+  const finding = `${i} % 50 = 0`;
+  const action = `if(${i} % 100 = 0, 'block', 'log')`;
+  const cols: [string, string][] = [
+    ['time', `toDateTime(intDiv(${ms}, 1000))`],
+    ['time_us', `${ms} * 1000`],
+    ['time_utc', `toDateTime(intDiv(${ms}, 1000))`],
+    ['domain_id', '1'],
+    ['owner_id', '1'],
+    ['node', `concat('edge-', toString(${i} % 4))`],
+    ['host', `concat('www', toString(${i} % 3), '.d1.example.org')`],
+    ['path', `concat('/p/', toString((${i} * 31) % 500))`],
+    ['method', `if(${i} % 10 = 0, 'POST', 'GET')`],
+    ['status', `if(${i} % 17 = 0, 404, if(${i} % 31 = 0, 500, 200))`],
+    ['bytes', `(${i} * 7919) % 100000`],
+    ['cache_status', `if(${i} % 3 = 0, 'HIT', 'MISS')`],
+    [
+      'rule_hits',
+      `if(${hit}, concat('[[', toString(7 + ${i} % 3), ',"waf",', if(${i} % 40 = 0, 'true', 'false'), ']]'), '[]')`,
+    ],
+    ['rule_ids', `if(${hit}, [toInt64(7 + ${i} % 3)], emptyArrayInt64())`],
+    ['rule_types', `if(${hit}, ['waf'], emptyArrayString())`],
+    ['rule_dry', `if(${hit}, [toUInt8(${i} % 40 = 0)], emptyArrayUInt8())`],
+    ['waf_events', `if(${finding}, concat('[[7,"942100",2,"ARGS:q","union select","', ${action}, '"]]'), '[]')`],
+    ['waf_actions', `if(${finding}, [${action}], emptyArrayString())`],
+    ['duration_ms', `(${i} % 100) / 3`],
+    ['upstream_ms', `if(${i} % 3 = 0, -1, (${i} % 50) / 3)`],
+    ['client_ip', `concat('192.0.', toString(intDiv(${i}, 256) % 20), '.', toString(${i} % 250))`],
+    ['fingerprint', `''`],
+    ['bot_score', `if(${i} % 7 = 0, 5, 80)`],
+    ['bot_class', `if(${i} % 7 = 0, 'ai_crawler', '')`],
+    ['row_id', `bitShiftRight(rand64(), 2)`],
+    ['batch', `''`],
+  ];
+  return `INSERT INTO ${table} (${cols.map(([c]) => c).join(', ')})
+    SELECT ${cols.map(([c, e]) => `${e} AS ${c}_v`).join(', ')} FROM numbers(${ROWS})`;
 }
 
 async function ingest(store: AnalyticsStore, label: string): Promise<number> {
@@ -95,20 +150,42 @@ const READS: [string, (s: AnalyticsStore) => Promise<unknown>][] = [
 const ADHOC_DUCKDB = `SELECT path, count(*) AS n, count(DISTINCT client_ip) AS clients, avg(duration_ms) AS ms
   FROM logs WHERE status >= 400 GROUP BY path ORDER BY n DESC LIMIT 20`;
 
-const dir = mkdtempSync(join(tmpdir(), 'analytics-backends-'));
-const server = await startClickHouse({ memoryMb: 4096 });
+const dir = KEPT_DIR ?? mkdtempSync(join(tmpdir(), 'analytics-backends-'));
+const useDuck = BACKENDS.includes('duckdb');
+const useCh = BACKENDS.includes('clickhouse');
+const server = useCh ? await startClickHouse({ memoryMb: 4096 }) : null;
 try {
-  const duck = openDuckDbStore({ dir, memoryLimitMb: 1024, threads: 2 });
-  const ch = openClickHouseStore({ url: server.url, database: 'bench' });
-  const raw = createClient({ url: server.url });
+  const duck = useDuck ? openDuckDbStore({ dir, memoryLimitMb: 1024, threads: 2 }) : null;
+  const ch = server ? openClickHouseStore({ url: server.url, database: 'bench' }) : null;
+  const raw = server ? createClient({ url: server.url }) : null;
   const adhocClickHouse = `SELECT path, count() AS n, uniqExact(client_ip) AS clients, avg(duration_ms) AS ms
     FROM bench.logs WHERE domain_id = 1 AND status >= 400 GROUP BY path ORDER BY n DESC LIMIT 20`;
 
-  const duckIngest = await ingest(duck, 'duck');
-  console.log(`DuckDB ingest: ${Math.round(duckIngest)} rows/s`);
-  const chIngest = await ingest(ch, 'ch');
-  console.log(`ClickHouse ingest: ${Math.round(chIngest)} rows/s`);
+  let duckIngest = NaN;
+  const kept = duck && KEPT_DIR ? await duck.countRows(1) : 0;
+  if (kept !== 0 && kept !== ROWS) throw new Error(`${dir} holds ${kept} rows, not ${ROWS}: empty it first`);
+  if (duck && kept === ROWS) console.log(`DuckDB: ${ROWS} rows kept in ${dir}`);
+  else if (duck) {
+    duckIngest = await ingest(duck, 'duck');
+    if (KEPT_DIR) writeFileSync(join(dir, 'bench-now.txt'), String(now));
+    console.log(`DuckDB ingest: ${Math.round(duckIngest)} rows/s`);
+  }
+  let chIngest = NaN;
+  if (ch && raw && CH_FILL === 'sql') {
+    // The same rows written by one INSERT ... SELECT on the server (its materialized views fill the rollups):
+    // minutes instead of the append path's half hour, and no ingest figure.
+    await ch.countRows(1);
+    const t0 = performance.now();
+    await raw.command({ query: fillSql('bench.logs'), clickhouse_settings: { max_execution_time: 3600 } });
+    console.log(`ClickHouse: ${ROWS} rows written by INSERT ... SELECT in ${Math.round(performance.now() - t0)} ms`);
+  } else if (ch) chIngest = await ingest(ch, 'ch');
+  if (ch) console.log(`ClickHouse ingest: ${Math.round(chIngest)} rows/s`);
   console.log(`Node ${process.version}, ${cpus()[0]?.model ?? 'cpu'} x${cpus().length}; ${ROWS} rows in one domain`);
+  console.log(
+    `load average at the reads: ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' / ')}`,
+  );
   console.table([
     { task: 'DuckDB append (5000 rows a batch, batch id)', 'rows/s': Math.round(duckIngest), ratio: '1.00' },
     {
@@ -122,7 +199,7 @@ try {
   const row = (name: string, d: number[], c: number[]) => {
     // Each read as it is measured: a run cut short keeps what it measured.
     console.log(
-      `${name}: DuckDB ${percentile(d, 50).toFixed(1)} / ${percentile(d, 99).toFixed(1)} ms, ClickHouse ${percentile(c, 50).toFixed(1)} / ${percentile(c, 99).toFixed(1)} ms`,
+      `${name}: DuckDB ${percentile(d, 50).toFixed(1)} / ${percentile(d, 99).toFixed(1)} ms, ClickHouse ${percentile(c, 50).toFixed(1)} / ${percentile(c, 99).toFixed(1)} ms (load ${loadavg()[0].toFixed(2)})`,
     );
     table.push({
       read: name,
@@ -133,18 +210,25 @@ try {
       'p50 ratio CH/DuckDB': (percentile(c, 50) / percentile(d, 50)).toFixed(2),
     });
   };
-  for (const [name, fn] of READS) row(name, await timed(() => fn(duck)), await timed(() => fn(ch)));
+  const none = (): Promise<number[]> => Promise.resolve([NaN]);
+  for (const [name, fn] of READS)
+    if (SELECTED.test(name))
+      row(name, duck ? await timed(() => fn(duck)) : await none(), ch ? await timed(() => fn(ch)) : await none());
   const limits = { timeoutMs: 60_000, maxRows: 10_000 };
-  row(
-    'ad-hoc: 4xx/5xx by path (DuckDB: POST /analytics/query path; ClickHouse: same SQL sent directly)',
-    await timed(() => duck.query(ADHOC_DUCKDB, [{ id: 1, name: 'd1.example.org' }], limits)),
-    await timed(async () => (await raw.query({ query: adhocClickHouse, format: 'JSONEachRow' })).json()),
-  );
+  const adhoc = 'ad-hoc: 4xx/5xx by path (DuckDB: POST /analytics/query path; ClickHouse: same SQL sent directly)';
+  if (SELECTED.test(adhoc))
+    row(
+      adhoc,
+      duck ? await timed(() => duck.query(ADHOC_DUCKDB, [{ id: 1, name: 'd1.example.org' }], limits)) : await none(),
+      raw
+        ? await timed(async () => (await raw.query({ query: adhocClickHouse, format: 'JSONEachRow' })).json())
+        : await none(),
+    );
   console.table(table);
-  await raw.close();
-  await ch.close();
-  await duck.close();
+  await raw?.close();
+  await ch?.close();
+  await duck?.close();
 } finally {
-  await server.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await server?.stop();
+  if (!KEPT_DIR) rmSync(dir, { recursive: true, force: true });
 }

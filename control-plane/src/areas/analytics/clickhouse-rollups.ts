@@ -75,6 +75,58 @@ export const CH_KINDS: Record<RollupKind, KindSql> = {
     ],
   },
   seconds: { table: 'rs', keys: [], measures: [['n', 'Int64', '1']] },
+  // One row per rule hit: the hit's (id, type, dry run) as `h`, named once inside the first key and read by the rest.
+  rules: {
+    table: 'rr',
+    keys: [
+      [
+        'rule_id',
+        'Int64',
+        'tupleElement(arrayJoin(arrayMap((i, t, d) -> (i, t, d), rule_ids, rule_types, rule_dry)) AS h, 1)',
+      ],
+      ['rule_type', 'String', 'tupleElement(h, 2)'],
+    ],
+    measures: [
+      ['hits', 'Int64', '1'],
+      ['dry', 'Int64', 'tupleElement(h, 3)'],
+    ],
+  },
+  // One row per action of a request (its first finding of that action): the findings of that action, the request once.
+  waf: {
+    table: 'rw',
+    keys: [
+      [
+        'action',
+        'String',
+        'arrayJoin(arrayFilter((a, i) -> indexOf(waf_actions, a) = i, waf_actions, arrayEnumerate(waf_actions)))',
+      ],
+    ],
+    measures: [
+      ['events', 'Int64', 'countEqual(waf_actions, action)'],
+      ['requests', 'Int64', '1'],
+    ],
+  },
+  pathClients: {
+    table: 'rq',
+    keys: [
+      ['host', 'String', 'host'],
+      ['path', 'String', 'path'],
+      ['client_ip', 'String', 'client_ip'],
+    ],
+    measures: [['requests', 'Int64', '1']],
+  },
+  fingerprints: {
+    table: 'rf',
+    keys: [
+      ['client_ip', 'String', 'client_ip'],
+      ['fingerprint', 'String', 'fingerprint'],
+      ['bot_class', 'String', 'bot_class'],
+    ],
+    measures: [
+      ['requests', 'Int64', '1'],
+      ['sent', 'Int64', 'bytes'],
+    ],
+  },
 };
 export const CH_ROLLUP_KINDS = Object.keys(CH_KINDS) as RollupKind[];
 
@@ -139,9 +191,11 @@ export function sourceSql(
   cov: Cover,
   filters: string[],
   pieceLvl?: (lvl: number) => boolean,
+  withDomain = false,
 ): string | null {
   const { table, keys, measures, only } = CH_KINDS[kind];
-  const names = ['b', ...keys.map(([n]) => n), ...measures.map(([n]) => n)].join(', ');
+  const dom = withDomain ? ['domain_id'] : [];
+  const names = [...dom, 'b', ...keys.map(([n]) => n), ...measures.map(([n]) => n)].join(', ');
   const branches: string[] = [];
   const pieces = cov.pieces.filter((p) => !pieceLvl || pieceLvl(p.lvl));
   if (pieces.length > 0) {
@@ -153,6 +207,7 @@ export function sourceSql(
   if (!pieceLvl && cov.raw.length > 0) {
     const within = cov.raw.map((s) => `(time_us >= ${s.lo * 1000} AND time_us < ${s.hi * 1000})`).join(' OR ');
     const cols = [
+      ...dom,
       'toInt64(intDiv(time_us, 1000)) AS b',
       ...keys.map(([n, t, raw]) => (raw === n ? n : `${cast(t, raw)} AS ${n}`)),
       ...measures.map(([n, t, raw]) => `${cast(t, raw)} AS ${n}`),

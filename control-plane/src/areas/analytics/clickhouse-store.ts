@@ -50,6 +50,7 @@ import {
   countsFilter,
   countsGroup,
   cover,
+  groupsRollup,
   levelsFor,
   newestFirst,
   noFilter,
@@ -209,6 +210,13 @@ function rowId(): bigint {
 }
 
 const num = (v: unknown): number => Number(v);
+
+/** Security actions from rows of action, e (findings), r (requests). */
+const actionRows = (rows: Record<string, unknown>[]): ActionCount[] =>
+  rows.map((x) => ({ action: String(x.action), events: num(x.e), requests: num(x.r) }));
+/** Busiest rules from rows of rule_id, rule_type, n (hits), d (dry-run hits). */
+const ruleRows = (rows: Record<string, unknown>[]): RuleHits[] =>
+  rows.map((x) => ({ ruleId: num(x.rule_id), ruleType: String(x.rule_type), hits: num(x.n), dryRun: num(x.d) }));
 
 /** The column or expression of a group dimension (account-reads.ts): columns of `logs` by name, the status class. */
 function groupColumn(d: GroupDimension): string {
@@ -484,7 +492,9 @@ class ClickHouseStore implements AnalyticsStore {
     range: ReadRange,
     timeoutMs: number,
     empty: T,
-    sources: Partial<Record<RollupKind, { levels: number[]; pieceLvl?: (lvl: number) => boolean }>>,
+    sources: Partial<
+      Record<RollupKind, { levels: number[]; pieceLvl?: (lvl: number) => boolean; withDomain?: boolean }>
+    >,
     sql: (from: Partial<Record<RollupKind, string>>) => string | null,
     map: (rows: R[]) => T,
   ): Promise<T> {
@@ -495,10 +505,10 @@ class ClickHouseStore implements AnalyticsStore {
     const filters = filterParts(range);
     for (const [k, s] of Object.entries(sources) as [
       RollupKind,
-      { levels: number[]; pieceLvl?: (l: number) => boolean },
+      { levels: number[]; pieceLvl?: (l: number) => boolean; withDomain?: boolean },
     ][]) {
       const cov = cover(range.since.getTime(), range.until.getTime(), s.levels);
-      const src = sourceSql(this.db, k, list, cov, filters, s.pieceLvl);
+      const src = sourceSql(this.db, k, list, cov, filters, s.pieceLvl, s.withDomain);
       if (src !== null) from[k] = `(${src})`;
     }
     const text = sql(from);
@@ -685,27 +695,55 @@ class ClickHouseStore implements AnalyticsStore {
   }
 
   ruleHits(domainId: number, range: ReadRange, limit: number, timeoutMs: number): Promise<RuleHits[]> {
+    if (noFilter(range))
+      return this.readRollups<RuleHits[]>(
+        domainId,
+        range,
+        timeoutMs,
+        [],
+        { rules: { levels: [...LEVELS.rules] } },
+        (f) =>
+          f.rules
+            ? `SELECT rule_id, rule_type, sum(hits) AS n, sum(dry) AS d FROM ${f.rules}
+               GROUP BY rule_id, rule_type ORDER BY n DESC, rule_id, rule_type LIMIT ${int(limit)}`
+            : null,
+        ruleRows,
+      );
     return this.read(
       domainId,
       timeoutMs,
       [],
-      `SELECT id, type, count() AS hits, countIf(d = 1) AS dry FROM ${this.table}
-       ARRAY JOIN rule_ids AS id, rule_types AS type, rule_dry AS d
-       WHERE ${this.where(domainId, range)} GROUP BY id, type ORDER BY hits DESC, id, type LIMIT ${int(limit)}`,
-      (rows) =>
-        rows.map((x) => ({ ruleId: num(x.id), ruleType: String(x.type), hits: num(x.hits), dryRun: num(x.dry) })),
+      `SELECT hit_id AS rule_id, hit_type AS rule_type, count() AS n, countIf(hit_dry = 1) AS d FROM ${this.table}
+       ARRAY JOIN rule_ids AS hit_id, rule_types AS hit_type, rule_dry AS hit_dry
+       WHERE ${this.where(domainId, range)} GROUP BY hit_id, hit_type ORDER BY n DESC, hit_id, hit_type
+       LIMIT ${int(limit)}`,
+      ruleRows,
     );
   }
 
   wafActions(domainId: number, range: ReadRange, timeoutMs: number): Promise<ActionCount[]> {
+    if (noFilter(range))
+      return this.readRollups<ActionCount[]>(
+        domainId,
+        range,
+        timeoutMs,
+        [],
+        { waf: { levels: [...LEVELS.waf] } },
+        (f) =>
+          f.waf
+            ? `SELECT action, sum(events) AS e, sum(requests) AS r FROM ${f.waf}
+               GROUP BY action ORDER BY e DESC, action LIMIT 100`
+            : null,
+        actionRows,
+      );
     return this.read(
       domainId,
       timeoutMs,
       [],
-      `SELECT action, count() AS events, uniqExact(row_id) AS requests FROM ${this.table}
+      `SELECT action, count() AS e, uniqExact(row_id) AS r FROM ${this.table}
        ARRAY JOIN waf_actions AS action
-       WHERE ${this.where(domainId, range)} GROUP BY action ORDER BY events DESC, action LIMIT 100`,
-      (rows) => rows.map((x) => ({ action: String(x.action), events: num(x.events), requests: num(x.requests) })),
+       WHERE ${this.where(domainId, range)} GROUP BY action ORDER BY e DESC, action LIMIT 100`,
+      actionRows,
     );
   }
 
@@ -862,6 +900,8 @@ class ClickHouseStore implements AnalyticsStore {
   ): Promise<GroupItem[]> {
     const cols = dims.map((d, i) => `${groupColumn(d)} AS g${i}`).join(', ');
     const keys = dims.map((_, i) => `g${i}`).join(', ');
+    const kind = groupsRollup(dims, range);
+    if (kind) return this.rollupGroups(kind, domainIds, range, dims, limit, timeoutMs);
     return this.read(
       domainIds,
       timeoutMs,
@@ -877,6 +917,62 @@ class ClickHouseStore implements AnalyticsStore {
           visitors: num(x.visitors),
         })),
     );
+  }
+
+  /**
+   * groups from a rollup (rollup.ts groupsRollup): the groups with the most requests ranked from its buckets, then
+   * the distinct clients of those groups only, from the clients per host and path of each hour (pathClients) and the
+   * raw rows of the range's ends.
+   */
+  private async rollupGroups(
+    kind: 'paths',
+    domainIds: number[],
+    range: ReadRange,
+    dims: GroupDimension[],
+    limit: number,
+    timeoutMs: number,
+  ): Promise<GroupItem[]> {
+    const deadline = Date.now() + timeoutMs;
+    const cols = dims.map((d, i) => `${groupColumn(d)} AS g${i}`).join(', ');
+    const keys = dims.map((_, i) => `g${i}`).join(', ');
+    const top = await this.readRollups<Record<string, unknown>[]>(
+      domainIds,
+      range,
+      timeoutMs,
+      [],
+      { [kind]: { levels: [...LEVELS[kind]], withDomain: dims.includes('domain_id') } },
+      (f) =>
+        f[kind]
+          ? `SELECT ${cols}, sum(requests) AS r, sum(sent) AS s FROM ${f[kind]}
+             GROUP BY ${keys} ORDER BY r DESC, ${keys} LIMIT ${int(limit)}`
+          : null,
+      (rows) => rows,
+    );
+    if (top.length === 0) return [];
+    const lit = (v: unknown) => (typeof v === 'number' ? int(v) : chString(String(v)));
+    const inParts = dims.map(
+      (d, i) => `${groupColumn(d)} IN (${[...new Set(top.map((x) => lit(x[`g${i}`])))].join(', ')})`,
+    );
+    const key = (x: Record<string, unknown>) => dims.map((_, i) => String(x[`g${i}`])).join('\u0000');
+    const visitors = await this.readRollups(
+      domainIds,
+      range,
+      Math.max(1, deadline - Date.now()),
+      new Map<string, number>(),
+      { pathClients: { levels: [...LEVELS.pathClients], withDomain: dims.includes('domain_id') } },
+      (f) =>
+        f.pathClients
+          ? `SELECT ${cols}, uniqExact(client_ip) AS v FROM ${f.pathClients} WHERE ${inParts.join(' AND ')}
+             GROUP BY ${keys}`
+          : null,
+      (rows) => new Map(rows.map((x) => [key(x), num(x.v)])),
+    );
+    return top.map((x) => ({
+      values: dims.map((_, i) => groupValue(x[`g${i}`])),
+      requests: num(x.r),
+      bytes: num(x.s),
+      visitors: visitors.get(key(x)) ?? 0,
+    }));
   }
 
   traffic(
@@ -922,6 +1018,31 @@ class ClickHouseStore implements AnalyticsStore {
     limit: number,
     timeoutMs: number,
   ): Promise<ProxyClient[]> {
+    if (noFilter(range))
+      return this.readRollups<ProxyClient[]>(
+        domainIds,
+        range,
+        timeoutMs,
+        [],
+        { fingerprints: { levels: [...LEVELS.fingerprints], withDomain: true } },
+        (f) =>
+          f.fingerprints
+            ? `SELECT client_ip, sum(requests) AS n, sum(sent) AS s, uniqExactIf(fingerprint, fingerprint != '') AS fps,
+                 uniqExact(domain_id) AS domains, uniqExactIf(bot_class, bot_class != '') AS classes
+               FROM ${f.fingerprints} GROUP BY client_ip
+               HAVING n >= ${int(minRequests)} AND fps >= ${int(minFingerprints)}
+               ORDER BY fps DESC, n DESC, client_ip LIMIT ${int(limit)}`
+            : null,
+        (rows) =>
+          rows.map((x) => ({
+            clientIp: String(x.client_ip),
+            requests: num(x.n),
+            bytes: num(x.s),
+            fingerprints: num(x.fps),
+            domains: num(x.domains),
+            botClasses: num(x.classes),
+          })),
+      );
     return this.read(
       domainIds,
       timeoutMs,

@@ -1,6 +1,6 @@
 // The reads of account-reads.ts on DuckDB: fixed statements over a temporary view of the connection (the union of the
 // domains' tables, duckdb-store.ts readView) with the filters of duckdb-reads.ts and every value bound.
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import {
   SECURITY_RULE_TYPES,
   UNBILLED_REASONS,
@@ -94,14 +94,36 @@ export async function readProxyClients(
   limit: number,
 ): Promise<ProxyClient[]> {
   const w = where(range);
+  return proxyClientsOf(
+    conn,
+    `SELECT domain_id, client_ip, fingerprint, bot_class, 1 AS requests, bytes FROM main.${view} WHERE ${w.sql}`,
+    w.values,
+    minRequests,
+    minFingerprints,
+    limit,
+  );
+}
+
+/**
+ * Proxy-like clients over the rows of `from` (domain_id, client_ip, fingerprint, bot_class, requests, bytes: a raw
+ * row each, or a rollup's sums): the addresses with the most distinct fingerprints.
+ */
+export async function proxyClientsOf(
+  conn: DuckDBConnection,
+  from: string,
+  values: DuckDBValue[],
+  minRequests: number,
+  minFingerprints: number,
+  limit: number,
+): Promise<ProxyClient[]> {
   const r = await conn.runAndReadAll(
-    `SELECT client_ip, count(*) AS requests, coalesce(sum(bytes), 0),
+    `SELECT client_ip, sum(requests) AS n, coalesce(sum(bytes), 0),
        count(DISTINCT fingerprint) FILTER (WHERE fingerprint <> '') AS fps, count(DISTINCT domain_id),
        count(DISTINCT bot_class) FILTER (WHERE bot_class <> '')
-     FROM main.${view} WHERE ${w.sql} GROUP BY client_ip
-     HAVING count(*) >= ?::BIGINT AND fps >= ?::BIGINT
-     ORDER BY fps DESC, requests DESC, client_ip LIMIT ?::BIGINT`,
-    [...w.values, BigInt(minRequests), BigInt(minFingerprints), BigInt(limit)],
+     FROM (${from}) GROUP BY client_ip
+     HAVING sum(requests) >= ?::BIGINT AND fps >= ?::BIGINT
+     ORDER BY fps DESC, n DESC, client_ip LIMIT ?::BIGINT`,
+    [...values, BigInt(minRequests), BigInt(minFingerprints), BigInt(limit)],
   );
   return r.getRowsJS().map((x) => ({
     clientIp: String(x[0]),

@@ -5,11 +5,27 @@
 // of clients is a set). A read takes whole buckets from the rollups and the raw rows of what is left at the ends of
 // its range (rollup.ts cover), and so answers what the same read over the raw rows answers.
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
-import { REFUSED_BY_SECURITY, trafficBucket, valueBucket, valueIn } from './duckdb-account-reads.js';
+import {
+  GROUP_SQL,
+  proxyClientsOf,
+  REFUSED_BY_SECURITY,
+  trafficBucket,
+  valueBucket,
+  valueIn,
+} from './duckdb-account-reads.js';
 import { breakdownItem, DIMENSION_SQL, filters, num, tz } from './duckdb-reads.js';
 import { COUNT_DIMS, LEVELS, SECOND, cover, levelsFor, type Cover, type RollupKind, type Span } from './rollup.js';
-import { EMPTY_SUMMARY, type BreakdownItem, type Peak, type RangeSummary, type ReadRange } from './reads.js';
-import type { GroupDimension, TrafficBucket, ValueBucket } from './account-reads.js';
+import {
+  EMPTY_SUMMARY,
+  groupValue,
+  type ActionCount,
+  type BreakdownItem,
+  type Peak,
+  type RangeSummary,
+  type ReadRange,
+  type RuleHits,
+} from './reads.js';
+import type { GroupDimension, GroupItem, ProxyClient, TrafficBucket, ValueBucket } from './account-reads.js';
 
 /** A column of a rollup: name, SQL type, its value for one raw row (a key) or what is summed (a measure). */
 type Col = readonly [name: string, type: string, raw: string];
@@ -39,7 +55,14 @@ interface KindSql {
   measures: readonly Col[];
   /** Only the raw rows this holds are counted. */
   only?: string;
+  /**
+   * The rows one raw row stands for, when not itself (one per rule hit, one per WAF action): a SELECT over `src`'s
+   * rows that pass `conds`, with `time_utc` and the columns the keys and measures read.
+   */
+  expand?: (src: string, conds: string[]) => string;
 }
+
+const whereOf = (conds: string[]): string => (conds.length ? ` WHERE ${conds.join(' AND ')}` : '');
 
 export const KINDS: Record<RollupKind, KindSql> = {
   counts: {
@@ -85,6 +108,53 @@ export const KINDS: Record<RollupKind, KindSql> = {
     ],
   },
   seconds: { prefix: 'rs', keys: [], measures: [['n', 'BIGINT', '1']] },
+  rules: {
+    prefix: 'rr',
+    keys: [
+      ['rule_id', 'BIGINT', `CAST(json_extract_string(h, '$[0]') AS BIGINT)`],
+      ['rule_type', 'VARCHAR', `json_extract_string(h, '$[1]')`],
+    ],
+    measures: [
+      ['hits', 'BIGINT', '1'],
+      ['dry', 'BIGINT', `CASE WHEN json_extract_string(h, '$[2]') = 'true' THEN 1 ELSE 0 END`],
+    ],
+    expand: (src, conds) =>
+      `SELECT time_utc, unnest(CAST(rule_hits AS JSON[])) AS h FROM ${src}${whereOf([...conds, `rule_hits::VARCHAR <> '[]'`])}`,
+  },
+  waf: {
+    prefix: 'rw',
+    // Per raw row, each action once: its findings, and the request counted once.
+    keys: [['action', 'VARCHAR', 'a']],
+    measures: [
+      ['events', 'BIGINT', 'len(list_filter(acts, x -> x = a))'],
+      ['requests', 'BIGINT', '1'],
+    ],
+    expand: (src, conds) =>
+      `SELECT time_utc, unnest(list_distinct(acts)) AS a, acts
+       FROM (SELECT time_utc, list_transform(CAST(waf_events AS JSON[]), e -> json_extract_string(e, '$[5]')) AS acts
+             FROM ${src}${whereOf([...conds, `waf_events::VARCHAR <> '[]'`])})`,
+  },
+  pathClients: {
+    prefix: 'rq',
+    keys: [
+      ['host', 'VARCHAR', 'host'],
+      ['path', 'VARCHAR', 'path'],
+      ['client_ip', 'VARCHAR', 'client_ip'],
+    ],
+    measures: [['requests', 'BIGINT', '1']],
+  },
+  fingerprints: {
+    prefix: 'rf',
+    keys: [
+      ['client_ip', 'VARCHAR', 'client_ip'],
+      ['fingerprint', 'VARCHAR', 'fingerprint'],
+      ['bot_class', 'VARCHAR', 'bot_class'],
+    ],
+    measures: [
+      ['requests', 'BIGINT', '1'],
+      ['bytes', 'BIGINT', 'bytes'],
+    ],
+  },
 };
 
 const ROLLUP_KINDS = Object.keys(KINDS) as RollupKind[];
@@ -95,40 +165,63 @@ export function rollupTable(kind: RollupKind, domainId: number, lvl: number): st
   return `${KINDS[kind].prefix}_${domainId}_${lvl / SECOND}`;
 }
 
-/** Every rollup table of a domain. */
-export function rollupTables(domainId: number): string[] {
-  return ROLLUP_KINDS.flatMap((k) => LEVELS[k].map((l) => rollupTable(k, domainId, l)));
+/** Every rollup table of a domain (of `kinds`). */
+export function rollupTables(domainId: number, kinds: readonly RollupKind[] = ROLLUP_KINDS): string[] {
+  return kinds.flatMap((k) => LEVELS[k].map((l) => rollupTable(k, domainId, l)));
 }
 
-/** The table that says a domain's rollups exist: created last, in the transaction that creates and fills them all. */
-export const rollupMarker = (domainId: number): string => rollupTable('seconds', domainId, SECOND);
+/**
+ * The kinds of rollup a domain lacks a table of, given the tables of the file (a file of an older version lacks the
+ * kinds added since; a kind's tables are created and filled in one transaction, so a kind has all or none).
+ */
+export function missingKinds(domainId: number, tables: ReadonlySet<string>): RollupKind[] {
+  return ROLLUP_KINDS.filter((k) => LEVELS[k].some((l) => !tables.has(rollupTable(k, domainId, l))));
+}
 
-/** Creates a domain's rollup tables (none must exist). */
-export async function createRollups(conn: DuckDBConnection, domainId: number): Promise<void> {
-  for (const k of ROLLUP_KINDS) {
+/** Creates a domain's rollup tables of `kinds` (none must exist). */
+export async function createRollups(
+  conn: DuckDBConnection,
+  domainId: number,
+  kinds: readonly RollupKind[] = ROLLUP_KINDS,
+): Promise<void> {
+  for (const k of kinds) {
     const { keys, measures } = KINDS[k];
     const cols = ['b BIGINT NOT NULL', ...[...keys, ...measures].map(([n, t]) => `${n} ${t} NOT NULL`)].join(', ');
-    for (const l of [...LEVELS[k]].reverse())
-      // the marker (seconds) last
-      await conn.run(`CREATE TABLE main.${rollupTable(k, domainId, l)} (${cols})`);
+    for (const l of LEVELS[k]) await conn.run(`CREATE TABLE main.${rollupTable(k, domainId, l)} (${cols})`);
   }
+}
+
+/** The rows of `src` that pass `conds` in the rollup's columns, one per row it stands for (b the row's ms). */
+function perRow(kind: RollupKind, src: string, conds: string[]): string {
+  const { keys, measures, only, expand } = KINDS[kind];
+  const all = [...conds, ...(only ? [only] : [])];
+  const cols = [
+    'epoch_ms(time_utc) AS b',
+    ...keys.map(([n, , raw]) => `${raw} AS ${n}`),
+    ...measures.map(([n, t, raw]) => `CAST(${raw} AS ${t}) AS ${n}`),
+  ];
+  return `SELECT ${cols.join(', ')} FROM ${expand ? `(${expand(src, all)})` : `${src}${whereOf(all)}`}`;
 }
 
 /** The aggregate of raw rows of `source` (WHERE `cond`) per bucket of `lvl` and key, as the table's columns. */
 function aggregate(kind: RollupKind, lvl: number, source: string, cond: string): string {
-  const { keys, measures, only } = KINDS[kind];
+  const { keys, measures } = KINDS[kind];
   const cols = [
-    `epoch_ms(time_utc) // ${lvl} * ${lvl} AS b`,
-    ...keys.map(([n, , raw]) => `${raw} AS ${n}`),
-    ...measures.map(([n, t, raw]) => `CAST(coalesce(sum(${raw}), 0) AS ${t}) AS ${n}`),
+    `b // ${lvl} * ${lvl} AS b`,
+    ...keys.map(([n]) => n),
+    ...measures.map(([n, t]) => `CAST(coalesce(sum(${n}), 0) AS ${t}) AS ${n}`),
   ];
-  const where = [cond, only].filter(Boolean).join(' AND ');
-  return `SELECT ${cols.join(', ')} FROM ${source}${where ? ` WHERE ${where}` : ''} GROUP BY ALL`;
+  return `SELECT ${cols.join(', ')} FROM (${perRow(kind, source, cond ? [cond] : [])}) GROUP BY ALL`;
 }
 
-/** Fills a domain's new (empty) rollups from every raw row it has. */
-export async function fillRollups(conn: DuckDBConnection, domainId: number, raw: string): Promise<void> {
-  for (const k of ROLLUP_KINDS)
+/** Fills a domain's new (empty) rollups of `kinds` from every raw row it has. */
+export async function fillRollups(
+  conn: DuckDBConnection,
+  domainId: number,
+  raw: string,
+  kinds: readonly RollupKind[] = ROLLUP_KINDS,
+): Promise<void> {
+  for (const k of kinds)
     for (const l of LEVELS[k])
       await conn.run(`INSERT INTO main.${rollupTable(k, domainId, l)} ${aggregate(k, l, `main.${raw}`, '')}`);
 }
@@ -241,23 +334,28 @@ function source(
   cov: Cover,
   range: ReadRange,
   pieceLvl?: (lvl: number) => boolean,
+  withDomain = false,
 ): Part {
-  const { keys, measures, only } = KINDS[kind];
+  const { keys, measures } = KINDS[kind];
   const f = filters(range);
   const branches: string[] = [];
   const values: DuckDBValue[] = [];
   const names = ['b', ...keys.map(([n]) => n), ...measures.map(([n]) => n)].join(', ');
+  // The domain's id as a column (ids are checked integers: rollupTable).
+  const dom = (id: number) => (withDomain ? `${id} AS domain_id, ` : '');
   for (const p of cov.pieces) {
     if (pieceLvl && !pieceLvl(p.lvl)) continue;
     for (const id of ids) {
       branches.push(
-        `SELECT ${names} FROM main.${rollupTable(kind, id, p.lvl)} WHERE ${['b >= ? AND b < ?', ...f.parts].join(' AND ')}`,
+        `SELECT ${dom(id)}${names} FROM main.${rollupTable(kind, id, p.lvl)} WHERE ${['b >= ? AND b < ?', ...f.parts].join(' AND ')}`,
       );
       values.push(BigInt(p.lo), BigInt(p.hi), ...f.values);
     }
   }
-  if (!pieceLvl) for (const s of cov.raw) for (const id of ids) branches.push(rawBranch(kind, id, s, f, values, only));
-  return { sql: branches.length ? branches.join(' UNION ALL ') : emptyOf(kind), values };
+  if (!pieceLvl)
+    for (const s of cov.raw)
+      for (const id of ids) branches.push(`SELECT ${dom(id)}* FROM (${rawBranch(kind, id, s, f, values)})`);
+  return { sql: branches.length ? branches.join(' UNION ALL ') : emptyOf(kind, withDomain), values };
 }
 
 function rawBranch(
@@ -266,22 +364,14 @@ function rawBranch(
   s: Span,
   f: { parts: string[]; values: DuckDBValue[] },
   values: DuckDBValue[],
-  only?: string,
 ): string {
-  const { keys, measures } = KINDS[kind];
-  const cols = [
-    'epoch_ms(time_utc) AS b',
-    ...keys.map(([n, , raw]) => `${raw} AS ${n}`),
-    ...measures.map(([n, t, raw]) => `CAST(${raw} AS ${t}) AS ${n}`),
-  ];
   values.push(tz(new Date(s.lo)), tz(new Date(s.hi)), ...f.values);
-  const conds = ['time >= ?::TIMESTAMPTZ', 'time < ?::TIMESTAMPTZ', ...f.parts, ...(only ? [only] : [])];
-  return `SELECT ${cols.join(', ')} FROM main.d_${id} WHERE ${conds.join(' AND ')}`;
+  return perRow(kind, `main.d_${id}`, ['time >= ?::TIMESTAMPTZ', 'time < ?::TIMESTAMPTZ', ...f.parts]);
 }
 
-function emptyOf(kind: RollupKind): string {
+function emptyOf(kind: RollupKind, withDomain: boolean): string {
   const { keys, measures } = KINDS[kind];
-  return `SELECT ${['CAST(NULL AS BIGINT) AS b', ...[...keys, ...measures].map(([n, t]) => `CAST(NULL AS ${t}) AS ${n}`)].join(', ')} WHERE false`;
+  return `SELECT ${[...(withDomain ? ['CAST(NULL AS INTEGER) AS domain_id'] : []), 'CAST(NULL AS BIGINT) AS b', ...[...keys, ...measures].map(([n, t]) => `CAST(NULL AS ${t}) AS ${n}`)].join(', ')} WHERE false`;
 }
 
 const span = (range: ReadRange): [number, number] => [range.since.getTime(), range.until.getTime()];
@@ -437,4 +527,108 @@ export async function rollupSeriesBy(
     [...s.values, ...v.values],
   );
   return r.getRowsJS().map(valueBucket);
+}
+
+/** ruleHits from the rules rollup (no filter). */
+export async function rollupRuleHits(
+  conn: DuckDBConnection,
+  ids: number[],
+  range: ReadRange,
+  limit: number,
+): Promise<RuleHits[]> {
+  const [lo, hi] = span(range);
+  const s = source('rules', ids, cover(lo, hi, LEVELS.rules), range);
+  const r = await conn.runAndReadAll(
+    `SELECT rule_id, rule_type, sum(hits) AS n, sum(dry) FROM (${s.sql})
+     GROUP BY rule_id, rule_type ORDER BY n DESC, rule_id, rule_type LIMIT ?::BIGINT`,
+    [...s.values, BigInt(limit)],
+  );
+  return r.getRowsJS().map((x) => ({ ruleId: num(x[0]), ruleType: String(x[1]), hits: num(x[2]), dryRun: num(x[3]) }));
+}
+
+/** wafActions from the waf rollup (no filter): findings per action, and the requests with one (counted once each). */
+export async function rollupWafActions(
+  conn: DuckDBConnection,
+  ids: number[],
+  range: ReadRange,
+): Promise<ActionCount[]> {
+  const [lo, hi] = span(range);
+  const s = source('waf', ids, cover(lo, hi, LEVELS.waf), range);
+  const r = await conn.runAndReadAll(
+    `SELECT action, sum(events) AS n, sum(requests) FROM (${s.sql}) GROUP BY action ORDER BY n DESC, action LIMIT 100`,
+    s.values,
+  );
+  return r.getRowsJS().map((x) => ({ action: String(x[0]), events: num(x[1]), requests: num(x[2]) }));
+}
+
+/** proxyClients from the fingerprints rollup (no filter): distinct fingerprints, domains, bot classes per address. */
+export async function rollupProxyClients(
+  conn: DuckDBConnection,
+  ids: number[],
+  range: ReadRange,
+  minRequests: number,
+  minFingerprints: number,
+  limit: number,
+): Promise<ProxyClient[]> {
+  const [lo, hi] = span(range);
+  const s = source('fingerprints', ids, cover(lo, hi, LEVELS.fingerprints), range, undefined, true);
+  return proxyClientsOf(conn, s.sql, s.values, minRequests, minFingerprints, limit);
+}
+
+/** A value bound for comparison with a group column: text, a whole number or a truth value. */
+const bindAs = (v: unknown): [string, DuckDBValue] =>
+  typeof v === 'string'
+    ? ['?::VARCHAR', v]
+    : typeof v === 'boolean'
+      ? ['?::BOOLEAN', v]
+      : ['?::BIGINT', typeof v === 'bigint' ? v : BigInt(Number(v))];
+const groupKey = (row: unknown[], n: number): string => row.slice(0, n).map(String).join('\u0000');
+
+/**
+ * groups from a rollup (rollup.ts groupsRollup): the groups with the most requests ranked from its buckets (requests
+ * and bytes are sums), then the distinct clients of those groups only, from the clients per host and path of each
+ * hour (pathClients) and the raw rows of the range's ends.
+ */
+export async function rollupGroups(
+  conn: DuckDBConnection,
+  kind: 'paths',
+  ids: number[],
+  range: ReadRange,
+  dims: GroupDimension[],
+  limit: number,
+): Promise<GroupItem[]> {
+  const [lo, hi] = span(range);
+  const s = source(kind, ids, cover(lo, hi, LEVELS[kind]), range, undefined, dims.includes('domain_id'));
+  const cols = dims.map((d, i) => `${GROUP_SQL[d]} AS g${i}`).join(', ');
+  const keys = dims.map((_, i) => `g${i}`).join(', ');
+  const top = (
+    await conn.runAndReadAll(
+      `SELECT ${cols}, sum(requests) AS requests, coalesce(sum(bytes), 0) AS bytes FROM (${s.sql})
+       GROUP BY ${keys} ORDER BY requests DESC, ${keys} LIMIT ?::BIGINT`,
+      [...s.values, BigInt(limit)],
+    )
+  ).getRowsJS();
+  if (top.length === 0) return [];
+  // Each column to the values of the ranked groups (a superset of their combinations; others are left out below).
+  const inParts: string[] = [];
+  const inValues: DuckDBValue[] = [];
+  dims.forEach((d, i) => {
+    const seen = new Map<string, [string, DuckDBValue]>();
+    for (const row of top) seen.set(String(row[i]), bindAs(row[i]));
+    inParts.push(`${GROUP_SQL[d]} IN (${[...seen.values()].map(([p]) => p).join(', ')})`);
+    inValues.push(...[...seen.values()].map(([, v]) => v));
+  });
+  const c = source('pathClients', ids, cover(lo, hi, LEVELS.pathClients), range, undefined, dims.includes('domain_id'));
+  const v = await conn.runAndReadAll(
+    `SELECT ${keys}, count(DISTINCT client_ip) FROM (SELECT ${cols}, client_ip FROM (${c.sql}) WHERE ${inParts.join(' AND ')})
+     GROUP BY ${keys}`,
+    [...c.values, ...inValues],
+  );
+  const visitors = new Map(v.getRowsJS().map((row) => [groupKey(row, dims.length), num(row[dims.length])]));
+  return top.map((row) => ({
+    values: dims.map((_, i) => groupValue(row[i])),
+    requests: num(row[dims.length]),
+    bytes: num(row[dims.length + 1]),
+    visitors: visitors.get(groupKey(row, dims.length)) ?? 0,
+  }));
 }

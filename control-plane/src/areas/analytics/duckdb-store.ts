@@ -28,8 +28,12 @@ import {
   createRollups,
   fillRollups,
   rollupBreakdown,
+  rollupGroups,
   rollupDrift,
-  rollupMarker,
+  missingKinds,
+  rollupProxyClients,
+  rollupRuleHits,
+  rollupWafActions,
   rollupPeak,
   rollupSeries,
   rollupSeriesBy,
@@ -38,7 +42,7 @@ import {
   rollupTraffic,
   trimRollups,
 } from './duckdb-rollups.js';
-import { breakdownRollup, countsFilter, countsGroup, newestFirst, noFilter } from './rollup.js';
+import { breakdownRollup, countsFilter, countsGroup, groupsRollup, newestFirst, noFilter } from './rollup.js';
 import { MAX_ACCOUNT_DOMAINS } from './account-reads.js';
 import { EMPTY_SUMMARY } from './reads.js';
 import { checkParsedQuery, QueryRefused } from './sandbox.js';
@@ -145,9 +149,13 @@ export function openDuckDbStore(opts: DuckDbOptions): AnalyticsStore {
         ? (await engine()).readRollups([id], timeoutMs, EMPTY_SUMMARY, (c, ids) => rollupSummary(c, ids, range))
         : (await engine()).read(id, timeoutMs, EMPTY_SUMMARY, (c, t) => readSummary(c, t, range)),
     ruleHits: async (id, range, limit, timeoutMs) =>
-      (await engine()).read(id, timeoutMs, [], (c, t) => readRuleHits(c, t, range, limit)),
+      noFilter(range)
+        ? (await engine()).readRollups([id], timeoutMs, [], (c, ids) => rollupRuleHits(c, ids, range, limit))
+        : (await engine()).read(id, timeoutMs, [], (c, t) => readRuleHits(c, t, range, limit)),
     wafActions: async (id, range, timeoutMs) =>
-      (await engine()).read(id, timeoutMs, [], (c, t) => readWafActions(c, t, range)),
+      noFilter(range)
+        ? (await engine()).readRollups([id], timeoutMs, [], (c, ids) => rollupWafActions(c, ids, range))
+        : (await engine()).read(id, timeoutMs, [], (c, t) => readWafActions(c, t, range)),
     peak: async (id, range, timeoutMs) =>
       noFilter(range)
         ? (await engine()).readRollups([id], timeoutMs, null, (c, ids) => rollupPeak(c, ids, range))
@@ -177,8 +185,12 @@ export function openDuckDbStore(opts: DuckDbOptions): AnalyticsStore {
       noFilter(range)
         ? (await engine()).readRollups(ids, timeoutMs, null, (c, own) => rollupPeak(c, own, range))
         : (await engine()).readView(ids, false, timeoutMs, null, (c, v) => readPeak(c, v, range)),
-    groups: async (ids, range, dims, limit, timeoutMs) =>
-      (await engine()).readView(ids, false, timeoutMs, [], (c, v) => readGroups(c, v, range, dims, limit)),
+    groups: async (ids, range, dims, limit, timeoutMs) => {
+      const kind = groupsRollup(dims, range);
+      return kind
+        ? (await engine()).readRollups(ids, timeoutMs, [], (c, own) => rollupGroups(c, kind, own, range, dims, limit))
+        : (await engine()).readView(ids, false, timeoutMs, [], (c, v) => readGroups(c, v, range, dims, limit));
+    },
     traffic: async (ids, range, startMs, intervalMs, timeoutMs) =>
       countsFilter(range)
         ? (await engine()).readRollups(ids, timeoutMs, [], (c, own) =>
@@ -186,9 +198,13 @@ export function openDuckDbStore(opts: DuckDbOptions): AnalyticsStore {
           )
         : (await engine()).readView(ids, false, timeoutMs, [], (c, v) => readTraffic(c, v, range, startMs, intervalMs)),
     proxyClients: async (ids, range, minRequests, minFingerprints, limit, timeoutMs) =>
-      (await engine()).readView(ids, false, timeoutMs, [], (c, v) =>
-        readProxyClients(c, v, range, minRequests, minFingerprints, limit),
-      ),
+      noFilter(range)
+        ? (await engine()).readRollups(ids, timeoutMs, [], (c, own) =>
+            rollupProxyClients(c, own, range, minRequests, minFingerprints, limit),
+          )
+        : (await engine()).readView(ids, false, timeoutMs, [], (c, v) =>
+            readProxyClients(c, v, range, minRequests, minFingerprints, limit),
+          ),
     seriesBy: async (ids, range, startMs, intervalMs, dim, values, timeoutMs) =>
       countsGroup(dim) && countsFilter(range)
         ? (await engine()).readRollups(ids, timeoutMs, [], (c, own) =>
@@ -549,19 +565,21 @@ async function addLaterColumns(writer: DuckDBConnection): Promise<void> {
 }
 
 /**
- * Builds the rollups of each domain table that has none (a file of an older version): created and filled from every
- * row of the domain in one transaction, so a stop halfway leaves none and the next start builds them again.
+ * Builds the rollups each domain table lacks (a file of an older version: none, or not the kinds added since): the
+ * missing kinds' tables created and filled from every row of the domain in one transaction, so a stop halfway leaves
+ * none of them and the next start builds them again.
  */
 async function backfillRollups(writer: DuckDBConnection, tables: ReadonlySet<number>): Promise<void> {
   const have = await writer.runAndReadAll(`SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'`);
   const names = new Set(have.getRowsJS().map((r) => String(r[0])));
   for (const id of tables) {
-    if (names.has(rollupMarker(id))) continue;
+    const kinds = missingKinds(id, names);
+    if (kinds.length === 0) continue;
     await writer.run('BEGIN TRANSACTION');
     try {
-      for (const t of rollupTables(id)) await writer.run(`DROP TABLE IF EXISTS main.${t}`);
-      await createRollups(writer, id);
-      await fillRollups(writer, id, table(id));
+      for (const t of rollupTables(id, kinds)) await writer.run(`DROP TABLE IF EXISTS main.${t}`);
+      await createRollups(writer, id, kinds);
+      await fillRollups(writer, id, table(id), kinds);
       await writer.run('COMMIT');
     } catch (err) {
       await writer.run('ROLLBACK').catch(() => undefined);

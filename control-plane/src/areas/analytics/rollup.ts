@@ -47,6 +47,20 @@ export const LEVELS = {
   paths: [HOUR, MINUTE],
   /** Requests per second (peak). */
   seconds: [SECOND],
+  /** Hits and dry-run hits per rule id and type (busiest rules). */
+  rules: [HOUR, MINUTE],
+  /** WAF findings and requests with a finding per action (security actions). */
+  waf: [HOUR, MINUTE],
+  /**
+   * Requests and bytes per client address, fingerprint and bot class (proxy-like clients): not kept per minute,
+   * where it would hold about a row per request; the ends of a range shorter than 5 minutes read raw rows.
+   */
+  fingerprints: [HOUR, 5 * MINUTE],
+  /**
+   * The clients of each host and path (the visitors of the top files): per hour only, as a shorter bucket holds about
+   * a row per request; the ends of a range shorter than an hour read raw rows.
+   */
+  pathClients: [HOUR],
 } as const satisfies Record<string, readonly number[]>;
 export type RollupKind = keyof typeof LEVELS;
 
@@ -117,6 +131,20 @@ export function breakdownRollup(dimension: string, range: ReadRange): 'counts' |
   if (dimension === 'client_ip' && noFilter(range)) return 'clients';
   if (dimension === 'path' && Object.keys(range.filter).every((f) => f === 'host')) return 'paths';
   return null;
+}
+
+/**
+ * The rollup whose buckets rank the groups of `dims` over `range` (requests and bytes; the visitors of the groups
+ * ranked first are counted from the raw rows), or null: the raw rows. The paths rollup, for groups by host and path
+ * (and the domain) with at most a host filter: the top files.
+ */
+export function groupsRollup(dims: readonly GroupDimension[], range: ReadRange): 'paths' | null {
+  const own = dims.filter((d) => d !== 'domain_id');
+  return own.length > 0 &&
+    own.every((d) => d === 'host' || d === 'path') &&
+    Object.keys(range.filter).every((f) => f === 'host')
+    ? 'paths'
+    : null;
 }
 
 /**

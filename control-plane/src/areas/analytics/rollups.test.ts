@@ -86,4 +86,28 @@ test('DuckDB rollups: batches sent again and a restart leave them exact; retenti
     for (const range of RANGES) await assertReads(again, 8, log, range);
     assert.equal(await again.append(log, { node: 'edge-a', id: 'one' }), false);
   });
+
+  await t.test('a file with the first rollups only: the kinds added since built on open', async () => {
+    const old = mkdtempSync(join(tmpdir(), 'analytics-rollups-first-'));
+    t.after(() => rmSync(old, { recursive: true, force: true }));
+    const first = openDuckDbStore({ dir: old, memoryLimitMb: 256, threads: 1 });
+    const log = generateLog(9, 1500, 13);
+    await first.append(log, { node: 'edge-a', id: 'one' });
+    await first.close();
+    // The rules, WAF, fingerprints and path clients rollups came after the first five kinds: a file of that version lacks them.
+    const db = await DuckDBInstance.create(join(old, 'analytics.duckdb'));
+    const c = await db.connect();
+    const names = await c.runAndReadAll(
+      `SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND regexp_full_match(table_name, 'r[rwfq]_9_[0-9]+')`,
+    );
+    assert.equal(names.currentRowCount, 7);
+    for (const [name] of names.getRowsJS()) await c.run(`DROP TABLE main.${String(name)}`);
+    c.closeSync();
+    db.closeSync();
+
+    const again = openDuckDbStore({ dir: old, memoryLimitMb: 256, threads: 1 });
+    t.after(() => again.close());
+    assert.equal(await again.rollupDrift(9), 0);
+    for (const range of RANGES) await assertReads(again, 9, log, range);
+  });
 });

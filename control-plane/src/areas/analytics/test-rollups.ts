@@ -29,12 +29,36 @@ export function generateLog(domainId: number, n: number, seed = 7): LogRow[] {
       status: pick(r, [200, 200, 200, 304, 404, 403, 500]),
       bytes: Math.floor(r() * 10_000),
       cacheStatus: pick(r, ['HIT', 'MISS', 'STALE', 'BYPASS', '']),
-      ruleHits: r() < 0.2 ? [[pick(r, [3, 4]), pick(r, ['waf', 'custom', 'cache']), r() < 0.5]] : [],
-      wafEvents: r() < 0.1 ? [[3, '942100', 2, 'ARGS:q', 'x', pick(r, ['block', 'log'])]] : [],
+      // Rule hits of one or two rules; WAF findings of one or two actions, a request with two of the same now and then.
+      ruleHits:
+        r() < 0.2
+          ? [
+              [pick(r, [3, 4]), pick(r, ['waf', 'custom', 'cache']), r() < 0.5],
+              ...(r() < 0.3 ? [[5, 'waf', false] as [number, string, boolean]] : []),
+            ]
+          : [],
+      wafEvents:
+        r() < 0.1
+          ? [
+              [3, '942100', 2, 'ARGS:q', 'x', pick(r, ['block', 'log'])],
+              ...(r() < 0.4
+                ? [
+                    [
+                      3,
+                      '941100',
+                      2,
+                      'ARGS:p',
+                      'y',
+                      pick(r, ['block', 'log', 'challenge']),
+                    ] as LogRow['wafEvents'][number],
+                  ]
+                : []),
+            ]
+          : [],
       durationMs: Math.round(r() * 5000) / 10,
       upstreamMs: toOrigin ? Math.round(r() * 3000) / 10 : -1,
       clientIp: `198.51.100.${Math.floor(r() * 40)}`,
-      fingerprint: '',
+      fingerprint: pick(r, ['', '', 'fa', 'fb', 'fc']),
       botScore: 0,
       botClass: pick(r, ['', '', 'ai_crawler']),
       servingPath: pick(r, ['', 'origin', 'cache', 'edge']),
@@ -112,6 +136,72 @@ function expectTop(rows: LogRow[], key: (x: LogRow) => string | number, limit: n
     .slice(0, limit);
 }
 
+const cmp = (a: string | number, b: string | number) => (a < b ? -1 : a > b ? 1 : 0);
+
+function expectRules(rows: LogRow[], limit: number) {
+  const by = new Map<string, { ruleId: number; ruleType: string; hits: number; dryRun: number }>();
+  for (const x of rows)
+    for (const [id, type, dry] of x.ruleHits) {
+      const k = `${id}/${type}`;
+      const e = by.get(k) ?? { ruleId: id, ruleType: type, hits: 0, dryRun: 0 };
+      e.hits++;
+      if (dry) e.dryRun++;
+      by.set(k, e);
+    }
+  return [...by.values()]
+    .sort((a, b) => b.hits - a.hits || a.ruleId - b.ruleId || cmp(a.ruleType, b.ruleType))
+    .slice(0, limit);
+}
+
+function expectActions(rows: LogRow[]) {
+  const by = new Map<string, { action: string; events: number; requests: number }>();
+  for (const x of rows) {
+    for (const e of x.wafEvents) {
+      const a = by.get(e[5]) ?? { action: e[5], events: 0, requests: 0 };
+      a.events++;
+      by.set(e[5], a);
+    }
+    for (const action of new Set(x.wafEvents.map((e) => e[5]))) (by.get(action) ?? { requests: 0 }).requests++;
+  }
+  return [...by.values()].sort((a, b) => b.events - a.events || cmp(a.action, b.action));
+}
+
+function expectProxyClients(rows: LogRow[], minRequests: number, minFingerprints: number, limit: number) {
+  const by = new Map<string, LogRow[]>();
+  for (const x of rows) by.set(x.clientIp, [...(by.get(x.clientIp) ?? []), x]);
+  const distinct = (xs: string[]) => new Set(xs.filter((v) => v !== '')).size;
+  return [...by.entries()]
+    .map(([clientIp, xs]) => ({
+      clientIp,
+      requests: xs.length,
+      bytes: sum(xs, (x) => x.bytes),
+      fingerprints: distinct(xs.map((x) => x.fingerprint)),
+      domains: new Set(xs.map((x) => x.domainId)).size,
+      botClasses: distinct(xs.map((x) => x.botClass)),
+    }))
+    .filter((c) => c.requests >= minRequests && c.fingerprints >= minFingerprints)
+    .sort((a, b) => b.fingerprints - a.fingerprints || b.requests - a.requests || cmp(a.clientIp, b.clientIp))
+    .slice(0, limit);
+}
+
+function expectGroups(rows: LogRow[], key: (x: LogRow) => (string | number)[], limit: number) {
+  const by = new Map<string, LogRow[]>();
+  for (const x of rows) by.set(JSON.stringify(key(x)), [...(by.get(JSON.stringify(key(x))) ?? []), x]);
+  return [...by.values()]
+    .map((xs) => ({
+      values: key(xs[0]),
+      requests: xs.length,
+      bytes: sum(xs, (x) => x.bytes),
+      visitors: new Set(xs.map((x) => x.clientIp)).size,
+    }))
+    .sort((a, b) => {
+      if (b.requests !== a.requests) return b.requests - a.requests;
+      for (let i = 0; i < a.values.length; i++) if (a.values[i] !== b.values[i]) return cmp(a.values[i], b.values[i]);
+      return 0;
+    })
+    .slice(0, limit);
+}
+
 /** Every read the rollups answer, over `range`, against the log computed here. */
 export async function assertReads(store: AnalyticsStore, domainId: number, rows: LogRow[], range: ReadRange) {
   const inside = inRange(rows, range);
@@ -147,6 +237,28 @@ export async function assertReads(store: AnalyticsStore, domainId: number, rows:
   assert.deepEqual(
     await store.breakdown(domainId, range, 'path', 10, T),
     expectTop(inside, (x) => x.path, 10),
+  );
+  assert.deepEqual(await store.ruleHits(domainId, range, 10, T), expectRules(inside, 10), 'busiest rules');
+  assert.deepEqual(await store.ruleHits(domainId, range, 2, T), expectRules(inside, 2), 'busiest 2 rules');
+  assert.deepEqual(await store.wafActions(domainId, range, T), expectActions(inside), 'security actions');
+  assert.deepEqual(
+    await store.proxyClients([domainId], range, 2, 2, 10, T),
+    expectProxyClients(inside, 2, 2, 10),
+    'proxy-like clients',
+  );
+  assert.deepEqual(
+    await store.groups([domainId], range, ['host', 'path'], 3, T),
+    expectGroups(inside, (x) => [x.host, x.path], 3),
+    'top files',
+  );
+  assert.deepEqual(
+    await store.groups([domainId], { ...range, filter: { host: 'b.example.org' } }, ['domain_id', 'path'], 10, T),
+    expectGroups(
+      inside.filter((x) => x.host === 'b.example.org'),
+      (x) => [x.domainId, x.path],
+      10,
+    ),
+    'top paths of a host, with the domain',
   );
   const filtered = { ...range, filter: { cache_status: 'HIT' } };
   assert.deepEqual(
