@@ -32,8 +32,8 @@ export interface EdgeConfig {
   /** Most origin connection pools kept open; the least recently used is closed beyond it. */
   originPoolsMax: number;
   /**
-   * EDGE_ORIGIN_CLIENT: `native` (edge-node/native/origin-client/, C on the event loop; built by `npm run setup`) or
-   * `js` (the TypeScript client, edge-node/src/proxy/origin-client/) for plain-HTTP origins.
+   * EDGE_ORIGIN_CLIENT: `native` (the default: edge-node/native/origin-client/, C on the event loop, built by
+   * `npm run setup`) or `js` (the TypeScript client, edge-node/src/proxy/origin-client/) for plain-HTTP origins.
    */
   originClient: 'native' | 'js';
   /** Bytes the cache holds across all domains (each domain also has its cache_cap_mb). */
@@ -119,7 +119,7 @@ export function loadConfig(env: EnvSource = process.env): Readonly<EdgeConfig> {
 }
 
 function originClient(r: EnvReader): 'native' | 'js' {
-  const v = r.string('EDGE_ORIGIN_CLIENT', 'js');
+  const v = r.string('EDGE_ORIGIN_CLIENT', 'native');
   if (v === 'native' || v === 'js') return v;
   r.problems.push(`EDGE_ORIGIN_CLIENT must be "native" or "js", got "${v}"`);
   return 'js';
