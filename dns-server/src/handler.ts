@@ -1,5 +1,7 @@
 // Query bytes → response bytes: parse, find the zone, look the answer up, copy it and patch ID, flags,
-// question case and OPT. Synchronous and allocation-light; every outcome is one branch here.
+// question case and OPT. Synchronous and allocation-light; every outcome is one branch here. The answer is written
+// into the caller's buffer (answerQueryInto: the batched UDP path packs a whole batch's answers into one), or into a
+// Buffer of its own (answerQuery).
 import { CLASS_ANY, CLASS_IN, EDNS_UDP_SIZE, FLAG, PLAIN_UDP_SIZE, RCODE, TYPE } from './wire/constants.js';
 import { ParsedQuery, parseQuery, PARSE } from './wire/query.js';
 import { NEGATIVE, type CompiledZone, type Template } from './zone/model.js';
@@ -10,6 +12,10 @@ import { RRL, RRL_CLASS, type ResponseRateLimiter } from './rrl.js';
 
 const OPT_LENGTH = 11;
 const q = new ParsedQuery();
+
+/** The largest answer: a TCP message (UDP answers stay within 1,232 bytes, or the question echoed with an OPT). */
+export const MAX_ANSWER = 65_535;
+const own = Buffer.allocUnsafeSlow(MAX_ANSWER);
 
 /**
  * Answers one query; null means send nothing (not a query, too short to hold a header, or dropped by response rate
@@ -24,20 +30,42 @@ export function answerQuery(
   rrl: ResponseRateLimiter | null = null,
   address = '',
 ): Buffer | null {
+  const n = answerQueryInto(msg, len, tcp, table, c, rrl, address, own, 0);
+  if (n === 0) return null;
+  const out = Buffer.allocUnsafe(n);
+  own.copy(out, 0, 0, n);
+  return out;
+}
+
+/**
+ * answerQuery writing the answer into `dst` at `at` (room for MAX_ANSWER bytes there; `dst` is not `msg`): returns
+ * its length, 0 when nothing is to be sent.
+ */
+export function answerQueryInto(
+  msg: Buffer,
+  len: number,
+  tcp: boolean,
+  table: ZoneTable,
+  c: Counters,
+  rrl: ResponseRateLimiter | null,
+  address: string,
+  dst: Buffer,
+  at: number,
+): number {
   const parsed = parseQuery(msg, len, q);
   if (parsed !== PARSE.OK) {
     if (parsed === PARSE.DROP) {
       c.dns_packets_dropped_total++;
-      return null;
+      return 0;
     }
     const rcode = parsed === PARSE.NOTIMP ? RCODE.NOTIMP : RCODE.FORMERR;
     if (rrl !== null) {
       const v = rrl.check(address, RRL_CLASS.ERROR, '', 0);
-      if (v !== RRL.ALLOW) return limited(v, c, null, rcode);
+      if (v !== RRL.ALLOW) return limited(v, c, null, rcode, dst, at);
     }
     if (parsed === PARSE.NOTIMP) c.dns_responses_notimp_total++;
     else c.dns_responses_formerr_total++;
-    return headerOnly(rcode);
+    return headerOnly(rcode, dst, at);
   }
   const qtype = q.qtype;
   // RFC 6891 §6.1.3: a version we do not implement gets BADVERS (extended rcode 16 = 1 << 4).
@@ -56,21 +84,21 @@ export function answerQuery(
     const e = error === ERROR.NONE ? ERROR.REFUSED : error;
     if (rrl !== null) {
       const v = rrl.check(address, RRL_CLASS.ERROR, '', 0);
-      if (v !== RRL.ALLOW) return limited(v, c, msg, e === ERROR.BADVERS ? 0 : e === ERROR.FORMERR ? -1 : e);
+      if (v !== RRL.ALLOW) return limited(v, c, msg, e === ERROR.BADVERS ? 0 : e === ERROR.FORMERR ? -1 : e, dst, at);
     }
     switch (e) {
       case ERROR.BADVERS:
         c.dns_responses_badvers_total++;
-        return withQuestion(msg, 0, false, 1);
+        return withQuestion(msg, 0, false, 1, dst, at);
       case ERROR.FORMERR:
         c.dns_responses_formerr_total++;
-        return headerOnly(RCODE.FORMERR);
+        return headerOnly(RCODE.FORMERR, dst, at);
       case ERROR.NOTIMP:
         c.dns_responses_notimp_total++;
-        return withQuestion(msg, RCODE.NOTIMP, false, 0);
+        return withQuestion(msg, RCODE.NOTIMP, false, 0, dst, at);
       default:
         c.dns_responses_refused_total++;
-        return withQuestion(msg, RCODE.REFUSED, false, 0);
+        return withQuestion(msg, RCODE.REFUSED, false, 0, dst, at);
     }
   }
   const limit = tcp
@@ -88,19 +116,19 @@ export function answerQuery(
         : lastLookup.synthesised
           ? rrl.check(address, RRL_CLASS.SYNTHESISED, zone.apex, qtype)
           : rrl.check(address, r === NEGATIVE ? RRL_CLASS.NODATA : RRL_CLASS.POSITIVE, q.key, qtype);
-    if (v !== RRL.ALLOW) return limited(v, c, msg, r === NXDOMAIN ? RCODE.NXDOMAIN : RCODE.NOERROR);
+    if (v !== RRL.ALLOW) return limited(v, c, msg, r === NXDOMAIN ? RCODE.NXDOMAIN : RCODE.NOERROR, dst, at);
   }
   if (r === NEGATIVE) {
     c.dns_responses_noerror_total++;
-    return negative(msg, zone, table.apexOffset, RCODE.NOERROR, limit, c);
+    return negative(msg, zone, table.apexOffset, RCODE.NOERROR, limit, c, dst, at);
   }
   if (r === NXDOMAIN) {
     c.dns_responses_nxdomain_total++;
-    return negative(msg, zone, table.apexOffset, RCODE.NXDOMAIN, limit, c);
+    return negative(msg, zone, table.apexOffset, RCODE.NXDOMAIN, limit, c, dst, at);
   }
   if ((r.bytes[3] & 0xf) === RCODE.NXDOMAIN) c.dns_responses_nxdomain_total++;
   else c.dns_responses_noerror_total++;
-  return fromTemplate(msg, r, limit, c);
+  return fromTemplate(msg, r, limit, c, dst, at);
 }
 
 /** Errors decided before the zone is looked up (0: none, look the zone up). */
@@ -110,47 +138,56 @@ const ERROR = { NONE: 0, FORMERR: RCODE.FORMERR, NOTIMP: RCODE.NOTIMP, REFUSED: 
  * An answer rate limiting held back: nothing (DROP), or for SLIP a TC=1 answer no bigger than the query: the
  * question (when `msg` is given and parsed) with `rcode`, else the header alone (rcode -1: FORMERR, header only).
  */
-function limited(verdict: number, c: Counters, msg: Buffer | null, rcode: number): Buffer | null {
+function limited(verdict: number, c: Counters, msg: Buffer | null, rcode: number, dst: Buffer, at: number): number {
   if (verdict === RRL.DROP) {
     c.dns_rrl_dropped_total++;
-    return null;
+    return 0;
   }
   c.dns_rrl_slipped_total++;
   c.dns_responses_truncated_total++;
-  const out =
-    msg === null || rcode < 0 ? headerOnly(rcode < 0 ? RCODE.FORMERR : rcode) : withQuestion(msg, rcode, false, 0);
-  out[2] |= 0x02;
-  return out;
+  const n =
+    msg === null || rcode < 0
+      ? headerOnly(rcode < 0 ? RCODE.FORMERR : rcode, dst, at)
+      : withQuestion(msg, rcode, false, 0, dst, at);
+  dst[at + 2] |= 0x02;
+  return n;
 }
 
 /** A SERVFAIL for a query whose handling threw (the server's one catch). */
 export function servfail(msg: Buffer, len: number): Buffer | null {
-  if (len < 12 || (msg[2] & 0x80) !== 0) return null;
-  const out = Buffer.alloc(12);
-  msg.copy(out, 0, 0, 2);
-  out[2] = 0x80 | (msg[2] & 0x79);
-  out[3] = RCODE.SERVFAIL;
-  return out;
+  const n = servfailInto(msg, len, own, 0);
+  return n === 0 ? null : Buffer.from(own.subarray(0, n));
 }
 
-function headerOnly(rcode: number): Buffer {
-  const out = Buffer.alloc(12);
-  out.writeUInt16BE(q.id, 0);
-  out.writeUInt16BE(FLAG.QR | (q.flags & 0x7910) | rcode, 2); // opcode, RD and CD copied
-  return out;
+/** servfail written into `dst` at `at`: its length, or 0 when nothing is to be sent. */
+export function servfailInto(msg: Buffer, len: number, dst: Buffer, at: number): number {
+  if (len < 12 || (msg[2] & 0x80) !== 0) return 0;
+  dst[at] = msg[0];
+  dst[at + 1] = msg[1];
+  dst[at + 2] = 0x80 | (msg[2] & 0x79);
+  dst[at + 3] = RCODE.SERVFAIL;
+  dst.fill(0, at + 4, at + 12);
+  return 12;
+}
+
+function headerOnly(rcode: number, dst: Buffer, at: number): number {
+  dst.writeUInt16BE(q.id, at);
+  dst.writeUInt16BE(FLAG.QR | (q.flags & 0x7910) | rcode, at + 2); // opcode, RD and CD copied
+  dst.writeUInt32BE(0, at + 4);
+  dst.writeUInt32BE(0, at + 8);
+  return 12;
 }
 
 /** Header, the question as asked and the OPT record when the query had one. */
-function withQuestion(msg: Buffer, rcode: number, aa: boolean, extRcode: number): Buffer {
+function withQuestion(msg: Buffer, rcode: number, aa: boolean, extRcode: number, dst: Buffer, at: number): number {
   const qEnd = q.questionEnd;
-  const out = Buffer.allocUnsafe(qEnd + (q.edns ? OPT_LENGTH : 0));
-  out.writeUInt16BE(q.id, 0);
-  out.writeUInt16BE(FLAG.QR | (aa ? FLAG.AA : 0) | (q.flags & 0x0110) | rcode, 2);
-  out.writeUInt32BE(0x00010000, 4); // qdcount 1, ancount 0
-  out.writeUInt32BE(q.edns ? 1 : 0, 8); // nscount 0, arcount
-  msg.copy(out, 12, 12, qEnd);
-  if (q.edns) writeOpt(out, qEnd, extRcode);
-  return out;
+  dst.writeUInt16BE(q.id, at);
+  dst.writeUInt16BE(FLAG.QR | (aa ? FLAG.AA : 0) | (q.flags & 0x0110) | rcode, at + 2);
+  dst.writeUInt32BE(0x00010000, at + 4); // qdcount 1, ancount 0
+  dst.writeUInt32BE(q.edns ? 1 : 0, at + 8); // nscount 0, arcount
+  copyQuestion(msg, dst, at, qEnd);
+  if (q.edns) writeOpt(dst, at + qEnd, extRcode);
+  return qEnd + (q.edns ? OPT_LENGTH : 0);
 }
 
 /** NXDOMAIN or NODATA: the question and the zone's SOA (owner pointing at the apex inside the question). */
@@ -161,27 +198,28 @@ function negative(
   rcode: number,
   limit: number,
   c: Counters,
-): Buffer {
+  dst: Buffer,
+  at: number,
+): number {
   const qEnd = q.questionEnd;
   const tail = zone.soaTail;
   const size = qEnd + 2 + tail.length + (q.edns ? OPT_LENGTH : 0);
   if (size > limit) {
     c.dns_responses_truncated_total++;
-    return truncated(msg, FLAG.AA | rcode);
+    return truncated(msg, FLAG.AA | rcode, dst, at);
   }
-  const out = Buffer.allocUnsafe(size);
-  out.writeUInt16BE(q.id, 0);
-  out.writeUInt16BE(FLAG.QR | FLAG.AA | (q.flags & 0x0110) | rcode, 2);
-  out.writeUInt32BE(0x00010000, 4);
-  out.writeUInt32BE(0x00010000 | (q.edns ? 1 : 0), 8);
-  msg.copy(out, 12, 12, qEnd);
-  out.writeUInt16BE(0xc000 | (12 + apexOffset), qEnd);
-  tail.copy(out, qEnd + 2);
-  if (q.edns) writeOpt(out, qEnd + 2 + tail.length, 0);
-  return out;
+  dst.writeUInt16BE(q.id, at);
+  dst.writeUInt16BE(FLAG.QR | FLAG.AA | (q.flags & 0x0110) | rcode, at + 2);
+  dst.writeUInt32BE(0x00010000, at + 4);
+  dst.writeUInt32BE(0x00010000 | (q.edns ? 1 : 0), at + 8);
+  copyQuestion(msg, dst, at, qEnd);
+  dst.writeUInt16BE(0xc000 | (12 + apexOffset), at + qEnd);
+  dst.set(tail, at + qEnd + 2);
+  if (q.edns) writeOpt(dst, at + qEnd + 2 + tail.length, 0);
+  return size;
 }
 
-function fromTemplate(msg: Buffer, t: Template, limit: number, c: Counters): Buffer {
+function fromTemplate(msg: Buffer, t: Template, limit: number, c: Counters, dst: Buffer, at: number): number {
   const bytes = t.bytes;
   const opt = q.edns ? OPT_LENGTH : 0;
   let size = bytes.length;
@@ -195,29 +233,34 @@ function fromTemplate(msg: Buffer, t: Template, limit: number, c: Counters): Buf
       tc = t.glueRequired;
     } else {
       c.dns_responses_truncated_total++;
-      return truncated(msg, bytes.readUInt16BE(2) & 0x040f);
+      return truncated(msg, bytes.readUInt16BE(2) & 0x040f, dst, at);
     }
     if (tc) c.dns_responses_truncated_total++;
   }
-  const out = Buffer.allocUnsafe(size + opt);
-  bytes.copy(out, 0, 0, size);
-  out.writeUInt16BE(q.id, 0);
-  out[2] |= ((q.flags >>> 8) & 0x01) | (tc ? 0x02 : 0);
-  out[3] |= q.flags & 0x10;
-  msg.copy(out, 12, 12, q.questionEnd);
+  if (size === bytes.length) dst.set(bytes, at);
+  else bytes.copy(dst, at, 0, size);
+  dst.writeUInt16BE(q.id, at);
+  dst[at + 2] |= ((q.flags >>> 8) & 0x01) | (tc ? 0x02 : 0);
+  dst[at + 3] |= q.flags & 0x10;
+  copyQuestion(msg, dst, at, q.questionEnd);
   if (opt) {
-    writeOpt(out, size, 0);
+    writeOpt(dst, at + size, 0);
     arcount++;
   }
-  out.writeUInt16BE(arcount, 10);
-  return out;
+  dst.writeUInt16BE(arcount, at + 10);
+  return size + opt;
 }
 
 /** TC=1 with the question only, so the client retries over TCP (RFC 7766 §5). */
-function truncated(msg: Buffer, aaAndRcode: number): Buffer {
-  const out = withQuestion(msg, aaAndRcode & 0xf, (aaAndRcode & FLAG.AA) !== 0, 0);
-  out[2] |= 0x02;
-  return out;
+function truncated(msg: Buffer, aaAndRcode: number, dst: Buffer, at: number): number {
+  const n = withQuestion(msg, aaAndRcode & 0xf, (aaAndRcode & FLAG.AA) !== 0, 0, dst, at);
+  dst[at + 2] |= 0x02;
+  return n;
+}
+
+/** The question as asked (case kept), a few dozen bytes: a loop costs less than Buffer#copy's call into C++. */
+function copyQuestion(msg: Buffer, dst: Buffer, at: number, qEnd: number): void {
+  for (let i = 12; i < qEnd; i++) dst[at + i] = msg[i];
 }
 
 function writeOpt(out: Buffer, at: number, extRcode: number): void {

@@ -1,11 +1,11 @@
 // The UDP listener over the batch-udp native module (dns-server/native/batch-udp): the module drains the socket
-// with recvmmsg and calls `onBatch` once per batch; each query is answered by the same answerQuery as over
-// node:dgram, the answers are packed into one buffer and go out with one sendmmsg. DNS_UDP_IO=dgram keeps node:dgram.
+// with recvmmsg and calls `onBatch` once per batch; each query is answered by the same handler as over node:dgram,
+// written straight into one buffer of answers that goes out with one sendmmsg. DNS_UDP_IO=dgram keeps node:dgram.
 import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import { lookup } from 'node:dns/promises';
 import { fileURLToPath } from 'node:url';
-import { answerQuery, servfail } from './handler.js';
+import { answerQueryInto, MAX_ANSWER, servfailInto } from './handler.js';
 import type { Counters } from './counters.js';
 import type { ResponseRateLimiter } from './rrl.js';
 import type { ZoneTable } from './zone/table.js';
@@ -19,8 +19,10 @@ interface Binding {
       recvBufferSize: number;
       batch: number;
       stride: number;
+      slot: number;
       addresses: boolean;
       rx: Buffer;
+      ovf: Buffer;
       meta: Int32Array;
       addr: Buffer;
       tx: Buffer;
@@ -30,6 +32,8 @@ interface Binding {
   close(handle: object): void;
   META_FIELDS: number;
   ADDR_TEXT: number;
+  /** A slot and its overflow area together hold any datagram. */
+  OVERFLOW: number;
 }
 
 const MODULE_DIR = fileURLToPath(new URL('../native/batch-udp/', import.meta.url));
@@ -56,10 +60,12 @@ export function loadBatchUdp(): Binding {
 
 /** Datagrams read per batch (and answers sent per sendmmsg). */
 const BATCH = 64;
-/** Receive slot size: any UDP datagram fits (65,507 bytes), and the slots do not all share one cache set. */
-const STRIDE = 65_536 + 64;
-/** Answers of one batch, packed: each fits in 65,535 bytes, so the batch always does. */
-const TX_SIZE = BATCH * 65_536;
+/** Receive slot: the bytes of a datagram read into the packed slots (a query fits); the rest goes to its overflow area. */
+const SLOT = 1024;
+/** Slots one cache line apart more than their size, so that their starts do not all share a few cache sets. */
+const STRIDE = SLOT + 64;
+/** Answers of one batch, packed: room for BATCH answers of the largest size. */
+const TX_SIZE = BATCH * MAX_ANSWER;
 
 export interface BatchUdpOptions {
   host: string;
@@ -83,11 +89,15 @@ export async function bindBatchUdp(o: BatchUdpOptions): Promise<UdpListener> {
   const F = b.META_FIELDS;
   const ADDR = b.ADDR_TEXT;
   const rx = Buffer.allocUnsafeSlow(BATCH * STRIDE);
+  const OVF = b.OVERFLOW - SLOT;
+  const ovf = Buffer.allocUnsafeSlow(BATCH * OVF);
+  // A datagram longer than a slot (rare: a query is a few dozen bytes) is put back together here.
+  const whole = Buffer.allocUnsafeSlow(b.OVERFLOW);
   const meta = new Int32Array(BATCH * F);
   const addr = Buffer.allocUnsafeSlow(BATCH * ADDR);
   const tx = Buffer.allocUnsafeSlow(TX_SIZE);
-  // One view per slot, made once: answerQuery reads msg[0, len).
-  const slots = Array.from({ length: BATCH }, (_, i) => rx.subarray(i * STRIDE, (i + 1) * STRIDE));
+  // One view per slot, made once: the handler reads msg[0, len).
+  const slots = Array.from({ length: BATCH }, (_, i) => rx.subarray(i * STRIDE, i * STRIDE + SLOT));
   // Rate limiting keys on the peer's address as node:dgram gives it; the last IPv4 peer's text is reused.
   let lastV4 = -1;
   let lastV4Text = '';
@@ -107,21 +117,24 @@ export async function bindBatchUdp(o: BatchUdpOptions): Promise<UdpListener> {
     let at = 0;
     for (let i = 0; i < count; i++) {
       const m = i * F;
-      const msg = slots[i];
       const len = meta[m];
+      let msg = slots[i];
+      if (len > SLOT) {
+        rx.copy(whole, 0, i * STRIDE, i * STRIDE + SLOT);
+        ovf.copy(whole, SLOT, i * OVF, i * OVF + len - SLOT);
+        msg = whole;
+      }
       counters.dns_queries_udp_total++;
-      let out: Buffer | null;
+      let n: number;
       try {
-        out = answerQuery(msg, len, false, table, counters, rrl, rrl === null ? '' : peer(i));
+        n = answerQueryInto(msg, len, false, table, counters, rrl, rrl === null ? '' : peer(i), tx, at);
       } catch {
         counters.dns_handler_errors_total++;
-        out = servfail(msg, len);
+        n = servfailInto(msg, len, tx, at);
       }
-      if (out === null) continue;
-      tx.set(out, at);
       meta[m + 4] = at;
-      meta[m + 5] = out.length;
-      at += out.length;
+      meta[m + 5] = n;
+      at += n;
     }
   };
   // The module binds numeric addresses; a name (DNS_HOST=localhost) is resolved first, as node:dgram does.
@@ -135,8 +148,10 @@ export async function bindBatchUdp(o: BatchUdpOptions): Promise<UdpListener> {
       recvBufferSize: o.recvBufferSize,
       batch: BATCH,
       stride: STRIDE,
+      slot: SLOT,
       addresses: rrl !== null,
       rx,
+      ovf,
       meta,
       addr,
       tx,

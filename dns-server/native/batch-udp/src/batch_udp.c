@@ -5,7 +5,9 @@
 // receive buffer is the only queue.
 //
 // Shared memory, allocated by JavaScript and held here by reference for the socket's lifetime:
-//   rx    batch slots of `stride` bytes, slot i holds datagram i of the batch
+//   rx    batch slots of `stride` bytes: slot i holds the first `slot` bytes of datagram i of the batch (a query
+//         fits; the slots are close together, so a batch touches few pages)
+//   ovf   batch areas of OVERFLOW - `slot` bytes: the rest of a datagram longer than `slot` (rare)
 //   meta  Int32Array, META_FIELDS per slot (see META_*): filled here on receive, the answer's place filled by JS
 //   addr  ADDR_TEXT bytes per slot: the peer's address as text (as node:dgram reports it), for rate limiting
 //   tx    answers, packed; slot i's answer is tx[meta[TX_OFF], +meta[TX_LEN]), length 0 = no answer
@@ -21,6 +23,9 @@
 #include <unistd.h>
 #include <uv.h>
 
+/** Room for any UDP datagram (65,507 bytes): the slot and its overflow area together. */
+#define OVERFLOW 65536
+
 enum { META_RX_LEN, META_FAMILY, META_V4, META_ADDR_LEN, META_TX_OFF, META_TX_LEN, META_FIELDS };
 #define ADDR_TEXT 48
 /** Batches read per wake-up before the loop gets a turn (timers, TCP, IPC). */
@@ -34,7 +39,8 @@ typedef struct {
   uv_poll_t poll;
   unsigned batch;
   bool addresses; // fill in the peers' addresses as text
-  size_t stride;
+  size_t stride, slot;
+  uint8_t *ovf;
   uint8_t *rx;
   int32_t *meta;
   char *addr;
@@ -51,7 +57,7 @@ typedef struct {
   struct iovec *piov;
   struct sockaddr_storage *ppeer;
   unsigned pend_n, pend_next;
-  napi_ref cb, rx_ref, meta_ref, addr_ref, tx_ref;
+  napi_ref cb, rx_ref, ovf_ref, meta_ref, addr_ref, tx_ref;
   napi_async_context actx;
 } sock_t;
 
@@ -229,7 +235,7 @@ static void on_poll(uv_poll_t *h, int status, int events) {
 
 static void release(sock_t *s) {
   napi_env env = s->env;
-  napi_ref refs[] = {s->cb, s->rx_ref, s->meta_ref, s->addr_ref, s->tx_ref};
+  napi_ref refs[] = {s->cb, s->rx_ref, s->ovf_ref, s->meta_ref, s->addr_ref, s->tx_ref};
   for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++)
     if (refs[i]) napi_delete_reference(env, refs[i]);
   if (s->actx) napi_async_destroy(env, s->actx);
@@ -304,7 +310,7 @@ static uint32_t get_u32(napi_env env, napi_value obj, const char *name) {
 }
 
 /**
- * open({ host, port, reusePort, recvBufferSize, batch, stride, addresses, rx, meta, addr, tx }, onBatch)
+ * open({ host, port, reusePort, recvBufferSize, batch, stride, slot, addresses, rx, ovf, meta, addr, tx }, onBatch)
  *   → { handle, port }. Binds and starts reading at once.
  */
 static napi_value js_open(napi_env env, napi_callback_info info) {
@@ -322,12 +328,12 @@ static napi_value js_open(napi_env env, napi_callback_info info) {
   size_t host_len;
   CHECK(napi_get_value_string_utf8(env, get_prop(env, o, "host"), host, sizeof host, &host_len));
   uint32_t port = get_u32(env, o, "port"), rcvbuf = get_u32(env, o, "recvBufferSize");
-  uint32_t batch = get_u32(env, o, "batch"), stride = get_u32(env, o, "stride");
+  uint32_t batch = get_u32(env, o, "batch"), stride = get_u32(env, o, "stride"), slot = get_u32(env, o, "slot");
   bool reuse = false, addresses = false;
   napi_get_value_bool(env, get_prop(env, o, "reusePort"), &reuse);
   napi_get_value_bool(env, get_prop(env, o, "addresses"), &addresses);
-  if (batch == 0 || batch > 1024 || stride < 512 || port > 65535) {
-    napi_throw_range_error(env, NULL, "batch 1..1024, stride at least 512, port 0..65535");
+  if (batch == 0 || batch > 1024 || slot < 512 || slot >= OVERFLOW || stride < slot || port > 65535) {
+    napi_throw_range_error(env, NULL, "batch 1..1024, slot 512..65535 and at most stride, port 0..65535");
     return NULL;
   }
 
@@ -338,10 +344,12 @@ static napi_value js_open(napi_env env, napi_callback_info info) {
   s->batch = batch;
   s->addresses = addresses;
   s->stride = stride;
-  napi_value rx = get_prop(env, o, "rx"), meta = get_prop(env, o, "meta"), addr = get_prop(env, o, "addr"),
-             tx = get_prop(env, o, "tx");
-  size_t rx_len, meta_len, addr_len;
-  if (!get_bytes(env, rx, (void **)&s->rx, &rx_len) || !get_bytes(env, meta, (void **)&s->meta, &meta_len) ||
+  s->slot = slot;
+  napi_value rx = get_prop(env, o, "rx"), ovf = get_prop(env, o, "ovf"), meta = get_prop(env, o, "meta"),
+             addr = get_prop(env, o, "addr"), tx = get_prop(env, o, "tx");
+  size_t rx_len, ovf_len, meta_len, addr_len;
+  if (!get_bytes(env, rx, (void **)&s->rx, &rx_len) || !get_bytes(env, ovf, (void **)&s->ovf, &ovf_len) ||
+      ovf_len < (size_t)batch * (OVERFLOW - slot) || !get_bytes(env, meta, (void **)&s->meta, &meta_len) ||
       !get_bytes(env, addr, (void **)&s->addr, &addr_len) || !get_bytes(env, tx, (void **)&s->tx, &s->tx_len) ||
       rx_len < (size_t)batch * stride || meta_len < (size_t)batch * META_FIELDS * 4 ||
       addr_len < (size_t)batch * ADDR_TEXT) {
@@ -396,7 +404,7 @@ static napi_value js_open(napi_env env, napi_callback_info info) {
   s->fd = fd;
 
   s->rmsg = calloc(batch, sizeof *s->rmsg);
-  s->riov = calloc(batch, sizeof *s->riov);
+  s->riov = calloc(batch * 2, sizeof *s->riov);
   s->peer = calloc(batch, sizeof *s->peer);
   s->smsg = calloc(batch, sizeof *s->smsg);
   s->siov = calloc(batch, sizeof *s->siov);
@@ -409,17 +417,20 @@ static napi_value js_open(napi_env env, napi_callback_info info) {
     goto nomem;
   }
   for (unsigned i = 0; i < batch; i++) {
-    s->riov[i].iov_base = s->rx + (size_t)i * stride;
-    s->riov[i].iov_len = stride;
+    s->riov[2 * i].iov_base = s->rx + (size_t)i * stride;
+    s->riov[2 * i].iov_len = slot;
+    s->riov[2 * i + 1].iov_base = s->ovf + (size_t)i * (OVERFLOW - slot);
+    s->riov[2 * i + 1].iov_len = OVERFLOW - slot;
     s->rmsg[i].msg_hdr.msg_name = &s->peer[i];
     s->rmsg[i].msg_hdr.msg_namelen = sizeof s->peer[i];
-    s->rmsg[i].msg_hdr.msg_iov = &s->riov[i];
-    s->rmsg[i].msg_hdr.msg_iovlen = 1;
+    s->rmsg[i].msg_hdr.msg_iov = &s->riov[2 * i];
+    s->rmsg[i].msg_hdr.msg_iovlen = 2;
   }
 
   napi_value resource_name;
   CHECK(napi_create_reference(env, argv[1], 1, &s->cb));
   CHECK(napi_create_reference(env, rx, 1, &s->rx_ref));
+  CHECK(napi_create_reference(env, ovf, 1, &s->ovf_ref));
   CHECK(napi_create_reference(env, meta, 1, &s->meta_ref));
   CHECK(napi_create_reference(env, addr, 1, &s->addr_ref));
   CHECK(napi_create_reference(env, tx, 1, &s->tx_ref));
@@ -488,6 +499,8 @@ static napi_value init(napi_env env, napi_value exports) {
   napi_set_named_property(env, exports, "META_FIELDS", n);
   napi_create_uint32(env, ADDR_TEXT, &n);
   napi_set_named_property(env, exports, "ADDR_TEXT", n);
+  napi_create_uint32(env, OVERFLOW, &n);
+  napi_set_named_property(env, exports, "OVERFLOW", n);
   return exports;
 }
 
