@@ -8,6 +8,7 @@ import { createCounters, type Counters } from './counters.js';
 import { startDnsServer, type DnsServer } from './server.js';
 import { ZoneTable } from './zone/table.js';
 import { ZoneSet } from './zone/zone-set.js';
+import { Notifier } from './xfr/notify.js';
 
 export const log = componentLogger('dns-server');
 export const zoneLog = componentLogger('dns-server.zone');
@@ -34,12 +35,14 @@ export async function startServingNode(
   const table = new ZoneTable();
   const counters = createCounters();
   const nodeToken = () => ensureNodeToken(config.dataDir, config.nodeToken);
+  const notifier = new Notifier((secondary, reason) => zoneLog.warn({ secondary, reason }, 'NOTIFY not answered'));
   const zones = new ZoneSet(
     table,
     store,
     { edgeIpv4: config.edgeIpv4, edgeIpv6: config.edgeIpv6, nodeToken },
     counters,
     zoneLog,
+    (zone) => notifier.notify(zone),
   );
   zones.loadAll();
   // Signed zones are signed again before their signatures run out (dnssec/signer.ts RESIGN_DAYS_LEFT).
@@ -66,6 +69,7 @@ export async function startServingNode(
     },
     async close() {
       clearInterval(resign);
+      notifier.close();
       await server.close();
       await store.close();
     },

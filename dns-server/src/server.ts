@@ -3,6 +3,7 @@ import cluster from 'node:cluster';
 import { createSocket } from 'node:dgram';
 import { createServer, type Server, type Socket as TcpSocket } from 'node:net';
 import { answerQuery, servfail } from './handler.js';
+import { streamTransfer, zoneTransfer } from './xfr/transfer.js';
 import type { Counters } from './counters.js';
 import type { ZoneTable } from './zone/table.js';
 import { ResponseRateLimiter, parseAddress, parsedWords, type RrlConfig } from './rrl.js';
@@ -164,6 +165,12 @@ function serveConnection(socket: TcpSocket, o: ServerOptions): void {
       counters.dns_queries_tcp_total++;
       let out: Buffer | null;
       try {
+        // AXFR/IXFR (xfr/transfer.ts): streamed as the client reads, the idle timer kept alive while it does.
+        const xfr = zoneTransfer(msg, len, table, socket.remoteAddress ?? '');
+        if (xfr !== null) {
+          streamTransfer(socket, xfr, () => deadline.refresh());
+          continue;
+        }
         out = answerQuery(msg, len, true, table, counters);
       } catch {
         counters.dns_handler_errors_total++;

@@ -10,6 +10,7 @@ import type { CompiledZone, RRset, Template, ZoneNode, ZoneView } from './model.
 import { compileOwner, ownerOf, type CompileOptions, type OwnerContent } from './owner.js';
 import { fillSlotsReading } from './resolve.js';
 import { ZoneSigner, type SignedRRset } from '../dnssec/signer.js';
+import { transfersOf } from '../xfr/config.js';
 
 /** Domain states whose zone is answered (docs/decisions.md "Which domains the DNS server answers"). */
 export const SERVED_STATES: ReadonlySet<string> = new Set(['pending', 'active', 'moved']);
@@ -83,7 +84,9 @@ export class ZoneBuilder {
     this.header = header;
     if (!this.zone || !SERVED_STATES.has(header.state) || header.dnsMode !== 'managed' || !sameShape(previous, header))
       return this.rebuild();
-    return this.patch(touched, header.zone.serial);
+    const result = this.patch(touched, header.zone.serial);
+    this.zone.transfers = transfersOf(header, this.opts.nodeToken ?? (() => ''));
+    return result;
   }
 
   /** Brings the zone to `snapshot` whole, recompiling only the owners whose records differ. */
@@ -153,6 +156,7 @@ export class ZoneBuilder {
       soaTail: soaTail(negativeSoa),
       synthesised: new Map(),
       signer,
+      transfers: transfersOf(h, this.opts.nodeToken ?? (() => '')),
     };
     const previous = this.zone;
     this.zone = zone;

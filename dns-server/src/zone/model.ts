@@ -1,5 +1,7 @@
 // In-memory shape of a compiled zone: nodes by owner name, RRsets by type, precompiled answers per node.
 import type { ZoneSigner } from '../dnssec/signer.js';
+import type { ZoneTransferConfig } from '../xfr/transfer.js';
+import type { ZoneRR } from '../xfr/records.js';
 
 /** A domain name inside RDATA; `compress` is false where RFC 2782/3597 forbid compression (SRV). */
 export interface NameRef {
@@ -65,4 +67,8 @@ export interface CompiledZone extends ZoneView {
   soaTail: Buffer;
   /** Online signing (DNSSEC on), or null. */
   signer: ZoneSigner | null;
+  /** Secondaries allowed to transfer the zone (and told of changes), or null/absent: none. */
+  transfers?: ZoneTransferConfig | null;
+  /** Recent changes as IXFR differences (xfr/journal.ts), when kept. */
+  journal?: { since(from: number, to: number): ZoneRR[] | null };
 }

@@ -7,6 +7,7 @@ import type { Counters } from '../counters.js';
 import { ZoneBuilder, type PatchResult } from './builder.js';
 import type { CompileOptions } from './owner.js';
 import type { ZoneTable } from './table.js';
+import type { CompiledZone } from './model.js';
 
 /** The node store's reads a zone set needs. */
 export interface ZoneSource {
@@ -19,6 +20,8 @@ export interface ZoneSource {
 export class ZoneSet {
   /** One builder per compiled domain (served or not), holding what a patch needs. */
   private readonly builders = new Map<string, ZoneBuilder>();
+  /** Serial last served per domain: a new one is announced to the zone's secondaries (onNewSerial). */
+  private readonly served = new Map<string, number>();
 
   constructor(
     readonly table: ZoneTable,
@@ -26,6 +29,8 @@ export class ZoneSet {
     private readonly opts: CompileOptions,
     private readonly counters: Counters,
     private readonly log: Logger,
+    /** Called when a zone is served with a new serial (NOTIFY to its secondaries, xfr/notify.ts). */
+    private readonly onNewSerial: (zone: CompiledZone) => void = () => {},
   ) {}
 
   /** Compiles every zone the store holds. */
@@ -102,13 +107,22 @@ export class ZoneSet {
 
   private serve(domain: string, builder: ZoneBuilder): void {
     // A patched zone is the same object, changed in place; a rebuilt one replaces it with one Map write.
-    if (builder.zone) this.table.set(builder.zone);
-    else this.table.delete(domain);
+    if (builder.zone) {
+      this.table.set(builder.zone);
+      if (this.served.get(domain) !== builder.zone.serial) {
+        this.served.set(domain, builder.zone.serial);
+        if (builder.zone.transfers) this.onNewSerial(builder.zone);
+      }
+    } else {
+      this.table.delete(domain);
+      this.served.delete(domain);
+    }
   }
 
   private drop(domain: string): undefined {
     this.builders.delete(domain);
     this.table.delete(domain);
+    this.served.delete(domain);
     return undefined;
   }
 }

@@ -61,3 +61,12 @@ export function sealDnssecKey(nodeToken: string, domain: string, publicKey: Uint
 export function openDnssecKey(nodeToken: string, domain: string, publicKey: Uint8Array, sealed: Uint8Array): Buffer {
   return Buffer.from(openCertificateKey(nodeToken, domain, binding(publicKey), sealed), 'base64');
 }
+
+/** A TSIG secret sealed for nodes, bound to the domain and the key's name. */
+export function sealTsigSecret(nodeToken: string, domain: string, keyName: string, secret: Uint8Array): Uint8Array {
+  return sealCertificateKey(nodeToken, domain, `tsig:${keyName}`, Buffer.from(secret).toString('base64'));
+}
+
+export function openTsigSecret(nodeToken: string, domain: string, keyName: string, sealed: Uint8Array): Buffer {
+  return Buffer.from(openCertificateKey(nodeToken, domain, `tsig:${keyName}`, sealed), 'base64');
+}

@@ -37,6 +37,32 @@ export interface DomainSnapshot {
   acmeHttpChallenges?: AcmeHttpChallenge[];
   /** Online signing of the managed zone (absent, null or not enabled: unsigned). */
   dnssec?: Dnssec | null;
+  /** Zone transfers out: secondaries and their TSIG keys (absent or null: none). */
+  transfers?: ZoneTransfers | null;
+}
+
+export interface ZoneTransfers {
+  secondaries: Secondary[];
+  tsigKeys: TsigKey[];
+}
+
+export interface Secondary {
+  /** IP literal: NOTIFY goes there, AXFR/IXFR is allowed from it. */
+  address: string;
+  /** NOTIFY port. */
+  port: number;
+  /** Name of a key in tsigKeys; '' for none. */
+  tsigKey: string;
+}
+
+export interface TsigKey {
+  name: string;
+  /** hmac-sha256. */
+  algorithm: string;
+  /** sealTsigSecret(...); empty: use `secret`. */
+  secretSealed: Uint8Array;
+  /** Plain secret, accepted from tests and local tools; the control plane leaves it empty. */
+  secret: Uint8Array;
 }
 
 /** DNSSEC keys of a zone, signed online by the DNS nodes (dns-server/src/dnssec/). */

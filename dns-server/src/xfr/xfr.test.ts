@@ -1,0 +1,192 @@
+// Zone transfers to a real secondary: Debian's NSD, started on 127.0.0.1 with its own configuration, transfers a
+// signed zone from our server with TSIG (hmac-sha256), serves it so that delv validates its answers, and picks a
+// change up after our NOTIFY. Transfers without the key, with a wrong key or from an address that is not a
+// secondary are refused; dig checks the TSIG of every message of a signed AXFR, and dnssec-verify the zone it got.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createSocket } from 'node:dgram';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { DomainSnapshot } from '@platform/shared/config';
+import { createCounters } from '../counters.js';
+import { startDnsServer } from '../server.js';
+import { rec, sampleSnapshot } from '../testing/fixtures.js';
+import { ZoneBuilder } from '../zone/builder.js';
+import { ZoneTable } from '../zone/table.js';
+import { makeDnssec, trustAnchor } from '../dnssec/testing.js';
+import { Notifier } from './notify.js';
+
+const run = promisify(execFile);
+const OPTS = { edgeIpv4: ['203.0.113.1'], edgeIpv6: ['2001:db8::1'] };
+
+function need(name: string): void {
+  if (spawnSync('sh', ['-c', `command -v ${name}`]).status !== 0)
+    throw new Error(`${name} is not installed: apt-get install nsd bind9-dnsutils bind9-utils`);
+}
+
+async function freeUdpPort(): Promise<number> {
+  const s = createSocket('udp4');
+  await new Promise<void>((r) => s.bind(0, '127.0.0.1', r));
+  const port = s.address().port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+async function out(file: string, args: string[]): Promise<string> {
+  try {
+    const r = await run(file, args, { encoding: 'utf8', timeout: 30_000, maxBuffer: 1 << 26 });
+    return r.stdout + r.stderr;
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string };
+    return `${e.stdout ?? ''}${e.stderr ?? ''}`;
+  }
+}
+
+async function until(what: string, get: () => Promise<string>, expect: RegExp): Promise<string> {
+  const end = Date.now() + 30_000;
+  for (;;) {
+    const text = await get();
+    if (expect.test(text)) return text;
+    if (Date.now() > end) assert.fail(`${what}: no match for ${expect}:\n${text}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+test('NSD as a secondary: signed AXFR with TSIG, NOTIFY on change, refusals', async (t) => {
+  for (const tool of ['nsd', 'dig', 'delv', 'dnssec-verify']) need(tool);
+  const dir = mkdtempSync(join(tmpdir(), 'xfr-nsd-'));
+  const secret = randomBytes(32);
+  const nsdPort = await freeUdpPort();
+  const dnssec = makeDnssec();
+  const transfers = {
+    secondaries: [{ address: '127.0.0.1', port: nsdPort, tsigKey: 'xfr-key' }],
+    tsigKeys: [{ name: 'xfr-key', algorithm: 'hmac-sha256', secret, secretSealed: new Uint8Array(0) }],
+  };
+  const snapshot: DomainSnapshot = sampleSnapshot({ dnssec, transfers });
+  const builder = new ZoneBuilder(snapshot, OPTS);
+  const table = new ZoneTable();
+  table.set(builder.zone!);
+  const server = await startDnsServer({
+    host: '127.0.0.1',
+    port: 0,
+    tcpIdleMs: 5000,
+    table,
+    counters: createCounters(),
+  });
+  const notifier = new Notifier();
+  let nsd: ChildProcess | undefined;
+  t.after(async () => {
+    notifier.close();
+    if (nsd && nsd.exitCode === null) {
+      const exited = new Promise((r) => nsd!.once('exit', r));
+      nsd.kill('SIGTERM');
+      await exited;
+    }
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const key = `hmac-sha256:xfr-key:${secret.toString('base64')}`;
+  const dig = (port: number, ...args: string[]) => out('dig', ['@127.0.0.1', '-p', String(port), '+norec', ...args]);
+
+  await t.test('refusals: no key, a wrong key, over UDP', async () => {
+    assert.match(await dig(server.port, 'example.org', 'AXFR'), /Transfer failed|NOTAUTH|REFUSED/);
+    const wrong = `hmac-sha256:xfr-key:${randomBytes(32).toString('base64')}`;
+    assert.match(await dig(server.port, '-y', wrong, 'example.org', 'AXFR'), /Transfer failed|NOTAUTH|BADSIG|REFUSED/);
+    assert.match(
+      await dig(server.port, '-y', key, '+notcp', 'example.org', 'IXFR=1'),
+      /status: REFUSED|Transfer failed|Couldn't verify signature/,
+    );
+  });
+
+  await t.test('a signed AXFR: every message verified by dig, the zone by dnssec-verify', async () => {
+    const axfr = await dig(server.port, '-y', key, 'example.org', 'AXFR');
+    assert.doesNotMatch(axfr, /Transfer failed|tsig verify failure|BADSIG/i);
+    assert.match(axfr, /XFR size: \d+ records/);
+    // The SOA opens and closes the transfer, nowhere else; every name of the zone is in it.
+    assert.equal(axfr.split('\n').filter((l) => /\sIN\s+SOA\s/.test(l)).length, 2);
+    for (const n of ['www', 'x.y.deep', '*.dev', 'sub', 'ns1.sub'])
+      assert.match(axfr, new RegExp(`^${n.replace('*', '\\*')}\\.example\\.org\\.`, 'm'));
+    assert.match(axfr, /\sIN\s+NSEC3\s/);
+    const file = join(dir, 'axfr.zone');
+    // The TSIG records dig prints (class ANY) are not zone data.
+    writeFileSync(
+      file,
+      axfr
+        .split('\n')
+        .filter((l) => !/\sANY\s+TSIG\s/.test(l))
+        .join('\n'),
+    );
+    const verified = await out('dnssec-verify', ['-o', 'example.org', file]);
+    assert.match(verified, /Zone fully signed/, verified);
+    // IXFR from the current serial: the SOA alone; from an older one: the whole zone.
+    const ixfr = await dig(server.port, '-y', key, 'example.org', `IXFR=${builder.zone!.serial}`);
+    assert.match(ixfr, /XFR size: 1 records/);
+  });
+
+  await t.test('NSD transfers the zone, serves it signed, and follows a change after NOTIFY', async () => {
+    writeFileSync(
+      join(dir, 'nsd.conf'),
+      `server:
+  ip-address: 127.0.0.1@${nsdPort}
+  do-ip6: no
+  username: ""
+  chroot: ""
+  zonesdir: "${dir}"
+  pidfile: "${dir}/nsd.pid"
+  zonelistfile: "${dir}/zone.list"
+  xfrdfile: "${dir}/xfrd.state"
+  xfrdir: "${dir}"
+  database: ""
+  logfile: "${dir}/nsd.log"
+  server-count: 1
+  verbosity: 2
+remote-control:
+  control-enable: no
+key:
+  name: "xfr-key"
+  algorithm: hmac-sha256
+  secret: "${secret.toString('base64')}"
+zone:
+  name: "example.org"
+  zonefile: "example.org.zone"
+  request-xfr: 127.0.0.1@${server.port} xfr-key
+  allow-notify: 127.0.0.1 xfr-key
+`,
+    );
+    nsd = spawn('nsd', ['-d', '-c', join(dir, 'nsd.conf')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let nsdOut = '';
+    nsd.stdout!.on('data', (d) => (nsdOut += d));
+    nsd.stderr!.on('data', (d) => (nsdOut += d));
+    await until(
+      'NSD serves www',
+      () => dig(nsdPort, 'www.example.org', 'A'),
+      /www\.example\.org\.\s+300\s+IN\s+A\s+192\.0\.2\.10/,
+    ).catch((err) =>
+      assert.fail(`${(err as Error).message}\nnsd: ${nsdOut}\n${readFileSync(join(dir, 'nsd.log'), 'utf8')}`),
+    );
+    writeFileSync(join(dir, 'anchor'), trustAnchor('example.org', dnssec.keys[0]));
+    const delv = (name: string, type: string) =>
+      out('delv', ['@127.0.0.1', '-p', String(nsdPort), '-a', join(dir, 'anchor'), '+root=example.org', name, type]);
+    assert.match(await delv('www.example.org', 'A'), /^; fully validated/m);
+    assert.match(await delv('nothere.example.org', 'A'), /^; negative response, fully validated/m);
+
+    // A change: a new serial, NOTIFY, and NSD asks again (IXFR, answered with the whole zone) and serves it.
+    builder.apply(
+      { ...snapshot, zone: { ...snapshot.zone, serial: 8, records: [] } },
+      [rec('added', 'A', '192.0.2.123')],
+      [],
+    );
+    notifier.notify(builder.zone!);
+    await until(
+      'NSD serves the change',
+      () => dig(nsdPort, 'added.example.org', 'A'),
+      /added\.example\.org\.\s+\d+\s+IN\s+A\s+192\.0\.2\.123/,
+    );
+    assert.match(await delv('added.example.org', 'A'), /^; fully validated/m);
+  });
+});
