@@ -38,6 +38,7 @@ import gatewayRoutes from './areas/gateways/routes.js';
 import ssoRoutes from './areas/sso/routes.js';
 import dnssecRoutes from './areas/dnssec/routes.js';
 import loginRoutes from './areas/login/routes.js';
+import zoneTransferRoutes from './areas/zone-transfers/routes.js';
 import type { SyncHub } from './sync/index.js';
 
 export interface BuildOptions {
@@ -119,6 +120,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(ssoRoutes);
   await app.register(dnssecRoutes);
   await app.register(loginRoutes);
+  await app.register(zoneTransferRoutes);
 
   return app;
 }

@@ -20,6 +20,7 @@ import { snapshotCertificatesSql, type SnapshotCertificateJson } from '../areas/
 import { snapshotAcmeHttpSql } from '../internal/acme-http01-store.js';
 import { cachePurgeOf } from '../areas/rules/rule-set.js';
 import { dnssecForNodes, snapshotDnssecSql, type DnssecRow } from '../areas/dnssec/store.js';
+import { snapshotTransfersSql, transfersForNodes, type TransfersRow } from '../areas/zone-transfers/store.js';
 
 /** SOA timers of every zone we serve (seconds). */
 export const SOA_TIMERS = { refresh: 10000, retry: 2400, expire: 604800, minimum: 300, ttl: 3600 } as const;
@@ -97,6 +98,8 @@ export interface DomainConfigRow {
   custom_pages: CustomPage[];
   /** The zone's DNSSEC switch and keys (areas/dnssec/store.ts); null when it was never enabled. */
   dnssec: DnssecRow | null;
+  /** The zone's secondaries and TSIG keys (areas/zone-transfers/store.ts). */
+  transfers?: TransfersRow | null;
 }
 
 /** uptime_monitors.scope as stored (control-plane/src/areas/uptime/monitor.ts MonitorScope). */
@@ -153,7 +156,8 @@ export function domainConfigColumns(
       ${snapshotAcmeHttpSql(id)} AS acme_http,
       (SELECT coalesce(json_agg(json_build_object('kind', kind, 'html', html) ORDER BY kind), '[]'::json)
         FROM domain_custom_pages WHERE domain_id = ${id}) AS custom_pages,
-      ${snapshotDnssecSql(id)} AS dnssec`;
+      ${snapshotDnssecSql(id)} AS dnssec,
+      ${snapshotTransfersSql(id)} AS transfers`;
 }
 
 /**
@@ -251,6 +255,7 @@ export function configFromRow(
       acmeHttpChallenges: row.acme_http,
       // Signed online by the DNS nodes; like certificates, keys go only sealed, so without a vault nothing is sent.
       dnssec: dnssecForNodes(opts.vault, header.name, row.dnssec ?? null),
+      transfers: transfersForNodes(opts.vault, header.name, row.transfers ?? null),
     },
     configBytes: Number(row.config_bytes),
     missingRecordIds: missing(records, zoneRecords),

@@ -4,10 +4,9 @@
 // secondary are refused; dig checks the TSIG of every message of a signed AXFR, and dnssec-verify the zone it got.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createSocket } from 'node:dgram';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -19,22 +18,10 @@ import { ZoneBuilder } from '../zone/builder.js';
 import { ZoneTable } from '../zone/table.js';
 import { makeDnssec, trustAnchor } from '../dnssec/testing.js';
 import { Notifier } from './notify.js';
+import { freeUdpPort, need, startNsd } from './testing.js';
 
 const run = promisify(execFile);
 const OPTS = { edgeIpv4: ['203.0.113.1'], edgeIpv6: ['2001:db8::1'] };
-
-function need(name: string): void {
-  if (spawnSync('sh', ['-c', `command -v ${name}`]).status !== 0)
-    throw new Error(`${name} is not installed: apt-get install nsd bind9-dnsutils bind9-utils`);
-}
-
-async function freeUdpPort(): Promise<number> {
-  const s = createSocket('udp4');
-  await new Promise<void>((r) => s.bind(0, '127.0.0.1', r));
-  const port = s.address().port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 async function out(file: string, args: string[]): Promise<string> {
   try {
@@ -57,7 +44,7 @@ async function until(what: string, get: () => Promise<string>, expect: RegExp): 
 }
 
 test('NSD as a secondary: signed AXFR with TSIG, NOTIFY on change, refusals', async (t) => {
-  for (const tool of ['nsd', 'dig', 'delv', 'dnssec-verify']) need(tool);
+  need('nsd', 'dig', 'delv', 'dnssec-verify');
   const dir = mkdtempSync(join(tmpdir(), 'xfr-nsd-'));
   const secret = randomBytes(32);
   const nsdPort = await freeUdpPort();
@@ -78,14 +65,10 @@ test('NSD as a secondary: signed AXFR with TSIG, NOTIFY on change, refusals', as
     counters: createCounters(),
   });
   const notifier = new Notifier();
-  let nsd: ChildProcess | undefined;
+  let stopNsd = async () => {};
   t.after(async () => {
     notifier.close();
-    if (nsd && nsd.exitCode === null) {
-      const exited = new Promise((r) => nsd!.once('exit', r));
-      nsd.kill('SIGTERM');
-      await exited;
-    }
+    await stopNsd();
     await server.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -129,46 +112,19 @@ test('NSD as a secondary: signed AXFR with TSIG, NOTIFY on change, refusals', as
   });
 
   await t.test('NSD transfers the zone, serves it signed, and follows a change after NOTIFY', async () => {
-    writeFileSync(
-      join(dir, 'nsd.conf'),
-      `server:
-  ip-address: 127.0.0.1@${nsdPort}
-  do-ip6: no
-  username: ""
-  chroot: ""
-  zonesdir: "${dir}"
-  pidfile: "${dir}/nsd.pid"
-  zonelistfile: "${dir}/zone.list"
-  xfrdfile: "${dir}/xfrd.state"
-  xfrdir: "${dir}"
-  database: ""
-  logfile: "${dir}/nsd.log"
-  server-count: 1
-  verbosity: 2
-remote-control:
-  control-enable: no
-key:
-  name: "xfr-key"
-  algorithm: hmac-sha256
-  secret: "${secret.toString('base64')}"
-zone:
-  name: "example.org"
-  zonefile: "example.org.zone"
-  request-xfr: 127.0.0.1@${server.port} xfr-key
-  allow-notify: 127.0.0.1 xfr-key
-`,
-    );
-    nsd = spawn('nsd', ['-d', '-c', join(dir, 'nsd.conf')], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let nsdOut = '';
-    nsd.stdout!.on('data', (d) => (nsdOut += d));
-    nsd.stderr!.on('data', (d) => (nsdOut += d));
+    const nsd = await startNsd({
+      dir,
+      port: nsdPort,
+      zone: 'example.org',
+      primaryPort: server.port,
+      key: { name: 'xfr-key', secret },
+    });
+    stopNsd = nsd.stop;
     await until(
       'NSD serves www',
       () => dig(nsdPort, 'www.example.org', 'A'),
       /www\.example\.org\.\s+300\s+IN\s+A\s+192\.0\.2\.10/,
-    ).catch((err) =>
-      assert.fail(`${(err as Error).message}\nnsd: ${nsdOut}\n${readFileSync(join(dir, 'nsd.log'), 'utf8')}`),
-    );
+    ).catch((err) => assert.fail(`${(err as Error).message}\nnsd: ${nsd.log()}`));
     writeFileSync(join(dir, 'anchor'), trustAnchor('example.org', dnssec.keys[0]));
     const delv = (name: string, type: string) =>
       out('delv', ['@127.0.0.1', '-p', String(nsdPort), '-a', join(dir, 'anchor'), '+root=example.org', name, type]);

@@ -3,7 +3,7 @@
 // them for nodes (cert-seal.ts) when a snapshot carries them: opened here, sealed again under the node token.
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { ensureNodeToken, ensureSecret } from '@platform/shared/node-token';
-import { sealCertificateKey, sealDnssecKey, type Certificate } from '@platform/shared/config';
+import { sealCertificateKey, sealDnssecKey, sealTsigSecret, type Certificate } from '@platform/shared/config';
 
 export const CERTIFICATE_KEY_FILE = 'certificate-key';
 const PREFIX = 'v1:';
@@ -34,6 +34,8 @@ export interface KeyVault {
   ): Certificate;
   /** A DNSSEC private key (PKCS#8 DER) sealed under the node token for the DNS nodes (shared config/dnssec.ts). */
   sealForNodes(domain: string, publicKey: Uint8Array, der: Uint8Array): Uint8Array;
+  /** A TSIG secret sealed under the node token for the DNS nodes. */
+  sealTsigForNodes(domain: string, keyName: string, secret: Uint8Array): Uint8Array;
 }
 
 /** A vault over the configured secrets; they are read (or generated) on first use, not at construction. */
@@ -76,6 +78,7 @@ export function keyVault(config: KeyVaultConfig): KeyVault {
       );
     },
     sealForNodes: (domain, publicKey, der) => sealDnssecKey(token(), domain, publicKey, der),
+    sealTsigForNodes: (domain, keyName, secret) => sealTsigSecret(token(), domain, keyName, secret),
     forNodes(domain, cert) {
       const plain = vault.open(cert.sealedKey, cert.fingerprint);
       return {

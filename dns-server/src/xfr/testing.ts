@@ -1,0 +1,89 @@
+// Test helper: Debian's NSD as a real secondary, started on 127.0.0.1 with its own configuration in a directory of
+// the test's, transferring one zone from a primary on 127.0.0.1 with a TSIG key.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export function need(...tools: string[]): void {
+  for (const name of tools)
+    if (spawnSync('sh', ['-c', `command -v ${name}`]).status !== 0)
+      throw new Error(`${name} is not installed: apt-get install nsd bind9-dnsutils bind9-utils`);
+}
+
+export async function freeUdpPort(): Promise<number> {
+  const s = createSocket('udp4');
+  await new Promise<void>((r) => s.bind(0, '127.0.0.1', r));
+  const port = s.address().port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+export interface Nsd {
+  port: number;
+  /** NSD's log file and its output. */
+  log(): string;
+  stop(): Promise<void>;
+}
+
+export async function startNsd(o: {
+  dir: string;
+  /** Default: a free one. */
+  port?: number;
+  zone: string;
+  primaryPort: number;
+  key: { name: string; secret: Buffer };
+}): Promise<Nsd> {
+  need('nsd');
+  const port = o.port ?? (await freeUdpPort());
+  const { dir } = o;
+  writeFileSync(
+    join(dir, 'nsd.conf'),
+    `server:
+  ip-address: 127.0.0.1@${port}
+  do-ip6: no
+  username: ""
+  chroot: ""
+  zonesdir: "${dir}"
+  pidfile: "${dir}/nsd.pid"
+  zonelistfile: "${dir}/zone.list"
+  xfrdfile: "${dir}/xfrd.state"
+  xfrdir: "${dir}"
+  database: ""
+  logfile: "${dir}/nsd.log"
+  server-count: 1
+  verbosity: 2
+remote-control:
+  control-enable: no
+key:
+  name: "${o.key.name}"
+  algorithm: hmac-sha256
+  secret: "${o.key.secret.toString('base64')}"
+zone:
+  name: "${o.zone}"
+  zonefile: "${o.zone}.zone"
+  request-xfr: 127.0.0.1@${o.primaryPort} ${o.key.name}
+  allow-notify: 127.0.0.1 ${o.key.name}
+`,
+  );
+  const proc: ChildProcess = spawn('nsd', ['-d', '-c', join(dir, 'nsd.conf')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout!.on('data', (d) => (out += d));
+  proc.stderr!.on('data', (d) => (out += d));
+  return {
+    port,
+    log: () => {
+      try {
+        return `${out}${readFileSync(join(dir, 'nsd.log'), 'utf8')}`;
+      } catch {
+        return out;
+      }
+    },
+    stop: async () => {
+      if (proc.exitCode !== null) return;
+      const exited = new Promise((r) => proc.once('exit', r));
+      proc.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
