@@ -43,7 +43,8 @@ function resource(name: string, type: TypeName, value: string, ttl: number): Rec
     case 'NS':
       return { ...base, ns: value };
     case 'TXT':
-      return { ...base, data: value };
+      // A character-string holds 255 bytes at most: a longer value (a DKIM key) goes as several, as zone files write it.
+      return { ...base, data: value.length > 255 ? value.match(/[^]{1,255}/g) : value };
     case 'MX': {
       const [p, ex] = value.split(/\s+/);
       return { ...base, priority: Number(p), exchange: ex };
