@@ -178,6 +178,13 @@ async function main(): Promise<void> {
     { variable: 'DNS_PORT', label: 'DNS node', host: dnsHost, port: portFromEnv(env, 'DNS_PORT', 5353), udp: true },
     { variable: 'EDGE_HTTP_PORT', label: 'edge HTTP', host: edgeHost, port: portFromEnv(env, 'EDGE_HTTP_PORT', 8081) },
   ];
+  const mailHost = env.MAIL_HOST ?? '127.0.0.1';
+  specs.push({
+    variable: 'MAIL_PORT',
+    label: 'mail node (SMTP)',
+    host: mailHost,
+    port: portFromEnv(env, 'MAIL_PORT', 2525),
+  });
   if (env.EDGE_HTTPS_PORT !== '-1')
     specs.push({ variable: 'EDGE_HTTPS_PORT', label: 'edge HTTPS', host: edgeHost, port: httpsPort });
   // Metrics listeners are on under npm start (0 turns one off, as for the process run alone).
@@ -235,9 +242,11 @@ async function main(): Promise<void> {
   const worker = run('workflows', 'workflows/src/main.ts', 'worker polling');
   run('dns-server', 'dns-server/src/main.ts');
   run('edge-node', 'edge-node/src/main.ts');
+  run('mail-node', 'mail-node/src/main.ts');
   await Promise.all([
     waitForPort(dnsHost, port('DNS_PORT'), 'DNS node', waitMs),
     waitForPort(edgeHost, port('EDGE_HTTP_PORT'), 'edge node', waitMs),
+    waitForPort(mailHost, port('MAIL_PORT'), 'mail node', waitMs),
     Promise.race([
       worker.ready,
       new Promise((_, reject) =>
@@ -263,6 +272,10 @@ async function main(): Promise<void> {
     [
       'edge',
       `http://${edgeHost}:${port('EDGE_HTTP_PORT')}${ports.has('EDGE_HTTPS_PORT') ? `  https://${edgeHost}:${port('EDGE_HTTPS_PORT')}` : ''}`,
+    ],
+    [
+      'mail (SMTP)',
+      `${mailHost}:${port('MAIL_PORT')}  (email routing's MX: swaks --server ${mailHost}:${port('MAIL_PORT')} --to you@example.org)`,
     ],
   ];
   for (const { variable, label, host } of metricsListeners)

@@ -121,6 +121,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(dnssecRoutes);
   await app.register(loginRoutes);
   await app.register(zoneTransferRoutes);
+  await app.register((await import('./areas/email/routes.js')).default);
 
   return app;
 }

@@ -8,6 +8,7 @@ import { loadAcmeConfig, type AcmeConfig } from './internal/acme-config.js';
 import { loadAnalyticsConfig, type AnalyticsConfig } from './areas/analytics/config.js';
 import { loadBillingConfig, type BillingConfig } from './areas/billing/config.js';
 import { loadSsoConfig, type SsoConfig } from './areas/sso/config.js';
+import { loadEmailConfig, type EmailConfig } from './areas/email/config.js';
 
 export interface ControlPlaneConfig {
   /** Directory for PGlite data, the node token and other local state. */
@@ -51,6 +52,7 @@ export interface ControlPlaneConfig {
   billing: BillingConfig;
   /** SSO: token lifetimes, signing-key checks (SSO_*; see areas/sso/config.ts). */
   sso: SsoConfig;
+  email: EmailConfig;
   /** Sync hub address (nodes connect to ws://syncHost:syncPort/sync); port 0 picks a free port. */
   syncHost: string;
   syncPort: number;
@@ -154,5 +156,6 @@ export function loadConfig(env: EnvSource = process.env): Readonly<ControlPlaneC
     analytics: loadAnalyticsConfig(r),
     billing: loadBillingConfig(r),
     sso: loadSsoConfig(r),
+    email: loadEmailConfig(r),
   });
 }

@@ -42,6 +42,7 @@ export async function launcherPorts(): Promise<Record<string, number>> {
     'WORKER_METRICS_PORT',
     'TEMPORAL_PORT',
     'TEMPORAL_UI_PORT',
+    'MAIL_PORT',
   ];
   const ports: Record<string, number> = {};
   for (const n of names) ports[n] = await freePort();

@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Tx } from '../../db/index.js';
 import type { domains } from '../../db/schema.js';
+import { assertRecordsUnlocked, lockedEmailRecords, lockedRecordError } from '../email/service.js';
 import { ApiError, isApiError } from '../../errors.js';
 import { effectiveFeatures, featuresOf, requireFeature, type EffectiveFeatures } from '../../plans/entitlements.js';
 import { buildZone } from '../../config-log/snapshot.js';
@@ -185,6 +186,8 @@ export async function updateRecord(
   return write(app, domain, async (tx, domain) => {
     const row = await getRecord(tx, domain.id, id);
     if (!row) throw new ApiError('CP_ERR_NOT_FOUND', 'record not found');
+    // Email routing manages MX and TXT records only: other types skip the lookup.
+    if (row.type === 'MX' || row.type === 'TXT') await assertRecordsUnlocked(tx, domain.id, [id]);
     const current = toStored(row);
     const next = applyPatch(domain.name, current, patch);
     if (sameFields(next, current)) return { value: row };
@@ -201,6 +204,7 @@ export async function updateRecord(
 /** `domain`: the caller's lock (writeAs), as for createRecord. */
 export async function deleteRecord(app: FastifyInstance, domain: DomainLock, id: number): Promise<void> {
   await write(app, domain, async (tx, domain) => {
+    await assertRecordsUnlocked(tx, domain.id, [id]);
     const deleted = await deleteRecords(tx, domain.id, [id]);
     if (deleted.length === 0) throw new ApiError('CP_ERR_NOT_FOUND', 'record not found');
     return { value: undefined, change: { removedRecords: deleted } };
@@ -228,12 +232,14 @@ export async function batchUpdate(
     );
     let features: EffectiveFeatures | null = null;
     const hosts = new HostHeaderOwnership(tx, domain);
+    const locked = await lockedEmailRecords(tx, domain.id);
     const changed = new Map<number, StoredRecord>();
     const results: BulkResult['results'] = [];
     for (const { id, ...patch } of updates) {
       try {
         const current = index.get(id);
         if (!current) throw new ApiError('CP_ERR_NOT_FOUND', 'record not found');
+        if (locked.has(id)) throw lockedRecordError(id);
         const next = applyPatch(domain.name, current, patch);
         checkOrigin(policy, next, current);
         if (next.hostHeader !== null && next.hostHeader !== current.hostHeader) {
@@ -265,10 +271,17 @@ export async function batchUpdate(
 export async function deleteMany(app: FastifyInstance, domain: DomainRow, ids: number[]): Promise<BulkResult> {
   const unique = [...new Set(ids)];
   return write(app, domain, async (tx) => {
-    const removed = await deleteRecords(tx, domain.id, unique);
+    const locked = await lockedEmailRecords(tx, domain.id);
+    const removed = await deleteRecords(
+      tx,
+      domain.id,
+      unique.filter((id) => !locked.has(id)),
+    );
     const deleted = new Set(removed);
     const results = unique.map((id) =>
-      deleted.has(id) ? { id, ok: true } : { id, ok: false, error: 'record not found' },
+      deleted.has(id)
+        ? { id, ok: true }
+        : { id, ok: false, error: locked.has(id) ? lockedRecordError(id).message : 'record not found' },
     );
     return {
       value: { succeeded: deleted.size, failed: unique.length - deleted.size, results },
