@@ -86,7 +86,11 @@ function configuration(opts: SsoOptions, keys: SigningKey[], cookieKeys: string[
     },
     features: {
       devInteractions: { enabled: false },
-      revocation: { enabled: true },
+      // A client revokes only its own tokens (a public client's attempt at another's is silently ignored).
+      revocation: {
+        enabled: true,
+        allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId,
+      },
       userinfo: { enabled: true },
       introspection: { enabled: false },
       rpInitiatedLogout: { enabled: false },

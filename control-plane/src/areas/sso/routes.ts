@@ -7,6 +7,8 @@ import { ApiError } from '../../errors.js';
 import { KEY_PREFIX } from '../../auth/api-keys.js';
 import { presentedKey } from '../../auth/authenticate.js';
 import { createSso, SSO_PREFIX, type Sso } from './provider.js';
+import { interactionRoutes } from './interaction.js';
+import { appsRoutes } from './apps-routes.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -140,6 +142,9 @@ async function ssoRoutes(app: FastifyInstance) {
       });
     }
   });
+  // Sign-in and consent of the signed-in browser, then its connected apps (JSON bodies, parsed as everywhere).
+  await app.register(async (scope) => interactionRoutes(scope, sso));
+  await app.register(appsRoutes);
 }
 
 // Not encapsulated: `app.sso` is the admin command line's too; the provider's routes keep their own scope.
