@@ -11,7 +11,7 @@
 // Our server's store is written directly through the node store API (openNodeStore(DATA_DIR/dns-node).apply),
 // the same path the sync client uses; NSD reads the equivalent BIND zone file.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -63,6 +63,43 @@ interface Result {
   avgLatencyMs: number;
   stddevMs: number;
   lostPct: number;
+  completed: number;
+  /** CPU time the server (its process and their children) used per answered query, in microseconds. */
+  cpuUsPerQuery: number;
+}
+
+/**
+ * CPU time (ms, user + system) used so far by `pid` and every process below it, from /proc (Linux; children already
+ * reaped count through cutime/cstime). Whatever the machine's load, this is what the server spent.
+ */
+function cpuMs(pid: number): number {
+  const stats = new Map<number, { ppid: number; ticks: number }>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const st = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' '); // f[0] is field 3 (state)
+      stats.set(Number(d), {
+        ppid: Number(f[1]),
+        ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]),
+      });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  let ticks = 0;
+  const todo = [pid];
+  while (todo.length > 0) {
+    const p = todo.pop()!;
+    ticks += stats.get(p)?.ticks ?? 0;
+    for (const [child, v] of stats) if (v.ppid === p) todo.push(child);
+  }
+  return ticks * 10; // USER_HZ = 100
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 }
 
 function dnsperfCommand(port: number, queryFile: string, pin: boolean): string[] {
@@ -87,9 +124,10 @@ function dnsperfCommand(port: number, queryFile: string, pin: boolean): string[]
   return pin ? ['taskset', '-c', '1', 'dnsperf', ...args] : ['dnsperf', ...args];
 }
 
-function dnsperfResult(out: string): Omit<Result, 'subject' | 'cores'> {
+function dnsperfResult(out: string): Omit<Result, 'subject' | 'cores' | 'cpuUsPerQuery'> {
   const num = (re: RegExp) => Number(re.exec(out)?.[1] ?? NaN);
   return {
+    completed: num(/Queries completed:\s+(\d+)/),
     qps: num(/Queries per second:\s+([\d.]+)/),
     avgLatencyMs: num(/Average Latency \(s\):\s+([\d.]+)/) * 1000,
     stddevMs: num(/Latency StdDev \(s\):\s+([\d.]+)/) * 1000,
@@ -97,18 +135,26 @@ function dnsperfResult(out: string): Omit<Result, 'subject' | 'cores'> {
   };
 }
 
-function dnsperf(port: number, queryFile: string, pin: boolean): Omit<Result, 'subject' | 'cores'> {
+function dnsperf(port: number, queryFile: string, pin: boolean, server: number): Omit<Result, 'subject' | 'cores'> {
   const cmd = dnsperfCommand(port, queryFile, pin);
-  return dnsperfResult(spawnSync(cmd[0], cmd.slice(1), { encoding: 'utf8' }).stdout);
+  const cpu0 = cpuMs(server);
+  const r = dnsperfResult(spawnSync(cmd[0], cmd.slice(1), { encoding: 'utf8' }).stdout);
+  return { ...r, cpuUsPerQuery: ((cpuMs(server) - cpu0) * 1000) / r.completed };
 }
 
 /** dnsperf in the background, for two servers loaded at the same time. */
-function dnsperfAsync(port: number, queryFile: string): Promise<Omit<Result, 'subject' | 'cores'>> {
+function dnsperfAsync(port: number, queryFile: string, server: number): Promise<Omit<Result, 'subject' | 'cores'>> {
   const cmd = dnsperfCommand(port, queryFile, true);
+  const cpu0 = cpuMs(server);
   const p = spawn(cmd[0], cmd.slice(1), { stdio: ['ignore', 'pipe', 'ignore'] });
   let out = '';
   p.stdout.on('data', (d) => (out += d));
-  return new Promise((resolve) => p.once('close', () => resolve(dnsperfResult(out))));
+  return new Promise((resolve) =>
+    p.once('close', () => {
+      const r = dnsperfResult(out);
+      resolve({ ...r, cpuUsPerQuery: ((cpuMs(server) - cpu0) * 1000) / r.completed });
+    }),
+  );
 }
 
 runBench('dnsperf-bench-', async (dir, procs) => {
@@ -249,8 +295,10 @@ runBench('dnsperf-bench-', async (dir, procs) => {
         procs.push(proc);
         await waitReady(port, proc, s.subject);
         await new Promise((r) => setTimeout(r, 500));
-        const r = { subject: s.subject, cores: s.cores, ...dnsperf(port, queryFile, s.pin) };
-        console.log(`round ${round + 1}: ${r.subject}, ${s.group}: ${Math.round(r.qps)} qps`);
+        const r = { subject: s.subject, cores: s.cores, ...dnsperf(port, queryFile, s.pin, proc.pid!) };
+        console.log(
+          `round ${round + 1}: ${r.subject}, ${s.group}: ${Math.round(r.qps)} qps, ${r.cpuUsPerQuery.toFixed(2)} µs CPU/query`,
+        );
         runs.set(s.id, [...(runs.get(s.id) ?? []), r]);
         await stop(proc);
       }
@@ -262,24 +310,34 @@ runBench('dnsperf-bench-', async (dir, procs) => {
     }));
     const nsdQps = (cores: string, group: string) =>
       results.find((r) => r.cores === cores && r.group === group && r.subject.startsWith('NSD'))?.qps ?? NaN;
+    /** Median over the rounds of the server's CPU per answered query (the rounds differ less in it than in QPS). */
+    const cpuOf = (id: string) => median(runs.get(id)!.map((x) => x.cpuUsPerQuery));
+    const nsdCpu = (cores: string, group: string) => {
+      const n = results.find((r) => r.cores === cores && r.group === group && r.subject.startsWith('NSD'));
+      return n ? cpuOf(n.id) : NaN;
+    };
     console.log(
       `\nmachine: ${cpus().length}× ${cpus()[0]?.model}, Node ${process.version}; dnsperf -l ${SECONDS} -c ${CLIENTS} -T 1 -q 1000 -t 1, ${zone.queries.length} queries (10% NXDOMAIN), ${RECORDS} records`,
     );
     console.log(
       '1-core runs: server pinned to CPU 0 and dnsperf to CPU 1 (taskset); 2-core runs: unpinned, sharing both cores with dnsperf\n',
     );
-    console.log(`best of ${ROUNDS} interleaved rounds per subject (all rounds' QPS in the last column)\n`);
     console.log(
-      '| subject | cores | rate limiting | QPS | vs NSD (same RRL) | avg latency ms | stddev ms | lost % | QPS per round |',
+      `best of ${ROUNDS} interleaved rounds per subject (all rounds' QPS in the last column); server CPU per answered ` +
+        'query: median of the rounds, user + system, the server process and its children (/proc); "NSD CPU / ours" ' +
+        'above 1 means fewer CPU microseconds per query than NSD\n',
     );
-    console.log('|---|---|---|---|---|---|---|---|---|');
+    console.log(
+      '| subject | cores | rate limiting | QPS | vs NSD (same RRL) | server CPU µs/query | NSD CPU / ours | avg latency ms | stddev ms | lost % | QPS per round |',
+    );
+    console.log('|---|---|---|---|---|---|---|---|---|---|---|');
     for (const r of results) {
       const rounds = runs
         .get(r.id)!
         .map((x) => Math.round(x.qps))
         .join(', ');
       console.log(
-        `| ${r.subject} | ${r.cores} | ${r.group} | ${Math.round(r.qps)} | ${(r.qps / nsdQps(r.cores, r.group)).toFixed(2)}× | ${r.avgLatencyMs.toFixed(3)} | ${r.stddevMs.toFixed(3)} | ${r.lostPct} | ${rounds} |`,
+        `| ${r.subject} | ${r.cores} | ${r.group} | ${Math.round(r.qps)} | ${(r.qps / nsdQps(r.cores, r.group)).toFixed(2)}× | ${cpuOf(r.id).toFixed(2)} | ${(nsdCpu(r.cores, r.group) / cpuOf(r.id)).toFixed(2)}× | ${r.avgLatencyMs.toFixed(3)} | ${r.stddevMs.toFixed(3)} | ${r.lostPct} | ${rounds} |`,
       );
     }
 
@@ -289,13 +347,16 @@ runBench('dnsperf-bench-', async (dir, procs) => {
     const paired = Number(process.env.PAIRED ?? 0);
     if (paired > 0) {
       console.log(`\npaired (both servers on CPU 0 at once, a dnsperf each on CPU 1), ${paired} rounds:\n`);
-      console.log('| subject | NSD QPS | dns-server QPS | dns-server / NSD per round | median |');
-      console.log('|---|---|---|---|---|');
+      console.log(
+        '| subject | NSD QPS | dns-server QPS | dns-server / NSD per round | median | CPU µs/query NSD, ours (medians) | NSD CPU / ours |',
+      );
+      console.log('|---|---|---|---|---|---|---|');
       for (const [label, io] of [
         ['dns-server (1 worker)', 'batch'],
         ['dns-server (1 worker, DNS_UDP_IO=dgram)', 'dgram'],
       ] as const) {
         const rows: Array<[number, number]> = [];
+        const cpu: Array<[number, number]> = [];
         for (let round = 0; round < paired; round++) {
           const [pn, po] = [await freePort(), await freePort()];
           const n = await nsd(1, pn, true);
@@ -304,14 +365,15 @@ runBench('dnsperf-bench-', async (dir, procs) => {
           await waitReady(pn, n, 'nsd');
           await waitReady(po, o, label);
           await new Promise((r) => setTimeout(r, 500));
-          const [a, b] = await Promise.all([dnsperfAsync(pn, queryFile), dnsperfAsync(po, queryFile)]);
+          const [a, b] = await Promise.all([dnsperfAsync(pn, queryFile, n.pid!), dnsperfAsync(po, queryFile, o.pid!)]);
           rows.push([a.qps, b.qps]);
+          cpu.push([a.cpuUsPerQuery, b.cpuUsPerQuery]);
           await stop(n);
           await stop(o);
         }
-        const ratios = rows.map(([a, b]) => b / a).sort((x, y) => x - y);
+        const [cn, co] = [median(cpu.map(([x]) => x)), median(cpu.map(([, y]) => y))];
         console.log(
-          `| ${label} | ${rows.map(([a]) => Math.round(a)).join(', ')} | ${rows.map(([, b]) => Math.round(b)).join(', ')} | ${rows.map(([a, b]) => (b / a).toFixed(2)).join(', ')} | ${ratios[Math.floor(ratios.length / 2)]!.toFixed(2)}× |`,
+          `| ${label} | ${rows.map(([a]) => Math.round(a)).join(', ')} | ${rows.map(([, b]) => Math.round(b)).join(', ')} | ${rows.map(([a, b]) => (b / a).toFixed(2)).join(', ')} | ${median(rows.map(([a, b]) => b / a)).toFixed(2)}× | ${cn.toFixed(2)}, ${co.toFixed(2)} | ${(cn / co).toFixed(2)}× |`,
         );
       }
     }
