@@ -528,3 +528,63 @@ test('SSO: a public client with PKCE signs in through openid-client; without PKC
   const html = await page.text();
   assert.ok(html.includes('Desktop &lt;app&gt;') && !html.includes('<app>'), html);
 });
+
+test('SSO: two control-plane processes on one database agree on codes, tokens, grants and keys', async (t) => {
+  const { cp, base, admin } = await setup(t);
+  const other = await cp.withEnv({ SSO_KEY_CHECK_MS: '0' });
+  const otherPort = await freePort();
+  await other.listen({ port: otherPort, host: '127.0.0.1' });
+  const otherBase = `http://127.0.0.1:${otherPort}`;
+  const created = await admin('sso', 'client', 'create', 'Shared', '--redirect-uri', REDIRECT);
+  const clientId = /^client_id (\S+)$/.exec(created[0])![1];
+  const secret = /^client_secret (\S+)$/.exec(created[1])![1];
+  const basic = `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`;
+  const config = await client.discovery(new URL(`${base}/sso`), clientId, secret, client.ClientSecretBasic(secret), {
+    execute: [client.allowInsecureRequests],
+  });
+  const { user, browser, csrf } = await signedIn(cp, base);
+  const verifier = client.randomPKCECodeVerifier();
+  const url = client.buildAuthorizationUrl(config, {
+    redirect_uri: REDIRECT,
+    scope: 'openid offline_access',
+    prompt: 'consent',
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+  });
+  // The authorization starts at the first process; the code is exchanged at the second.
+  const callback = await authorize(browser, url, csrf);
+  const token = (body: Record<string, string>, at: string) =>
+    fetch(`${at}/sso/token`, {
+      method: 'POST',
+      headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(body),
+    });
+  const exchanged = await token(
+    {
+      grant_type: 'authorization_code',
+      code: callback.searchParams.get('code')!,
+      redirect_uri: REDIRECT,
+      code_verifier: verifier,
+    },
+    otherBase,
+  );
+  assert.equal(exchanged.status, 200, await exchanged.clone().text());
+  const tokens = (await exchanged.json()) as { access_token: string; refresh_token: string; id_token: string };
+  const me = await fetch(`${base}/sso/me`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+  assert.equal(
+    ((await me.json()) as { sub: string }).sub,
+    String(user.id),
+    'a token of one process works at the other',
+  );
+  const refreshed = await token({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token }, base);
+  assert.equal(refreshed.status, 200);
+  const reuse = await token({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token }, otherBase);
+  assert.equal(reuse.status, 400, 'the rotation done by one process is seen by the other');
+  // A key rotated through one process is published by the other at once (SSO_KEY_CHECK_MS=0).
+  const before = (await (await fetch(`${otherBase}/sso/jwks`)).json()) as { keys: { kid: string }[] };
+  await admin('sso', 'key', 'rotate');
+  const after = (await (await fetch(`${otherBase}/sso/jwks`)).json()) as { keys: { kid: string }[] };
+  assert.equal(after.keys.length, before.keys.length + 1);
+  assert.equal(after.keys[1].kid, before.keys[0].kid);
+  assert.ok(await verifiesWithPublishedKeys(otherBase, tokens.id_token));
+});
