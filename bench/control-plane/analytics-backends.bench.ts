@@ -157,7 +157,7 @@ const server = useCh ? await startClickHouse({ memoryMb: 4096 }) : null;
 try {
   const duck = useDuck ? openDuckDbStore({ dir, memoryLimitMb: 1024, threads: 2 }) : null;
   const ch = server ? openClickHouseStore({ url: server.url, database: 'bench' }) : null;
-  const raw = server ? createClient({ url: server.url }) : null;
+  const raw = server ? createClient({ url: server.url, request_timeout: 3_600_000 }) : null;
   const adhocClickHouse = `SELECT path, count() AS n, uniqExact(client_ip) AS clients, avg(duration_ms) AS ms
     FROM bench.logs WHERE domain_id = 1 AND status >= 400 GROUP BY path ORDER BY n DESC LIMIT 20`;
 
