@@ -10,7 +10,7 @@ import { join } from 'node:path';
 export function ensureTools(tools = ['nsd', 'dnsperf', 'taskset']): void {
   const missing = tools.filter((t) => spawnSync('sh', ['-c', `command -v ${t}`]).status !== 0);
   if (missing.length === 0) return;
-  const pkgs = missing.map((t) => (t === 'taskset' ? 'util-linux' : t));
+  const pkgs = missing.map((t) => (t === 'taskset' ? 'util-linux' : t === 'knotd' ? 'knot' : t));
   console.log(`installing ${pkgs.join(' ')} with apt-get`);
   const sudo = process.getuid?.() === 0 ? [] : ['sudo'];
   spawnSync([...sudo, 'apt-get', 'update'].join(' '), { shell: true, stdio: 'inherit' });

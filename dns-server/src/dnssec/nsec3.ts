@@ -109,8 +109,9 @@ export class Nsec3Chain {
     this.membershipChanged = true;
   }
 
-  /** Re-links and re-signs what the changes since the last link() touched. */
-  link(): void {
+  /** Re-links and re-signs what the changes since the last link() touched; true when anything changed. */
+  link(): boolean {
+    const changed = this.membershipChanged || this.dirty.size > 0;
     if (this.membershipChanged) {
       this.sorted = [...this.byLabel.keys()].sort();
       // The entry before each added or removed hash points at a new next hash.
@@ -134,6 +135,7 @@ export class Nsec3Chain {
       e.sig = this.sign(owner, TYPE.NSEC3, this.ttl, e.rrset.rdatas);
     }
     this.dirty = new Set();
+    return changed;
   }
 
   private indexOf(label: string): number {

@@ -231,7 +231,7 @@ export class ZoneBuilder {
         if (node) signer.signNode(node);
         signer.chainNode(name, node);
       }
-      signer.chain.link();
+      if (signer.chain.link()) signer.forgetNegatives();
     }
     // 5. Install: plain Map writes, nothing here throws.
     for (const [name, node] of staged) {
@@ -331,6 +331,7 @@ export class ZoneBuilder {
       signer.signSet(this.apex, soa);
       delete (zone.negativeSoa as SignedRRset).sig;
       signer.signSet(this.apex, zone.negativeSoa);
+      signer.forgetNegatives();
       for (const name of [this.apex, ...this.soaUsers]) {
         const node = zone.nodes.get(name);
         if (node) node.signed = undefined;
