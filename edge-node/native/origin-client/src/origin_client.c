@@ -412,11 +412,13 @@ static void conn_fail(conn_t *c, const char *code, const char *msg) {
   req_error(r, code, msg);
 }
 
-static void conn_fail_uv(conn_t *c, int err) {
-  char msg[128];
-  /* As Node words a socket's errors ("connect ECONNREFUSED …", "read ECONNRESET"): upstream.ts reads the word. */
-  snprintf(msg, sizeof msg, "%s %s (%s)", c->state == C_CONNECTING ? "connect" : "socket", uv_err_name(err),
-           uv_strerror(err));
+/**
+ * Fails with a libuv error worded as Node words a socket's ("connect ECONNREFUSED", "read ECONNRESET", "write
+ * ENOBUFS"): upstream.ts isConnectFailure reads the first word, so only a failure while connecting says "connect".
+ */
+static void conn_fail_uv(conn_t *c, int err, const char *op) {
+  char msg[64];
+  snprintf(msg, sizeof msg, "%s %s", c->state == C_CONNECTING ? "connect" : op, uv_err_name(err));
   conn_fail(c, uv_err_name(err), msg);
 }
 
@@ -472,7 +474,7 @@ static void on_write(uv_write_t *w, int status) {
   free(wr);
   if (status < 0 && status != UV_ECANCELED && c->state != C_CLOSED && c->req) {
     if (!peer_gone(status)) {
-      conn_fail_uv(c, status);
+      conn_fail_uv(c, status, "write");
       return;
     }
     write_failed(c);
@@ -587,7 +589,7 @@ static void on_connect(uv_connect_t *cr, int status) {
   if (c->state == C_CLOSED) return;
   if (status < 0) {
     if (status == UV_ECANCELED) return;
-    conn_fail_uv(c, status);
+    conn_fail_uv(c, status, "connect");
     return;
   }
   uv_tcp_nodelay(&c->tcp, 1);
@@ -655,7 +657,7 @@ static void on_timer(uv_timer_t *t) {
   if (c->pending_err) {
     int e = c->pending_err;
     c->pending_err = 0;
-    conn_fail_uv(c, e);
+    conn_fail_uv(c, e, "write");
     return;
   }
   oreq_t *r = c->req;
@@ -1230,7 +1232,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     else conn_destroy(c);
     return;
   }
-  if (c->req) conn_fail_uv(c, (int)nread);
+  if (c->req) conn_fail_uv(c, (int)nread, "read");
   else conn_destroy(c);
 }
 

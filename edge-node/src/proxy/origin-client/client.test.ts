@@ -4,8 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
+import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
 import { AddressPolicy, parseNetworks } from '@platform/shared/address-policy';
 import { encodeLines, encodeProxied, encodeRequest } from './request.js';
+import { isConnectFailure } from '../upstream.js';
 import { CLIENTS, rawOrigin, Recorder, type AnyOriginClient, type Recorded } from './testing.js';
 
 const loopback = new AddressPolicy(parseNetworks('127.0.0.0/8').ranges);
@@ -234,6 +237,33 @@ for (const [kind, make] of CLIENTS)
       // Kept alive. The native client sends a name's first request through the TypeScript client while it looks the
       // name up, then uses its own connection.
       assert.equal(origin.connections, kind === 'native' ? 2 : 1);
+    });
+
+    await t.test('a reset mid-answer is no connection failure; a refused connection is', async (st) => {
+      // upstream.ts isConnectFailure decides failover and the Auto scheme's fallback from the error's code and words.
+      class Keeps extends Recorder {
+        err: Error | undefined;
+        override onError(err: Error): void {
+          this.err = err;
+          super.onError(err);
+        }
+      }
+      const origin = await rawOrigin(st, () => ({
+        bytes: `HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npart`,
+        reset: true,
+      }));
+      const mid = new Keeps();
+      await send(oc, origin.port, 'GET', undefined, mid);
+      assert.ok(mid.err);
+      assert.equal(isConnectFailure(mid.err), false, `${(mid.err as { code?: string }).code} ${mid.err.message}`);
+      const server = createServer().listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      const port = (server.address() as AddressInfo).port;
+      await new Promise((r) => server.close(r)); // nothing listens there now
+      const refused = new Keeps();
+      await send(oc, port, 'GET', undefined, refused);
+      assert.equal((refused.err as { code?: string }).code, 'ECONNREFUSED');
+      assert.equal(isConnectFailure(refused.err!), true);
     });
 
     await t.test('an abort from the handler fails the request once and closes its connection', async (st) => {
