@@ -12,6 +12,7 @@ import * as client from 'openid-client';
 import { startTestControlPlane, type TestControlPlane } from '../../../../test/helpers/control-plane.js';
 import { COMMANDS } from '../../admin/commands.js';
 import { setPassword } from '../login/store.js';
+import { setUserActive } from '../../admin/users.js';
 
 const REDIRECT = 'http://127.0.0.1:8765/cb';
 const PASSWORD = 'correct horse battery staple';
@@ -514,6 +515,14 @@ test('SSO: a public client with PKCE signs in through openid-client; without PKC
   assert.equal(tokens.claims()!.sub, String(user.id));
   const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
   assert.notEqual(refreshed.refresh_token, tokens.refresh_token, 'a public client’s refresh token rotates');
+  // A deactivated account's tokens stop working: no refresh, no claims.
+  await setUserActive(cp.database.db, user.email, false);
+  await assert.rejects(
+    client.refreshTokenGrant(config, refreshed.refresh_token!),
+    (e: { error?: string }) => e.error === 'invalid_grant',
+  );
+  await assert.rejects(client.fetchUserInfo(config, refreshed.access_token, String(user.id)));
+  await setUserActive(cp.database.db, user.email, true);
   // The consent page escapes the app's name.
   const again = await browser.fetch(
     client.buildAuthorizationUrl(config, {

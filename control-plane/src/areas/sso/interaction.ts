@@ -97,7 +97,7 @@ function consentPage(details: Details, clientName: string, session: BrowserSessi
 <form method="post" action="${INTERACTION_PATH}/${uid}/deny">
 <input type="hidden" name="csrf_token" value="${escapeHtml(session.csrfToken)}"><button type="submit">Deny</button></form>`
     : `<p><strong>${escapeHtml(clientName)}</strong> asks you to sign in.</p>
-<p>Sign in to the panel in this browser, then <a href="${INTERACTION_PATH}/${uid}">continue</a>.</p>`;
+<p>Sign in to the <a href="/panel/">panel</a> in this browser, then <a href="${INTERACTION_PATH}/${uid}">continue</a>.</p>`;
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>Sign in with your account</title></head><body><main>${body}</main></body></html>`;
 }
