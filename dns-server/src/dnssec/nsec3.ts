@@ -70,6 +70,12 @@ export class Nsec3Chain {
   private dirty = new Set<string>();
   private membershipChanged = false;
   private readonly gone: string[] = [];
+  private lastRemoved: Array<{ owner: string; rrset: RRset; sig: RRset | null }> = [];
+  /** The NSEC3 RRsets the last link() replaced or dropped, and those it made (zone transfer journal). */
+  lastChange: {
+    removed: Array<{ owner: string; rrset: RRset; sig: RRset | null }>;
+    added: Array<{ owner: string; rrset: RRset; sig: RRset | null }>;
+  } = { removed: [], added: [] };
 
   constructor(
     private readonly ttl: number,
@@ -87,6 +93,8 @@ export class Nsec3Chain {
     if (types === null) {
       if (old === undefined) return;
       this.labelOfName.delete(name);
+      const e = this.byLabel.get(old)!;
+      if (e.rrset) this.lastRemoved.push({ owner: `${old}.${this.apex}`, rrset: e.rrset, sig: e.sig });
       this.byLabel.delete(old);
       this.gone.push(old);
       this.membershipChanged = true;
@@ -112,6 +120,9 @@ export class Nsec3Chain {
   /** Re-links and re-signs what the changes since the last link() touched; true when anything changed. */
   link(): boolean {
     const changed = this.membershipChanged || this.dirty.size > 0;
+    const removed = this.lastRemoved;
+    this.lastRemoved = [];
+    this.lastChange = { removed, added: [] };
     if (this.membershipChanged) {
       this.sorted = [...this.byLabel.keys()].sort();
       // The entry before each added or removed hash points at a new next hash.
@@ -131,8 +142,10 @@ export class Nsec3Chain {
       const rdata = Buffer.concat([Buffer.from([1, 0, 0, 0, 0, 20]), next, e.bitmap]);
       if (e.rrset && (e.rrset.rdatas[0][0] as Buffer).equals(rdata)) continue;
       const owner = `${label}.${this.apex}`;
+      if (e.rrset) this.lastChange.removed.push({ owner, rrset: e.rrset, sig: e.sig });
       e.rrset = { type: TYPE.NSEC3, ttl: this.ttl, rdatas: [[rdata]], targets: [] };
       e.sig = this.sign(owner, TYPE.NSEC3, this.ttl, e.rrset.rdatas);
+      this.lastChange.added.push({ owner, rrset: e.rrset, sig: e.sig });
     }
     this.dirty = new Set();
     return changed;

@@ -64,6 +64,7 @@ zone:
   zonefile: "${o.zone}.zone"
   request-xfr: 127.0.0.1@${o.primaryPort} ${o.key.name}
   allow-notify: 127.0.0.1 ${o.key.name}
+  provide-xfr: 127.0.0.1 NOKEY
 `,
   );
   const proc: ChildProcess = spawn('nsd', ['-d', '-c', join(dir, 'nsd.conf')], { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -131,18 +131,45 @@ test('NSD as a secondary: signed AXFR with TSIG, NOTIFY on change, refusals', as
     assert.match(await delv('www.example.org', 'A'), /^; fully validated/m);
     assert.match(await delv('nothere.example.org', 'A'), /^; negative response, fully validated/m);
 
-    // A change: a new serial, NOTIFY, and NSD asks again (IXFR, answered with the whole zone) and serves it.
+    // Changes: new serials, NOTIFY, and NSD asks again with IXFR; the node answers with the differences it kept
+    // (names added and removed, their NSEC3 records and signatures, the SOA) and NSD's copy stays a valid signed zone.
+    const mailAaaa = snapshot.zone.records.find((r) => r.name === 'mail' && r.type === 'AAAA')!;
     builder.apply(
       { ...snapshot, zone: { ...snapshot.zone, serial: 8, records: [] } },
-      [rec('added', 'A', '192.0.2.123')],
-      [],
+      [rec('added', 'A', '192.0.2.123'), rec('x.y.new', 'TXT', 'deep')],
+      [mailAaaa.id],
     );
+    const diff = await dig(server.port, '-y', key, 'example.org', 'IXFR=7');
+    assert.match(diff, /added\.example\.org\.\s+\d+\s+IN\s+A\s+192\.0\.2\.123/);
+    assert.match(
+      diff,
+      /mail\.example\.org\.\s+\d+\s+IN\s+AAAA\s+2001:db8::25/,
+      'the removed record, in the deleted part',
+    );
+    const size = Number(/XFR size: (\d+) records/.exec(diff)?.[1]);
+    assert.ok(size > 4 && size < 60, `an IXFR of the differences, not the zone: ${size} records`);
     notifier.notify(builder.zone!);
     await until(
       'NSD serves the change',
       () => dig(nsdPort, 'added.example.org', 'A'),
       /added\.example\.org\.\s+\d+\s+IN\s+A\s+192\.0\.2\.123/,
     );
+    assert.match(await dig(nsdPort, 'mail.example.org', 'AAAA'), /ANSWER: 0,/);
+    builder.apply(
+      { ...snapshot, zone: { ...snapshot.zone, serial: 9, records: [] } },
+      [rec('later', 'A', '192.0.2.9')],
+      [],
+    );
+    notifier.notify(builder.zone!);
+    await until('NSD serves serial 9', () => dig(nsdPort, 'later.example.org', 'A'), /192\.0\.2\.9/);
+    // NSD applied the two changes as increments: each far smaller than the first, whole transfer.
+    const sizes = [...nsd.log().matchAll(/received update to serial \d+ .* of (\d+) bytes/g)].map((m) => Number(m[1]));
+    assert.equal(sizes.length, 3, nsd.log());
+    assert.ok(sizes[1] < sizes[0] / 2 && sizes[2] < sizes[0] / 2, `transfer sizes ${sizes.join(', ')}`);
+    const copy = await dig(nsdPort, 'example.org', 'AXFR');
+    writeFileSync(join(dir, 'nsd-copy.zone'), copy);
+    const verified = await out('dnssec-verify', ['-o', 'example.org', join(dir, 'nsd-copy.zone')]);
+    assert.match(verified, /Zone fully signed/, verified);
     assert.match(await delv('added.example.org', 'A'), /^; fully validated/m);
   });
 });

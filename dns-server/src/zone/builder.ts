@@ -11,6 +11,8 @@ import { compileOwner, ownerOf, type CompileOptions, type OwnerContent } from '.
 import { fillSlotsReading } from './resolve.js';
 import { ZoneSigner, type SignedRRset } from '../dnssec/signer.js';
 import { transfersOf } from '../xfr/config.js';
+import { diffRecords, Journal, nodeRecords, soaCopy } from '../xfr/journal.js';
+import type { ZoneRR } from '../xfr/records.js';
 
 /** Domain states whose zone is answered (docs/decisions.md "Which domains the DNS server answers"). */
 export const SERVED_STATES: ReadonlySet<string> = new Set(['pending', 'active', 'moved']);
@@ -157,6 +159,7 @@ export class ZoneBuilder {
       synthesised: new Map(),
       signer,
       transfers: transfersOf(h, this.opts.nodeToken ?? (() => '')),
+      journal: new Journal(),
     };
     const previous = this.zone;
     this.zone = zone;
@@ -174,14 +177,34 @@ export class ZoneBuilder {
     const zone = this.zone!;
     // A throw leaves the served zone whole (nothing is installed before every answer is built) but this builder's
     // bookkeeping half-updated: the caller drops the builder and builds a new one from the store.
-    const recompiled = this.recompile(zone, touched);
+    // Zone transfers: the change is kept as IXFR differences (old records of the nodes redone against new ones).
+    const journal = zone.transfers ? (zone.journal as Journal | undefined) : undefined;
+    const soaSet = this.apexSets[0] as SignedRRset;
+    const oldSoa = journal ? soaCopy(this.apex, soaSet) : null;
+    const oldSoaSig = soaSet.sig;
+    const fromSerial = zone.serial;
+    const recompiled = this.recompile(zone, touched, journal ? (this.pendingDiff = { deleted: [], added: [] }) : null);
     if (serial !== zone.serial) this.writeSerial(zone, serial);
+    if (journal && oldSoa && this.pendingDiff && serial !== fromSerial) {
+      const { deleted, added } = this.pendingDiff;
+      if (oldSoaSig) setRecordsSig(this.apex, oldSoaSig, deleted);
+      if (soaSet.sig) setRecordsSig(this.apex, soaSet.sig, added);
+      journal.add({ from: fromSerial, to: serial, oldSoa, newSoa: soaCopy(this.apex, soaSet), deleted, added });
+    } else journal?.clear();
+    this.pendingDiff = null;
     const problems: string[] = [];
     for (const o of touched) problems.push(...(this.content.get(o)?.problems ?? []));
     return { how: 'patched', problems, recompiled };
   }
 
-  private recompile(zone: CompiledZone, touched: Set<string>): number {
+  /** Differences collected by the patch in progress (zone transfer journal), or null. */
+  private pendingDiff: { deleted: ZoneRR[]; added: ZoneRR[] } | null = null;
+
+  private recompile(
+    zone: CompiledZone,
+    touched: Set<string>,
+    diff: { deleted: ZoneRR[]; added: ZoneRR[] } | null = null,
+  ): number {
     const apex = this.apex;
     const served = zone.nodes;
     // 1. Owner contents, and the nodes that appear or disappear with them (empty non-terminals included).
@@ -232,6 +255,17 @@ export class ZoneBuilder {
         signer.chainNode(name, node);
       }
       if (signer.chain.link()) signer.forgetNegatives();
+    }
+    if (diff) {
+      for (const [name, node] of staged) {
+        const before: ZoneRR[] = [];
+        const after: ZoneRR[] = [];
+        nodeRecords(served.get(name), before);
+        nodeRecords(node, after);
+        diffRecords(before, after, diff.deleted, diff.added);
+      }
+      for (const c of signer?.chain.lastChange.removed ?? []) chainRecords(c, diff.deleted);
+      for (const c of signer?.chain.lastChange.added ?? []) chainRecords(c, diff.added);
     }
     // 5. Install: plain Map writes, nothing here throws.
     for (const [name, node] of staged) {
@@ -444,4 +478,15 @@ function soaTail(soa: RRset): Buffer {
   }
   w.setU16(at, w.len - at - 2);
   return w.finish();
+}
+
+/** RRSIG records of a signature RRset (the SOA's), for the journal. */
+function setRecordsSig(owner: string, sig: RRset, out: ZoneRR[]): void {
+  for (const rdata of sig.rdatas) out.push({ owner, type: TYPE.RRSIG, ttl: sig.ttl, rdata });
+}
+
+/** An NSEC3 and its signature, for the journal. */
+function chainRecords(c: { owner: string; rrset: RRset; sig: RRset | null }, out: ZoneRR[]): void {
+  for (const rdata of c.rrset.rdatas) out.push({ owner: c.owner, type: TYPE.NSEC3, ttl: c.rrset.ttl, rdata });
+  for (const rdata of c.sig?.rdatas ?? []) out.push({ owner: c.owner, type: TYPE.RRSIG, ttl: c.sig!.ttl, rdata });
 }
