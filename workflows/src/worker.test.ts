@@ -345,3 +345,32 @@ test('recorded histories replay on the current workflow code (a non-deterministi
     await Worker.runReplayHistory({ workflowBundle: bundle }, history, file);
   }
 });
+
+test('rollDnssecKeys: sleeps until the step the control plane names, ends when DNSSEC is off or the domain gone', async () => {
+  const calls: string[] = [];
+  const replies: Array<{ enabled: boolean; next_at_ms: number | null } | null> = [];
+  const mocks = {
+    rollDnssecKeys: async (domain: string) => {
+      calls.push(domain);
+      const next = replies.shift();
+      return next === undefined ? { enabled: false, next_at_ms: null } : next;
+    },
+  };
+  await withWorker(mocks, async (taskQueue) => {
+    replies.push({ enabled: true, next_at_ms: Date.now() + 300 }, { enabled: true, next_at_ms: Date.now() + 600 });
+    const off = await env.client.workflow.execute('rollDnssecKeys', {
+      taskQueue,
+      workflowId: 'dnssec-rollover:r.example.org',
+      args: [{ domain: 'r.example.org' }],
+    });
+    assert.equal(off, 'disabled');
+    assert.deepEqual(calls, ['r.example.org', 'r.example.org', 'r.example.org']);
+    replies.push(null);
+    const gone = await env.client.workflow.execute('rollDnssecKeys', {
+      taskQueue,
+      workflowId: 'dnssec-rollover:gone.example.org',
+      args: [{ domain: 'gone.example.org' }],
+    });
+    assert.equal(gone, 'deleted');
+  });
+});
