@@ -9,6 +9,7 @@ import { compileZone } from './zone/compile.js';
 import { ZoneTable } from './zone/table.js';
 import { buildQuery, sampleSnapshot } from './testing/fixtures.js';
 import { TYPE } from './wire/constants.js';
+import { bindBatchUdp } from './udp-batch.js';
 
 const { A, MX, TXT, AAAA, ANY, AXFR, OPT } = TYPE;
 
@@ -178,5 +179,41 @@ test('truncation, EDNS sizes, errors and malformed packets: byte for byte the an
     }
   } finally {
     sock.close();
+  }
+});
+
+test('a socket that takes only half of every other batch (EAGAIN): the rest is sent when writable, each answer once', async () => {
+  const counters = createCounters();
+  const udp = await bindBatchUdp({
+    host: '127.0.0.1',
+    port: 0,
+    reusePort: false,
+    recvBufferSize: 1 << 22,
+    table,
+    counters,
+    rrl: null,
+    faultEveryNthSend: 2,
+  });
+  const peers = await Promise.all(['127.0.0.1', '127.0.0.2', '127.0.0.3', '127.0.0.4'].map(openClient));
+  try {
+    const PER_PEER = 300;
+    const sent = peers.map((_, p) =>
+      Array.from({ length: PER_PEER }, (_, i) =>
+        buildQuery(i % 2 ? 'www.example.org' : 'mail.example.org', A, { id: (p << 12) | i }),
+      ),
+    );
+    const got = await Promise.all(peers.map((sock, p) => burst(sock, udp.port, sent[p]!, PER_PEER)));
+    for (let p = 0; p < peers.length; p++) {
+      const ids = got[p]!.map((a) => a.readUInt16BE(0)).sort((x, y) => x - y);
+      assert.deepEqual(
+        ids,
+        sent[p]!.map((q) => q.readUInt16BE(0)),
+        `peer ${p}: every query answered exactly once`,
+      );
+    }
+    assert.equal(counters.dns_queries_udp_total, peers.length * PER_PEER);
+  } finally {
+    for (const s of peers) s.close();
+    udp.close();
   }
 });

@@ -21,6 +21,7 @@ interface Binding {
       stride: number;
       slot: number;
       addresses: boolean;
+      faultEvery: number;
       rx: Buffer;
       ovf: Buffer;
       meta: Int32Array;
@@ -76,6 +77,8 @@ export interface BatchUdpOptions {
   table: ZoneTable;
   counters: Counters;
   rrl: ResponseRateLimiter | null;
+  /** Tests only: every n-th batch the socket takes half the answers, then reports EAGAIN (0 or absent: off). */
+  faultEveryNthSend?: number;
 }
 
 export interface UdpListener {
@@ -150,6 +153,7 @@ export async function bindBatchUdp(o: BatchUdpOptions): Promise<UdpListener> {
       stride: STRIDE,
       slot: SLOT,
       addresses: rrl !== null,
+      faultEvery: o.faultEveryNthSend ?? 0,
       rx,
       ovf,
       meta,

@@ -57,6 +57,9 @@ typedef struct {
   struct iovec *piov;
   struct sockaddr_storage *ppeer;
   unsigned pend_n, pend_next;
+  // Fault injection for the tests (open's faultEvery, 0: off): every n-th batch's sendmmsg takes half the answers
+  // and then reports EAGAIN, so the keep-and-send-when-writable path runs on a loopback that never fills.
+  uint32_t fault_every, sends;
   napi_ref cb, rx_ref, ovf_ref, meta_ref, addr_ref, tx_ref;
   napi_async_context actx;
 } sock_t;
@@ -85,10 +88,12 @@ static void throw_errno(napi_env env, const char *what, int e) {
   napi_throw_error(env, errno_code(e), msg);
 }
 
+static void on_poll(uv_poll_t *h, int status, int events);
+
 static void set_events(sock_t *s, int events) {
   if (s->closing || s->polling == events) return;
   s->polling = events;
-  uv_poll_start(&s->poll, events, NULL); // callback kept from the first start
+  uv_poll_start(&s->poll, events, on_poll); // (libuv sets the callback on every start)
 }
 
 /** Sends msgs[from, n): returns the index of the first one not sent because of EAGAIN, or n. */
@@ -155,6 +160,10 @@ static void send_answers(sock_t *s, unsigned n) {
     h->msg_controllen = 0;
     h->msg_flags = 0;
     k++;
+  }
+  if (s->fault_every > 0 && k > 1 && ++s->sends % s->fault_every == 0) {
+    keep_unsent(s, send_all(s, s->smsg, 0, k / 2), k);
+    return;
   }
   unsigned sent = send_all(s, s->smsg, 0, k);
   if (sent < k) keep_unsent(s, sent, k);
@@ -345,6 +354,7 @@ static napi_value js_open(napi_env env, napi_callback_info info) {
   s->addresses = addresses;
   s->stride = stride;
   s->slot = slot;
+  s->fault_every = get_u32(env, o, "faultEvery");
   napi_value rx = get_prop(env, o, "rx"), ovf = get_prop(env, o, "ovf"), meta = get_prop(env, o, "meta"),
              addr = get_prop(env, o, "addr"), tx = get_prop(env, o, "tx");
   size_t rx_len, ovf_len, meta_len, addr_len;
