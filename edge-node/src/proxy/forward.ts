@@ -510,6 +510,13 @@ class Attempt implements Dispatcher.DispatchHandler, OriginHandler {
     this.chunk = null;
     if (!this.headWritten) {
       this.headWritten = true;
+      if (ctx.bodyPaused) {
+        // The origin answers before the client's upload is through (an origin that does not read it, as Python's
+        // http.server answering 501): uWS paused on the request body sends nothing, so it goes on reading (what the
+        // origin no longer takes is dropped by the body stream) and the answer goes out.
+        ctx.bodyPaused = false;
+        res.resume();
+      }
       writeHead(res, ctx, this.status, this.outHeaders, plan.ops);
     }
     if (this.contentLength >= 0) {

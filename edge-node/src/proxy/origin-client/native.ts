@@ -7,9 +7,8 @@
 // Addresses: an address literal is checked against the policy once, when its pool is made; a name is resolved and
 // checked (resolveAllowed, as guarded-connect.ts: every address checked, the allowed one connected to) when its pool
 // is made and again every NAME_TTL_MS, its native pool following the address. What goes to the TypeScript client
-// instead: a request with a body (unless `bodies` is set: see there), a refused literal (it answers the refusal), and
-// a name until its first lookup answers or while it resolves to nothing allowed (the TypeScript client looks it up
-// per connection and reports why).
+// instead: a refused literal (it answers the refusal), and a name until its first lookup answers or while it
+// resolves to nothing allowed (the TypeScript client looks it up per connection and reports why).
 //
 // One call into C per request (the encoded head, its flags), one call back per read of the socket: the head as one
 // latin1 string with the header offsets in a shared Int32Array, the body bytes of that read in one Buffer, and
@@ -411,18 +410,7 @@ export class NativeOriginClient {
   private readonly connectTimeoutMs: number;
   private evictedNative = 0;
 
-  /**
-   * Whether requests with a body go native too. Off: they go to the TypeScript client. Python's http.server
-   * (origin-python.test.ts) showed a POST of 70 KB through the native body path left unanswered until the client's
-   * connection timed out, now and then; until that is found, bodies stay on the client that answers them.
-   */
-  private readonly bodies: boolean;
-
-  constructor(
-    private readonly opts: OriginClientOptions,
-    { bodies = false }: { bodies?: boolean } = {},
-  ) {
-    this.bodies = bodies;
+  constructor(private readonly opts: OriginClientOptions) {
     this.b = loadNativeOriginClient();
     this.fallback = new OriginClient(opts);
     this.maxConnections = opts.maxConnections ?? 256;
@@ -471,7 +459,7 @@ export class NativeOriginClient {
     bodyTimeoutMs: number,
   ): void {
     const pool = this.pool(host, port, tag);
-    if (pool === null || (body !== null && !this.bodies) || (pool.name && !this.named(pool))) {
+    if (pool === null || (pool.name && !this.named(pool))) {
       this.fallback.dispatchEncoded(host, port, tag, method, encoded, body, handler, headersTimeoutMs, bodyTimeoutMs);
       return;
     }

@@ -14,8 +14,6 @@ export type AnyOriginClient = OriginClient | NativeOriginClient;
 export const CLIENTS: [string, (opts: OriginClientOptions) => AnyOriginClient][] = [
   ['typescript', (opts) => new OriginClient(opts)],
   ['native', (opts) => new NativeOriginClient(opts)],
-  // The native client's own body path (off in the edge: NativeOriginClient's `bodies`).
-  ['native with bodies', (opts) => new NativeOriginClient(opts, { bodies: true })],
 ];
 
 export interface SeenRequest {
