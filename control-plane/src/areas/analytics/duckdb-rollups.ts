@@ -14,7 +14,17 @@ import {
   valueIn,
 } from './duckdb-account-reads.js';
 import { breakdownItem, DIMENSION_SQL, filters, num, tz } from './duckdb-reads.js';
-import { COUNT_DIMS, LEVELS, SECOND, cover, levelsFor, type Cover, type RollupKind, type Span } from './rollup.js';
+import {
+  COUNT_DIMS,
+  LEVELS,
+  MINUTE,
+  SECOND,
+  cover,
+  levelsFor,
+  type Cover,
+  type RollupKind,
+  type Span,
+} from './rollup.js';
 import {
   EMPTY_SUMMARY,
   groupValue,
@@ -165,9 +175,19 @@ export function rollupTable(kind: RollupKind, domainId: number, lvl: number): st
   return `${KINDS[kind].prefix}_${domainId}_${lvl / SECOND}`;
 }
 
+/**
+ * The clients per minute of a domain: a row per bucket of the clients rollup's minute table and its number of rows
+ * (the bucket's distinct clients), kept with it, so that a series by minute reads a row per point, not a row per
+ * client and minute. Part of the clients kind (created, filled, trimmed and checked with it).
+ */
+export const clientCounts = (domainId: number): string => `rn_${rollupTable('clients', domainId, MINUTE).slice(3)}`;
+
 /** Every rollup table of a domain (of `kinds`). */
 export function rollupTables(domainId: number, kinds: readonly RollupKind[] = ROLLUP_KINDS): string[] {
-  return kinds.flatMap((k) => LEVELS[k].map((l) => rollupTable(k, domainId, l)));
+  return [
+    ...kinds.flatMap((k) => LEVELS[k].map((l) => rollupTable(k, domainId, l))),
+    ...(kinds.includes('clients') ? [clientCounts(domainId)] : []),
+  ];
 }
 
 /**
@@ -175,7 +195,7 @@ export function rollupTables(domainId: number, kinds: readonly RollupKind[] = RO
  * kinds added since; a kind's tables are created and filled in one transaction, so a kind has all or none).
  */
 export function missingKinds(domainId: number, tables: ReadonlySet<string>): RollupKind[] {
-  return ROLLUP_KINDS.filter((k) => LEVELS[k].some((l) => !tables.has(rollupTable(k, domainId, l))));
+  return ROLLUP_KINDS.filter((k) => rollupTables(domainId, [k]).some((t) => !tables.has(t)));
 }
 
 /** Creates a domain's rollup tables of `kinds` (none must exist). */
@@ -189,7 +209,14 @@ export async function createRollups(
     const cols = ['b BIGINT NOT NULL', ...[...keys, ...measures].map(([n, t]) => `${n} ${t} NOT NULL`)].join(', ');
     for (const l of LEVELS[k]) await conn.run(`CREATE TABLE main.${rollupTable(k, domainId, l)} (${cols})`);
   }
+  if (kinds.includes('clients'))
+    await conn.run(`CREATE TABLE main.${clientCounts(domainId)} (b BIGINT NOT NULL, n BIGINT NOT NULL)`);
 }
+
+/** The clients per minute of the minute buckets from `lo` (ms, inclusive): counted from the clients rollup. */
+const countClients = (domainId: number, lo = -Infinity, hi = Infinity) =>
+  `SELECT b, count(*) AS n FROM main.${rollupTable('clients', domainId, MINUTE)}
+   ${Number.isFinite(lo) ? `WHERE b >= ${Math.floor(lo / MINUTE) * MINUTE} AND b <= ${Math.floor(hi)}` : ''} GROUP BY b`;
 
 /** The rows of `src` that pass `conds` in the rollup's columns, one per row it stands for (b the row's ms). */
 function perRow(kind: RollupKind, src: string, conds: string[]): string {
@@ -221,9 +248,15 @@ export async function fillRollups(
   raw: string,
   kinds: readonly RollupKind[] = ROLLUP_KINDS,
 ): Promise<void> {
+  // In bucket order, as the batches append them: a read's range then skips the rest of the table by its zone maps
+  // (a file's rollups built in the aggregate's hash order made every read of them scan the whole table).
   for (const k of kinds)
     for (const l of LEVELS[k])
-      await conn.run(`INSERT INTO main.${rollupTable(k, domainId, l)} ${aggregate(k, l, `main.${raw}`, '')}`);
+      await conn.run(
+        `INSERT INTO main.${rollupTable(k, domainId, l)} ${aggregate(k, l, `main.${raw}`, '')} ORDER BY b`,
+      );
+  if (kinds.includes('clients'))
+    await conn.run(`INSERT INTO main.${clientCounts(domainId)} ${countClients(domainId)} ORDER BY b`);
 }
 
 /**
@@ -264,6 +297,10 @@ export async function addToRollups(
     }
   }
   await conn.run('DROP TABLE IF EXISTS rollup_add');
+  await conn.run(
+    `MERGE INTO main.${clientCounts(domainId)} AS t USING (${countClients(domainId, loMs, hiMs)}) AS a ON t.b = a.b
+     WHEN MATCHED THEN UPDATE SET n = a.n WHEN NOT MATCHED THEN INSERT *`,
+  );
 }
 
 /**
@@ -286,6 +323,9 @@ export async function trimRollups(
       const cond = `time_utc >= epoch_ms(${start}::BIGINT) AND time_utc < epoch_ms(${start + l}::BIGINT)`;
       await conn.run(`INSERT INTO ${t} ${aggregate(k, l, `main.${raw}`, cond)}`);
     }
+  const start = Math.floor(before / MINUTE) * MINUTE;
+  await conn.run(`DELETE FROM main.${clientCounts(domainId)} WHERE b <= ${start}`);
+  await conn.run(`INSERT INTO main.${clientCounts(domainId)} ${countClients(domainId, start, start)}`);
 }
 
 /**
@@ -313,7 +353,11 @@ export async function rollupDrift(conn: DuckDBConnection, domainId: number, raw:
       );
       drift += num(r.getRowsJS()[0][0]);
     }
-  return drift;
+  const r = await conn.runAndReadAll(
+    `SELECT count(*) FROM main.${clientCounts(domainId)} AS x FULL JOIN (${countClients(domainId)}) AS y ON x.b = y.b
+     WHERE x.b IS NULL OR y.b IS NULL OR x.n <> y.n`,
+  );
+  return drift + num(r.getRowsJS()[0][0]);
 }
 
 // ---- reads ----
@@ -439,11 +483,25 @@ export async function rollupSeries(
   const visitors = new Map<number, number>();
   // A point that is one bucket of the clients rollup: its rows are its distinct clients (one domain).
   const whole = ids.length === 1 ? (l: number) => l === intervalMs : () => false;
-  const w = source('clients', ids, vc, range, whole);
+  // Of minutes, the clients per minute hold that count already.
+  const w =
+    intervalMs === MINUTE && ids.length === 1
+      ? {
+          sql: `SELECT ${k} AS k, n FROM main.${clientCounts(ids[0])}
+                WHERE ${
+                  vc.pieces
+                    .filter((p) => whole(p.lvl))
+                    .map(() => '(b >= ? AND b < ?)')
+                    .join(' OR ') || 'false'
+                }`,
+          values: vc.pieces.filter((p) => whole(p.lvl)).flatMap((p) => [BigInt(p.lo), BigInt(p.hi)]),
+        }
+      : (({ sql, values }) => ({ sql: `SELECT ${k} AS k, count(*) FROM (${sql}) GROUP BY k`, values }))(
+          source('clients', ids, vc, range, whole),
+        );
   const rest = source('clients', ids, { pieces: vc.pieces.filter((p) => !whole(p.lvl)), raw: vc.raw }, range);
   const r = await conn.runAndReadAll(
-    `SELECT ${k} AS k, count(*) FROM (${w.sql}) GROUP BY k
-     UNION ALL SELECT ${k} AS k, count(DISTINCT client_ip) FROM (${rest.sql}) GROUP BY k`,
+    `${w.sql} UNION ALL SELECT ${k} AS k, count(DISTINCT client_ip) FROM (${rest.sql}) GROUP BY k`,
     [...w.values, ...rest.values],
   );
   for (const [b, n] of r.getRowsJS()) visitors.set(num(b), (visitors.get(num(b)) ?? 0) + num(n));
