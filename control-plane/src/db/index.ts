@@ -34,6 +34,10 @@ export async function openDatabase(opts: { dataDir: string; databaseUrl?: string
     // An idle client whose server connection ends (Postgres restarted, database dropped) emits 'error' on the pool;
     // unhandled it would crash the process. The pool discards that client and connects anew on the next query.
     pool.on('error', (err) => log.warn({ err }, 'idle Postgres connection closed by the server'));
+    // A client checked out of the pool (a transaction) has no listener of the pool's: its connection failing would
+    // emit an unhandled 'error' and end the process. Its queries fail with the error (the request answers 500) and
+    // the pool drops the client when it comes back (no longer queryable); this listener only keeps the process up.
+    pool.on('connect', (client) => client.on('error', () => undefined));
     const database: Database = {
       db: drizzle(pool, { schema }) as unknown as Db,
       driver: 'postgres',
