@@ -1,15 +1,16 @@
 // The one authentication hook (spec Authentication §1–6): key → principal, then account, read-only and denied-surface checks.
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { eq, sql } from 'drizzle-orm';
+import { eq, sql, type SQL } from 'drizzle-orm';
 import { apiKeys, users } from '../db/schema.js';
+import type { Db, Tx } from '../db/index.js';
+import { compiled } from '../db/compiled.js';
 import { ApiError, MESSAGES } from '../errors.js';
 import { hashKey, KEY_PATTERN, KEY_PREFIX } from './api-keys.js';
 import { isDeniedSurface, isInternalPath, isPublicPath, readOnlyMayCall, requestPath } from './surfaces.js';
 import type { RouteLookup } from '../plugins/route-hints.js';
 import { checkCsrf, resolveBrowserSession } from '../areas/login/session.js';
 import { sessionStillValid } from '../areas/login/store.js';
-import { rowsOf } from '../db/migrate.js';
 import {
   hitStatement,
   keyBucketSql,
@@ -39,8 +40,33 @@ declare module 'fastify' {
     principal: Principal;
     /** This request's count in its key's rate-limit window when the key lookup counted it (countKeyHits). */
     keyWindow: WindowCount | null;
+    /**
+     * Set on a route with KEY_READ_BY_WRITE: the key was not looked up before the body was read; the write's own
+     * transaction looks it up (auth/domain-access.ts writeAs), or the error handler does for an error before it.
+     * Null once settled.
+     */
+    deferredKey: DeferredKey | null;
   }
 }
+
+/**
+ * Looks the request's key up and applies every check the authentication hook would have (key, account, read-only,
+ * denied surface, the key's rate limit): sets request.principal, or throws the refusal. In `tx`, the lookup (and
+ * the count) is queued at once, synchronously, ahead of the transaction's BEGIN (it must be the transaction's
+ * first statement: on Postgres it runs and counts outside the transaction, in the same write as what follows).
+ */
+export interface DeferredKey {
+  /** sha256 of the presented key (Principal.keyHash). */
+  keyHash: string;
+  settle(tx?: Tx): Promise<void>;
+}
+
+/**
+ * Route config: the key is looked up by the route's write, in the write's first round trip, not before the body is
+ * read (a create costs one round trip fewer). The route's handler must call writeAs first; an error before it
+ * (body, validation) is answered after the key's checks, as it would have been.
+ */
+export const KEY_READ_BY_WRITE = { keyCheckedByWrite: true, keyReadByWrite: true } as const;
 
 export interface AuthenticateOptions {
   routes?: RouteLookup;
@@ -83,6 +109,7 @@ export function presentedKey(headers: FastifyRequest['headers']): string | null 
 async function authenticate(app: FastifyInstance, opts: AuthenticateOptions) {
   app.decorateRequest('principal', null as unknown as Principal);
   app.decorateRequest('keyWindow', null);
+  app.decorateRequest('deferredKey', null);
   // Prepared once: this lookup runs on every request (revocation must apply to the next one, so nothing is cached).
   const lookup = app.db
     .select({
@@ -100,43 +127,29 @@ async function authenticate(app: FastifyInstance, opts: AuthenticateOptions) {
     .limit(1)
     .prepare('auth_key_lookup');
 
-  /** The key's row; with countKeyHits, a key neither revoked nor expired is counted in the same statement. */
-  async function lookupAndCount(request: FastifyRequest, hash: string): Promise<KeyRow | undefined> {
-    if (!opts.countKeyHits) return (await lookup.execute({ hash }))[0];
-    const result = await app.db.execute(sql`
-      WITH k AS (
-        SELECT k.id, k.user_id, k.read_only, k.revoked_at IS NOT NULL AS revoked, u.active,
-          (extract(epoch FROM k.expires_at) * 1000)::float8 AS expires_ms,
-          (extract(epoch FROM k.last_used_at) * 1000)::float8 AS last_used_ms,
-          (k.expires_at IS NULL OR k.expires_at > now()) AS unexpired
-        FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = ${hash} LIMIT 1),
-      hit AS (${hitStatement(sql`SELECT ${keyBucketSql(sql`id`)}, now(), 1 FROM k WHERE NOT revoked AND unexpired`, RATE_WINDOW_MS)})
-      SELECT k.*, hit.hits, hit.ttl_ms FROM k LEFT JOIN hit ON true`);
-    const row = rowsOf<
-      {
-        id: number;
-        user_id: number;
-        read_only: boolean;
-        revoked: boolean;
-        active: boolean;
-        expires_ms: number | null;
-        last_used_ms: number | null;
-      } & { [K in keyof HitRow]: HitRow[K] | null }
-    >(result)[0];
-    if (!row) return undefined;
-    if (row.hits !== null && row.ttl_ms !== null)
-      request.keyWindow = windowCount({ hits: row.hits, ttl_ms: row.ttl_ms });
-    const date = (ms: number | null) => (ms === null ? null : new Date(Number(ms)));
-    return {
-      keyId: row.id,
-      userId: row.user_id,
-      readOnly: row.read_only,
-      // The database decided revocation; any past instant stands for it.
-      revokedAt: row.revoked ? new Date(0) : null,
-      expiresAt: date(row.expires_ms),
-      lastUsedAt: date(row.last_used_ms),
-      active: row.active,
-    };
+  /**
+   * The key's row; with countKeyHits, a key neither revoked nor expired is counted in the same statement. The
+   * statement is queued synchronously (compiled.ts), so a write can send its own statements behind it.
+   */
+  function lookupAndCount(request: FastifyRequest, hash: string, db: Db | Tx = app.db): Promise<KeyRow | undefined> {
+    const statement = opts.countKeyHits ? lookupAndCountStatement : lookupStatement;
+    const rows = statement<LookupRow>(db, { hash }, db === app.db ? undefined : { beforeBegin: true });
+    return rows.then(([row]) => {
+      if (!row) return undefined;
+      if (row.hits != null && row.ttl_ms != null)
+        request.keyWindow = windowCount({ hits: row.hits, ttl_ms: row.ttl_ms });
+      const date = (ms: number | null) => (ms === null ? null : new Date(Number(ms)));
+      return {
+        keyId: row.id,
+        userId: row.user_id,
+        readOnly: row.read_only,
+        // The database decided revocation; any past instant stands for it.
+        revokedAt: row.revoked ? new Date(0) : null,
+        expiresAt: date(row.expires_ms),
+        lastUsedAt: date(row.last_used_ms),
+        active: row.active,
+      };
+    });
   }
 
   // A refused request still counts: against the client address without a valid key (no free key guessing), against
@@ -191,9 +204,45 @@ async function authenticate(app: FastifyInstance, opts: AuthenticateOptions) {
     if (!key || !KEY_PATTERN.test(key))
       return refuse(request, reply, new ApiError('CP_ERR_INVALID_API_KEY', MESSAGES.invalidKey));
 
-    const now = new Date();
     const hash = hashKey(key);
-    const row = await lookupAndCount(request, hash);
+    const config = request.routeOptions.config as { keyReadByWrite?: boolean } | undefined;
+    const params = request.params as Record<string, string> | undefined;
+    if (
+      config?.keyReadByWrite &&
+      !request.is404 &&
+      !isDeniedSurface(method, path) &&
+      !(params && Object.values(params).some((value) => value === ''))
+    ) {
+      // Read by the route's write (KEY_READ_BY_WRITE): nothing is counted or set here; the rate limiter's own hook
+      // sees no principal and leaves the request to app.limitKey, which the settlement calls.
+      request.deferredKey = {
+        keyHash: hash,
+        settle(tx?: Tx) {
+          request.deferredKey = null;
+          const now = new Date();
+          return lookupAndCount(request, hash, tx).then(async (row) => {
+            await admit(request, reply, method, path, hash, row, now, tx !== undefined);
+            await app.limitKey(request, reply);
+          });
+        },
+      };
+      return;
+    }
+    const now = new Date();
+    await admit(request, reply, method, path, hash, await lookupAndCount(request, hash), now);
+  });
+
+  /** The checks of a looked-up key (spec Authentication §3–6); sets request.principal or throws the refusal. */
+  async function admit(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    method: string,
+    path: string,
+    hash: string,
+    row: KeyRow | undefined,
+    now: Date,
+    inWrite = false,
+  ): Promise<void> {
     if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= now))
       return refuse(request, reply, new ApiError('CP_ERR_INVALID_API_KEY', MESSAGES.invalidKey));
     if (!row.active)
@@ -205,11 +254,31 @@ async function authenticate(app: FastifyInstance, opts: AuthenticateOptions) {
 
     request.principal = { userId: row.userId, keyId: row.keyId, readOnly: row.readOnly, keyHash: hash };
     if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
-      await app.db
+      const written = app.db
         .update(apiKeys)
         .set({ lastUsedAt: sql`now()` })
         .where(eq(apiKeys.id, row.keyId));
+      // In a write's transaction (KEY_READ_BY_WRITE) it is not awaited: PGlite's one connection runs it after the
+      // transaction (awaited, it would wait for itself), and a refusal of the write must not roll it back.
+      if (!inWrite) await written;
+      else
+        written.then(
+          () => undefined,
+          (err: unknown) => request.log.warn({ err }, 'could not record the key as used'),
+        );
     }
+  }
+
+  // A KEY_READ_BY_WRITE route must settle its key (writeAs) before it answers: one that did not would answer
+  // without any key check, so the answer is a 500 instead (a programming error; the records tests cover each route).
+  app.addHook('onRoute', (route) => {
+    if (!(route.config as { keyReadByWrite?: boolean } | undefined)?.keyReadByWrite) return;
+    const unsettled = async (request: FastifyRequest) => {
+      if (request.deferredKey) throw new Error(`${route.method} ${route.url} answered without checking its key`);
+    };
+    const hooks = route.preSerialization;
+    route.preSerialization =
+      hooks === undefined ? [unsettled] : [...(Array.isArray(hooks) ? hooks : [hooks]), unsettled];
   });
 
   // "Revocation applies at once, including in-flight requests" (spec Authentication §3): a write whose body was
@@ -239,5 +308,34 @@ function isAdminPath(path: string): boolean {
   const p = path.toLowerCase();
   return p === '/admin' || p.startsWith('/admin/');
 }
+
+/** A row of the key lookup, as either driver returns it (timestamps as epoch ms); hits and ttl_ms when counted. */
+type LookupRow = {
+  id: number;
+  user_id: number;
+  read_only: boolean;
+  revoked: boolean;
+  active: boolean;
+  expires_ms: number | null;
+  last_used_ms: number | null;
+} & { [K in keyof HitRow]?: HitRow[K] | null };
+
+const keyRowSql = (hash: SQL) => sql`
+  SELECT k.id, k.user_id, k.read_only, k.revoked_at IS NOT NULL AS revoked, u.active,
+    (extract(epoch FROM k.expires_at) * 1000)::float8 AS expires_ms,
+    (extract(epoch FROM k.last_used_at) * 1000)::float8 AS last_used_ms,
+    (k.expires_at IS NULL OR k.expires_at > now()) AS unexpired
+  FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = ${hash} LIMIT 1`;
+
+/** The key's row (revocation must apply to the next request, so nothing is cached). */
+const lookupStatement = compiled<'hash'>((p) => keyRowSql(p('hash') as unknown as SQL));
+
+/** The key's row, and the request counted against a key neither revoked nor expired (rate-limit-store.ts). */
+const lookupAndCountStatement = compiled<'hash'>(
+  (p) => sql`
+    WITH k AS (${keyRowSql(p('hash') as unknown as SQL)}),
+    hit AS (${hitStatement(sql`SELECT ${keyBucketSql(sql`id`)}, now(), 1 FROM k WHERE NOT revoked AND unexpired`, RATE_WINDOW_MS)})
+    SELECT k.*, hit.hits, hit.ttl_ms FROM k LEFT JOIN hit ON true`,
+);
 
 export default fp(authenticate, { name: 'authenticate', dependencies: ['database'] });

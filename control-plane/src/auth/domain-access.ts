@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { and, eq, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import type { Tx } from '../db/index.js';
 import { compiled } from '../db/compiled.js';
+import { sendTogether } from '../db/pipeline.js';
 import { domainMembers, domains } from '../db/schema.js';
 import { ApiError, MESSAGES } from '../errors.js';
 import { parseDomainName } from '../areas/domains/domain-name.js';
@@ -74,14 +75,27 @@ export const KEY_CHECKED_BY_WRITE = { keyCheckedByWrite: true } as const;
 export function writeAs(request: FastifyRequest, domainParam: string, permission: Permission): DomainLock {
   const parsed = parseDomainName(domainParam);
   if (!parsed.ok) throw new ApiError('CP_ERR_NOT_FOUND', MESSAGES.domainNotFound);
-  const principal = request.principal;
-  const { userId } = principal;
   return {
     async lock(tx: Tx): Promise<DomainRow> {
-      const [row] =
-        principal.sessionId === undefined
-          ? await lockStatement<LockRow>(tx, { name: parsed.name, user: userId, hash: principal.keyHash })
-          : await sessionLockStatement<LockRow>(tx, { name: parsed.name, user: userId, session: principal.sessionId });
+      const deferred = request.deferredKey;
+      let answer: Promise<LockRow[]>;
+      if (deferred) {
+        // KEY_READ_BY_WRITE: the key's lookup (and count, outside the transaction), the lock and what the caller
+        // queues behind it leave in one write; a refused key rolls back the lock and all behind it.
+        const values = { name: parsed.name, hash: deferred.keyHash };
+        let keyChecked: Promise<void>;
+        [keyChecked, answer] = sendTogether(tx, () => [deferred.settle(tx), lockStatement<LockRow>(tx, values)]);
+        answer.catch(() => undefined); // reported below, unless the key's refusal is
+        await keyChecked;
+      } else {
+        const { sessionId, userId, keyHash } = request.principal;
+        answer =
+          sessionId === undefined
+            ? lockStatement<LockRow>(tx, { name: parsed.name, hash: keyHash })
+            : sessionLockStatement<LockRow>(tx, { name: parsed.name, user: userId, session: sessionId });
+      }
+      const [row] = await answer;
+      const principal = request.principal; // set by the key's settlement when it was deferred
       const key = row
         ? row.key
         : principal.sessionId === undefined
@@ -127,7 +141,7 @@ const epochMs = (column: SQL) => sql`(extract(epoch FROM ${column}) * 1000)::flo
  * domain row locked, with the caller's role on it and their key's state. Every column of `domains` (DomainRow),
  * in forms both drivers parse alike.
  */
-function lockSql(name: Placeholder, user: Placeholder, credential: SQL) {
+function lockSql(name: Placeholder, user: Placeholder | SQL, credential: SQL) {
   return sql`SELECT d.id, d.name, d.owner_id, d.dns_mode, d.state, d.verification_state, d.ns_set_index,
       d.cache_l2_ttl_days, d.cache_cap_mb, d.origin_protocol, d.under_attack,
       ${epochMs(sql`d.developer_mode_until`)} AS developer_mode_until_ms, d.verification::text AS verification,
@@ -140,7 +154,13 @@ function lockSql(name: Placeholder, user: Placeholder, credential: SQL) {
     FROM domains d WHERE d.name = ${name} FOR UPDATE OF d`;
 }
 
-const lockStatement = compiled<'name' | 'user' | 'hash'>((p) => lockSql(p('name'), p('user'), keyStateSql(p('hash'))));
+/**
+ * For an API key: the caller is the key's account, read in the statement (the key may not have been looked up
+ * yet: KEY_READ_BY_WRITE sends its lookup in the same write).
+ */
+const lockStatement = compiled<'name' | 'hash'>((p) =>
+  lockSql(p('name'), sql`(SELECT user_id FROM api_keys WHERE key_hash = ${p('hash')})`, keyStateSql(p('hash'))),
+);
 
 /** The same for a browser session (the panel calls the API with it, areas/login): the session's state. */
 const sessionLockStatement = compiled<'name' | 'user' | 'session'>((p) =>

@@ -7,7 +7,7 @@
 import { fillPlaceholders, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type { Db, Tx } from './index.js';
-import type { ThenCommit } from './pg-prepared.js';
+import type { BeforeBegin, ThenCommit } from './pg-prepared.js';
 
 const dialect = new PgDialect();
 
@@ -21,11 +21,13 @@ interface DriverClient {
  * A statement compiled once; call it with the transaction (or database) and the placeholders' values. `thenCommit`:
  * it is the last statement of the transaction `db`, which ends with it: on Postgres the COMMIT is sent with it in
  * one round trip (pg-prepared.ts) and the transaction's own commit then sends nothing; nothing may run after it.
+ * `beforeBegin`: it is the first statement of the transaction `db`, to run outside it (pg-prepared.ts); on PGlite it
+ * runs in the transaction.
  */
 export type CompiledStatement<P extends string> = <T>(
   db: Db | Tx,
   values: Record<P, unknown>,
-  opts?: ThenCommit,
+  opts?: ThenCommit & BeforeBegin,
 ) => Promise<T[]>;
 
 /**
@@ -35,7 +37,7 @@ export type CompiledStatement<P extends string> = <T>(
  */
 export function compiled<P extends string>(build: (param: (name: P) => Placeholder<P>) => SQL): CompiledStatement<P> {
   let query: { sql: string; params: unknown[] } | undefined;
-  return async <T>(db: Db | Tx, values: Record<P, unknown>, opts?: ThenCommit): Promise<T[]> => {
+  return async <T>(db: Db | Tx, values: Record<P, unknown>, opts?: ThenCommit & BeforeBegin): Promise<T[]> => {
     // On first use, so that a module's statement may use fragments defined further down in it.
     query ??= dialect.sqlToQuery(build((name) => sql.placeholder(name)));
     const text = query.sql;
@@ -45,8 +47,8 @@ export function compiled<P extends string>(build: (param: (name: P) => Placehold
     // transaction commits after its callback, in the same process: no round trip to save).
     const result =
       typeof client.exec === 'function'
-        ? await client.query(text, params)
-        : await client.query(opts?.thenCommit ? { text, thenCommit: true } : { text }, params);
+        ? await client.query(text, params, ...(opts?.beforeBegin ? [{ beforeBegin: true }] : []))
+        : await client.query(opts?.thenCommit || opts?.beforeBegin ? { text, ...opts } : { text }, params);
     return result.rows as T[];
   };
 }

@@ -4,11 +4,10 @@
 // It also saves a transaction two round trips (pg-pipelined.ts): drizzle's `begin` is held back and sent with the
 // transaction's first statement, and a statement sent with `thenCommit` (compiled.ts: the config log's append, the
 // last statement of every write) carries the COMMIT; drizzle's own `commit` then sends nothing.
-import type { Writable } from 'node:stream';
 import type pg from 'pg';
 import { hasBulkParameter } from './bulk-parameters.js';
 import { PipelinedQuery } from './pg-pipelined.js';
-import { hasWaiting, issued } from './pipeline.js';
+import { hasWaiting, issued, socketOf } from './pipeline.js';
 
 /** Statements each connection keeps prepared; further texts run unnamed (the hot ones come first and stay). */
 export const PREPARED_PER_CONNECTION = 200;
@@ -16,11 +15,21 @@ export const PREPARED_PER_CONNECTION = 200;
 /** "cached plan must not change result type" (feature_not_supported): a kept plan whose table changed. */
 const STALE_PLAN = '0A000';
 
-type QueryConfig = { text?: unknown; name?: unknown; submit?: unknown; thenCommit?: unknown };
+type QueryConfig = { text?: unknown; name?: unknown; submit?: unknown; thenCommit?: unknown; beforeBegin?: unknown };
 
 /** A statement config with `thenCommit: true` is sent with its transaction's COMMIT (one round trip). */
 export interface ThenCommit {
   thenCommit?: boolean;
+}
+
+/**
+ * A statement config with `beforeBegin: true`, the first of its transaction, is sent at once ahead of the BEGIN held
+ * back, so it runs and commits on its own (auth/authenticate.ts: the key lookup, which counts the request even when
+ * the write is refused); the next statement is sent with the BEGIN as usual. It starts no statement waiting behind
+ * the next one (pipeline.ts sendBehind).
+ */
+export interface BeforeBegin {
+  beforeBegin?: boolean;
 }
 
 /** What drizzle's transaction sends to open and end it (node-postgres session: sql`begin`, sql`commit`, sql`rollback`). */
@@ -77,19 +86,19 @@ export function usePreparedStatementsPg(pool: pg.Pool, max = PREPARED_PER_CONNEC
       beginHeld = false;
       (query({ text: BEGIN }) as Promise<unknown>).catch(() => undefined); // the next query reports a broken connection
     };
-    const socket = (client as unknown as { connection?: { stream?: Partial<Writable> } }).connection?.stream;
+    const socket = socketOf(client);
     client.query = ((config: unknown, ...rest: unknown[]) => {
       queuedAny = false;
       // pipeline.ts: a statement waits to go right behind this one. pg writes each query to the socket on its own
       // (it corks and uncorks around each); held corked, both leave in one write (one wake-up of the server).
-      const behind = hasWaiting(client) && typeof socket?.cork === 'function';
-      if (behind) socket.cork!();
+      const behind = socket !== undefined && hasWaiting(client);
+      if (behind) socket.cork();
       try {
         const answer = send(config, rest);
         if (queuedAny) issued(client);
         return answer;
       } finally {
-        if (behind) socket.uncork!();
+        if (behind) socket.uncork();
       }
     }) as typeof client.query;
     const send = (config: unknown, rest: unknown[]): unknown => {
@@ -110,6 +119,21 @@ export function usePreparedStatementsPg(pool: pg.Pool, max = PREPARED_PER_CONNEC
         return query(config, ...rest);
       }
       const text = c.text;
+      if (c.beforeBegin === true) {
+        if (!beginHeld || typeof last === 'function') {
+          // A programming error: it would run and count inside the transaction, and be lost with a rollback.
+          return Promise.reject(
+            new Error(`"${text.slice(0, 40)}" sent before BEGIN, but it is not the first statement`),
+          );
+        }
+        const name = nameOf(text);
+        const sent = query(name ? { ...c, name } : c, ...rest) as Promise<unknown>;
+        queuedAny = false; // the statement waiting behind the next one goes behind the BEGIN's statement, not this
+        return sent.catch((err: unknown) => {
+          stale(err, text, name);
+          throw err;
+        });
+      }
       if (typeof last !== 'function') {
         if (text === BEGIN && !beginHeld) {
           beginHeld = true;

@@ -150,7 +150,9 @@ export function usePreparedStatements(client: PGlite, max = PREPARED_STATEMENTS)
           options?.blob || hasBulkParameter(params)
             ? tx.query<R>(text, params, options)
             : run<R>(text, params, options, true);
-        issued(proxy); // pipeline.ts: a statement waiting to run after this one (queued behind it on the mutex)
+        // pipeline.ts: a statement waiting to run after this one (queued behind it on the mutex); not after a
+        // statement sent ahead of the transaction's own (compiled.ts beforeBegin: in PGlite's transaction it runs first).
+        if (!(options as { beforeBegin?: boolean } | undefined)?.beforeBegin) issued(proxy);
         return answer;
       };
       const proxy = new Proxy(tx, {

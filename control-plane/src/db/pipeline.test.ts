@@ -7,7 +7,7 @@ import { sql } from 'drizzle-orm';
 import { createFastTestDatabase } from '../../../test/helpers/fast-database.js';
 import { openDatabase, type Database } from './index.js';
 import { rowsOf } from './migrate.js';
-import { sendBehind } from './pipeline.js';
+import { sendBehind, sendTogether } from './pipeline.js';
 import { compiled } from './compiled.js';
 
 async function open(t: { after(fn: () => Promise<void>): void }): Promise<Database> {
@@ -161,3 +161,58 @@ interface SocketInternals {
   _write: (...args: unknown[]) => unknown;
   _writev: (...args: unknown[]) => unknown;
 }
+
+test('a statement sent before BEGIN runs outside the transaction; with the next ones, one socket write', async (t) => {
+  const { db, driver } = await open(t);
+  const insert = compiled<'name'>((p) => sql`INSERT INTO pipeline_items (name) VALUES (${p('name')}) RETURNING id`);
+  const names = async () =>
+    rowsOf<{ name: string }>(await db.execute(sql`SELECT name FROM pipeline_items ORDER BY name`)).map((r) => r.name);
+  let writes = -1;
+  await assert.rejects(
+    db.transaction(async (tx) => {
+      const socket = (tx._.session as unknown as { client: { connection?: { stream: SocketInternals } } }).client
+        .connection?.stream;
+      let counted = 0;
+      const original = socket && { _write: socket._write, _writev: socket._writev };
+      if (socket && original) {
+        socket._write = (...args) => (counted++, original._write.apply(socket, args));
+        socket._writev = (...args) => (counted++, original._writev.apply(socket, args));
+      }
+      try {
+        // As a create does (auth/domain-access.ts writeAs inside records/service.ts createRecord's sendBehind): the
+        // statement before BEGIN, then the first, then the one waiting behind the first.
+        let before!: Promise<unknown>;
+        const [inside, behind] = sendBehind(
+          tx,
+          () =>
+            sendTogether(tx, () => {
+              before = insert(tx, { name: 'before' }, { beforeBegin: true });
+              return insert(tx, { name: 'inside' });
+            }),
+          () => insert(tx, { name: 'behind' }),
+        );
+        await Promise.all([before, inside, behind]);
+        writes = counted;
+      } finally {
+        if (socket && original) Object.assign(socket, original);
+      }
+      throw new Error('refused');
+    }),
+    /refused/,
+  );
+  if (driver === 'pglite') {
+    assert.deepEqual(await names(), [], 'PGlite: in the transaction, rolled back with it');
+    return;
+  }
+  assert.equal(writes, 1, 'one write for the statement before BEGIN, BEGIN, the statement and the one behind it');
+  assert.deepEqual(await names(), ['before'], 'only the statement before BEGIN stays');
+  // Not the transaction's first statement: refused, nothing sent.
+  await assert.rejects(
+    db.transaction(async (tx) => {
+      await insert(tx, { name: 'first' });
+      await insert(tx, { name: 'late' }, { beforeBegin: true });
+    }),
+    /not the first statement/,
+  );
+  assert.deepEqual(await names(), ['before']);
+});

@@ -14,6 +14,28 @@ function clientOf(tx: Db | Tx): object {
   return (tx._.session as unknown as { client: object }).client;
 }
 
+/**
+ * Runs `send`, which queues statements of `tx` synchronously; on Postgres they leave in one socket write (pg writes
+ * each query on its own), on PGlite it simply runs.
+ */
+export function sendTogether<T>(tx: Tx, send: () => T): T {
+  const socket = socketOf(clientOf(tx));
+  socket?.cork();
+  try {
+    return send();
+  } finally {
+    socket?.uncork();
+  }
+}
+
+/** The socket of a node-postgres client; undefined for PGlite. */
+export function socketOf(client: object): { cork(): void; uncork(): void } | undefined {
+  const stream = (client as { connection?: { stream?: { cork?: unknown; uncork?: unknown } } }).connection?.stream;
+  return typeof stream?.cork === 'function' && typeof stream.uncork === 'function'
+    ? (stream as { cork(): void; uncork(): void })
+    : undefined;
+}
+
 /** Whether a statement waits to be sent right behind the next one `client` queues (pg-prepared.ts: one write for both). */
 export function hasWaiting(client: object): boolean {
   return waiting.has(client);

@@ -127,6 +127,17 @@ function clientMessage(err: FastifyError, bodyLimit: number): string {
 
 export function installErrorHandlers(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
+    // A key the route's write was to read (auth/authenticate.ts KEY_READ_BY_WRITE) is checked first, as the
+    // authentication hook would have before the body: its refusal (401, 403, 429) is the answer.
+    const deferred = request.deferredKey;
+    if (!deferred) return respond(err, request, reply);
+    deferred.settle().then(
+      () => respond(err, request, reply),
+      (refusal: FastifyError) => respond(refusal, request, reply),
+    );
+  });
+
+  function respond(err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
     if (isApiError(err) && Object.hasOwn(ERRORS, err.code)) {
       const code = err.code;
       // RFC 9110 §15.5.2: every 401 names its scheme (API keys and node tokens are both Bearer tokens).
@@ -150,7 +161,7 @@ export function installErrorHandlers(app: FastifyInstance, bodyLimit: number): v
       return answer(reply, code).send({ error: MESSAGES.internal });
     }
     return answer(reply, code).send({ error: clientMessage(err, bodyLimit) });
-  });
+  }
 }
 
 /**

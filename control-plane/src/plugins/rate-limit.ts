@@ -33,6 +33,12 @@ declare module 'fastify' {
      * key or node token, or a public route); throws 429 `rate limit exceeded` once over the budget.
      */
     limitRequest(request: FastifyRequest, reply: FastifyReply, keyId?: number): Promise<void>;
+    /**
+     * The per-key limit of a request whose key was read by its write (auth/authenticate.ts KEY_READ_BY_WRITE), which
+     * the route-level hook let pass without a principal: counts it (unless the key lookup did), sets the same
+     * RateLimit-* headers as that hook, and throws 429 `rate limit exceeded` once over the budget.
+     */
+    limitKey(request: FastifyRequest, reply: FastifyReply): Promise<void>;
   }
 }
 
@@ -119,6 +125,18 @@ async function rateLimits(app: FastifyInstance, opts: RateLimitOptions) {
       (await store.hit(keyId === undefined ? addressBucket(request) : keyBucket(keyId), WINDOW_MS));
     if (w.count <= max) return;
     reply.header('retry-after', String(Math.ceil(w.ttlMs / 1000)));
+    throw new ApiError('CP_ERR_RATE_LIMITED', MESSAGES.rateLimited);
+  });
+
+  app.decorate('limitKey', async (request: FastifyRequest, reply: FastifyReply) => {
+    const max = opts.perMinute;
+    const w = takeCounted(request) ?? (await store.hit(keyBucket(request.principal.keyId), WINDOW_MS));
+    const resetSeconds = Math.ceil(w.ttlMs / 1000);
+    reply.header('ratelimit-limit', max);
+    reply.header('ratelimit-remaining', w.count > max ? 0 : max - w.count);
+    reply.header('ratelimit-reset', resetSeconds);
+    if (w.count <= max) return;
+    reply.header('retry-after', resetSeconds);
     throw new ApiError('CP_ERR_RATE_LIMITED', MESSAGES.rateLimited);
   });
 

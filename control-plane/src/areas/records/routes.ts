@@ -3,7 +3,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { KEY_CHECKED_BY_WRITE, loadDomain, writeAs } from '../../auth/domain-access.js';
+import { loadDomain, writeAs } from '../../auth/domain-access.js';
+import { KEY_READ_BY_WRITE } from '../../auth/authenticate.js';
 import { parseDomainName } from '../domains/domain-name.js';
 import { ApiError, MESSAGES } from '../../errors.js';
 import { errorResponses, idSegment, MessageBody } from '../../openapi/schemas.js';
@@ -91,7 +92,7 @@ export default async function recordRoutes(fastify: FastifyInstance) {
   app.post(
     `${base}/`,
     {
-      config: KEY_CHECKED_BY_WRITE,
+      config: KEY_READ_BY_WRITE,
       schema: {
         summary: 'Create a record',
         tags,
@@ -220,7 +221,7 @@ export default async function recordRoutes(fastify: FastifyInstance) {
   app.put(
     `${base}/${idSegment('id')}`,
     {
-      config: KEY_CHECKED_BY_WRITE,
+      config: KEY_READ_BY_WRITE,
       schema: {
         summary: 'Update a record (omitted fields are unchanged)',
         tags,
@@ -238,7 +239,7 @@ export default async function recordRoutes(fastify: FastifyInstance) {
   app.delete(
     `${base}/${idSegment('id')}`,
     {
-      config: KEY_CHECKED_BY_WRITE,
+      config: KEY_READ_BY_WRITE,
       schema: {
         summary: 'Delete a record',
         tags,
