@@ -216,7 +216,17 @@ static void call_handler(sock_t *s, unsigned n) {
 
 static void on_poll(uv_poll_t *h, int status, int events) {
   sock_t *s = h->data;
-  if (status < 0 || s->closing) return;
+  if (s->closing) return;
+  if (status < 0) {
+    // libuv stops the handle on an error condition (POLLERR): clear the socket's pending error and poll again, so a
+    // stray error never leaves the port unanswered.
+    int err = 0;
+    socklen_t len = sizeof err;
+    getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    s->polling = 0;
+    set_events(s, s->pend_n > 0 ? UV_WRITABLE : UV_READABLE);
+    return;
+  }
   if (s->pend_n > 0) {
     if (!(events & UV_WRITABLE)) return;
     unsigned sent = send_all(s, s->pmsg, s->pend_next, s->pend_n);
