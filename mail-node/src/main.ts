@@ -13,6 +13,11 @@ try {
 
 const node = await startMailNode(config);
 log.info({ host: config.host, port: node.port, controlPlane: config.controlPlaneUrl }, 'mail node listening');
+// SIGUSR2: the process's memory in the log (after a full GC when node runs with --expose-gc), for operators and the bench.
+process.on('SIGUSR2', () => {
+  (globalThis as { gc?: () => void }).gc?.();
+  log.info({ memory: process.memoryUsage(), connections: node.connections() }, 'mail node memory');
+});
 onShutdownSignals(
   () => node.close(),
   log,

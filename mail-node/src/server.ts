@@ -39,6 +39,8 @@ export interface MailNode {
   close(): Promise<void>;
   /** Messages currently held in memory (for the bench and tests). */
   inFlight(): number;
+  /** SMTP connections open now. */
+  connections(): number;
 }
 
 function smtpError(code: number, message: string): Error {
@@ -103,10 +105,24 @@ export async function startMailNode(config: Readonly<MailNodeConfig>): Promise<M
     }
   }
 
-  function record(entry: NodeActivity): void {
-    api('POST', '/internal/email/activity', { entries: [entry] }).catch((err: unknown) =>
-      log.warn({ err }, 'could not record email activity'),
+  // Activity entries go to the control plane in batches (at most 100, every 200 ms): one request per batch, not
+  // per message. A batch that cannot be delivered is dropped (logged): the log never holds mail back.
+  const pending: NodeActivity[] = [];
+  let flushTimer: NodeJS.Timeout | undefined;
+  function flush(): Promise<void> {
+    flushTimer = undefined;
+    const entries = pending.splice(0, 100);
+    if (pending.length > 0) flushTimer = setTimeout(flush, 0);
+    if (entries.length === 0) return Promise.resolve();
+    return api('POST', '/internal/email/activity', { entries }).then(
+      () => undefined,
+      (err: unknown) => log.warn({ err, entries: entries.length }, 'could not record email activity'),
     );
+  }
+  function record(entry: NodeActivity): void {
+    if (pending.length >= 10_000) return;
+    pending.push(entry);
+    flushTimer ??= setTimeout(flush, pending.length >= 100 ? 0 : 200);
   }
 
   const tls = defaultCertificate(join(config.dataDir, 'mail-tls'), {
@@ -291,6 +307,11 @@ export async function startMailNode(config: Readonly<MailNodeConfig>): Promise<M
   return {
     port,
     inFlight: () => held,
-    close: () => new Promise<void>((r) => server.close(() => r())),
+    connections: () => (server as unknown as { connections: Set<unknown> }).connections.size,
+    close: async () => {
+      await new Promise<void>((r) => server.close(() => r()));
+      if (flushTimer) clearTimeout(flushTimer);
+      while (pending.length > 0) await flush();
+    },
   };
 }

@@ -123,11 +123,11 @@ export async function startEmailHarness(
   t.after(() => rmSync(mailDataDir, { recursive: true, force: true }));
   const mailNode = new ScriptProcess('mail-node/src/main.ts', () => ({
     ...mailEnv,
-    ...env,
     DATA_DIR: mailDataDir,
     CONTROL_PLANE_URL: `http://127.0.0.1:${apiPort}`,
     MAIL_PORT: '0',
     MAIL_LOOKUP_CACHE_MS: '0',
+    ...env,
     LOG_LEVEL: 'info',
   }));
   mailNode.start();

@@ -712,12 +712,14 @@ export async function giveBackForward(app: FastifyInstance, domainName: string) 
 }
 
 export async function recordNodeActivity(app: FastifyInstance, entries: NodeActivity[]) {
+  const byDomain = new Map<string, NodeActivity[]>();
+  for (const e of entries) byDomain.set(e.domain, [...(byDomain.get(e.domain) ?? []), e]);
   let stored = 0;
-  for (const e of entries) {
-    const id = await domainIdOf(app, e.domain);
+  for (const [name, list] of byDomain) {
+    const id = await domainIdOf(app, name);
     if (id === undefined) continue;
-    await addActivity(app.db, id, e);
-    stored++;
+    await addActivity(app.db, id, ...list);
+    stored += list.length;
   }
   return { stored };
 }
