@@ -11,6 +11,7 @@ import { isMemberRole, MEMBER_ROLES } from '../auth/permissions.js';
 import { effectiveFeatures } from '../plans/entitlements.js';
 import { overridableField, parseOverride, setOverride, setPlan } from '../plans/subscriptions.js';
 import { createUser, setUserActive, userByEmail } from './users.js';
+import { announceKeyCreated } from '../areas/api-keys/notice.js';
 import { generatePassword, setPassword } from '../areas/login/store.js';
 import { domainByName, positionals, UsageError } from './args.js';
 import { SUPPORT_COMMANDS, SUPPORT_USAGE } from './support-commands.js';
@@ -133,15 +134,9 @@ export const COMMANDS: Record<string, Command> = {
       expires: expires as KeyExpiry,
       name: (values.name as string | undefined) ?? '',
     });
-    await notify(ctx.db, {
-      userId: user.id,
-      category: 'account',
-      kind: 'account.key_created',
-      title: `A new API key was created (${created.key.slice(0, 8)}…)`,
-      body:
-        `${values['read-only'] === true ? 'Read-only' : 'Full access'}, ` +
-        `${expires === 'never' ? 'never expires' : `expires in ${expires} days`}. If you did not ask for it, revoke it.`,
-      data: { key_id: created.id },
+    await announceKeyCreated(ctx.db, user.id, created, {
+      readOnly: values['read-only'] === true,
+      expires: expires as KeyExpiry,
     });
     ctx.out(created.key); // alone on its line: `KEY=$(npm run -s admin -- key create a@example.org)`
   },

@@ -9,6 +9,7 @@ import { ApiError, MESSAGES } from '../errors.js';
 import { hashKey, KEY_PATTERN, KEY_PREFIX } from './api-keys.js';
 import { isDeniedSurface, isInternalPath, isPublicPath, readOnlyMayCall, requestPath } from './surfaces.js';
 import type { RouteLookup } from '../plugins/route-hints.js';
+import { FLUSH_MS, KeyUsage } from './key-usage.js';
 import { checkCsrf, resolveBrowserSession } from '../areas/login/session.js';
 import { sessionStillValid } from '../areas/login/store.js';
 import {
@@ -35,6 +36,10 @@ export interface Principal {
 }
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** Requests per key per day, counted here and added to api_key_usage_days every few seconds (key-usage.ts). */
+    keyUsage: KeyUsage;
+  }
   interface FastifyRequest {
     /** Set by the authentication hook on every route that takes an API key; null only on public and internal routes. */
     principal: Principal;
@@ -110,6 +115,16 @@ async function authenticate(app: FastifyInstance, opts: AuthenticateOptions) {
   app.decorateRequest('principal', null as unknown as Principal);
   app.decorateRequest('keyWindow', null);
   app.decorateRequest('deferredKey', null);
+  const keyUsage = new KeyUsage();
+  app.decorate('keyUsage', keyUsage);
+  const flushUsage = () =>
+    keyUsage.flush(app.db).catch((err: unknown) => app.log.warn({ err }, 'could not store API key usage'));
+  const usageTimer = setInterval(flushUsage, FLUSH_MS);
+  usageTimer.unref();
+  app.addHook('onClose', async () => {
+    clearInterval(usageTimer);
+    await flushUsage();
+  });
   // Prepared once: this lookup runs on every request (revocation must apply to the next one, so nothing is cached).
   const lookup = app.db
     .select({
@@ -253,6 +268,7 @@ async function authenticate(app: FastifyInstance, opts: AuthenticateOptions) {
       return refuse(request, reply, new ApiError('CP_ERR_DENIED_SURFACE', MESSAGES.deniedSurface), row.keyId);
 
     request.principal = { userId: row.userId, keyId: row.keyId, readOnly: row.readOnly, keyHash: hash };
+    keyUsage.count(row.keyId, now);
     if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
       const written = app.db
         .update(apiKeys)
