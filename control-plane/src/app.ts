@@ -39,6 +39,8 @@ import ssoRoutes from './areas/sso/routes.js';
 import dnssecRoutes from './areas/dnssec/routes.js';
 import loginRoutes from './areas/login/routes.js';
 import zoneTransferRoutes from './areas/zone-transfers/routes.js';
+import apiKeyRoutes from './areas/api-keys/routes.js';
+import panelRoutes from './areas/panel/routes.js';
 import type { SyncHub } from './sync/index.js';
 
 export interface BuildOptions {
@@ -122,6 +124,8 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(loginRoutes);
   await app.register(zoneTransferRoutes);
   await app.register((await import('./areas/email/routes.js')).default);
+  await app.register(apiKeyRoutes);
+  await app.register(panelRoutes);
 
   return app;
 }

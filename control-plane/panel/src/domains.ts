@@ -1,0 +1,598 @@
+// Domains at a glance (state, SSL, plan, role; add a domain) and a domain's page: nameservers and check-ns, SSL,
+// developer mode, cache purge, DNS records (list, add, edit, delete, BIND import with preview, export), rules per
+// type (list, enable/disable, reorder, edit) and analytics charts.
+import { useEffect, useState } from 'preact/hooks';
+import { Head, html } from './html.js';
+import { api, errorText } from './api.js';
+import { BarChart } from './chart.js';
+import { link } from './router.js';
+
+interface Domain {
+  name: string;
+  unicode_name: string;
+  state: string;
+  dns_mode: string;
+  role: string;
+  nameservers: string[];
+  developer_mode: boolean;
+  developer_mode_expires_at: string | null;
+  ssl?: { status: string; expires_at: string | null };
+  subscription?: { plan_name: string } | null;
+}
+
+const enc = encodeURIComponent;
+const value = (e: Event) => (e.target as HTMLInputElement).value;
+
+function Alert({ text }: { text: string }) {
+  return text ? html`<p role="alert" class="error">${text}</p>` : null;
+}
+
+export function DomainsPage() {
+  const [domains, setDomains] = useState<Domain[] | null>(null);
+  const [error, setError] = useState('');
+  const [name, setName] = useState('');
+  const [mode, setMode] = useState('managed');
+  const load = () => api<Domain[]>('GET', '/domains/').then(setDomains, (e) => setError(errorText(e)));
+  useEffect(() => void load(), []);
+  const add = async (e: Event) => {
+    e.preventDefault();
+    setError('');
+    try {
+      await api('POST', '/domains/', { name, dns_mode: mode });
+      setName('');
+      await load();
+    } catch (err) {
+      setError(errorText(err));
+    }
+  };
+  return html`<section aria-labelledby="domains-title">
+    <h2 id="domains-title">Domains</h2>
+    <${Alert} text=${error} />
+    <form class="card row" onSubmit=${add} aria-label="Add a domain">
+      <label
+        >Domain name
+        <input
+          name="domain"
+          required
+          value=${name}
+          onInput=${(e: Event) => setName(value(e))}
+          placeholder="example.org"
+      /></label>
+      <label
+        >DNS
+        <select value=${mode} onChange=${(e: Event) => setMode(value(e))}>
+          <option value="managed">Managed here (set our nameservers)</option>
+          <option value="external">External (CNAME setup)</option>
+        </select></label
+      >
+      <button type="submit">Add domain</button>
+    </form>
+    <table>
+      <caption>
+        Your domains and the domains shared with you
+      </caption>
+      <${Head} cols=${['Domain', 'State', 'SSL', 'Plan', 'Role']} />
+      <tbody>
+        ${domains?.map(
+          (d) =>
+            html`<tr>
+              <td><a href=${`/panel/domains/${enc(d.name)}`} onClick=${link}>${d.unicode_name}</a></td>
+              <td>${d.state}</td>
+              <td>${d.ssl?.status ?? '—'}</td>
+              <td>${d.subscription?.plan_name ?? 'Free'}</td>
+              <td>${d.role}</td>
+            </tr>`,
+        )}
+        ${
+          domains?.length === 0 &&
+          html`<tr>
+            <td colspan="5">No domains yet: add one above.</td>
+          </tr>`
+        }
+      </tbody>
+    </table>
+  </section>`;
+}
+
+function Overview({ domain, reload }: { domain: Domain; reload: () => void }) {
+  const [msg, setMsg] = useState('');
+  const [error, setError] = useState('');
+  const [ssl, setSsl] = useState<{ status: string; not_after: string | null; coverage_total: number } | null>(null);
+  const base = `/domains/${enc(domain.name)}`;
+  useEffect(() => {
+    api<typeof ssl>('GET', `${base}/ssl/`).then(setSsl, (e) => setError(errorText(e)));
+  }, [domain.name]);
+  const act = async (method: string, path: string, body: unknown, done: string) => {
+    setError('');
+    setMsg('');
+    try {
+      await api(method, path, body);
+      setMsg(done);
+      reload();
+    } catch (e) {
+      setError(errorText(e));
+    }
+  };
+  return html`<div>
+    <${Alert} text=${error} />
+    ${msg && html`<p role="status" class="ok">${msg}</p>`}
+    ${
+      domain.dns_mode === 'managed' &&
+      html`<section class="card" aria-labelledby="ns-title">
+        <h3 id="ns-title">Nameservers</h3>
+        <p>Set these nameservers at your registrar:</p>
+        <ul>
+          ${domain.nameservers.map((n) => html`<li><code>${n}</code></li>`)}
+        </ul>
+        <button type="button" onClick=${() => act('POST', `${base}/check-ns`, undefined, 'Nameservers checked.')}>
+          Check nameservers now
+        </button>
+      </section>`
+    }
+    <section class="card" aria-labelledby="ssl-title">
+      <h3 id="ssl-title">SSL</h3>
+      <p>
+        Status:
+        <strong>${ssl?.status ?? '…'}</strong
+        >${ssl?.not_after ? `, valid until ${new Date(ssl.not_after).toLocaleDateString()}` : ''}${ssl ? `; ${ssl.coverage_total} hostnames to cover` : ''}
+      </p>
+    </section>
+    <section class="card" aria-labelledby="dev-title">
+      <h3 id="dev-title">Developer mode</h3>
+      <p>
+        ${domain.developer_mode ? `On until ${new Date(domain.developer_mode_expires_at!).toLocaleString()}: the cache is bypassed.` : 'Off.'}
+      </p>
+      ${
+        domain.developer_mode
+          ? html`<button
+              type="button"
+              onClick=${() => act('DELETE', `${base}/developer-mode`, undefined, 'Developer mode is off.')}
+            >
+              Turn off
+            </button>`
+          : html`<button
+              type="button"
+              onClick=${() => act('POST', `${base}/developer-mode`, {}, 'Developer mode is on for 3 hours.')}
+            >
+              Turn on for 3 hours
+            </button>`
+      }
+    </section>
+    <section class="card" aria-labelledby="purge-title">
+      <h3 id="purge-title">Cache</h3>
+      <button
+        type="button"
+        class="danger"
+        onClick=${() => confirm('Purge everything cached for this domain?') && act('DELETE', `${base}/cache/`, undefined, 'The whole cache is being purged.')}
+      >
+        Purge everything
+      </button>
+    </section>
+  </div>`;
+}
+
+interface RecordRow {
+  id: number;
+  name: string;
+  type: string;
+  destination: string;
+  ttl: number;
+  proxied: boolean;
+}
+const TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS', 'SRV', 'CAA', 'PTR'];
+
+function RecordForm({
+  initial,
+  onSave,
+  label,
+}: {
+  initial?: RecordRow;
+  onSave: (r: Partial<RecordRow>) => Promise<void>;
+  label: string;
+}) {
+  const [r, setR] = useState<Partial<RecordRow>>(
+    initial ?? { name: '', type: 'A', destination: '', ttl: 120, proxied: false },
+  );
+  const set = (k: keyof RecordRow) => (e: Event) => {
+    const t = e.target as HTMLInputElement;
+    setR({ ...r, [k]: t.type === 'checkbox' ? t.checked : k === 'ttl' ? Number(t.value) : t.value });
+  };
+  const submit = (e: Event) => {
+    e.preventDefault();
+    // Only the fields this form shows: the API refuses fields it does not take, and the type is fixed once made.
+    const body: Partial<RecordRow> = { name: r.name, destination: r.destination, ttl: r.ttl, proxied: r.proxied };
+    if (!initial) body.type = r.type;
+    void onSave(body);
+  };
+  return html`<form class="row card" onSubmit=${submit} aria-label=${label}>
+    <label>Name <input name="name" required value=${r.name} onInput=${set('name')} size="16" /></label>
+    <label
+      >Type
+      <select name="type" value=${r.type} onChange=${set('type')} disabled=${!!initial}>
+        ${TYPES.map((t) => html`<option value=${t}>${t}</option>`)}
+      </select></label
+    >
+    <label
+      >Content <input name="destination" required value=${r.destination} onInput=${set('destination')} size="28"
+    /></label>
+    <label
+      >TTL <input name="ttl" type="number" min="1" max="604800" value=${r.ttl} onInput=${set('ttl')} size="7"
+    /></label>
+    <label><input name="proxied" type="checkbox" checked=${r.proxied} onChange=${set('proxied')} /> Proxied</label>
+    <button type="submit">${label}</button>
+  </form>`;
+}
+
+function Records({ domain }: { domain: Domain }) {
+  const base = `/domains/${enc(domain.name)}/records/`;
+  const [records, setRecords] = useState<RecordRow[] | null>(null);
+  const [error, setError] = useState('');
+  const [editing, setEditing] = useState<number | null>(null);
+  const [zone, setZone] = useState('');
+  const [preview, setPreview] = useState<{
+    records: RecordRow[];
+    errors: { line: number; error: string }[];
+    skipped: unknown[];
+  } | null>(null);
+  const [msg, setMsg] = useState('');
+  const load = () => api<RecordRow[]>('GET', base).then(setRecords, (e) => setError(errorText(e)));
+  useEffect(() => void load(), [domain.name]);
+  const run = async (fn: () => Promise<unknown>, done = '') => {
+    setError('');
+    setMsg('');
+    try {
+      await fn();
+      if (done) setMsg(done);
+      await load();
+    } catch (e) {
+      setError(errorText(e));
+    }
+  };
+  const readFile = async (e: Event) => {
+    const file = (e.target as HTMLInputElement).files?.[0];
+    if (file) setZone(await file.text());
+  };
+  return html`<div>
+    <${Alert} text=${error} />
+    ${msg && html`<p role="status" class="ok">${msg}</p>`}
+    <${RecordForm}
+      label="Add record"
+      onSave=${(r: Partial<RecordRow>) => run(() => api('POST', base, r), 'Record added.')}
+    />
+    <table>
+      <caption>
+        DNS records of ${domain.unicode_name} ·
+        <a href=${`${base}export`} download=${`${domain.name}.zone`}>Export as a zone file</a>
+      </caption>
+      <${Head} cols=${['Name', 'Type', 'Content', 'TTL', 'Proxied', '']} />
+      <tbody>
+        ${records?.map((r) =>
+          editing === r.id
+            ? html`<tr>
+                <td colspan="6">
+                  <${RecordForm}
+                    label="Save record"
+                    initial=${r}
+                    onSave=${(b: Partial<RecordRow>) =>
+                      run(async () => {
+                        await api('PUT', `${base}${r.id}`, b);
+                        setEditing(null);
+                      }, 'Record saved.')}
+                  />
+                </td>
+              </tr>`
+            : html`<tr>
+                <td>${r.name}</td>
+                <td>${r.type}</td>
+                <td class="wrap">${r.destination}</td>
+                <td>${r.ttl}</td>
+                <td>${r.proxied ? 'Yes' : 'No'}</td>
+                <td class="actions">
+                  <button type="button" onClick=${() => setEditing(r.id)} aria-label=${`Edit ${r.type} ${r.name}`}>
+                    Edit
+                  </button>
+                  <button
+                    type="button"
+                    class="danger"
+                    aria-label=${`Delete ${r.type} ${r.name}`}
+                    onClick=${() => confirm(`Delete ${r.type} ${r.name}?`) && run(() => api('DELETE', `${base}${r.id}`), 'Record deleted.')}
+                  >
+                    Delete
+                  </button>
+                </td>
+              </tr>`,
+        )}
+      </tbody>
+    </table>
+    <section class="card" aria-labelledby="import-title">
+      <h3 id="import-title">Import a zone file (BIND)</h3>
+      <label>Zone file <input type="file" accept=".zone,.txt,.db,text/plain" onChange=${readFile} /></label>
+      <label class="block"
+        >Or paste it
+        <textarea name="zone" rows="6" cols="70" value=${zone} onInput=${(e: Event) => setZone(value(e))}></textarea>
+      </label>
+      <button
+        type="button"
+        onClick=${() => run(async () => setPreview(await api('POST', `${base}import/parse`, { zone })))}
+      >
+        Preview
+      </button>
+      ${
+        preview &&
+        html`<div aria-live="polite">
+          <p>
+            ${preview.records.length} records to import, ${preview.skipped.length} lines skipped,
+            ${preview.errors.length} invalid.
+          </p>
+          ${
+            preview.errors.length > 0 &&
+            html`<ul class="error">
+              ${preview.errors.map((e) => html`<li>line ${e.line}: ${e.error}</li>`)}
+            </ul>`
+          }
+          <table>
+            <caption>
+              Preview
+            </caption>
+            <tbody>
+              ${preview.records.map(
+                (r) =>
+                  html`<tr>
+                    <td>${r.name}</td>
+                    <td>${r.type}</td>
+                    <td class="wrap">${r.destination}</td>
+                    <td>${r.ttl}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>
+          <button
+            type="button"
+            disabled=${preview.errors.length > 0 || preview.records.length === 0}
+            onClick=${() =>
+              run(async () => {
+                const res = await api<{ created: number }>('POST', `${base}import`, { zone });
+                setPreview(null);
+                setZone('');
+                setMsg(`Imported ${res.created} records.`);
+              })}
+          >
+            Import ${preview.records.length} records
+          </button>
+        </div>`
+      }
+    </section>
+  </div>`;
+}
+
+const RULE_TYPES = [
+  'redirect',
+  'rewrite',
+  'cache',
+  'drop',
+  'captcha',
+  'rate_limit',
+  'bot_route',
+  'origin_pool',
+  'origin_route',
+];
+interface Rule {
+  id: number;
+  enabled: boolean;
+  priority: number;
+  [k: string]: unknown;
+}
+
+function Rules({ domain }: { domain: Domain }) {
+  const [type, setType] = useState('redirect');
+  const [rules, setRules] = useState<Rule[] | null>(null);
+  const [error, setError] = useState('');
+  const [editing, setEditing] = useState<{ id: number | null; text: string } | null>(null);
+  const base = `/domains/${enc(domain.name)}/rules/${type}/`;
+  const load = () => api<Rule[]>('GET', base).then(setRules, (e) => setError(errorText(e)));
+  useEffect(() => {
+    setRules(null);
+    setEditing(null);
+    void load();
+  }, [domain.name, type]);
+  const run = async (fn: () => Promise<unknown>) => {
+    setError('');
+    try {
+      await fn();
+      await load();
+    } catch (e) {
+      setError(errorText(e));
+    }
+  };
+  const move = (i: number, by: number) => {
+    const ids = rules!.map((r) => r.id);
+    const [id] = ids.splice(i, 1);
+    ids.splice(i + by, 0, id!);
+    return run(() => api('PATCH', `${base}reorder`, { ids }));
+  };
+  const editable = (r: Rule) => {
+    const { id: _id, created_at: _c, updated_at: _u, ...rest } = r;
+    return JSON.stringify(rest, null, 2);
+  };
+  const save = () =>
+    run(async () => {
+      const body = JSON.parse(editing!.text) as unknown;
+      await (editing!.id === null ? api('POST', base, body) : api('PUT', `${base}${editing!.id}`, body));
+      setEditing(null);
+    });
+  return html`<div>
+    <label
+      >Rule type
+      <select value=${type} onChange=${(e: Event) => setType(value(e))}>
+        ${RULE_TYPES.map((t) => html`<option value=${t}>${t}</option>`)}
+      </select></label
+    >
+    <${Alert} text=${error} />
+    <table>
+      <caption>
+        ${type} rules, first evaluated first
+      </caption>
+      <${Head} cols=${['Order', 'Rule', 'Enabled', '']} />
+      <tbody>
+        ${rules?.map(
+          (r, i) =>
+            html`<tr data-rule-id=${r.id}>
+              <td>${i + 1}</td>
+              <td class="wrap"><code>${summary(r)}</code></td>
+              <td>
+                <label
+                  ><input
+                    type="checkbox"
+                    checked=${r.enabled}
+                    onChange=${() => run(() => api('PATCH', `${base}${r.id}/enabled`, { enabled: !r.enabled }))}
+                  />
+                  <span class="sr-only">Rule ${r.id} </span>${r.enabled ? 'On' : 'Off'}</label
+                >
+              </td>
+              <td class="actions">
+                <button
+                  type="button"
+                  disabled=${i === 0}
+                  onClick=${() => move(i, -1)}
+                  aria-label=${`Move rule ${r.id} up`}
+                >
+                  ↑
+                </button>
+                <button
+                  type="button"
+                  disabled=${i === rules.length - 1}
+                  onClick=${() => move(i, 1)}
+                  aria-label=${`Move rule ${r.id} down`}
+                >
+                  ↓
+                </button>
+                <button type="button" onClick=${() => setEditing({ id: r.id, text: editable(r) })}>Edit</button>
+                <button
+                  type="button"
+                  class="danger"
+                  onClick=${() => confirm(`Delete rule ${r.id}?`) && run(() => api('DELETE', `${base}${r.id}`))}
+                >
+                  Delete
+                </button>
+              </td>
+            </tr>`,
+        )}
+        ${
+          rules?.length === 0 &&
+          html`<tr>
+            <td colspan="4">No ${type} rules.</td>
+          </tr>`
+        }
+      </tbody>
+    </table>
+    <button type="button" onClick=${() => setEditing({ id: null, text: '{\n  \n}' })}>New ${type} rule</button>
+    ${
+      editing &&
+      html`<div class="card">
+        <label class="block"
+          >${editing.id === null ? `New ${type} rule` : `Rule ${editing.id}`} (JSON, as the API takes it)
+          <textarea
+            rows="12"
+            cols="70"
+            value=${editing.text}
+            onInput=${(e: Event) => setEditing({ ...editing, text: value(e) })}
+          ></textarea>
+        </label>
+        <button type="button" onClick=${save}>Save rule</button>
+        <button type="button" onClick=${() => setEditing(null)}>Cancel</button>
+      </div>`
+    }
+  </div>`;
+}
+
+function summary(r: Rule): string {
+  const { id: _i, enabled: _e, priority: _p, created_at: _c, updated_at: _u, ...rest } = r;
+  const text = JSON.stringify(rest);
+  return text.length > 160 ? `${text.slice(0, 157)}…` : text;
+}
+
+const CHARTS: [string, string][] = [
+  ['requests', 'Requests'],
+  ['bandwidth', 'Bandwidth (bytes)'],
+  ['cache', 'Cache'],
+  ['status-codes', 'Status codes'],
+  ['countries', 'Top countries'],
+];
+
+/** Bars drawn at most: a longer series is summed into this many buckets (its values are counts per interval). */
+const MAX_BARS = 48;
+
+/** The first array of objects in an analytics answer, as points: a label and the first numeric field. */
+function pointsOf(answer: unknown): { label: string; value: number }[] {
+  if (!answer || typeof answer !== 'object') return [];
+  const list = Object.values(answer as Record<string, unknown>).find(
+    (v) => Array.isArray(v) && v.length > 0 && typeof v[0] === 'object',
+  ) as Record<string, unknown>[] | undefined;
+  if (!list) return [];
+  const points = list.map((row) => {
+    const entries = Object.entries(row);
+    const num = entries.find(([, v]) => typeof v === 'number');
+    const label = String(entries.find(([, v]) => typeof v === 'string')?.[1] ?? '');
+    // An ISO time reads as "MM-DD HH:MM".
+    const time = /^\d{4}-(\d\d-\d\d)T(\d\d:\d\d)/.exec(label);
+    return { label: time ? `${time[1]} ${time[2]}` : label, value: Number(num?.[1] ?? 0) };
+  });
+  if (points.length <= MAX_BARS) return points;
+  const size = Math.ceil(points.length / MAX_BARS);
+  const out: { label: string; value: number }[] = [];
+  for (let i = 0; i < points.length; i += size)
+    out.push({ label: points[i]!.label, value: points.slice(i, i + size).reduce((s, p) => s + p.value, 0) });
+  return out;
+}
+
+function Analytics({ domain }: { domain: Domain }) {
+  const [data, setData] = useState<Record<string, unknown>>({});
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  useEffect(() => {
+    for (const [kind] of CHARTS)
+      api('GET', `/domains/${enc(domain.name)}/analytics/${kind}`).then(
+        (a) => setData((d) => ({ ...d, [kind]: a })),
+        (e) => setErrors((x) => ({ ...x, [kind]: errorText(e) })),
+      );
+  }, [domain.name]);
+  return html`<div class="charts">
+    ${CHARTS.map(([kind, title]) =>
+      errors[kind]
+        ? html`<p class="error" role="alert">${title}: ${errors[kind]}</p>`
+        : data[kind] !== undefined
+          ? html`<${BarChart} title=${`${title}, last 24 hours`} points=${pointsOf(data[kind])} />`
+          : html`<p>${title}: loading…</p>`,
+    )}
+  </div>`;
+}
+
+const TABS = ['overview', 'dns', 'rules', 'analytics'] as const;
+type Tab = (typeof TABS)[number];
+
+export function DomainPage({ name, tab }: { name: string; tab: string }) {
+  const [domain, setDomain] = useState<Domain | null>(null);
+  const [error, setError] = useState('');
+  const load = () => api<Domain>('GET', `/domains/${enc(name)}`).then(setDomain, (e) => setError(errorText(e)));
+  useEffect(() => void load(), [name]);
+  const current: Tab = (TABS as readonly string[]).includes(tab) ? (tab as Tab) : 'overview';
+  if (error) return html`<${Alert} text=${error} />`;
+  if (!domain) return html`<p>Loading…</p>`;
+  return html`<section aria-labelledby="domain-title">
+    <h2 id="domain-title">${domain.unicode_name} <small>${domain.state} · ${domain.role}</small></h2>
+    <nav aria-label="Domain sections" class="tabs">
+      ${TABS.map(
+        (t) =>
+          html`<a
+            href=${`/panel/domains/${enc(name)}/${t}`}
+            onClick=${link}
+            aria-current=${t === current ? 'page' : undefined}
+            >${{ overview: 'Overview', dns: 'DNS', rules: 'Rules', analytics: 'Analytics' }[t]}</a
+          >`,
+      )}
+    </nav>
+    ${current === 'overview' && html`<${Overview} domain=${domain} reload=${load} />`}
+    ${current === 'dns' && html`<${Records} domain=${domain} />`}
+    ${current === 'rules' && html`<${Rules} domain=${domain} />`}
+    ${current === 'analytics' && html`<${Analytics} domain=${domain} />`}
+  </section>`;
+}

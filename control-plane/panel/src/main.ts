@@ -1,0 +1,121 @@
+// The web panel: sign-in, then Domains, a domain's page and Settings → API keys. Preact + htm, bundled by esbuild
+// (control-plane/src/areas/panel/bundle.ts); it calls the API with the browser session (docs/decisions.md).
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { html } from './html.js';
+import { api, ApiFailure, errorText, setCsrf } from './api.js';
+import { link, navigate, onNavigate } from './router.js';
+import { KeysPage } from './keys.js';
+import { DomainPage, DomainsPage } from './domains.js';
+
+interface Session {
+  user: { id: number; email: string; name: string };
+  csrf_token: string;
+}
+
+function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError('');
+    try {
+      onSignedIn(await api<Session>('POST', '/auth/login', { email, password }));
+    } catch (err) {
+      setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<main class="signin">
+    <h1>Sign in</h1>
+    <form onSubmit=${submit} class="card">
+      ${error && html`<p role="alert" class="error">${error}</p>`}
+      <label
+        >Email
+        <input
+          type="email"
+          name="email"
+          autocomplete="username"
+          required
+          value=${email}
+          onInput=${(e: Event) => setEmail((e.target as HTMLInputElement).value)}
+      /></label>
+      <label
+        >Password
+        <input
+          type="password"
+          name="password"
+          autocomplete="current-password"
+          required
+          value=${password}
+          onInput=${(e: Event) => setPassword((e.target as HTMLInputElement).value)}
+      /></label>
+      <button type="submit" disabled=${busy}>Sign in</button>
+    </form>
+  </main>`;
+}
+
+function Page({ path }: { path: string }) {
+  const rest = path.replace(/^\/panel\/?/, '');
+  const parts = rest.split('/').filter(Boolean).map(decodeURIComponent);
+  if (parts[0] === 'settings') return html`<${KeysPage} />`;
+  if (parts[0] === 'domains' && parts[1]) return html`<${DomainPage} name=${parts[1]} tab=${parts[2] ?? 'overview'} />`;
+  return html`<${DomainsPage} />`;
+}
+
+function App() {
+  const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const [path, setPath] = useState(location.pathname);
+  useEffect(() => onNavigate(() => setPath(location.pathname)), []);
+  useEffect(() => {
+    api<Session>('GET', '/auth/session').then(
+      (s) => {
+        setCsrf(s.csrf_token);
+        setSession(s);
+      },
+      (e) => setSession(e instanceof ApiFailure && e.status === 401 ? null : null),
+    );
+  }, []);
+  useEffect(() => {
+    const title = path.includes('/settings') ? 'API keys' : path.includes('/domains/') ? 'Domain' : 'Domains';
+    document.title = `${title} · Panel`;
+  }, [path]);
+  if (session === undefined) return html`<p>Loading…</p>`;
+  if (session === null)
+    return html`<${SignIn}
+      onSignedIn=${(s: Session) => {
+        setCsrf(s.csrf_token);
+        setSession(s);
+      }}
+    />`;
+  const signOut = async () => {
+    try {
+      await api('POST', '/auth/logout');
+    } finally {
+      setSession(null);
+      navigate('/panel/');
+    }
+  };
+  return html`<div>
+    <a href="#main" class="skip">Skip to content</a>
+    <header>
+      <nav aria-label="Main">
+        <a href="/panel/" onClick=${link} aria-current=${!path.includes('/settings') ? 'page' : undefined}>Domains</a>
+        <a
+          href="/panel/settings/api-keys"
+          onClick=${link}
+          aria-current=${path.includes('/settings') ? 'page' : undefined}
+          >Settings · API keys</a
+        >
+      </nav>
+      <span class="who">${session.user.email} <button type="button" onClick=${signOut}>Sign out</button></span>
+    </header>
+    <main id="main"><${Page} path=${path} /></main>
+  </div>`;
+}
+
+render(html`<${App} />`, document.getElementById('app')!);

@@ -1,0 +1,187 @@
+// The web panel in a real browser: Debian's chromium (CHROMIUM_PATH, default /usr/bin/chromium; .ci/run installs it)
+// driven by playwright-core against a control plane listening on 127.0.0.1. Signs in, creates a key and sees it
+// once, uses it, revokes it and sees the API refuse it; adds a domain and records, imports a zone file, toggles a
+// rule. Screenshots of each page go to test-artifacts/panel/ (ignored by git).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { chromium, type Page } from 'playwright-core';
+import { startTestControlPlane } from '../helpers/control-plane.js';
+import { setPassword } from '../../control-plane/src/areas/login/store.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARTIFACTS = new URL('../../test-artifacts/panel/', import.meta.url).pathname;
+const PASSWORD = 'panel password 1';
+/** The first page's JavaScript budget (issue 20). */
+const JS_BUDGET_BYTES = 200 * 1024;
+
+async function shot(page: Page, name: string) {
+  await page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
+}
+
+test('the web panel in chromium: sign-in, API keys, domains, records, zone import, rules', async (t) => {
+  assert.ok(
+    existsSync(CHROMIUM),
+    `no browser at ${CHROMIUM}: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH`,
+  );
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const cp = await startTestControlPlane(t);
+  const owner = await cp.user('panel@browser.example');
+  await setPassword(cp.database.db, owner.id, PASSWORD);
+  await cp.app.listen({ host: '127.0.0.1', port: 0 });
+  const base = `http://127.0.0.1:${(cp.app.server.address() as AddressInfo).port}`;
+
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  t.after(() => browser.close());
+  const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(30_000);
+  const problems: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) problems.push(m.text());
+  });
+  page.on('pageerror', (e) => problems.push(String(e)));
+  page.on('dialog', (d) => void d.accept());
+
+  await t.test('the page: strict CSP, JavaScript under the budget', async () => {
+    const html = await fetch(`${base}/panel/`);
+    assert.equal(html.status, 200);
+    const csp = html.headers.get('content-security-policy') ?? '';
+    assert.match(csp, /default-src 'none'/);
+    assert.match(csp, /script-src 'self'(;|$)/);
+    assert.doesNotMatch(csp, /unsafe/);
+    const js = await fetch(`${base}/panel/assets/panel.js`);
+    const bytes = (await js.arrayBuffer()).byteLength;
+    t.diagnostic(`panel.js: ${bytes} bytes (budget ${JS_BUDGET_BYTES})`);
+    assert.ok(bytes < JS_BUDGET_BYTES, `panel.js is ${bytes} bytes`);
+  });
+
+  await t.test('sign in with the keyboard; a wrong password shows the API error', async () => {
+    await page.goto(`${base}/panel/`);
+    await page.getByLabel('Email').fill(owner.email);
+    await page.getByLabel('Password').fill('wrong password');
+    await page.keyboard.press('Enter');
+    await page.getByRole('alert').filter({ hasText: 'invalid email or password' }).waitFor();
+    await shot(page, '01-sign-in');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Domains' }).waitFor();
+    const cookies = await context.cookies();
+    const session = cookies.find((c) => c.name === 'session');
+    assert.ok(session?.httpOnly);
+    assert.equal(session?.sameSite, 'Lax');
+  });
+
+  let key = '';
+  await t.test('Settings → API keys: create a key, see it once, use it, see its use, revoke it', async () => {
+    await page.getByRole('link', { name: 'Settings · API keys' }).click();
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    await page.getByLabel('Name').fill('ci deploy');
+    await page.getByLabel('Expires').selectOption('90');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const shown = page.getByTestId('new-key');
+    await shown.waitFor();
+    key = await shown.inputValue();
+    assert.match(key, /^svc_[A-Za-z0-9]{65}$/);
+    await shot(page, '02-api-key-created');
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    await page.reload();
+    await page.getByRole('cell', { name: 'ci deploy' }).waitFor();
+    assert.ok(!(await page.content()).includes(key), 'the key is shown once');
+
+    // Used from outside the browser, as curl would.
+    const used = await fetch(`${base}/domains/`, { headers: { authorization: `Bearer ${key}` } });
+    assert.equal(used.status, 200);
+    await page.reload();
+    const row = page.locator('tr', { has: page.getByRole('cell', { name: 'ci deploy' }) });
+    await row.getByRole('cell', { name: 'Never used' }).waitFor({ state: 'detached' });
+    await row.getByRole('button', { name: 'Usage' }).click();
+    await page.getByText('Requests per day, last 30 days: 1 in all').waitFor();
+    await shot(page, '03-api-keys-usage');
+
+    await row.getByRole('button', { name: 'Revoke' }).click();
+    await row.getByRole('cell', { name: 'revoked' }).waitFor();
+    const refused = await fetch(`${base}/domains/`, { headers: { authorization: `Bearer ${key}` } });
+    assert.equal(refused.status, 401);
+    assert.deepEqual(await refused.json(), { error: 'invalid API key' });
+  });
+
+  await t.test('domains: add a domain, add and edit records, import a zone file with a preview', async () => {
+    await page.getByRole('link', { name: 'Domains' }).click();
+    await page.getByLabel('Domain name').fill('panel-browser.example');
+    await page.getByRole('button', { name: 'Add domain' }).click();
+    await page.getByRole('link', { name: 'panel-browser.example' }).click();
+    await page.getByRole('heading', { name: /panel-browser\.example/ }).waitFor();
+    await page.getByText('ns1.platform.test').waitFor();
+    await shot(page, '04-domain-overview');
+    await page.goto(`${base}/panel/`);
+    await page.getByRole('cell', { name: 'pending' }).waitFor();
+    await shot(page, '05-domains');
+
+    await page.goto(`${base}/panel/domains/panel-browser.example/dns`);
+    const add = page.getByRole('form', { name: 'Add record' });
+    await add.getByLabel('Name', { exact: true }).fill('www');
+    await add.getByLabel('Content', { exact: true }).fill('192.0.2.10');
+    await add.getByRole('button', { name: 'Add record' }).click();
+    await page.getByRole('cell', { name: '192.0.2.10' }).waitFor();
+    // A bad record: the API's own error text.
+    await add.getByLabel('Name', { exact: true }).fill('bad');
+    await add.getByLabel('Content', { exact: true }).fill('not-an-address');
+    await add.getByRole('button', { name: 'Add record' }).click();
+    await page.getByRole('alert').filter({ hasText: 'destination' }).waitFor();
+    await page.getByRole('button', { name: 'Edit A www' }).click();
+    await page.getByRole('form', { name: 'Save record' }).getByLabel('TTL', { exact: true }).fill('600');
+    await page.getByRole('button', { name: 'Save record' }).click();
+    await page.getByRole('cell', { name: '600', exact: true }).waitFor();
+
+    await page
+      .getByLabel('Or paste it')
+      .fill('api 300 IN A 192.0.2.20\nmail 300 IN MX 10 mx.example.net.\n@ 300 IN TXT "v=spf1 -all"\n');
+    await page.getByRole('button', { name: 'Preview' }).click();
+    await page.getByText('3 records to import').waitFor();
+    await shot(page, '06-zone-import-preview');
+    await page.getByRole('button', { name: 'Import 3 records' }).click();
+    await page.getByText('Imported 3 records.').waitFor();
+    await page.getByRole('cell', { name: '192.0.2.20' }).waitFor();
+    await shot(page, '07-dns-records');
+    const listed = await cp.call(owner.key, 'GET', '/domains/panel-browser.example/records/');
+    assert.equal(listed.json<unknown[]>().length, 4);
+  });
+
+  await t.test('rules: a redirect rule is listed and toggled off and on', async () => {
+    const created = await cp.call(owner.key, 'POST', '/domains/panel-browser.example/rules/redirect/', {
+      target: 'https://www.panel-browser.example/',
+    });
+    assert.equal(created.statusCode, 200, created.body);
+    const id = created.json<{ id: number }>().id;
+    await page.goto(`${base}/panel/domains/panel-browser.example/rules`);
+    const toggle = page.getByRole('checkbox', { name: `Rule ${id}` });
+    await toggle.waitFor();
+    assert.equal(await toggle.isChecked(), true);
+    await toggle.click();
+    await page.locator(`tr[data-rule-id="${id}"]`).getByText('Off').waitFor();
+    const rule = await cp.call(owner.key, 'GET', `/domains/panel-browser.example/rules/redirect/${id}`);
+    assert.equal(rule.json<{ enabled: boolean }>().enabled, false);
+    await shot(page, '08-rules');
+    await toggle.click();
+    await page.locator(`tr[data-rule-id="${id}"]`).getByText('On').waitFor();
+
+    await page.getByRole('link', { name: 'Analytics' }).click();
+    // Every chart drawn, or its API error shown in words.
+    await page.waitForFunction(
+      () =>
+        !(globalThis as unknown as { document: { body: { innerText: string } } }).document.body.innerText.includes(
+          'loading…',
+        ),
+    );
+    const charts = await page.locator('figure.chart').count();
+    t.diagnostic(`analytics: ${charts} charts drawn; ${await page.locator('main .error').allInnerTexts()}`);
+    assert.ok(charts >= 1, await page.locator('main').innerText());
+    await shot(page, '09-analytics');
+  });
+
+  await t.test('no script errors and no CSP violations on any page', () => {
+    assert.deepEqual(problems, []);
+  });
+});
