@@ -45,6 +45,16 @@ test('API keys in the panel: create once, cap, revoke, usage per day; never for 
   const readOnly = await cp.call(k.key, 'POST', '/domains/', { name: 'ro.panel.example' });
   assert.equal(readOnly.statusCode, 403);
   for (let i = 0; i < 3; i++) assert.equal((await cp.call(k.key, 'GET', '/domains/')).statusCode, 200);
+  // A write whose key is read by the write itself (KEY_READ_BY_WRITE) is counted as well.
+  const domain = await cp.domain(owner.key, 'usage.panel.example');
+  const record = await cp.call(owner.key, 'POST', `/domains/${domain}/records/`, {
+    name: 'www',
+    type: 'A',
+    destination: '192.0.2.1',
+  });
+  assert.equal(record.statusCode, 200, record.body);
+  const ownerUsage = await session('GET', `/users/me/keys/${owner.keyId}/usage`);
+  assert.equal(ownerUsage.json<{ days: { requests: number }[] }>().days[29]!.requests, 2);
 
   const list = await session('GET', '/users/me/keys');
   const body = list.json<{
