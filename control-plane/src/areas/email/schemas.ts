@@ -153,7 +153,13 @@ export const Counts = Type.Object(
 );
 export const ActivityQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  before: Type.Optional(Type.Integer({ minimum: 1, description: 'Entries with a smaller id (the next page)' })),
+  before: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: 'Entries with a smaller id (the next page)',
+    }),
+  ),
 });
 export const ActivityEntry = Type.Object(
   {
