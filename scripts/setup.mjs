@@ -130,116 +130,83 @@ function ensureDebianTools() {
   }
 }
 
+/** node-gyp: the project's (a dependency's) copy, else the one bundled with npm. */
+function findNodeGyp() {
+  const tail = ['node_modules', 'node-gyp', 'bin', 'node-gyp.js'];
+  return [
+    join(root, ...tail),
+    process.env.npm_execpath && join(dirname(process.env.npm_execpath), '..', ...tail),
+    join(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', ...tail),
+  ].find((f) => f && existsSync(f));
+}
+
 /**
- * The dns-server's batched UDP module (dns-server/native/batch-udp, C, Linux): built with node-gyp against the
- * headers of the Node that runs this (e.g. /usr/include/node), rebuilt when a source is newer than the module.
- * Without a C toolchain: a clear message and exit 1, unless DNS_UDP_IO=dgram (the server then uses node:dgram).
+ * A native module of the project (C with node-gyp against the headers of the Node that runs this, e.g.
+ * /usr/include/node — no download), built when missing or older than its sources. Without a C toolchain or when the
+ * build fails: a clear message and exit 1, unless the module's JavaScript fallback is chosen by its env switch.
  */
-function ensureBatchUdp() {
-  if (process.platform !== 'linux') return; // recvmmsg/sendmmsg: Linux only; elsewhere set DNS_UDP_IO=dgram
-  const dir = join(root, 'dns-server', 'native', 'batch-udp');
-  const built = join(dir, 'build', 'Release', 'batch_udp.node');
+function ensureNativeModule({ folder, file, what, switchName, switchValue, fallback }) {
+  const dir = join(root, ...folder.split('/'));
+  const built = join(dir, 'build', 'Release', file);
   const sources = [join(dir, 'binding.gyp'), ...readdirSync(join(dir, 'src')).map((f) => join(dir, 'src', f))];
   if (existsSync(built) && sources.every((f) => statSync(f).mtimeMs <= statSync(built).mtimeMs)) return;
+  const fallbackChosen = process.env[switchName] === switchValue;
+  const gyp = findNodeGyp();
   const missing = [
     ['cc', 'a C compiler'],
     ['make', 'make'],
     ['python3', 'python3'],
-  ].filter(([cmd]) => !onPath(cmd));
+  ]
+    .filter(([cmd]) => !onPath(cmd))
+    .map(([, name]) => name);
+  if (!gyp) missing.push('node-gyp (npm install, or an npm that bundles it)');
   if (missing.length > 0) {
-    const what = missing.map(([, name]) => name).join(', ');
-    if (process.env.DNS_UDP_IO === 'dgram') {
-      log(`batch-udp not built (missing ${what}); DNS_UDP_IO=dgram: the dns-server answers UDP through node:dgram`);
+    if (fallbackChosen) {
+      log(`${what} not built (missing ${missing.join(', ')}); ${switchName}=${switchValue}: ${fallback}`);
       return;
     }
     log(
-      `cannot build the dns-server's batched UDP module (dns-server/native/batch-udp): missing ${what}. ` +
-        'Install them (Debian: apt-get install build-essential python3) or set DNS_UDP_IO=dgram to use node:dgram.',
+      `cannot build ${what} (${folder}): missing ${missing.join(', ')}. Install them (Debian: apt-get install ` +
+        `build-essential python3) or set ${switchName}=${switchValue} (${fallback}).`,
     );
     process.exit(1);
   }
-  // node-gyp: the project's (a dependency's) copy, else the one bundled with npm.
-  const gyp = [
-    join(root, 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'),
-    process.env.npm_execpath &&
-      join(dirname(process.env.npm_execpath), '..', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'),
-    join(
-      dirname(process.execPath),
-      '..',
-      'lib',
-      'node_modules',
-      'npm',
-      'node_modules',
-      'node-gyp',
-      'bin',
-      'node-gyp.js',
-    ),
-  ].find((f) => f && existsSync(f));
-  if (!gyp) {
-    log('cannot build dns-server/native/batch-udp: node-gyp not found (npm install, or an npm that bundles it)');
-    process.exit(1);
-  }
-  // The installed headers of this Node (Debian's nodejs: /usr/include/node) rather than a download.
   const prefix = join(dirname(process.execPath), '..');
   const nodedir = existsSync(join(prefix, 'include', 'node', 'node_api.h')) ? [`--nodedir=${prefix}`] : [];
-  log('building dns-server/native/batch-udp (node-gyp)…');
+  log(`building ${what} (${folder}, node-gyp)…`);
   const r = spawnSync(process.execPath, [gyp, 'rebuild', '--loglevel=warn', ...nodedir], {
     cwd: dir,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   if (r.status !== 0 || !existsSync(built)) {
-    log('building dns-server/native/batch-udp failed (see above); DNS_UDP_IO=dgram answers through node:dgram');
-    process.exit(1);
+    log(`building ${what} failed (see above); ${switchName}=${switchValue}: ${fallback}`);
+    if (!fallbackChosen) process.exit(1);
   }
 }
 
-/**
- * The edge's native origin client (edge-node/native/origin-client/, C with node-gyp against the installed Node
- * headers): built when missing or older than its sources. Without a C toolchain the edge can still run with
- * EDGE_ORIGIN_CLIENT=js (the TypeScript client); otherwise a missing toolchain stops here with what to install.
- */
-function ensureNativeOriginClient() {
-  const dir = join(root, 'edge-node', 'native', 'origin-client');
-  const built = join(dir, 'build', 'Release', 'origin_client.node');
-  const sources = [join(dir, 'binding.gyp'), join(dir, 'src', 'origin_client.c')];
-  if (existsSync(built) && sources.every((f) => statSync(f).mtimeMs <= statSync(built).mtimeMs)) return;
-  const missing = ['cc', 'make', 'python3'].filter((cmd) => !onPath(cmd));
-  const gyp = [
-    join(
-      dirname(process.execPath),
-      '..',
-      'lib',
-      'node_modules',
-      'npm',
-      'node_modules',
-      'node-gyp',
-      'bin',
-      'node-gyp.js',
-    ),
-    join(root, 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'),
-  ].find((f) => existsSync(f));
-  if (missing.length > 0 || gyp === undefined) {
-    const what = [...missing, ...(gyp === undefined ? ['node-gyp (bundled with npm)'] : [])].join(', ');
-    log(
-      `cannot build the edge's native origin client: ${what} missing (Debian: apt-get install build-essential python3). ` +
-        'Set EDGE_ORIGIN_CLIENT=js to run the edge on the TypeScript origin client instead.',
-    );
-    if (process.env.EDGE_ORIGIN_CLIENT === 'js') return;
-    process.exit(1);
-  }
-  // Node's own headers when installed beside it (/usr/include/node): no download.
-  const prefix = join(dirname(process.execPath), '..');
-  const nodedir = existsSync(join(prefix, 'include', 'node', 'node_api.h')) ? [`--nodedir=${prefix}`] : [];
-  log('building the native origin client (node-gyp)…');
-  const r = spawnSync(process.execPath, [gyp, 'rebuild', '--loglevel=warn', ...nodedir], {
-    cwd: dir,
-    stdio: ['ignore', 'ignore', 'inherit'],
+/** The dns-server's batched UDP module (recvmmsg/sendmmsg: Linux only; elsewhere set DNS_UDP_IO=dgram). */
+function ensureBatchUdp() {
+  if (process.platform !== 'linux') return;
+  ensureNativeModule({
+    folder: 'dns-server/native/batch-udp',
+    file: 'batch_udp.node',
+    what: "the dns-server's batched UDP module",
+    switchName: 'DNS_UDP_IO',
+    switchValue: 'dgram',
+    fallback: 'the dns-server answers UDP through node:dgram',
   });
-  if (r.status !== 0 || !existsSync(built)) {
-    log('building the native origin client failed (see above)');
-    if (process.env.EDGE_ORIGIN_CLIENT === 'js') return;
-    process.exit(1);
-  }
+}
+
+/** The edge's native HTTP/1.1 origin client. */
+function ensureNativeOriginClient() {
+  ensureNativeModule({
+    folder: 'edge-node/native/origin-client',
+    file: 'origin_client.node',
+    what: "the edge's native origin client",
+    switchName: 'EDGE_ORIGIN_CLIENT',
+    switchValue: 'js',
+    fallback: 'the edge runs on the TypeScript origin client',
+  });
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
