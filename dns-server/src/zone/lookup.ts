@@ -2,10 +2,9 @@
 import { NEGATIVE, DYNAMIC, type CompiledZone, type Template } from './model.js';
 import { findNode, resolve, slotFor } from './resolve.js';
 import { SLOT_OF, OTHER } from './slots.js';
-import { FLAG, RCODE, TYPE } from '../wire/constants.js';
+import { TYPE } from '../wire/constants.js';
 import { encodeAnswer } from './encode.js';
-import type { SignedRRset, ZoneSigner } from '../dnssec/signer.js';
-import { nameWire } from '../dnssec/keys.js';
+import type { ZoneSigner } from '../dnssec/signer.js';
 
 /** Lookup result: the name does not exist; answer NXDOMAIN with the SOA in authority. */
 export const NXDOMAIN = 2;
@@ -50,30 +49,8 @@ export function lookupSigned(zone: CompiledZone, signer: ZoneSigner, name: strin
     const kept = node.signed?.[s];
     if (kept !== undefined) return kept;
   }
-  if (node === undefined && findNode(zone, name) === undefined) {
-    // A name that does not exist (no wildcard, no delegation above it): the kept authority section of its proof.
-    const nx = signer.nxdomainTail(zone, name, zone.negativeSoa as SignedRRset);
-    if (nx) return nxdomainTemplate(name, qtype, nx.tail, nx.count);
-  }
   const { answer, cacheable } = signer.augment(zone, name, qtype, resolve(zone, name, qtype));
   const t = encodeAnswer(name, qtype, answer);
   if (cacheable && node !== undefined && s !== OTHER) (node.signed ??= [])[s] = t;
   return t;
-}
-
-/** NXDOMAIN, AA, the question (lower case; the handler copies the asked case over it) and `count` authority records. */
-function nxdomainTemplate(name: string, qtype: number, tail: Buffer, count: number): Template {
-  const qname = nameWire(name);
-  const bytes = Buffer.allocUnsafe(12 + qname.length + 4 + tail.length);
-  bytes.writeUInt16BE(0, 0);
-  bytes.writeUInt16BE(FLAG.QR | FLAG.AA | RCODE.NXDOMAIN, 2);
-  bytes.writeUInt16BE(1, 4);
-  bytes.writeUInt16BE(0, 6);
-  bytes.writeUInt16BE(count, 8);
-  bytes.writeUInt16BE(0, 10);
-  qname.copy(bytes, 12);
-  bytes.writeUInt16BE(qtype, 12 + qname.length);
-  bytes.writeUInt16BE(1, 14 + qname.length);
-  tail.copy(bytes, 16 + qname.length);
-  return { bytes, additionalStart: bytes.length, glueRequired: false, soaSerialAt: -1 };
 }
