@@ -117,9 +117,8 @@ export class Nsec3Chain {
     this.membershipChanged = true;
   }
 
-  /** Re-links and re-signs what the changes since the last link() touched; true when anything changed. */
-  link(): boolean {
-    const changed = this.membershipChanged || this.dirty.size > 0;
+  /** Re-links and re-signs what the changes since the last link() touched. */
+  link(): void {
     const removed = this.lastRemoved;
     this.lastRemoved = [];
     this.lastChange = { removed, added: [] };
@@ -148,7 +147,6 @@ export class Nsec3Chain {
       this.lastChange.added.push({ owner, rrset: e.rrset, sig: e.sig });
     }
     this.dirty = new Set();
-    return changed;
   }
 
   private indexOf(label: string): number {

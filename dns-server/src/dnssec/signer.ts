@@ -4,7 +4,7 @@ import { openDnssecKey, type Dnssec } from '@platform/shared/config';
 import { RCODE, TYPE } from '../wire/constants.js';
 import type { Rdata, RRset, ZoneNode, ZoneView } from '../zone/model.js';
 import type { Answer, Section } from '../zone/resolve.js';
-import { dsRdata, FLAGS_KSK, nameWire, rdataWire, signRRset, zoneKey, type Validity, type ZoneKey } from './keys.js';
+import { dsRdata, FLAGS_KSK, signRRset, zoneKey, type Validity, type ZoneKey } from './keys.js';
 import { Nsec3Chain, NSEC3PARAM_RDATA, type Nsec3Entry } from './nsec3.js';
 
 /** Signatures are valid from an hour back (clock skew) for 14 days, and made again when 7 days are left. */
@@ -47,50 +47,6 @@ export class ZoneSigner {
     const t = Math.floor(now / 1000);
     this.validity = { inception: t - 3600, expiration: t + SIGNATURE_DAYS * 86400 };
     this.chain = new Nsec3Chain(negativeTtl, (o, type, ttl, r) => this.sigSet(o, type, ttl, r), apex);
-  }
-
-  /** Wire form (owners written whole) of the negative SOA with its RRSIG, and of each NSEC3 with its RRSIG, made
-   *  once per signature: an NXDOMAIN answer is these pieces put together, no encoding per query. */
-  private soaWire: { sig: RRset | undefined; wire: Buffer; count: number } | null = null;
-  private readonly entryWires = new WeakMap<RRset, { wire: Buffer; count: number }>();
-
-  /** Kept for the interface of the builder: nothing to forget, the pieces follow their signatures. */
-  forgetNegatives(): void {
-    this.soaWire = null;
-  }
-
-  /**
-   * The authority section of an NXDOMAIN for `name` (which does not exist and no wildcard covers), or null when the
-   * chain cannot prove it: the negative SOA and the closest encloser proof (RFC 5155 §7.2.2), with their RRSIGs.
-   */
-  nxdomainTail(zone: ZoneView, name: string, soa: SignedRRset): { tail: Buffer; count: number } | null {
-    const ce = this.closestEncloser(zone, name);
-    const ceEntry = this.chain.matching(ce);
-    const nextCloser = name.slice(0, name.length - ce.length - 1);
-    const nc = this.chain.covering(`${nextCloser.slice(nextCloser.lastIndexOf('.') + 1)}.${ce}`);
-    const wc = this.chain.covering(`*.${ce}`);
-    if (!ceEntry || !nc || !wc || !soa.sig) return null;
-    if (this.soaWire?.sig !== soa.sig) {
-      const a = recordsWire(this.apex, soa);
-      const b = recordsWire(this.apex, soa.sig);
-      this.soaWire = { sig: soa.sig, wire: Buffer.concat([a.wire, b.wire]), count: a.count + b.count };
-    }
-    const parts = [this.soaWire.wire];
-    let count = this.soaWire.count;
-    for (const e of [ceEntry, nc, wc]) {
-      if ((e === nc && nc === ceEntry) || (e === wc && (wc === ceEntry || wc === nc)) || !e.rrset || !e.sig) continue;
-      let w = this.entryWires.get(e.rrset);
-      if (!w || w.count === 0) {
-        const owner = `${e.label}.${this.apex}`;
-        const a = recordsWire(owner, e.rrset);
-        const b = recordsWire(owner, e.sig);
-        w = { wire: Buffer.concat([a.wire, b.wire]), count: a.count + b.count };
-        this.entryWires.set(e.rrset, w);
-      }
-      parts.push(w.wire);
-      count += w.count;
-    }
-    return { tail: Buffer.concat(parts), count };
   }
 
   /** True when the signatures should be made again (fewer than RESIGN_DAYS_LEFT days left). */
@@ -234,19 +190,3 @@ export class ZoneSigner {
 }
 
 export type { Section };
-
-/** Records of an RRset in wire form, the owner written whole (no compression: the bytes can follow any question). */
-function recordsWire(owner: string, set: RRset): { wire: Buffer; count: number } {
-  const ownerWire = nameWire(owner);
-  const parts: Buffer[] = [];
-  for (const rdata of set.rdatas) {
-    const w = rdataWire(rdata);
-    const fixed = Buffer.alloc(10);
-    fixed.writeUInt16BE(set.type, 0);
-    fixed.writeUInt16BE(1, 2);
-    fixed.writeUInt32BE(set.ttl >>> 0, 4);
-    fixed.writeUInt16BE(w.length, 8);
-    parts.push(ownerWire, fixed, w);
-  }
-  return { wire: Buffer.concat(parts), count: set.rdatas.length };
-}

@@ -254,7 +254,7 @@ export class ZoneBuilder {
         if (node) signer.signNode(node);
         signer.chainNode(name, node);
       }
-      if (signer.chain.link()) signer.forgetNegatives();
+      signer.chain.link();
     }
     if (diff) {
       for (const [name, node] of staged) {
@@ -365,7 +365,6 @@ export class ZoneBuilder {
       signer.signSet(this.apex, soa);
       delete (zone.negativeSoa as SignedRRset).sig;
       signer.signSet(this.apex, zone.negativeSoa);
-      signer.forgetNegatives();
       for (const name of [this.apex, ...this.soaUsers]) {
         const node = zone.nodes.get(name);
         if (node) node.signed = undefined;
