@@ -2,7 +2,7 @@
 // the OpenAPI document, counted against the client address's budget, and metrics that move with the requests.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
+import { freePort } from '../helpers/free-port.js';
 import { startTestControlPlane } from '../helpers/control-plane.js';
 
 /** The value of one series (`name{labels}`) in Prometheus text, or undefined. */
@@ -47,12 +47,7 @@ test('GET /healthz and /readyz: alive, and ready naming each check; 503 naming T
   assert.match(report.checks.temporal?.detail ?? '', /not configured/);
 
   // Temporal configured on a port where nothing listens.
-  const closedPort = await new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
+  const closedPort = await freePort();
   const app = await cp.withEnv({ TEMPORAL_ADDRESS: `127.0.0.1:${closedPort}` });
   const down = await app.inject({ method: 'GET', url: '/readyz' });
   assert.equal(down.statusCode, 503);

@@ -3,7 +3,8 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
+import { freePort } from '../helpers/free-port.js';
 import { buildQuery } from '../../dns-server/src/testing/fixtures.js';
 import { decode } from '../../dns-server/src/testing/decode.js';
 import { fuzzPacket, prng } from '../../dns-server/src/testing/mutate.js';
@@ -39,12 +40,7 @@ test('garbage never crashes or stalls the server', async () => {
       r('big', 'TXT', 'x'.repeat(900)),
     ]),
   ]);
-  const metricsPort = await new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
+  const metricsPort = await freePort();
   dns = await startDnsProcess({
     DATA_DIR: dataDir,
     SYNC_URL: 'off',

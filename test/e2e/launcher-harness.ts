@@ -1,10 +1,10 @@
 // `npm start` as a user runs it, on ports and a DATA_DIR of the test's own: started, asked, stopped by a signal.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './dns-helpers.js';
+import { freePort } from '../helpers/free-port.js';
 
 export interface Launcher {
   proc: ChildProcess;
@@ -19,15 +19,7 @@ export interface Launcher {
   key: string;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 /** Ports no default uses, chosen free now. */
 export async function launcherPorts(): Promise<Record<string, number>> {

@@ -5,7 +5,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
@@ -13,6 +12,7 @@ import { eq, sql } from 'drizzle-orm';
 import { parsePeerAddress } from '@platform/shared/match';
 import { ensureNodeToken } from '@platform/shared/node-token';
 import { createFastTestDatabase } from '../helpers/fast-database.js';
+import { freePort } from '../helpers/free-port.js';
 import { openDatabase } from '../../control-plane/src/db/index.js';
 import { attackMinutes, domains, requestLogs, uptimeMinuteCounts } from '../../control-plane/src/db/schema.js';
 import { openDuckDbStore } from '../../control-plane/src/areas/analytics/duckdb-store.js';
@@ -30,14 +30,6 @@ function admin(env: Record<string, string>, ...args: string[]) {
     timeout: 120_000,
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 async function startControlPlane(env: Record<string, string>): Promise<ChildProcess> {

@@ -2,27 +2,17 @@
 // user starts them (node --import tsx …/main.ts), on free ports on 127.0.0.1, each with its own DATA_DIR.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openNodeStore } from '@platform/shared/node-store';
 import { stopProcess } from '../helpers/child-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { freePort } from '../helpers/free-port.js';
+
+export { freePort };
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-
-/** A port that was free a moment ago (TCP and UDP are checked by the caller's bind; collisions are retried by nobody). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** CHILD_CPU_PROF_DIR: every child started here writes a V8 CPU profile there when it exits (bench profiling). */
 const profileArgs = process.env.CHILD_CPU_PROF_DIR

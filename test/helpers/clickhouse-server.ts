@@ -3,10 +3,10 @@
 // only. CLICKHOUSE_SERVER names another binary.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stopProcess } from './child-process.js';
+import { freePort } from './free-port.js';
 
 export interface ClickHouseServer {
   /** http://127.0.0.1:<port> */
@@ -22,17 +22,6 @@ export function clickHouseBinary(): string | null {
     encoding: 'utf8',
   });
   return found.stdout.trim().split('\n')[0] || null;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen({ host: '127.0.0.1', port: 0, exclusive: true }, () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 const config = (dir: string, port: number) => `<yandex>
