@@ -706,9 +706,10 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
     async (request) => {
       const { range, id } = await rangeOf(request);
       const limit = request.query.limit ?? DEFAULT_TOP;
-      // One more than asked: the '' group (requests no limit tripped) is left out.
-      const keys = await guarded(request, () => store().breakdown(id, range, 'rate_limit_key', limit + 1, timeout()));
+      // One more than asked: the '' group (requests no limit tripped) is left out. Rules are read before keys: a
+      // batch ingested between the two reads then only adds keys, never counts refusals whose keys are missing.
       const rules = await guarded(request, () => store().breakdown(id, range, 'rate_limit_rule', limit + 1, timeout()));
+      const keys = await guarded(request, () => store().breakdown(id, range, 'rate_limit_key', limit + 1, timeout()));
       const tripped = rules.filter((it) => Number(it.value) !== 0);
       return {
         ...window(range),
