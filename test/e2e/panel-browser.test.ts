@@ -4,45 +4,16 @@
 // rule. Screenshots of each page go to test-artifacts/panel/ (ignored by git).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { chromium, type Page } from 'playwright-core';
-import { startTestControlPlane } from '../helpers/control-plane.js';
-import { setPassword } from '../../control-plane/src/areas/login/store.js';
+import { startPanelBrowser } from '../helpers/panel-browser.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARTIFACTS = new URL('../../test-artifacts/panel/', import.meta.url).pathname;
-const PASSWORD = 'panel password 1';
 /** The first page's JavaScript budget (issue 20). */
 const JS_BUDGET_BYTES = 200 * 1024;
 
-async function shot(page: Page, name: string) {
-  await page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
-}
-
 test('the web panel in chromium: sign-in, API keys, domains, records, zone import, rules', async (t) => {
-  assert.ok(
-    existsSync(CHROMIUM),
-    `no browser at ${CHROMIUM}: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH`,
-  );
-  mkdirSync(ARTIFACTS, { recursive: true });
-  const cp = await startTestControlPlane(t);
-  const owner = await cp.user('panel@browser.example');
-  await setPassword(cp.database.db, owner.id, PASSWORD);
-  await cp.app.listen({ host: '127.0.0.1', port: 0 });
-  const base = `http://127.0.0.1:${(cp.app.server.address() as AddressInfo).port}`;
-
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  t.after(() => browser.close());
-  const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(30_000);
-  const problems: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) problems.push(m.text());
-  });
-  page.on('pageerror', (e) => problems.push(String(e)));
-  page.on('dialog', (d) => void d.accept());
+  const pb = await startPanelBrowser(t, 'panel@browser.example');
+  const { cp, owner, base, context, page, problems } = pb;
+  const PASSWORD = pb.password;
+  const shot = (_page: unknown, name: string) => pb.shot(name);
 
   await t.test('the page: strict CSP, JavaScript under the budget', async () => {
     const html = await fetch(`${base}/panel/`);

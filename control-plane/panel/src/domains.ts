@@ -6,6 +6,7 @@ import { Head, html } from './html.js';
 import { api, errorText } from './api.js';
 import { BarChart } from './chart.js';
 import { link } from './router.js';
+import { Rules } from './rules.js';
 
 interface Domain {
   name: string;
@@ -365,152 +366,6 @@ function Records({ domain }: { domain: Domain }) {
   </div>`;
 }
 
-const RULE_TYPES = [
-  'redirect',
-  'rewrite',
-  'cache',
-  'drop',
-  'captcha',
-  'rate_limit',
-  'bot_route',
-  'origin_pool',
-  'origin_route',
-];
-interface Rule {
-  id: number;
-  enabled: boolean;
-  priority: number;
-  [k: string]: unknown;
-}
-
-function Rules({ domain }: { domain: Domain }) {
-  const [type, setType] = useState('redirect');
-  const [rules, setRules] = useState<Rule[] | null>(null);
-  const [error, setError] = useState('');
-  const [editing, setEditing] = useState<{ id: number | null; text: string } | null>(null);
-  const base = `/domains/${enc(domain.name)}/rules/${type}/`;
-  const load = () => api<Rule[]>('GET', base).then(setRules, (e) => setError(errorText(e)));
-  useEffect(() => {
-    setRules(null);
-    setEditing(null);
-    void load();
-  }, [domain.name, type]);
-  const run = async (fn: () => Promise<unknown>) => {
-    setError('');
-    try {
-      await fn();
-      await load();
-    } catch (e) {
-      setError(errorText(e));
-    }
-  };
-  const move = (i: number, by: number) => {
-    const ids = rules!.map((r) => r.id);
-    const [id] = ids.splice(i, 1);
-    ids.splice(i + by, 0, id!);
-    return run(() => api('PATCH', `${base}reorder`, { ids }));
-  };
-  const editable = (r: Rule) => {
-    const { id: _id, created_at: _c, updated_at: _u, ...rest } = r;
-    return JSON.stringify(rest, null, 2);
-  };
-  const save = () =>
-    run(async () => {
-      const body = JSON.parse(editing!.text) as unknown;
-      await (editing!.id === null ? api('POST', base, body) : api('PUT', `${base}${editing!.id}`, body));
-      setEditing(null);
-    });
-  return html`<div>
-    <label
-      >Rule type
-      <select value=${type} onChange=${(e: Event) => setType(value(e))}>
-        ${RULE_TYPES.map((t) => html`<option value=${t}>${t}</option>`)}
-      </select></label
-    >
-    <${Alert} text=${error} />
-    <table>
-      <caption>
-        ${type} rules, first evaluated first
-      </caption>
-      <${Head} cols=${['Order', 'Rule', 'Enabled', '']} />
-      <tbody>
-        ${rules?.map(
-          (r, i) =>
-            html`<tr data-rule-id=${r.id}>
-              <td>${i + 1}</td>
-              <td class="wrap"><code>${summary(r)}</code></td>
-              <td>
-                <label
-                  ><input
-                    type="checkbox"
-                    checked=${r.enabled}
-                    onChange=${() => run(() => api('PATCH', `${base}${r.id}/enabled`, { enabled: !r.enabled }))}
-                  />
-                  <span class="sr-only">Rule ${r.id} </span>${r.enabled ? 'On' : 'Off'}</label
-                >
-              </td>
-              <td class="actions">
-                <button
-                  type="button"
-                  disabled=${i === 0}
-                  onClick=${() => move(i, -1)}
-                  aria-label=${`Move rule ${r.id} up`}
-                >
-                  ↑
-                </button>
-                <button
-                  type="button"
-                  disabled=${i === rules.length - 1}
-                  onClick=${() => move(i, 1)}
-                  aria-label=${`Move rule ${r.id} down`}
-                >
-                  ↓
-                </button>
-                <button type="button" onClick=${() => setEditing({ id: r.id, text: editable(r) })}>Edit</button>
-                <button
-                  type="button"
-                  class="danger"
-                  onClick=${() => confirm(`Delete rule ${r.id}?`) && run(() => api('DELETE', `${base}${r.id}`))}
-                >
-                  Delete
-                </button>
-              </td>
-            </tr>`,
-        )}
-        ${
-          rules?.length === 0 &&
-          html`<tr>
-            <td colspan="4">No ${type} rules.</td>
-          </tr>`
-        }
-      </tbody>
-    </table>
-    <button type="button" onClick=${() => setEditing({ id: null, text: '{\n  \n}' })}>New ${type} rule</button>
-    ${
-      editing &&
-      html`<div class="card">
-        <label class="block"
-          >${editing.id === null ? `New ${type} rule` : `Rule ${editing.id}`} (JSON, as the API takes it)
-          <textarea
-            rows="12"
-            cols="70"
-            value=${editing.text}
-            onInput=${(e: Event) => setEditing({ ...editing, text: value(e) })}
-          ></textarea>
-        </label>
-        <button type="button" onClick=${save}>Save rule</button>
-        <button type="button" onClick=${() => setEditing(null)}>Cancel</button>
-      </div>`
-    }
-  </div>`;
-}
-
-function summary(r: Rule): string {
-  const { id: _i, enabled: _e, priority: _p, created_at: _c, updated_at: _u, ...rest } = r;
-  const text = JSON.stringify(rest);
-  return text.length > 160 ? `${text.slice(0, 157)}…` : text;
-}
-
 const CHARTS: [string, string][] = [
   ['requests', 'Requests'],
   ['bandwidth', 'Bandwidth (bytes)'],
@@ -592,7 +447,7 @@ export function DomainPage({ name, tab }: { name: string; tab: string }) {
     </nav>
     ${current === 'overview' && html`<${Overview} domain=${domain} reload=${load} />`}
     ${current === 'dns' && html`<${Records} domain=${domain} />`}
-    ${current === 'rules' && html`<${Rules} domain=${domain} />`}
+    ${current === 'rules' && html`<${Rules} domain=${domain.name} />`}
     ${current === 'analytics' && html`<${Analytics} domain=${domain} />`}
   </section>`;
 }

