@@ -16,6 +16,7 @@ import { defaultCertificate } from '../../edge-node/src/tls/default-cert.js';
 import type { MailNodeConfig } from './config.js';
 import { deliver, mailResolver, type DeliveryContext, type DeliveryResult } from './deliver.js';
 import { srsForward } from './srs.js';
+import { sniCertificates } from './tls.js';
 import type { NodeActivity, RecipientRoute } from './contract.js';
 
 export const log = componentLogger('mail-node');
@@ -73,6 +74,22 @@ export async function startMailNode(config: Readonly<MailNodeConfig>): Promise<M
     if (!res.ok) throw new Error(`control plane ${method} ${path}: ${res.status} ${(await res.text()).slice(0, 200)}`);
     return (await res.json()) as T;
   }
+
+  // STARTTLS: the recipient domain's certificate by SNI (tls.ts), else the default one below.
+  const sni = sniCertificates({
+    nodeToken: token,
+    ttlMs: Math.max(config.lookupCacheMs, 60_000),
+    onError: (err, servername) => log.warn({ err, servername }, 'certificate lookup failed: default certificate'),
+    lookup: async (path) => {
+      const res = await fetch(`${config.controlPlaneUrl}${path}`, {
+        headers: { authorization: `Bearer ${token}` },
+        signal: AbortSignal.timeout(5_000),
+      });
+      if (res.status === 404 || res.status === 400) return undefined;
+      if (!res.ok) throw new Error(`control plane GET ${path}: ${res.status}`);
+      return (await res.json()) as { domain: string; certificate_pem: string; private_key_sealed: string };
+    },
+  });
 
   async function routeOf(address: string, from: string): Promise<Route> {
     const key = address.toLowerCase();
@@ -238,7 +255,9 @@ export async function startMailNode(config: Readonly<MailNodeConfig>): Promise<M
     socketTimeout: config.socketTimeoutMs,
     closeTimeout: 5000,
     logger: false,
-    ...(tls ? { key: readFileSync(tls.keyFile), cert: readFileSync(tls.certFile) } : { hideSTARTTLS: true }),
+    ...(tls
+      ? { key: readFileSync(tls.keyFile), cert: readFileSync(tls.certFile), SNICallback: sni.callback }
+      : { hideSTARTTLS: true }),
     onMailFrom(address, _session, callback) {
       if (address.address.length > 320) return callback(smtpError(553, '5.1.7 sender address too long'));
       callback();

@@ -422,6 +422,22 @@ async function emailInternalRoutes(fastify: FastifyInstance) {
       return k;
     },
   );
+  app.get(
+    '/internal/email/tls/:servername',
+    {
+      schema: {
+        hide: true,
+        params: Type.Object({
+          servername: Type.String({ minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9_.-]+$' }),
+        }),
+      },
+    },
+    async (r) => {
+      const c = await email.tlsForNode(app, r.params.servername);
+      if (!c) throw new ApiError('CP_ERR_NOT_FOUND', 'no certificate for this name');
+      return c;
+    },
+  );
   app.post(
     '/internal/email/forwards/take',
     { schema: { hide: true, body: Type.Object({ domain: Type.String({ maxLength: 253 }) }) } },

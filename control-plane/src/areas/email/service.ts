@@ -36,6 +36,10 @@ import {
   type RoutingRow,
 } from './store.js';
 import { presentActivity, presentAddress, presentDestination, presentRouting } from './present.js';
+import { keyVault } from '../ssl/key-vault.js';
+import { coveringName } from '../ssl/pem.js';
+import { certificatesForNodes } from '../ssl/serving.js';
+import { snapshotCertificatesSql, type SnapshotCertificateJson } from '../ssl/store.js';
 import type { EmailConfig } from './config.js';
 
 export const NOT_ENABLED = 'email routing is not enabled for this domain';
@@ -687,6 +691,40 @@ export async function dkimForNode(app: FastifyInstance, domainName: string) {
       row.dkim_public_key,
       row.dkim_private_sealed,
     ),
+  };
+}
+
+/**
+ * The certificate the mail node presents in STARTTLS for `servername` (its SNI): the one the edge serves for that
+ * name, of the domain it belongs to, when that domain has email routing on; its key sealed under the node token.
+ * Undefined: the mail node presents its default certificate.
+ */
+export async function tlsForNode(app: FastifyInstance, servername: string) {
+  const name = servername.toLowerCase();
+  const labels = name.split('.');
+  const suffixes = labels.slice(0, -1).map((_, i) => labels.slice(i).join('.'));
+  if (suffixes.length === 0) return undefined;
+  const [domain] = rowsOf<{ id: number; name: string }>(
+    await app.db.execute(sql`SELECT d.id, d.name FROM domains d
+      JOIN email_routing r ON r.domain_id = d.id AND r.enabled
+      WHERE d.name = ANY(${`{${suffixes.join(',')}}`}::text[]) ORDER BY length(d.name) DESC LIMIT 1`),
+  );
+  if (!domain) return undefined;
+  const [row] = rowsOf<{ name: string; certificates: SnapshotCertificateJson[] | string }>(
+    await app.db.execute(sql`SELECT ${domain.name} AS name, ${snapshotCertificatesSql(domain.id)} AS certificates`),
+  );
+  if (!row) return undefined;
+  const rows = typeof row.certificates === 'string' ? JSON.parse(row.certificates) : row.certificates;
+  const c = app.config as { dataDir: string; certificateKey?: string; nodeToken?: string };
+  const vault = keyVault({ dataDir: c.dataDir, certificateKey: c.certificateKey, nodeToken: c.nodeToken });
+  const cert = certificatesForNodes(vault, row.name, rows, Date.now()).find(
+    (x) => coveringName(new Set(x.hostnames), name) !== undefined,
+  );
+  if (!cert) return undefined;
+  return {
+    domain: row.name,
+    certificate_pem: cert.certificatePem,
+    private_key_sealed: Buffer.from(cert.privateKeySealed ?? []).toString('base64'),
   };
 }
 
