@@ -8,7 +8,8 @@ import { KEY_READ_BY_WRITE } from '../../auth/authenticate.js';
 import { parseDomainName } from '../domains/domain-name.js';
 import { ApiError, MESSAGES } from '../../errors.js';
 import { errorResponses, idSegment, MessageBody } from '../../openapi/schemas.js';
-import { listRecordsJson, type RecordRow } from './store.js';
+import { listRecordsPage, type RecordRow } from './store.js';
+import { cursorId, listAllRecords } from './list.js';
 import {
   batchUpdate,
   createRecord,
@@ -30,7 +31,9 @@ import {
   ImportResult,
   Record,
   RecordCreate,
+  RecordListQuery,
   RecordParams,
+  RECORDS_PAGE,
   RecordUpdate,
   type RecordBody,
 } from './schemas.js';
@@ -74,18 +77,35 @@ export default async function recordRoutes(fastify: FastifyInstance) {
     `${base}/`,
     {
       schema: {
-        summary: 'List all records of the domain',
+        summary: 'List the records of the domain: all of them, or one page with limit / cursor',
+        description:
+          'Without parameters every record of the domain, ordered by id (a large zone is streamed). With `limit` ' +
+          'and/or `cursor`: one page ordered by id; when more records follow, the answer carries the headers ' +
+          '`X-Next-Cursor` (pass it as `cursor`) and `Link: <…>; rel="next"` (RFC 8288). The body is an array either way.',
         tags,
         params: DomainParams,
-        response: { 200: Type.Array(Record), ...errorResponses(403, 404) },
+        querystring: RecordListQuery,
+        response: { 200: Type.Array(Record), ...errorResponses(400, 403, 404) },
       },
     },
     async (request, reply) => {
       const { domain } = await loadDomain(request, request.params.domain, 'domain.view');
-      // Already the schema's JSON text (store.ts): a string with a JSON content type is sent as is, not parsed and
-      // serialised again (the type provider only knows the parsed form).
-      const json = await listRecordsJson(app.db, domain.id);
-      return reply.type('application/json; charset=utf-8').send(json as unknown as RecordBody[]);
+      const { limit, cursor } = request.query;
+      // The body is already the schema's JSON text (store.ts): a string or stream with a JSON content type is sent
+      // as is, not parsed and serialised again (the type provider only knows the parsed form).
+      reply.type('application/json; charset=utf-8');
+      if (limit === undefined && cursor === undefined) {
+        const body = await listAllRecords(app.db, domain.id);
+        return reply.send(body as unknown as RecordBody[]);
+      }
+      const size = limit ?? RECORDS_PAGE.default;
+      const page = await listRecordsPage(app.db, domain.id, cursorId(cursor), size);
+      if (page.more) {
+        const next = String(page.last);
+        const path = `/domains/${encodeURIComponent(domain.name)}/records/?cursor=${next}&limit=${size}`;
+        reply.header('x-next-cursor', next).header('link', `<${path}>; rel="next"`);
+      }
+      return reply.send(`[${page.items}]` as unknown as RecordBody[]);
     },
   );
 

@@ -133,6 +133,26 @@ export const DomainParams = Type.Object({
   domain: Type.String({ description: 'Domain name (percent-encoded when needed)' }),
 });
 
+/** Records in one page of GET records/?limit= (and the chunk of the streamed full list). */
+export const RECORDS_PAGE = { default: 1000, max: 10_000 } as const;
+
+/** GET records/: no parameter answers every record (the spec's default); `limit` or `cursor` answers one page. */
+export const RecordListQuery = Type.Object({
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: RECORDS_PAGE.max,
+      description: `Answer one page of at most this many records (default ${RECORDS_PAGE.default} when only \`cursor\` is given)`,
+    }),
+  ),
+  cursor: Type.Optional(
+    Type.String({
+      pattern: '^[0-9]{1,10}$',
+      description: 'The `X-Next-Cursor` header of the previous page: the page after it',
+    }),
+  ),
+});
+
 /**
  * The fields without their value bounds: a batch item out of range is that item's failure in the bulk result (spec:
  * batch operations answer 200 with per-item results), not a 400 for the whole batch.
