@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { signIn, startPanelBrowser } from '../helpers/panel-browser.js';
+import { shipper, type Rec } from '../../control-plane/src/areas/analytics/test-log.js';
 
 const DOMAIN = 'panel-rules.example';
 
@@ -137,6 +138,53 @@ test('the web panel in chromium: rules forms, drag reorder, analytics', async (t
       'https://www.panel-rules.example/$1',
     ]);
   });
+
+  await t.test(
+    'analytics: requests, bandwidth, cache ratio, status codes, top countries from shipped logs',
+    async () => {
+      const now = Date.now();
+      const records: Rec[] = [];
+      // 40 requests over the last three hours: 30 from 8.8.8.8 (US), 10 from 193.0.6.139 (NL); 10 cache HITs and 10
+      // MISSes (50 % from the cache); 32 answered 200 and 8 answered 404; 1000 bytes each.
+      for (let i = 0; i < 40; i++)
+        records.push({
+          t: now - 3 * 3_600_000 + i * 240_000,
+          host: `www.${DOMAIN}`,
+          path: '/',
+          method: 'GET',
+          status: i % 5 === 4 ? 404 : 200,
+          bytes: 1000,
+          cache: i < 10 ? 'HIT' : i < 20 ? 'MISS' : '',
+          rules: [],
+          ms: 1,
+          upstreamMs: i < 10 ? -1 : 5,
+          peer: i % 4 === 3 ? '193.0.6.139' : '8.8.8.8',
+        });
+      await shipper(cp)('edge-panel', records);
+      // The key's own budget before and after the panel's reads: browser traffic is counted apart (spec: it does not
+      // consume the key's 300/min).
+      const remaining = async () =>
+        Number((await cp.call(owner.key, 'GET', '/domains/')).headers['ratelimit-remaining']);
+      const before = await remaining();
+
+      await page.goto(`${base}/panel/domains/${DOMAIN}/analytics`);
+      await page.getByText('Requests per hour: 40 in all').waitFor();
+      await page.getByText('Bytes sent to clients per hour: 40 KB in all').waitFor();
+      const cache = page.getByRole('region', { name: 'Cache' });
+      await cache.getByText('50.0 %', { exact: true }).waitFor();
+      const statuses = page.getByRole('region', { name: 'Status codes' });
+      await statuses.getByRole('listitem', { name: '4xx: 8 20.0 %' }).waitFor();
+      await statuses.getByRole('listitem', { name: '2xx: 32 80.0 %' }).waitFor();
+      const countries = page.getByRole('region', { name: 'Top countries' });
+      await countries.getByRole('listitem', { name: 'US: 30 75.0 %' }).waitFor();
+      await countries.getByRole('listitem', { name: 'NL: 10 25.0 %' }).waitFor();
+      await shot('13-analytics');
+      await page.getByLabel('Period').selectOption({ label: 'Last 30 days' });
+      await page.getByText('Requests per day: 40 in all').waitFor();
+
+      assert.equal(await remaining(), before - 1, 'the panel did not use the key budget');
+    },
+  );
 
   await t.test('no script errors and no CSP violations on any page', () => {
     assert.deepEqual(pb.problems, []);

@@ -139,16 +139,10 @@ test('the web panel in chromium: sign-in, API keys, domains, records, zone impor
     await page.locator(`tr[data-rule-id="${id}"]`).getByText('On').waitFor();
 
     await page.getByRole('link', { name: 'Analytics' }).click();
-    // Every chart drawn, or its API error shown in words.
-    await page.waitForFunction(
-      () =>
-        !(globalThis as unknown as { document: { body: { innerText: string } } }).document.body.innerText.includes(
-          'loading…',
-        ),
-    );
-    const charts = await page.locator('figure.chart').count();
-    t.diagnostic(`analytics: ${charts} charts drawn; ${await page.locator('main .error').allInnerTexts()}`);
-    assert.ok(charts >= 1, await page.locator('main').innerText());
+    // No traffic yet: every chart drawn empty (panel-browser-domain.test.ts draws them from shipped logs).
+    await page.getByText('Requests per hour: 0 in all').waitFor();
+    await page.getByRole('region', { name: 'Top countries' }).getByText('No requests in this period.').waitFor();
+    assert.equal(await page.locator('main .error').count(), 0, await page.locator('main').innerText());
     await shot(page, '09-analytics');
   });
 

@@ -4,9 +4,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { Head, html } from './html.js';
 import { api, errorText } from './api.js';
-import { BarChart } from './chart.js';
 import { link } from './router.js';
 import { Rules } from './rules.js';
+import { Analytics } from './analytics.js';
 
 interface Domain {
   name: string;
@@ -366,61 +366,6 @@ function Records({ domain }: { domain: Domain }) {
   </div>`;
 }
 
-const CHARTS: [string, string][] = [
-  ['requests', 'Requests'],
-  ['bandwidth', 'Bandwidth (bytes)'],
-  ['cache', 'Cache'],
-  ['status-codes', 'Status codes'],
-  ['countries', 'Top countries'],
-];
-
-/** Bars drawn at most: a longer series is summed into this many buckets (its values are counts per interval). */
-const MAX_BARS = 48;
-
-/** The first array of objects in an analytics answer, as points: a label and the first numeric field. */
-function pointsOf(answer: unknown): { label: string; value: number }[] {
-  if (!answer || typeof answer !== 'object') return [];
-  const list = Object.values(answer as Record<string, unknown>).find(
-    (v) => Array.isArray(v) && v.length > 0 && typeof v[0] === 'object',
-  ) as Record<string, unknown>[] | undefined;
-  if (!list) return [];
-  const points = list.map((row) => {
-    const entries = Object.entries(row);
-    const num = entries.find(([, v]) => typeof v === 'number');
-    const label = String(entries.find(([, v]) => typeof v === 'string')?.[1] ?? '');
-    // An ISO time reads as "MM-DD HH:MM".
-    const time = /^\d{4}-(\d\d-\d\d)T(\d\d:\d\d)/.exec(label);
-    return { label: time ? `${time[1]} ${time[2]}` : label, value: Number(num?.[1] ?? 0) };
-  });
-  if (points.length <= MAX_BARS) return points;
-  const size = Math.ceil(points.length / MAX_BARS);
-  const out: { label: string; value: number }[] = [];
-  for (let i = 0; i < points.length; i += size)
-    out.push({ label: points[i]!.label, value: points.slice(i, i + size).reduce((s, p) => s + p.value, 0) });
-  return out;
-}
-
-function Analytics({ domain }: { domain: Domain }) {
-  const [data, setData] = useState<Record<string, unknown>>({});
-  const [errors, setErrors] = useState<Record<string, string>>({});
-  useEffect(() => {
-    for (const [kind] of CHARTS)
-      api('GET', `/domains/${enc(domain.name)}/analytics/${kind}`).then(
-        (a) => setData((d) => ({ ...d, [kind]: a })),
-        (e) => setErrors((x) => ({ ...x, [kind]: errorText(e) })),
-      );
-  }, [domain.name]);
-  return html`<div class="charts">
-    ${CHARTS.map(([kind, title]) =>
-      errors[kind]
-        ? html`<p class="error" role="alert">${title}: ${errors[kind]}</p>`
-        : data[kind] !== undefined
-          ? html`<${BarChart} title=${`${title}, last 24 hours`} points=${pointsOf(data[kind])} />`
-          : html`<p>${title}: loading…</p>`,
-    )}
-  </div>`;
-}
-
 const TABS = ['overview', 'dns', 'rules', 'analytics'] as const;
 type Tab = (typeof TABS)[number];
 
@@ -448,6 +393,6 @@ export function DomainPage({ name, tab }: { name: string; tab: string }) {
     ${current === 'overview' && html`<${Overview} domain=${domain} reload=${load} />`}
     ${current === 'dns' && html`<${Records} domain=${domain} />`}
     ${current === 'rules' && html`<${Rules} domain=${domain.name} />`}
-    ${current === 'analytics' && html`<${Analytics} domain=${domain} />`}
+    ${current === 'analytics' && html`<${Analytics} domain=${domain.name} />`}
   </section>`;
 }
