@@ -4,7 +4,7 @@
 // Buffer of its own (answerQuery).
 import { CLASS_ANY, CLASS_IN, EDNS_UDP_SIZE, FLAG, PLAIN_UDP_SIZE, RCODE, TYPE } from './wire/constants.js';
 import { ParsedQuery, parseQuery, PARSE } from './wire/query.js';
-import { NEGATIVE, type CompiledZone, type Template } from './zone/model.js';
+import { NEGATIVE, type NegativeTail, type Template } from './zone/model.js';
 import { lastLookup, lookup, lookupSigned, NXDOMAIN } from './zone/lookup.js';
 import type { ZoneTable } from './zone/table.js';
 import type { Counters } from './counters.js';
@@ -107,7 +107,7 @@ export function answerQueryInto(
       ? Math.min(Math.max(q.ednsUdpSize, PLAIN_UDP_SIZE), EDNS_UDP_SIZE)
       : PLAIN_UDP_SIZE;
   const signer = zone.signer;
-  const r = q.ednsDo && signer !== null ? lookupSigned(zone, signer, q.key, qtype) : lookup(zone, q.key, qtype);
+  let r = q.ednsDo && signer !== null ? lookupSigned(zone, signer, q.key, qtype) : lookup(zone, q.key, qtype);
   if (rrl !== null) {
     // Names that exist are counted by name; synthesised and missing ones by zone, so random names share a bucket.
     const v =
@@ -120,12 +120,17 @@ export function answerQueryInto(
   }
   if (r === NEGATIVE) {
     c.dns_responses_noerror_total++;
-    return negative(msg, zone, table.apexOffset, RCODE.NOERROR, limit, c, dst, at);
+    return negative(msg, zone.negativeTail, table.apexOffset, RCODE.NOERROR, limit, c, dst, at);
   }
   if (r === NXDOMAIN) {
     c.dns_responses_nxdomain_total++;
-    return negative(msg, zone, table.apexOffset, RCODE.NXDOMAIN, limit, c, dst, at);
+    return negative(msg, zone.negativeTail, table.apexOffset, RCODE.NXDOMAIN, limit, c, dst, at);
   }
+  if ((r as NegativeTail).pointers !== undefined) {
+    c.dns_responses_nxdomain_total++;
+    return negative(msg, r as NegativeTail, table.apexOffset, RCODE.NXDOMAIN, limit, c, dst, at);
+  }
+  r = r as Template;
   if ((r.bytes[3] & 0xf) === RCODE.NXDOMAIN) c.dns_responses_nxdomain_total++;
   else c.dns_responses_noerror_total++;
   return fromTemplate(msg, r, limit, c, dst, at);
@@ -190,10 +195,13 @@ function withQuestion(msg: Buffer, rcode: number, aa: boolean, extRcode: number,
   return qEnd + (q.edns ? OPT_LENGTH : 0);
 }
 
-/** NXDOMAIN or NODATA: the question and the zone's SOA (owner pointing at the apex inside the question). */
+/**
+ * NXDOMAIN or NODATA: the question as asked, the authority section `t` with its owners pointed at the apex inside the
+ * question (the zone's negative SOA, or a signed NXDOMAIN's kept proof), the OPT when the query had one.
+ */
 function negative(
   msg: Buffer,
-  zone: CompiledZone,
+  t: NegativeTail,
   apexOffset: number,
   rcode: number,
   limit: number,
@@ -202,8 +210,8 @@ function negative(
   at: number,
 ): number {
   const qEnd = q.questionEnd;
-  const tail = zone.soaTail;
-  const size = qEnd + 2 + tail.length + (q.edns ? OPT_LENGTH : 0);
+  const bytes = t.bytes;
+  const size = qEnd + bytes.length + (q.edns ? OPT_LENGTH : 0);
   if (size > limit) {
     c.dns_responses_truncated_total++;
     return truncated(msg, FLAG.AA | rcode, dst, at);
@@ -211,11 +219,15 @@ function negative(
   dst.writeUInt16BE(q.id, at);
   dst.writeUInt16BE(FLAG.QR | FLAG.AA | (q.flags & 0x0110) | rcode, at + 2);
   dst.writeUInt32BE(0x00010000, at + 4);
-  dst.writeUInt32BE(0x00010000 | (q.edns ? 1 : 0), at + 8);
+  dst.writeUInt16BE(t.count, at + 8);
+  dst.writeUInt16BE(q.edns ? 1 : 0, at + 10);
   copyQuestion(msg, dst, at, qEnd);
-  dst.writeUInt16BE(0xc000 | (12 + apexOffset), at + qEnd);
-  dst.set(tail, at + qEnd + 2);
-  if (q.edns) writeOpt(dst, at + qEnd + 2 + tail.length, 0);
+  const start = at + qEnd;
+  dst.set(bytes, start);
+  const pointer = 0xc000 | (12 + apexOffset);
+  const pointers = t.pointers;
+  for (let i = 0; i < pointers.length; i++) dst.writeUInt16BE(pointer, start + pointers[i]);
+  if (q.edns) writeOpt(dst, start + bytes.length, 0);
   return size;
 }
 

@@ -122,6 +122,34 @@ test('answers over UDP validate with delv; without DO nothing DNSSEC is added', 
     ['sub.example.org', 'DS', /^; negative response, fully validated/m], // unsigned delegation
     ['x.mx.example.org', 'MX', /^; fully validated/m],
   ];
+  // Kept negative answers (ZoneSigner.nxdomainTail, a node's kept NODATA): the same NXDOMAIN asked again, names that
+  // share one kept proof (found below), a DS for a missing name, names asked in another case, NODATA asked again.
+  const zone = builder.zone!;
+  const byTail = new Map<unknown, string[]>();
+  for (let i = 0; i < 200; i++) {
+    const name = `n${i}.example.org`;
+    const tail = zone.signer!.nxdomainTail(zone, name);
+    byTail.set(tail, [...(byTail.get(tail) ?? []), name]);
+  }
+  const sharing = [...byTail.values()].find((names) => names.length >= 3)!;
+  assert.ok(sharing, 'names sharing one kept proof');
+  const nx = /^; negative response, fully validated\n.*NXDOMAIN/m;
+  const nodata = /^; negative response, fully validated\n.*NXRRSET/m;
+  cases.push(
+    ['nothere.example.org', 'A', nx],
+    ['NotHere.Example.ORG', 'AAAA', nx],
+    ...sharing.slice(0, 3).map((n): [string, string, RegExp] => [n, 'A', nx]),
+    [sharing[0], 'DS', nx],
+    ['nope.example.org', 'DS', nx],
+    ['nope.example.org', 'DS', nx],
+    ['a.b.c.deep.example.org', 'A', nx], // closest encloser: an empty non-terminal
+    ['q.x.y.deep.example.org', 'TXT', nx],
+    ['q.x.y.deep.example.org', 'TXT', nx],
+    ['z.nx.www.example.org', 'A', nx],
+    ['www.example.org', 'TXT', nodata],
+    ['WWW.example.org', 'TXT', nodata],
+    ['deep.example.org', 'A', /^; negative response, fully validated/m],
+  );
   const failures: string[] = [];
   for (const [name, type, expect] of cases) {
     const out = await ask(name, type);

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { TYPE } from '../wire/constants.js';
 import type { Rdata, RRset } from '../zone/model.js';
 import { nameWire } from './keys.js';
+import { nsec3Label } from './hash-label.js';
 
 const B32 = '0123456789abcdefghijklmnopqrstuv';
 
@@ -185,8 +186,7 @@ export class Nsec3Chain {
 
   /** The entry whose interval covers the hash of `name` (a name not in the chain). */
   covering(name: string): Nsec3Entry | undefined {
-    const label = base32hex(nsec3Hash(name));
-    const i = this.floor(label, false);
+    const i = this.floor(nsec3Label(name), false);
     return i < 0 ? undefined : this.byLabel.get(this.sorted[i]);
   }
 

@@ -2,7 +2,8 @@
 // changes), the NSEC3 chain, and the answers to DO=1 queries built from them. Nothing is signed per query.
 import { openDnssecKey, type Dnssec } from '@platform/shared/config';
 import { RCODE, TYPE } from '../wire/constants.js';
-import type { Rdata, RRset, ZoneNode, ZoneView } from '../zone/model.js';
+import type { Rdata, RRset, NegativeTail, ZoneNode, ZoneView } from '../zone/model.js';
+import { MessageWriter } from '../wire/writer.js';
 import type { Answer, Section } from '../zone/resolve.js';
 import { dsRdata, FLAGS_KSK, signRRset, zoneKey, type Validity, type ZoneKey } from './keys.js';
 import { Nsec3Chain, NSEC3PARAM_RDATA, type Nsec3Entry } from './nsec3.js';
@@ -15,6 +16,17 @@ export const RESIGN_DAYS_LEFT = 7;
 export interface SignedRRset extends RRset {
   sig?: RRset;
   signedOwner?: string;
+}
+
+/** NXDOMAIN authority sections kept per zone (a random-name flood makes at most this many before they are dropped). */
+const MAX_KEPT_TAILS = 10_000;
+
+/** The kept NXDOMAIN proofs below one closest encloser: its NSEC3, the one covering its wildcard, tails by the NSEC3
+ *  covering the next closer name. */
+interface EncloserProofs {
+  encloser: Nsec3Entry;
+  wildcard: Nsec3Entry;
+  tails: Map<Nsec3Entry, NegativeTail>;
 }
 
 export class ZoneSigner {
@@ -47,6 +59,77 @@ export class ZoneSigner {
     const t = Math.floor(now / 1000);
     this.validity = { inception: t - 3600, expiration: t + SIGNATURE_DAYS * 86400 };
     this.chain = new Nsec3Chain(negativeTtl, (o, type, ttl, r) => this.sigSet(o, type, ttl, r), apex);
+  }
+
+  /** Changes whenever a kept answer holding NSEC3 records or the negative SOA may be stale (see forgetNegatives). */
+  version = 0;
+  private negatives = new Map<string, EncloserProofs>();
+  private keptTails = 0;
+
+  /** Re-links the NSEC3 chain after a batch of chainNode() calls; kept negative answers are dropped. */
+  link(): void {
+    this.chain.link();
+    this.forgetNegatives();
+  }
+
+  /** Kept answers holding NSEC3 records or the negative SOA are made again on their next query (a patch, a serial). */
+  forgetNegatives(): void {
+    this.version++;
+    this.negatives = new Map();
+    this.keptTails = 0;
+  }
+
+  /**
+   * The authority section of an NXDOMAIN for `name`, which does not exist and which no wildcard or delegation covers
+   * (findNode gave nothing): the negative SOA and the closest encloser proof (RFC 5155 §7.2.2) with their RRSIGs, as
+   * augment() makes them. Kept per closest encloser and next-closer NSEC3: one SHA-1 per query. Null when the chain
+   * cannot prove it (augment's path answers then).
+   */
+  nxdomainTail(zone: ZoneView, name: string): NegativeTail | null {
+    const ce = this.closestEncloser(zone, name);
+    let proofs = this.negatives.get(ce);
+    if (proofs === undefined) {
+      const encloser = this.chain.matching(ce);
+      const wildcard = this.chain.covering(`*.${ce}`);
+      if (!encloser || !wildcard) return null;
+      proofs = { encloser, wildcard, tails: new Map() };
+      this.negatives.set(ce, proofs);
+    }
+    const nextCloser = name.slice(0, name.length - ce.length - 1);
+    const nc = this.chain.covering(`${nextCloser.slice(nextCloser.lastIndexOf('.') + 1)}.${ce}`);
+    if (!nc) return null;
+    let tail = proofs.tails.get(nc);
+    if (tail === undefined) {
+      const made = this.negativeTail(zone.negativeSoa as SignedRRset, [proofs.encloser, nc, proofs.wildcard]);
+      if (made === null) return null;
+      if (this.keptTails >= MAX_KEPT_TAILS) {
+        this.negatives = new Map([[ce, proofs]]);
+        proofs.tails = new Map();
+        this.keptTails = 0;
+      }
+      proofs.tails.set(nc, made);
+      this.keptTails++;
+      tail = made;
+    }
+    return tail;
+  }
+
+  /** The SOA with its RRSIG, then each distinct entry's NSEC3 with its RRSIG, in augment()'s order. */
+  private negativeTail(soa: SignedRRset, entries: Nsec3Entry[]): NegativeTail | null {
+    if (!soa.sig) return null;
+    const sections: Section[] = [
+      { owner: this.apex, rrset: soa },
+      { owner: this.apex, rrset: soa.sig },
+    ];
+    const seen = new Set<Nsec3Entry>();
+    for (const e of entries) {
+      if (seen.has(e)) continue;
+      seen.add(e);
+      if (!e.rrset || !e.sig) return null;
+      const owner = `${e.label}.${this.apex}`;
+      sections.push({ owner, rrset: e.rrset }, { owner, rrset: e.sig });
+    }
+    return tailOf(this.apex, sections);
   }
 
   /** True when the signatures should be made again (fewer than RESIGN_DAYS_LEFT days left). */
@@ -190,3 +273,43 @@ export class ZoneSigner {
 }
 
 export type { Section };
+
+/**
+ * Records in wire form to follow any question of the zone: a name at or below the apex (owner, or a compressible
+ * RDATA name) is written as its labels above the apex and a pointer, whose offset goes in `pointers` (the handler
+ * points it at the apex inside the question); other names are written whole.
+ */
+function tailOf(apex: string, sections: Section[]): NegativeTail {
+  const w = new MessageWriter();
+  const pointers: number[] = [];
+  const suffix = `.${apex}`;
+  const name = (n: string, compress: boolean): void => {
+    if (!compress || (n !== apex && !n.endsWith(suffix))) return w.name(n, false);
+    const prefix = n.length > apex.length ? n.slice(0, n.length - suffix.length) : '';
+    if (prefix !== '')
+      for (const label of prefix.split('.')) {
+        w.u8(label.length);
+        for (let i = 0; i < label.length; i++) w.u8(label.charCodeAt(i));
+      }
+    pointers.push(w.len);
+    w.u16(0xc000);
+  };
+  let count = 0;
+  for (const s of sections) {
+    for (const rdata of s.rrset.rdatas) {
+      name(s.owner, true);
+      w.u16(s.rrset.type);
+      w.u16(1);
+      w.u32(s.rrset.ttl);
+      const at = w.len;
+      w.u16(0);
+      for (const part of rdata) {
+        if (Buffer.isBuffer(part)) w.bytes(part);
+        else name(part.name, part.compress);
+      }
+      w.setU16(at, w.len - at - 2);
+      count++;
+    }
+  }
+  return { bytes: w.finish(), count, pointers };
+}

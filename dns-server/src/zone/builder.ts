@@ -6,7 +6,7 @@ import type { DomainSnapshot, ZoneRecord } from '@platform/shared/config';
 import { TYPE } from '../wire/constants.js';
 import { normaliseName } from '../wire/rdata.js';
 import { MessageWriter } from '../wire/writer.js';
-import type { CompiledZone, RRset, Template, ZoneNode, ZoneView } from './model.js';
+import type { CompiledZone, NegativeTail, RRset, Template, ZoneNode, ZoneView } from './model.js';
 import { compileOwner, ownerOf, type CompileOptions, type OwnerContent } from './owner.js';
 import { fillSlotsReading } from './resolve.js';
 import { ZoneSigner, type SignedRRset } from '../dnssec/signer.js';
@@ -155,7 +155,7 @@ export class ZoneBuilder {
       serial: h.zone.serial,
       nodes: new Map(),
       negativeSoa,
-      soaTail: soaTail(negativeSoa),
+      negativeTail: negativeTail(negativeSoa),
       synthesised: new Map(),
       signer,
       transfers: transfersOf(h, this.opts.nodeToken ?? (() => '')),
@@ -254,7 +254,7 @@ export class ZoneBuilder {
         if (node) signer.signNode(node);
         signer.chainNode(name, node);
       }
-      signer.chain.link();
+      signer.link();
     }
     if (diff) {
       for (const [name, node] of staged) {
@@ -349,7 +349,8 @@ export class ZoneBuilder {
   private writeSerial(zone: CompiledZone, serial: number): void {
     const fixed = this.soaRdata[2] as Buffer;
     fixed.writeUInt32BE(serial >>> 0, 0);
-    zone.soaTail.writeUInt32BE(serial >>> 0, zone.soaTail.length - 20);
+    const tail = zone.negativeTail.bytes;
+    tail.writeUInt32BE(serial >>> 0, tail.length - 20);
     for (const name of this.soaUsers) {
       for (const slot of zone.nodes.get(name)?.slots ?? []) {
         if (typeof slot === 'object' && (slot as Template).soaSerialAt >= 0)
@@ -365,6 +366,7 @@ export class ZoneBuilder {
       signer.signSet(this.apex, soa);
       delete (zone.negativeSoa as SignedRRset).sig;
       signer.signSet(this.apex, zone.negativeSoa);
+      signer.forgetNegatives();
       for (const name of [this.apex, ...this.soaUsers]) {
         const node = zone.nodes.get(name);
         if (node) node.signed = undefined;
@@ -463,9 +465,10 @@ function apexRecords(apex: string, z: ZoneHeader) {
   return { negativeSoa, soaRdata, apexSets };
 }
 
-/** The negative SOA record after its owner: names uncompressed, so it can follow any question. */
-function soaTail(soa: RRset): Buffer {
+/** The negative SOA record, its owner a pointer to the apex in the question, RDATA names uncompressed. */
+function negativeTail(soa: RRset): NegativeTail {
   const w = new MessageWriter();
+  w.u16(0xc000);
   w.u16(TYPE.SOA);
   w.u16(1);
   w.u32(soa.ttl);
@@ -476,7 +479,7 @@ function soaTail(soa: RRset): Buffer {
     else w.name(part.name, false);
   }
   w.setU16(at, w.len - at - 2);
-  return w.finish();
+  return { bytes: w.finish(), count: 1, pointers: [0] };
 }
 
 /** RRSIG records of a signature RRset (the SOA's), for the journal. */

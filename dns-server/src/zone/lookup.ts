@@ -1,5 +1,5 @@
 // The hot-path lookup: (zone, lower-case name, qtype) → precompiled template, NODATA or NXDOMAIN.
-import { NEGATIVE, DYNAMIC, type CompiledZone, type Template } from './model.js';
+import { NEGATIVE, DYNAMIC, type CompiledZone, type NegativeTail, type Template } from './model.js';
 import { findNode, resolve, slotFor } from './resolve.js';
 import { SLOT_OF, OTHER } from './slots.js';
 import { TYPE } from '../wire/constants.js';
@@ -37,20 +37,47 @@ export function lookup(zone: CompiledZone, name: string, qtype: number): LookupR
 }
 
 /**
- * A DO=1 answer from a signed zone: always a template (negative answers carry their NSEC3 proof). Answers at names
- * present in the zone are built on first query and kept on the node; those holding NSEC3 records (negative answers,
- * wildcard expansions, referrals) are built per query from the signatures and chain computed at compile time.
+ * A DO=1 answer from a signed zone: a template (negative answers carry their NSEC3 proof), or for a name that does not
+ * exist the kept authority section of its NXDOMAIN (the handler writes the question before it). Answers at names
+ * present in the zone are built on first query and kept on the node (those holding NSEC3 records until the zone next
+ * changes); an NXDOMAIN's proof is kept per closest encloser and next-closer NSEC3 (ZoneSigner.nxdomainTail);
+ * wildcard expansions and names below a delegation are kept on their synthesised node until the zone next changes.
  */
-export function lookupSigned(zone: CompiledZone, signer: ZoneSigner, name: string, qtype: number): Template {
-  const node = zone.nodes.get(name);
+export function lookupSigned(
+  zone: CompiledZone,
+  signer: ZoneSigner,
+  name: string,
+  qtype: number,
+): Template | NegativeTail {
+  let node = zone.nodes.get(name);
   lastLookup.synthesised = node === undefined;
   const s = SLOT_OF[qtype];
+  if (node === undefined) {
+    node = findNode(zone, name);
+    if (node === undefined) {
+      const tail = signer.nxdomainTail(zone, name);
+      if (tail !== null) return tail;
+    }
+  }
   if (node !== undefined && s !== OTHER) {
     const kept = node.signed?.[s];
     if (kept !== undefined) return kept;
+    if (node.provedAt === signer.version) {
+      const proved = node.proved![s];
+      if (proved !== undefined) return proved;
+    }
   }
   const { answer, cacheable } = signer.augment(zone, name, qtype, resolve(zone, name, qtype));
   const t = encodeAnswer(name, qtype, answer);
-  if (cacheable && node !== undefined && s !== OTHER) (node.signed ??= [])[s] = t;
+  if (node !== undefined && s !== OTHER) {
+    if (cacheable && !lastLookup.synthesised) (node.signed ??= [])[s] = t;
+    else {
+      if (node.provedAt !== signer.version) {
+        node.proved = [];
+        node.provedAt = signer.version;
+      }
+      node.proved![s] = t;
+    }
+  }
   return t;
 }

@@ -46,8 +46,25 @@ export interface ZoneNode {
   cut: string;
   /** Answers by slot (see SLOT_OF in slots.ts); filled at compile time, lazily for synthesised names. */
   slots: Slot[];
-  /** Signed answers (DO=1) by slot, filled on first query; only answers without NSEC3 records are kept. */
+  /** Signed answers (DO=1) by slot, filled on first query; only answers without NSEC3 records are kept here. */
   signed?: Template[];
+  /** Signed answers holding NSEC3 records (NODATA, a referral, a CNAME to a name that does not exist) by slot, filled
+   *  on first query: valid while the zone signer's `version` is `provedAt` (it changes with every patch). */
+  proved?: Template[];
+  provedAt?: number;
+}
+
+/**
+ * The authority section of a negative answer, to follow any question of the zone: the negative SOA, and in a signed
+ * NXDOMAIN its RRSIG and the NSEC3 records with theirs (kept per closest encloser and next-closer proof, shared by
+ * every name they prove). The owners (the apex, NSEC3 owners) end in a pointer to the apex inside the question,
+ * written per query at each offset of `pointers`.
+ */
+export interface NegativeTail {
+  bytes: Buffer;
+  /** Records in `bytes` (the authority count). */
+  count: number;
+  pointers: number[];
 }
 
 /** What resolution reads of a zone: the served zone, or the zone being patched seen through its staged changes. */
@@ -63,8 +80,9 @@ export interface ZoneView {
 export interface CompiledZone extends ZoneView {
   serial: number;
   nodes: Map<string, ZoneNode>;
-  /** Bytes of the negative SOA record after its owner name: type, class, ttl, rdlength, rdata. */
-  soaTail: Buffer;
+  /** The authority section of an unsigned NXDOMAIN or NODATA: the negative SOA record (its serial 20 bytes before
+   *  the end, written in place by a new serial). */
+  negativeTail: NegativeTail;
   /** Online signing (DNSSEC on), or null. */
   signer: ZoneSigner | null;
   /** Secondaries allowed to transfer the zone (and told of changes), or null/absent: none. */
