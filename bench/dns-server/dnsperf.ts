@@ -11,14 +11,14 @@
 // Our server's store is written directly through the node store API (openNodeStore(DATA_DIR/dns-node).apply),
 // the same path the sync client uses; NSD reads the equivalent BIND zone file.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openNodeStore } from '@platform/shared/node-store';
 import { Packet } from 'dns2';
 import { APEX, generateZone } from './zone-gen.js';
-import { ensureTools, freePort, nsdConfig, runBench, stop } from './tools.js';
+import { cpuMs, ensureTools, freePort, median, nsdConfig, runBench, runBeside, stop } from './tools.js';
 import { udpQuery as udpAsk } from '../../test/e2e/dns-helpers.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -68,40 +68,6 @@ interface Result {
   cpuUsPerQuery: number;
 }
 
-/**
- * CPU time (ms, user + system) used so far by `pid` and every process below it, from /proc (Linux; children already
- * reaped count through cutime/cstime). Whatever the machine's load, this is what the server spent.
- */
-function cpuMs(pid: number): number {
-  const stats = new Map<number, { ppid: number; ticks: number }>();
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const st = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const f = st.slice(st.lastIndexOf(')') + 2).split(' '); // f[0] is field 3 (state)
-      stats.set(Number(d), {
-        ppid: Number(f[1]),
-        ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]),
-      });
-    } catch {
-      // gone meanwhile
-    }
-  }
-  let ticks = 0;
-  const todo = [pid];
-  while (todo.length > 0) {
-    const p = todo.pop()!;
-    ticks += stats.get(p)?.ticks ?? 0;
-    for (const [child, v] of stats) if (v.ppid === p) todo.push(child);
-  }
-  return ticks * 10; // USER_HZ = 100
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-}
-
 function dnsperfCommand(port: number, queryFile: string, pin: boolean): string[] {
   const args = [
     '-s',
@@ -144,17 +110,10 @@ function dnsperf(port: number, queryFile: string, pin: boolean, server: number):
 
 /** dnsperf in the background, for two servers loaded at the same time. */
 function dnsperfAsync(port: number, queryFile: string, server: number): Promise<Omit<Result, 'subject' | 'cores'>> {
-  const cmd = dnsperfCommand(port, queryFile, true);
-  const cpu0 = cpuMs(server);
-  const p = spawn(cmd[0], cmd.slice(1), { stdio: ['ignore', 'pipe', 'ignore'] });
-  let out = '';
-  p.stdout.on('data', (d) => (out += d));
-  return new Promise((resolve) =>
-    p.once('close', () => {
-      const r = dnsperfResult(out);
-      resolve({ ...r, cpuUsPerQuery: ((cpuMs(server) - cpu0) * 1000) / r.completed });
-    }),
-  );
+  return runBeside(dnsperfCommand(port, queryFile, true), server).then(({ out, serverCpuMs }) => {
+    const r = dnsperfResult(out);
+    return { ...r, cpuUsPerQuery: (serverCpuMs * 1000) / r.completed };
+  });
 }
 
 runBench('dnsperf-bench-', async (dir, procs) => {

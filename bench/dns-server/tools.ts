@@ -1,8 +1,8 @@
-// Shared by the DNS load benchmarks (dnsperf.ts, amplification.ts): Debian tools installed on demand, free ports,
-// NSD's configuration, and stopping child processes.
-import { spawnSync, type ChildProcess } from 'node:child_process';
+// Shared by the DNS load benchmarks (dnsperf.ts, dnssec-dnsperf.ts, amplification.ts): Debian tools installed on
+// demand, free ports, NSD's configuration, stopping child processes, and a server's CPU time from /proc.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -94,4 +94,48 @@ export function runBench(prefix: string, body: (dir: string, procs: ChildProcess
       console.error(err);
       process.exit(1);
     });
+}
+
+/**
+ * CPU time (ms, user + system) used so far by `pid` and every process below it, from /proc (Linux; children already
+ * reaped count through cutime/cstime). Whatever the machine's load, this is what the server spent.
+ */
+export function cpuMs(pid: number): number {
+  const stats = new Map<number, { ppid: number; ticks: number }>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const st = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' '); // f[0] is field 3 (state)
+      stats.set(Number(d), {
+        ppid: Number(f[1]),
+        ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]),
+      });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  let ticks = 0;
+  const todo = [pid];
+  while (todo.length > 0) {
+    const p = todo.pop()!;
+    ticks += stats.get(p)?.ticks ?? 0;
+    for (const [child, v] of stats) if (v.ppid === p) todo.push(child);
+  }
+  return ticks * 10; // USER_HZ = 100
+}
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
+
+/** Runs `cmd` in the background (a load generator beside another); its stdout and the CPU time (ms) `server` used
+ *  meanwhile. */
+export function runBeside(cmd: string[], server: number): Promise<{ out: string; serverCpuMs: number }> {
+  const cpu0 = cpuMs(server);
+  const p = spawn(cmd[0], cmd.slice(1), { stdio: ['ignore', 'pipe', 'ignore'] });
+  let out = '';
+  p.stdout.on('data', (d) => (out += d));
+  return new Promise((resolve) => p.once('close', () => resolve({ out, serverCpuMs: cpuMs(server) - cpu0 })));
 }
