@@ -300,8 +300,9 @@ const VALIDATORS: Partial<Record<RuleType, (c: Checker, ctx: Ctx) => void>> = {
   basic_auth(c) {
     const realm = c.str('realm', { def: 'Restricted', max: 128 });
     if (realm && /["\r\n\\]/.test(realm)) c.problem('realm', 'must not contain quotes, backslashes or line breaks');
+    const sso = ssoBlock(c);
     const users = c.array('users', 1000);
-    c.nonEmpty('users', users, 'at least one user is required');
+    if (!sso) c.nonEmpty('users', users, 'at least one user is required (or an sso block)');
     const names = new Set<string>();
     // New passwords are only collected here: hashing (slow by design) comes after every check has passed.
     c.out.users = users.map((raw, i) => {
@@ -468,6 +469,48 @@ const VALIDATORS: Partial<Record<RuleType, (c: Checker, ctx: Ctx) => void>> = {
     c.out.query_keys = keys;
   },
 };
+
+/** Entries of a basic_auth rule's sso.emails; bounds of its sso.session_ttl_s (seconds a signed-in edge session lasts). */
+export const MAX_SSO_EMAILS = 1000;
+export const SSO_SESSION_TTL = { min: 60, max: 86_400, def: 3600 } as const;
+/** Where the control plane sends a signed-in browser back to, on the protected hostname (answered by the edge). */
+export const EDGE_SSO_PATH = '/.well-known/edge-sso';
+/** The `typ` of an edge session token: an ID token (or any other JWT of the provider) is never taken for one. */
+export const EDGE_SSO_TOKEN_TYPE = 'edge-sso+jwt';
+/** Longest return_to the control plane takes (an absolute URL) and the edge sends back to (a path). */
+export const MAX_SSO_RETURN_TO = 2048;
+/** An account address as accounts are stored (admin/users.ts normalizeEmail): trimmed, lower-cased, local@host.tld. */
+const SSO_EMAIL = /^[^\s@\p{Cc}\p{Cf}]+@[^\s@\p{Cc}\p{Cf}]+\.[^\s@\p{Cc}\p{Cf}]+$/u;
+
+/**
+ * basic_auth's optional `sso` block (issue 19): `{ emails: [...], session_ttl_s }`, the accounts signed in through the
+ * platform's SSO that the rule lets through. Returns whether a block was given (then `users` may be empty).
+ */
+function ssoBlock(c: Checker): boolean {
+  c.seen.add('sso');
+  const raw = c.input.sso;
+  if (raw === undefined || raw === null) return false;
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    c.problem('sso', 'must be an object { "emails": [...] }');
+    return true;
+  }
+  const s = new Checker(raw as Fields, 'sso.');
+  const list = s.array('emails', MAX_SSO_EMAILS);
+  s.nonEmpty('emails', list, 'at least one account email is required');
+  const emails = new Set<string>();
+  list.forEach((v, i) => {
+    const e = typeof v === 'string' && v.length <= 254 ? v.trim().toLowerCase() : undefined;
+    if (e === undefined || !SSO_EMAIL.test(e))
+      s.problem(`emails[${i}]`, 'must be an email address (at most 254 characters)');
+    else emails.add(e);
+  });
+  s.out.emails = [...emails];
+  s.int('session_ttl_s', { ...SSO_SESSION_TTL });
+  for (const k of Object.keys(s.input)) if (k === 'country' || !s.seen.has(k)) s.problem(k, 'unknown field of sso');
+  c.problems.push(...s.problems);
+  c.out.sso = s.out;
+  return true;
+}
 
 /** Validates and normalises the type-specific fields of a rule; types without an engine keep their fields as given. */
 export function validateTypeFields(type: RuleType, input: Fields, ctx: Ctx): Result {

@@ -27,6 +27,8 @@ export const UNSERVED_REASONS = [
   'waf_block',
   'auth_required',
   'auth_throttled',
+  'auth_denied',
+  'sso_sign_in',
   'redirect',
   'origin_unreachable',
   'origin_timeout',

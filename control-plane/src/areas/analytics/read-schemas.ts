@@ -334,7 +334,7 @@ export const UnservedAnswer = Type.Object(
     unserved: Type.Integer({ description: 'Of those, the ones the origin did not answer' }),
     reasons: Type.Array(Type.Object({ reason: Type.String(), ...counts }), {
       description:
-        'Per reason, most first: host_not_served, acme_challenge, drop, custom_block, fingerprint_block, bot_block, rate_limited, challenge_issued, challenge_passed, challenge_failed, waf_block, auth_required, auth_throttled, redirect, origin_unreachable, origin_timeout, origin_refused, origin_certificate, stale_on_origin_error, client_aborted, edge_error',
+        'Per reason, most first: host_not_served, acme_challenge, drop, custom_block, fingerprint_block, bot_block, rate_limited, challenge_issued, challenge_passed, challenge_failed, waf_block, auth_required, auth_throttled, auth_denied, sso_sign_in, redirect, origin_unreachable, origin_timeout, origin_refused, origin_certificate, stale_on_origin_error, client_aborted, edge_error',
     }),
   },
   { title: 'AnalyticsUnserved' },

@@ -10,8 +10,10 @@ import {
   MAX_DESCRIPTION_LENGTH,
   MAX_FINGERPRINTS,
   MAX_IP_ENTRIES,
+  MAX_SSO_EMAILS,
   RATE_LIMIT_KEYS,
   RULE_TYPES,
+  SSO_SESSION_TTL,
   type StoredRuleType,
 } from '@platform/shared/match';
 import { Id, MAX_ID, StringEnum } from '../../openapi/schemas.js';
@@ -284,7 +286,36 @@ const TYPE_FIELDS: Record<StoredRuleType, TProperties> = {
         'x-expected': 'free of quotes, backslashes and line breaks',
       }),
     ),
-    users: Type.Array(BasicAuthUser, { minItems: 1, maxItems: 1000 }),
+    users: Type.Optional(
+      Type.Array(BasicAuthUser, {
+        maxItems: 1000,
+        description: 'HTTP Basic users; at least one unless `sso` is given',
+      }),
+    ),
+    sso: Type.Optional(
+      Type.Object(
+        {
+          emails: Type.Array(Type.String({ minLength: 3, maxLength: 254, 'x-expected': 'an email address' }), {
+            minItems: 1,
+            maxItems: MAX_SSO_EMAILS,
+            description: 'Accounts (their sign-in addresses) let through once signed in through the platform',
+          }),
+          session_ttl_s: Type.Optional(
+            Int('Seconds a browser stays signed in at the edge before it asks the control plane again; default 3600', {
+              minimum: SSO_SESSION_TTL.min,
+              maximum: SSO_SESSION_TTL.max,
+            }),
+          ),
+        },
+        {
+          ...closed,
+          description:
+            'Lets through browsers signed in to the platform as one of these accounts (as Cloudflare Access does): ' +
+            'a request without an edge session is redirected (302) to the control plane to sign in, one signed in ' +
+            'as another account is refused (403). Basic credentials of `users` keep working beside it.',
+        },
+      ),
+    ),
   },
   error_page: {
     statuses: Type.Array(
