@@ -33,6 +33,10 @@ export const ERRORS = {
   CP_ERR_DENIED_SURFACE: { status: 403, meaning: 'a surface no API key may reach' },
   CP_ERR_CSRF: { status: 403, meaning: "a browser session's state-changing request without its X-CSRF-Token" },
   CP_ERR_ROLE: { status: 403, meaning: "the caller's role on the domain lacks the permission" },
+  CP_ERR_SSO_NOT_ALLOWED: {
+    status: 403,
+    meaning: "edge SSO: no basic_auth rule of the hostname's domain lists the signed-in account",
+  },
   CP_ERR_NOT_INVITEE: { status: 403, meaning: "a domain invitation addressed to another account's email address" },
   CP_ERR_PLAN_LIMIT: {
     status: 403,

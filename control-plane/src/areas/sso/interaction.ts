@@ -46,7 +46,7 @@ const Redirect = Type.Object({ redirect_to: Type.String() }, { title: 'SsoRedire
 const tags = ['sso'];
 const browserOnly = { tags, security: [] as never[], hide: true };
 
-const escapeHtml = (s: string) =>
+export const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 function wantsJson(request: FastifyRequest): boolean {

@@ -47,6 +47,8 @@ export interface Sso {
   rotateKey(): Promise<{ kid: string; retired: string[] }>;
   /** Look at the keys again on the next request (after a rotation by another process, in tests). */
   invalidate(): void;
+  /** The key that signs now (the provider's, in force as for provider()): edge session tokens are signed with it. */
+  signingKey(): Promise<SigningKey>;
 }
 
 /** Accounts are users; `sub` is the user id. Deactivated accounts have no claims: their tokens stop working. */
@@ -165,7 +167,7 @@ export function createSso(opts: SsoOptions): Sso {
   const issuer = `${opts.publicBaseUrl}${SSO_PREFIX}`;
   const vault: KeyVault = keyVault({ dataDir: opts.dataDir, certificateKey: opts.certificateKey });
   let cookies: string[] | undefined;
-  let current: { provider: Provider; kids: string; checkedAt: number } | undefined;
+  let current: { provider: Provider; kids: string; keys: SigningKey[]; checkedAt: number } | undefined;
   let loading: Promise<Provider> | undefined;
 
   const load = async (): Promise<Provider> => {
@@ -173,17 +175,24 @@ export function createSso(opts: SsoOptions): Sso {
     const kids = keys.map((k) => `${k.kid}:${k.retiredAt ? 'retired' : 'active'}`).join(',');
     if (!current || current.kids !== kids) {
       cookies ??= cookieKeys(opts);
-      current = { provider: buildProvider(opts, issuer, keys, cookies), kids, checkedAt: Date.now() };
+      current = { provider: buildProvider(opts, issuer, keys, cookies), kids, keys, checkedAt: Date.now() };
     } else current.checkedAt = Date.now();
     return current.provider;
   };
 
+  const provider = (): Promise<Provider> => {
+    if (current && Date.now() - current.checkedAt < opts.sso.keyCheckMs) return Promise.resolve(current.provider);
+    loading ??= load().finally(() => (loading = undefined));
+    return loading;
+  };
+
   return {
     issuer,
-    provider() {
-      if (current && Date.now() - current.checkedAt < opts.sso.keyCheckMs) return Promise.resolve(current.provider);
-      loading ??= load().finally(() => (loading = undefined));
-      return loading;
+    provider,
+    async signingKey() {
+      await provider();
+      // loadSigningKeys orders the active key first.
+      return current!.keys[0];
     },
     async rotateKey() {
       const rotated = await rotateSigningKey(opts.db, vault, retiredKeySeconds(opts.sso));

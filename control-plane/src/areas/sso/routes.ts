@@ -9,6 +9,7 @@ import { presentedKey } from '../../auth/authenticate.js';
 import { createSso, SSO_PREFIX, type Sso } from './provider.js';
 import { interactionRoutes } from './interaction.js';
 import { appsRoutes } from './apps-routes.js';
+import { edgeSessionRoutes } from './edge-session.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -145,6 +146,8 @@ async function ssoRoutes(app: FastifyInstance) {
   // Sign-in and consent of the signed-in browser, then its connected apps (JSON bodies, parsed as everywhere).
   await app.register(async (scope) => interactionRoutes(scope, sso));
   await app.register(appsRoutes);
+  // The edge's sso requirement: a signed-in browser gets a token for a protected hostname.
+  await app.register(async (scope) => edgeSessionRoutes(scope, sso));
 }
 
 // Not encapsulated: `app.sso` is the admin command line's too; the provider's routes keep their own scope.
