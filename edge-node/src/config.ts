@@ -15,8 +15,13 @@ export interface EdgeConfig {
   /** Undefined: read (or create) DATA_DIR/node-token. */
   nodeToken: string | undefined;
   workers: number;
-  /** Control-plane base URL for request logs; undefined disables shipping. */
+  /** Control-plane base URL for request logs (and the SSO signing keys); undefined disables shipping. */
   controlPlaneUrl: string | undefined;
+  /**
+   * EDGE_SSO_URL: the control plane's address as browsers reach it (its PUBLIC_BASE_URL), where basic_auth rules with
+   * an `sso` block send a browser to sign in; default CONTROL_PLANE_URL.
+   */
+  ssoUrl: string | undefined;
   logFlushMs: number;
   /** ALLOWED_PRIVATE_NETWORKS: internal ranges origins may be in anyway (empty: none). */
   allowedPrivateNetworks: IpRange[];
@@ -79,6 +84,9 @@ export function loadConfig(env: EnvSource = process.env): Readonly<EdgeConfig> {
   const cp = r.string('CONTROL_PLANE_URL', 'http://127.0.0.1:8080');
   if (cp !== 'off' && !/^https?:\/\//.test(cp))
     r.problems.push(`CONTROL_PLANE_URL must be an http(s) address or "off", got "${cp}"`);
+  const ssoUrl = r.optional('EDGE_SSO_URL');
+  if (ssoUrl !== undefined && !/^https?:\/\/[^/?#]+\/?$/.test(ssoUrl))
+    r.problems.push(`EDGE_SSO_URL must be an http(s) address without a path, got "${ssoUrl}"`);
   const cert = r.optional('EDGE_TLS_DEFAULT_CERT');
   const key = r.optional('EDGE_TLS_DEFAULT_KEY');
   if ((cert === undefined) !== (key === undefined))
@@ -95,6 +103,7 @@ export function loadConfig(env: EnvSource = process.env): Readonly<EdgeConfig> {
     nodeToken: r.optional('NODE_TOKEN'),
     workers: r.int('EDGE_WORKERS', 1, 1, 64),
     controlPlaneUrl: cp === 'off' ? undefined : cp.replace(/\/$/, ''),
+    ssoUrl: ssoUrl?.replace(/\/$/, ''),
     logFlushMs: r.int('EDGE_LOG_FLUSH_MS', 2000, 50, 600000),
     allowedPrivateNetworks: readAllowedNetworks(r),
     publicAddresses,

@@ -21,6 +21,7 @@ import { DomainTable } from './store/snapshot.js';
 import { defaultCertificate } from './tls/default-cert.js';
 import { ensureNodeToken } from '@platform/shared/node-token';
 import { configureChallengeSecret } from './rules/challenge.js';
+import { configureSso } from './rules/sso.js';
 import { configureCrawlerVerifier, VERIFIER_DEFAULTS } from './rules/bot.js';
 import { UptimeProber } from './uptime/probes.js';
 
@@ -113,6 +114,11 @@ export async function startEdgeNode(
     log.error('no default certificate (openssl missing and EDGE_TLS_DEFAULT_CERT unset): HTTPS is off');
   const nodeToken = ensureNodeToken(config.dataDir, config.nodeToken);
   configureChallengeSecret(config.challengeSecret, nodeToken);
+  configureSso(
+    { controlPlaneUrl: config.controlPlaneUrl, browserUrl: config.ssoUrl },
+    config.challengeSecret,
+    nodeToken,
+  );
   configureCrawlerVerifier(config.crawlerDns, { ...VERIFIER_DEFAULTS, perSecond: config.crawlerLookupsPerSecond });
   const server = await startEdgeServer(state, {
     host: config.host,

@@ -28,6 +28,7 @@ import { offersH2, type UpstreamPools } from './proxy/upstream.js';
 import type { CompiledRule, RuleIndex } from './rules/compile.js';
 import type { EngineRuleType, RuleActions } from './rules/index.js';
 import { isAuthorized, retryAfterSec, type AuthVerdict, type BasicAuthAction } from './rules/basic-auth.js';
+import { EDGE_SSO_PATH, acceptToken, sessionCookie, sessionValue, signInLocation, ssoVerdict } from './rules/sso.js';
 import { cacheKeyQuery, edgeTtl, sharedWithAuthorization, type CacheAction } from './rules/cache.js';
 import { coversStatus, type ErrorPageAction } from './rules/error-page.js';
 import { applyHeaderOps, type HeaderOp } from './rules/header.js';
@@ -179,7 +180,16 @@ export function runPhases(
   return authPhase(res, ctx, state, body, match, requestOps, responseOps, ipScope);
 }
 
-/** basic_auth, then the rest (afterAuth); a promise only when a password check must be awaited. */
+/**
+ * What basic_auth decided: a Basic verdict, or for a rule with an `sso` block and no Basic credentials, `sso_other`
+ * (signed in as an account the rule does not list: 403) or `sso_none` (no edge session: sent to sign in).
+ */
+type Verdict = AuthVerdict | 'sso_other' | 'sso_none';
+
+/**
+ * basic_auth, then the rest (afterAuth); a promise only when a password check or a sign-in token must be awaited.
+ * EDGE_SSO_PATH on a hostname with an sso rule is the edge's own (the control plane's sign-in comes back to it).
+ */
 function authPhase(
   res: HttpResponse,
   ctx: RequestContext,
@@ -191,9 +201,22 @@ function authPhase(
   ipScope: string,
 ): Promise<void> | undefined {
   const rules = match.domain.rules;
-  const auth = idx(rules, 'basic_auth')?.first(ctx);
+  const authIdx = idx(rules, 'basic_auth');
+  if (authIdx !== undefined && ctx.path === EDGE_SSO_PATH) {
+    const maxAge = ssoSessionSeconds(authIdx, ctx);
+    if (maxAge > 0) return answerSsoToken(res, ctx, state, maxAge, responseOps);
+  }
+  const auth = authIdx?.first(ctx);
   if (auth) {
-    const verdict = isAuthorized(auth.action, ctx.header('authorization'), ctx.peer.text);
+    const sso = auth.action.sso;
+    const authorization = ctx.header('authorization');
+    if (sso !== null && (auth.action.users.size === 0 || authorization === undefined)) {
+      const v = ssoVerdict(sso, ctx.header('cookie'), ctx.host);
+      const verdict: Verdict = v === 'pass' ? true : v === 'other' ? 'sso_other' : 'sso_none';
+      afterAuth(res, ctx, state, body, match, auth, verdict, requestOps, responseOps, ipScope);
+      return undefined;
+    }
+    const verdict = isAuthorized(auth.action, authorization, ctx.peer.text);
     if (typeof verdict === 'object') {
       return verdict.then((ok) => {
         afterAuth(res, ctx, state, body, match, auth, ok, requestOps, responseOps, ipScope);
@@ -203,6 +226,65 @@ function authPhase(
   } else afterAuth(res, ctx, state, body, match, undefined, true, requestOps, responseOps, ipScope);
   return undefined;
 }
+
+/**
+ * Seconds an edge session set on this hostname lasts: the longest session_ttl_s of the sso rules that may apply to it
+ * (records and host filters; any path), 0 when none does (EDGE_SSO_PATH then goes to the origin like any path).
+ */
+function ssoSessionSeconds(authIdx: RuleIndex<BasicAuthAction>, ctx: RequestContext): number {
+  let max = 0;
+  for (const r of authIdx.rules) {
+    const sso = r.action.sso;
+    if (sso === null || (r.records !== null && !r.records.has(ctx.recordId)) || !r.host.matches(ctx.host)) continue;
+    if (sso.ttlS > max) max = sso.ttlS;
+  }
+  return max;
+}
+
+/** GET EDGE_SSO_PATH?token=…&return_to=…: verifies the control plane's token, sets the edge session, goes back. */
+function answerSsoToken(
+  res: HttpResponse,
+  ctx: RequestContext,
+  state: EdgeState,
+  maxAgeS: number,
+  responseOps: HeaderOp[],
+): Promise<void> | undefined {
+  const fail = (status: number, message: string, extra: [string, string][] = []) => {
+    ctx.unserved = 'auth_denied';
+    respond(res, ctx, status, [...TEXT, ['cache-control', 'no-store'], ...extra], `${message}\n`, responseOps);
+    state.log(ctx);
+  };
+  if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+    fail(405, 'sign-in answers are fetched with GET', [['allow', 'GET, HEAD']]);
+    return undefined;
+  }
+  if (ctx.query.length > 8192) {
+    fail(400, 'malformed sign-in answer');
+    return undefined;
+  }
+  const q = new URLSearchParams(ctx.query);
+  return acceptToken(q.get('token') ?? '', ctx.host).then((v) => {
+    if (!v.ok) return fail(v.status, v.reason);
+    ctx.unserved = 'sso_sign_in';
+    respond(
+      res,
+      ctx,
+      302,
+      [
+        ['location', safeReturn(q.get('return_to') ?? '/')],
+        ['cache-control', 'no-store'],
+        ['referrer-policy', 'no-referrer'],
+        ['set-cookie', sessionCookie(sessionValue(v.email, ctx.host), maxAgeS, ctx.scheme === 'https')],
+      ],
+      '',
+      responseOps,
+    );
+    state.log(ctx);
+  });
+}
+
+/** The Host header as the browser sent it (with its port) when it is a plain name, for URLs sent back to it. */
+const PLAIN_HOST = /^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$/;
 
 /** Matching rate_limit rules of the request being evaluated (reused: evaluation is synchronous). */
 const rateScratch: CompiledRule<RateLimitAction>[] = [];
@@ -423,7 +505,52 @@ async function readBounded(body: Readable | null, max: number): Promise<string |
   return Buffer.concat(chunks).toString('latin1');
 }
 
-/** The phases after basic_auth's verdict: 401, or redirect → rewrite → routing → cache → upstream. */
+/**
+ * basic_auth's refusals: 429 while the address is throttled (no password is checked while an address keeps failing,
+ * or too many checks are queued: no scrypt to spend), 403 for a session of an account an sso rule does not list, 302
+ * to sign in at the control plane for an sso rule without a session (401 when no control plane is set), else 401.
+ */
+function refuseAuth(
+  res: HttpResponse,
+  ctx: RequestContext,
+  state: EdgeState,
+  auth: CompiledRule<BasicAuthAction>,
+  ok: Exclude<Verdict, true>,
+  responseOps: HeaderOp[],
+): void {
+  ctx.hit(auth.id, auth.type, false);
+  let status = 401;
+  let headers: [string, string][] = [...TEXT, ['www-authenticate', auth.action.challenge]];
+  let message = 'authentication required\n';
+  ctx.unserved = 'auth_required';
+  if (ok === 'throttled') {
+    ctx.unserved = 'auth_throttled';
+    status = 429;
+    headers = [...TEXT, ['retry-after', String(Math.max(1, retryAfterSec(auth.action, ctx.peer.text)))]];
+    message = 'too many failed sign-ins from this address; retry later\n';
+  } else if (ok === 'sso_other') {
+    ctx.unserved = 'auth_denied';
+    status = 403;
+    headers = [...TEXT, ['cache-control', 'no-store']];
+    message = 'the account you are signed in with is not allowed here\n';
+  } else if (ok === 'sso_none') {
+    const raw = ctx.header('host');
+    const host = raw !== undefined && PLAIN_HOST.test(raw) ? raw.toLowerCase() : ctx.host;
+    const location = signInLocation(ctx.scheme, host, ctx.path, ctx.query);
+    if (location !== undefined) {
+      status = 302;
+      headers = [
+        ['location', location],
+        ['cache-control', 'no-store'],
+      ];
+      message = '';
+    }
+  }
+  respond(res, ctx, status, headers, message, responseOps);
+  state.log(ctx);
+}
+
+/** The phases after basic_auth's verdict: a refusal (refuseAuth), or redirect → rewrite → routing → cache → upstream. */
 function afterAuth(
   res: HttpResponse,
   ctx: RequestContext,
@@ -431,41 +558,14 @@ function afterAuth(
   body: Readable | null,
   match: NonNullable<ReturnType<DomainTable['lookup']>>,
   auth: ReturnType<RuleIndex<BasicAuthAction>['first']>,
-  ok: AuthVerdict,
+  ok: Verdict,
   requestOps: HeaderOp[],
   responseOps: HeaderOp[],
   ipScope: string,
 ): void {
   const { domain, record } = match;
   const rules = domain.rules;
-  if (auth && ok === 'throttled') {
-    // No password is checked while an address keeps failing (or too many checks are queued): no scrypt to spend.
-    ctx.hit(auth.id, auth.type, false);
-    ctx.unserved = 'auth_throttled';
-    const wait = Math.max(1, retryAfterSec(auth.action, ctx.peer.text));
-    respond(
-      res,
-      ctx,
-      429,
-      [...TEXT, ['retry-after', String(wait)]],
-      'too many failed sign-ins from this address; retry later\n',
-      responseOps,
-    );
-    return state.log(ctx);
-  }
-  if (auth && !ok) {
-    ctx.hit(auth.id, auth.type, false);
-    ctx.unserved = 'auth_required';
-    respond(
-      res,
-      ctx,
-      401,
-      [...TEXT, ['www-authenticate', auth.action.challenge]],
-      'authentication required\n',
-      responseOps,
-    );
-    return state.log(ctx);
-  }
+  if (auth && ok !== true) return refuseAuth(res, ctx, state, auth, ok, responseOps);
 
   const redirect = idx(rules, 'redirect')?.first(ctx);
   if (redirect) {

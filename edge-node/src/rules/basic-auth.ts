@@ -3,6 +3,7 @@
 // pool (4 threads that also serve every tenant's DNS lookups and file work): guessing cannot starve other tenants.
 import { Worker } from 'node:worker_threads';
 import type { RuleBody } from '@platform/shared/match';
+import { compileSso, type SsoRequirement } from './sso.js';
 
 export interface BasicAuthAction {
   ruleId: number;
@@ -10,6 +11,8 @@ export interface BasicAuthAction {
   users: Map<string, string>;
   /** Authorization header values already verified (bounded), so scrypt runs once per credential, not per request. */
   verified: Set<string>;
+  /** The `sso` block (rules/sso.ts): signed-in accounts let through beside the Basic users; null without one. */
+  sso: SsoRequirement | null;
 }
 
 /** `throttled`: too many failures from this address for this rule (or too many checks queued): answer 429. */
@@ -32,6 +35,7 @@ export function compileBasicAuth(f: RuleBody, rule: { id: number }): BasicAuthAc
     challenge: `Basic realm="${String(f.realm ?? 'Restricted')}", charset="UTF-8"`,
     users,
     verified: new Set(),
+    sso: compileSso(f),
   };
 }
 

@@ -133,10 +133,11 @@ const verifiedValue: (string | undefined)[] = new Array<string | undefined>(VERI
 const verifiedPeer: (string | undefined)[] = new Array<string | undefined>(VERIFIED_SLOTS);
 const verifiedHost: (string | undefined)[] = new Array<string | undefined>(VERIFIED_SLOTS);
 
-function slotOf(value: string): number {
+/** The slot of a cookie value in a table of `slots` (a power of two) entries: FNV-1a of its UTF-16 code units. */
+export function slotOf(value: string, slots = VERIFIED_SLOTS): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < value.length; i++) h = Math.imul(h ^ value.charCodeAt(i), 0x01000193);
-  return (h >>> 0) & (VERIFIED_SLOTS - 1);
+  return (h >>> 0) & (slots - 1);
 }
 
 function validClearance(value: string, peer: string, host: string, now: number): boolean {
