@@ -12,39 +12,13 @@ import {
   type DnsNodeProcess,
 } from '../../test/e2e/sync-harness.js';
 import { createDnsProbe, type DnsProbe } from './dns-probe.js';
+import { POLL_LIMIT_MS, summary, waitForAnswer } from './timing.js';
 
 const SINGLE = Number(process.env.SINGLE_WRITES ?? 200);
 const BATCHES = Number(process.env.BATCH_WRITES ?? 30);
 const BATCH_SIZE = Number(process.env.BATCH_SIZE ?? 1000);
 const DOMAIN = 'bench.example';
 const SMALL = 'small.example';
-const POLL_LIMIT_MS = 10_000;
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
-function summary(label: string, ms: number[]) {
-  const s = [...ms].sort((a, b) => a - b);
-  return {
-    case: label,
-    n: s.length,
-    p50_ms: +percentile(s, 50).toFixed(2),
-    p90_ms: +percentile(s, 90).toFixed(2),
-    p99_ms: +percentile(s, 99).toFixed(2),
-    max_ms: +s[s.length - 1]!.toFixed(2),
-  };
-}
-
-/** Polls the DNS node (back to back, 1 ms apart) until `name` answers `address`; returns the time of that answer. */
-async function waitForAnswer(probe: DnsProbe, name: string, address: string): Promise<number> {
-  const end = performance.now() + POLL_LIMIT_MS;
-  while (performance.now() < end) {
-    if (await probe.answers(name, address)) return performance.now();
-    await new Promise((r) => setTimeout(r, 1));
-  }
-  throw new Error(`${name} never answered ${address}`);
-}
 
 /**
  * After a write acknowledged at t0: the delay until the node's LMDB store holds a version above `before` (read from

@@ -32,6 +32,8 @@ export interface ControlPlaneConfig {
   allowedPrivateNetworks: IpRange[];
   /** Largest accepted request body in bytes (413 above). */
   bodyLimitBytes: number;
+  /** Largest zone file body of the import routes (a zone of a plan allowing up to a million records). */
+  importBodyLimitBytes: number;
   /** Accepted nameserver sets; the first one is recommended. */
   nsSets: string[][];
   /** EDGE_IPV4 / EDGE_IPV6: the edge's proxy addresses (what proxied records answer; GET /account/edge-ips). */
@@ -131,6 +133,7 @@ export function loadConfig(env: EnvSource = process.env): Readonly<ControlPlaneC
     trustProxy: parseTrustProxy(r),
     allowedPrivateNetworks: readAllowedNetworks(r),
     bodyLimitBytes: r.int('API_BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024),
+    importBodyLimitBytes: r.int('API_IMPORT_BODY_LIMIT_BYTES', 64 * 1024 * 1024, 1024),
     nsSets,
     // The same names and defaults as the DNS nodes' (dns-server/src/config.ts).
     edgeIpv4: r.ipList('EDGE_IPV4', 4, ['127.0.0.1']),
@@ -146,8 +149,9 @@ export function loadConfig(env: EnvSource = process.env): Readonly<ControlPlaneC
     syncPollMs: r.int('SYNC_POLL_MS', 1000, 10, 3_600_000),
     nodeToken: r.optional('NODE_TOKEN'),
     certificateKey: r.optional('CERTIFICATE_KEY'),
-    // At most half the sync frame limit (MAX_SYNC_FRAME_BYTES, 64 MiB): rule bodies are counted as their JSON text.
-    domainConfigMaxBytes: r.int('DOMAIN_CONFIG_MAX_BYTES', 16 * 1024 * 1024, 1024, 32 * 1024 * 1024),
+    // At most half the sync frame limit (MAX_SYNC_FRAME_BYTES, 256 MiB): rule bodies are counted as their JSON text.
+    // 16 MiB allows about 200,000 records; a 1,000,000-record zone needs about 80 MB (an operator's choice).
+    domainConfigMaxBytes: r.int('DOMAIN_CONFIG_MAX_BYTES', 16 * 1024 * 1024, 1024, 128 * 1024 * 1024),
     syncTombstoneRetentionMs: r.int('SYNC_TOMBSTONE_RETENTION_HOURS', 168, 1, 24 * 365) * 3_600_000,
     syncCompactAfterDeltas: r.int('SYNC_COMPACT_AFTER_DELTAS', 64, 1, 100_000),
     attackMinuteMs: r.int('ATTACK_MINUTE_MS', 60_000, 1000, 60_000),

@@ -92,7 +92,7 @@ test('zone import bodies: JSON, text/plain and a multipart file', async (t) => {
   });
 
   await t.test('the body limit holds for every form (413 naming it)', async () => {
-    const small = await cp.withEnv({ API_BODY_LIMIT_BYTES: '2048' });
+    const small = await cp.withEnv({ API_IMPORT_BODY_LIMIT_BYTES: '2048' });
     const big = `${ZONE}\n; ${'x'.repeat(4096)}\n`;
     const asText = await send('import', big, { 'content-type': 'text/plain' }, small);
     assert.equal(asText.statusCode, 413);

@@ -19,7 +19,7 @@ export const CONFIG_LOG_LOCK_KEY = 727_006;
 
 /**
  * Default per-domain limit of the compiled config (records and rules as nodes receive them), checked at write time.
- * A 10,000-record zone is about 0.6 MB; the sync frame limit (MAX_SYNC_FRAME_BYTES, 64 MiB) leaves room above it.
+ * A 10,000-record zone is about 0.6 MB; the sync frame limit (MAX_SYNC_FRAME_BYTES, 256 MiB) leaves room above it.
  */
 export const DOMAIN_CONFIG_MAX_BYTES = 16 * 1024 * 1024;
 

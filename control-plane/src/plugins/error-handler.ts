@@ -160,7 +160,8 @@ export function installErrorHandlers(app: FastifyInstance, bodyLimit: number): v
       request.log.error({ err }, 'request failed');
       return answer(reply, code).send({ error: MESSAGES.internal });
     }
-    return answer(reply, code).send({ error: clientMessage(err, bodyLimit) });
+    // A route with its own body limit (the zone import) names that one.
+    return answer(reply, code).send({ error: clientMessage(err, request.routeOptions.bodyLimit ?? bodyLimit) });
   }
 }
 

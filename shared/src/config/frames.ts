@@ -5,9 +5,10 @@ import { PlatformError } from '../errors.js';
 
 /**
  * The largest frame a node accepts (its WebSocket maxPayload). The hub never sends a larger one: a domain whose whole
- * config does not fit is withheld (nodes keep what they had of it) until it fits again.
+ * config does not fit is withheld (nodes keep what they had of it) until it fits again. 256 MiB: a zone of
+ * 1,000,000 A records is about 60 MB encoded (DOMAIN_CONFIG_MAX_BYTES lets an operator allow it; 16 MiB by default).
  */
-export const MAX_SYNC_FRAME_BYTES = 64 * 1024 * 1024;
+export const MAX_SYNC_FRAME_BYTES = 256 * 1024 * 1024;
 
 /** Control messages sent by the hub as text frames. */
 export type HubControl =

@@ -129,7 +129,7 @@ function platformFields(comment: string | null): Partial<RecordCreate> {
  * Parses `text` as the master file of `zone` (lower case, no trailing dot), in one pass. Records and invalid lines
  * (together) and skipped lines are counted as they are read: reading stops as soon as either is past `maxRecords`.
  */
-export function parseZoneFile(zone: string, text: string, maxRecords = LIMITS.importMaxRecords): ParseResult {
+export function parseZoneFile(zone: string, text: string, maxRecords: number = LIMITS.importMaxRecords): ParseResult {
   const result: ParseResult = { records: [], skipped: [], errors: [], tooLarge: false };
   const zoneAbs = `${zone}.`;
   let origin = zoneAbs;

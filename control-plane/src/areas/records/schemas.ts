@@ -258,7 +258,12 @@ export const ImportPreview = Type.Object(
 export const ImportResult = Type.Object(
   {
     created: Type.Integer(),
-    records: Type.Array(Record),
+    records: Type.Array(Record, {
+      description: 'The created records; empty (with records_omitted) when more than 10,000 were created',
+    }),
+    records_omitted: Type.Optional(
+      Type.Boolean({ description: 'true: more than 10,000 records were created and `records` does not list them' }),
+    ),
     skipped: Type.Array(Skipped),
   },
   { title: 'ZoneImportResult' },

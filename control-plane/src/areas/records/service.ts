@@ -19,6 +19,7 @@ import {
   deleteRecords,
   listApiRecords,
   getRecord,
+  insertRecordIds,
   insertRecords,
   listRecords,
   listRecordsAround,
@@ -290,14 +291,17 @@ export async function deleteMany(app: FastifyInstance, domain: DomainRow, ids: n
   });
 }
 
-const FILE_TOO_LARGE = `a zone file may hold at most ${LIMITS.importMaxRecords} records`;
+const TOO_MANY = 'a zone file may hold at most ';
+const fileTooLarge = (max: number) => `${TOO_MANY}${max} records`;
 
 /** What importing `text` would do, checked exactly as the API checks single creates. Stores nothing. */
 async function planImport(tx: Tx, domain: DomainRow, text: string, policy: AddressPolicy): Promise<ImportPlan> {
-  const parsed = parseZoneFile(domain.name, text, LIMITS.importMaxRecords);
+  // A file may hold 10,000 records, or as many as the domain's plan allows when that is more (a large zone).
+  const max = Math.max(LIMITS.importMaxRecords, (await effectiveFeatures(tx, domain.id)).max_records);
+  const parsed = parseZoneFile(domain.name, text, max);
   if (parsed.tooLarge) {
     // Refused before any record is checked against the zone (and the rest of the file is not even read).
-    return { records: [], skipped: [], errors: [{ line: 0, error: FILE_TOO_LARGE }], limitError: null };
+    return { records: [], skipped: [], errors: [{ line: 0, error: fileTooLarge(max) }], limitError: null };
   }
   const plan = await planRecords(tx, domain, parsed.records, policy, { literalTxt: true });
   plan.skipped.push(...parsed.skipped);
@@ -354,25 +358,39 @@ export async function previewImport(app: FastifyInstance, domain: DomainRow, tex
   return app.db.transaction((tx) => planImport(tx, domain, text, originPolicy(app.config)));
 }
 
-/** All or nothing: any invalid line (400) or the plan's record limit (403) stores nothing. */
-export async function importZone(
-  app: FastifyInstance,
-  domain: DomainRow,
-  text: string,
-): Promise<{ created: RecordRow[]; skipped: ImportPlan['skipped'] }> {
-  return write(app, domain, async (tx) => {
+/** What an import did: the records created, their rows when few enough to list, the lines skipped. */
+export interface ImportOutcome {
+  created: number;
+  rows: RecordRow[] | null;
+  skipped: ImportPlan['skipped'];
+}
+
+/**
+ * All or nothing: any invalid line (400) or the plan's record limit (403) stores nothing. Answers the number of
+ * records created, and the created rows when at most LIMITS.importListedRecords (a large import reads no rows back).
+ */
+export async function importZone(app: FastifyInstance, domain: DomainRow, text: string): Promise<ImportOutcome> {
+  return write<ImportOutcome>(app, domain, async (tx) => {
     const plan = await planImport(tx, domain, text, originPolicy(app.config));
     if (plan.errors.length) {
       const n = plan.errors.length;
+      const first = plan.errors[0]!;
       const message =
-        plan.errors[0]!.error === FILE_TOO_LARGE
-          ? `${FILE_TOO_LARGE}; nothing was imported`
+        first.line === 0 && first.error.startsWith(TOO_MANY)
+          ? `${first.error}; nothing was imported`
           : `the zone file has ${n} invalid line${n > 1 ? 's' : ''}; nothing was imported`;
       throw new ApiError('CP_ERR_RECORD_INVALID', message, { errors: plan.errors });
     }
     if (plan.limitError) throw new ApiError('CP_ERR_PLAN_LIMIT', plan.limitError, { feature: 'max_records' });
-    const created = await insertRecords(tx, domain.id, plan.records);
-    return { value: { created, skipped: plan.skipped }, change: { upsertedRecords: created.map((r) => r.id) } };
+    if (plan.records.length > LIMITS.importListedRecords) {
+      const ids = await insertRecordIds(tx, domain.id, plan.records);
+      return { value: { created: ids.length, rows: null, skipped: plan.skipped }, change: { upsertedRecords: ids } };
+    }
+    const rows = await insertRecords(tx, domain.id, plan.records);
+    return {
+      value: { created: rows.length, rows, skipped: plan.skipped },
+      change: { upsertedRecords: rows.map((r) => r.id) },
+    };
   });
 }
 

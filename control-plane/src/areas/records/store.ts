@@ -299,6 +299,19 @@ export async function insertRecords(tx: Tx, domainId: number, records: RecordFie
   return insertedRows(domainId, rowsOf<{ records: string }>(result)[0]!.records);
 }
 
+/**
+ * Inserts the records in ONE statement and returns their ids in input order, reading nothing else back: a large
+ * import (100,000 records) spends no time building rows nobody reads.
+ */
+export async function insertRecordIds(tx: Tx, domainId: number, records: RecordFields[]): Promise<number[]> {
+  if (records.length === 0) return [];
+  const result = await tx.execute(
+    sql`WITH ${insertedCteSql(domainId, recordsJson(records))} SELECT array_agg(id ORDER BY id)::text AS ids FROM inserted`,
+  );
+  const text = rowsOf<{ ids: string }>(result)[0]!.ids;
+  return text.slice(1, -1).split(',').map(Number);
+}
+
 /** The records as insertedCteSql's one JSON parameter. */
 function recordsJson(records: RecordFields[]): string {
   return JSON.stringify(

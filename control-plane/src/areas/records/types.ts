@@ -25,7 +25,10 @@ export const LIMITS = {
   commentMax: 1024,
   txtMaxBytes: 2048,
   batchMax: 1000,
+  /** Records a zone file may hold, or the domain's plan max_records when that is more. */
   importMaxRecords: 10000,
+  /** Created records an import answers in full; above, only their number (records_omitted). */
+  importListedRecords: 10000,
 } as const;
 
 /** A record as stored: names relative and lower case ('@' apex), destinations normalised. */
