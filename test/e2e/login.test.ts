@@ -201,6 +201,55 @@ test('sign-in, browser sessions, CSRF and API keys on the browser surfaces', asy
     assert.equal(again.statusCode, 403);
   });
 
+  await t.test('sessions: the account lists its own, ends one, or all but the current one', async () => {
+    const other = await cp.user('sessions@login.example');
+    await setPassword(cp.database.db, other.id, PASSWORD);
+    const here = await browser(cp, other.email);
+    const laptop = await browser(cp, other.email);
+    const phone = await browser(cp, other.email);
+    // Another account's session is never listed nor ended from here.
+    const stranger = await browser(cp, owner.email);
+    type Listed = { id: number; current: boolean; user_agent: string; client_ip: string; last_seen_at: string };
+    const list = async (b: Browser) =>
+      (await asBrowser(cp.app, b, 'GET', '/users/me/sessions')).json<{ sessions: Listed[] }>().sessions;
+    const mine = await list(here);
+    assert.equal(mine.length, 3);
+    assert.equal(mine.filter((s) => s.current).length, 1);
+    assert.equal(mine.find((s) => s.current)!.client_ip, '127.0.0.1');
+    const strangerId = (await list(stranger)).find((s) => s.current)!.id;
+    const notMine = await asBrowser(cp.app, here, 'DELETE', `/users/me/sessions/${strangerId}`);
+    assert.equal(notMine.statusCode, 404);
+    assert.deepEqual(notMine.json(), { error: 'session not found' });
+    assert.equal((await asBrowser(cp.app, stranger, 'GET', '/auth/session')).statusCode, 200);
+    for (const bad of ['0', 'x', '99999999999'])
+      assert.equal((await asBrowser(cp.app, here, 'DELETE', `/users/me/sessions/${bad}`)).statusCode, 400);
+
+    // Ending one: the laptop's session.
+    const laptopId = (await list(laptop)).find((s) => s.current)!.id;
+    const noCsrf = await cp.app.inject({
+      method: 'DELETE',
+      url: `/users/me/sessions/${laptopId}`,
+      headers: { cookie: here.cookie },
+    });
+    assert.equal(noCsrf.statusCode, 403);
+    assert.equal((await asBrowser(cp.app, here, 'DELETE', `/users/me/sessions/${laptopId}`)).statusCode, 200);
+    assert.equal((await asBrowser(cp.app, laptop, 'GET', '/domains/')).statusCode, 401);
+    assert.equal((await list(here)).length, 2);
+
+    // All but this one: the phone's ends, this one stays.
+    const others = await asBrowser(cp.app, here, 'POST', '/users/me/sessions/sign-out-others');
+    assert.deepEqual(others.json(), { message: '1 other session ended', ended: 1 });
+    assert.equal((await asBrowser(cp.app, phone, 'GET', '/auth/session')).statusCode, 401);
+    assert.equal((await asBrowser(cp.app, here, 'GET', '/auth/session')).statusCode, 200);
+    assert.equal((await list(here)).length, 1);
+    // Ending the current one signs this browser out (the cookie is cleared).
+    const self = await asBrowser(cp.app, here, 'DELETE', `/users/me/sessions/${(await list(here))[0]!.id}`);
+    assert.match(String(self.headers['set-cookie']), /Max-Age=0/);
+    assert.equal((await asBrowser(cp.app, here, 'GET', '/auth/session')).statusCode, 401);
+    // A key never reaches them.
+    assert.equal((await cp.call(other.key, 'GET', '/users/me/sessions')).statusCode, 403);
+  });
+
   await t.test('password change: the current password is checked, every session ends', async () => {
     const other = await cp.user('change@login.example');
     await setPassword(cp.database.db, other.id, PASSWORD);

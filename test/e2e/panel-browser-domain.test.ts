@@ -1,6 +1,7 @@
 // The web panel in chromium, a domain's page beyond the first browser test (panel-browser.test.ts; the two files run
 // in parallel): rules edited with each type's form (a refused save shows the API's error), reordered by drag and with
-// the keyboard; the analytics charts drawn from shipped request logs. Screenshots in test-artifacts/panel/.
+// the keyboard; the analytics charts drawn from shipped request logs; a phone-sized screen; Settings → Sessions and
+// Password. Screenshots in test-artifacts/panel/.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { signIn, startPanelBrowser } from '../helpers/panel-browser.js';
@@ -185,6 +186,72 @@ test('the web panel in chromium: rules forms, drag reorder, analytics', async (t
       assert.equal(await remaining(), before - 1, 'the panel did not use the key budget');
     },
   );
+
+  await t.test('a phone-sized screen: no sideways scrolling on the domain, DNS and rules pages', async () => {
+    const phone = await pb.newPage({ width: 390, height: 844 });
+    await signIn(phone.page, base, owner.email, pb.password);
+    for (const tab of ['overview', 'dns', 'rules', 'analytics']) {
+      await phone.page.goto(`${base}/panel/domains/${DOMAIN}/${tab}`);
+      await phone.page.getByRole('heading', { name: DOMAIN }).waitFor();
+      await phone.page.waitForLoadState('networkidle');
+      const [scroll, width] = await phone.page.evaluate(() => {
+        const d = (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document;
+        return [d.documentElement.scrollWidth, (globalThis as unknown as { innerWidth: number }).innerWidth];
+      });
+      await pb.shot(`14-phone-${tab}`, phone.page);
+      assert.ok(scroll <= width, `${tab}: the page is ${scroll} px wide on a ${width} px screen`);
+    }
+    // Signed out, so that the sessions test below sees two browsers.
+    await phone.page.getByRole('button', { name: 'Sign out' }).click();
+    await phone.page.getByRole('form', { name: 'Sign in' }).waitFor();
+    await phone.context.close();
+  });
+
+  await t.test('settings: sessions listed, other sessions signed out; password changed', async () => {
+    // A second browser of the same person.
+    const laptop = await pb.newPage();
+    await signIn(laptop.page, base, owner.email, pb.password);
+
+    await page.goto(`${base}/panel/`);
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('link', { name: 'Sessions' }).click();
+    await page.getByRole('heading', { name: 'Sessions' }).waitFor();
+    const rows = page.locator('tr[data-session-id]');
+    await rows.nth(1).waitFor();
+    assert.equal(await rows.count(), 2);
+    await page.getByText('This browser').waitFor();
+    await shot('15-sessions');
+    await page.getByRole('button', { name: 'Sign out all other sessions' }).click();
+    await page.getByRole('status').filter({ hasText: '1 other session ended' }).waitFor();
+    assert.equal(await rows.count(), 1);
+    // The laptop's next request finds its session ended and shows the sign-in page.
+    await laptop.page.getByRole('link', { name: 'Settings' }).click();
+    await laptop.page.getByRole('status').filter({ hasText: 'Your session has ended' }).waitFor();
+    await laptop.page.getByRole('form', { name: 'Sign in' }).waitFor();
+    await laptop.context.close();
+
+    await page.getByRole('link', { name: 'Password' }).click();
+    const form = page.getByRole('form', { name: 'Password' });
+    await form.getByLabel('Current password').fill('not my password');
+    await form.getByLabel('New password', { exact: true }).fill('a new panel password');
+    await form.getByLabel('New password again').fill('a new panel password');
+    await form.getByRole('button', { name: 'Change password' }).click();
+    await form.getByRole('alert').filter({ hasText: 'the current password is wrong' }).waitFor();
+    await form.getByLabel('Current password').fill(pb.password);
+    await form.getByLabel('New password again').fill('a different one');
+    await form.getByRole('button', { name: 'Change password' }).click();
+    await form.getByRole('alert').filter({ hasText: 'differ' }).waitFor();
+    await form.getByLabel('New password', { exact: true }).fill('short');
+    await form.getByLabel('New password again').fill('short');
+    await form.getByRole('button', { name: 'Change password' }).click();
+    await form.getByRole('alert').filter({ hasText: 'password must be at least 10 characters' }).waitFor();
+    await shot('16-password');
+    await form.getByLabel('New password', { exact: true }).fill('a new panel password');
+    await form.getByLabel('New password again').fill('a new panel password');
+    await form.getByRole('button', { name: 'Change password' }).click();
+    await page.getByRole('status').filter({ hasText: 'Your password is changed' }).waitFor();
+    await signIn(page, base, owner.email, 'a new panel password');
+  });
 
   await t.test('no script errors and no CSP violations on any page', () => {
     assert.deepEqual(pb.problems, []);

@@ -46,7 +46,7 @@ test('the web panel in chromium: sign-in, API keys, domains, records, zone impor
 
   let key = '';
   await t.test('Settings → API keys: create a key, see it once, use it, see its use, revoke it', async () => {
-    await page.getByRole('link', { name: 'Settings · API keys' }).click();
+    await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('heading', { name: 'API keys' }).waitFor();
     await page.getByLabel('Name').fill('ci deploy');
     await page.getByLabel('Expires').selectOption('90');

@@ -6,6 +6,13 @@ export function setCsrf(token: string): void {
   csrfToken = token;
 }
 
+let unauthorized: (() => void) | null = null;
+
+/** Called when the API answers 401 to a signed-in page (the session ended: signed out elsewhere, expired). */
+export function onUnauthorized(fn: (() => void) | null): void {
+  unauthorized = fn;
+}
+
 export class ApiFailure extends Error {
   constructor(
     readonly status: number,
@@ -32,6 +39,8 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
     // text/plain answers (the zone export) stay text
   }
   if (!res.ok) {
+    // A 401 of the password change is a wrong current password, not an ended session.
+    if (res.status === 401 && unauthorized && path !== '/users/me/password') unauthorized();
     const message =
       parsed && typeof parsed === 'object' && 'error' in parsed ? String((parsed as { error: unknown }).error) : text;
     throw new ApiFailure(res.status, message || `${res.status} ${res.statusText}`);

@@ -3,9 +3,10 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
-import { api, ApiFailure, errorText, setCsrf } from './api.js';
+import { api, ApiFailure, errorText, onUnauthorized, setCsrf } from './api.js';
 import { link, navigate, onNavigate } from './router.js';
 import { KeysPage } from './keys.js';
+import { PasswordPage, SessionsPage } from './account.js';
 import { DomainPage, DomainsPage } from './domains.js';
 
 interface Session {
@@ -13,7 +14,7 @@ interface Session {
   csrf_token: string;
 }
 
-function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
+function SignIn({ onSignedIn, notice }: { onSignedIn: (s: Session) => void; notice: string }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [error, setError] = useState('');
@@ -32,7 +33,8 @@ function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
   };
   return html`<main class="signin">
     <h1>Sign in</h1>
-    <form onSubmit=${submit} class="card">
+    ${notice && html`<p role="status" class="ok">${notice}</p>`}
+    <form onSubmit=${submit} class="card" aria-label="Sign in">
       ${error && html`<p role="alert" class="error">${error}</p>`}
       <label
         >Email
@@ -59,10 +61,47 @@ function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
   </main>`;
 }
 
-function Page({ path }: { path: string }) {
-  const rest = path.replace(/^\/panel\/?/, '');
-  const parts = rest.split('/').filter(Boolean).map(decodeURIComponent);
-  if (parts[0] === 'settings') return html`<${KeysPage} />`;
+const SETTINGS: [string, string][] = [
+  ['api-keys', 'API keys'],
+  ['sessions', 'Sessions'],
+  ['password', 'Password'],
+];
+
+function Settings({ tab, onSignedOut }: { tab: string; onSignedOut: (notice: string) => void }) {
+  return html`<div>
+    <nav aria-label="Settings sections" class="tabs">
+      ${SETTINGS.map(
+        ([t, label]) =>
+          html`<a href=${`/panel/settings/${t}`} onClick=${link} aria-current=${t === tab ? 'page' : undefined}
+            >${label}</a
+          >`,
+      )}
+    </nav>
+    ${
+      tab === 'sessions'
+        ? html`<${SessionsPage} onSignedOut=${onSignedOut} />`
+        : tab === 'password'
+          ? html`<${PasswordPage} onSignedOut=${onSignedOut} />`
+          : html`<${KeysPage} />`
+    }
+  </div>`;
+}
+
+/** The page of a /panel/… path, and its title. */
+function route(path: string): { parts: string[]; title: string } {
+  const parts = path
+    .replace(/^\/panel\/?/, '')
+    .split('/')
+    .filter(Boolean)
+    .map(decodeURIComponent);
+  if (parts[0] === 'settings') return { parts, title: SETTINGS.find(([t]) => t === parts[1])?.[1] ?? 'API keys' };
+  if (parts[0] === 'domains' && parts[1]) return { parts, title: parts[1] };
+  return { parts, title: 'Domains' };
+}
+
+function Page({ path, onSignedOut }: { path: string; onSignedOut: (notice: string) => void }) {
+  const { parts } = route(path);
+  if (parts[0] === 'settings') return html`<${Settings} tab=${parts[1] ?? 'api-keys'} onSignedOut=${onSignedOut} />`;
   if (parts[0] === 'domains' && parts[1]) return html`<${DomainPage} name=${parts[1]} tab=${parts[2] ?? 'overview'} />`;
   return html`<${DomainsPage} />`;
 }
@@ -70,6 +109,7 @@ function Page({ path }: { path: string }) {
 function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
   const [path, setPath] = useState(location.pathname);
+  const [notice, setNotice] = useState('');
   useEffect(() => onNavigate(() => setPath(location.pathname)), []);
   useEffect(() => {
     api<Session>('GET', '/auth/session').then(
@@ -81,17 +121,31 @@ function App() {
     );
   }, []);
   useEffect(() => {
-    const title = path.includes('/settings') ? 'API keys' : path.includes('/domains/') ? 'Domain' : 'Domains';
-    document.title = `${title} · Panel`;
+    document.title = `${route(path).title} · Panel`;
   }, [path]);
+  useEffect(() => {
+    if (!session) return;
+    onUnauthorized(() => {
+      setNotice('Your session has ended (signed out elsewhere or expired): sign in again.');
+      setSession(null);
+    });
+    return () => onUnauthorized(null);
+  }, [session]);
   if (session === undefined) return html`<p>Loading…</p>`;
   if (session === null)
     return html`<${SignIn}
+      notice=${notice}
       onSignedIn=${(s: Session) => {
         setCsrf(s.csrf_token);
+        setNotice('');
         setSession(s);
       }}
     />`;
+  const signedOut = (text: string) => {
+    setNotice(text);
+    setSession(null);
+    navigate('/panel/');
+  };
   const signOut = async () => {
     try {
       await api('POST', '/auth/logout');
@@ -109,12 +163,12 @@ function App() {
           href="/panel/settings/api-keys"
           onClick=${link}
           aria-current=${path.includes('/settings') ? 'page' : undefined}
-          >Settings · API keys</a
+          >Settings</a
         >
       </nav>
       <span class="who">${session.user.email} <button type="button" onClick=${signOut}>Sign out</button></span>
     </header>
-    <main id="main"><${Page} path=${path} /></main>
+    <main id="main"><${Page} path=${path} onSignedOut=${signedOut} /></main>
   </div>`;
 }
 

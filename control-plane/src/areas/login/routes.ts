@@ -1,17 +1,21 @@
 // Accounts' sign-in for the web panel and the SSO provider: POST /auth/login, POST /auth/logout, GET /auth/session,
-// PUT /users/me/password. Browser surfaces only: any API key gets 403 here (spec Authentication §6).
+// PUT /users/me/password, GET /users/me/sessions, DELETE /users/me/sessions/{id}, POST
+// /users/me/sessions/sign-out-others. Browser surfaces only: any API key gets 403 here (spec Authentication §6).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ApiError, MESSAGES } from '../../errors.js';
 import { normalizeEmail } from '../../admin/users.js';
 import { clientNetwork } from '../../plugins/rate-limit.js';
-import { LoginBody, PasswordChangeBody, SessionAnswer } from './schemas.js';
+import { LoginBody, PasswordChangeBody, SessionAnswer, SessionIdParams } from './schemas.js';
 import {
   checkCredentials,
   checkPasswordRules,
   clearFailures,
   createSession,
+  listSessions,
   recordFailure,
+  revokeOtherSessions,
+  revokeOwnSession,
   revokeSession,
   setPassword,
   sweep,
@@ -144,5 +148,36 @@ export default async function loginRoutes(fastify: FastifyInstance) {
     await setPassword(app.db, session.userId, request.body.new_password);
     clearSessionCookie(request, reply);
     return { message: 'password changed; sign in again' };
+  });
+
+  // The account's browser sessions (Settings → Sessions): where it is signed in, ending one, or all but this one.
+  app.get('/users/me/sessions', { schema: { hide } }, async (request, reply) => {
+    const session = await requireBrowserSession(request);
+    reply.header('cache-control', 'no-store');
+    const sessions = (await listSessions(app.db, session.userId)).map((s) => ({
+      id: s.id,
+      current: s.id === session.sessionId,
+      user_agent: s.userAgent,
+      client_ip: s.clientIp,
+      created_at: s.createdAt.toISOString(),
+      last_seen_at: s.lastSeenAt.toISOString(),
+      expires_at: s.expiresAt.toISOString(),
+    }));
+    return { sessions };
+  });
+
+  app.delete('/users/me/sessions/:id', { schema: { hide, params: SessionIdParams } }, async (request, reply) => {
+    const session = await requireBrowserSession(request);
+    if (!(await revokeOwnSession(app.db, session.userId, request.params.id)))
+      throw new ApiError('CP_ERR_NOT_FOUND', 'session not found');
+    // Ending the session this browser uses is a sign-out.
+    if (request.params.id === session.sessionId) clearSessionCookie(request, reply);
+    return { message: 'session ended' };
+  });
+
+  app.post('/users/me/sessions/sign-out-others', { schema: { hide } }, async (request) => {
+    const session = await requireBrowserSession(request);
+    const ended = await revokeOtherSessions(app.db, session.userId, session.sessionId);
+    return { message: `${ended} other session${ended === 1 ? '' : 's'} ended`, ended };
   });
 }

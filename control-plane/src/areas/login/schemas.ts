@@ -20,3 +20,8 @@ export const SessionAnswer = Type.Object({
   csrf_token: Type.String({ description: 'Send it back in X-CSRF-Token on every state-changing request' }),
   expires_at: Type.String({ format: 'date-time' }),
 });
+
+export const SessionIdParams = Type.Object(
+  { id: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) },
+  { additionalProperties: false },
+);

@@ -1,7 +1,7 @@
 // SQL of accounts' sign-in: passwords, browser sessions (only the token's sha256 is stored) and the failed sign-in
 // counters.
 import { createHash, randomBytes } from 'node:crypto';
-import { and, eq, gt, isNull, sql, type Placeholder } from 'drizzle-orm';
+import { and, desc, eq, gt, isNull, ne, sql, type Placeholder } from 'drizzle-orm';
 import { hashPassword, verifyPassword } from '@platform/shared/match';
 import type { Db, Tx } from '../../db/index.js';
 import { rowsOf } from '../../db/migrate.js';
@@ -139,6 +139,69 @@ export async function revokeSession(db: Db, sessionId: number): Promise<void> {
     .update(browserSessions)
     .set({ revokedAt: sql`now()` })
     .where(and(eq(browserSessions.id, sessionId), isNull(browserSessions.revokedAt)));
+}
+
+/** A live browser session of an account, as Settings → Sessions lists it. */
+export interface SessionListing {
+  id: number;
+  createdAt: Date;
+  lastSeenAt: Date;
+  expiresAt: Date;
+  userAgent: string;
+  clientIp: string;
+}
+
+/** Most sessions listed (a person signs in from a few browsers; the oldest beyond this are not shown). */
+export const MAX_LISTED_SESSIONS = 100;
+
+/** The account's live sessions (not revoked, not expired), the most recently seen first. */
+export async function listSessions(db: Db, userId: number): Promise<SessionListing[]> {
+  return db
+    .select({
+      id: browserSessions.id,
+      createdAt: browserSessions.createdAt,
+      lastSeenAt: browserSessions.lastSeenAt,
+      expiresAt: browserSessions.expiresAt,
+      userAgent: browserSessions.userAgent,
+      clientIp: browserSessions.clientIp,
+    })
+    .from(browserSessions)
+    .where(
+      and(
+        eq(browserSessions.userId, userId),
+        isNull(browserSessions.revokedAt),
+        gt(browserSessions.expiresAt, sql`now()`),
+      ),
+    )
+    .orderBy(desc(browserSessions.lastSeenAt), desc(browserSessions.id))
+    .limit(MAX_LISTED_SESSIONS);
+}
+
+/** Ends the account's live session `id`; false when the account has no such live session. */
+export async function revokeOwnSession(db: Db, userId: number, id: number): Promise<boolean> {
+  const rows = await db
+    .update(browserSessions)
+    .set({ revokedAt: sql`now()` })
+    .where(
+      and(
+        eq(browserSessions.id, id),
+        eq(browserSessions.userId, userId),
+        isNull(browserSessions.revokedAt),
+        gt(browserSessions.expiresAt, sql`now()`),
+      ),
+    )
+    .returning({ id: browserSessions.id });
+  return rows.length > 0;
+}
+
+/** Ends every live session of the account but `keepId`; how many ended. */
+export async function revokeOtherSessions(db: Db, userId: number, keepId: number): Promise<number> {
+  const rows = await db
+    .update(browserSessions)
+    .set({ revokedAt: sql`now()` })
+    .where(and(eq(browserSessions.userId, userId), ne(browserSessions.id, keepId), isNull(browserSessions.revokedAt)))
+    .returning({ id: browserSessions.id });
+  return rows.length;
 }
 
 /** Failed sign-ins: per account address and per client network, in windows of THROTTLE_WINDOW_MS. */
