@@ -27,3 +27,22 @@ export interface NodeActivity {
   reason: string;
   smtp_response: string;
 }
+
+/**
+ * A message the destination deferred (4xx), handed to the control plane to hold and retry (POST
+ * /internal/email/held): the envelope as the retries use it (SRS sender), the verdicts for the activity log, and the
+ * ARC-sealed message (base64; DKIM-signed again at each attempt). The control plane seals it before storing it.
+ */
+export interface HeldMessage {
+  domain: string;
+  mail_from: string;
+  envelope_from: string;
+  rcpt_to: string;
+  destination: string;
+  message_id: string;
+  spf: string;
+  dkim: string;
+  dmarc: string;
+  smtp_response: string;
+  raw: string;
+}

@@ -17,7 +17,7 @@ import type { MailNodeConfig } from './config.js';
 import { deliver, mailResolver, type DeliveryContext, type DeliveryResult } from './deliver.js';
 import { srsForward } from './srs.js';
 import { sniCertificates } from './tls.js';
-import type { NodeActivity, RecipientRoute } from './contract.js';
+import type { HeldMessage, NodeActivity, RecipientRoute } from './contract.js';
 
 export const log = componentLogger('mail-node');
 
@@ -207,10 +207,11 @@ export async function startMailNode(config: Readonly<MailNodeConfig>): Promise<M
       return { code: 451, message: `4.7.1 ${reason}; try again later` };
     }
     const sealed = Buffer.concat([Buffer.from(String(auth.headers ?? '')), raw]);
+    const envelopeFrom = srsForward(srsSecret, mailFrom, route.domain!);
     let result: DeliveryResult;
     try {
       result = await deliver(ctx, {
-        from: srsForward(srsSecret, mailFrom, route.domain!),
+        from: envelopeFrom,
         to: destination,
         raw: sealed,
         dkim: key ? { domainName: route.domain!, keySelector: key.selector, privateKey: key.privateKey } : undefined,
@@ -218,9 +219,31 @@ export async function startMailNode(config: Readonly<MailNodeConfig>): Promise<M
     } catch (err) {
       result = { ok: false, temporary: true, code: 451, response: (err as Error).message.slice(0, 300), host: '' };
     }
+    const response = result.response.replace(/[\r\n]+/g, ' ').slice(0, 400);
+    // A temporary failure: the control plane holds the message (sealed) and a workflow retries it; we accept it.
+    // Not held (workflows off, too big, the domain's hold full, the control plane unreachable): 451 as before.
+    if (!result.ok && result.temporary) {
+      const held: HeldMessage = {
+        domain: verdicts.domain,
+        mail_from: verdicts.mail_from,
+        envelope_from: envelopeFrom,
+        rcpt_to: verdicts.rcpt_to,
+        destination,
+        message_id: verdicts.message_id,
+        spf,
+        dkim,
+        dmarc,
+        smtp_response: response,
+        raw: sealed.toString('base64'),
+      };
+      const hold = await api<{ held: boolean }>('POST', '/internal/email/held', held).catch((err: unknown) => {
+        log.warn({ err }, 'could not hold a deferred message: the sender retries');
+        return { held: false };
+      });
+      if (hold.held) return { code: 250, message: '2.0.0 accepted; the destination deferred it, held for retry' };
+    }
     if (!result.ok)
       await api('POST', '/internal/email/forwards/give-back', { domain: route.domain }).catch(() => undefined);
-    const response = result.response.replace(/[\r\n]+/g, ' ').slice(0, 400);
     if (result.ok) {
       record({ ...verdicts, destination, action: 'forwarded', reason: route.reason, smtp_response: response });
       return { code: 250, message: '2.0.0 forwarded' };

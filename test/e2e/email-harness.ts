@@ -119,12 +119,61 @@ export async function startEmailHarness(
   const cp = await startTestControlPlane(t, { ...mailEnv, ...env });
   await cp.app.listen({ host: '127.0.0.1', port: 0 });
   const apiPort = (cp.app.server.address() as { port: number }).port;
+  const { mailNode, mailPort, mailDataDir } = await startMailNodeProcess(t, {
+    ...mailEnv,
+    CONTROL_PLANE_URL: `http://127.0.0.1:${apiPort}`,
+    ...env,
+  });
+
+  const harness: EmailHarness = {
+    cp,
+    dns,
+    sink,
+    mailNode,
+    mailPort,
+    mailDataDir,
+    send: (opts) => sendMail(mailPort, opts),
+    async routedDomain(name, destination, local = 'info') {
+      const u = await cp.user();
+      await cp.domain(u.key, name);
+      const call: ApiCall = async (key, method, path, body) => {
+        const res = await cp.call(key === 'owner' ? u.key : null, method as 'GET', path, body);
+        return { status: res.statusCode, text: res.body };
+      };
+      await routeDomain(call, dns, sink, name, destination, local);
+      return { key: u.key, userId: u.id };
+    },
+    async publishDkim(domain, key) {
+      await publishDkim(
+        async (_k, method, path) => {
+          const res = await cp.call(key, method as 'GET', path);
+          return { status: res.statusCode, text: res.body };
+        },
+        dns,
+        domain,
+      );
+    },
+  };
+  return harness;
+}
+
+/** A call of the public API as the domain's owner (`owner`) or without a key (null): status and body text. */
+export type ApiCall = (
+  key: 'owner' | null,
+  method: string,
+  path: string,
+  body?: unknown,
+) => Promise<{ status: number; text: string }>;
+
+/** Starts the mail node as its own process on a free port; stopped and its data dir removed after the test. */
+export async function startMailNodeProcess(
+  t: { after(fn: () => Promise<void> | void): void },
+  env: Record<string, string>,
+): Promise<{ mailNode: ScriptProcess; mailPort: number; mailDataDir: string }> {
   const mailDataDir = mkdtempSync(join(tmpdir(), 'mail-node-'));
   t.after(() => rmSync(mailDataDir, { recursive: true, force: true }));
   const mailNode = new ScriptProcess('mail-node/src/main.ts', () => ({
-    ...mailEnv,
     DATA_DIR: mailDataDir,
-    CONTROL_PLANE_URL: `http://127.0.0.1:${apiPort}`,
     MAIL_PORT: '0',
     MAIL_LOOKUP_CACHE_MS: '0',
     ...env,
@@ -141,58 +190,65 @@ export async function startEmailHarness(
       throw new Error(`the mail node did not start:\n${mailNode.out}`);
     else await new Promise((r) => setTimeout(r, 100));
   }
+  return { mailNode, mailPort, mailDataDir };
+}
 
-  const harness: EmailHarness = {
-    cp,
-    dns,
-    sink,
-    mailNode,
-    mailPort,
-    mailDataDir,
-    async send(opts) {
-      const transport = nodemailer.createTransport({
-        host: '127.0.0.1',
-        port: mailPort,
-        secure: false,
-        tls: { rejectUnauthorized: false },
-      });
-      try {
-        const info = await transport.sendMail(
-          opts.raw
-            ? { envelope: { from: opts.from, to: [opts.to] }, raw: opts.raw }
-            : { from: opts.from, to: opts.to, subject: opts.subject ?? 'hello', text: opts.text ?? 'hello there' },
-        );
-        return { response: String(info.response) };
-      } finally {
-        transport.close();
-      }
-    },
-    async routedDomain(name, destination, local = 'info') {
-      const u = await cp.user();
-      await cp.domain(u.key, name);
-      const on = await cp.call(u.key, 'POST', `/domains/${name}/email/enable`);
-      if (on.statusCode !== 200) throw new Error(`enable: ${on.statusCode} ${on.body}`);
-      await harness.publishDkim(name, u.key);
-      const destDomain = destination.slice(destination.indexOf('@') + 1);
-      dns.set(destDomain, 'MX', [`10 mx.${destDomain}`]);
-      dns.set(`mx.${destDomain}`, 'A', ['127.0.0.1']);
-      const added = await cp.call(u.key, 'POST', '/email/destinations', { email: destination });
-      if (added.statusCode !== 200) throw new Error(`destination: ${added.statusCode} ${added.body}`);
-      const mail = await sink.next(destination, (m) => m.raw.includes('X-Email-Routing-Verify'));
-      const token = /X-Email-Routing-Verify: (\S+)/.exec(mail.raw.toString())![1]!;
-      const verified = await cp.call(null, 'POST', '/email/destinations/verify', { token });
-      if (verified.statusCode !== 200) throw new Error(`verify: ${verified.statusCode} ${verified.body}`);
-      const addr = await cp.call(u.key, 'POST', `/domains/${name}/email/addresses/`, { address: local, destination });
-      if (addr.statusCode !== 200) throw new Error(`address: ${addr.statusCode} ${addr.body}`);
-      return { key: u.key, userId: u.id };
-    },
-    async publishDkim(domain, key) {
-      const status = (await cp.call(key, 'GET', `/domains/${domain}/email/`)).json<{
-        records: Array<{ name: string; type: string; destination: string }>;
-      }>();
-      const dkim = status.records.find((r) => r.name.endsWith('._domainkey'))!;
-      dns.set(`${dkim.name}.${domain}`, 'TXT', [dkim.destination]);
-    },
+/**
+ * On an existing managed domain: email routing on (its DKIM record into the stub DNS), the destination's MX at the
+ * sink, the destination added and verified from the link the sink received, and the custom address `local`.
+ */
+export async function routeDomain(
+  call: ApiCall,
+  dns: StubDns,
+  sink: Sink,
+  name: string,
+  destination: string,
+  local: string,
+): Promise<void> {
+  const ok = async (what: string, method: string, path: string, body?: unknown, key: 'owner' | null = 'owner') => {
+    const r = await call(key, method, path, body);
+    if (r.status !== 200) throw new Error(`${what}: ${r.status} ${r.text}`);
   };
-  return harness;
+  await ok('enable', 'POST', `/domains/${name}/email/enable`);
+  await publishDkim(call, dns, name);
+  const destDomain = destination.slice(destination.indexOf('@') + 1);
+  dns.set(destDomain, 'MX', [`10 mx.${destDomain}`]);
+  dns.set(`mx.${destDomain}`, 'A', ['127.0.0.1']);
+  await ok('destination', 'POST', '/email/destinations', { email: destination });
+  const mail = await sink.next(destination, (m) => m.raw.includes('X-Email-Routing-Verify'));
+  const token = /X-Email-Routing-Verify: (\S+)/.exec(mail.raw.toString())![1]!;
+  await ok('verify', 'POST', '/email/destinations/verify', { token }, null);
+  await ok('address', 'POST', `/domains/${name}/email/addresses/`, { address: local, destination });
+}
+
+/** Publishes the domain's DKIM record in the stub DNS (what the sink's verifier asks). */
+export async function publishDkim(call: ApiCall, dns: StubDns, domain: string): Promise<void> {
+  const status = JSON.parse((await call('owner', 'GET', `/domains/${domain}/email/`)).text) as {
+    records: Array<{ name: string; type: string; destination: string }>;
+  };
+  const dkim = status.records.find((r) => r.name.endsWith('._domainkey'))!;
+  dns.set(`${dkim.name}.${domain}`, 'TXT', [dkim.destination]);
+}
+
+/** An SMTP client session to the mail node: sends one message, answers nodemailer's info or throws its error. */
+export async function sendMail(
+  mailPort: number,
+  opts: { from: string; to: string; subject?: string; text?: string; raw?: string },
+): Promise<{ response: string }> {
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port: mailPort,
+    secure: false,
+    tls: { rejectUnauthorized: false },
+  });
+  try {
+    const info = await transport.sendMail(
+      opts.raw
+        ? { envelope: { from: opts.from, to: [opts.to] }, raw: opts.raw }
+        : { from: opts.from, to: opts.to, subject: opts.subject ?? 'hello', text: opts.text ?? 'hello there' },
+    );
+    return { response: String(info.response) };
+  } finally {
+    transport.close();
+  }
 }

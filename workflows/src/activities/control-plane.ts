@@ -26,7 +26,7 @@ export interface DomainStateReply {
  * POSTs JSON to the control plane's /internal API: null on 404 (the domain is gone), a non-retryable failure on another
  * 4xx, a retryable error when it is unreachable, answers 5xx or refuses the node token.
  */
-export function controlPlanePost(deps: ControlPlaneDeps) {
+export function controlPlanePost(deps: ControlPlaneDeps, timeoutMs = 15_000) {
   return async function post<T>(path: string, body: unknown): Promise<T | null> {
     let res: Response;
     try {
@@ -34,7 +34,7 @@ export function controlPlanePost(deps: ControlPlaneDeps) {
         method: 'POST',
         headers: { authorization: `Bearer ${deps.nodeToken}`, 'content-type': 'application/json' },
         body: JSON.stringify(body),
-        signal: AbortSignal.timeout(15_000),
+        signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (err) {
       // The control plane is down or restarting: retried by the activity's retry policy.

@@ -6,6 +6,7 @@ import { createWebhookActivities } from '../uptime/webhook-activities.js';
 import { createAcmeActivities } from './acme.js';
 import { createAcmeHttp01Activities } from './acme-http01.js';
 import { createBillingActivities } from './billing.js';
+import { createEmailActivities } from './email.js';
 
 export type ActivityDeps = Pick<
   WorkflowsConfig,
@@ -19,6 +20,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createDnsActivities({ resolvers: deps.dnsResolvers, timeoutMs: deps.dnsTimeoutMs }),
     ...createControlPlaneActivities({ baseUrl: deps.controlPlaneUrl, nodeToken: deps.nodeToken }),
     ...createBillingActivities({ baseUrl: deps.controlPlaneUrl, nodeToken: deps.nodeToken }),
+    ...createEmailActivities({ baseUrl: deps.controlPlaneUrl, nodeToken: deps.nodeToken }),
     ...createWebhookActivities({
       controlPlaneUrl: deps.controlPlaneUrl,
       nodeToken: deps.nodeToken,

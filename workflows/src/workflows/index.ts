@@ -11,3 +11,4 @@ export { manageCertificates, issueCertificateSignal } from './manage-certificate
 export { uptimeIncident, resolveIncidentSignal } from '../uptime/incident.js';
 export { subscriptionLifecycle, subscriptionChangedSignal } from './subscription-lifecycle.js';
 export { rollDnssecKeys } from './roll-dnssec-keys.js';
+export { retryHeldEmail } from './retry-held-email.js';

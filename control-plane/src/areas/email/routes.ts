@@ -35,6 +35,8 @@ import {
   VerifyBody,
 } from './schemas.js';
 import * as email from './service.js';
+import { attemptHeld, holdMessage } from './held.js';
+import type { EmailConfig } from './config.js';
 
 const tags = ['email routing'];
 const base = '/domains/:domain/email';
@@ -449,6 +451,43 @@ async function emailInternalRoutes(fastify: FastifyInstance) {
     async (r) => email.giveBackForward(app, r.body.domain),
   );
   const Short = Type.String({ maxLength: 512 });
+  const Verdict = Type.String({ maxLength: 32 });
+  const holdMax = (app.config as unknown as { email: EmailConfig }).email.holdMaxBytes;
+  app.post(
+    '/internal/email/held',
+    {
+      // The message travels base64 in JSON: 4/3 of the largest held message and room for the envelope.
+      bodyLimit: Math.ceil(holdMax / 3) * 4 + 64 * 1024,
+      schema: {
+        hide: true,
+        body: Type.Object({
+          domain: Type.String({ maxLength: 253 }),
+          mail_from: Addr,
+          envelope_from: Addr,
+          rcpt_to: Addr,
+          destination: Addr,
+          message_id: Short,
+          spf: Verdict,
+          dkim: Verdict,
+          dmarc: Verdict,
+          smtp_response: Short,
+          raw: Type.String({ minLength: 1, maxLength: Math.ceil(holdMax / 3) * 4, pattern: '^[A-Za-z0-9+/]+=*$' }),
+        }),
+      },
+    },
+    async (r) => holdMessage(app, r.body),
+  );
+  app.post(
+    '/internal/email/held/:id/attempt',
+    {
+      schema: {
+        hide: true,
+        params: Type.Object({ id: Type.String({ pattern: '^[0-9a-f]{32}$' }) }),
+        body: Type.Object({ attempt: Type.Integer({ minimum: 2, maximum: 100 }), final: Type.Boolean() }),
+      },
+    },
+    async (r) => attemptHeld(app, r.params.id, r.body.attempt, r.body.final),
+  );
   app.post(
     '/internal/email/activity',
     {

@@ -442,7 +442,7 @@ function newToken(app: FastifyInstance, id: number, expiresAt: number): { token:
 }
 
 const deliveryContexts = new WeakMap<FastifyInstance, DeliveryContext>();
-function deliveryContext(app: FastifyInstance): DeliveryContext {
+export function deliveryContext(app: FastifyInstance): DeliveryContext {
   let ctx = deliveryContexts.get(app);
   if (!ctx) {
     const cfg = emailConfig(app);
