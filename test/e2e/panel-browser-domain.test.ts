@@ -17,6 +17,34 @@ test('the web panel in chromium: rules forms, drag reorder, analytics', async (t
   const rulesOf = async (type: string) =>
     (await cp.call(owner.key, 'GET', `/domains/${DOMAIN}/rules/${type}/`)).json<Record<string, unknown>[]>();
 
+  await t.test('overview: check-ns answer, SSL status and coverage, developer mode, cache purge', async () => {
+    const proxied = await cp.call(owner.key, 'POST', `/domains/${DOMAIN}/records/`, {
+      name: 'www',
+      type: 'A',
+      destination: '192.0.2.10',
+      proxied: true,
+    });
+    assert.equal(proxied.statusCode, 200, proxied.body);
+    await page.goto(`${base}/panel/domains/${DOMAIN}`);
+    await page.getByText('Set these nameservers at your registrar').waitFor();
+    await page.getByRole('button', { name: 'Check nameservers now' }).click();
+    // The answer in words: the delegation's state, or the API's error (in tests no workflow service runs: 503).
+    const nsAnswer = page.locator('main [role=alert], main [role=status]').filter({ hasText: /\S/ }).first();
+    await nsAnswer.waitFor();
+    t.diagnostic(`check-ns: ${await nsAnswer.innerText()}`);
+    const ssl = page.getByRole('region', { name: 'SSL' });
+    await ssl.getByText('Status: missing').waitFor();
+    await ssl.getByRole('cell', { name: `www.${DOMAIN}` }).waitFor();
+    await page.getByRole('button', { name: 'Turn on for 3 hours' }).click();
+    await page.getByRole('status').filter({ hasText: 'Developer mode is on for 3 hours.' }).waitFor();
+    await page.getByText(/On until .*: the cache is bypassed\./).waitFor();
+    await page.getByRole('button', { name: 'Purge everything' }).click();
+    await page.locator('[role=status], [role=alert]').filter({ hasText: /purg/i }).first().waitFor();
+    await shot('09b-domain-overview');
+    await page.getByRole('button', { name: 'Turn off' }).click();
+    await page.getByRole('status').filter({ hasText: 'Developer mode is off.' }).waitFor();
+  });
+
   await t.test('rules: a redirect made with its form; a refused save shows the API error', async () => {
     await page.goto(`${base}/panel/domains/${DOMAIN}/rules`);
     await page.getByRole('button', { name: 'New Redirect rule' }).click();

@@ -95,14 +95,102 @@ export function DomainsPage() {
   </section>`;
 }
 
+interface SslInfo {
+  status: string;
+  issuer: string | null;
+  not_before: string | null;
+  not_after: string | null;
+  sans: string[];
+  can_manual_issue: boolean;
+  next_manual_issue_at: string | null;
+  last_error: string | null;
+  coverage: {
+    hostname: string;
+    state: string;
+    attempts: number;
+    last_error: string | null;
+    next_retry_at: string | null;
+  }[];
+  coverage_total: number;
+}
+interface NsCheck {
+  ok: boolean;
+  state: string;
+  nameservers: string[];
+  error?: string;
+}
+
+const day = (iso: string | null) => (iso ? new Date(iso).toLocaleDateString() : '—');
+
+/** SSL status, the certificate served, the proxied hostnames it does not cover yet, and a manual issue. */
+function Ssl({ domain }: { domain: Domain }) {
+  const [ssl, setSsl] = useState<SslInfo | null>(null);
+  const [error, setError] = useState('');
+  const [msg, setMsg] = useState('');
+  const base = `/domains/${enc(domain.name)}/ssl/`;
+  const load = () => api<SslInfo>('GET', base).then(setSsl, (e) => setError(errorText(e)));
+  useEffect(() => void load(), [domain.name]);
+  const issue = async () => {
+    setError('');
+    try {
+      setMsg((await api<{ message: string }>('POST', `${base}issue`)).message);
+    } catch (e) {
+      setError(errorText(e));
+    }
+    await load();
+  };
+  return html`<section class="card" aria-labelledby="ssl-title">
+    <h3 id="ssl-title">SSL</h3>
+    <${Alert} text=${error} />
+    ${msg && html`<p role="status" class="ok">${msg}</p>`}
+    ${
+      ssl &&
+      html`<p>
+          Status: <strong class=${`ssl-${ssl.status}`}>${ssl.status}</strong>
+          ${ssl.not_after && html` · ${ssl.issuer ?? 'certificate'}, valid ${day(ssl.not_before)} to ${day(ssl.not_after)}`}
+        </p>
+        ${ssl.sans.length > 0 && html`<p>Covers: ${ssl.sans.map((n) => html`<code>${n}</code> `)}</p>`}
+        ${ssl.last_error && html`<p class="error">Last issuance failed: ${ssl.last_error}</p>`}
+        ${
+          ssl.coverage_total === 0
+            ? html`<p>Coverage: every proxied hostname is covered.</p>`
+            : html`<table>
+                <caption>
+                  Coverage: ${ssl.coverage_total} proxied hostname${ssl.coverage_total === 1 ? '' : 's'} not on a
+                  certificate yet
+                </caption>
+                <${Head} cols=${['Hostname', 'State', 'Attempts', 'Next try', 'Last error']} />
+                <tbody>
+                  ${ssl.coverage.map(
+                    (c) =>
+                      html`<tr>
+                        <td><code>${c.hostname}</code></td>
+                        <td>${c.state}</td>
+                        <td>${c.attempts}</td>
+                        <td>${c.next_retry_at ? new Date(c.next_retry_at).toLocaleString() : '—'}</td>
+                        <td class="wrap">${c.last_error ?? ''}</td>
+                      </tr>`,
+                  )}
+                </tbody>
+              </table>`
+        }
+        ${
+          ssl.can_manual_issue
+            ? html`<button type="button" onClick=${issue}>Issue a certificate now</button>`
+            : ssl.next_manual_issue_at &&
+              html`<p class="note">
+                A manual issuance is possible again from ${new Date(ssl.next_manual_issue_at).toLocaleString()}.
+              </p>`
+        }`
+    }
+  </section>`;
+}
+
 function Overview({ domain, reload }: { domain: Domain; reload: () => void }) {
   const [msg, setMsg] = useState('');
   const [error, setError] = useState('');
-  const [ssl, setSsl] = useState<{ status: string; not_after: string | null; coverage_total: number } | null>(null);
+  const [ns, setNs] = useState<NsCheck | null>(null);
   const base = `/domains/${enc(domain.name)}`;
-  useEffect(() => {
-    api<typeof ssl>('GET', `${base}/ssl/`).then(setSsl, (e) => setError(errorText(e)));
-  }, [domain.name]);
   const act = async (method: string, path: string, body: unknown, done: string) => {
     setError('');
     setMsg('');
@@ -114,6 +202,17 @@ function Overview({ domain, reload }: { domain: Domain; reload: () => void }) {
       setError(errorText(e));
     }
   };
+  const checkNs = async () => {
+    setError('');
+    setNs(null);
+    try {
+      const r = await api<NsCheck>('POST', `${base}/check-ns`);
+      setNs(r);
+      if (r.ok) reload();
+    } catch (e) {
+      setError(errorText(e));
+    }
+  };
   return html`<div>
     <${Alert} text=${error} />
     ${msg && html`<p role="status" class="ok">${msg}</p>`}
@@ -121,23 +220,28 @@ function Overview({ domain, reload }: { domain: Domain; reload: () => void }) {
       domain.dns_mode === 'managed' &&
       html`<section class="card" aria-labelledby="ns-title">
         <h3 id="ns-title">Nameservers</h3>
-        <p>Set these nameservers at your registrar:</p>
+        ${
+          domain.state === 'active'
+            ? html`<p>The domain is delegated to these nameservers:</p>`
+            : html`<p>Set these nameservers at your registrar (all of them, and no others):</p>`
+        }
         <ul>
           ${domain.nameservers.map((n) => html`<li><code>${n}</code></li>`)}
         </ul>
-        <button type="button" onClick=${() => act('POST', `${base}/check-ns`, undefined, 'Nameservers checked.')}>
-          Check nameservers now
-        </button>
+        <button type="button" onClick=${checkNs}>Check nameservers now</button>
+        ${
+          ns &&
+          html`<p role="status" class=${ns.ok ? 'ok' : 'error'}>
+            ${
+              ns.ok
+                ? 'The delegation matches: the domain is active.'
+                : `Not delegated yet: ${ns.error ?? 'the nameservers differ'}. Public resolvers see ${ns.nameservers.length ? ns.nameservers.join(', ') : 'no nameservers'}.`
+            }
+          </p>`
+        }
       </section>`
     }
-    <section class="card" aria-labelledby="ssl-title">
-      <h3 id="ssl-title">SSL</h3>
-      <p>
-        Status:
-        <strong>${ssl?.status ?? '…'}</strong
-        >${ssl?.not_after ? `, valid until ${new Date(ssl.not_after).toLocaleDateString()}` : ''}${ssl ? `; ${ssl.coverage_total} hostnames to cover` : ''}
-      </p>
-    </section>
+    <${Ssl} domain=${domain} />
     <section class="card" aria-labelledby="dev-title">
       <h3 id="dev-title">Developer mode</h3>
       <p>
