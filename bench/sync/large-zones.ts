@@ -5,6 +5,7 @@
 // Run: node --import tsx bench/sync/large-zones.ts
 // Options (env): ZONE_SIZES (default 1000,100000), WRITES (per zone, default 200), GETS (default 5),
 // and the control plane's own settings (e.g. DOMAIN_CONFIG_MAX_BYTES) passed through CP_ENV as JSON.
+import { request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { cpus, loadavg } from 'node:os';
 import {
@@ -24,15 +25,26 @@ const CP_ENV = JSON.parse(process.env.CP_ENV ?? '{}') as Record<string, string>;
 const ip = (i: number, net: number) => `10.${net}.${(i >> 8) & 255}.${i & 255}`;
 const load = () => loadavg()[0]!.toFixed(1);
 
-async function call(cp: ControlPlaneProcess, method: string, path: string, body: string, type: string) {
-  const res = await fetch(`${cp.apiUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${cp.key}`, 'content-type': type },
-    body,
+/** One API call over node:http (no client-side timeout: a 1,000,000-record import may take minutes under load). */
+function call(cp: ControlPlaneProcess, method: string, path: string, body: string, type: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${cp.apiUrl}${path}`,
+      { method, headers: { authorization: `Bearer ${cp.key}`, 'content-type': type } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (res.statusCode !== 200) reject(new Error(`${method} ${path}: ${res.statusCode} ${text.slice(0, 300)}`));
+          else resolve(text);
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
   });
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
-  return text;
 }
 
 interface Row {
