@@ -58,6 +58,11 @@ async function main(): Promise<void> {
   let node: DnsNodeProcess | undefined;
   let probe: DnsProbe | undefined;
   const rows: Row[] = [];
+  // Each figure is printed as it is measured (a long run that fails later keeps what it had).
+  const note = (r: Row) => {
+    rows.push(r);
+    console.log(`| ${r.case} | ${r.figure} | ${r.load} |`);
+  };
   const tables: ReturnType<typeof summary>[] = [];
   try {
     cp = await startControlPlane('bench-large', CP_ENV);
@@ -77,12 +82,12 @@ async function main(): Promise<void> {
       await call(cp, 'POST', `/domains/${name}/records/import`, file, 'text/plain');
       const t200 = performance.now();
       const tAnswer = await waitForAnswer(probe, `r${n - 1}.${name}`, ip(n - 1, 0), 600_000);
-      rows.push({
+      note({
         case: `import of ${n} records: POST → 200`,
         figure: `${((t200 - t0) / 1000).toFixed(2)} s (${(file.length / 1e6).toFixed(1)} MB)`,
         load: load(),
       });
-      rows.push({
+      note({
         case: `import of ${n} records: 200 → the node answers its last record`,
         figure: `${((tAnswer - t200) / 1000).toFixed(2)} s`,
         load: load(),
@@ -100,7 +105,7 @@ async function main(): Promise<void> {
         gets.push(performance.now() - s);
       }
       const sortedGets = [...gets].sort((a, b) => a - b);
-      rows.push({
+      note({
         case: `GET records/ of ${n} records (${GETS} runs)`,
         figure: `p50 ${sortedGets[Math.floor(GETS / 2)]!.toFixed(0)} ms, min ${sortedGets[0]!.toFixed(0)} ms`,
         load: load(),
@@ -114,12 +119,11 @@ async function main(): Promise<void> {
         const target = ip(i, 1 + (i >> 16));
         await cp.api('PUT', `/domains/${name}/records/${id}`, { destination: target });
         const w0 = performance.now();
-        lat.push((await waitForAnswer(probe, `r0.${name}`, target)) - w0);
+        lat.push((await waitForAnswer(probe, `r0.${name}`, target, 60_000)) - w0);
       }
       const s = summary(`single write → DNS answer (zone of ${n} records)`, lat);
       tables.push(s);
-      rows.push({ case: s.case, figure: `p50 ${s.p50_ms} ms, p99 ${s.p99_ms} ms (n=${s.n})`, load: load() });
-      console.log(rows.slice(-4));
+      note({ case: s.case, figure: `p50 ${s.p50_ms} ms, p99 ${s.p99_ms} ms (n=${s.n})`, load: load() });
     }
 
     console.log(

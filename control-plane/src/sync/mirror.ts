@@ -191,9 +191,13 @@ export class LogMirror {
       d.deltaBytes += item.payload.length;
       d.stateBytes += item.payload.length;
       d.stateExact = false;
+      // Squashing re-encodes the whole zone and holds up this delta's delivery: after `compactAfter` deltas only
+      // once they weigh an eighth of the snapshot, so a large zone's squash (seconds for 100,000 records) comes once
+      // per that many bytes of deltas, not once per 64 single-record writes (bench/sync/large-zones.ts p99).
+      const base = d.base?.payload.length ?? 0;
       if (
-        d.deltas.length >= this.compactAfter ||
-        d.deltaBytes > Math.max(d.base?.payload.length ?? 0, COMPACT_MIN_BYTES)
+        (d.deltas.length >= this.compactAfter && d.deltaBytes * 8 >= base) ||
+        d.deltaBytes > Math.max(base, COMPACT_MIN_BYTES)
       )
         this.compact(d);
     } else {
