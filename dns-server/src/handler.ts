@@ -3,9 +3,9 @@
 // into the caller's buffer (answerQueryInto: the batched UDP path packs a whole batch's answers into one), or into a
 // Buffer of its own (answerQuery).
 import { CLASS_ANY, CLASS_IN, EDNS_UDP_SIZE, FLAG, PLAIN_UDP_SIZE, RCODE, TYPE } from './wire/constants.js';
-import { ParsedQuery, parseQuery, PARSE } from './wire/query.js';
+import { keyBytes, ParsedQuery, parseQuery, PARSE } from './wire/query.js';
 import { NEGATIVE, type NegativeTail, type Template } from './zone/model.js';
-import { lastLookup, lookup, lookupSigned, NXDOMAIN } from './zone/lookup.js';
+import { lastLookup, lookup, lookupAt, lookupSigned, NXDOMAIN } from './zone/lookup.js';
 import type { ZoneTable } from './zone/table.js';
 import type { Counters } from './counters.js';
 import { RRL, RRL_CLASS, type ResponseRateLimiter } from './rrl.js';
@@ -79,7 +79,7 @@ export function answerQueryInto(
           : (q.qclass !== CLASS_IN && q.qclass !== CLASS_ANY) || qtype === TYPE.AXFR || qtype === TYPE.IXFR
             ? ERROR.REFUSED
             : ERROR.NONE;
-  const zone = error === ERROR.NONE ? table.find(q.key, q.labelStarts, q.labelCount) : undefined;
+  const zone = error === ERROR.NONE ? table.findQuery(q) : undefined;
   if (zone === undefined) {
     const e = error === ERROR.NONE ? ERROR.REFUSED : error;
     if (rrl !== null) {
@@ -107,7 +107,17 @@ export function answerQueryInto(
       ? Math.min(Math.max(q.ednsUdpSize, PLAIN_UDP_SIZE), EDNS_UDP_SIZE)
       : PLAIN_UDP_SIZE;
   const signer = zone.signer;
-  let r = q.ednsDo && signer !== null ? lookupSigned(zone, signer, q.key, qtype) : lookup(zone, q.key, qtype);
+  // A name of the zone is found from the query's bytes (no key string); the rest goes by the key.
+  let r;
+  let name: string;
+  if (q.ednsDo && signer !== null) r = lookupSigned(zone, signer, (name = q.key), qtype);
+  else {
+    const node = zone.nodes.index.find(keyBytes, 0, q.keyLength, q.suffixHashes[0]);
+    if (node !== undefined) {
+      lastLookup.synthesised = false;
+      r = lookupAt(zone, node, (name = node.name), qtype);
+    } else r = lookup(zone, (name = q.key), qtype);
+  }
   if (rrl !== null) {
     // Names that exist are counted by name; synthesised and missing ones by zone, so random names share a bucket.
     const v =
@@ -115,7 +125,7 @@ export function answerQueryInto(
         ? rrl.check(address, RRL_CLASS.NXDOMAIN, zone.apex, 0)
         : lastLookup.synthesised
           ? rrl.check(address, RRL_CLASS.SYNTHESISED, zone.apex, qtype)
-          : rrl.check(address, r === NEGATIVE ? RRL_CLASS.NODATA : RRL_CLASS.POSITIVE, q.key, qtype);
+          : rrl.check(address, r === NEGATIVE ? RRL_CLASS.NODATA : RRL_CLASS.POSITIVE, name, qtype);
     if (v !== RRL.ALLOW) return limited(v, c, msg, r === NXDOMAIN ? RCODE.NXDOMAIN : RCODE.NOERROR, dst, at);
   }
   if (r === NEGATIVE) {

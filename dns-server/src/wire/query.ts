@@ -1,5 +1,6 @@
 // Hand-written parser of an incoming DNS query: header, the one question and the EDNS OPT record (RFC 1035, 6891).
 import { TYPE } from './constants.js';
+import { HASH_START, hashFinish, hashStep } from '../zone/name-index.js';
 
 /** What the parser concluded about a packet. */
 export const PARSE = {
@@ -14,18 +15,29 @@ export const PARSE = {
 
 export const MAX_LABELS = 128;
 
+/** The lower-case name of the last query parsed, as bytes (`ParsedQuery.keyLength` of them): the key's characters. */
+export const keyBytes = Buffer.allocUnsafe(256);
+
 /**
- * The parsed query. One instance is reused for every packet (the handler is synchronous), so parsing
- * allocates only the lower-case name key.
+ * The parsed query. One instance is reused for every packet (the handler is synchronous), so parsing allocates
+ * nothing: the name's key string is made only when asked for.
  */
 export class ParsedQuery {
   id = 0;
   flags = 0;
   opcode = 0;
+  /** Length of the key (its bytes are `keyBytes[0, keyLength)`). */
+  keyLength = 0;
+  /** The key once made (null: not yet for this query). */
+  keyText: string | null = '';
   /** Lower-case name without the trailing dot ('' for the root); a dot inside a label becomes \x00. */
-  key = '';
+  get key(): string {
+    return (this.keyText ??= keyBytes.toString('latin1', 0, this.keyLength));
+  }
   /** Start of each label inside `key`, from the leftmost; `labelCount` entries are valid. */
   readonly labelStarts = new Int32Array(MAX_LABELS);
+  /** nameHash (zone/name-index.ts) of the key from each label start on: [0] is the whole name's. */
+  readonly suffixHashes = new Int32Array(MAX_LABELS);
   labelCount = 0;
   /** Wire length of the question name (labels and the final zero byte). */
   nameLength = 0;
@@ -38,8 +50,6 @@ export class ParsedQuery {
   ednsVersion = 0;
   ednsDo = false;
 }
-
-const scratch = Buffer.allocUnsafe(256);
 
 /** Parses `msg[0, len)` into `q`; returns one of PARSE. Never throws on any input. */
 export function parseQuery(msg: Buffer, len: number, q: ParsedQuery): number {
@@ -66,20 +76,30 @@ export function parseQuery(msg: Buffer, len: number, q: ParsedQuery): number {
     }
     if (l > 63 || p + 1 + l > len || labels >= MAX_LABELS) return PARSE.FORMERR;
     if (k + l + 1 > 254) return PARSE.FORMERR; // RFC 1035 §2.3.4: 255 octets on the wire
-    if (labels > 0) scratch[k++] = 0x2e;
+    if (labels > 0) keyBytes[k++] = 0x2e;
     q.labelStarts[labels++] = k;
     for (let i = 1; i <= l; i++) {
       let c = msg[p + i];
       if (c >= 0x41 && c <= 0x5a) c |= 0x20;
       else if (c === 0x2e) c = 0;
-      scratch[k++] = c;
+      keyBytes[k++] = c;
     }
     p += l + 1;
   }
   if (p + 4 > len) return PARSE.FORMERR;
   q.labelCount = labels;
   q.nameLength = p - 12;
-  q.key = k === 0 ? '' : scratch.toString('latin1', 0, k);
+  q.keyLength = k;
+  q.keyText = k === 0 ? '' : null;
+  // The hash of each suffix, from the last character back (see nameHash).
+  let h = HASH_START;
+  for (let j = labels - 1, end = k; j >= 0; j--) {
+    const start = q.labelStarts[j];
+    for (let i = end - 1; i >= start; i--) h = hashStep(h, keyBytes[i]);
+    q.suffixHashes[j] = hashFinish(h);
+    h = hashStep(h, 0x2e);
+    end = start - 1;
+  }
   q.qtype = msg.readUInt16BE(p);
   q.qclass = msg.readUInt16BE(p + 2);
   p += 4;

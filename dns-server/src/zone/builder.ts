@@ -6,6 +6,7 @@ import type { DomainSnapshot, ZoneRecord } from '@platform/shared/config';
 import { TYPE } from '../wire/constants.js';
 import { normaliseName } from '../wire/rdata.js';
 import { MessageWriter } from '../wire/writer.js';
+import { NodeMap } from './name-index.js';
 import type { CompiledZone, NegativeTail, RRset, Template, ZoneNode, ZoneView } from './model.js';
 import { compileOwner, ownerOf, type CompileOptions, type OwnerContent } from './owner.js';
 import { fillSlotsReading } from './resolve.js';
@@ -153,7 +154,7 @@ export class ZoneBuilder {
     const zone: CompiledZone = {
       apex: this.apex,
       serial: h.zone.serial,
-      nodes: new Map(),
+      nodes: new NodeMap(),
       negativeSoa,
       negativeTail: negativeTail(negativeSoa),
       synthesised: new Map(),

@@ -1,5 +1,5 @@
 // The hot-path lookup: (zone, lower-case name, qtype) → precompiled template, NODATA or NXDOMAIN.
-import { NEGATIVE, DYNAMIC, type CompiledZone, type NegativeTail, type Template } from './model.js';
+import { NEGATIVE, DYNAMIC, type CompiledZone, type NegativeTail, type Template, type ZoneNode } from './model.js';
 import { findNode, resolve, slotFor } from './resolve.js';
 import { SLOT_OF, OTHER } from './slots.js';
 import { TYPE } from '../wire/constants.js';
@@ -25,6 +25,11 @@ export function lookup(zone: CompiledZone, name: string, qtype: number): LookupR
     node = findNode(zone, name);
     if (node === undefined) return NXDOMAIN;
   }
+  return lookupAt(zone, node, name, qtype);
+}
+
+/** lookup() once the node answering for `name` is known (a node of the zone, or one synthesised for the name). */
+export function lookupAt(zone: CompiledZone, node: ZoneNode, name: string, qtype: number): LookupResult {
   const s = SLOT_OF[qtype];
   let v = node.slots[s];
   if (v === undefined) {

@@ -2,6 +2,7 @@
 import type { ZoneSigner } from '../dnssec/signer.js';
 import type { ZoneTransferConfig } from '../xfr/transfer.js';
 import type { ZoneRR } from '../xfr/records.js';
+import type { NodeMap } from './name-index.js';
 
 /** A domain name inside RDATA; `compress` is false where RFC 2782/3597 forbid compression (SRV). */
 export interface NameRef {
@@ -79,7 +80,8 @@ export interface ZoneView {
 
 export interface CompiledZone extends ZoneView {
   serial: number;
-  nodes: Map<string, ZoneNode>;
+  /** A Map with an index by the name's bytes (name-index.ts). */
+  nodes: NodeMap;
   /** The authority section of an unsigned NXDOMAIN or NODATA: the negative SOA record (its serial 20 bytes before
    *  the end, written in place by a new serial). */
   negativeTail: NegativeTail;
