@@ -235,6 +235,22 @@ test('the web panel in chromium: rules forms, drag reorder, analytics', async (t
     await phone.context.close();
   });
 
+  await t.test('CSRF: a write from the signed-in page without the token is refused', async () => {
+    await page.goto(`${base}/panel/`);
+    await page.getByRole('heading', { name: 'Domains' }).waitFor();
+    const [status, body] = await page.evaluate(async () => {
+      const res = await fetch('/domains/', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'csrf-less.example' }),
+      });
+      return [res.status, await res.text()];
+    });
+    assert.equal(status, 403);
+    assert.match(body, /X-CSRF-Token/);
+    assert.equal((await cp.call(owner.key, 'GET', '/domains/csrf-less.example')).statusCode, 404);
+  });
+
   await t.test('settings: sessions listed, other sessions signed out; password changed', async () => {
     // A second browser of the same person.
     const laptop = await pb.newPage();
