@@ -101,6 +101,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   // Route areas: one line each.
   await app.register(domainRoutes);
   await app.register((await import('./areas/records/routes.js')).default);
+  await app.register((await import('./areas/import-sessions/routes.js')).default);
   await app.register(accountRoutes);
   await app.register(domainLifecycleRoutes);
   await app.register(internalRoutes);

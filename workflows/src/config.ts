@@ -34,6 +34,8 @@ export interface WorkflowsConfig {
   metricsPort: number;
   /** ALLOWED_PRIVATE_NETWORKS: private ranges uptime webhooks may reach (the edge's origin allowlist). */
   allowedPrivateNetworks: IpRange[];
+  /** SCAN_AXFR_PORT: the port an import scan asks the domain's nameservers for a zone transfer on (53; tests move it). */
+  scanAxfrPort: number;
 }
 
 export function parseResolvers(list: string[], problems: string[], key = 'DNS_RESOLVERS'): Resolver[] {
@@ -79,5 +81,6 @@ export function loadConfig(env: EnvSource = process.env): Readonly<WorkflowsConf
     metricsHost: r.string('WORKER_METRICS_HOST', '127.0.0.1'),
     metricsPort: r.int('WORKER_METRICS_PORT', 0, 0, 65535),
     allowedPrivateNetworks: readAllowedNetworks(r),
+    scanAxfrPort: r.int('SCAN_AXFR_PORT', 53, 1, 65535),
   });
 }

@@ -14,6 +14,7 @@ import requestLogRoutes from './request-logs.js';
 import cacheInventoryRoutes from '../areas/cache/inventory.js';
 import acmeInternalRoutes from './acme.js';
 import acmeHttp01Routes from './acme-http01.js';
+import importSessionInternalRoutes from '../areas/import-sessions/internal.js';
 import {
   applyDelegation,
   applyVerificationExpired,
@@ -156,6 +157,7 @@ export default async function internalRoutes(fastify: FastifyInstance) {
 
     await scope.register(acmeInternalRoutes);
     await scope.register(acmeHttp01Routes);
+    await scope.register(importSessionInternalRoutes);
   });
 
   await app.register(requestLogRoutes);

@@ -31,12 +31,29 @@ export async function startNsd(o: {
   /** Default: a free one. */
   port?: number;
   zone: string;
-  primaryPort: number;
-  key: { name: string; secret: Buffer };
+  /** A secondary: transfers the zone from 127.0.0.1:primaryPort with the TSIG key `key`. */
+  primaryPort?: number;
+  key?: { name: string; secret: Buffer };
+  /** Or a primary: serves this master file itself. Either way it gives AXFR to 127.0.0.1 without TSIG. */
+  zoneText?: string;
 }): Promise<Nsd> {
   need('nsd');
   const port = o.port ?? (await freeUdpPort());
   const { dir } = o;
+  const primary = o.primaryPort !== undefined && o.key ? { port: o.primaryPort, key: o.key } : undefined;
+  if (o.zoneText !== undefined) writeFileSync(join(dir, `${o.zone}.zone`), o.zoneText);
+  const secondary = primary
+    ? `  request-xfr: 127.0.0.1@${primary.port} ${primary.key.name}
+  allow-notify: 127.0.0.1 ${primary.key.name}
+`
+    : '';
+  const key = primary
+    ? `key:
+  name: "${primary.key.name}"
+  algorithm: hmac-sha256
+  secret: "${primary.key.secret.toString('base64')}"
+`
+    : '';
   writeFileSync(
     join(dir, 'nsd.conf'),
     `server:
@@ -55,16 +72,10 @@ export async function startNsd(o: {
   verbosity: 2
 remote-control:
   control-enable: no
-key:
-  name: "${o.key.name}"
-  algorithm: hmac-sha256
-  secret: "${o.key.secret.toString('base64')}"
-zone:
+${key}zone:
   name: "${o.zone}"
   zonefile: "${o.zone}.zone"
-  request-xfr: 127.0.0.1@${o.primaryPort} ${o.key.name}
-  allow-notify: 127.0.0.1 ${o.key.name}
-  provide-xfr: 127.0.0.1 NOKEY
+${secondary}  provide-xfr: 127.0.0.1 NOKEY
 `,
   );
   const proc: ChildProcess = spawn('nsd', ['-d', '-c', join(dir, 'nsd.conf')], { stdio: ['ignore', 'pipe', 'pipe'] });

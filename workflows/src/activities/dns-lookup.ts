@@ -2,6 +2,7 @@
 // verification records, ACME delegation and existing records.
 import DNS from 'dns2';
 import type { Resolver } from '../config.js';
+import { SCAN_LABELS } from '../scan-labels.js';
 import type { ResolverObservation, ScannedRecord, SslDelegationBlock, VerificationBlock } from '../types.js';
 
 export interface DnsDeps {
@@ -9,39 +10,7 @@ export interface DnsDeps {
   timeoutMs: number;
 }
 
-/** Labels the zone scan asks about: what most zones hold (Cloudflare's import scan asks a similar list). */
-export const SCAN_LABELS = [
-  '@',
-  'www',
-  'mail',
-  'ftp',
-  'api',
-  'blog',
-  'shop',
-  'm',
-  'dev',
-  'app',
-  'admin',
-  'cdn',
-  'webmail',
-  'smtp',
-  'imap',
-  'pop',
-  'autodiscover',
-  'staging',
-  'test',
-  'vpn',
-  'portal',
-  'status',
-  'docs',
-  'support',
-  'static',
-  'img',
-  'media',
-  'store',
-  'news',
-  '_dmarc',
-];
+export { SCAN_LABELS };
 export const SCAN_TYPES = ['CNAME', 'A', 'AAAA', 'MX', 'TXT', 'NS', 'CAA'] as const;
 
 interface Answer {

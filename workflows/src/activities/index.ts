@@ -7,13 +7,24 @@ import { createAcmeActivities } from './acme.js';
 import { createAcmeHttp01Activities } from './acme-http01.js';
 import { createBillingActivities } from './billing.js';
 import { createEmailActivities } from './email.js';
+import { createImportScanActivities } from './import-scan.js';
 
 export type ActivityDeps = Pick<
   WorkflowsConfig,
   'dnsResolvers' | 'dnsTimeoutMs' | 'controlPlaneUrl' | 'nodeToken' | 'acmeDnsNodes'
 > &
   Partial<Pick<WorkflowsConfig, 'acmeEdgeNodes'>> &
-  Partial<Pick<WorkflowsConfig, 'allowedPrivateNetworks'>>;
+  Partial<Pick<WorkflowsConfig, 'allowedPrivateNetworks' | 'scanAxfrPort'>>;
+
+/** host:port of a URL (the control plane's), as an endpoint of the platform. */
+function urlEndpoint(url: string): { host: string; port: number }[] {
+  try {
+    const u = new URL(url);
+    return [{ host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port) || (u.protocol === 'https:' ? 443 : 80) }];
+  } catch {
+    return [];
+  }
+}
 
 export function createActivities(deps: ActivityDeps) {
   return {
@@ -32,6 +43,15 @@ export function createActivities(deps: ActivityDeps) {
       dnsNodes: deps.acmeDnsNodes,
       resolvers: deps.dnsResolvers,
       dnsTimeoutMs: deps.dnsTimeoutMs,
+    }),
+    ...createImportScanActivities({
+      resolvers: deps.dnsResolvers,
+      timeoutMs: deps.dnsTimeoutMs,
+      baseUrl: deps.controlPlaneUrl,
+      nodeToken: deps.nodeToken,
+      allowedPrivateNetworks: deps.allowedPrivateNetworks ?? [],
+      axfrPort: deps.scanAxfrPort ?? 53,
+      own: [...deps.acmeDnsNodes, ...urlEndpoint(deps.controlPlaneUrl)],
     }),
     ...createAcmeHttp01Activities({
       baseUrl: deps.controlPlaneUrl,

@@ -12,3 +12,4 @@ export { uptimeIncident, resolveIncidentSignal } from '../uptime/incident.js';
 export { subscriptionLifecycle, subscriptionChangedSignal } from './subscription-lifecycle.js';
 export { rollDnssecKeys } from './roll-dnssec-keys.js';
 export { retryHeldEmail } from './retry-held-email.js';
+export { scanImportSession, lookupProxiedHostnames } from './import-scan.js';

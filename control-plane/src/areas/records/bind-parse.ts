@@ -199,6 +199,9 @@ export function parseZoneFile(zone: string, text: string, maxRecords: number = L
       result.errors.push({ line: e.line, error: err.message });
     }
   }
+  // The last entry read can be the one past the bound (the check above runs before each entry).
+  if (result.records.length + result.errors.length > maxRecords || result.skipped.length > maxRecords)
+    result.tooLarge = true;
   result.errors.sort((a, b) => a.line - b.line);
   return result;
 }

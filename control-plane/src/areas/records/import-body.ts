@@ -7,9 +7,9 @@ import { Type } from '@sinclair/typebox';
 import { ApiError } from '../../errors.js';
 import { ZoneImport } from './schemas.js';
 
-const ZoneText = Type.String({ minLength: 1, description: 'The master file itself (RFC 1035 §5)' });
+export const ZoneText = Type.String({ minLength: 1, description: 'The master file itself (RFC 1035 §5)' });
 
-const ZoneUpload = Type.Object(
+export const ZoneUpload = Type.Object(
   {
     file: Type.String({
       minLength: 1,

@@ -39,7 +39,8 @@ import {
 } from './schemas.js';
 import { installZoneImportBodies, ZoneImportBody, zoneText } from './import-body.js';
 
-function fields(r: RecordFields) {
+/** A record's fields in the API's form (unset mx_priority, host_header and comment absent). */
+export function fields(r: RecordFields) {
   return {
     name: r.name,
     type: r.type,

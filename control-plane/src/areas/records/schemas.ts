@@ -216,12 +216,12 @@ export const ZoneImport = Type.Object(
   { title: 'ZoneImport', ...closed },
 );
 
-const LineError = Type.Object({
+export const LineError = Type.Object({
   line: Type.Integer({ description: '0 for the file as a whole' }),
   error: Type.String(),
 });
-const Skipped = Type.Object({ line: Type.Integer(), reason: Type.String() });
-const PreviewRecord = Type.Object({
+export const Skipped = Type.Object({ line: Type.Integer(), reason: Type.String() });
+export const PreviewRecord = Type.Object({
   line: Type.Integer(),
   name: Type.String(),
   type: StringEnum([...RECORD_TYPES]),

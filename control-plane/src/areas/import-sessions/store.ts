@@ -1,0 +1,186 @@
+// Import sessions in the database (migrations/0036_import_sessions.sql). At most one session of a domain is live
+// (scanning or open): the partial unique index holds it even between two processes.
+import { sql } from 'drizzle-orm';
+import type { Db, Tx } from '../../db/index.js';
+import { rowsOf } from '../../db/migrate.js';
+import type { ImportPlan } from '../records/service.js';
+import type { RecordCreate } from '../records/types.js';
+
+export const SESSION_STATUSES = ['scanning', 'open', 'committed', 'discarded', 'superseded', 'failed'] as const;
+export type SessionStatus = (typeof SESSION_STATUSES)[number];
+export const LIVE: ReadonlySet<SessionStatus> = new Set(['scanning', 'open']);
+export type SessionSource = 'zone' | 'scan';
+
+/** One create body of the session, with the line of the file it came from (a scan numbers its finds from 1). */
+export interface SessionInput {
+  line: number;
+  input: RecordCreate;
+}
+
+/** What a scan has done so far (GET shows it while the session is scanning). */
+export interface ScanProgress {
+  phase: 'queued' | 'nameservers' | 'axfr' | 'labels' | 'planning' | 'done';
+  method?: 'axfr' | 'labels';
+  nameservers?: { name: string; address?: string; result: string }[];
+  labels_total?: number;
+  labels_done?: number;
+  found?: number;
+}
+
+export interface CommitResultItem {
+  line: number;
+  name: string;
+  type: string;
+  destination: string;
+  status: 'created' | 'skipped' | 'failed' | 'not_imported';
+  id?: number;
+  reason?: string;
+  error?: string;
+}
+
+export interface CommitResult {
+  created: number;
+  skipped: number;
+  failed: number;
+  results: CommitResultItem[];
+}
+
+export interface SessionRow {
+  id: number;
+  domain_id: number;
+  source: SessionSource;
+  status: SessionStatus;
+  auto_commit: boolean;
+  inputs: SessionInput[];
+  records: ImportPlan['records'];
+  skipped: ImportPlan['skipped'];
+  errors: ImportPlan['errors'];
+  limit_error: string | null;
+  progress: ScanProgress | Record<string, never>;
+  result: CommitResult | null;
+  error: string | null;
+  superseded_by: number | null;
+  created_at: string | Date;
+  updated_at: string | Date;
+  closed_at: string | Date | null;
+}
+
+const COLUMNS = sql.raw(
+  `id, domain_id, source, status, auto_commit, inputs, records, skipped, errors, limit_error, progress, result, error,
+   superseded_by, created_at, updated_at, closed_at`,
+);
+
+/** jsonb arrives parsed from Postgres and PGlite alike; a text form (older drivers) is parsed here. */
+function parsed(row: Record<string, unknown>): SessionRow {
+  for (const k of ['inputs', 'records', 'skipped', 'errors', 'progress', 'result'])
+    if (typeof row[k] === 'string') row[k] = JSON.parse(row[k]);
+  return row as unknown as SessionRow;
+}
+
+const json = (v: unknown) => JSON.stringify(v);
+
+export async function insertSession(
+  tx: Tx,
+  s: {
+    domainId: number;
+    source: SessionSource;
+    status: SessionStatus;
+    autoCommit: boolean;
+    createdBy: number | null;
+    inputs?: SessionInput[];
+    plan?: ImportPlan;
+    progress?: ScanProgress;
+  },
+): Promise<SessionRow> {
+  const res = await tx.execute(sql`
+    INSERT INTO import_sessions (domain_id, source, status, auto_commit, created_by, inputs, records, skipped, errors,
+      limit_error, progress)
+    VALUES (${s.domainId}, ${s.source}, ${s.status}, ${s.autoCommit}, ${s.createdBy}, ${json(s.inputs ?? [])}::jsonb,
+      ${json(s.plan?.records ?? [])}::jsonb, ${json(s.plan?.skipped ?? [])}::jsonb,
+      ${json(s.plan?.errors ?? [])}::jsonb, ${s.plan?.limitError ?? null}, ${json(s.progress ?? {})}::jsonb)
+    RETURNING ${COLUMNS}`);
+  return parsed(rowsOf<Record<string, unknown>>(res)[0]!);
+}
+
+/** One session of the domain; `forUpdate` locks it for the caller's transaction. */
+export async function getSession(
+  tx: Tx | Db,
+  domainId: number,
+  id: number,
+  forUpdate = false,
+): Promise<SessionRow | undefined> {
+  const res = await tx.execute(sql`
+    SELECT ${COLUMNS} FROM import_sessions WHERE id = ${id} AND domain_id = ${domainId}
+    ${forUpdate ? sql`FOR UPDATE` : sql``}`);
+  const [row] = rowsOf<Record<string, unknown>>(res);
+  return row ? parsed(row) : undefined;
+}
+
+/** A session by id alone (the /internal API of the worker, which names the session it scans for). */
+export async function getSessionById(tx: Tx | Db, id: number): Promise<SessionRow | undefined> {
+  const res = await tx.execute(sql`SELECT ${COLUMNS} FROM import_sessions WHERE id = ${id}`);
+  const [row] = rowsOf<Record<string, unknown>>(res);
+  return row ? parsed(row) : undefined;
+}
+
+/** The domain's live (scanning or open) session. */
+export async function liveSession(tx: Tx | Db, domainId: number): Promise<SessionRow | undefined> {
+  const res = await tx.execute(sql`
+    SELECT ${COLUMNS} FROM import_sessions WHERE domain_id = ${domainId} AND status IN ('scanning', 'open')`);
+  const [row] = rowsOf<Record<string, unknown>>(res);
+  return row ? parsed(row) : undefined;
+}
+
+/** The domain's newest scan session (live or not). */
+export async function latestScan(db: Db, domainId: number): Promise<SessionRow | undefined> {
+  const res = await db.execute(sql`
+    SELECT ${COLUMNS} FROM import_sessions WHERE domain_id = ${domainId} AND source = 'scan'
+    ORDER BY id DESC LIMIT 1`);
+  const [row] = rowsOf<Record<string, unknown>>(res);
+  return row ? parsed(row) : undefined;
+}
+
+export async function setProgress(db: Db | Tx, id: number, progress: ScanProgress): Promise<SessionStatus | undefined> {
+  const res = await db.execute(sql`
+    UPDATE import_sessions SET progress = CASE WHEN status = 'scanning' THEN ${json(progress)}::jsonb ELSE progress END,
+      updated_at = CASE WHEN status = 'scanning' THEN now() ELSE updated_at END
+    WHERE id = ${id} RETURNING status`);
+  return rowsOf<{ status: SessionStatus }>(res)[0]?.status;
+}
+
+/** A scanning session's finds, planned: it becomes open. */
+export async function storeScan(
+  tx: Tx,
+  id: number,
+  inputs: SessionInput[],
+  plan: ImportPlan,
+  progress: ScanProgress,
+): Promise<void> {
+  await tx.execute(sql`
+    UPDATE import_sessions SET status = 'open', inputs = ${json(inputs)}::jsonb, records = ${json(plan.records)}::jsonb,
+      skipped = ${json(plan.skipped)}::jsonb, errors = ${json(plan.errors)}::jsonb, limit_error = ${plan.limitError},
+      progress = ${json(progress)}::jsonb, updated_at = now()
+    WHERE id = ${id}`);
+}
+
+/** Closes a live session: committed (with its result), discarded, superseded (by `supersededBy`) or failed. */
+export async function closeSession(
+  tx: Tx | Db,
+  id: number,
+  status: Exclude<SessionStatus, 'scanning' | 'open'>,
+  extra: { result?: CommitResult; error?: string; supersededBy?: number } = {},
+): Promise<void> {
+  await tx.execute(sql`
+    UPDATE import_sessions SET status = ${status}, result = ${extra.result ? json(extra.result) : null}::jsonb,
+      error = ${extra.error ?? null}, superseded_by = ${extra.supersededBy ?? null}, updated_at = now(),
+      closed_at = now()
+    WHERE id = ${id} AND status IN ('scanning', 'open')`);
+}
+
+export async function setSupersededBy(tx: Tx, id: number, by: number): Promise<void> {
+  await tx.execute(sql`UPDATE import_sessions SET superseded_by = ${by} WHERE id = ${id}`);
+}
+
+export async function deleteSession(tx: Tx, id: number): Promise<void> {
+  await tx.execute(sql`DELETE FROM import_sessions WHERE id = ${id}`);
+}
