@@ -138,7 +138,7 @@ test('import sessions from a zone file: start, open, get, commit (atomic, one co
 });
 
 test('import session bounds: an oversized body is 413, a file with too many records 400, nothing stored', async (t) => {
-  const f = await recordsFixture(t, 'bounds.example', { API_BODY_LIMIT_BYTES: String(2 * 1024 * 1024) });
+  const f = await recordsFixture(t, 'bounds.example', { API_IMPORT_BODY_LIMIT_BYTES: String(2 * 1024 * 1024) });
   const { cp, key, url } = f;
   const sessions = url('import-sessions/');
   const oversized = `; ${'x'.repeat(2 * 1024 * 1024 + 10)}\na 300 IN A 192.0.2.1\n`;

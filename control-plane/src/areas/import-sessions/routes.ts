@@ -32,10 +32,13 @@ export default async function importSessionRoutes(fastify: FastifyInstance) {
   // The start alone takes text/plain and multipart bodies too: its own scope holds those parsers.
   await app.register(async (plain) => {
     const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
-    await installZoneImportBodies(scope, app.config.bodyLimitBytes);
+    // A zone file's own body limit, as POST records/import (API_IMPORT_BODY_LIMIT_BYTES).
+    const bodyLimit = app.config.importBodyLimitBytes;
+    await installZoneImportBodies(scope, bodyLimit);
     scope.post(
       `${sessions}/`,
       {
+        bodyLimit,
         schema: {
           summary:
             'Start an import session from a zone file (JSON `zone`, text/plain or a multipart file) or from a scan of the current DNS (`{"source":"scan"}`)',

@@ -9,6 +9,7 @@ import type { Tx } from '../../db/index.js';
 import { changeDomain } from '../../config-log/index.js';
 import { ApiError, isApiError } from '../../errors.js';
 import { originPolicy } from '../../origins/address-check.js';
+import { effectiveFeatures } from '../../plans/entitlements.js';
 import type { WorkflowStart } from '../../workflow-outbox/outbox.js';
 import { assertNotFrozen } from '../domain-lifecycle/transitions.js';
 import { parseZoneFile } from '../records/bind-parse.js';
@@ -35,7 +36,6 @@ import {
   type SessionStatus,
 } from './store.js';
 
-export const FILE_TOO_LARGE = `a zone file may hold at most ${LIMITS.importMaxRecords} records`;
 /** The most records a scan may bring (an AXFR beyond it is refused by the worker, a report beyond it here). */
 export const SCAN_MAX_RECORDS = LIMITS.importMaxRecords;
 
@@ -93,8 +93,11 @@ export async function startZoneSession(
   userId: number,
   text: string,
 ): Promise<SessionRow> {
-  const parsed = parseZoneFile(domain.name, text, LIMITS.importMaxRecords);
-  if (parsed.tooLarge) throw new ApiError('CP_ERR_INVALID_INPUT', `${FILE_TOO_LARGE}; no session was started`);
+  // As POST records/import: 10,000 records, or as many as the domain's plan allows when that is more.
+  const max = Math.max(LIMITS.importMaxRecords, (await effectiveFeatures(app.db, domain.id)).max_records);
+  const parsed = parseZoneFile(domain.name, text, max);
+  if (parsed.tooLarge)
+    throw new ApiError('CP_ERR_INVALID_INPUT', `a zone file may hold at most ${max} records; no session was started`);
   return changeDomain(app, domain.id, async (tx, locked) => {
     assertNotFrozen(locked);
     await assertNoLiveSession(tx, locked.id);
