@@ -28,6 +28,7 @@ export class FakeRequest {
 }
 
 const PEER = new TextEncoder().encode('127.0.0.1').buffer;
+const PEER_BINARY = new Uint8Array([127, 0, 0, 1]).buffer;
 
 /** What the handler writes on uWS's HttpResponse; never backpressured. */
 export class FakeResponse {
@@ -45,6 +46,9 @@ export class FakeResponse {
   onWritable(): void {}
   getRemoteAddressAsText(): ArrayBuffer {
     return PEER;
+  }
+  getRemoteAddress(): ArrayBuffer {
+    return PEER_BINARY;
   }
   cork(cb: () => void): void {
     cb();
