@@ -272,6 +272,11 @@ function corkWriteChunk(): void {
  * the headers into an object first.
  */
 class Attempt implements Dispatcher.DispatchHandler, OriginHandler {
+  /**
+   * onData's chunk may be a view of the native client's read buffer, valid during the call only: what outlives it
+   * (the cache copy, a chunk held under backpressure, compressor and transformation input) is copied.
+   */
+  readonly borrowsChunks = true;
   /** The origin client's request (onStart), or undici's abort and resume functions (onConnect, onHeaders). */
   private ctl: OriginControl | null = null;
   private abort: ((reason: Error) => void) | undefined;
@@ -417,12 +422,12 @@ class Attempt implements Dispatcher.DispatchHandler, OriginHandler {
   private holdChunk(chunk: Buffer): boolean {
     const tf = this.tf!;
     if (tf.size + chunk.length <= TRANSFORM_MAX_BYTES) {
-      tf.chunks.push(chunk);
+      tf.chunks.push(Buffer.from(chunk));
       tf.size += chunk.length;
       return true;
     }
     this.tf = null;
-    tf.chunks.push(chunk);
+    tf.chunks.push(Buffer.from(chunk));
     this.decideBody(false);
     return this.onData(Buffer.concat(tf.chunks));
   }
@@ -492,7 +497,7 @@ class Attempt implements Dispatcher.DispatchHandler, OriginHandler {
     if (this.capture) {
       if (chunk.length > this.captureLeft) this.capture = null;
       else {
-        this.capture.push(chunk);
+        this.capture.push(Buffer.from(chunk));
         this.captureLeft -= chunk.length;
       }
     }
@@ -525,7 +530,7 @@ class Attempt implements Dispatcher.DispatchHandler, OriginHandler {
       if (done) ctx.aborted = true;
       else if (!written) {
         this.ok = false;
-        this.pending = chunk;
+        this.pending = Buffer.from(chunk);
         this.pendingOffset = offset;
       }
     } else this.ok = res.write(chunk);
@@ -605,7 +610,7 @@ class Attempt implements Dispatcher.DispatchHandler, OriginHandler {
   /** Feeds one origin chunk to the compressor; false pauses the origin until the compressor drains. */
   private compressChunk(chunk: Buffer): boolean {
     const z = this.z!;
-    if (z.write(chunk) || this.zWaiting) return !this.zWaiting;
+    if (z.write(Buffer.from(chunk)) || this.zWaiting) return !this.zWaiting;
     this.zWaiting = true;
     z.once('drain', () => {
       this.zWaiting = false;

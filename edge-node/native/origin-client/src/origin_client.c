@@ -30,6 +30,8 @@
 /** Request body bytes queued in the socket before JavaScript is asked to wait. */
 #define BODY_HIGH_WATER 65536
 #define META_LEN (3 + 4 * MAX_LINES)
+/* meta[BODY_AT]: the offset in the read buffer of the body bytes a callback was given by length. */
+#define BODY_AT META_LEN
 
 #define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
@@ -116,7 +118,10 @@ static uv_loop_t *g_loop;
 static napi_ref r_on_head, r_on_data, r_on_error, r_on_drain, r_meta, r_resource;
 static napi_async_context g_actx;
 static int32_t *g_meta;
-static char g_rbuf[READ_SIZE];
+/* The read buffer is a Buffer JavaScript holds (made by init): a body lying in it is handed over as its offset and
+ * length, and JavaScript reads it through a view during the call (no copy, no allocation per read). */
+static char *g_rbuf;
+static napi_ref r_rbuf;
 static char *g_scratch;
 static size_t g_scratch_cap;
 
@@ -1036,7 +1041,14 @@ static int deliver(conn_t *c, oreq_t *r, int status, const char *head, size_t he
   napi_open_handle_scope(g_env, &scope);
   int32_t id = r->id;
   napi_value vbody = js_undef(), vtrailers = js_undef();
-  if (blen > 0) napi_create_buffer_copy(g_env, blen, body, NULL, &vbody);
+  if (blen > 0) {
+    if (body >= g_rbuf && body + blen <= g_rbuf + READ_SIZE) {
+      /* In the read buffer: its length as a number, its offset in meta (JavaScript views it during the call). */
+      g_meta[BODY_AT] = (int32_t)(body - g_rbuf);
+      vbody = js_int((int64_t)blen);
+    } else
+      napi_create_buffer_copy(g_env, blen, body, NULL, &vbody);
+  }
   if (done && c->tlen > 0) vtrailers = js_str(c->tbuf, c->tlen);
   napi_value vhead = head ? js_str(head, head_len) : NULL;
   if (done) {
@@ -1254,7 +1266,7 @@ static napi_value throw_error(napi_env env, const char *msg) {
   return NULL;
 }
 
-/** init(onHead, onData, onError, onDrain, meta: Int32Array) */
+/** init(onHead, onData, onError, onDrain, meta: Int32Array) → the read buffer (a Buffer) */
 static napi_value js_init(napi_env env, napi_callback_info info) {
   ARGS(5);
   if (g_env != NULL) return throw_error(env, "the native origin client is loaded once per process");
@@ -1270,16 +1282,19 @@ static napi_value js_init(napi_env env, napi_callback_info info) {
   size_t len;
   void *data;
   napi_get_typedarray_info(env, argv[4], &type, &len, &data, NULL, NULL);
-  if (type != napi_int32_array || len < META_LEN) return throw_error(env, "meta must be an Int32Array");
+  if (type != napi_int32_array || len < META_LEN + 1) return throw_error(env, "meta must be an Int32Array");
   g_meta = (int32_t *)data;
   napi_value resource, name;
   napi_create_object(env, &resource);
   napi_create_reference(env, resource, 1, &r_resource);
   napi_create_string_utf8(env, "EdgeOriginClient", NAPI_AUTO_LENGTH, &name);
   napi_async_init(env, resource, name, &g_actx);
-  napi_value out;
-  napi_create_int32(env, META_LEN, &out);
-  return out;
+  napi_value rbuf;
+  void *rdata;
+  if (napi_create_buffer(env, READ_SIZE, &rdata, &rbuf) != napi_ok) return throw_error(env, "out of memory");
+  napi_create_reference(env, rbuf, 1, &r_rbuf);
+  g_rbuf = rdata;
+  return rbuf;
 }
 
 /** poolCreate(address, port, maxConnections, maxIdle, connectTimeoutMs) → pool id */

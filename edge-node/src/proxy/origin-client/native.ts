@@ -11,8 +11,12 @@
 // resolves to nothing allowed (the TypeScript client looks it up per connection and reports why).
 //
 // One call into C per request (the encoded head, its flags), one call back per read of the socket: the head as one
-// latin1 string with the header offsets in a shared Int32Array, the body bytes of that read in one Buffer, and
-// whether the answer is complete (the connection is then already back in its pool).
+// latin1 string with the header offsets in a shared Int32Array, the body bytes of that read, and whether the answer
+// is complete (the connection is then already back in its pool). Body bytes lying in the C client's read buffer (a
+// sized or close-delimited body: the common case) come as their length, their offset in the shared Int32Array, and
+// are read through a view of that buffer, which is Buffer JavaScript holds: no copy and no allocation per read. A
+// handler that says it borrows chunks (OriginHandler.borrowsChunks) gets the view, valid during its onData call
+// only; any other gets a copy.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
@@ -27,19 +31,12 @@ import { encodeRequest, type EncodedRequest, type OriginControl, type OriginHand
 
 interface Binding {
   init(
-    onHead: (
-      id: number,
-      status: number,
-      head: string,
-      body: Buffer | undefined,
-      done: number,
-      trailers?: string,
-    ) => boolean,
-    onData: (id: number, body: Buffer | undefined, done: number, trailers?: string) => boolean,
+    onHead: (id: number, status: number, head: string, body: NativeBody, done: number, trailers?: string) => boolean,
+    onData: (id: number, body: NativeBody, done: number, trailers?: string) => boolean,
     onError: (id: number, code: string, message: string) => void,
     onDrain: (id: number) => void,
     meta: Int32Array,
-  ): number;
+  ): Buffer;
   poolCreate(address: string, port: number, maxConnections: number, maxIdle: number, connectTimeoutMs: number): number;
   poolClose(pool: number): void;
   poolConnections(pool: number): number;
@@ -62,6 +59,11 @@ const F_RETRIABLE = 2;
 const F_BODY = 4;
 /** Header lines at most in one head (the C client's MAX_LINES): the offsets array holds 3 + 4 per line. */
 const META_LEN = 3 + 4 * 256;
+/** meta[BODY_AT]: the offset in the read buffer of body bytes given by their length (the C client's BODY_AT). */
+const BODY_AT = META_LEN;
+
+/** A read's body bytes: none, a Buffer of its own, or the length of the bytes at meta[BODY_AT] in the read buffer. */
+type NativeBody = Buffer | number | undefined;
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** Where scripts/setup.mjs builds the module (node-gyp). */
@@ -75,7 +77,9 @@ const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE'])
 // ---- the module, loaded once per process ------------------------------------------------------------------------
 
 let binding: Binding | null = null;
-const meta = new Int32Array(META_LEN);
+const meta = new Int32Array(META_LEN + 1);
+/** The C client's read buffer (a body given by length is viewed in it during the call). */
+let readBuffer: Buffer = Buffer.alloc(0);
 /** Requests in flight by id (the id is the slot); freed ids are reused. */
 const slots: (NativeRequest | undefined)[] = [];
 const freeIds: number[] = [];
@@ -92,16 +96,24 @@ export function loadNativeOriginClient(): Binding {
         'make and python3 for node-gyp), or set EDGE_ORIGIN_CLIENT=js for the TypeScript client',
     );
   const b = createRequire(import.meta.url)(NATIVE_MODULE_PATH) as Binding;
-  b.init(onHead, onData, onError, onDrain, meta);
+  readBuffer = b.init(onHead, onData, onError, onDrain, meta);
   binding = b;
   return b;
 }
 
-function onHead(id: number, status: number, head: string, body: Buffer | undefined, done: number, trailers?: string) {
+function onHead(id: number, status: number, head: string, body: NativeBody, done: number, trailers?: string) {
   return slots[id]!.head(status, head, body, done === 1, trailers);
 }
-function onData(id: number, body: Buffer | undefined, done: number, trailers?: string) {
+function onData(id: number, body: NativeBody, done: number, trailers?: string) {
   return slots[id]!.data(body, done === 1, trailers);
+}
+
+/** The body bytes of a read as a Buffer: a view of the read buffer (valid during this call) when given by length. */
+function bodyOf(body: NativeBody, borrow: boolean): Buffer | undefined {
+  if (typeof body !== 'number') return body;
+  const at = meta[BODY_AT];
+  const view = readBuffer.subarray(at, at + body);
+  return borrow ? view : Buffer.from(view);
 }
 function onError(id: number, code: string, message: string): void {
   slots[id]!.failed(code, message);
@@ -159,6 +171,8 @@ class NativeRequest implements OriginControl {
 
   /** The request body's listeners, made only for a request with a body. */
   private listeners: BodyListeners | null = null;
+  /** The handler takes views of the read buffer (OriginHandler.borrowsChunks). */
+  private readonly borrows: boolean;
 
   constructor(
     private readonly b: Binding,
@@ -168,6 +182,7 @@ class NativeRequest implements OriginControl {
   ) {
     this.id = freeIds.length > 0 ? freeIds.pop()! : slots.length;
     slots[this.id] = this;
+    this.borrows = handler.borrowsChunks === true;
   }
 
   /** Tells the handler the request started: onStart with this request, or onConnect with an abort function. */
@@ -249,7 +264,7 @@ class NativeRequest implements OriginControl {
 
   // ---- the answer (called by the native side) -----------------------------------------------------------------
 
-  head(status: number, text: string, body: Buffer | undefined, done: boolean, trailers: string | undefined): boolean {
+  head(status: number, text: string, body: NativeBody, done: boolean, trailers: string | undefined): boolean {
     if (done) this.release();
     const n = meta[0];
     const raw: string[] = new Array<string>(n * 2);
@@ -261,24 +276,27 @@ class NativeRequest implements OriginControl {
     try {
       const ok = this.handler.onHeaders(status, raw, this.resumeArg, reason) !== false;
       if (this.finished) return true;
-      return this.deliver(ok, body, done, trailers);
+      return this.deliver(ok, bodyOf(body, ok && this.borrows), done, trailers);
     } catch (err) {
       this.handlerFailed(err);
       return true;
     }
   }
 
-  data(body: Buffer | undefined, done: boolean, trailers: string | undefined): boolean {
+  data(body: NativeBody, done: boolean, trailers: string | undefined): boolean {
     if (done) this.release();
     try {
-      return this.deliver(true, body, done, trailers);
+      return this.deliver(true, bodyOf(body, this.borrows), done, trailers);
     } catch (err) {
       this.handlerFailed(err);
       return true;
     }
   }
 
-  /** Hands the handler body bytes and the end, or holds them while it has paused; false asks the native side to wait. */
+  /**
+   * Hands the handler body bytes and the end, or holds them while it has paused; false asks the native side to wait.
+   * `body` is a view of the read buffer only when `ok` and the handler borrows chunks (it is held only when not ok).
+   */
   private deliver(ok: boolean, body: Buffer | undefined, done: boolean, trailers: string | undefined): boolean {
     if (body !== undefined) {
       if (!ok) this.held = body;

@@ -24,6 +24,11 @@ export interface OriginHandler {
   onConnect(abort: (reason: Error) => void): void;
   onHeaders(status: number, raw: string[], resume: () => void, statusText: string): boolean;
   onData(chunk: Buffer): boolean;
+  /**
+   * The handler reads onData's chunk during the call only (copying what it keeps): the native client may then give it
+   * a view of its read buffer instead of a copy.
+   */
+  readonly borrowsChunks?: boolean;
   onComplete(trailers: string[] | null): void;
   onError(err: Error): void;
 }
