@@ -56,6 +56,7 @@ struct oreq {
   int32_t id;
   char *head;
   size_t head_len;
+  size_t head_cap; /* bytes allocated at head (kept with the request on the free list) */
   int flags;
   int retried;
   uint32_t headers_ms, body_ms;
@@ -225,6 +226,39 @@ static napi_value js_undef(void) {
 
 static void pool_maybe_free(pool_t *p);
 
+/* Freed requests kept for the next ones (linked by qnext, their head buffers with them): no malloc or free per
+ * request. At most FREE_REQS are kept, and a head buffer over FREE_HEAD_MAX bytes is not. */
+#define FREE_REQS 512
+#define FREE_HEAD_MAX 16384
+static oreq_t *g_free_reqs;
+static int g_nfree_reqs;
+
+/** A zeroed request whose head buffer holds at least `len` bytes (reused from the free list when there is one). */
+static oreq_t *req_alloc(size_t len) {
+  oreq_t *r = g_free_reqs;
+  char *head = NULL;
+  size_t cap = 0;
+  if (r) {
+    g_free_reqs = r->qnext;
+    g_nfree_reqs--;
+    head = r->head;
+    cap = r->head_cap;
+    memset(r, 0, sizeof *r);
+  } else if (!(r = calloc(1, sizeof(oreq_t))))
+    return NULL;
+  if (cap < len) {
+    free(head);
+    cap = len < 512 ? 512 : len;
+    if (!(head = malloc(cap))) {
+      free(r);
+      return NULL;
+    }
+  }
+  r->head = head;
+  r->head_cap = cap;
+  return r;
+}
+
 static void req_free(oreq_t *r) {
   if (r->id >= 0 && (size_t)r->id < g_reqs_cap && g_reqs[r->id] == r) g_reqs[r->id] = NULL;
   pool_t *p = r->pool;
@@ -234,8 +268,17 @@ static void req_free(oreq_t *r) {
     free(b);
     b = n;
   }
-  free(r->head);
-  free(r);
+  if (g_nfree_reqs < FREE_REQS && r->head_cap <= FREE_HEAD_MAX) {
+    r->qnext = g_free_reqs;
+    r->id = -1;
+    r->pool = NULL;
+    r->conn = NULL;
+    g_free_reqs = r;
+    g_nfree_reqs++;
+  } else {
+    free(r->head);
+    free(r);
+  }
   if (p) {
     p->nreqs--;
     pool_maybe_free(p);
@@ -1375,15 +1418,10 @@ static napi_value js_request(napi_env env, napi_callback_info info) {
   if (!p) return throw_error(env, "no such pool");
   int32_t id = arg_i32(env, argv[1]);
   if (id < 0) return throw_error(env, "bad id");
-  oreq_t *r = calloc(1, sizeof(oreq_t));
-  if (!r) return throw_error(env, "out of memory");
   size_t len;
   napi_get_value_string_latin1(env, argv[2], NULL, 0, &len);
-  r->head = malloc(len + 1);
-  if (!r->head) {
-    free(r);
-    return throw_error(env, "out of memory");
-  }
+  oreq_t *r = req_alloc(len + 1);
+  if (!r) return throw_error(env, "out of memory");
   napi_get_value_string_latin1(env, argv[2], r->head, len + 1, &r->head_len);
   r->id = id;
   r->flags = arg_i32(env, argv[3]);
