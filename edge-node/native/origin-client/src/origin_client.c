@@ -86,6 +86,8 @@ struct conn {
   int pending_err; /* a failure to report from the timer (found during a call from JavaScript) */
   int drain_pending; /* onDrain to call from the timer */
   uint64_t idle_since, activity, deadline;
+  /* When the timer is due (conn_timer) and when libuv's timer is set to fire (0: not set): see conn_timer. */
+  uint64_t due, armed;
   uint32_t uses;
   int answering, reusable, interim;
   int wfailed; /* the origin went away under a write: nothing more is written, the read side judges the request */
@@ -384,6 +386,7 @@ static void conn_destroy(conn_t *c) {
   c->state = C_CLOSED;
   c->req = NULL;
   uv_timer_stop(&c->timer);
+  c->armed = 0;
   if (c->reading) uv_read_stop((uv_stream_t *)&c->tcp);
   c->reading = 0;
   uv_close((uv_handle_t *)&c->tcp, on_close);
@@ -395,6 +398,19 @@ static void conn_destroy(conn_t *c) {
 
 static void on_timer(uv_timer_t *t);
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+
+/**
+ * Sets the connection's timer to `ms` from now. libuv's timer is moved only when it would fire later than that: one
+ * set to fire earlier (an earlier timeout, longer than the next one) fires, finds the time not come and is set again
+ * for the rest (on_timer). So the timeouts of a request and of the idle connection after it (head, body, keep-alive)
+ * cost no libuv timer-heap operation per request, where a start and a stop each were a removal and an insertion.
+ */
+static void conn_timer(conn_t *c, uint64_t ms) {
+  c->due = uv_now(g_loop) + ms;
+  if (c->armed != 0 && c->armed <= c->due) return;
+  c->armed = c->due;
+  uv_timer_start(&c->timer, on_timer, ms, 0);
+}
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 
 static void conn_read(conn_t *c) {
@@ -434,7 +450,7 @@ static void conn_release(conn_t *c) {
   p->idle_last = c;
   p->nidle++;
   conn_read(c); /* a FIN or any byte while idle closes it */
-  uv_timer_start(&c->timer, on_timer, (uint64_t)c->idle_ms, 0);
+  conn_timer(c, (uint64_t)c->idle_ms);
 }
 
 /**
@@ -473,7 +489,7 @@ static void conn_fail_uv(conn_t *c, int err, const char *op) {
 /** A failure found during a call from JavaScript: reported from the connection's timer. */
 static void conn_fail_later(conn_t *c, int err) {
   c->pending_err = err;
-  uv_timer_start(&c->timer, on_timer, 0, 0);
+  conn_timer(c, 0);
 }
 
 /* ---- writing ------------------------------------------------------------------------------------------------ */
@@ -624,10 +640,10 @@ static void conn_start(conn_t *c, oreq_t *r) {
   if (r->bwaiting && c->queued_bytes < BODY_HIGH_WATER) {
     /* JavaScript waits for room that is there now: told from the timer (never during a call from it). */
     c->drain_pending = 1;
-    uv_timer_start(&c->timer, on_timer, 0, 0);
+    conn_timer(c, 0);
     return;
   }
-  uv_timer_start(&c->timer, on_timer, r->bdone ? r->headers_ms : r->body_ms, 0);
+  conn_timer(c, r->bdone ? r->headers_ms : r->body_ms);
 }
 
 /* ---- connecting --------------------------------------------------------------------------------------------- */
@@ -676,7 +692,7 @@ static void conn_open(pool_t *p, oreq_t *r) {
     conn_fail_later(c, e);
     return;
   }
-  uv_timer_start(&c->timer, on_timer, p->connect_ms, 0);
+  conn_timer(c, p->connect_ms);
 }
 
 static void pool_dispatch(pool_t *p, oreq_t *r) {
@@ -702,6 +718,13 @@ static void pool_dispatch(pool_t *p, oreq_t *r) {
 static void on_timer(uv_timer_t *t) {
   conn_t *c = (conn_t *)t->data;
   uint64_t now = uv_now(g_loop);
+  c->armed = 0;
+  if (now < c->due && !c->pending_err && !c->drain_pending) {
+    /* Set to fire earlier than the timeout now due (conn_timer): again for the rest. */
+    c->armed = c->due;
+    uv_timer_start(&c->timer, on_timer, c->due - now, 0);
+    return;
+  }
   if (c->pending_err) {
     int e = c->pending_err;
     c->pending_err = 0;
@@ -712,7 +735,7 @@ static void on_timer(uv_timer_t *t) {
   if (c->drain_pending) {
     c->drain_pending = 0;
     if (r && r->bwaiting && c->state == C_HEAD) {
-      uv_timer_start(&c->timer, on_timer, 0, 0); /* the checks below run on the next turn */
+      conn_timer(c, 0); /* the checks below run on the next turn */
       notify_drain(r);
       return;
     }
@@ -735,14 +758,14 @@ static void on_timer(uv_timer_t *t) {
           conn_fail(c, "EDGE_ORIGIN_HEADERS_TIMEOUT", "the request body stalled on its way to the origin");
           return;
         }
-        uv_timer_start(&c->timer, on_timer, c->activity + r->body_ms - now, 0);
+        conn_timer(c, c->activity + r->body_ms - now);
         return;
       }
       if (now >= c->deadline) {
         conn_fail(c, "EDGE_ORIGIN_HEADERS_TIMEOUT", "origin did not answer in time");
         return;
       }
-      uv_timer_start(&c->timer, on_timer, c->deadline - now, 0);
+      conn_timer(c, c->deadline - now);
       return;
     case C_BODY:
       if (!r) return;
@@ -750,7 +773,7 @@ static void on_timer(uv_timer_t *t) {
         conn_fail(c, "EDGE_ORIGIN_BODY_TIMEOUT", "origin body timed out");
         return;
       }
-      uv_timer_start(&c->timer, on_timer, c->activity + r->body_ms - now, 0);
+      conn_timer(c, c->activity + r->body_ms - now);
       return;
   }
 }
@@ -1095,7 +1118,7 @@ static int deliver(conn_t *c, oreq_t *r, int status, const char *head, size_t he
   if (done && c->tlen > 0) vtrailers = js_str(c->tbuf, c->tlen);
   napi_value vhead = head ? js_str(head, head_len) : NULL;
   if (done) {
-    uv_timer_stop(&c->timer);
+    /* No timer stop: conn_release below sets the idle connection's timeout, or the next request's, or closes it. */
     /* An answer before the whole request body went out: the origin may still expect the rest. */
     if ((r->flags & F_BODY) && !r->bdone) c->reusable = 0;
     r->conn = NULL;
@@ -1252,7 +1275,7 @@ static void conn_input(conn_t *c, const char *data, size_t n) {
     }
     if (!done) {
       /* The body's timeout: it must move at least once per body timeout (checked against c->activity). */
-      uv_timer_start(&c->timer, on_timer, r->body_ms, 0);
+      conn_timer(c, r->body_ms);
     }
     deliver(c, r, h.status, p, head_len, body, blen, done);
     return;
@@ -1483,7 +1506,7 @@ static napi_value js_write(napi_env env, napi_callback_info info) {
     if (e < 0) conn_fail_later(c, e);
     else if (last && c->state == C_HEAD) {
       c->deadline = uv_now(g_loop) + r->headers_ms;
-      uv_timer_start(&c->timer, on_timer, r->headers_ms, 0);
+      conn_timer(c, r->headers_ms);
     }
     if (c->queued_bytes >= BODY_HIGH_WATER) wait = 1;
   } else {
