@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Paired wrk runs of two edge builds and nginx (issue 12): the plain proxy and the cache hit, on 1 and 2 cores
+# (EDGE_WORKERS / worker_processes, pinned with taskset as wrk.sh does). In each round the three proxies (nginx, the
+# edge before, the edge after) are measured AT THE SAME TIME, each by its own wrk (-t1, on core 0 with the origin,
+# CONNS connections each) against one origin: on a machine shared with other work they meet the same load, second for
+# second, which runs taken in turn did not (their figures moved by more than the difference being measured). The
+# figure to compare is CPU time per request (user + system of the proxy's processes during the run, over the requests
+# its wrk counted), split into user and system; req/s, p50 and p99 are printed too (each proxy shares its cores with
+# the other two, so they are for comparing the three, not absolute), with the load average. The median of ROUNDS.
+# Usage: bash bench/edge-node/wrk-paired.sh <before-tree> [rounds (default 5)] [seconds (default 6)] [connections
+#   per proxy (default 32)]
+#   <before-tree>: a checkout of the code to compare with, with node_modules and the native origin client built
+#   (e.g. `git archive <commit> | tar -x -C /tmp/before`, node_modules hard-linked with cp -al, the module's build/
+#   copied); "after" is this tree.
+set -euo pipefail
+BEFORE="$(cd "${1:?usage: wrk-paired.sh <before-tree> [rounds] [seconds] [connections]}" && pwd)"
+ROUNDS="${2:-5}"
+DUR="${3:-6}"
+CONNS="${4:-32}"
+AFTER="$(cd "$(dirname "$0")/../.." && pwd)"
+NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
+TMP="$(mktemp -d /tmp/edge-paired.XXXXXX)"
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for d in origin proxy; do [ -f "$TMP/$d/nginx.pid" ] && kill "$(cat "$TMP/$d/nginx.pid")" 2>/dev/null || true; done
+  sleep 0.5
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+free_port() { node -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
+wait_port() { for _ in $(seq 1 300); do (echo >"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; echo "port $1 never opened" >&2; return 1; }
+ORIGIN_PORT=$(free_port); NGINX_PORT=$(free_port); BEFORE_PORT=$(free_port); AFTER_PORT=$(free_port)
+mkdir -p "$TMP/origin" "$TMP/proxy/cache"
+BODY=$(head -c 1024 /dev/zero | tr '\0' 'a')
+cat >"$TMP/origin/nginx.conf" <<CONF
+user root; worker_processes 1; pid $TMP/origin/nginx.pid; error_log $TMP/origin/error.log warn;
+events { worker_connections 4096; }
+http { access_log off; keepalive_requests 100000;
+  server { listen 127.0.0.1:$ORIGIN_PORT; default_type text/plain;
+    location / { add_header cache-control "max-age=300"; return 200 "$BODY"; } } }
+CONF
+taskset -c 0 "$NGINX" -p "$TMP/origin" -c "$TMP/origin/nginx.conf"
+proxy_conf() {
+  cat >"$TMP/proxy/nginx.conf" <<CONF
+user root; worker_processes $1; pid $TMP/proxy/nginx.pid; error_log $TMP/proxy/error.log warn;
+events { worker_connections 8192; }
+http { access_log off; keepalive_requests 100000;
+  proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Host \$host;
+  proxy_set_header X-Forwarded-For \$remote_addr; proxy_set_header X-Forwarded-Proto \$scheme; proxy_set_header X-Forwarded-Host \$host;
+  proxy_cache_path $TMP/proxy/cache levels=1:2 keys_zone=edge:64m max_size=100m inactive=3d use_temp_path=off;
+  upstream origin { server 127.0.0.1:$ORIGIN_PORT; keepalive 256; }
+  server { listen 127.0.0.1:$NGINX_PORT; server_name plain.bench.example.org; location / { proxy_pass http://origin; } }
+  server { listen 127.0.0.1:$NGINX_PORT; server_name cache.bench.example.org;
+    location /static/ { proxy_cache edge; proxy_cache_valid 200 300s; add_header x-cache-status \$upstream_cache_status; proxy_pass http://origin; }
+    location / { proxy_pass http://origin; } } }
+CONF
+}
+(cd "$AFTER" && node --import tsx bench/edge-node/wrk-setup.ts "$TMP/data" "$ORIGIN_PORT")
+
+EDGE_PID=
+# User and system ticks of the given processes and their children.
+ticks() {
+  local u=0 s=0 p a b
+  for p in "$@" $(for q in "$@"; do pgrep -P "$q" || true; done); do
+    [ -r "/proc/$p/stat" ] || continue
+    read -r a b < <(awk '{print $14, $15}' "/proc/$p/stat")
+    u=$((u + a)); s=$((s + b))
+  done
+  echo "$u $s"
+}
+TICK_US=$((1000000 / $(getconf CLK_TCK)))
+to_ms() { local v=$1; case "$v" in *us) echo "scale=3; ${v%us}/1000" | bc;; *ms) echo "${v%ms}";; *s) echo "scale=1; ${v%s}*1000" | bc;; *) echo "$v";; esac; }
+# run_wrk <port> <host> <path> <pids…>: "<req/s> <p50 ms> <p99 ms> <CPU µs/req> <user> <system>"
+run_wrk() {
+  local port=$1 host=$2 path=$3; shift 3
+  taskset -c 0 wrk -t1 -c"$CONNS" -d2s -H "Host: $host" "http://127.0.0.1:$port$path" >/dev/null 2>&1 || true
+  local u0 s0 u1 s1 out
+  read -r u0 s0 < <(ticks "$@")
+  out=$(taskset -c 0 wrk -t1 -c"$CONNS" -d"${DUR}s" --latency -H "Host: $host" "http://127.0.0.1:$port$path")
+  read -r u1 s1 < <(ticks "$@")
+  local n rps p50 p99 bad
+  n=$(echo "$out" | awk '/requests in/ {print $1}')
+  rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
+  p50=$(echo "$out" | awk '$1=="50%" {print $2}')
+  p99=$(echo "$out" | awk '$1=="99%" {print $2}')
+  bad=$(echo "$out" | awk '/Non-2xx/ {print $NF}')
+  [ -z "$bad" ] || echo "port $port: $bad non-2xx answers" >&2
+  echo "$rps $(to_ms "$p50") $(to_ms "$p99") $(echo "scale=1; ($u1 - $u0 + $s1 - $s0) * $TICK_US / $n" | bc) $(echo "scale=1; ($u1 - $u0) * $TICK_US / $n" | bc) $(echo "scale=1; ($s1 - $s0) * $TICK_US / $n" | bc)"
+}
+median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+start_edge() { # <tree> <port> <cores> <cpuset>
+  rm -rf "$TMP/data-$2"; cp -r "$TMP/data" "$TMP/data-$2"
+  (cd "$1" && ALLOWED_PRIVATE_NETWORKS=127.0.0.0/8 DATA_DIR="$TMP/data-$2" EDGE_HTTP_PORT=$2 EDGE_HTTPS_PORT=-1 EDGE_WORKERS=$3 \
+    SYNC_URL=off CONTROL_PLANE_URL=off LOG_LEVEL=warn exec taskset -c "$4" node --import tsx edge-node/src/main.ts) \
+    >"$TMP/edge-$2.log" 2>&1 </dev/null &
+  PIDS+=($!)
+  EDGE_PID=$!
+}
+
+echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
+ROWS="$TMP/rows"
+: >"$ROWS"
+for cores in 1 2; do
+  cpuset=$([ "$cores" = 1 ] && echo 1 || echo 0-1)
+  start_edge "$BEFORE" "$BEFORE_PORT" "$cores" "$cpuset"
+  BEFORE_PID=$EDGE_PID
+  start_edge "$AFTER" "$AFTER_PORT" "$cores" "$cpuset"
+  AFTER_PID=$EDGE_PID
+  proxy_conf "$cores"
+  taskset -c "$cpuset" "$NGINX" -p "$TMP/proxy" -c "$TMP/proxy/nginx.conf"
+  wait_port "$BEFORE_PORT"; wait_port "$AFTER_PORT"; wait_port "$NGINX_PORT"
+  sleep 1
+  NGINX_PID=$(cat "$TMP/proxy/nginx.pid")
+  for scenario in "plain proxy|plain.bench.example.org|/page" "cache hit|cache.bench.example.org|/static/a.css"; do
+    IFS='|' read -r name host path <<<"$scenario"
+    for round in $(seq 1 "$ROUNDS"); do
+      waiters=()
+      for t in "nginx|$NGINX_PORT|$NGINX_PID" "before|$BEFORE_PORT|$BEFORE_PID" "after|$AFTER_PORT|$AFTER_PID"; do
+        IFS='|' read -r who port pid <<<"$t"
+        run_wrk "$port" "$host" "$path" "$pid" >"$TMP/out-$who" &
+        waiters+=($!)
+      done
+      wait "${waiters[@]}"
+      for who in nginx before after; do echo "$cores|$name|$who|$(cat "$TMP/out-$who")" | tee -a "$ROWS" >&2; done
+    done
+  done
+  kill "$BEFORE_PID" "$AFTER_PID" "$NGINX_PID" 2>/dev/null || true
+  sleep 1
+  sleep 1
+done
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "Medians of $ROUNDS rounds of ${DUR} s, the three proxies at the same time, $CONNS connections each (CPU: user + system µs per request of the proxy's processes):"
+echo
+echo "| cores | scenario | proxy | req/s | p50 ms | p99 ms | CPU µs/req | user | system | nginx CPU / this CPU |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+for cores in 1 2; do
+  for name in "plain proxy" "cache hit"; do
+    ncpu=$(awk -F'|' -v c="$cores" -v n="$name" '$1==c && $2==n && $3=="nginx" {split($4, f, " "); print f[4]}' "$ROWS" | median)
+    for who in nginx before after; do
+      col() { awk -F'|' -v c="$cores" -v n="$name" -v w="$who" -v i="$1" '$1==c && $2==n && $3==w {split($4, f, " "); print f[i]}' "$ROWS" | median; }
+      cpu=$(col 4)
+      echo "| $cores | $name | $who | $(col 1) | $(col 2) | $(col 3) | $cpu | $(col 5) | $(col 6) | $(echo "scale=2; $ncpu / $cpu" | bc) |"
+    done
+  done
+done
