@@ -11,7 +11,8 @@
 // Selecting: BACKENDS=duckdb (or clickhouse; both by default), READS=<regular expression> (the reads whose names
 // match, and the ad-hoc query when it matches `ad-hoc`), DUCKDB_DIR=<directory> (the DuckDB file kept there: a file
 // that already holds ROWS rows is read without ingesting again, so a read can be measured again after a change; its
-// ingest figure is then not measured).
+// ingest figure is then not measured), CH_URL=<http://127.0.0.1:port> (a ClickHouse server already running, instead of
+// one started here: its database `bench`, when it holds ROWS rows of the same log, is read without filling it again).
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +30,7 @@ const SELECTED = new RegExp(process.env.READS ?? '.');
 const KEPT_DIR = process.env.DUCKDB_DIR;
 /** CH_FILL=sql: ClickHouse's rows written on the server (fillSql), for its reads only. */
 const CH_FILL = process.env.CH_FILL;
+const CH_URL = process.env.CH_URL;
 const RUNS = Number(process.env.RUNS ?? 20);
 const BATCH = 5000;
 const DAY = 86_400_000;
@@ -153,11 +155,12 @@ const ADHOC_DUCKDB = `SELECT path, count(*) AS n, count(DISTINCT client_ip) AS c
 const dir = KEPT_DIR ?? mkdtempSync(join(tmpdir(), 'analytics-backends-'));
 const useDuck = BACKENDS.includes('duckdb');
 const useCh = BACKENDS.includes('clickhouse');
-const server = useCh ? await startClickHouse({ memoryMb: 4096 }) : null;
+const server = useCh && !CH_URL ? await startClickHouse({ memoryMb: 4096 }) : null;
+const chUrl = CH_URL ?? server?.url;
 try {
   const duck = useDuck ? openDuckDbStore({ dir, memoryLimitMb: 1024, threads: 2 }) : null;
-  const ch = server ? openClickHouseStore({ url: server.url, database: 'bench' }) : null;
-  const raw = server ? createClient({ url: server.url, request_timeout: 3_600_000 }) : null;
+  const ch = chUrl ? openClickHouseStore({ url: chUrl, database: 'bench' }) : null;
+  const raw = chUrl ? createClient({ url: chUrl, request_timeout: 3_600_000 }) : null;
   const adhocClickHouse = `SELECT path, count() AS n, uniqExact(client_ip) AS clients, avg(duration_ms) AS ms
     FROM bench.logs WHERE domain_id = 1 AND status >= 400 GROUP BY path ORDER BY n DESC LIMIT 20`;
 
@@ -171,7 +174,10 @@ try {
     console.log(`DuckDB ingest: ${Math.round(duckIngest)} rows/s`);
   }
   let chIngest = NaN;
-  if (ch && raw && CH_FILL === 'sql') {
+  const chKept = ch && CH_URL ? await ch.countRows(1) : 0;
+  if (chKept !== 0 && chKept !== ROWS) throw new Error(`${CH_URL} holds ${chKept} rows, not ${ROWS}: empty it first`);
+  if (chKept === ROWS) console.log(`ClickHouse: ${ROWS} rows kept at ${CH_URL}`);
+  else if (ch && raw && CH_FILL === 'sql') {
     // The same rows written by one INSERT ... SELECT on the server (its materialized views fill the rollups):
     // minutes instead of the append path's half hour, and no ingest figure.
     await ch.countRows(1);
