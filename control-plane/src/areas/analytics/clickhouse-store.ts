@@ -171,6 +171,15 @@ function filterParts(range: ReadRange): string[] {
 }
 
 /** A TrafficBucket from a row of the traffic reads. */
+/**
+ * `client_ip IN` the addresses of `from` (rows with client_ip and fingerprint) with at least `min` distinct non-empty
+ * fingerprints: proxy-like clients total only those (min is at least 2: an address without fingerprints is never an
+ * answer), not every address.
+ */
+const proxyCandidates = (from: string, min: number): string =>
+  `client_ip IN (SELECT client_ip FROM ${from} WHERE fingerprint != '' GROUP BY client_ip
+     HAVING uniqExact(fingerprint) >= ${int(min)})`;
+
 const trafficBucket = (x: Record<string, unknown>): TrafficBucket => ({
   bucket: num(x.b),
   requests: num(x.n),
@@ -1029,7 +1038,7 @@ class ClickHouseStore implements AnalyticsStore {
           f.fingerprints
             ? `SELECT client_ip, sum(requests) AS n, sum(sent) AS s, uniqExactIf(fingerprint, fingerprint != '') AS fps,
                  uniqExact(domain_id) AS domains, uniqExactIf(bot_class, bot_class != '') AS classes
-               FROM ${f.fingerprints} GROUP BY client_ip
+               FROM ${f.fingerprints} WHERE ${proxyCandidates(f.fingerprints, minFingerprints)} GROUP BY client_ip
                HAVING n >= ${int(minRequests)} AND fps >= ${int(minFingerprints)}
                ORDER BY fps DESC, n DESC, client_ip LIMIT ${int(limit)}`
             : null,
@@ -1049,7 +1058,9 @@ class ClickHouseStore implements AnalyticsStore {
       [],
       `SELECT client_ip, count() AS requests, sum(bytes) AS bytes, uniqExactIf(fingerprint, fingerprint != '') AS fps,
          uniqExact(domain_id) AS domains, uniqExactIf(bot_class, bot_class != '') AS classes
-       FROM ${this.table} WHERE ${this.where(domainIds, range)} GROUP BY client_ip
+       FROM ${this.table} WHERE ${this.where(domainIds, range)}
+         AND ${proxyCandidates(`(SELECT client_ip, fingerprint FROM ${this.table} WHERE ${this.where(domainIds, range)})`, minFingerprints)}
+       GROUP BY client_ip
        HAVING requests >= ${int(minRequests)} AND fps >= ${int(minFingerprints)}
        ORDER BY fps DESC, requests DESC, client_ip LIMIT ${int(limit)}`,
       (rows) =>
