@@ -39,6 +39,11 @@ const KEY_TYPE: Record<(typeof COUNT_DIMS)[number], string> = {
   markdown: 'UInt8',
 };
 
+/** (index, value as text) of each counts column of a row: the rows of the per-dimension rollups. */
+const DIM_VALUES = COUNT_DIMS.map((d, i) => `(toUInt8(${i}), ${KEY_TYPE[d] === 'String' ? d : `toString(${d})`})`).join(
+  ', ',
+);
+
 export const CH_KINDS: Record<RollupKind, KindSql> = {
   counts: {
     table: 'rc',
@@ -126,6 +131,26 @@ export const CH_KINDS: Record<RollupKind, KindSql> = {
       ['requests', 'Int64', '1'],
       ['sent', 'Int64', 'bytes'],
     ],
+  },
+  // One row per counts column of a request: the column's index and its value as text (toString), as on DuckDB.
+  dimClients: {
+    table: 'rd',
+    keys: [
+      ['dim', 'UInt8', `tupleElement(arrayJoin([${DIM_VALUES}]) AS dv, 1)`],
+      ['value', 'String', 'tupleElement(dv, 2)'],
+      ['client_ip', 'String', 'client_ip'],
+    ],
+    measures: [['requests', 'Int64', '1']],
+  },
+  dimUpstream: {
+    table: 're',
+    keys: [
+      ['dim', 'UInt8', `tupleElement(arrayJoin([${DIM_VALUES}]) AS dv, 1)`],
+      ['value', 'String', 'tupleElement(dv, 2)'],
+      ['v', 'Float64', 'upstream_ms'],
+    ],
+    measures: [['n', 'Int64', '1']],
+    only: TO_ORIGIN,
   },
 };
 export const CH_ROLLUP_KINDS = Object.keys(CH_KINDS) as RollupKind[];
@@ -215,5 +240,34 @@ export function sourceSql(
     const conds = [`domain_id IN (${ids})`, `(${within})`, ...filters, ...(only ? [only] : [])];
     branches.push(`SELECT ${cols.join(', ')} FROM ${db}.logs WHERE ${conds.join(' AND ')}`);
   }
+  return branches.length > 0 ? branches.join(' UNION ALL ') : null;
+}
+
+/**
+ * The `columns` of a per-dimension rollup (dimClients, dimUpstream) over `cov`'s whole buckets for one counts column
+ * (`dim`, its index) and value (`value`, as text: toString of the column's type), and of the base kind's raw rows of
+ * its ends with the range's filter (`filters`): the same rows as the base kind's over the raw rows with that filter.
+ */
+export function dimSourceSql(
+  db: string,
+  kind: 'dimClients' | 'dimUpstream',
+  base: 'clients' | 'upstream',
+  ids: string,
+  cov: Cover,
+  filters: string[],
+  dim: number,
+  value: string,
+  columns: string,
+): string | null {
+  const branches: string[] = [];
+  if (cov.pieces.length > 0) {
+    const within = cov.pieces.map((p) => `(lvl = ${p.lvl} AND b >= ${p.lo} AND b < ${p.hi})`).join(' OR ');
+    branches.push(
+      `SELECT ${columns} FROM ${db}.${CH_KINDS[kind].table}
+       WHERE domain_id IN (${ids}) AND (${within}) AND dim = ${dim} AND value = ${value}`,
+    );
+  }
+  const raw = sourceSql(db, base, ids, { pieces: [], raw: cov.raw }, filters);
+  if (raw !== null) branches.push(`SELECT ${columns} FROM (${raw})`);
   return branches.length > 0 ? branches.join(' UNION ALL ') : null;
 }

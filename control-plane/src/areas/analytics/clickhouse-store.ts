@@ -38,6 +38,7 @@ import {
   CH_KINDS,
   CH_REFUSED,
   CH_ROLLUP_KINDS,
+  dimSourceSql,
   driftSql,
   rollupTableSql,
   sourceSql,
@@ -46,6 +47,7 @@ import {
 } from './clickhouse-rollups.js';
 import {
   breakdownRollup,
+  COUNT_DIMS,
   LEVELS,
   countsFilter,
   countsGroup,
@@ -54,6 +56,8 @@ import {
   levelsFor,
   newestFirst,
   noFilter,
+  oneCountsFilter,
+  type CountDim,
   type RollupKind,
 } from './rollup.js';
 import {
@@ -156,6 +160,18 @@ const FILTER_KIND: Record<FilterField, 'string' | 'int' | 'bool'> = {
   unserved_reason: 'string',
   markdown: 'bool',
 };
+
+/**
+ * The value of the range's filter on `dim` as the per-dimension rollups keep it, a string literal: toString of the
+ * column's value (a truth value 1 or 0; a number that is no integer matches nothing, as its filter).
+ */
+function dimValue(range: ReadRange, dim: CountDim): string {
+  const v = range.filter[dim];
+  const kind = FILTER_KIND[dim];
+  if (kind === 'bool') return chString(v === true || v === 'true' ? '1' : '0');
+  if (kind === 'int') return chString(Number.isSafeInteger(Number(v)) ? String(Number(v)) : 'none');
+  return chString(String(v));
+}
 
 /** The filters present, each a condition with its value inlined (the rollups' columns have the same names). */
 function filterParts(range: ReadRange): string[] {
@@ -517,7 +533,22 @@ class ClickHouseStore implements AnalyticsStore {
       { levels: number[]; pieceLvl?: (l: number) => boolean; withDomain?: boolean },
     ][]) {
       const cov = cover(range.since.getTime(), range.until.getTime(), s.levels);
-      const src = sourceSql(this.db, k, list, cov, filters, s.pieceLvl, s.withDomain);
+      const dim = oneCountsFilter(range);
+      const src =
+        k === 'dimClients' || k === 'dimUpstream'
+          ? dim &&
+            dimSourceSql(
+              this.db,
+              k,
+              k === 'dimClients' ? 'clients' : 'upstream',
+              list,
+              cov,
+              filters,
+              COUNT_DIMS.indexOf(dim),
+              dimValue(range, dim),
+              k === 'dimClients' ? 'client_ip' : 'v, n',
+            )
+          : sourceSql(this.db, k, list, cov, filters, s.pieceLvl, s.withDomain);
       if (src !== null) from[k] = `(${src})`;
     }
     const text = sql(from);
@@ -614,7 +645,9 @@ class ClickHouseStore implements AnalyticsStore {
 
   accountSummary(domainId: number[], range: ReadRange, timeoutMs: number): Promise<RangeSummary> {
     const cached = `cache_status IN ('HIT', 'STALE')`;
-    if (noFilter(range))
+    // No filter, or one on a counts column: its visitors and percentiles from the per-dimension rollups.
+    const one = oneCountsFilter(range) !== null;
+    if (noFilter(range) || one)
       return this.readRollups<RangeSummary, { x: number[]; vis: number; q: number[] }>(
         domainId,
         range,
@@ -622,19 +655,23 @@ class ClickHouseStore implements AnalyticsStore {
         EMPTY_SUMMARY,
         {
           counts: { levels: [...LEVELS.counts] },
-          clients: { levels: [...LEVELS.clients] },
-          upstream: { levels: [...LEVELS.upstream] },
+          ...(one
+            ? { dimClients: { levels: [...LEVELS.dimClients] }, dimUpstream: { levels: [...LEVELS.dimUpstream] } }
+            : { clients: { levels: [...LEVELS.clients] }, upstream: { levels: [...LEVELS.upstream] } }),
         },
-        (f) =>
-          f.counts && f.clients
+        (f) => {
+          const visits = f.clients ?? f.dimClients;
+          const times = f.upstream ?? f.dimUpstream;
+          return f.counts && visits
             ? `SELECT [toFloat64(sum(requests)), toFloat64(sum(sent)), toFloat64(sumIf(requests, ${cached})),
                  toFloat64(sumIf(sent, ${cached})), toFloat64(sum(origin_requests)), toFloat64(sum(origin_sent)),
                  sum(upstream_sum), toFloat64(sumIf(requests, status >= 400 AND status < 500)),
                  toFloat64(sumIf(requests, status >= 500)), toFloat64(sum(fetched))] AS x,
-                 (SELECT uniqExact(client_ip) FROM ${f.clients}) AS vis,
-                 ${f.upstream ? `(SELECT quantilesExactWeighted(0.5, 0.95, 0.99)(v, toUInt64(n)) FROM ${f.upstream})` : '[0, 0, 0]'} AS q
+                 (SELECT uniqExact(client_ip) FROM ${visits}) AS vis,
+                 ${times ? `(SELECT quantilesExactWeighted(0.5, 0.95, 0.99)(v, toUInt64(n)) FROM ${times})` : '[0, 0, 0]'} AS q
                FROM ${f.counts}`
-            : null,
+            : null;
+        },
         (rows) => {
           const { x, vis, q } = rows[0];
           const [

@@ -21,7 +21,9 @@ import {
   SECOND,
   cover,
   levelsFor,
+  oneCountsFilter,
   type Cover,
+  type CountDim,
   type RollupKind,
   type Span,
 } from './rollup.js';
@@ -73,6 +75,17 @@ interface KindSql {
 }
 
 const whereOf = (conds: string[]): string => (conds.length ? ` WHERE ${conds.join(' AND ')}` : '');
+
+/**
+ * Each raw row that passes `conds` as one row per counts column (COUNT_DIMS): `dim` the column's index, `value` its
+ * value as text (CAST AS VARCHAR, as a filter's value is compared: dimValue), and the columns of `extra`.
+ */
+const perDim =
+  (extra: string) =>
+  (src: string, conds: string[]): string =>
+    `SELECT time_utc, unnest(range(${COUNT_DIMS.length})) AS dim,
+       unnest([${COUNT_DIMS.map((d) => `CAST(${d} AS VARCHAR)`).join(', ')}]) AS value, ${extra}
+     FROM ${src}${whereOf(conds)}`;
 
 export const KINDS: Record<RollupKind, KindSql> = {
   counts: {
@@ -164,6 +177,27 @@ export const KINDS: Record<RollupKind, KindSql> = {
       ['requests', 'BIGINT', '1'],
       ['bytes', 'BIGINT', 'bytes'],
     ],
+  },
+  dimClients: {
+    prefix: 'rd',
+    keys: [
+      ['dim', 'UTINYINT', 'CAST(dim AS UTINYINT)'],
+      ['value', 'VARCHAR', 'value'],
+      ['client_ip', 'VARCHAR', 'client_ip'],
+    ],
+    measures: [['requests', 'BIGINT', '1']],
+    expand: perDim('client_ip'),
+  },
+  dimUpstream: {
+    prefix: 're',
+    keys: [
+      ['dim', 'UTINYINT', 'CAST(dim AS UTINYINT)'],
+      ['value', 'VARCHAR', 'value'],
+      ['v', 'DOUBLE', 'upstream_ms'],
+    ],
+    measures: [['n', 'BIGINT', '1']],
+    only: TO_ORIGIN,
+    expand: perDim('upstream_ms'),
   },
 };
 
@@ -420,9 +454,45 @@ function emptyOf(kind: RollupKind, withDomain: boolean): string {
 
 const span = (range: ReadRange): [number, number] => [range.since.getTime(), range.until.getTime()];
 
-/** summary from the rollups: no filter (distinct clients and percentiles are of all the rows). */
+/**
+ * The `column` of a per-dimension rollup (dimClients, dimUpstream) over `cov`'s whole buckets for the value of the
+ * range's one filter (oneCountsFilter), and of the base kind's raw rows of its ends with the filter: the same rows as
+ * the base kind's over the raw rows with that filter.
+ */
+function dimSource(
+  kind: 'dimClients' | 'dimUpstream',
+  base: 'clients' | 'upstream',
+  ids: number[],
+  cov: Cover,
+  range: ReadRange,
+  dim: CountDim,
+  columns: string,
+): Part {
+  const branches: string[] = [];
+  const values: DuckDBValue[] = [];
+  const v = range.filter[dim];
+  for (const p of cov.pieces)
+    for (const id of ids) {
+      // The filter's value as text the way the row's value was written (CAST AS VARCHAR of the column's type).
+      branches.push(
+        `SELECT ${columns} FROM main.${rollupTable(kind, id, p.lvl)}
+         WHERE b >= ? AND b < ? AND dim = ${COUNT_DIMS.indexOf(dim)} AND value = CAST(?::${COUNT_KEY_TYPES[dim]} AS VARCHAR)`,
+      );
+      values.push(BigInt(p.lo), BigInt(p.hi), typeof v === 'number' || typeof v === 'boolean' ? v : String(v));
+    }
+  const raw = source(base, ids, { pieces: [], raw: cov.raw }, range);
+  branches.push(`SELECT ${columns} FROM (${raw.sql})`);
+  values.push(...raw.values);
+  return { sql: branches.join(' UNION ALL '), values };
+}
+
+/**
+ * summary from the rollups: no filter, or one on a counts column (oneCountsFilter: its distinct clients and
+ * percentiles from the per-dimension rollups, the totals from the counts rollup with the filter).
+ */
 export async function rollupSummary(conn: DuckDBConnection, ids: number[], range: ReadRange): Promise<RangeSummary> {
   const [lo, hi] = span(range);
+  const dim = oneCountsFilter(range);
   const c = source('counts', ids, cover(lo, hi, LEVELS.counts), range);
   const r = await conn.runAndReadAll(
     `SELECT sum(requests), sum(bytes), sum(requests) FILTER (WHERE ${CACHED}), sum(bytes) FILTER (WHERE ${CACHED}),
@@ -434,11 +504,15 @@ export async function rollupSummary(conn: DuckDBConnection, ids: number[], range
   );
   const x = r.getRowsJS()[0].map((v) => (v === null ? 0 : num(v)));
   if (x[0] === 0) return EMPTY_SUMMARY;
-  const v = source('clients', ids, cover(lo, hi, LEVELS.clients), range);
+  const v = dim
+    ? dimSource('dimClients', 'clients', ids, cover(lo, hi, LEVELS.dimClients), range, dim, 'client_ip')
+    : source('clients', ids, cover(lo, hi, LEVELS.clients), range);
   const visitors = await conn.runAndReadAll(`SELECT count(DISTINCT client_ip) FROM (${v.sql})`, v.values);
   let upstreamMs: RangeSummary['upstreamMs'] = null;
   if (x[4] > 0) {
-    const u = source('upstream', ids, cover(lo, hi, LEVELS.upstream), range);
+    const u = dim
+      ? dimSource('dimUpstream', 'upstream', ids, cover(lo, hi, LEVELS.dimUpstream), range, dim, 'v, n')
+      : source('upstream', ids, cover(lo, hi, LEVELS.upstream), range);
     const q = await conn.runAndReadAll(
       `WITH h AS (SELECT v, sum(n) AS n FROM (${u.sql}) GROUP BY v),
          c AS (SELECT v, sum(n) OVER (ORDER BY v) AS cum, sum(n) OVER () AS tot FROM h)

@@ -42,7 +42,15 @@ import {
   rollupTraffic,
   trimRollups,
 } from './duckdb-rollups.js';
-import { breakdownRollup, countsFilter, countsGroup, groupsRollup, newestFirst, noFilter } from './rollup.js';
+import {
+  breakdownRollup,
+  countsFilter,
+  countsGroup,
+  groupsRollup,
+  newestFirst,
+  noFilter,
+  oneCountsFilter,
+} from './rollup.js';
 import { MAX_ACCOUNT_DOMAINS } from './account-reads.js';
 import { EMPTY_SUMMARY } from './reads.js';
 import { checkParsedQuery, QueryRefused } from './sandbox.js';
@@ -145,7 +153,7 @@ export function openDuckDbStore(opts: DuckDbOptions): AnalyticsStore {
           )
         : (await engine()).read(id, timeoutMs, [], (c, t) => readSeries(c, t, range, startMs, intervalMs)),
     summary: async (id, range, timeoutMs) =>
-      noFilter(range)
+      noFilter(range) || oneCountsFilter(range)
         ? (await engine()).readRollups([id], timeoutMs, EMPTY_SUMMARY, (c, ids) => rollupSummary(c, ids, range))
         : (await engine()).read(id, timeoutMs, EMPTY_SUMMARY, (c, t) => readSummary(c, t, range)),
     ruleHits: async (id, range, limit, timeoutMs) =>
@@ -174,7 +182,7 @@ export function openDuckDbStore(opts: DuckDbOptions): AnalyticsStore {
       );
     },
     accountSummary: async (ids, range, timeoutMs) =>
-      noFilter(range)
+      noFilter(range) || oneCountsFilter(range)
         ? (await engine()).readRollups(ids, timeoutMs, EMPTY_SUMMARY, (c, own) => rollupSummary(c, own, range))
         : (await engine()).readView(ids, false, timeoutMs, EMPTY_SUMMARY, (c, v) => readSummary(c, v, range)),
     accountSeries: async (ids, range, startMs, intervalMs, timeoutMs) =>

@@ -61,6 +61,14 @@ export const LEVELS = {
    * a row per request; the ends of a range shorter than an hour read raw rows.
    */
   pathClients: [HOUR],
+  /**
+   * The clients of each value of each counts column (COUNT_DIMS, by index): the visitors of a summary filtered on one
+   * of them. Per hour only (a client is a row per column and value it showed in the bucket: 13 rows or more per client
+   * and hour); the ends of a range shorter than an hour read raw rows.
+   */
+  dimClients: [HOUR],
+  /** Requests per exact upstream_ms value per value of each counts column: the origin percentiles of such a summary. */
+  dimUpstream: [HOUR],
 } as const satisfies Record<string, readonly number[]>;
 export type RollupKind = keyof typeof LEVELS;
 
@@ -121,6 +129,14 @@ export const countsFilter = (range: ReadRange): boolean =>
   Object.keys(range.filter).every((f) => (COUNT_DIMS as readonly string[]).includes(f as FilterField));
 /** True when the range has no filter: the rollups without COUNT_DIMS (clients, upstream, seconds) answer it. */
 export const noFilter = (range: ReadRange): boolean => Object.keys(range.filter).length === 0;
+/**
+ * The range's one filter when it is on a column of the counts rollup (the dimClients and dimUpstream rollups answer
+ * it), else null: no filter, several, or one on another column.
+ */
+export function oneCountsFilter(range: ReadRange): CountDim | null {
+  const fields = Object.keys(range.filter);
+  return fields.length === 1 && (COUNT_DIMS as readonly string[]).includes(fields[0]) ? (fields[0] as CountDim) : null;
+}
 /** A group column the counts rollup keeps (or derives: the status class). */
 export const countsGroup = (d: GroupDimension): boolean =>
   d === 'status_class' || (COUNT_DIMS as readonly string[]).includes(d);

@@ -94,13 +94,14 @@ test('DuckDB rollups: batches sent again and a restart leave them exact; retenti
     const log = generateLog(9, 1500, 13);
     await first.append(log, { node: 'edge-a', id: 'one' });
     await first.close();
-    // The rules, WAF, fingerprints and path clients rollups came after the first five kinds: a file of that version lacks them.
+    // The rules, WAF, fingerprints and path clients rollups came after the first five kinds, the per-dimension clients
+    // and upstream times after those: a file of that version lacks them.
     const db = await DuckDBInstance.create(join(old, 'analytics.duckdb'));
     const c = await db.connect();
     const names = await c.runAndReadAll(
-      `SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND regexp_full_match(table_name, 'r[rwfq]_9_[0-9]+')`,
+      `SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND regexp_full_match(table_name, 'r[rwfqde]_9_[0-9]+')`,
     );
-    assert.equal(names.currentRowCount, 7);
+    assert.equal(names.currentRowCount, 9);
     for (const [name] of names.getRowsJS()) await c.run(`DROP TABLE main.${String(name)}`);
     c.closeSync();
     db.closeSync();

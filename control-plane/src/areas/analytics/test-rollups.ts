@@ -202,20 +202,45 @@ function expectGroups(rows: LogRow[], key: (x: LogRow) => (string | number)[], l
     .slice(0, limit);
 }
 
-/** Every read the rollups answer, over `range`, against the log computed here. */
-export async function assertReads(store: AnalyticsStore, domainId: number, rows: LogRow[], range: ReadRange) {
-  const inside = inRange(rows, range);
-  const e = expectSummary(inside);
+/** A summary read against the one computed here over `rows` (those of the range that pass its filter). */
+async function assertSummary(store: AnalyticsStore, domainId: number, rows: LogRow[], range: ReadRange) {
+  const e = expectSummary(rows);
   const got = await store.summary(domainId, range, T);
   const { upstreamMs, ...totals } = got;
   const { percentiles, avg, ...want } = e;
-  assert.deepEqual(totals, want);
-  if (percentiles === null || avg === null) assert.equal(upstreamMs, null);
+  const what = `summary, filter ${JSON.stringify(range.filter)}`;
+  assert.deepEqual(totals, want, what);
+  if (percentiles === null || avg === null) assert.equal(upstreamMs, null, what);
   else {
-    assert.ok(upstreamMs);
-    assert.deepEqual([upstreamMs.p50, upstreamMs.p95, upstreamMs.p99], percentiles);
-    assert.ok(Math.abs(upstreamMs.avg - avg) < 1e-9);
+    assert.ok(upstreamMs, what);
+    assert.deepEqual([upstreamMs.p50, upstreamMs.p95, upstreamMs.p99], percentiles, what);
+    assert.ok(Math.abs(upstreamMs.avg - avg) < 1e-9, what);
   }
+}
+
+/** Filters of one counts column (the per-dimension rollups answer them), of two and of another column (raw rows). */
+const SUMMARY_FILTERS: [ReadRange['filter'], (x: LogRow) => boolean][] = [
+  [{ bot_class: 'ai_crawler' }, (x) => x.botClass === 'ai_crawler'],
+  [{ bot_class: '' }, (x) => x.botClass === ''],
+  [{ status: 404 }, (x) => x.status === 404],
+  [{ country: 'US' }, (x) => x.country === 'US'],
+  [{ country: '' }, (x) => (x.country ?? '') === ''],
+  [{ host: 'b.example.org' }, (x) => x.host === 'b.example.org'],
+  [{ cache_status: 'STALE' }, (x) => x.cacheStatus === 'STALE'],
+  [{ unserved_reason: 'waf_block' }, (x) => x.unservedReason === 'waf_block'],
+  [{ markdown: false }, (x) => !(x.markdown ?? false)],
+  [{ markdown: true }, (x) => x.markdown ?? false],
+  [{ method: 'PUT' }, (x) => x.method === 'PUT'],
+  [{ host: 'a.example.org', status: 200 }, (x) => x.host === 'a.example.org' && x.status === 200],
+  [{ path: '/a' }, (x) => x.path === '/a'],
+];
+
+/** Every read the rollups answer, over `range`, against the log computed here. */
+export async function assertReads(store: AnalyticsStore, domainId: number, rows: LogRow[], range: ReadRange) {
+  const inside = inRange(rows, range);
+  await assertSummary(store, domainId, inside, range);
+  for (const [filter, keep] of SUMMARY_FILTERS)
+    await assertSummary(store, domainId, inside.filter(keep), { ...range, filter });
   for (const interval of [MINUTE, 5 * MINUTE, 15 * MINUTE, HOUR, DAY]) {
     const start = Math.floor(range.since.getTime() / interval) * interval;
     if ((range.until.getTime() - start) / interval > 1500) continue;
