@@ -16,7 +16,8 @@ export const DAY = 86_400_000;
  * The columns the counts rollup keeps per bucket: the request's low-cardinality columns (a filter or a group on one
  * of them reads the rollup), `refused` (not billed: account-reads.ts UNBILLED_REASONS and the older rows' rule hits).
  * Not kept: path, client address, AS number, bot score, rate-limit keys (many values; read from their own rollups or
- * the raw rows).
+ * the raw rows). The per-dimension rollups (dimClients, dimUpstream) name a column by its index in this list: a
+ * change to it needs those rollups built again (as it needs the counts rollup built again for its new column).
  */
 export const COUNT_DIMS = [
   'host',
