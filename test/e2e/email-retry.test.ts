@@ -23,7 +23,7 @@ function filesUnder(dir: string): string[] {
 type Entry = { action: string; reason: string; rcpt_to: string; destination: string; smtp_response: string };
 
 test(
-  'a deferred message is held and retried by a workflow: delivered on retry, or bounced when the budget ends',
+  'a deferred message is held and retried by a workflow: delivered on retry, bounced when the budget ends, kept across restarts',
   { timeout: 300_000 },
   async (t) => {
     const dns = await startStubDns();
@@ -134,5 +134,26 @@ test(
       assert.ok(!JSON.stringify(await activity(d)).includes(marker));
     const counts = (await L.api<{ today: { forwards: number } }>('GET', '/domains/bounce-mail.test/email/counts')).body;
     assert.equal(counts.today.forwards, 0, 'a bounced forward gives its daily count back');
+
+    // 4. A held message survives restarts: the worker killed and the control plane restarted while it waits, the
+    // destination refusing until both are done; the retry after them is delivered (the message from the database,
+    // the schedule from Temporal).
+    sink.plan.set('hank@dest.test', new Array<number>(50).fill(451));
+    const again = await sendMail(node.mailPort, {
+      from: 'x@sender.test',
+      to: 'info@held-mail.test',
+      text: `${marker} four`,
+    });
+    assert.match(again.response, /held for retry/);
+    await L.stopWorker('SIGKILL');
+    await L.restartControlPlane();
+    sink.plan.delete('hank@dest.test');
+    await L.startWorker();
+    await sink.next('hank@dest.test', (m) => m.raw.includes(`${marker} four`), 120_000);
+    const after = await eventually('the retried message in the log', async () => {
+      const entries = await activity('held-mail.test');
+      return entries.filter((e) => e.action === 'forwarded').length === 2 ? entries : undefined;
+    });
+    assert.match(after[after.length - 1]!.reason, /^delivered on attempt [234] of 4 \(held for retry\)$/);
   },
 );
