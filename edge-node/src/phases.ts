@@ -28,7 +28,16 @@ import { offersH2, type UpstreamPools } from './proxy/upstream.js';
 import type { CompiledRule, RuleIndex } from './rules/compile.js';
 import type { EngineRuleType, RuleActions } from './rules/index.js';
 import { isAuthorized, retryAfterSec, type AuthVerdict, type BasicAuthAction } from './rules/basic-auth.js';
-import { EDGE_SSO_PATH, acceptToken, sessionCookie, sessionValue, signInLocation, ssoVerdict } from './rules/sso.js';
+import {
+  EDGE_SSO_PATH,
+  acceptToken,
+  clearState,
+  sessionCookie,
+  sessionValue,
+  signIn,
+  ssoVerdict,
+  stateOf,
+} from './rules/sso.js';
 import { cacheKeyQuery, edgeTtl, sharedWithAuthorization, type CacheAction } from './rules/cache.js';
 import { coversStatus, type ErrorPageAction } from './rules/error-page.js';
 import { applyHeaderOps, type HeaderOp } from './rules/header.js';
@@ -263,22 +272,26 @@ function answerSsoToken(
     return undefined;
   }
   const q = new URLSearchParams(ctx.query);
-  return acceptToken(q.get('token') ?? '', ctx.host).then((v) => {
-    if (!v.ok) return fail(v.status, v.reason);
-    ctx.unserved = 'sso_sign_in';
-    respond(
-      res,
-      ctx,
-      302,
-      [
-        ['location', safeReturn(q.get('return_to') ?? '/')],
-        ['cache-control', 'no-store'],
+  const back = safeReturn(q.get('return_to') ?? '/');
+  const secure = ctx.scheme === 'https';
+  return acceptToken(q.get('token') ?? '', ctx.host, stateOf(ctx.header('cookie'))).then((v) => {
+    // A token of a sign-in this browser did not start (a link carrying someone's token): no session, back to the
+    // page, which asks again when this browser has no session of its own.
+    if (!v.ok && !v.otherBrowser) return fail(v.status, v.reason);
+    const headers: [string, string][] = [
+      ['location', back],
+      ['cache-control', 'no-store'],
+    ];
+    ctx.unserved = 'auth_denied';
+    if (v.ok) {
+      ctx.unserved = 'sso_sign_in';
+      headers.push(
         ['referrer-policy', 'no-referrer'],
-        ['set-cookie', sessionCookie(sessionValue(v.email, ctx.host), maxAgeS, ctx.scheme === 'https')],
-      ],
-      '',
-      responseOps,
-    );
+        ['set-cookie', sessionCookie(sessionValue(v.email, ctx.host), maxAgeS, secure)],
+        ['set-cookie', clearState(secure)],
+      );
+    }
+    respond(res, ctx, 302, headers, '', responseOps);
     state.log(ctx);
   });
 }
@@ -536,12 +549,13 @@ function refuseAuth(
   } else if (ok === 'sso_none') {
     const raw = ctx.header('host');
     const host = raw !== undefined && PLAIN_HOST.test(raw) ? raw.toLowerCase() : ctx.host;
-    const location = signInLocation(ctx.scheme, host, ctx.path, ctx.query);
-    if (location !== undefined) {
+    const to = signIn(ctx.scheme, host, ctx.path, ctx.query);
+    if (to !== undefined) {
       status = 302;
       headers = [
-        ['location', location],
+        ['location', to.location],
         ['cache-control', 'no-store'],
+        ['set-cookie', to.cookie],
       ];
       message = '';
     }

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { send, startStubOrigin } from '../../edge-node/src/testing/harness.js';
-import { configureSso, sessionValue, SSO_COOKIE } from '../../edge-node/src/rules/sso.js';
+import { configureSso, sessionValue, SSO_COOKIE, SSO_STATE_COOKIE } from '../../edge-node/src/rules/sso.js';
 import { startControlPlane } from './sync-harness.js';
 import { addProxiedRecord, startEdgeNodeProcess, waitUntil } from './edge-harness.js';
 
@@ -17,6 +17,9 @@ const DOMAIN = 'sso.example';
 const APP = `app.${DOMAIN}`;
 const WWW = `www.${DOMAIN}`;
 const SECRET = 'edge-sso-test-secret';
+/** The sign-in state of the test's browser where the sign-in is not started at the edge. */
+const STATE = 'test-state-0123456789abcdef';
+const WITH_STATE = { cookie: `${SSO_STATE_COOKIE}=${STATE}` };
 
 test('the edge sso requirement end to end', { timeout: 300_000 }, async (t) => {
   const origin = await startStubOrigin('sso-origin');
@@ -91,14 +94,14 @@ test('the edge sso requirement end to end', { timeout: 300_000 }, async (t) => {
     assert.equal(res.status, 200, await res.text());
     return res.headers.get('set-cookie')!.split(';')[0];
   };
-  const edgeSession = (returnTo: string, cookie?: string, accept?: string) =>
-    fetch(`${cp.apiUrl}/sso/edge/session?return_to=${encodeURIComponent(returnTo)}`, {
+  const edgeSession = (returnTo: string, cookie?: string, accept?: string, state = STATE) =>
+    fetch(`${cp.apiUrl}/sso/edge/session?return_to=${encodeURIComponent(returnTo)}&state=${state}`, {
       redirect: 'manual',
       headers: { ...(cookie ? { cookie } : {}), ...(accept ? { accept } : {}) },
     });
   /** The token the control plane gives `cookie`'s account for `returnTo`, and where it sends the browser. */
-  const mint = async (returnTo: string, cookie: string) => {
-    const res = await edgeSession(returnTo, cookie);
+  const mint = async (returnTo: string, cookie: string, state = STATE) => {
+    const res = await edgeSession(returnTo, cookie, undefined, state);
     assert.equal(res.status, 302, await res.text());
     const location = new URL(res.headers.get('location')!);
     return { location, token: location.searchParams.get('token')! };
@@ -114,27 +117,51 @@ test('the edge sso requirement end to end', { timeout: 300_000 }, async (t) => {
     assert.equal(`${toCp.origin}${toCp.pathname}`, `${cp.apiUrl}/sso/edge/session`);
     const returnTo = toCp.searchParams.get('return_to')!;
     assert.equal(returnTo, `http://${APP}/private/page?x=1`);
+    const state = toCp.searchParams.get('state')!;
+    const stateCookie = String(first.headers['set-cookie']);
+    assert.equal(
+      stateCookie,
+      `${SSO_STATE_COOKIE}=${state}; Path=/.well-known/edge-sso; Max-Age=600; HttpOnly; SameSite=Lax`,
+    );
+    // The control plane takes no sign-in without a well-formed state.
+    assert.equal((await edgeSession(returnTo, undefined, undefined, '')).status, 400);
+    assert.equal((await edgeSession(returnTo, undefined, undefined, 'short')).status, 400);
+    assert.equal((await edgeSession(returnTo, undefined, undefined, `${'a'.repeat(22)}%3B`)).status, 400);
     assert.equal(origin.seen.length, 0, 'nothing reached the origin');
 
     // Not signed in at the control plane: a page asking to sign in (JSON: 401 not signed in).
-    const page = await edgeSession(returnTo);
+    const page = await edgeSession(returnTo, undefined, undefined, state);
     assert.equal(page.status, 401);
     assert.match(await page.text(), /Sign in to the <a href="\/panel\/">panel<\/a>/);
     const json = await edgeSession(returnTo, undefined, 'application/json');
     assert.equal(json.status, 401);
     assert.deepEqual(await json.json(), { error: 'not signed in' });
 
-    const { location, token } = await mint(returnTo, listed);
+    const { location, token } = await mint(returnTo, listed, state);
     assert.equal(`${location.origin}${location.pathname}`, `http://${APP}/.well-known/edge-sso`);
     assert.equal(location.searchParams.get('return_to'), '/private/page?x=1');
     const header = JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString()) as Record<string, string>;
     assert.equal(header.typ, 'edge-sso+jwt');
     assert.equal(header.alg, 'RS256');
 
-    const back = await send(edge.httpPort, APP, `${location.pathname}${location.search}`);
+    // The token in another browser (a link pushing someone's sign-in, i.e. a forced sign-in): no session, back to
+    // the page. The token is not used up by it.
+    for (const cookie of [undefined, `${SSO_STATE_COOKIE}=${STATE}`]) {
+      const pushed = await send(edge.httpPort, APP, `${location.pathname}${location.search}`, {
+        headers: cookie ? { cookie } : {},
+      });
+      assert.equal(pushed.status, 302);
+      assert.equal(pushed.headers.location, '/private/page?x=1');
+      assert.equal(pushed.headers['set-cookie'], undefined);
+    }
+    const back = await send(edge.httpPort, APP, `${location.pathname}${location.search}`, {
+      headers: { cookie: stateCookie.split(';')[0] },
+    });
     assert.equal(back.status, 302, back.body);
     assert.equal(back.headers.location, '/private/page?x=1');
-    const setCookie = String(back.headers['set-cookie']);
+    const cookies = back.headers['set-cookie'] as string[];
+    assert.equal(cookies[1], `${SSO_STATE_COOKIE}=; Path=/.well-known/edge-sso; Max-Age=0; HttpOnly; SameSite=Lax`);
+    const setCookie = cookies[0];
     assert.match(setCookie, new RegExp(`^${SSO_COOKIE}=[^;]+; Path=/; Max-Age=3600; HttpOnly; SameSite=Lax$`));
     assert.doesNotMatch(setCookie, /Domain=|Secure/);
     sessionCookie = setCookie.split(';')[0];
@@ -144,7 +171,9 @@ test('the edge sso requirement end to end', { timeout: 300_000 }, async (t) => {
     assert.equal(ok.body, 'origin sso-origin /private/page?x=1');
 
     // The token is used up: presented again it sets no session.
-    const replay = await send(edge.httpPort, APP, `${location.pathname}${location.search}`);
+    const replay = await send(edge.httpPort, APP, `${location.pathname}${location.search}`, {
+      headers: { cookie: stateCookie.split(';')[0] },
+    });
     assert.equal(replay.status, 403);
     assert.equal(replay.headers['set-cookie'], undefined);
   });
@@ -161,7 +190,7 @@ test('the edge sso requirement end to end', { timeout: 300_000 }, async (t) => {
     // staff@ passes there, and is refused elsewhere on the hostname.
     const staff = await signIn('staff');
     const { location } = await mint(`http://${APP}/staff/list`, staff);
-    const back = await send(edge.httpPort, APP, `${location.pathname}${location.search}`);
+    const back = await send(edge.httpPort, APP, `${location.pathname}${location.search}`, { headers: WITH_STATE });
     const staffCookie = String(back.headers['set-cookie']).split(';')[0];
     assert.equal((await send(edge.httpPort, APP, '/staff/list', { headers: { cookie: staffCookie } })).status, 200);
     assert.equal((await send(edge.httpPort, APP, '/private', { headers: { cookie: staffCookie } })).status, 403);
@@ -188,7 +217,9 @@ test('the edge sso requirement end to end', { timeout: 300_000 }, async (t) => {
     const { location } = await mint(`http://${WWW}/`, listed);
     const token = location.searchParams.get('token')!;
     // A www token presented at app: wrong audience.
-    const wrongAud = await send(edge.httpPort, APP, `/.well-known/edge-sso?token=${token}&return_to=/`);
+    const wrongAud = await send(edge.httpPort, APP, `/.well-known/edge-sso?token=${token}&return_to=/`, {
+      headers: WITH_STATE,
+    });
     assert.equal(wrongAud.status, 403);
     assert.equal(wrongAud.headers['set-cookie'], undefined);
     // Our own key, the provider's key id: the signature does not verify.
@@ -204,7 +235,9 @@ test('the edge sso requirement end to end', { timeout: 300_000 }, async (t) => {
       .sign(privateKey);
     const unsigned = `${Buffer.from('{"alg":"none","typ":"edge-sso+jwt"}').toString('base64url')}.${forged.split('.')[1]}.`;
     for (const tok of [forged, unsigned, 'not-a-token', 'a'.repeat(5000), '']) {
-      const res = await send(edge.httpPort, APP, `/.well-known/edge-sso?token=${tok}&return_to=/`);
+      const res = await send(edge.httpPort, APP, `/.well-known/edge-sso?token=${tok}&return_to=/`, {
+        headers: WITH_STATE,
+      });
       assert.ok(res.status === 403 || res.status === 400, `${res.status} ${tok.slice(0, 40)}`);
       assert.equal(res.headers['set-cookie'], undefined);
     }
@@ -212,7 +245,9 @@ test('the edge sso requirement end to end', { timeout: 300_000 }, async (t) => {
     // A good token left past its lifetime (1 s) and the clock tolerance (15 s).
     const late = await mint(`http://${APP}/`, listed);
     await new Promise((r) => setTimeout(r, 17_500));
-    const expired = await send(edge.httpPort, APP, `${late.location.pathname}${late.location.search}`);
+    const expired = await send(edge.httpPort, APP, `${late.location.pathname}${late.location.search}`, {
+      headers: WITH_STATE,
+    });
     assert.equal(expired.status, 403);
     assert.equal(expired.headers['set-cookie'], undefined);
   });
@@ -249,6 +284,8 @@ test('the edge sso requirement end to end', { timeout: 300_000 }, async (t) => {
       ['//evil.example/x', '/'],
       ['https://evil.example/', '/'],
       ['/\\evil.example', '/'],
+      ['/\t/evil.example', '/'],
+      ['/\n/evil.example', '/'],
       ['/ok?y=2', '/ok?y=2'],
     ]) {
       const { location } = await mint(`http://${APP}/`, listed);
@@ -257,8 +294,9 @@ test('the edge sso requirement end to end', { timeout: 300_000 }, async (t) => {
         edge.httpPort,
         APP,
         `/.well-known/edge-sso?token=${token}&return_to=${encodeURIComponent(returnTo)}`,
+        { headers: WITH_STATE },
       );
-      assert.equal(res.status, 302);
+      assert.equal(res.status, 302, `${returnTo}: ${res.body}`);
       assert.equal(res.headers.location, expected);
     }
   });

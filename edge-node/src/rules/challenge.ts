@@ -156,10 +156,13 @@ function validClearance(value: string, peer: string, host: string, now: number):
   return true;
 }
 
-/** A local path to go back to: starts with one `/`, no scheme or host, bounded; otherwise `/`. */
+/**
+ * A local path to go back to: starts with one `/`, no scheme or host, bounded; otherwise `/`. No control character at
+ * all: browsers drop tabs and line breaks from a Location, so `/<TAB>/evil.example` would become `//evil.example`.
+ */
 export function safeReturn(v: string | undefined): string {
-  if (!v || v.length > 2048 || !v.startsWith('/') || v.startsWith('//') || v.startsWith('/\\') || /[\r\n]/.test(v))
-    return '/';
+  // eslint-disable-next-line no-control-regex
+  if (!v || v.length > 2048 || !v.startsWith('/') || /^\/[/\\]/.test(v) || /[\x00-\x1f\x7f]/.test(v)) return '/';
   return v;
 }
 

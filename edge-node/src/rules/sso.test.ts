@@ -9,6 +9,7 @@ import { SignJWT } from 'jose';
 import { acceptToken, configureSso, sessionValue, SSO_COOKIE, ssoVerdict } from './sso.js';
 
 const HOST = 'app.sso.test';
+const NONCE = 'this-browser-sign-in-state';
 
 function rsaKey(kid: string) {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -17,9 +18,9 @@ function rsaKey(kid: string) {
 
 function token(
   key: { kid: string; privateKey: KeyObject },
-  o: { aud?: string; typ?: string; exp?: string | number; jti?: string | null; email?: string } = {},
+  o: { aud?: string; typ?: string; exp?: string | number; jti?: string | null; email?: string; nonce?: string } = {},
 ) {
-  const t = new SignJWT({ email: o.email ?? 'a@sso.test' })
+  const t = new SignJWT({ email: o.email ?? 'a@sso.test', nonce: o.nonce ?? NONCE })
     .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: o.typ ?? 'edge-sso+jwt' })
     .setAudience(o.aud ?? HOST)
     .setSubject('7')
@@ -46,10 +47,27 @@ test('edge sso: tokens against the control plane JWKS, and session cookies', asy
 
   await t.test('a good token is taken once; the key set is fetched once', async () => {
     const good = await token(a);
-    assert.deepEqual(await acceptToken(good, HOST), { ok: true, email: 'a@sso.test' });
-    assert.deepEqual(await acceptToken(good, HOST), { ok: false, status: 403, reason: 'sign-in token already used' });
-    assert.equal((await acceptToken(await token(a), HOST)).ok, true);
+    assert.deepEqual(await acceptToken(good, HOST, NONCE), { ok: true, email: 'a@sso.test' });
+    assert.deepEqual(await acceptToken(good, HOST, NONCE), {
+      ok: false,
+      status: 403,
+      reason: 'sign-in token already used',
+    });
+    assert.equal((await acceptToken(await token(a), HOST, NONCE)).ok, true);
     assert.equal(fetches, 1);
+  });
+
+  await t.test('a token of a sign-in another browser started: refused, not used up', async () => {
+    const pushed = await token(a);
+    for (const state of ['', 'another-browser-state-0000'])
+      assert.deepEqual(await acceptToken(pushed, HOST, state), {
+        ok: false,
+        status: 403,
+        reason: 'this sign-in was started in another browser',
+        otherBrowser: true,
+      });
+    assert.equal((await acceptToken(await token(a, { nonce: '' }), HOST, '')).ok, false);
+    assert.equal((await acceptToken(pushed, HOST, NONCE)).ok, true);
   });
 
   await t.test('wrong audience, type, algorithm, lifetime or claims: refused', async () => {
@@ -69,19 +87,29 @@ test('edge sso: tokens against the control plane JWKS, and session cookies', asy
       hs,
       'a.b.c',
     ];
-    for (const tok of bad) assert.equal((await acceptToken(tok, HOST)).ok, false, tok.slice(0, 60));
-    assert.deepEqual(await acceptToken('x'.repeat(5000), HOST), { ok: false, status: 400, reason: 'malformed token' });
+    for (const tok of bad) assert.equal((await acceptToken(tok, HOST, NONCE)).ok, false, tok.slice(0, 60));
+    assert.deepEqual(await acceptToken('x'.repeat(5000), HOST, NONCE), {
+      ok: false,
+      status: 400,
+      reason: 'malformed token',
+    });
     assert.equal(fetches, 1);
   });
 
   await t.test('an unknown key id: the key set again only after the cooldown (a rotation)', async () => {
+    // A key set fetched now (a fresh cache, a cooldown of 3 s: long beside this test's work even on a loaded machine).
+    configureSso({ controlPlaneUrl: url, browserUrl: undefined }, 'secret', '', 3000);
+    fetches = 0;
+    const tokensOfB = await Promise.all(Array.from({ length: 20 }, () => token(b)));
+    assert.equal((await acceptToken(await token(a), HOST, NONCE)).ok, true);
+    assert.equal(fetches, 1);
     published = [b.jwk, a.jwk];
     // Within the cooldown of the last fetch: refused without a fetch, however many come.
-    for (let i = 0; i < 20; i++) assert.equal((await acceptToken(await token(b), HOST)).ok, false);
+    for (const tok of tokensOfB) assert.equal((await acceptToken(tok, HOST, NONCE)).ok, false);
     assert.equal(fetches, 1);
-    await new Promise((r) => setTimeout(r, 350));
-    assert.equal((await acceptToken(await token(b), HOST)).ok, true);
-    assert.equal((await acceptToken(await token(a), HOST)).ok, true, 'the rotated-out key still verifies');
+    await new Promise((r) => setTimeout(r, 3100));
+    assert.equal((await acceptToken(await token(b), HOST, NONCE)).ok, true);
+    assert.equal((await acceptToken(await token(a), HOST, NONCE)).ok, true, 'the rotated-out key still verifies');
     assert.equal(fetches, 2);
   });
 

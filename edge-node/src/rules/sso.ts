@@ -6,7 +6,7 @@
 // an HMAC under a key derived from the challenge secret of (issued, email, host). On later requests the cookie costs
 // an HMAC at most (a table of recently verified values makes it a few string compares), never an RSA verification;
 // each rule accepts a cookie younger than its session_ttl_s whose email it lists.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import {
   EDGE_SSO_PATH,
@@ -19,6 +19,13 @@ import { slotOf } from './challenge.js';
 
 export { EDGE_SSO_PATH };
 export const SSO_COOKIE = 'edge_sso';
+/**
+ * The sign-in state: set when the edge sends a browser to sign in, echoed by the control plane in the token's `nonce`;
+ * a token whose nonce is not this browser's state sets no session (a token pushed into another browser by a link,
+ * i.e. a forced sign-in, is ignored). Scoped to EDGE_SSO_PATH, 10 minutes.
+ */
+export const SSO_STATE_COOKIE = 'edge_sso_state';
+const STATE_TTL_S = 600;
 /** Seconds of clock skew tolerated on a token (as the provider's CLOCK_TOLERANCE_SECONDS). */
 const CLOCK_TOLERANCE_S = 15;
 /** A token longer than this is refused before any parsing (an RS256 JWT of our claims is about 700 characters). */
@@ -75,14 +82,43 @@ function mac(text: string): string {
   return createHmac('sha256', key).update(text).digest('base64url').slice(0, 32);
 }
 
-/** The control plane's sign-in URL for a request to `scheme://hostHeader/path?query`, or undefined when none is set. */
-export function signInLocation(scheme: string, hostHeader: string, path: string, query: string): string | undefined {
+/**
+ * Where to send a browser to sign in for a request to `scheme://hostHeader/path?query`: the control plane's URL and
+ * the Set-Cookie of a new sign-in state; undefined when no control plane is set.
+ */
+export function signIn(
+  scheme: string,
+  hostHeader: string,
+  path: string,
+  query: string,
+): { location: string; cookie: string } | undefined {
   const base = setup.browserUrl ?? setup.controlPlaneUrl;
   if (!base) return undefined;
   let back = `${scheme}://${hostHeader}${query === '' ? path : `${path}?${query}`}`;
   // An over-long address goes back to the hostname's root rather than be refused by the control plane.
   if (back.length > MAX_SSO_RETURN_TO) back = `${scheme}://${hostHeader}/`;
-  return `${base}/sso/edge/session?return_to=${encodeURIComponent(back)}`;
+  const state = randomBytes(18).toString('base64url');
+  return {
+    location: `${base}/sso/edge/session?return_to=${encodeURIComponent(back)}&state=${state}`,
+    cookie:
+      `${SSO_STATE_COOKIE}=${state}; Path=${EDGE_SSO_PATH}; Max-Age=${STATE_TTL_S}; HttpOnly; SameSite=Lax` +
+      (scheme === 'https' ? '; Secure' : ''),
+  };
+}
+
+/** The sign-in state cookie's value in a Cookie header, or ''. */
+export function stateOf(cookieHeader: string | undefined): string {
+  if (cookieHeader === undefined) return '';
+  for (const part of cookieHeader.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === SSO_STATE_COOKIE) return part.slice(eq + 1).trim();
+  }
+  return '';
+}
+
+/** Clears the sign-in state once a session is set. */
+export function clearState(secure: boolean): string {
+  return `${SSO_STATE_COOKIE}=; Path=${EDGE_SSO_PATH}; Max-Age=0; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
 }
 
 // Cookies verified lately (see challenge.ts's clearance table): a hit needs the same value and host.
@@ -172,10 +208,14 @@ export function ssoVerdict(
 /** Used token ids → expiry (ms); Map order is use order. */
 const used = new Map<string, number>();
 
-export type TokenVerdict = { ok: true; email: string } | { ok: false; status: number; reason: string };
+export type TokenVerdict =
+  { ok: true; email: string } | { ok: false; status: number; reason: string; otherBrowser?: true };
 
-/** Verifies an edge session token for `host` (signature, type, audience, lifetime) and uses its id up. */
-export async function acceptToken(token: string, host: string, now = Date.now()): Promise<TokenVerdict> {
+/**
+ * Verifies an edge session token for `host` (signature, type, audience, lifetime; its nonce the browser's sign-in
+ * `state`) and uses its id up. `otherBrowser`: a good token of a sign-in this browser did not start.
+ */
+export async function acceptToken(token: string, host: string, state: string, now = Date.now()): Promise<TokenVerdict> {
   if (!jwks) return { ok: false, status: 503, reason: 'single sign-on is not configured on this edge' };
   if (token.length === 0 || token.length > MAX_TOKEN_CHARS)
     return { ok: false, status: 400, reason: 'malformed token' };
@@ -195,9 +235,11 @@ export async function acceptToken(token: string, host: string, now = Date.now())
       return { ok: false, status: 503, reason: 'the sign-in keys could not be fetched; retry later' };
     return { ok: false, status: 403, reason: 'invalid sign-in token' };
   }
-  const { email, jti, exp } = payload as { email?: unknown; jti: unknown; exp: number };
+  const { email, jti, exp, nonce } = payload as { email?: unknown; jti: unknown; exp: number; nonce?: unknown };
   if (typeof email !== 'string' || email.length > 254 || typeof jti !== 'string' || jti.length > 64)
     return { ok: false, status: 403, reason: 'invalid sign-in token' };
+  if (typeof nonce !== 'string' || state === '' || nonce.length !== state.length || nonce !== state)
+    return { ok: false, status: 403, reason: 'this sign-in was started in another browser', otherBrowser: true };
   for (const [k, until] of used) {
     if (until > now) break;
     used.delete(k);

@@ -477,6 +477,8 @@ export const SSO_SESSION_TTL = { min: 60, max: 86_400, def: 3600 } as const;
 export const EDGE_SSO_PATH = '/.well-known/edge-sso';
 /** The `typ` of an edge session token: an ID token (or any other JWT of the provider) is never taken for one. */
 export const EDGE_SSO_TOKEN_TYPE = 'edge-sso+jwt';
+/** The edge's sign-in state (a cookie of the browser, echoed in the token's `nonce`): 22–64 base64url characters. */
+export const EDGE_SSO_STATE = /^[A-Za-z0-9_-]{22,64}$/;
 /** Longest return_to the control plane takes (an absolute URL) and the edge sends back to (a path). */
 export const MAX_SSO_RETURN_TO = 2048;
 /** An account address as accounts are stored (admin/users.ts normalizeEmail): trimmed, lower-cased, local@host.tld. */

@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { SignJWT } from 'jose';
 import { sql } from 'drizzle-orm';
-import { EDGE_SSO_PATH, EDGE_SSO_TOKEN_TYPE, MAX_SSO_RETURN_TO } from '@platform/shared/match';
+import { EDGE_SSO_PATH, EDGE_SSO_STATE, EDGE_SSO_TOKEN_TYPE, MAX_SSO_RETURN_TO } from '@platform/shared/match';
 import { ApiError, MESSAGES } from '../../errors.js';
 import { ErrorBody } from '../../openapi/schemas.js';
 import { rowsOf } from '../../db/migrate.js';
@@ -36,6 +36,11 @@ const Query = Type.Object({
       'The absolute http(s) URL the browser asked for at the edge; its hostname must be a proxied hostname of a ' +
       'platform domain with a basic_auth rule whose `sso` block lists the signed-in account',
     'x-expected': 'an absolute http(s) URL of a hostname protected by an sso rule',
+  }),
+  state: Type.String({
+    pattern: EDGE_SSO_STATE.source,
+    maxLength: 64,
+    description: "The edge's sign-in state: carried in the token (`nonce`), checked against the browser's cookie",
   }),
 });
 
@@ -139,7 +144,7 @@ export async function edgeSessionRoutes(scope: FastifyInstance, sso: Sso) {
       },
     },
     async (request, reply) => {
-      const { return_to: returnTo } = request.query as Static<typeof Query>;
+      const { return_to: returnTo, state } = request.query as Static<typeof Query>;
       const url = parseReturnTo(returnTo);
       const host = url.hostname.replace(/\.$/, '');
       const domains = rowsOf<{ id: number }>(
@@ -168,7 +173,7 @@ export async function edgeSessionRoutes(scope: FastifyInstance, sso: Sso) {
         keys.clear();
         keys.set(key.kid, privateKey);
       }
-      const token = await new SignJWT({ email: session.email })
+      const token = await new SignJWT({ email: session.email, nonce: state })
         .setProtectedHeader({ alg: SIGNING_ALG, kid: key.kid, typ: EDGE_SSO_TOKEN_TYPE })
         .setIssuer(sso.issuer)
         .setAudience(host)
