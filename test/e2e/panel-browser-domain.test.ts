@@ -121,11 +121,13 @@ test('the web panel in chromium: rules forms, drag reorder, analytics', async (t
     await page.getByRole('button', { name: 'New Basic auth rule' }).click();
     form = page.getByRole('form', { name: 'New Basic auth rule' });
     await form.getByLabel('Realm').fill('Staff');
-    await form.getByLabel('Users (required)').fill('staff:correct horse battery');
+    await form.getByLabel('Users').fill('staff:correct horse battery');
+    await form.getByLabel('SSO accounts').fill(owner.email);
     await form.getByRole('button', { name: 'Save rule' }).click();
     await page.getByRole('status').filter({ hasText: 'Basic auth rule created.' }).waitFor();
     const [auth] = await rulesOf('basic_auth');
     assert.equal(auth!.realm, 'Staff');
+    assert.deepEqual((auth!.sso as { emails: string[] }).emails, [owner.email]);
     assert.ok(!JSON.stringify(auth).includes('correct horse'), 'the password is never read back');
   });
 

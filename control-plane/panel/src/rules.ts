@@ -17,6 +17,8 @@ interface Field {
   def?: unknown;
   required?: boolean;
   hint?: string;
+  /** lines: the list is this field of an object (sso.emails); the object's other fields are kept. */
+  sub?: string;
 }
 
 const f = (key: string, label: string, kind: Kind, more: Partial<Field> = {}): Field => ({ key, label, kind, ...more });
@@ -165,8 +167,11 @@ const TYPES: Record<string, { label: string; fields: Field[] }> = {
     fields: [
       f('realm', 'Realm', 'text'),
       f('users', 'Users', 'users', {
-        required: true,
-        hint: 'One per line: name:password; a name alone keeps its stored password',
+        hint: 'One per line: name:password; a name alone keeps its stored password. At least one, or SSO accounts',
+      }),
+      f('sso', 'SSO accounts', 'lines', {
+        sub: 'emails',
+        hint: 'Sign-in addresses let through once signed in to the platform, one per line',
       }),
     ],
   },
@@ -346,8 +351,16 @@ function FieldInput({
           onInput=${text}
         ></textarea>
       <//>`;
-    default:
-      return html`<${LinesInput} field=${field} value=${v} set=${set} label=${label} id=${id} />`;
+    default: {
+      if (!field.sub) return html`<${LinesInput} field=${field} value=${v} set=${set} label=${label} id=${id} />`;
+      const obj = (v ?? {}) as Record<string, unknown>;
+      const setSub = (k: string, list: unknown) =>
+        set(
+          k,
+          list === undefined || (Array.isArray(list) && !list.length) ? undefined : { ...obj, [field.sub!]: list },
+        );
+      return html`<${LinesInput} field=${field} value=${obj[field.sub]} set=${setSub} label=${label} id=${id} />`;
+    }
   }
 }
 
@@ -501,7 +514,7 @@ function RuleEditor({
 function summary(type: string, r: Rule): string {
   const parts: string[] = [];
   for (const field of [...TYPES[type]!.fields, ...SCOPE]) {
-    const v = r[field.key];
+    const v = field.sub ? (r[field.key] as Record<string, unknown> | undefined)?.[field.sub] : r[field.key];
     if (v === undefined || v === '' || (Array.isArray(v) && v.length === 0)) continue;
     if (field.key === 'path_includes' && Array.isArray(v) && v.length === 1 && v[0] === '/*') continue;
     if (['path_match_type', 'host_match_type'].includes(field.key)) continue;
