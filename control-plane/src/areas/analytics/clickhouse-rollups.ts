@@ -6,7 +6,7 @@
 // UNION ALL branches of the same types; a measure is never aliased as a column of `logs` (18.16 would read the alias
 // inside the other aggregates).
 import { SECURITY_RULE_TYPES, UNBILLED_REASONS } from './account-reads.js';
-import { COUNT_DIMS, LEVELS, type Cover, type RollupKind } from './rollup.js';
+import { COUNT_DIMS, LEVELS, MINUTE, type Cover, type RollupKind } from './rollup.js';
 
 type Col = readonly [name: string, type: string, raw: string];
 interface KindSql {
@@ -271,3 +271,30 @@ export function dimSourceSql(
   if (raw !== null) branches.push(`SELECT ${columns} FROM (${raw})`);
   return branches.length > 0 ? branches.join(' UNION ALL ') : null;
 }
+
+/**
+ * The clients per bucket (as DuckDB's clients per minute): per domain, level of COUNTED_LEVELS and bucket of the
+ * clients rollup, its distinct clients, written by the store after each batch for the buckets the batch touched
+ * (countClientsSql), so that a series point of one such bucket reads one number instead of counting its clients. A
+ * bucket only gains clients (retention writes the bucket holding its cutoff again after deleting it), so the largest
+ * count written for a bucket is its count: the table keeps the largest (ReplacingMergeTree by n), and reads take
+ * max(n) whatever the merges have done.
+ */
+export const CLIENT_COUNTS = 'rn';
+/** The clients rollup's levels whose buckets are counted (longer buckets hold more clients to count per batch). */
+export const COUNTED_LEVELS: readonly number[] = [5 * MINUTE, MINUTE];
+export const clientCountsTableSql = (db: string): string =>
+  `CREATE TABLE IF NOT EXISTS ${db}.${CLIENT_COUNTS} (domain_id UInt32, lvl UInt32, b Int64, n UInt64)
+   ENGINE = ReplacingMergeTree(n) ORDER BY (domain_id, lvl, b)`;
+/** Counts again the clients of the clients rollup's buckets of COUNTED_LEVELS that pass `cond`, into CLIENT_COUNTS. */
+export const countClientsSql = (db: string, cond: string): string =>
+  `INSERT INTO ${db}.${CLIENT_COUNTS} SELECT domain_id, lvl, b, uniqExact(client_ip) FROM ${db}.${CH_KINDS.clients.table}
+   WHERE lvl IN (${COUNTED_LEVELS.join(', ')}) AND ${cond} GROUP BY domain_id, lvl, b`;
+/** Buckets of CLIENT_COUNTS whose count differs from the clients of the rollup's bucket, or that one of them lacks. */
+export const clientCountsDriftSql = (db: string, domainId: string): string =>
+  `SELECT count() AS n FROM
+    (SELECT lvl, b, max(n) AS x FROM ${db}.${CLIENT_COUNTS} WHERE domain_id = ${domainId} GROUP BY lvl, b)
+    ALL FULL OUTER JOIN
+    (SELECT lvl, b, uniqExact(client_ip) AS y FROM ${db}.${CH_KINDS.clients.table}
+     WHERE domain_id = ${domainId} AND lvl IN (${COUNTED_LEVELS.join(', ')}) GROUP BY lvl, b)
+    USING (lvl, b) WHERE x != y`;

@@ -38,6 +38,11 @@ import {
   CH_KINDS,
   CH_REFUSED,
   CH_ROLLUP_KINDS,
+  CLIENT_COUNTS,
+  clientCountsDriftSql,
+  clientCountsTableSql,
+  COUNTED_LEVELS,
+  countClientsSql,
   dimSourceSql,
   driftSql,
   rollupTableSql,
@@ -320,7 +325,7 @@ class ClickHouseStore implements AnalyticsStore {
       `SELECT name FROM system.tables WHERE database = ${chString(this.db)} AND engine = 'MaterializedView'`,
     );
     const have = new Set(views.map((v) => v.name));
-    if (CH_ROLLUP_KINDS.every((k) => have.has(viewName(k)))) return;
+    if (CH_ROLLUP_KINDS.every((k) => have.has(viewName(k)))) return this.createClientCounts(false);
     for (const k of CH_ROLLUP_KINDS) {
       await this.client.command({ query: `DROP TABLE IF EXISTS ${this.db}.${viewName(k)}` });
       await this.client.command({ query: `DROP TABLE IF EXISTS ${this.db}.${CH_KINDS[k].table}` });
@@ -332,6 +337,33 @@ class ClickHouseStore implements AnalyticsStore {
       });
     }
     for (const k of CH_ROLLUP_KINDS) await this.client.command({ query: viewSql(this.db, k) });
+    await this.createClientCounts(true);
+  }
+
+  /**
+   * The clients per bucket (clickhouse-rollups.ts CLIENT_COUNTS): counted from the clients rollup when missing or
+   * when the rollups were built again (`rebuilt`); filled under another name and renamed, so that a start stopped
+   * halfway leaves none and the next start fills it again.
+   */
+  private async createClientCounts(rebuilt: boolean): Promise<void> {
+    const [t] = await this.select<{ n: number }>(
+      `SELECT count() AS n FROM system.tables WHERE database = ${chString(this.db)} AND name = '${CLIENT_COUNTS}'`,
+    );
+    if (num(t.n) > 0 && !rebuilt) return;
+    const fill = `${CLIENT_COUNTS}_fill`;
+    await this.client.command({ query: `DROP TABLE IF EXISTS ${this.db}.${fill}` });
+    await this.client.command({ query: clientCountsTableSql(this.db).replace(`.${CLIENT_COUNTS} `, `.${fill} `) });
+    await this.client.command({ query: countClientsSql(this.db, '1').replace(`.${CLIENT_COUNTS} `, `.${fill} `) });
+    await this.client.command({ query: `DROP TABLE IF EXISTS ${this.db}.${CLIENT_COUNTS}` });
+    await this.client.command({ query: `RENAME TABLE ${this.db}.${fill} TO ${this.db}.${CLIENT_COUNTS}` });
+  }
+
+  /** The clients of the domains' buckets of COUNTED_LEVELS from loMs to hiMs counted again (after rows were added). */
+  private async countClients(ids: string, loMs: number, hiMs: number): Promise<void> {
+    const lo = Math.floor(loMs / COUNTED_LEVELS[0]) * COUNTED_LEVELS[0];
+    await this.client.command({
+      query: countClientsSql(this.db, `domain_id IN (${ids}) AND b >= ${int(lo)} AND b <= ${int(Math.floor(hiMs))}`),
+    });
   }
 
   private async select<T = Record<string, unknown>>(
@@ -378,20 +410,24 @@ class ClickHouseStore implements AnalyticsStore {
       // at once or not at all, so the batch is stored exactly when a row with its key is. The lookup reads only the
       // granules of its domains and time span (the table's order), which a batch sent again has too.
       const key = batch ? `${batch.node}\n${batch.id}` : '';
+      const ids = [...new Set(kept.map((r) => int(r.domainId)))].join(', ');
+      let lo = Infinity;
+      let hi = -Infinity;
+      for (const r of kept) {
+        lo = Math.min(lo, r.time.getTime());
+        hi = Math.max(hi, r.time.getTime());
+      }
       if (batch) {
-        const ids = [...new Set(kept.map((r) => int(r.domainId)))].join(', ');
-        let lo = Infinity;
-        let hi = -Infinity;
-        for (const r of kept) {
-          lo = Math.min(lo, r.time.getTime());
-          hi = Math.max(hi, r.time.getTime());
-        }
         const [found] = await this.select<{ n: number }>(
           `SELECT count() AS n FROM ${this.table} WHERE domain_id IN (${ids})
              AND time_us >= ${int(Math.trunc(lo) * 1000)} AND time_us <= ${int(Math.trunc(hi) * 1000)}
              AND batch = ${chString(key)}`,
         );
-        if (num(found.n) > 0) return false;
+        if (num(found.n) > 0) {
+          // Stored already; its buckets' clients counted again, in case a stop came between the rows and the count.
+          await this.countClients(ids, lo, hi);
+          return false;
+        }
       }
       const values = kept.map((r) => {
         const o: Record<string, unknown> = { row_id: rowId().toString(), batch: key };
@@ -406,6 +442,8 @@ class ClickHouseStore implements AnalyticsStore {
         format: 'JSONEachRow',
         clickhouse_settings: { max_insert_block_size: String(Math.max(1_048_576, values.length + 1)) },
       });
+      // The views have added the rows to the clients rollup: its buckets' clients counted again.
+      await this.countClients(ids, lo, hi);
       return true;
     });
   }
@@ -433,6 +471,7 @@ class ClickHouseStore implements AnalyticsStore {
     await this.write(async () => {
       await this.mutate(`domain_id = ${int(domainId)}`);
       for (const k of CH_ROLLUP_KINDS) await this.mutate(`domain_id = ${int(domainId)}`, CH_KINDS[k].table);
+      await this.mutate(`domain_id = ${int(domainId)}`, CLIENT_COUNTS);
     });
   }
 
@@ -459,6 +498,9 @@ class ClickHouseStore implements AnalyticsStore {
           });
         }
       }
+      // The counted buckets before the cutoff go; those holding it are counted again from the rollup built again.
+      await this.mutate(`domain_id = ${int(domainId)} AND b < ${int(ms)}`, CLIENT_COUNTS);
+      await this.countClients(int(domainId), ms, ms);
       return n;
     });
   }
@@ -485,7 +527,8 @@ class ClickHouseStore implements AnalyticsStore {
       const [r] = await this.select<{ n: number }>(driftSql(this.db, k, int(domainId)));
       drift += num(r.n);
     }
-    return drift;
+    const [c] = await this.select<{ n: number }>(clientCountsDriftSql(this.db, int(domainId)));
+    return drift + num(c.n);
   }
 
   /** An over-time read of the counts rollup at the levels that divide the interval (nothing to read: no points). */
@@ -607,18 +650,43 @@ class ClickHouseStore implements AnalyticsStore {
   ): Promise<SeriesBucket[]> {
     if (noFilter(range)) {
       const k = `intDiv(b - ${int(startMs)}, ${int(intervalMs)})`;
+      const whole = (l: number) => domainId.length === 1 && l === intervalMs && COUNTED_LEVELS.includes(l);
       return this.readRollups<SeriesBucket[], { k: number; r: number; s: number; v: number }>(
         domainId,
         range,
         timeoutMs,
         [],
-        { counts: { levels: levelsFor('counts', intervalMs) }, clients: { levels: levelsFor('clients', intervalMs) } },
-        (f) =>
-          f.counts && f.clients
+        {
+          counts: { levels: levelsFor('counts', intervalMs) },
+          clients: { levels: levelsFor('clients', intervalMs) },
+        },
+        (f) => {
+          // A point that is one counted bucket (one domain): its count kept in CLIENT_COUNTS; the rest counted here.
+          const cov = cover(range.since.getTime(), range.until.getTime(), levelsFor('clients', intervalMs));
+          const pieces = cov.pieces.filter((p) => whole(p.lvl));
+          const counted = pieces.length
+            ? `SELECT ${k} AS k, max(n) AS v FROM ${this.db}.${CLIENT_COUNTS}
+               WHERE domain_id = ${int(domainId[0])}
+                 AND (${pieces.map((p) => `(lvl = ${p.lvl} AND b >= ${p.lo} AND b < ${p.hi})`).join(' OR ')})
+               GROUP BY lvl, b`
+            : null;
+          const others = pieces.length
+            ? sourceSql(
+                this.db,
+                'clients',
+                int(domainId[0]),
+                { pieces: cov.pieces.filter((p) => !whole(p.lvl)), raw: cov.raw },
+                [],
+              )
+            : f.clients;
+          const rest = others ? `SELECT ${k} AS k, uniqExact(client_ip) AS v FROM (${others}) GROUP BY k` : null;
+          const visitors = [counted, rest].filter((x) => x !== null);
+          return f.counts && visitors.length
             ? `SELECT k, r, s, v FROM (SELECT ${k} AS k, sum(requests) AS r, sum(sent) AS s FROM ${f.counts} GROUP BY k)
-               ALL INNER JOIN (SELECT ${k} AS k, uniqExact(client_ip) AS v FROM ${f.clients} GROUP BY k) USING (k)
+               ALL INNER JOIN (SELECT k, sum(v) AS v FROM (${visitors.join(' UNION ALL ')}) GROUP BY k) USING (k)
                ORDER BY k`
-            : null,
+            : null;
+        },
         (rows) => rows.map((x) => ({ bucket: num(x.k), requests: num(x.r), bytes: num(x.s), visitors: num(x.v) })),
       );
     }
