@@ -28,32 +28,16 @@ cleanup() {
   rm -rf "$TMP"
 }
 trap cleanup EXIT
-free_port() { node -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
-wait_port() { for _ in $(seq 1 300); do (echo >"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; echo "port $1 never opened" >&2; return 1; }
+source "$(dirname "$0")/wrk-common.sh"
 ORIGIN_PORT=$(free_port); NGINX_PORT=$(free_port); BEFORE_PORT=$(free_port); AFTER_PORT=$(free_port)
-mkdir -p "$TMP/origin" "$TMP/proxy/cache"
-BODY=$(head -c 1024 /dev/zero | tr '\0' 'a')
-cat >"$TMP/origin/nginx.conf" <<CONF
-user root; worker_processes 1; pid $TMP/origin/nginx.pid; error_log $TMP/origin/error.log warn;
-events { worker_connections 4096; }
-http { access_log off; keepalive_requests 100000;
-  server { listen 127.0.0.1:$ORIGIN_PORT; default_type text/plain;
-    location / { add_header cache-control "max-age=300"; return 200 "$BODY"; } } }
-CONF
-taskset -c 0 "$NGINX" -p "$TMP/origin" -c "$TMP/origin/nginx.conf"
+mkdir -p "$TMP/proxy/cache"
+start_origin
 proxy_conf() {
   cat >"$TMP/proxy/nginx.conf" <<CONF
 user root; worker_processes $1; pid $TMP/proxy/nginx.pid; error_log $TMP/proxy/error.log warn;
 events { worker_connections 8192; }
 http { access_log off; keepalive_requests 100000;
-  proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Host \$host;
-  proxy_set_header X-Forwarded-For \$remote_addr; proxy_set_header X-Forwarded-Proto \$scheme; proxy_set_header X-Forwarded-Host \$host;
-  proxy_cache_path $TMP/proxy/cache levels=1:2 keys_zone=edge:64m max_size=100m inactive=3d use_temp_path=off;
-  upstream origin { server 127.0.0.1:$ORIGIN_PORT; keepalive 256; }
-  server { listen 127.0.0.1:$NGINX_PORT; server_name plain.bench.example.org; location / { proxy_pass http://origin; } }
-  server { listen 127.0.0.1:$NGINX_PORT; server_name cache.bench.example.org;
-    location /static/ { proxy_cache edge; proxy_cache_valid 200 300s; add_header x-cache-status \$upstream_cache_status; proxy_pass http://origin; }
-    location / { proxy_pass http://origin; } } }
+$(nginx_proxy_common) }
 CONF
 }
 (cd "$AFTER" && node --import tsx bench/edge-node/wrk-setup.ts "$TMP/data" "$ORIGIN_PORT")

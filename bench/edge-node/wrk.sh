@@ -42,21 +42,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { node -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
+source "$ROOT/bench/edge-node/wrk-common.sh"
 ORIGIN_PORT=$(free_port); NGINX_PORT=$(free_port); EDGE_PORT=$(free_port); FIXED_PORT=$(free_port); MINI_PORT=$(free_port)
 JS_EDGE_PORT=$(free_port)
-mkdir -p "$TMP/origin" "$TMP/proxy/cache" "$TMP/edge"
-BODY=$(head -c 1024 /dev/zero | tr '\0' 'a')
-
-# The origin both proxies use: nginx answering 1 KB (cacheable for 300 s), pinned to core 0 with wrk.
-cat > "$TMP/origin/nginx.conf" <<CONF
-user root; worker_processes 1; pid $TMP/origin/nginx.pid; error_log $TMP/origin/error.log warn;
-events { worker_connections 4096; }
-http { access_log off; keepalive_requests 100000;
-  server { listen 127.0.0.1:$ORIGIN_PORT; default_type text/plain;
-    location / { add_header cache-control "max-age=300"; return 200 "$BODY"; } } }
-CONF
-taskset -c 0 "$NGINX" -p "$TMP/origin" -c "$TMP/origin/nginx.conf"
+mkdir -p "$TMP/proxy/cache" "$TMP/edge"
+start_origin
 
 # nginx standing for the edge's rule of every security type (secure.bench; bench/edge-node/security-rules.ts): maps
 # and geo blocks evaluated on every request (nginx evaluates a map when `if` reads it), one 403 when any says so.
@@ -125,14 +115,7 @@ load_module $MODSEC;
 user root; worker_processes $workers; pid $TMP/proxy/nginx.pid; error_log $TMP/proxy/error.log warn;
 events { worker_connections 8192; }
 http { access_log off; keepalive_requests 100000;
-  proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Host \$host;
-  proxy_set_header X-Forwarded-For \$remote_addr; proxy_set_header X-Forwarded-Proto \$scheme; proxy_set_header X-Forwarded-Host \$host;
-  proxy_cache_path $TMP/proxy/cache levels=1:2 keys_zone=edge:64m max_size=100m inactive=3d use_temp_path=off;
-  upstream origin { server 127.0.0.1:$ORIGIN_PORT; keepalive 256; }
-  server { listen 127.0.0.1:$NGINX_PORT; server_name plain.bench.example.org; location / { proxy_pass http://origin; } }
-  server { listen 127.0.0.1:$NGINX_PORT; server_name cache.bench.example.org;
-    location /static/ { proxy_cache edge; proxy_cache_valid 200 300s; add_header x-cache-status \$upstream_cache_status; proxy_pass http://origin; }
-    location / { proxy_pass http://origin; } }
+$(nginx_proxy_common)
 $(security_http_conf)
   server { listen 127.0.0.1:$NGINX_PORT; server_name waf.bench.example.org;
     modsecurity on; modsecurity_rules_file $TMP/proxy/modsec.conf;
@@ -187,8 +170,6 @@ run_wrk() {
   echo "$rps $(to_ms "$p99") ${non2xx:-0} $(echo "scale=1; ($after - $before) * $TICK_US / $requests" | bc)"
 }
 to_ms() { local v=$1; case "$v" in *us) echo "scale=3; ${v%us}/1000" | bc;; *ms) echo "${v%ms}";; *s) echo "scale=1; ${v%s}*1000" | bc;; *) echo "$v";; esac; }
-
-wait_port() { for _ in $(seq 1 200); do (echo > "/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; echo "port $1 never opened" >&2; return 1; }
 
 probe() { curl -s -o /dev/null -w '%{http_code}' -H "Host: secure.bench.example.org" "$@"; }
 

@@ -39,14 +39,24 @@ let secret: Buffer = randomBytes(32);
  * is derived from the node token, so the workers of one node agree and another node asks again.
  */
 export function configureChallengeSecret(configured: string | undefined, nodeToken: string): void {
-  secret = createHmac('sha256', configured ?? nodeToken)
-    .update('edge-challenge-v1')
-    .digest();
+  secret = deriveEdgeKey('edge-challenge-v1', configured, nodeToken);
   verifiedValue.fill(undefined);
 }
 
+/** The key of one kind of the edge's signed values (challenge cookies, SSO sessions), from the shared secret or the node token. */
+export function deriveEdgeKey(purpose: string, configured: string | undefined, nodeToken: string): Buffer {
+  return createHmac('sha256', configured ?? nodeToken)
+    .update(purpose)
+    .digest();
+}
+
+/** The 32-character tag the edge's signed values carry. */
+export function macTag(key: Buffer, text: string): string {
+  return createHmac('sha256', key).update(text).digest('base64url').slice(0, 32);
+}
+
 function mac(text: string): string {
-  return createHmac('sha256', secret).update(text).digest('base64url').slice(0, 32);
+  return macTag(secret, text);
 }
 
 function sameMac(a: string, b: string): boolean {

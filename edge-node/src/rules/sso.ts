@@ -6,7 +6,7 @@
 // an HMAC under a key derived from the challenge secret of (issued, email, host). On later requests the cookie costs
 // an HMAC at most (a table of recently verified values makes it a few string compares), never an RSA verification;
 // each rule accepts a cookie younger than its session_ttl_s whose email it lists.
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import {
   EDGE_SSO_PATH,
@@ -15,7 +15,7 @@ import {
   SSO_SESSION_TTL,
   type RuleBody,
 } from '@platform/shared/match';
-import { slotOf } from './challenge.js';
+import { deriveEdgeKey, macTag, slotOf } from './challenge.js';
 
 export { EDGE_SSO_PATH };
 export const SSO_COOKIE = 'edge_sso';
@@ -72,14 +72,12 @@ export function configureSso(
         timeoutDuration: 5000,
       })
     : undefined;
-  key = createHmac('sha256', challengeSecret ?? nodeToken)
-    .update('edge-sso-v1')
-    .digest();
+  key = deriveEdgeKey('edge-sso-v1', challengeSecret, nodeToken);
   verifiedValue.fill(undefined);
 }
 
 function mac(text: string): string {
-  return createHmac('sha256', key).update(text).digest('base64url').slice(0, 32);
+  return macTag(key, text);
 }
 
 /**
