@@ -138,6 +138,11 @@ export function makeHandler(state: EdgeState, scheme: 'http' | 'https') {
       method !== 'HEAD' &&
       (Number(req.getHeader('content-length') || 0) > 0 || req.getHeader('transfer-encoding') !== '');
     const body = hasBody ? bodyStream(res, ctx) : null;
+    // HEAD gets its abort handler first, as every request once did: uWS does not count a synchronous endWithoutBody as
+    // having responded, and aborts the process when the handler returns without an abort handler; attaching one to
+    // the ended response does not help (acme-http01.test.ts's HEAD found it).
+    const headFirst = method === 'HEAD';
+    if (headFirst) res.onAborted(() => onAborted(ctx, body));
     // Synchronous on the common path: no promise per request; only an awaited basic_auth verdict returns one.
     let pending: Promise<void> | undefined;
     try {
@@ -148,7 +153,7 @@ export function makeHandler(state: EdgeState, scheme: 'http' | 'https') {
     // An answer given synchronously (a cache hit, a refusal, a redirect: ctx.aborted is then set, since the client
     // cannot have gone away within this call) needs no abort handler: uWS keeps one per request (a closure and a V8
     // global handle), so it is attached only to a request still waiting for its answer, before the handler returns.
-    if (!ctx.aborted) res.onAborted(() => onAborted(ctx, body));
+    if (!ctx.aborted && !headFirst) res.onAborted(() => onAborted(ctx, body));
     pending?.catch((err) => failed(res, ctx, state, err));
   };
 }
