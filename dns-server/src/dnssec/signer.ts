@@ -3,8 +3,8 @@
 import { openDnssecKey, type Dnssec } from '@platform/shared/config';
 import { RCODE, TYPE } from '../wire/constants.js';
 import type { Rdata, RRset, NegativeTail, ZoneNode, ZoneView } from '../zone/model.js';
-import { MessageWriter } from '../wire/writer.js';
 import type { Answer, Section } from '../zone/resolve.js';
+import { negativeTailOf } from '../zone/encode.js';
 import { dsRdata, FLAGS_KSK, signRRset, zoneKey, type Validity, type ZoneKey } from './keys.js';
 import { Nsec3Chain, NSEC3PARAM_RDATA, type Nsec3Entry } from './nsec3.js';
 
@@ -129,7 +129,7 @@ export class ZoneSigner {
       const owner = `${e.label}.${this.apex}`;
       sections.push({ owner, rrset: e.rrset }, { owner, rrset: e.sig });
     }
-    return tailOf(this.apex, sections);
+    return negativeTailOf(this.apex, sections, true);
   }
 
   /** True when the signatures should be made again (fewer than RESIGN_DAYS_LEFT days left). */
@@ -273,43 +273,3 @@ export class ZoneSigner {
 }
 
 export type { Section };
-
-/**
- * Records in wire form to follow any question of the zone: a name at or below the apex (owner, or a compressible
- * RDATA name) is written as its labels above the apex and a pointer, whose offset goes in `pointers` (the handler
- * points it at the apex inside the question); other names are written whole.
- */
-function tailOf(apex: string, sections: Section[]): NegativeTail {
-  const w = new MessageWriter();
-  const pointers: number[] = [];
-  const suffix = `.${apex}`;
-  const name = (n: string, compress: boolean): void => {
-    if (!compress || (n !== apex && !n.endsWith(suffix))) return w.name(n, false);
-    const prefix = n.length > apex.length ? n.slice(0, n.length - suffix.length) : '';
-    if (prefix !== '')
-      for (const label of prefix.split('.')) {
-        w.u8(label.length);
-        for (let i = 0; i < label.length; i++) w.u8(label.charCodeAt(i));
-      }
-    pointers.push(w.len);
-    w.u16(0xc000);
-  };
-  let count = 0;
-  for (const s of sections) {
-    for (const rdata of s.rrset.rdatas) {
-      name(s.owner, true);
-      w.u16(s.rrset.type);
-      w.u16(1);
-      w.u32(s.rrset.ttl);
-      const at = w.len;
-      w.u16(0);
-      for (const part of rdata) {
-        if (Buffer.isBuffer(part)) w.bytes(part);
-        else name(part.name, part.compress);
-      }
-      w.setU16(at, w.len - at - 2);
-      count++;
-    }
-  }
-  return { bytes: w.finish(), count, pointers };
-}

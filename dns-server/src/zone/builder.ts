@@ -5,11 +5,11 @@
 import type { DomainSnapshot, ZoneRecord } from '@platform/shared/config';
 import { TYPE } from '../wire/constants.js';
 import { normaliseName } from '../wire/rdata.js';
-import { MessageWriter } from '../wire/writer.js';
 import { NodeMap } from './name-index.js';
-import type { CompiledZone, NegativeTail, RRset, Template, ZoneNode, ZoneView } from './model.js';
+import type { CompiledZone, RRset, Template, ZoneNode, ZoneView } from './model.js';
 import { compileOwner, ownerOf, type CompileOptions, type OwnerContent } from './owner.js';
 import { fillSlotsReading } from './resolve.js';
+import { negativeTailOf } from './encode.js';
 import { ZoneSigner, type SignedRRset } from '../dnssec/signer.js';
 import { transfersOf } from '../xfr/config.js';
 import { diffRecords, Journal, nodeRecords, soaCopy } from '../xfr/journal.js';
@@ -156,7 +156,7 @@ export class ZoneBuilder {
       serial: h.zone.serial,
       nodes: new NodeMap(),
       negativeSoa,
-      negativeTail: negativeTail(negativeSoa),
+      negativeTail: negativeTailOf(this.apex, [{ owner: this.apex, rrset: negativeSoa }], false),
       synthesised: new Map(),
       signer,
       transfers: transfersOf(h, this.opts.nodeToken ?? (() => '')),
@@ -464,23 +464,6 @@ function apexRecords(apex: string, z: ZoneHeader) {
     });
   const negativeSoa: RRset = { type: TYPE.SOA, ttl: Math.min(soaTtl, minimum), rdatas: [soaRdata], targets: [] };
   return { negativeSoa, soaRdata, apexSets };
-}
-
-/** The negative SOA record, its owner a pointer to the apex in the question, RDATA names uncompressed. */
-function negativeTail(soa: RRset): NegativeTail {
-  const w = new MessageWriter();
-  w.u16(0xc000);
-  w.u16(TYPE.SOA);
-  w.u16(1);
-  w.u32(soa.ttl);
-  const at = w.len;
-  w.u16(0);
-  for (const part of soa.rdatas[0]) {
-    if (Buffer.isBuffer(part)) w.bytes(part);
-    else w.name(part.name, false);
-  }
-  w.setU16(at, w.len - at - 2);
-  return { bytes: w.finish(), count: 1, pointers: [0] };
 }
 
 /** RRSIG records of a signature RRset (the SOA's), for the journal. */

@@ -27,8 +27,9 @@ export class ZoneTable {
   delete(apex: string): void {
     if (this.zones.delete(apex)) this.apexesWithLabels[labelsOf(apex)]--;
     const h = nameHash(apex);
-    if (this.byHash.get(h)?.apex === apex) this.byHash.delete(h);
-    // Another served apex with the same hash takes the slot back.
+    if (this.byHash.get(h)?.apex !== apex) return;
+    this.byHash.delete(h);
+    // Another served apex with the same hash takes the slot back (looked for only when this one held it).
     for (const z of this.zones.values()) if (nameHash(z.apex) === h) this.byHash.set(h, z);
   }
   get(apex: string): CompiledZone | undefined {
