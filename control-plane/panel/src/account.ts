@@ -1,7 +1,7 @@
 // Settings → Sessions (where the account is signed in; end one, or all but this browser) and Settings → Password
 // (the current password, then the new one twice; every session ends and the browser signs in again).
 import { useEffect, useState } from 'preact/hooks';
-import { Head, html } from './html.js';
+import { Alert, Head, html } from './html.js';
 import { api, errorText } from './api.js';
 
 interface Listed {
@@ -59,7 +59,7 @@ export function SessionsPage({ onSignedOut }: { onSignedOut: (notice: string) =>
   return html`<section aria-labelledby="sessions-title">
     <h2 id="sessions-title">Sessions</h2>
     <p>Where your account is signed in to the panel. A session lasts 7 days from its sign-in. API keys are apart.</p>
-    ${error && html`<p role="alert" class="error">${error}</p>`}
+    <${Alert} text=${error} />
     <p role="status" class="ok">${status}</p>
     <table>
       <caption>
@@ -141,7 +141,7 @@ export function PasswordPage({ onSignedOut }: { onSignedOut: (notice: string) =>
       <p>
         At least 10 characters. Changing it ends every session of your account, this one too; API keys keep working.
       </p>
-      ${error && html`<p role="alert" class="error">${error}</p>`}
+      <${Alert} text=${error} />
       ${input('current_password', 'Current password', current, setCurrent, 'current-password')}
       ${input('new_password', 'New password', next, setNext, 'new-password')}
       ${input('repeat_password', 'New password again', again, setAgain, 'new-password')}

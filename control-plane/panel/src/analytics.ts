@@ -1,7 +1,7 @@
 // A domain's analytics: requests and bandwidth over time, the cache ratio, status codes and the top countries, over
 // the last day, week or month. Read from the analytics API with the browser session (GET /domains/{domain}/analytics/…).
 import { useEffect, useState } from 'preact/hooks';
-import { html } from './html.js';
+import { Alert, html } from './html.js';
 import { api, errorText } from './api.js';
 import { BarChart, Bars, type Point } from './chart.js';
 
@@ -84,7 +84,7 @@ export function Analytics({ domain }: { domain: string }) {
       <h3 id=${`chart-${read}`}>${title}</h3>
       ${
         errors[read]
-          ? html`<p class="error" role="alert">${errors[read]}</p>`
+          ? html`<${Alert} text=${errors[read]} />`
           : data[read] === undefined
             ? html`<p>Loading…</p>`
             : draw(data[read] as Answers[K])

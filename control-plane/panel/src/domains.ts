@@ -2,7 +2,7 @@
 // developer mode, cache purge, DNS records (list, add, edit, delete, BIND import with preview, export), rules per
 // type (list, enable/disable, reorder, edit) and analytics charts.
 import { useEffect, useState } from 'preact/hooks';
-import { Head, html } from './html.js';
+import { Alert, Head, html } from './html.js';
 import { api, errorText } from './api.js';
 import { link } from './router.js';
 import { Rules } from './rules.js';
@@ -23,10 +23,6 @@ interface Domain {
 
 const enc = encodeURIComponent;
 const value = (e: Event) => (e.target as HTMLInputElement).value;
-
-function Alert({ text }: { text: string }) {
-  return text ? html`<p role="alert" class="error">${text}</p>` : null;
-}
 
 export function DomainsPage() {
   const [domains, setDomains] = useState<Domain[] | null>(null);

@@ -12,3 +12,8 @@ export function Head({ cols }: { cols: string[] }) {
     </tr>
   </thead>`;
 }
+
+/** The error line of a page or form: nothing while there is no error. */
+export function Alert({ text }: { text: string }) {
+  return text ? html`<p role="alert" class="error">${text}</p>` : null;
+}

@@ -2,7 +2,7 @@
 // (control-plane/src/areas/panel/bundle.ts); it calls the API with the browser session (docs/decisions.md).
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { html } from './html.js';
+import { Alert, html } from './html.js';
 import { api, ApiFailure, errorText, onUnauthorized, setCsrf } from './api.js';
 import { link, navigate, onNavigate } from './router.js';
 import { KeysPage } from './keys.js';
@@ -35,7 +35,7 @@ function SignIn({ onSignedIn, notice }: { onSignedIn: (s: Session) => void; noti
     <h1>Sign in</h1>
     ${notice && html`<p role="status" class="ok">${notice}</p>`}
     <form onSubmit=${submit} class="card" aria-label="Sign in">
-      ${error && html`<p role="alert" class="error">${error}</p>`}
+      <${Alert} text=${error} />
       <label
         >Email
         <input

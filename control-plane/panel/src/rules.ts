@@ -2,7 +2,7 @@
 // and an editor per type: a form for the common fields of the type (the fields are those of the API's rule schemas,
 // control-plane/src/areas/rules/schemas.ts) and, for the rest, the rule as JSON. A refused save shows the API's error.
 import { useEffect, useState } from 'preact/hooks';
-import { Head, html } from './html.js';
+import { Alert, Head, html } from './html.js';
 import { api, errorText } from './api.js';
 
 /** How a field is edited: text (empty: not sent), a number, a yes/no, one of a list, several of a list, lines. */
@@ -460,7 +460,7 @@ function RuleEditor({
     );
   return html`<form class="card rule-editor" onSubmit=${submit} aria-label=${title}>
     <h3>${title}</h3>
-    ${error && html`<p role="alert" class="error">${error}</p>`}
+    <${Alert} text=${error} />
     <fieldset disabled=${json !== null}>
       <legend>${spec.label}</legend>
       <div class="fields">${fieldsOf(spec.fields, 'own')}</div>
@@ -599,7 +599,7 @@ export function Rules({ domain }: { domain: string }) {
         ${Object.entries(TYPES).map(([t, s]) => html`<option value=${t}>${s.label}</option>`)}
       </select></label
     >
-    ${error && html`<p role="alert" class="error">${error}</p>`}
+    <${Alert} text=${error} />
     <p role="status" class="ok">${status}</p>
     <table class="rules">
       <caption>
