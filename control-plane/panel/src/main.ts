@@ -3,7 +3,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { Alert, html } from './html.js';
-import { api, ApiFailure, errorText, onUnauthorized, setCsrf } from './api.js';
+import { api, errorText, onUnauthorized, setCsrf } from './api.js';
 import { link, navigate, onNavigate } from './router.js';
 import { KeysPage } from './keys.js';
 import { PasswordPage, SessionsPage } from './account.js';
@@ -117,7 +117,7 @@ function App() {
         setCsrf(s.csrf_token);
         setSession(s);
       },
-      (e) => setSession(e instanceof ApiFailure && e.status === 401 ? null : null),
+      () => setSession(null),
     );
   }, []);
   useEffect(() => {
