@@ -4,15 +4,12 @@
 import { connect } from 'node:net';
 import { randomInt } from 'node:crypto';
 import DNS from 'dns2';
+import { norm, type Answer } from './dns-lookup.js';
 
 const { Packet } = DNS;
 
-export interface AxfrAnswer {
-  name: string;
-  type: number;
-  ttl: number;
-  [field: string]: unknown;
-}
+/** One transferred record as dns2 parses it (the shape the resolver lookups read). */
+export type AxfrAnswer = Answer;
 
 export interface AxfrLimits {
   timeoutMs: number;
@@ -30,8 +27,6 @@ const RCODES: Record<number, string> = {
   5: 'REFUSED',
   9: 'NOTAUTH',
 };
-
-const norm = (name: string) => name.toLowerCase().replace(/\.$/, '');
 
 /** Asks `address`:`port` for the zone `zone` (no trailing dot). Never throws: a failure is `{ ok: false, error }`. */
 export function transferZone(zone: string, address: string, port: number, limits: AxfrLimits): Promise<AxfrOutcome> {

@@ -10,20 +10,19 @@ export interface DnsDeps {
   timeoutMs: number;
 }
 
-export { SCAN_LABELS };
 export const SCAN_TYPES = ['CNAME', 'A', 'AAAA', 'MX', 'TXT', 'NS', 'CAA'] as const;
 
-interface Answer {
+export interface Answer {
   name: string;
   type: number;
   ttl: number;
   [field: string]: unknown;
 }
 
-const TYPE_NAMES = new Map<number, string>(Object.entries(DNS.Packet.TYPE).map(([k, v]) => [v as number, k]));
+export const TYPE_NAMES = new Map<number, string>(Object.entries(DNS.Packet.TYPE).map(([k, v]) => [v as number, k]));
 const RCODE_NAMES: Record<number, string> = { 1: 'FORMERR', 2: 'SERVFAIL', 3: 'NXDOMAIN', 4: 'NOTIMP', 5: 'REFUSED' };
 
-const norm = (name: string) => name.toLowerCase().replace(/\.$/, '');
+export const norm = (name: string) => name.toLowerCase().replace(/\.$/, '');
 
 /** Presentation form of one answer's RDATA, as the records API stores destinations. */
 export function presentValue(a: Answer): string {
@@ -43,9 +42,23 @@ export function presentValue(a: Answer): string {
       return Array.isArray(a.data) ? a.data.join('') : String(a.data);
     case 'CAA':
       return `${Number(a.flags)} ${String(a.tag)} "${String(a.value)}"`;
+    case 'SRV':
+      return `${Number(a.weight)} ${Number(a.port)} ${norm(String(a.target)) || '.'}`;
     default:
       return '';
   }
+}
+
+/** One answer as a scanned record at `label`: TTL within 1 s … 1 week, an MX's or SRV's priority apart. */
+export function scannedRecord(label: string, type: string, a: Answer): ScannedRecord {
+  const rec: ScannedRecord = {
+    name: label,
+    type,
+    destination: presentValue(a),
+    ttl: Math.min(Math.max(Number(a.ttl) || 120, 1), 604800),
+  };
+  if (type === 'MX' || type === 'SRV') rec.mx_priority = Number(a.priority);
+  return rec;
 }
 
 interface RawAnswer {
@@ -108,7 +121,7 @@ export async function observe(
 }
 
 /** Runs tasks with at most `limit` in flight. */
-async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+export async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(limit, items.length) }, async () => {
@@ -187,16 +200,7 @@ export function createDnsActivities(deps: DnsDeps) {
           if (!raw || raw.rcode === 3) break; // NXDOMAIN: nothing at this label
           const typeCode = DNS.Packet.TYPE[type];
           const own = raw.answers.filter((a) => a.type === typeCode && norm(a.name) === fqdn);
-          for (const a of own) {
-            const rec: ScannedRecord = {
-              name: label,
-              type,
-              destination: presentValue(a),
-              ttl: Math.min(Math.max(Number(a.ttl) || 120, 1), 604800),
-            };
-            if (type === 'MX') rec.mx_priority = Number(a.priority);
-            found.push(rec);
-          }
+          for (const a of own) found.push(scannedRecord(label, type, a));
           if (type === 'CNAME' && own.length > 0) break;
         }
       });

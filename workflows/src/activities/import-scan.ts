@@ -2,14 +2,13 @@
 // addresses through the public resolvers (DNS_RESOLVERS), a zone transfer from each address the platform may reach
 // (AddressPolicy: no loopback, private, link-local … address unless ALLOWED_PRIVATE_NETWORKS lists it, never an
 // endpoint of the platform), and the session's reports to the control plane.
-import DNS from 'dns2';
 import { AddressPolicy } from '@platform/shared/address-policy';
 import type { IpRange } from '@platform/shared/address-policy';
 import type { Resolver } from '../config.js';
-import type { ScannedRecord } from '../types.js';
+import type { ScannedRecord, ScanNameserver, ScanProgress } from '../types.js';
 import { transferZone, type AxfrAnswer } from './axfr.js';
 import { controlPlanePost, type ControlPlaneDeps } from './control-plane.js';
-import { observe, presentValue, type DnsDeps } from './dns-lookup.js';
+import { norm, observe, pool, scannedRecord, TYPE_NAMES, type DnsDeps } from './dns-lookup.js';
 
 /** The most records a scan brings (the control plane's bound of an import session). */
 export const SCAN_MAX_RECORDS = 10_000;
@@ -21,21 +20,6 @@ const AXFR_TIMEOUT_MS = 20_000;
 const AXFR_BUDGET_MS = 60_000;
 const AXFR_MAX_BYTES = 32 * 1024 * 1024;
 
-export interface ScanNameserver {
-  name: string;
-  address?: string;
-  result: string;
-}
-
-export interface ScanProgress {
-  phase: 'queued' | 'nameservers' | 'axfr' | 'labels' | 'planning' | 'done';
-  method?: 'axfr' | 'labels';
-  nameservers?: ScanNameserver[];
-  labels_total?: number;
-  labels_done?: number;
-  found?: number;
-}
-
 export interface ImportScanDeps extends DnsDeps, ControlPlaneDeps {
   allowedPrivateNetworks: readonly IpRange[];
   axfrPort: number;
@@ -43,9 +27,7 @@ export interface ImportScanDeps extends DnsDeps, ControlPlaneDeps {
   own: Resolver[];
 }
 
-const TYPE_NAMES = new Map<number, string>(Object.entries(DNS.Packet.TYPE).map(([k, v]) => [v as number, k]));
 const IMPORTED = new Set(['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS', 'SRV', 'CAA', 'PTR']);
-const norm = (name: string) => name.toLowerCase().replace(/\.$/, '');
 
 /** One transferred record as the records API takes it; undefined for what the platform manages or cannot hold. */
 export function scannedOf(zone: string, rr: AxfrAnswer): ScannedRecord | undefined {
@@ -55,20 +37,19 @@ export function scannedOf(zone: string, rr: AxfrAnswer): ScannedRecord | undefin
   if (!type || !IMPORTED.has(type)) return undefined; // SOA, DNSSEC records (signed anew here), unknown types
   const label = name === zone ? '@' : name.slice(0, -(zone.length + 1));
   if (label === '@' && type === 'NS') return undefined; // the apex NS set becomes the platform's
-  const ttl = Math.min(Math.max(Number(rr.ttl) || 120, 1), 604800);
-  if (type === 'SRV') {
-    const target = norm(String(rr.target)) || '.';
-    return {
-      name: label,
-      type,
-      destination: `${Number(rr.weight)} ${Number(rr.port)} ${target}`,
-      ttl,
-      mx_priority: Number(rr.priority),
-    };
-  }
-  const rec: ScannedRecord = { name: label, type, destination: presentValue(rr), ttl };
-  if (type === 'MX') rec.mx_priority = Number(rr.priority);
-  return rec;
+  return scannedRecord(label, type, rr);
+}
+
+/** The A and AAAA addresses the resolvers give for `name`, in that order, and their errors but NXDOMAIN. */
+async function addressesOf(deps: DnsDeps, name: string): Promise<{ addresses: Set<string>; errors: string[] }> {
+  const addresses = new Set<string>();
+  const errors: string[] = [];
+  for (const type of ['A', 'AAAA'])
+    for (const o of await observe(deps, name, type)) {
+      for (const v of o.values) addresses.add(v);
+      if (o.error && o.error !== 'NXDOMAIN') errors.push(`${o.resolver}: ${o.error}`);
+    }
+  return { addresses, errors };
 }
 
 export function createImportScanActivities(deps: ImportScanDeps) {
@@ -82,10 +63,8 @@ export function createImportScanActivities(deps: ImportScanDeps) {
     async nameserverAddresses(names: string[]): Promise<{ name: string; addresses: string[] }[]> {
       return Promise.all(
         names.slice(0, SCAN_MAX_NAMESERVERS).map(async (name) => {
-          const found = new Set<string>();
-          for (const type of ['A', 'AAAA'])
-            for (const o of await observe(deps, name, type)) for (const v of o.values) found.add(v);
-          return { name, addresses: [...found].slice(0, SCAN_MAX_ADDRESSES) };
+          const { addresses } = await addressesOf(deps, name);
+          return { name, addresses: [...addresses].slice(0, SCAN_MAX_ADDRESSES) };
         }),
       );
     },
@@ -148,26 +127,14 @@ export function createImportScanActivities(deps: ImportScanDeps) {
       hostnames: string[],
     ): Promise<{ hostname: string; addresses: string[]; error?: string }[]> {
       const out: { hostname: string; addresses: string[]; error?: string }[] = [];
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: Math.min(8, hostnames.length) }, async () => {
-          while (next < hostnames.length) {
-            const hostname = hostnames[next++]!;
-            const found = new Set<string>();
-            const errors: string[] = [];
-            for (const type of ['A', 'AAAA'])
-              for (const o of await observe(deps, hostname, type)) {
-                for (const v of o.values) found.add(v);
-                if (o.error && o.error !== 'NXDOMAIN') errors.push(`${o.resolver}: ${o.error}`);
-              }
-            out.push({
-              hostname,
-              addresses: [...found].sort(),
-              ...(found.size === 0 && errors.length ? { error: `no answer (${errors[0]})` } : {}),
-            });
-          }
-        }),
-      );
+      await pool(hostnames, 8, async (hostname) => {
+        const { addresses, errors } = await addressesOf(deps, hostname);
+        out.push({
+          hostname,
+          addresses: [...addresses].sort(),
+          ...(addresses.size === 0 && errors.length ? { error: `no answer (${errors[0]})` } : {}),
+        });
+      });
       return out;
     },
 
