@@ -44,6 +44,23 @@ export interface ScannedRecord {
   mx_priority?: number;
 }
 
+/** One nameserver address an import scan asked (or did not) for a zone transfer, and what came of it. */
+export interface ScanNameserver {
+  name: string;
+  address?: string;
+  result: string;
+}
+
+/** What an import scan has done so far (the control plane keeps it on the session; GET shows it). */
+export interface ScanProgress {
+  phase: 'queued' | 'nameservers' | 'axfr' | 'labels' | 'planning' | 'done';
+  method?: 'axfr' | 'labels';
+  nameservers?: ScanNameserver[];
+  labels_total?: number;
+  labels_done?: number;
+  found?: number;
+}
+
 export interface VerificationBlock {
   name: string;
   type: string;

@@ -3,8 +3,7 @@
 // the session after each step; a session discarded or superseded meanwhile stops the scan at its next report.
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { ScanNameserver, ScanProgress } from '../activities/import-scan.js';
-import type { ScannedRecord } from '../types.js';
+import type { ScannedRecord, ScanNameserver, ScanProgress } from '../types.js';
 import { SCAN_LABELS } from '../scan-labels.js';
 import { interactive } from './proxies.js';
 

@@ -5,6 +5,9 @@ import type { Db, Tx } from '../../db/index.js';
 import { rowsOf } from '../../db/migrate.js';
 import type { ImportPlan } from '../records/service.js';
 import type { RecordCreate } from '../records/types.js';
+import type { ScanProgress } from '../../../../workflows/src/types.js';
+
+export type { ScanProgress };
 
 export const SESSION_STATUSES = ['scanning', 'open', 'committed', 'discarded', 'superseded', 'failed'] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
@@ -15,16 +18,6 @@ export type SessionSource = 'zone' | 'scan';
 export interface SessionInput {
   line: number;
   input: RecordCreate;
-}
-
-/** What a scan has done so far (GET shows it while the session is scanning). */
-export interface ScanProgress {
-  phase: 'queued' | 'nameservers' | 'axfr' | 'labels' | 'planning' | 'done';
-  method?: 'axfr' | 'labels';
-  nameservers?: { name: string; address?: string; result: string }[];
-  labels_total?: number;
-  labels_done?: number;
-  found?: number;
 }
 
 export interface CommitResultItem {
@@ -77,6 +70,12 @@ function parsed(row: Record<string, unknown>): SessionRow {
   return row as unknown as SessionRow;
 }
 
+/** The statement's one row, parsed, or undefined. */
+function first(res: unknown): SessionRow | undefined {
+  const [row] = rowsOf<Record<string, unknown>>(res);
+  return row ? parsed(row) : undefined;
+}
+
 const json = (v: unknown) => JSON.stringify(v);
 
 export async function insertSession(
@@ -99,7 +98,7 @@ export async function insertSession(
       ${json(s.plan?.records ?? [])}::jsonb, ${json(s.plan?.skipped ?? [])}::jsonb,
       ${json(s.plan?.errors ?? [])}::jsonb, ${s.plan?.limitError ?? null}, ${json(s.progress ?? {})}::jsonb)
     RETURNING ${COLUMNS}`);
-  return parsed(rowsOf<Record<string, unknown>>(res)[0]!);
+  return first(res)!;
 }
 
 /** One session of the domain; `forUpdate` locks it for the caller's transaction. */
@@ -112,23 +111,20 @@ export async function getSession(
   const res = await tx.execute(sql`
     SELECT ${COLUMNS} FROM import_sessions WHERE id = ${id} AND domain_id = ${domainId}
     ${forUpdate ? sql`FOR UPDATE` : sql``}`);
-  const [row] = rowsOf<Record<string, unknown>>(res);
-  return row ? parsed(row) : undefined;
+  return first(res);
 }
 
 /** A session by id alone (the /internal API of the worker, which names the session it scans for). */
 export async function getSessionById(tx: Tx | Db, id: number): Promise<SessionRow | undefined> {
   const res = await tx.execute(sql`SELECT ${COLUMNS} FROM import_sessions WHERE id = ${id}`);
-  const [row] = rowsOf<Record<string, unknown>>(res);
-  return row ? parsed(row) : undefined;
+  return first(res);
 }
 
 /** The domain's live (scanning or open) session. */
 export async function liveSession(tx: Tx | Db, domainId: number): Promise<SessionRow | undefined> {
   const res = await tx.execute(sql`
     SELECT ${COLUMNS} FROM import_sessions WHERE domain_id = ${domainId} AND status IN ('scanning', 'open')`);
-  const [row] = rowsOf<Record<string, unknown>>(res);
-  return row ? parsed(row) : undefined;
+  return first(res);
 }
 
 /** The domain's newest scan session (live or not). */
@@ -136,8 +132,7 @@ export async function latestScan(db: Db, domainId: number): Promise<SessionRow |
   const res = await db.execute(sql`
     SELECT ${COLUMNS} FROM import_sessions WHERE domain_id = ${domainId} AND source = 'scan'
     ORDER BY id DESC LIMIT 1`);
-  const [row] = rowsOf<Record<string, unknown>>(res);
-  return row ? parsed(row) : undefined;
+  return first(res);
 }
 
 export async function setProgress(db: Db | Tx, id: number, progress: ScanProgress): Promise<SessionStatus | undefined> {
@@ -163,17 +158,19 @@ export async function storeScan(
     WHERE id = ${id}`);
 }
 
-/** Closes a live session: committed (with its result), discarded, superseded (by `supersededBy`) or failed. */
+/**
+ * Closes a live session: committed (with its result), discarded, superseded or failed (with its error). A superseded
+ * session names its successor afterwards (setSupersededBy): the successor can only be inserted once this one is closed.
+ */
 export async function closeSession(
   tx: Tx | Db,
   id: number,
   status: Exclude<SessionStatus, 'scanning' | 'open'>,
-  extra: { result?: CommitResult; error?: string; supersededBy?: number } = {},
+  extra: { result?: CommitResult; error?: string } = {},
 ): Promise<void> {
   await tx.execute(sql`
     UPDATE import_sessions SET status = ${status}, result = ${extra.result ? json(extra.result) : null}::jsonb,
-      error = ${extra.error ?? null}, superseded_by = ${extra.supersededBy ?? null}, updated_at = now(),
-      closed_at = now()
+      error = ${extra.error ?? null}, updated_at = now(), closed_at = now()
     WHERE id = ${id} AND status IN ('scanning', 'open')`);
 }
 
