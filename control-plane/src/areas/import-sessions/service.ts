@@ -9,11 +9,9 @@ import type { Tx } from '../../db/index.js';
 import { changeDomain } from '../../config-log/index.js';
 import { ApiError, isApiError } from '../../errors.js';
 import { originPolicy } from '../../origins/address-check.js';
-import { effectiveFeatures } from '../../plans/entitlements.js';
 import type { WorkflowStart } from '../../workflow-outbox/outbox.js';
 import { assertNotFrozen } from '../domain-lifecycle/transitions.js';
-import { parseZoneFile } from '../records/bind-parse.js';
-import { planRecords, type DomainRow, type ImportPlan } from '../records/service.js';
+import { parseImportFile, planRecords, withParsedLines, type DomainRow, type ImportPlan } from '../records/service.js';
 import { insertRecords } from '../records/store.js';
 import { normalizeOwnerName } from '../records/names.js';
 import { LIMITS, type RecordCreate } from '../records/types.js';
@@ -94,18 +92,14 @@ export async function startZoneSession(
   text: string,
 ): Promise<SessionRow> {
   // As POST records/import: 10,000 records, or as many as the domain's plan allows when that is more.
-  const max = Math.max(LIMITS.importMaxRecords, (await effectiveFeatures(app.db, domain.id)).max_records);
-  const parsed = parseZoneFile(domain.name, text, max);
+  const { parsed, max } = await parseImportFile(app.db, domain, text);
   if (parsed.tooLarge)
     throw new ApiError('CP_ERR_INVALID_INPUT', `a zone file may hold at most ${max} records; no session was started`);
   return changeDomain(app, domain.id, async (tx, locked) => {
     assertNotFrozen(locked);
     await assertNoLiveSession(tx, locked.id);
     const { plan: planned, inputs } = await plan(app, tx, locked, parsed.records);
-    planned.skipped.push(...parsed.skipped);
-    planned.errors.push(...parsed.errors);
-    planned.skipped.sort((a, b) => a.line - b.line);
-    planned.errors.sort((a, b) => a.line - b.line);
+    withParsedLines(planned, parsed);
     const row = await insertSession(tx, {
       domainId: locked.id,
       source: 'zone',

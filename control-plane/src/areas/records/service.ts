@@ -1,7 +1,7 @@
 // Record operations: each write goes through changeDomain (domain row locked and read under the lock), validates
 // against the zone, writes, and reports the records it changed (ONE config-log entry); a failed check stores nothing.
 import type { FastifyInstance } from 'fastify';
-import type { Tx } from '../../db/index.js';
+import type { Db, Tx } from '../../db/index.js';
 import type { domains } from '../../db/schema.js';
 import { assertRecordsUnlocked, lockedEmailRecords, lockedRecordError } from '../email/service.js';
 import { ApiError, isApiError } from '../../errors.js';
@@ -10,7 +10,7 @@ import { buildZone } from '../../config-log/snapshot.js';
 import { changeDomain, type DomainLock, type DomainWrite } from '../../config-log/index.js';
 import { sendBehind } from '../../db/pipeline.js';
 import { exportZone } from './bind-export.js';
-import { parseZoneFile } from './bind-parse.js';
+import { parseZoneFile, type ParseResult } from './bind-parse.js';
 import { applyPatch, buildRecord, sameFields } from './normalize.js';
 import {
   apiToStored,
@@ -294,21 +294,37 @@ export async function deleteMany(app: FastifyInstance, domain: DomainRow, ids: n
 const TOO_MANY = 'a zone file may hold at most ';
 const fileTooLarge = (max: number) => `${TOO_MANY}${max} records`;
 
-/** What importing `text` would do, checked exactly as the API checks single creates. Stores nothing. */
-async function planImport(tx: Tx, domain: DomainRow, text: string, policy: AddressPolicy): Promise<ImportPlan> {
-  // A file may hold 10,000 records, or as many as the domain's plan allows when that is more (a large zone).
-  const max = Math.max(LIMITS.importMaxRecords, (await effectiveFeatures(tx, domain.id)).max_records);
-  const parsed = parseZoneFile(domain.name, text, max);
-  if (parsed.tooLarge) {
-    // Refused before any record is checked against the zone (and the rest of the file is not even read).
-    return { records: [], skipped: [], errors: [{ line: 0, error: fileTooLarge(max) }], limitError: null };
-  }
-  const plan = await planRecords(tx, domain, parsed.records, policy, { literalTxt: true });
+/**
+ * The zone file `text` of `domain` parsed; `max` is its bound: 10,000 records, or as many as the domain's plan
+ * allows when that is more (a large zone). POST records/import and import sessions share it.
+ */
+export async function parseImportFile(
+  db: Db | Tx,
+  domain: DomainRow,
+  text: string,
+): Promise<{ parsed: ParseResult; max: number }> {
+  const max = Math.max(LIMITS.importMaxRecords, (await effectiveFeatures(db, domain.id)).max_records);
+  return { parsed: parseZoneFile(domain.name, text, max), max };
+}
+
+/** `plan` of a parsed file's records with the file's own skipped and invalid lines added, each list in line order. */
+export function withParsedLines(plan: ImportPlan, parsed: ParseResult): ImportPlan {
   plan.skipped.push(...parsed.skipped);
   plan.errors.push(...parsed.errors);
   plan.skipped.sort((a, b) => a.line - b.line);
   plan.errors.sort((a, b) => a.line - b.line);
   return plan;
+}
+
+/** What importing `text` would do, checked exactly as the API checks single creates. Stores nothing. */
+async function planImport(tx: Tx, domain: DomainRow, text: string, policy: AddressPolicy): Promise<ImportPlan> {
+  const { parsed, max } = await parseImportFile(tx, domain, text);
+  if (parsed.tooLarge) {
+    // Refused before any record is checked against the zone (and the rest of the file is not even read).
+    return { records: [], skipped: [], errors: [{ line: 0, error: fileTooLarge(max) }], limitError: null };
+  }
+  const plan = await planRecords(tx, domain, parsed.records, policy, { literalTxt: true });
+  return withParsedLines(plan, parsed);
 }
 
 /**
