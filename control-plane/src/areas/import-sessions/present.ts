@@ -1,13 +1,8 @@
 // Database row → API body of an import session.
-import { fields } from '../records/routes.js';
-import type { RecordFields } from '../records/types.js';
+import { previewRecord } from '../records/routes.js';
 import type { SessionRow } from './store.js';
 
 const iso = (v: string | Date) => new Date(v).toISOString();
-
-function previewRecord(r: RecordFields & { line: number }) {
-  return { line: r.line, ...fields(r) };
-}
 
 export function presentSession(row: SessionRow, domain: string) {
   return {

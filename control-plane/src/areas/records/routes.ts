@@ -40,7 +40,7 @@ import {
 import { installZoneImportBodies, ZoneImportBody, zoneText } from './import-body.js';
 
 /** A record's fields in the API's form (unset mx_priority, host_header and comment absent). */
-export function fields(r: RecordFields) {
+function fields(r: RecordFields) {
   return {
     name: r.name,
     type: r.type,
@@ -57,6 +57,11 @@ export function fields(r: RecordFields) {
     timeout: r.timeout,
     ...(r.comment === null ? {} : { comment: r.comment }),
   };
+}
+
+/** A planned record of an import preview or session: its line in the file, then its fields in the API's form. */
+export function previewRecord(r: RecordFields & { line: number }) {
+  return { line: r.line, ...fields(r) };
 }
 
 /** The API form of a stored record; unset mx_priority, host_header and comment are absent. */
@@ -181,7 +186,7 @@ export default async function recordRoutes(fastify: FastifyInstance) {
         const { domain } = await loadDomain(request, request.params.domain, 'records.edit');
         const plan = await previewImport(app, domain, zoneText(request.body));
         return {
-          records: plan.records.map((r) => ({ line: r.line, ...fields(r) })),
+          records: plan.records.map(previewRecord),
           skipped: plan.skipped,
           errors: plan.errors,
           ...(plan.limitError ? { limit_error: plan.limitError } : {}),
