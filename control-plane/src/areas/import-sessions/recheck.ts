@@ -7,6 +7,7 @@ import { and, eq } from 'drizzle-orm';
 import type * as wf from '../../../../workflows/src/workflows/index.js';
 import { dnsRecords } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
+import { absoluteName } from '../records/names.js';
 import type { DomainRow } from '../records/service.js';
 
 /** At most this many distinct hostnames are asked per re-check (the rest are reported as not checked). */
@@ -25,8 +26,8 @@ export async function recheckProxied(app: FastifyInstance, domain: DomainRow) {
     .from(dnsRecords)
     .where(and(eq(dnsRecords.domainId, domain.id), eq(dnsRecords.proxied, true)))
     .orderBy(dnsRecords.id);
-  const hostnameOf = (name: string) => (name === '@' ? domain.name : `${name}.${domain.name}`);
-  const hostnames = [...new Set(rows.map((r) => hostnameOf(r.name)).filter((h) => !h.startsWith('*')))];
+  const named = rows.map((r) => ({ id: r.id, name: r.name, hostname: absoluteName(domain.name, r.name) }));
+  const hostnames = [...new Set(named.map((r) => r.hostname).filter((h) => !h.startsWith('*')))];
   const asked = hostnames.slice(0, RECHECK_MAX_HOSTNAMES);
   const answers = new Map<string, Lookup>();
   if (asked.length > 0) {
@@ -36,9 +37,8 @@ export async function recheckProxied(app: FastifyInstance, domain: DomainRow) {
     for (const a of found) answers.set(a.hostname, a);
   }
   const edge = new Set([...app.config.edgeIpv4, ...app.config.edgeIpv6]);
-  const records = rows.map((r) => {
-    const hostname = hostnameOf(r.name);
-    const base = { id: r.id, name: r.name, hostname };
+  const records = named.map((base) => {
+    const { hostname } = base;
     if (hostname.startsWith('*'))
       return { ...base, ok: false, seen: [], error: 'a wildcard name cannot be asked; check one name under it' };
     const a = answers.get(hostname);
