@@ -13,17 +13,14 @@ import type { HeldMessage, NodeActivity } from '@platform/mail-node/contract';
 import { deliver } from '@platform/mail-node/deliver';
 import { rowsOf } from '../../db/migrate.js';
 import { enqueueWorkflows } from '../../workflow-outbox/outbox.js';
-import type { EmailConfig } from './config.js';
 import { openDkimKey } from './keys.js';
 import { addActivity, giveBackDaily, routingOf } from './store.js';
-import { deliveryContext } from './service.js';
+import { deliveryContext, emailConfig } from './service.js';
 
 export const HOLD_KEY_FILE = 'email-hold-key';
 export const RETRY_WORKFLOW = 'retryHeldEmail';
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
-
-const emailConfig = (app: FastifyInstance) => (app.config as unknown as { email: EmailConfig }).email;
 
 const holdKeys = new WeakMap<FastifyInstance, Buffer>();
 function holdKey(app: FastifyInstance): Buffer {

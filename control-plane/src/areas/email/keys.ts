@@ -18,7 +18,8 @@ export interface DkimKey {
 /** What the at-rest seal is bound to: a sealed key moved to another domain or selector does not open. */
 const binding = (domain: string, selector: string) => `dkim:${domain}:${selector}`;
 
-function vaultOf(app: FastifyInstance) {
+/** The certificate key vault over the control plane's secrets (the email area's sealing at rest). */
+export function vaultOf(app: FastifyInstance) {
   const c = app.config as { dataDir: string; certificateKey?: string; nodeToken?: string };
   return keyVault({ dataDir: c.dataDir, certificateKey: c.certificateKey, nodeToken: c.nodeToken });
 }

@@ -36,7 +36,6 @@ import {
 } from './schemas.js';
 import * as email from './service.js';
 import { attemptHeld, holdMessage } from './held.js';
-import type { EmailConfig } from './config.js';
 
 const tags = ['email routing'];
 const base = '/domains/:domain/email';
@@ -452,7 +451,7 @@ async function emailInternalRoutes(fastify: FastifyInstance) {
   );
   const Short = Type.String({ maxLength: 512 });
   const Verdict = Type.String({ maxLength: 32 });
-  const holdMax = (app.config as unknown as { email: EmailConfig }).email.holdMaxBytes;
+  const holdMax = email.emailConfig(app).holdMaxBytes;
   app.post(
     '/internal/email/held',
     {

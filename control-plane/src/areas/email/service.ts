@@ -14,7 +14,7 @@ import { ApiError } from '../../errors.js';
 import { changeDomain, type DomainLock, type DomainRow } from '../../config-log/index.js';
 import { effectiveFeatures, requireFeature } from '../../plans/entitlements.js';
 import { customAddress, emailAddress } from './addresses.js';
-import { dkimKeyForNodes, dkimRecordValue, newDkimKey, openDkimKey } from './keys.js';
+import { dkimKeyForNodes, dkimRecordValue, newDkimKey, openDkimKey, vaultOf } from './keys.js';
 import {
   activityCounts,
   activityOf,
@@ -36,7 +36,6 @@ import {
   type RoutingRow,
 } from './store.js';
 import { presentActivity, presentAddress, presentDestination, presentRouting } from './present.js';
-import { keyVault } from '../ssl/key-vault.js';
 import { coveringName } from '../ssl/pem.js';
 import { certificatesForNodes } from '../ssl/serving.js';
 import { snapshotCertificatesSql, type SnapshotCertificateJson } from '../ssl/store.js';
@@ -52,7 +51,8 @@ export const RESEND_INTERVAL_MS = 60_000;
 /** Bodies of POST send: at most this many characters of text. */
 export const MAX_SEND_TEXT = 64 * 1024;
 
-const emailConfig = (app: FastifyInstance) => (app.config as unknown as { email: EmailConfig }).email;
+export const emailConfig = (app: FastifyInstance): EmailConfig =>
+  (app.config as unknown as { email: EmailConfig }).email;
 
 function bad(message: string): never {
   throw new ApiError('CP_ERR_INVALID_INPUT', message);
@@ -715,9 +715,7 @@ export async function tlsForNode(app: FastifyInstance, servername: string) {
   );
   if (!row) return undefined;
   const rows = typeof row.certificates === 'string' ? JSON.parse(row.certificates) : row.certificates;
-  const c = app.config as { dataDir: string; certificateKey?: string; nodeToken?: string };
-  const vault = keyVault({ dataDir: c.dataDir, certificateKey: c.certificateKey, nodeToken: c.nodeToken });
-  const cert = certificatesForNodes(vault, row.name, rows, Date.now()).find(
+  const cert = certificatesForNodes(vaultOf(app), row.name, rows, Date.now()).find(
     (x) => coveringName(new Set(x.hostnames), name) !== undefined,
   );
   if (!cert) return undefined;
