@@ -9,6 +9,25 @@ const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 const INFO = 'platform certificate private keys to nodes v1';
 
+/**
+ * AES-256-GCM under `key` (32 bytes), bound to `aad`: nonce, ciphertext and tag in one buffer. The one sealing of the
+ * platform's secrets: keys to nodes here, and at rest the certificate key vault and held email messages.
+ */
+export function sealAesGcm(key: Buffer, aad: Buffer | string, plain: Buffer): Buffer {
+  const nonce = randomBytes(NONCE_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', key, nonce);
+  cipher.setAAD(typeof aad === 'string' ? Buffer.from(aad) : aad);
+  return Buffer.concat([nonce, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
+}
+
+/** Opens what sealAesGcm sealed under the same key and `aad`; throws when either differs or `sealed` was altered. */
+export function openAesGcm(key: Buffer, aad: Buffer | string, sealed: Buffer): Buffer {
+  const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, NONCE_BYTES));
+  decipher.setAAD(typeof aad === 'string' ? Buffer.from(aad) : aad);
+  decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
+  return Buffer.concat([decipher.update(sealed.subarray(NONCE_BYTES, sealed.length - TAG_BYTES)), decipher.final()]);
+}
+
 const keys = new Map<string, Buffer>();
 
 function sealingKey(nodeToken: string): Buffer {
@@ -33,11 +52,10 @@ export function sealCertificateKey(
   certificatePem: string,
   privateKeyPem: string,
 ): Uint8Array {
-  const nonce = randomBytes(NONCE_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', sealingKey(nodeToken), nonce);
-  cipher.setAAD(aad(domain, certificatePem));
-  const body = Buffer.concat([cipher.update(privateKeyPem, 'utf8'), cipher.final()]);
-  return Buffer.concat([Buffer.from([VERSION]), nonce, body, cipher.getAuthTag()]);
+  return Buffer.concat([
+    Buffer.from([VERSION]),
+    sealAesGcm(sealingKey(nodeToken), aad(domain, certificatePem), Buffer.from(privateKeyPem, 'utf8')),
+  ]);
 }
 
 /**
@@ -54,13 +72,7 @@ export function openCertificateKey(
   if (b.length < 1 + NONCE_BYTES + TAG_BYTES || b[0] !== VERSION)
     throw new PlatformError('CFG_ERR_CERT_SEAL', 'sealed certificate key: unknown format', { kind: 'system' });
   try {
-    const decipher = createDecipheriv('aes-256-gcm', sealingKey(nodeToken), b.subarray(1, 1 + NONCE_BYTES));
-    decipher.setAAD(aad(domain, certificatePem));
-    decipher.setAuthTag(b.subarray(b.length - TAG_BYTES));
-    return Buffer.concat([
-      decipher.update(b.subarray(1 + NONCE_BYTES, b.length - TAG_BYTES)),
-      decipher.final(),
-    ]).toString('utf8');
+    return openAesGcm(sealingKey(nodeToken), aad(domain, certificatePem), b.subarray(1)).toString('utf8');
   } catch (err) {
     throw new PlatformError(
       'CFG_ERR_CERT_SEAL',

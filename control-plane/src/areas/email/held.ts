@@ -5,9 +5,10 @@
 // plain form only in memory: at rest it is AES-256-GCM under a key derived from DATA_DIR/email-hold-key (never in the
 // database), bound to the row's id; Temporal's history holds only the id. Rows go when the message is delivered or
 // bounced; any row past its expiry (the schedule's length and an hour) is purged at the next hold.
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { hkdfSync, randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'drizzle-orm';
+import { openAesGcm, sealAesGcm } from '@platform/shared/config';
 import { ensureSecret } from '@platform/shared/node-token';
 import type { HeldMessage, NodeActivity } from '@platform/mail-node/contract';
 import { deliver } from '@platform/mail-node/deliver';
@@ -19,8 +20,6 @@ import { deliveryContext, emailConfig } from './service.js';
 
 export const HOLD_KEY_FILE = 'email-hold-key';
 export const RETRY_WORKFLOW = 'retryHeldEmail';
-const NONCE_BYTES = 12;
-const TAG_BYTES = 16;
 
 const holdKeys = new WeakMap<FastifyInstance, Buffer>();
 function holdKey(app: FastifyInstance): Buffer {
@@ -34,18 +33,11 @@ function holdKey(app: FastifyInstance): Buffer {
 }
 
 export function sealHeld(key: Buffer, id: string, raw: Buffer): string {
-  const nonce = randomBytes(NONCE_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', key, nonce);
-  cipher.setAAD(Buffer.from(id));
-  return Buffer.concat([nonce, cipher.update(raw), cipher.final(), cipher.getAuthTag()]).toString('base64');
+  return sealAesGcm(key, id, raw).toString('base64');
 }
 
 export function openHeld(key: Buffer, id: string, sealed: string): Buffer {
-  const b = Buffer.from(sealed, 'base64');
-  const decipher = createDecipheriv('aes-256-gcm', key, b.subarray(0, NONCE_BYTES));
-  decipher.setAAD(Buffer.from(id));
-  decipher.setAuthTag(b.subarray(b.length - TAG_BYTES));
-  return Buffer.concat([decipher.update(b.subarray(NONCE_BYTES, b.length - TAG_BYTES)), decipher.final()]);
+  return openAesGcm(key, id, Buffer.from(sealed, 'base64'));
 }
 
 const seconds = (ms: number) =>

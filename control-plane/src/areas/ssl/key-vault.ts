@@ -1,14 +1,19 @@
 // Private keys of certificates at rest: AES-256-GCM under a key derived from CERTIFICATE_KEY (or DATA_DIR/certificate-key,
 // generated on first start with mode 0600 like the node token), bound to the certificate's fingerprint. Also seals
 // them for nodes (cert-seal.ts) when a snapshot carries them: opened here, sealed again under the node token.
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { createHash, hkdfSync } from 'node:crypto';
 import { ensureNodeToken, ensureSecret } from '@platform/shared/node-token';
-import { sealCertificateKey, sealDnssecKey, sealTsigSecret, type Certificate } from '@platform/shared/config';
+import {
+  openAesGcm,
+  sealAesGcm,
+  sealCertificateKey,
+  sealDnssecKey,
+  sealTsigSecret,
+  type Certificate,
+} from '@platform/shared/config';
 
 export const CERTIFICATE_KEY_FILE = 'certificate-key';
 const PREFIX = 'v1:';
-const NONCE_BYTES = 12;
-const TAG_BYTES = 16;
 
 export interface KeyVaultConfig {
   dataDir: string;
@@ -60,22 +65,11 @@ export function keyVault(config: KeyVaultConfig): KeyVault {
     },
     nodeTokenId: () =>
       createHash('sha256').update('platform node token id\n').update(token()).digest('hex').slice(0, 32),
-    seal(privateKeyPem, fingerprint) {
-      const nonce = randomBytes(NONCE_BYTES);
-      const cipher = createCipheriv('aes-256-gcm', storageKey(), nonce);
-      cipher.setAAD(Buffer.from(fingerprint));
-      const body = Buffer.concat([cipher.update(privateKeyPem, 'utf8'), cipher.final()]);
-      return PREFIX + Buffer.concat([nonce, body, cipher.getAuthTag()]).toString('base64');
-    },
+    seal: (privateKeyPem, fingerprint) =>
+      PREFIX + sealAesGcm(storageKey(), fingerprint, Buffer.from(privateKeyPem, 'utf8')).toString('base64'),
     open(sealed, fingerprint) {
       if (!sealed.startsWith(PREFIX)) throw new Error('certificate key vault: unknown format');
-      const b = Buffer.from(sealed.slice(PREFIX.length), 'base64');
-      const decipher = createDecipheriv('aes-256-gcm', storageKey(), b.subarray(0, NONCE_BYTES));
-      decipher.setAAD(Buffer.from(fingerprint));
-      decipher.setAuthTag(b.subarray(b.length - TAG_BYTES));
-      return Buffer.concat([decipher.update(b.subarray(NONCE_BYTES, b.length - TAG_BYTES)), decipher.final()]).toString(
-        'utf8',
-      );
+      return openAesGcm(storageKey(), fingerprint, Buffer.from(sealed.slice(PREFIX.length), 'base64')).toString('utf8');
     },
     sealForNodes: (domain, publicKey, der) => sealDnssecKey(token(), domain, publicKey, der),
     sealTsigForNodes: (domain, keyName, secret) => sealTsigSecret(token(), domain, keyName, secret),
