@@ -44,3 +44,16 @@ export function normalizeDomainName(raw: string): string {
   if (!r.ok) throw new ApiError('CP_ERR_INVALID_INPUT', `invalid domain name "${raw.slice(0, 300)}": ${r.reason}`);
   return r.name;
 }
+
+/**
+ * The domain names a host may belong to: itself, then each parent of two labels or more (a.b.example.com →
+ * a.b.example.com, b.example.com, example.com). A domain is never a single label, so the top-level one is left out.
+ */
+export function enclosingNames(host: string): string[] {
+  const out = [host];
+  for (let i = host.indexOf('.'); i >= 0; i = host.indexOf('.', i + 1)) {
+    const rest = host.slice(i + 1);
+    if (rest.includes('.')) out.push(rest);
+  }
+  return out;
+}

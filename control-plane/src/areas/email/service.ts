@@ -39,6 +39,7 @@ import { presentActivity, presentAddress, presentDestination, presentRouting } f
 import { coveringName } from '../ssl/pem.js';
 import { certificatesForNodes } from '../ssl/serving.js';
 import { snapshotCertificatesSql, type SnapshotCertificateJson } from '../ssl/store.js';
+import { enclosingNames } from '../domains/domain-name.js';
 import type { EmailConfig } from './config.js';
 
 export const NOT_ENABLED = 'email routing is not enabled for this domain';
@@ -701,13 +702,10 @@ export async function dkimForNode(app: FastifyInstance, domainName: string) {
  */
 export async function tlsForNode(app: FastifyInstance, servername: string) {
   const name = servername.toLowerCase();
-  const labels = name.split('.');
-  const suffixes = labels.slice(0, -1).map((_, i) => labels.slice(i).join('.'));
-  if (suffixes.length === 0) return undefined;
   const [domain] = rowsOf<{ id: number; name: string }>(
     await app.db.execute(sql`SELECT d.id, d.name FROM domains d
       JOIN email_routing r ON r.domain_id = d.id AND r.enabled
-      WHERE d.name = ANY(${`{${suffixes.join(',')}}`}::text[]) ORDER BY length(d.name) DESC LIMIT 1`),
+      WHERE d.name = ANY(${`{${enclosingNames(name).join(',')}}`}::text[]) ORDER BY length(d.name) DESC LIMIT 1`),
   );
   if (!domain) return undefined;
   const [row] = rowsOf<{ name: string; certificates: SnapshotCertificateJson[] | string }>(

@@ -14,6 +14,7 @@ import { EDGE_SSO_PATH, EDGE_SSO_STATE, EDGE_SSO_TOKEN_TYPE, MAX_SSO_RETURN_TO }
 import { ApiError, MESSAGES } from '../../errors.js';
 import { ErrorBody } from '../../openapi/schemas.js';
 import { rowsOf } from '../../db/migrate.js';
+import { enclosingNames } from '../domains/domain-name.js';
 import { resolveBrowserSession } from '../login/session.js';
 import { SIGNING_ALG } from './keys.js';
 import type { Sso } from './provider.js';
@@ -44,8 +45,11 @@ const Query = Type.Object({
   }),
 });
 
-/** The URL to send the browser back to: http(s), no credentials, a host name (no IP address) ≤ 253 characters. */
-function parseReturnTo(value: string): URL {
+/**
+ * The URL to send the browser back to and its host name (no trailing dot): http(s), no credentials, a host name (no IP
+ * address) ≤ 253 characters.
+ */
+function parseReturnTo(value: string): { url: URL; host: string } {
   let url: URL;
   try {
     url = new URL(value);
@@ -59,17 +63,7 @@ function parseReturnTo(value: string): URL {
   const host = url.hostname.replace(/\.$/, '');
   if (host === '' || host.length > 253 || isIP(host.replace(/^\[|\]$/g, '')) !== 0 || !host.includes('.'))
     throw new ApiError('CP_ERR_INVALID_INPUT', 'return_to must name a hostname of a domain on this platform');
-  return url;
-}
-
-/** The zones a hostname may belong to: itself and each parent with at least two labels (a.b.example.com → 3). */
-function enclosingNames(host: string): string[] {
-  const out = [host];
-  for (let i = host.indexOf('.'); i >= 0; i = host.indexOf('.', i + 1)) {
-    const rest = host.slice(i + 1);
-    if (rest.includes('.')) out.push(rest);
-  }
-  return out;
+  return { url, host };
 }
 
 const notOnPlatform = () =>
@@ -145,8 +139,7 @@ export async function edgeSessionRoutes(scope: FastifyInstance, sso: Sso) {
     },
     async (request, reply) => {
       const { return_to: returnTo, state } = request.query as Static<typeof Query>;
-      const url = parseReturnTo(returnTo);
-      const host = url.hostname.replace(/\.$/, '');
+      const { url, host } = parseReturnTo(returnTo);
       const domains = rowsOf<{ id: number }>(
         await scope.db.execute(sql`
           SELECT id FROM domains WHERE name IN (${sql.join(
