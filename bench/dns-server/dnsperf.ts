@@ -4,7 +4,10 @@
 // Run: node --import tsx bench/dns-server/dnsperf.ts
 // Env: SECONDS (dnsperf -l, default 10), RECORDS (default 10000), CLIENTS (dnsperf -c, default 4), ROUNDS (default 2),
 // SUBJECTS (comma-separated ids of the subjects below to run; default all), PAIRED (rounds of the paired 1-core runs
-// at the end: NSD and the dns-server on the same CPU at the same time; default 0, none).
+// at the end: NSD and the dns-server on the same CPU at the same time; default 0, none), PROFILE=1 (one more paired
+// round with perf attached: user/kernel CPU, syscalls and batch size per query, the top of each profile), PAIRS
+// (which pairs the paired rounds run: batch, dgram (NSD beside the dns-server, default both), before (BEFORE=DIR, a
+// checkout of the code before a change, beside this one)).
 // Response rate limiting is run three ways on both servers: off, on with a rate dnsperf never reaches (what the
 // bookkeeping costs per answer), and at the defaults (200 answers/s per bucket, slip 2: dnsperf's NXDOMAIN tenth
 // shares one bucket and gets limited, as a real flood from one source would).
@@ -18,7 +21,18 @@ import { fileURLToPath } from 'node:url';
 import { openNodeStore } from '@platform/shared/node-store';
 import { Packet } from 'dns2';
 import { APEX, generateZone } from './zone-gen.js';
-import { cpuMs, ensureTools, freePort, median, nsdConfig, runBench, runBeside, stop } from './tools.js';
+import {
+  cpuMs,
+  cpuTimesMs,
+  ensureTools,
+  freePort,
+  median,
+  nsdConfig,
+  perfWhile,
+  runBench,
+  runBeside,
+  stop,
+} from './tools.js';
 import { udpQuery as udpAsk } from '../../test/e2e/dns-helpers.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -27,6 +41,10 @@ const RECORDS = Number(process.env.RECORDS ?? 10_000);
 const CLIENTS = Number(process.env.CLIENTS ?? 4);
 /** Rounds over all subjects, interleaved, so a burst of load from other processes does not hit one subject only. */
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
+/** PROFILE=1: after the paired rounds, one more with perf attached to both servers (not counted in the ratios). */
+const PROFILE = process.env.PROFILE === '1';
+/** BEFORE=DIR: another checkout (built, with its node_modules) whose dns-server the `before` pair runs beside this one. */
+const BEFORE = process.env.BEFORE;
 
 function query(port: number, name: string, type: string): Promise<Buffer | null> {
   const q = new Packet();
@@ -136,12 +154,21 @@ runBench('dnsperf-bench-', async (dir, procs) => {
       const cmd = pin ? ['taskset', '-c', '0', 'nsd', '-d', '-c', conf] : ['nsd', '-d', '-c', conf];
       return spawn(cmd[0], cmd.slice(1), { stdio: 'ignore' });
     };
-    /** udpIo: DNS_UDP_IO, batched through the native module (the default) or node:dgram (before issue 17 item 5). */
-    const ours = (workers: number, port: number, pin: boolean, rrl = 0, udpIo = 'batch') => {
-      const node = [process.execPath, '--import', 'tsx', join(ROOT, 'dns-server/src/main.ts')];
-      const cmd = pin ? ['taskset', '-c', '0', ...node] : node;
+    /**
+     * rrl: DNS_RRL_RATE (0: off); udpIo: DNS_UDP_IO, batched through the native module (the default) or node:dgram
+     * (before issue 17 item 5); perfMap: node --perf-basic-prof, for perf's names of JIT-compiled functions; root:
+     * the checkout whose dns-server runs (BEFORE's for the before/after pairs).
+     */
+    const ours = (
+      workers: number,
+      port: number,
+      pin: boolean,
+      { rrl = 0, udpIo = 'batch', perfMap = false, root = ROOT } = {},
+    ) => {
+      const node = [process.execPath, ...(perfMap ? ['--perf-basic-prof'] : []), '--import', 'tsx'];
+      const cmd = [...(pin ? ['taskset', '-c', '0'] : []), ...node, join(root, 'dns-server/src/main.ts')];
       return spawn(cmd[0], cmd.slice(1), {
-        cwd: ROOT,
+        cwd: root,
         stdio: 'ignore',
         env: {
           ...process.env,
@@ -215,9 +242,11 @@ runBench('dnsperf-bench-', async (dir, procs) => {
     const all: Subject[] = [
       ...modes.flatMap(([suffix, group, rate]) => [
         one(`nsd${suffix}`, 'NSD 4 (server-count 1)', group, (p) => nsd(1, p, true, rate)),
-        one(`ours${suffix}`, 'dns-server (1 worker)', group, (p) => ours(1, p, true, rate)),
+        one(`ours${suffix}`, 'dns-server (1 worker)', group, (p) => ours(1, p, true, { rrl: rate })),
       ]),
-      one('ours-dgram', 'dns-server (1 worker, DNS_UDP_IO=dgram)', 'RRL off', (p) => ours(1, p, true, 0, 'dgram')),
+      one('ours-dgram', 'dns-server (1 worker, DNS_UDP_IO=dgram)', 'RRL off', (p) =>
+        ours(1, p, true, { udpIo: 'dgram' }),
+      ),
       one('bare', 'bare Node dgram (fixed answer)', 'RRL off', (p) => bare(p, true)),
       {
         id: 'nsd2',
@@ -241,7 +270,7 @@ runBench('dnsperf-bench-', async (dir, procs) => {
         cores: '2',
         group: 'RRL off',
         pin: false,
-        start: (p) => ours(2, p, false, 0, 'dgram'),
+        start: (p) => ours(2, p, false, { udpIo: 'dgram' }),
       },
     ];
     const only = process.env.SUBJECTS?.split(',').map((x) => x.trim());
@@ -307,21 +336,46 @@ runBench('dnsperf-bench-', async (dir, procs) => {
     if (paired > 0) {
       console.log(`\npaired (both servers on CPU 0 at once, a dnsperf each on CPU 1), ${paired} rounds:\n`);
       console.log(
-        '| subject | NSD QPS | dns-server QPS | dns-server / NSD per round | median | CPU µs/query NSD, ours (medians) | NSD CPU / ours |',
+        '| subject (b) vs a | a QPS | b QPS | b / a per round | median | CPU µs/query a, b (medians) | a CPU / b |',
       );
       console.log('|---|---|---|---|---|---|---|');
-      for (const [label, io] of [
-        ['dns-server (1 worker)', 'batch'],
-        ['dns-server (1 worker, DNS_UDP_IO=dgram)', 'dgram'],
-      ] as const) {
+      type Pair = {
+        label: string;
+        aLabel: string;
+        a: (port: number) => Promise<ChildProcess>;
+        b: (port: number) => ChildProcess;
+      };
+      const withNsd = (label: string, udpIo: string): Pair => ({
+        label: `${label} vs NSD`,
+        aLabel: 'nsd',
+        a: (p) => nsd(1, p, true),
+        b: (p) => ours(1, p, true, { udpIo }),
+      });
+      const all: Record<string, Pair> = {
+        batch: withNsd('dns-server (1 worker)', 'batch'),
+        dgram: withNsd('dns-server (1 worker, DNS_UDP_IO=dgram)', 'dgram'),
+      };
+      if (BEFORE)
+        all.before = {
+          label: `dns-server (1 worker) vs the same at ${BEFORE}`,
+          aLabel: 'before',
+          a: async (p) => ours(1, p, true, { root: BEFORE }),
+          b: (p) => ours(1, p, true),
+        };
+      const pairs = (process.env.PAIRS ?? 'batch,dgram')
+        .split(',')
+        .map((x) => all[x.trim()])
+        .filter((x) => x);
+      for (const pair of pairs) {
+        const label = pair.label;
         const rows: Array<[number, number]> = [];
         const cpu: Array<[number, number]> = [];
         for (let round = 0; round < paired; round++) {
           const [pn, po] = [await freePort(), await freePort()];
-          const n = await nsd(1, pn, true);
-          const o = ours(1, po, true, 0, io);
+          const n = await pair.a(pn);
+          const o = pair.b(po);
           procs.push(n, o);
-          await waitReady(pn, n, 'nsd');
+          await waitReady(pn, n, pair.aLabel);
           await waitReady(po, o, label);
           await new Promise((r) => setTimeout(r, 500));
           const [a, b] = await Promise.all([dnsperfAsync(pn, queryFile, n.pid!), dnsperfAsync(po, queryFile, o.pid!)]);
@@ -335,6 +389,67 @@ runBench('dnsperf-bench-', async (dir, procs) => {
           `| ${label} | ${rows.map(([a]) => Math.round(a)).join(', ')} | ${rows.map(([, b]) => Math.round(b)).join(', ')} | ${rows.map(([a, b]) => (b / a).toFixed(2)).join(', ')} | ${median(rows.map(([a, b]) => b / a)).toFixed(2)}× | ${cn.toFixed(2)}, ${co.toFixed(2)} | ${(cn / co).toFixed(2)}× |`,
         );
       }
+    }
+
+    // PROFILE=1: NSD and the dns-server (batched) on CPU 0 at once as in the paired rounds, with perf stat and perf
+    // record attached to each for the whole dnsperf run: user and kernel CPU per query (/proc), syscalls, context
+    // switches and datagrams per receive call, and the top of each profile by self time.
+    if (PROFILE) {
+      const [pn, po] = [await freePort(), await freePort()];
+      const n = await nsd(1, pn, true);
+      const o = ours(1, po, true, { perfMap: true });
+      procs.push(n, o);
+      await waitReady(pn, n, 'nsd');
+      await waitReady(po, o, 'dns-server');
+      await new Promise((r) => setTimeout(r, 500));
+      const calls = ['recvmmsg', 'sendmmsg', 'recvfrom', 'sendto', 'recvmsg', 'sendmsg', 'epoll_wait', 'epoll_pwait'];
+      const events = [
+        'task-clock',
+        'context-switches',
+        'raw_syscalls:sys_enter',
+        ...calls.map((c) => `syscalls:sys_enter_${c}`),
+      ];
+      const servers = [
+        { label: 'NSD', pid: n.pid!, port: pn },
+        { label: 'dns-server', pid: o.pid!, port: po },
+      ];
+      const before = servers.map((x) => cpuTimesMs(x.pid));
+      const results = await Promise.all(
+        servers.map((x) =>
+          Promise.all([dnsperfAsync(x.port, queryFile, x.pid), perfWhile(x.pid, SECONDS + 0.5, events, dir)]),
+        ),
+      );
+      const after = servers.map((x) => cpuTimesMs(x.pid));
+      console.log(`\nprofile round (perf attached; QPS not comparable with the rounds above):\n`);
+      console.log('| per answered query | ' + servers.map((x) => x.label).join(' | ') + ' |');
+      console.log('|---|' + servers.map(() => '---|').join(''));
+      const row = (name: string, f: (i: number) => string) =>
+        console.log(`| ${name} | ${servers.map((_, i) => f(i)).join(' | ')} |`);
+      const done = (i: number) => results[i][0].completed;
+      const per = (i: number, event: string) => (results[i][1].counts.get(event) ?? NaN) / done(i);
+      row('queries answered (QPS)', (i) => `${done(i)} (${Math.round(results[i][0].qps)})`);
+      row('user CPU µs', (i) => (((after[i].user - before[i].user) * 1000) / done(i)).toFixed(2));
+      row('kernel CPU µs', (i) => (((after[i].system - before[i].system) * 1000) / done(i)).toFixed(2));
+      row('syscalls', (i) => per(i, 'raw_syscalls:sys_enter').toFixed(3));
+      for (const c of calls) {
+        if (servers.some((_, i) => (results[i][1].counts.get(`syscalls:sys_enter_${c}`) ?? 0) > 0))
+          row(c, (i) => per(i, `syscalls:sys_enter_${c}`).toFixed(4));
+      }
+      row('context switches', (i) => per(i, 'context-switches').toFixed(4));
+      row('datagrams per receive call', (i) =>
+        (
+          1 /
+          (per(i, 'syscalls:sys_enter_recvmmsg') +
+            per(i, 'syscalls:sys_enter_recvfrom') +
+            per(i, 'syscalls:sys_enter_recvmsg'))
+        ).toFixed(1),
+      );
+      for (const [i, x] of servers.entries()) {
+        console.log(`\n${x.label}, perf report --no-children --sort dso,sym (self time, top 15):\n`);
+        for (const l of results[i][1].top.slice(0, 15)) console.log(`    ${l}`);
+      }
+      await stop(n);
+      await stop(o);
     }
   }
 });

@@ -101,7 +101,24 @@ export function runBench(prefix: string, body: (dir: string, procs: ChildProcess
  * reaped count through cutime/cstime). Whatever the machine's load, this is what the server spent.
  */
 export function cpuMs(pid: number): number {
-  const stats = new Map<number, { ppid: number; ticks: number }>();
+  const t = cpuTimesMs(pid);
+  return t.user + t.system;
+}
+
+/** cpuMs split into user and system (kernel) time, ms. */
+export function cpuTimesMs(pid: number): { user: number; system: number } {
+  let user = 0;
+  let system = 0;
+  for (const p of processTree(pid)) {
+    user += p.user;
+    system += p.system;
+  }
+  return { user: user * 10, system: system * 10 }; // USER_HZ = 100
+}
+
+/** `pid` and every process below it, with their CPU ticks (utime + cutime, stime + cstime), from /proc. */
+function processTree(pid: number): Array<{ pid: number; user: number; system: number }> {
+  const stats = new Map<number, { ppid: number; user: number; system: number }>();
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     try {
@@ -109,20 +126,22 @@ export function cpuMs(pid: number): number {
       const f = st.slice(st.lastIndexOf(')') + 2).split(' '); // f[0] is field 3 (state)
       stats.set(Number(d), {
         ppid: Number(f[1]),
-        ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]),
+        user: Number(f[11]) + Number(f[13]),
+        system: Number(f[12]) + Number(f[14]),
       });
     } catch {
       // gone meanwhile
     }
   }
-  let ticks = 0;
+  const out: Array<{ pid: number; user: number; system: number }> = [];
   const todo = [pid];
   while (todo.length > 0) {
     const p = todo.pop()!;
-    ticks += stats.get(p)?.ticks ?? 0;
+    const st = stats.get(p);
+    if (st) out.push({ pid: p, user: st.user, system: st.system });
     for (const [child, v] of stats) if (v.ppid === p) todo.push(child);
   }
-  return ticks * 10; // USER_HZ = 100
+  return out;
 }
 
 export function median(xs: number[]): number {
@@ -138,4 +157,49 @@ export function runBeside(cmd: string[], server: number): Promise<{ out: string;
   let out = '';
   p.stdout.on('data', (d) => (out += d));
   return new Promise((resolve) => p.once('close', () => resolve({ out, serverCpuMs: cpuMs(server) - cpu0 })));
+}
+
+/** What perf saw of one server while a load ran (perfWhile). */
+export interface PerfProfile {
+  /** perf stat counts by event name. */
+  counts: Map<string, number>;
+  /** perf report's top entries by self time, "percent dso symbol" lines. */
+  top: string[];
+}
+
+/**
+ * `perf stat` (`events`) and `perf record -g` attached to `pid` and the processes below it (NSD answers from a
+ * child) for `seconds`, in the background (root, or
+ * perf_event_paranoid low enough; tracepoint events need tracefs). For a JIT's symbols the process writes its own
+ * /tmp/perf-PID.map (node --perf-basic-prof).
+ */
+export function perfWhile(pid: number, seconds: number, events: string[], dir: string): Promise<PerfProfile> {
+  const stat = join(dir, `perf-stat-${pid}.csv`);
+  const data = join(dir, `perf-${pid}.data`);
+  const run = (args: string[]) =>
+    new Promise<void>((resolve) => spawn('perf', args, { stdio: 'ignore' }).once('close', () => resolve()));
+  const sleep = ['--', 'sleep', String(seconds)];
+  const pids = processTree(pid)
+    .map((p) => p.pid)
+    .join(',');
+  return Promise.all([
+    run(['stat', '-x', ',', '-o', stat, '-e', events.join(','), '-p', pids, ...sleep]),
+    run(['record', '-F', '499', '-g', '-q', '-o', data, '-p', pids, ...sleep]),
+  ]).then(() => {
+    const counts = new Map<string, number>();
+    for (const line of readFileSync(stat, 'utf8').split('\n')) {
+      const f = line.split(',');
+      if (f.length > 3 && f[0] !== '' && !line.startsWith('#')) counts.set(f[2], Number(f[0]));
+    }
+    const report = spawnSync(
+      'perf',
+      ['report', '-i', data, '--no-children', '--sort', 'dso,sym', '--stdio', '-g', 'none', '--percent-limit', '0.5'],
+      { encoding: 'utf8', maxBuffer: 1 << 26 },
+    ).stdout;
+    const top = report
+      .split('\n')
+      .filter((l) => l.trim() !== '' && !l.startsWith('#'))
+      .map((l) => l.trim().replace(/\s+/g, ' '));
+    return { counts, top };
+  });
 }

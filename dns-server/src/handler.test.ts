@@ -6,8 +6,10 @@ import { answerQuery } from './handler.js';
 import { createCounters } from './counters.js';
 import { compileZone } from './zone/compile.js';
 import { ZoneTable } from './zone/table.js';
-import { sampleSnapshot } from './testing/fixtures.js';
+import { buildQuery, sampleSnapshot } from './testing/fixtures.js';
 import { fuzzPacket, prng } from './testing/mutate.js';
+import { makeDnssec } from './dnssec/testing.js';
+import { TYPE } from './wire/constants.js';
 
 test('20,000 random and mutated packets: no throw; answers carry QR, the query ID, and decode', () => {
   const table = new ZoneTable();
@@ -27,4 +29,23 @@ test('20,000 random and mutated packets: no throw; answers carry QR, the query I
       assert.doesNotThrow(() => Packet.parse(out), `decodes: ${q.toString('hex')}`);
   }
   assert.ok(answered > 5000, `answered ${answered}`);
+});
+
+test('a query without EDNS after a DO=1 one gets the unsigned answer: DO is not carried over', () => {
+  const table = new ZoneTable();
+  const snapshot = sampleSnapshot({ dnssec: makeDnssec() });
+  table.set(compileZone(snapshot, { edgeIpv4: ['203.0.113.1'], edgeIpv6: [] }).zone!);
+  const counters = createCounters();
+  for (const [name, qtype] of [
+    ['www.example.org', TYPE.A],
+    ['nx.example.org', TYPE.A],
+    ['www.example.org', TYPE.TXT],
+  ] as const) {
+    const plain = buildQuery(name, qtype);
+    const before = answerQuery(plain, plain.length, false, table, counters);
+    const signed = buildQuery(name, qtype, { edns: { do: true } });
+    const withDo = answerQuery(signed, signed.length, false, table, counters)!;
+    assert.ok(withDo.length > before!.length, `${name}: the DO=1 answer carries signatures`);
+    assert.deepEqual(answerQuery(plain, plain.length, false, table, counters), before, `${name} ${qtype}`);
+  }
 });

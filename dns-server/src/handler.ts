@@ -3,8 +3,9 @@
 // into the caller's buffer (answerQueryInto: the batched UDP path packs a whole batch's answers into one), or into a
 // Buffer of its own (answerQuery).
 import { CLASS_ANY, CLASS_IN, EDNS_UDP_SIZE, FLAG, PLAIN_UDP_SIZE, RCODE, TYPE } from './wire/constants.js';
-import { keyBytes, ParsedQuery, parseQuery, PARSE } from './wire/query.js';
-import { NEGATIVE, type NegativeTail, type Template } from './zone/model.js';
+import { get16, keyBytes, ParsedQuery, parseQuery, PARSE, put16 } from './wire/query.js';
+import { type NEGATIVE, type NegativeTail, type Template } from './zone/model.js';
+import { SLOT_OF } from './zone/slots.js';
 import { lastLookup, lookup, lookupAt, lookupSigned, NXDOMAIN } from './zone/lookup.js';
 import type { ZoneTable } from './zone/table.js';
 import type { Counters } from './counters.js';
@@ -107,36 +108,47 @@ export function answerQueryInto(
       ? Math.min(Math.max(q.ednsUdpSize, PLAIN_UDP_SIZE), EDNS_UDP_SIZE)
       : PLAIN_UDP_SIZE;
   const signer = zone.signer;
+  const signed = q.ednsDo && signer !== null;
   // A name of the zone is found from the query's bytes (no key string); the rest goes by the key.
-  let r;
+  let r: Template | NegativeTail | typeof NEGATIVE | typeof NXDOMAIN;
   let name: string;
-  if (q.ednsDo && signer !== null) r = lookupSigned(zone, signer, (name = q.key), qtype);
+  if (signed) r = lookupSigned(zone, signer, (name = q.key), qtype);
   else {
     const node = zone.nodes.index.find(keyBytes, 0, q.keyLength, q.suffixHashes[0]);
     if (node !== undefined) {
       lastLookup.synthesised = false;
-      r = lookupAt(zone, node, (name = node.name), qtype);
+      name = node.name;
+      // A compiled answer straight from its slot; the rest (not compiled yet, NODATA, other types) through lookupAt.
+      const v = node.slots[SLOT_OF[qtype]];
+      r = typeof v === 'object' ? v : lookupAt(zone, node, name, qtype);
     } else r = lookup(zone, (name = q.key), qtype);
   }
-  if (rrl !== null) {
-    // Names that exist are counted by name; synthesised and missing ones by zone, so random names share a bucket.
-    const v =
-      r === NXDOMAIN
+  // Numbers (NEGATIVE, NXDOMAIN) and answers (objects) are told apart by typeof first: a comparison that could mix
+  // the two is a generic StrictEqual call in V8's optimised code, per query.
+  if (typeof r === 'number') {
+    const nx = r === NXDOMAIN;
+    if (rrl !== null) {
+      // Names that exist are counted by name; synthesised and missing ones by zone, so random names share a bucket.
+      const v = nx
         ? rrl.check(address, RRL_CLASS.NXDOMAIN, zone.apex, 0)
         : lastLookup.synthesised
           ? rrl.check(address, RRL_CLASS.SYNTHESISED, zone.apex, qtype)
-          : rrl.check(address, r === NEGATIVE ? RRL_CLASS.NODATA : RRL_CLASS.POSITIVE, name, qtype);
-    if (v !== RRL.ALLOW) return limited(v, c, msg, r === NXDOMAIN ? RCODE.NXDOMAIN : RCODE.NOERROR, dst, at);
+          : rrl.check(address, RRL_CLASS.NODATA, name, qtype);
+      if (v !== RRL.ALLOW) return limited(v, c, msg, nx ? RCODE.NXDOMAIN : RCODE.NOERROR, dst, at);
+    }
+    if (nx) c.dns_responses_nxdomain_total++;
+    else c.dns_responses_noerror_total++;
+    const rcode = nx ? RCODE.NXDOMAIN : RCODE.NOERROR;
+    return negative(msg, zone.negativeTail, table.apexOffset, rcode, limit, c, dst, at);
   }
-  if (r === NEGATIVE) {
-    c.dns_responses_noerror_total++;
-    return negative(msg, zone.negativeTail, table.apexOffset, RCODE.NOERROR, limit, c, dst, at);
+  if (rrl !== null) {
+    const v = lastLookup.synthesised
+      ? rrl.check(address, RRL_CLASS.SYNTHESISED, zone.apex, qtype)
+      : rrl.check(address, RRL_CLASS.POSITIVE, name, qtype);
+    if (v !== RRL.ALLOW) return limited(v, c, msg, RCODE.NOERROR, dst, at);
   }
-  if (r === NXDOMAIN) {
-    c.dns_responses_nxdomain_total++;
-    return negative(msg, zone.negativeTail, table.apexOffset, RCODE.NXDOMAIN, limit, c, dst, at);
-  }
-  if ((r as NegativeTail).pointers !== undefined) {
+  // Only a signed lookup gives the kept authority section of an NXDOMAIN.
+  if (signed && (r as NegativeTail).pointers !== undefined) {
     c.dns_responses_nxdomain_total++;
     return negative(msg, r as NegativeTail, table.apexOffset, RCODE.NXDOMAIN, limit, c, dst, at);
   }
@@ -186,20 +198,21 @@ export function servfailInto(msg: Buffer, len: number, dst: Buffer, at: number):
 }
 
 function headerOnly(rcode: number, dst: Buffer, at: number): number {
-  dst.writeUInt16BE(q.id, at);
-  dst.writeUInt16BE(FLAG.QR | (q.flags & 0x7910) | rcode, at + 2); // opcode, RD and CD copied
-  dst.writeUInt32BE(0, at + 4);
-  dst.writeUInt32BE(0, at + 8);
+  put16(dst, at, q.id);
+  put16(dst, at + 2, FLAG.QR | (q.flags & 0x7910) | rcode); // opcode, RD and CD copied
+  for (let i = at + 4; i < at + 12; i++) dst[i] = 0;
   return 12;
 }
 
 /** Header, the question as asked and the OPT record when the query had one. */
 function withQuestion(msg: Buffer, rcode: number, aa: boolean, extRcode: number, dst: Buffer, at: number): number {
   const qEnd = q.questionEnd;
-  dst.writeUInt16BE(q.id, at);
-  dst.writeUInt16BE(FLAG.QR | (aa ? FLAG.AA : 0) | (q.flags & 0x0110) | rcode, at + 2);
-  dst.writeUInt32BE(0x00010000, at + 4); // qdcount 1, ancount 0
-  dst.writeUInt32BE(q.edns ? 1 : 0, at + 8); // nscount 0, arcount
+  put16(dst, at, q.id);
+  put16(dst, at + 2, FLAG.QR | (aa ? FLAG.AA : 0) | (q.flags & 0x0110) | rcode);
+  put16(dst, at + 4, 1); // qdcount
+  put16(dst, at + 6, 0); // ancount
+  put16(dst, at + 8, 0); // nscount
+  put16(dst, at + 10, q.edns ? 1 : 0); // arcount
   copyQuestion(msg, dst, at, qEnd);
   if (q.edns) writeOpt(dst, at + qEnd, extRcode);
   return qEnd + (q.edns ? OPT_LENGTH : 0);
@@ -226,17 +239,18 @@ function negative(
     c.dns_responses_truncated_total++;
     return truncated(msg, FLAG.AA | rcode, dst, at);
   }
-  dst.writeUInt16BE(q.id, at);
-  dst.writeUInt16BE(FLAG.QR | FLAG.AA | (q.flags & 0x0110) | rcode, at + 2);
-  dst.writeUInt32BE(0x00010000, at + 4);
-  dst.writeUInt16BE(t.count, at + 8);
-  dst.writeUInt16BE(q.edns ? 1 : 0, at + 10);
+  put16(dst, at, q.id);
+  put16(dst, at + 2, FLAG.QR | FLAG.AA | (q.flags & 0x0110) | rcode);
+  put16(dst, at + 4, 1);
+  put16(dst, at + 6, 0);
+  put16(dst, at + 8, t.count);
+  put16(dst, at + 10, q.edns ? 1 : 0);
   copyQuestion(msg, dst, at, qEnd);
   const start = at + qEnd;
   dst.set(bytes, start);
   const pointer = 0xc000 | (12 + apexOffset);
   const pointers = t.pointers;
-  for (let i = 0; i < pointers.length; i++) dst.writeUInt16BE(pointer, start + pointers[i]);
+  for (let i = 0; i < pointers.length; i++) put16(dst, start + pointers[i], pointer);
   if (q.edns) writeOpt(dst, start + bytes.length, 0);
   return size;
 }
@@ -246,7 +260,7 @@ function fromTemplate(msg: Buffer, t: Template, limit: number, c: Counters, dst:
   const opt = q.edns ? OPT_LENGTH : 0;
   let size = bytes.length;
   let tc = false;
-  let arcount = bytes.readUInt16BE(10);
+  let arcount = get16(bytes, 10);
   if (size + opt > limit) {
     // Drop the whole additional section first (no partial RRsets); TC only when it held required glue.
     if (t.additionalStart < size && t.additionalStart + opt <= limit) {
@@ -255,13 +269,13 @@ function fromTemplate(msg: Buffer, t: Template, limit: number, c: Counters, dst:
       tc = t.glueRequired;
     } else {
       c.dns_responses_truncated_total++;
-      return truncated(msg, bytes.readUInt16BE(2) & 0x040f, dst, at);
+      return truncated(msg, get16(bytes, 2) & 0x040f, dst, at);
     }
     if (tc) c.dns_responses_truncated_total++;
   }
   if (size === bytes.length) dst.set(bytes, at);
   else bytes.copy(dst, at, 0, size);
-  dst.writeUInt16BE(q.id, at);
+  put16(dst, at, q.id);
   dst[at + 2] |= ((q.flags >>> 8) & 0x01) | (tc ? 0x02 : 0);
   dst[at + 3] |= q.flags & 0x10;
   copyQuestion(msg, dst, at, q.questionEnd);
@@ -269,7 +283,7 @@ function fromTemplate(msg: Buffer, t: Template, limit: number, c: Counters, dst:
     writeOpt(dst, at + size, 0);
     arcount++;
   }
-  dst.writeUInt16BE(arcount, at + 10);
+  put16(dst, at + 10, arcount);
   return size + opt;
 }
 
@@ -287,10 +301,10 @@ function copyQuestion(msg: Buffer, dst: Buffer, at: number, qEnd: number): void 
 
 function writeOpt(out: Buffer, at: number, extRcode: number): void {
   out[at] = 0;
-  out.writeUInt16BE(TYPE.OPT, at + 1);
-  out.writeUInt16BE(EDNS_UDP_SIZE, at + 3);
+  put16(out, at + 1, TYPE.OPT);
+  put16(out, at + 3, EDNS_UDP_SIZE);
   out[at + 5] = extRcode;
   out[at + 6] = 0; // version 0
-  out.writeUInt16BE(q.ednsDo ? 0x8000 : 0, at + 7); // RFC 3225 §3: DO copied
-  out.writeUInt16BE(0, at + 9);
+  put16(out, at + 7, q.ednsDo ? 0x8000 : 0); // RFC 3225 §3: DO copied
+  put16(out, at + 9, 0);
 }
