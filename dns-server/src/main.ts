@@ -8,6 +8,7 @@ import { loadConfig, type DnsServerConfig } from './config.js';
 import { createCounters, type Counters } from './counters.js';
 import { startDnsOps, sumCounters } from './metrics.js';
 import { log, nodeStorePath, startServingNode, type ServingNode } from './node.js';
+import { LARGE_CHANGE } from './zone/zone-set.js';
 
 type WorkerMessage = { type: 'listening'; port: number } | { type: 'counters'; counters: Counters };
 type PrimaryMessage = { type: 'applied'; change: DomainChange };
@@ -107,10 +108,15 @@ async function runPrimary(): Promise<void> {
     },
   });
   store.onApplied((e) => {
+    // A large change is compiled whole by each worker (zone-set.ts LARGE_CHANGE): its ids need not cross IPC.
+    const change = domainChange(e);
+    if (change.recordIds.length >= LARGE_CHANGE) {
+      change.recordCount = Math.max(change.recordCount ?? 0, change.recordIds.length);
+      change.recordIds = [];
+    }
     for (const w of pool.workers) {
       // A worker that is exiting is replaced, and its successor loads the store afresh.
-      if (w.isConnected())
-        w.send({ type: 'applied', change: domainChange(e) } satisfies PrimaryMessage, undefined, () => undefined);
+      if (w.isConnected()) w.send({ type: 'applied', change } satisfies PrimaryMessage, undefined, () => undefined);
     }
   });
   const sync = startNodeSyncFromConfig(store, { ...config, nodeIdPrefix: 'dns' });

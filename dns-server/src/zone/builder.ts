@@ -7,7 +7,14 @@ import { TYPE } from '../wire/constants.js';
 import { normaliseName } from '../wire/rdata.js';
 import { NodeMap } from './name-index.js';
 import type { CompiledZone, RRset, Template, ZoneNode, ZoneView } from './model.js';
-import { compileOwner, ownerOf, type CompileOptions, type OwnerContent } from './owner.js';
+import {
+  compileOwner,
+  ownerOf,
+  ownerRecord,
+  type CompileOptions,
+  type OwnerContent,
+  type OwnerRecord,
+} from './owner.js';
 import { fillSlotsReading } from './resolve.js';
 import { negativeTailOf } from './encode.js';
 import { ZoneSigner, type SignedRRset } from '../dnssec/signer.js';
@@ -38,10 +45,10 @@ export class ZoneBuilder {
   zone: CompiledZone | null = null;
   private readonly apex: string;
   private header!: DomainSnapshot;
-  private readonly records = new Map<number, ZoneRecord>();
-  /** Owner of each record (null: its name is invalid). */
-  private readonly ownerById = new Map<number, string | null>();
-  private readonly idsByOwner = new Map<string, Set<number>>();
+  /** The records, each with only the fields answers depend on (a large zone holds a million). */
+  private readonly records = new Map<number, OwnerRecord>();
+  /** The record ids of each owner: one id alone as a number (most owners), several in a Set. */
+  private readonly idsByOwner = new Map<string, number | Set<number>>();
   /** Compiled records of each owner that has records. */
   private content = new Map<string, OwnerContent>();
   /** Number of child nodes of each node (a node without records exists while it has children). */
@@ -58,11 +65,41 @@ export class ZoneBuilder {
   constructor(
     snapshot: DomainSnapshot,
     private readonly opts: CompileOptions,
+    /** False: the records are added and the zone compiled by the caller (ZoneBuilder.inSlices). */
+    compile = true,
   ) {
     this.apex = snapshot.name.toLowerCase().replace(/\.$/, '');
     this.header = snapshot;
+    if (!compile) return;
     for (const r of snapshot.zone.records) this.put(r);
     this.rebuild();
+  }
+
+  /**
+   * A builder of `header`'s zone with `records` (the header's own records are ignored), compiled a slice at a time:
+   * `pause` is awaited about every SLICE items, so that a large zone is compiled between the answers to other
+   * queries. The zone is new and served by no one until the caller installs it, so nothing is seen half-built.
+   */
+  static async inSlices(
+    header: DomainSnapshot,
+    records: Iterable<ZoneRecord>,
+    opts: CompileOptions,
+    pause: () => Promise<void>,
+  ): Promise<ZoneBuilder> {
+    const b = new ZoneBuilder(header, opts, false);
+    let n = 0;
+    for (const r of records) {
+      b.put(r);
+      if (++n % SLICE === 0) await pause();
+    }
+    const steps = b.rebuildSteps();
+    while (!steps.next().done) await pause();
+    return b;
+  }
+
+  /** Records held (valid or not). */
+  get size(): number {
+    return this.records.size;
   }
 
   /** Every problem of the zone's records. */
@@ -103,34 +140,51 @@ export class ZoneBuilder {
     return this.apply(snapshot, written, removed);
   }
 
-  private put(r: ZoneRecord, touched?: Set<string>): void {
+  private put(record: ZoneRecord | OwnerRecord, touched?: Set<string>): void {
+    const r = ownerRecord(record);
+    if (this.records.has(r.id)) this.remove(r.id, touched ?? new Set());
     const owner = ownerOf(r, this.apex);
     this.records.set(r.id, r);
-    this.ownerById.set(r.id, owner);
     if (owner === null) {
       this.invalidNames.set(r.id, `record ${r.id}: invalid name "${r.name}"`);
       return;
     }
-    let ids = this.idsByOwner.get(owner);
-    if (!ids) this.idsByOwner.set(owner, (ids = new Set()));
-    ids.add(r.id);
+    const ids = this.idsByOwner.get(owner);
+    if (ids === undefined) this.idsByOwner.set(owner, r.id);
+    else if (typeof ids === 'number') this.idsByOwner.set(owner, new Set([ids, r.id]));
+    else ids.add(r.id);
     touched?.add(owner);
   }
 
   private remove(id: number, touched: Set<string>): void {
-    if (!this.records.delete(id)) return;
-    const owner = this.ownerById.get(id);
-    this.ownerById.delete(id);
+    const r = this.records.get(id);
+    if (r === undefined) return;
+    this.records.delete(id);
     this.invalidNames.delete(id);
-    if (owner === null || owner === undefined) return;
-    const ids = this.idsByOwner.get(owner)!;
-    ids.delete(id);
-    if (ids.size === 0) this.idsByOwner.delete(owner);
+    const owner = ownerOf(r, this.apex);
+    if (owner === null) return;
+    const ids = this.idsByOwner.get(owner);
+    if (ids === id) this.idsByOwner.delete(owner);
+    else if (typeof ids === 'object') {
+      ids.delete(id);
+      if (ids.size === 1) this.idsByOwner.set(owner, ids.values().next().value!);
+    }
     touched.add(owner);
+  }
+
+  /** The records of an owner, in id order. */
+  private recordsOf(ids: number | Set<number>): OwnerRecord[] {
+    if (typeof ids === 'number') return [this.records.get(ids)!];
+    return [...ids].sort((a, b) => a - b).map((id) => this.records.get(id)!);
   }
 
   /** Compiles the whole zone into a new CompiledZone and serves it. */
   private rebuild(): PatchResult {
+    return drain(this.rebuildSteps());
+  }
+
+  /** rebuild(), pausing (yield) between slices of the work. */
+  private *rebuildSteps(): Generator<void, PatchResult> {
     this.content = new Map();
     this.children = new Map();
     this.readsOf = new Map();
@@ -165,7 +219,7 @@ export class ZoneBuilder {
     const previous = this.zone;
     this.zone = zone;
     try {
-      const recompiled = this.recompile(zone, new Set([this.apex, ...this.idsByOwner.keys()]));
+      const recompiled = yield* this.recompileSteps(zone, new Set([this.apex, ...this.idsByOwner.keys()]));
       return { how: 'rebuilt', problems: this.problems(), recompiled };
     } catch (err) {
       this.zone = previous;
@@ -206,6 +260,19 @@ export class ZoneBuilder {
     touched: Set<string>,
     diff: { deleted: ZoneRR[]; added: ZoneRR[] } | null = null,
   ): number {
+    return drain(this.recompileSteps(zone, touched, diff));
+  }
+
+  /**
+   * recompile(), yielding between slices of SLICE names. Driven without pauses (drain) for a served zone, whose
+   * install (step 5) must be one synchronous step; inSlices pauses only while the zone is not served yet.
+   */
+  private *recompileSteps(
+    zone: CompiledZone,
+    touched: Set<string>,
+    diff: { deleted: ZoneRR[]; added: ZoneRR[] } | null = null,
+  ): Generator<void, number> {
+    let n = 0;
     const apex = this.apex;
     const served = zone.nodes;
     // 1. Owner contents, and the nodes that appear or disappear with them (empty non-terminals included).
@@ -216,15 +283,14 @@ export class ZoneBuilder {
       const before = this.content.get(owner);
       const existed = this.exists(owner);
       const ids = this.idsByOwner.get(owner);
-      if (ids) {
-        const recs = [...ids].sort((a, b) => a - b).map((id) => this.records.get(id)!);
-        this.content.set(owner, compileOwner(owner, apex, recs, this.opts));
-      } else this.content.delete(owner);
+      if (ids !== undefined) this.content.set(owner, compileOwner(owner, apex, this.recordsOf(ids), this.opts));
+      else this.content.delete(owner);
       affected.add(owner);
       const now = this.exists(owner);
       if (!existed && now) this.link(owner, affected);
       else if (existed && !now) this.unlink(owner, affected);
       if (owner !== apex && isCut(before) !== isCut(this.content.get(owner))) cutChanged.push(owner);
+      if (++n % SLICE === 0) yield;
     }
     // 2. A delegation that appears or goes changes the cut of every node beneath it.
     for (const cut of cutChanged) {
@@ -232,13 +298,16 @@ export class ZoneBuilder {
       for (const name of served.keys()) if (name.endsWith(suffix)) affected.add(name);
     }
     // 3. The nodes to recompile: those affected and every node whose answers read one of them.
-    const redo = new Set(affected);
-    for (const name of affected) for (const reader of this.readers.get(name) ?? []) redo.add(reader);
+    // (A whole compile starts with no readers: the affected set is the whole work, not copied.)
+    const redo = this.readers.size === 0 ? affected : new Set(affected);
+    if (this.readers.size > 0)
+      for (const name of affected) for (const reader of this.readers.get(name) ?? []) redo.add(reader);
     // 4. New node objects beside the served ones, seen through a view; answers compiled against that view.
     const staged = new Map<string, ZoneNode | null>();
     for (const name of redo) {
       if (this.exists(name)) staged.set(name, { name, rrsets: this.rrsetsOf(name), cut: this.cutOf(name), slots: [] });
       else if (served.has(name)) staged.set(name, null);
+      if (++n % SLICE === 0) yield;
     }
     const view: ZoneView = {
       apex,
@@ -246,14 +315,25 @@ export class ZoneBuilder {
       negativeSoa: zone.negativeSoa,
       synthesised: new Map(),
     };
+    // What each new node's answers read besides itself; kept only for those that read something (most read nothing).
     const reads = new Map<string, { names: Set<string>; soa: boolean }>();
-    for (const node of staged.values()) if (node) reads.set(node.name, fillSlotsReading(view, node));
+    let compiled = 0;
+    for (const node of staged.values()) {
+      if (node) {
+        const r = fillSlotsReading(view, node);
+        r.names.delete(node.name);
+        if (r.names.size > 0 || r.soa) reads.set(node.name, r);
+        compiled++;
+      }
+      if (++n % SLICE === 0) yield;
+    }
     // DNSSEC: each new RRset is signed here, once; the NSEC3 chain follows the names that changed.
     const signer = zone.signer;
     if (signer) {
       for (const [name, node] of staged) {
         if (node) signer.signNode(node);
         signer.chainNode(name, node);
+        if (++n % SLICE === 0) yield;
       }
       signer.link();
     }
@@ -273,10 +353,11 @@ export class ZoneBuilder {
       this.forgetReads(name);
       if (node) served.set(name, node);
       else served.delete(name);
+      if (++n % SLICE === 0) yield;
     }
     for (const [name, r] of reads) this.rememberReads(name, r);
     zone.synthesised = new Map();
-    return reads.size;
+    return compiled;
   }
 
   private exists(name: string): boolean {
@@ -332,8 +413,8 @@ export class ZoneBuilder {
     this.soaUsers.delete(name);
   }
 
+  /** Records what `name`'s answers read besides itself (`r.names` does not hold `name`). */
   private rememberReads(name: string, r: { names: Set<string>; soa: boolean }): void {
-    r.names.delete(name);
     if (r.names.size > 0) {
       const names = [...r.names];
       this.readsOf.set(name, names);
@@ -386,6 +467,17 @@ export class ZoneBuilder {
   }
 }
 
+/** Names (or records) handled between two pauses of a compile in slices. */
+const SLICE = 64;
+
+/** Runs a generator of steps to its end without pausing and returns its result. */
+function drain<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
 function isCut(c: OwnerContent | undefined): boolean {
   return c?.exists === true && c.rrsets.has(TYPE.NS);
 }
@@ -427,7 +519,7 @@ function sameDnssec(a: DomainSnapshot['dnssec'], b: DomainSnapshot['dnssec']): b
 }
 
 /** The fields of a record the DNS answers depend on. */
-function sameRecord(a: ZoneRecord, b: ZoneRecord): boolean {
+function sameRecord(a: OwnerRecord, b: OwnerRecord): boolean {
   return (
     a.name === b.name &&
     a.type === b.type &&

@@ -12,6 +12,27 @@ export interface CompileOptions {
   nodeToken?: () => string;
 }
 
+/** The fields of a record its owner's answers depend on (what a zone builder keeps of each record). */
+export type OwnerRecord = Pick<ZoneRecord, 'id' | 'name' | 'type' | 'destination' | 'ttl' | 'mxPriority' | 'proxied'>;
+
+/** Just those fields of a record: a decoded record holds seven more, a large zone a million records. */
+export function ownerRecord(r: OwnerRecord): OwnerRecord {
+  return {
+    id: r.id,
+    name: r.name,
+    type: r.type,
+    destination: r.destination,
+    ttl: r.ttl,
+    mxPriority: r.mxPriority,
+    proxied: r.proxied,
+  };
+}
+
+/** The problems of an owner without any (shared: never written to). */
+const NO_PROBLEMS: string[] = [];
+/** The targets of an RRset whose type has none (A, AAAA, TXT, CAA): shared, frozen (a type has targets always or never). */
+const NO_TARGETS = Object.freeze([]) as unknown as string[];
+
 export interface OwnerContent {
   /** RRsets by type, each non-empty (the apex's SOA and NS are added by the zone, not here). */
   rrsets: Map<number, RRset>;
@@ -22,7 +43,7 @@ export interface OwnerContent {
 }
 
 /** The absolute owner name of a record (lower case), or null when its name is not a valid domain name. */
-export function ownerOf(record: ZoneRecord, apex: string): string | null {
+export function ownerOf(record: Pick<ZoneRecord, 'name'>, apex: string): string | null {
   return record.name === '@' || record.name === '' ? apex : normaliseName(`${record.name}.${apex}`, apex);
 }
 
@@ -30,10 +51,14 @@ export function ownerOf(record: ZoneRecord, apex: string): string | null {
 export function compileOwner(
   owner: string,
   apex: string,
-  records: readonly ZoneRecord[],
+  records: readonly OwnerRecord[],
   opts: CompileOptions,
 ): OwnerContent {
-  const problems: string[] = [];
+  let problems = NO_PROBLEMS;
+  const problem = (p: string) => {
+    if (problems === NO_PROBLEMS) problems = [];
+    problems.push(p);
+  };
   const rrsets = new Map<number, RRset>();
   const rrsetAt = (type: number, ttl: number): RRset => {
     let set = rrsets.get(type);
@@ -45,7 +70,7 @@ export function compileOwner(
   for (const r of records) {
     const type = TYPE_BY_NAME[r.type.toUpperCase()];
     if (type === undefined) {
-      problems.push(`record ${r.id}: unsupported type "${r.type}"`);
+      problem(`record ${r.id}: unsupported type "${r.type}"`);
       continue;
     }
     if (owner === apex && type === TYPE.NS) continue; // the apex NS set comes from the accepted nameservers
@@ -55,12 +80,24 @@ export function compileOwner(
     }
     const parsed = parseRdata(type, r.destination, r.mxPriority, apex);
     if (typeof parsed === 'string') {
-      problems.push(`record ${r.id}: ${parsed}`);
+      problem(`record ${r.id}: ${parsed}`);
       continue;
     }
-    const set = rrsetAt(type, Math.max(0, r.ttl || 120));
-    set.rdatas.push(parsed.rdata);
-    if (parsed.target !== undefined) set.targets.push(parsed.target);
+    const ttl = Math.max(0, r.ttl || 120);
+    const set = rrsets.get(type);
+    // Arrays made with their first element are exactly that long; a pushed-into empty one reserves 17 places.
+    if (!set)
+      rrsets.set(type, {
+        type,
+        ttl,
+        rdatas: [parsed.rdata],
+        targets: parsed.target !== undefined ? [parsed.target] : NO_TARGETS,
+      });
+    else {
+      set.ttl = Math.min(set.ttl, ttl);
+      set.rdatas.push(parsed.rdata);
+      if (parsed.target !== undefined) set.targets.push(parsed.target);
+    }
   }
 
   // Proxied names answer with the edge addresses only, for both A and AAAA.
@@ -76,16 +113,16 @@ export function compileOwner(
   const cname = rrsets.get(TYPE.CNAME);
   if (cname && owner === apex) {
     rrsets.delete(TYPE.CNAME);
-    problems.push(`${owner}: CNAME at the apex ignored`);
+    problem(`${owner}: CNAME at the apex ignored`);
   } else if (cname) {
     if (rrsets.size > 1) {
-      problems.push(`${owner}: CNAME beside other data; only the CNAME is served`);
+      problem(`${owner}: CNAME beside other data; only the CNAME is served`);
       for (const t of [...rrsets.keys()]) if (t !== TYPE.CNAME) rrsets.delete(t);
     }
     if (cname.rdatas.length > 1) {
       cname.rdatas.length = 1;
       cname.targets.length = 1;
-      problems.push(`${owner}: several CNAMEs; the first is served`);
+      problem(`${owner}: several CNAMEs; the first is served`);
     }
   }
   return { rrsets, exists: proxied || rrsets.size > 0, problems };

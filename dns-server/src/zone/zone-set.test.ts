@@ -21,6 +21,7 @@ import { ZoneTable } from './table.js';
 import { ZoneSet } from './zone-set.js';
 
 const APEX = 'example.org';
+const LOG = componentLogger('dns-server.zone-test');
 const EDGE = { edgeIpv4: ['203.0.113.1'], edgeIpv6: ['2001:db8:ffff::1'] };
 /** Owners records are drawn from: nested names (empty non-terminals come and go), wildcards, delegation points. */
 const OWNERS = ['@', 'www', 'mail', 'a', 'b.a', 'c.b.a', '*', '*.a', '*.b.a', 'sub', 'ns.sub', 'x.y.sub', 'alias'];
@@ -108,12 +109,17 @@ function assertSameAnswers(served: ZoneTable, fresh: ZoneTable, what: string): v
       }
 }
 
-function runSequence(t: TestContext, seed: number, steps: number): { patches: number; compiles: number } {
+async function runSequence(
+  t: TestContext,
+  seed: number,
+  steps: number,
+  largeChange?: number,
+): Promise<{ patches: number; compiles: number }> {
   const random = prng(seed);
   const store = tempStore(t);
   const table = new ZoneTable();
   const counters = createCounters();
-  const zones = new ZoneSet(table, store, EDGE, counters, componentLogger('dns-server.zone-test'));
+  const zones = new ZoneSet(table, store, EDGE, counters, LOG, () => {}, largeChange);
   // As the node wires it (node.ts, main.ts): the store's events drive the zone set.
   store.onApplied((e) => zones.refresh(domainChange(e)));
 
@@ -134,6 +140,7 @@ function runSequence(t: TestContext, seed: number, steps: number): { patches: nu
     return h;
   };
   store.apply(snapshotEntry(++version, snapshot()));
+  await zones.idle();
 
   for (let step = 0; step < steps; step++) {
     const entries: ConfigEntry[] = [];
@@ -185,6 +192,7 @@ function runSequence(t: TestContext, seed: number, steps: number): { patches: nu
     }
     if (random() < 0.5) store.applyEncoded(entries.map(encodeConfigEntry));
     else for (const entry of entries) store.apply(entry);
+    await zones.idle();
 
     const fresh = new ZoneTable();
     const stored = store.getSnapshot(APEX)!;
@@ -200,8 +208,89 @@ function runSequence(t: TestContext, seed: number, steps: number): { patches: nu
 }
 
 for (const seed of [1, 2, 3, 4])
-  test(`random record deltas, seed ${seed}: the patched zone answers every name and type like a zone compiled from scratch`, (t) => {
-    const { patches, compiles } = runSequence(t, seed, 120);
+  test(`random record deltas, seed ${seed}: the patched zone answers every name and type like a zone compiled from scratch`, async (t) => {
+    const { patches, compiles } = await runSequence(t, seed, 120);
     // Most changes were patches, not whole compiles (snapshots, header changes and state flips compile whole).
     assert.ok(patches > compiles * 2, `patches ${patches}, whole compiles ${compiles}`);
   });
+
+test('random changes compiled in slices (every change of 3 records or more) answer like a zone compiled from scratch', async (t) => {
+  const { compiles } = await runSequence(t, 5, 80, 3);
+  assert.ok(compiles > 10, `whole compiles ${compiles}`);
+});
+
+test('a large delta compiled in slices while queries are answered: old answers until the new zone is served whole, other zones answered throughout, a change made meanwhile applied after', async (t) => {
+  const store = tempStore(t);
+  const table = new ZoneTable();
+  const counters = createCounters();
+  const zones = new ZoneSet(table, store, EDGE, counters, LOG, () => {}, 1000);
+  store.onApplied((e) => zones.refresh(domainChange(e)));
+  const OTHER = 'other.example';
+  const ip = (i: number, net: number) => `10.${net}.${(i >> 8) & 255}.${i & 255}`;
+  const base = Array.from({ length: 3000 }, (_, i) => zoneRecord(i + 1, `old${i}`, ip(i, 0)));
+  store.apply(snapshotEntry(1, { ...domainHeader(APEX, 1), zone: { ...domainHeader(APEX, 1).zone, records: base } }));
+  store.apply(
+    snapshotEntry(2, {
+      ...domainHeader(OTHER, 1),
+      zone: { ...domainHeader(OTHER, 1).zone, records: [zoneRecord(1, 'www', '192.0.2.1')] },
+    }),
+  );
+  await zones.idle();
+  const address = (name: string): string | 'NXDOMAIN' | 'other' => {
+    const q = buildQuery(name, TYPE.A);
+    const r = answerQuery(q, q.length, false, table, counters)!;
+    const rcode = r[3]! & 15;
+    if (rcode === 3) return 'NXDOMAIN';
+    if (rcode !== 0 || r.readUInt16BE(6) !== 1) return 'other';
+    return [...r.subarray(r.length - 4)].join('.');
+  };
+  assert.equal(address(`old5.${APEX}`), ip(5, 0));
+
+  // 20,000 new records and one old one changed, in one delta: compiled in slices.
+  const added = Array.from({ length: 20_000 }, (_, i) => zoneRecord(10_000 + i, `new${i}`, ip(i, 1)));
+  store.apply(deltaEntry(3, domainHeader(APEX, 2), { records: [...added, zoneRecord(6, 'old5', '192.0.2.99')] }));
+  const compiledBefore = counters.dns_zone_compiles_total;
+  // A one-record change while it compiles: applied once the new zone is served.
+  store.apply(deltaEntry(4, domainHeader(APEX, 3), { records: [zoneRecord(7, 'old6', '192.0.2.66')] }));
+  let turns = 0;
+  let served = false;
+  for (let i = 0; turns < 100_000; turns++) {
+    assert.equal(address(`www.${OTHER}`), '192.0.2.1', 'another zone is answered throughout');
+    const probe = (i++ * 7) % 3000;
+    const newNow = address(`new19999.${APEX}`);
+    if (!served && newNow !== 'NXDOMAIN') served = true;
+    if (!served) {
+      // The zone before the delta, whole: old names answer as before, no new name exists yet.
+      assert.equal(address(`old${probe}.${APEX}`), ip(probe, 0));
+      assert.equal(address(`new0.${APEX}`), 'NXDOMAIN');
+      assert.equal(address(`old5.${APEX}`), ip(5, 0));
+    } else {
+      // The new zone, whole: every new name at once, old names kept, the changed one changed.
+      assert.equal(newNow, ip(19_999, 1));
+      assert.equal(address(`new${probe}.${APEX}`), ip(probe, 1));
+      const kept = probe === 5 || probe === 6 ? 8 : probe;
+      assert.equal(address(`old${kept}.${APEX}`), ip(kept, 0));
+      assert.equal(address(`old5.${APEX}`), '192.0.2.99');
+      const sixth = address(`old6.${APEX}`);
+      assert.ok(sixth === ip(6, 0) || sixth === '192.0.2.66', sixth);
+      if (sixth === '192.0.2.66') break;
+    }
+    await new Promise((r) => setImmediate(r));
+  }
+  await zones.idle();
+  assert.ok(turns > 2, `the compile took ${turns} turns of the event loop`);
+  assert.equal(address(`old6.${APEX}`), '192.0.2.66');
+  assert.equal(counters.dns_zone_compiles_total, compiledBefore + 1);
+  assert.equal(counters.dns_zone_compile_failures_total, 0);
+  // And it answers like a zone compiled from scratch.
+  const fresh = new ZoneTable();
+  fresh.set(compileZone(store.getSnapshot(APEX)!, EDGE).zone!);
+  for (const name of [`new0.${APEX}`, `new12345.${APEX}`, `old5.${APEX}`, `old6.${APEX}`, APEX, `nx.${APEX}`])
+    for (const type of [TYPE.A, TYPE.AAAA, TYPE.SOA, TYPE.NS]) {
+      const q = buildQuery(name, type);
+      assert.ok(
+        answerQuery(q, q.length, false, table, counters)!.equals(answerQuery(q, q.length, false, fresh, counters)!),
+        `${name} ${type}`,
+      );
+    }
+});

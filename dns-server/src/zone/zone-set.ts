@@ -15,13 +15,29 @@ export interface ZoneSource {
   getHeader(domain: string): DomainSnapshot | undefined;
   getRecord(domain: string, id: number): ZoneRecord | undefined;
   domains(): string[];
+  /** The header and the records read lazily from one snapshot (NodeStore.readDomain); without it every change is
+   *  compiled at once. */
+  readDomain?(domain: string): { header: DomainSnapshot; records: Iterable<ZoneRecord>; close(): void } | undefined;
 }
+
+/**
+ * A change writing at least this many records (a zone import, a large zone's snapshot) is compiled into a new zone a
+ * slice at a time between answers (ZoneBuilder.inSlices) rather than at once: compiling costs a few microseconds
+ * per record, so a change of this size would otherwise hold every query of the node for tens of milliseconds.
+ */
+export const LARGE_CHANGE = 5000;
+
+/** Longest run of compile work between two turns of the event loop, in ms. */
+const SLICE_MS = 4;
 
 export class ZoneSet {
   /** One builder per compiled domain (served or not), holding what a patch needs. */
   private readonly builders = new Map<string, ZoneBuilder>();
   /** Serial last served per domain: a new one is announced to the zone's secondaries (onNewSerial). */
   private readonly served = new Map<string, number>();
+  /** Domains being compiled in slices, with the changes that came meanwhile (applied in order once it is served). */
+  private readonly building = new Map<string, DomainChange[]>();
+  private idleWaiters: Array<() => void> = [];
 
   constructor(
     readonly table: ZoneTable,
@@ -31,7 +47,15 @@ export class ZoneSet {
     private readonly log: Logger,
     /** Called when a zone is served with a new serial (NOTIFY to its secondaries, xfr/notify.ts). */
     private readonly onNewSerial: (zone: CompiledZone) => void = () => {},
+    /** Changes writing this many records or more are compiled in slices (LARGE_CHANGE). */
+    private readonly largeChange = LARGE_CHANGE,
   ) {}
+
+  /** Resolves once no zone is being compiled in slices (tests, benchmarks). */
+  idle(): Promise<void> {
+    if (this.building.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
 
   /** Compiles every zone the store holds. */
   loadAll(): void {
@@ -44,6 +68,16 @@ export class ZoneSet {
    */
   refresh(change: DomainChange): void {
     const domain = change.domain.toLowerCase();
+    const queued = this.building.get(domain);
+    if (queued) {
+      queued.push(change);
+      return;
+    }
+    const size = Math.max(change.recordCount ?? 0, change.recordIds.length);
+    if (this.store.readDomain && change.kind !== 'deleted' && size >= this.largeChange) {
+      void this.compileInSlices(domain);
+      return;
+    }
     const builder = this.builders.get(domain);
     try {
       const result =
@@ -58,6 +92,54 @@ export class ZoneSet {
       this.counters.dns_zone_compile_failures_total++;
       this.log.error({ err, domain }, 'zone failed to compile; keeping the previous one');
     }
+  }
+
+  /**
+   * Compiles the domain whole from the store into a new zone, a slice at a time between answers, then serves it in
+   * one step; the zone served before stays served (and answered) meanwhile, and the changes of the domain that come
+   * meanwhile are applied once it is served. Never rejects.
+   */
+  private async compileInSlices(domain: string): Promise<void> {
+    const queued: DomainChange[] = [];
+    this.building.set(domain, queued);
+    const started = performance.now();
+    let records = 0;
+    try {
+      const read = this.store.readDomain!(domain);
+      if (!read) this.drop(domain);
+      else {
+        try {
+          let last = performance.now();
+          const pause = async (): Promise<void> => {
+            if (performance.now() - last < SLICE_MS) return;
+            await new Promise<void>((resolve) => setImmediate(resolve));
+            last = performance.now();
+          };
+          const builder = await ZoneBuilder.inSlices(read.header, read.records, this.opts, pause);
+          records = builder.size;
+          this.builders.set(domain, builder);
+          this.serve(domain, builder);
+          this.counters.dns_zone_compiles_total++;
+          const problems = builder.problems();
+          if (problems.length > 0)
+            this.log.warn(
+              { domain, problems: problems.slice(0, 100), count: problems.length },
+              'zone compiled with records skipped',
+            );
+        } finally {
+          read.close();
+        }
+      }
+    } catch (err) {
+      this.builders.delete(domain);
+      this.counters.dns_zone_compile_failures_total++;
+      this.log.error({ err, domain }, 'zone failed to compile; keeping the previous one');
+    } finally {
+      this.building.delete(domain);
+    }
+    this.log.info({ domain, records, ms: Math.round(performance.now() - started) }, 'large zone compiled in slices');
+    for (const change of queued) this.refresh(change);
+    if (this.building.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
   /** Signs again every signed zone whose signatures are close to expiring. */

@@ -10,6 +10,8 @@ import {
   encodeSnapshotHeader,
   sliceSnapshotParts,
   splitConfigEntry,
+  splitSnapshot,
+  zoneRecordId,
   type ConfigEntry,
   type DomainSnapshot,
   type Rule,
@@ -33,12 +35,15 @@ export interface AppliedEvent {
   recordIds: readonly number[];
   /** Delta only: the rules written or removed. */
   ruleIds: readonly number[];
+  /** Records the entry wrote: a snapshot's whole zone, a delta's written records (0 for a deletion). */
+  recordCount: number;
 }
 
 export type AppliedListener = (e: AppliedEvent) => void;
 
 /** What a serving process needs to bring one domain up to date from the store (an AppliedEvent without its version). */
-export type DomainChange = Pick<AppliedEvent, 'domain' | 'kind' | 'recordIds' | 'ruleIds'>;
+export type DomainChange = Pick<AppliedEvent, 'domain' | 'kind' | 'recordIds' | 'ruleIds'> &
+  Partial<Pick<AppliedEvent, 'recordCount'>>;
 
 /** The change that makes a consumer read the domain whole (at start, or when it cannot tell what changed). */
 export function wholeDomain(domain: string): DomainChange {
@@ -47,7 +52,7 @@ export function wholeDomain(domain: string): DomainChange {
 
 /** The DomainChange of an event, without the fields a worker message does not need. */
 export function domainChange(e: AppliedEvent): DomainChange {
-  return { domain: e.domain, kind: e.kind, recordIds: e.recordIds, ruleIds: e.ruleIds };
+  return { domain: e.domain, kind: e.kind, recordIds: e.recordIds, ruleIds: e.ruleIds, recordCount: e.recordCount };
 }
 
 export interface NodeStore {
@@ -61,6 +66,12 @@ export interface NodeStore {
   getRule(domain: string, id: number): Rule | undefined;
   /** Every record of a domain, in id order. */
   getRecords(domain: string): ZoneRecord[];
+  /**
+   * The domain's header (as getHeader) and its records in id order, decoded as they are iterated, both from one read
+   * snapshot that stays open until the records have all been read or `close()` is called (call it in any case: a
+   * large zone is read across many turns of the event loop), or undefined when the store does not hold the domain.
+   */
+  readDomain(domain: string): { header: DomainSnapshot; records: Iterable<ZoneRecord>; close(): void } | undefined;
   /** Every rule of a domain, in id order. */
   getRules(domain: string): Rule[];
   domains(): string[];
@@ -192,6 +203,7 @@ export function openNodeStore(path: string, opts: { durability?: NodeStoreDurabi
         deleted: p.kind === 'deleted',
         recordIds: p.kind === 'delta' ? [...p.records.map((r) => r.id), ...p.removedRecordIds] : [],
         ruleIds: p.kind === 'delta' ? [...p.rules.map((r) => r.id), ...p.removedRuleIds] : [],
+        recordCount: p.records.length,
       };
       notify(event);
     }
@@ -251,6 +263,39 @@ export function openNodeStore(path: string, opts: { durability?: NodeStoreDurabi
     getRules(domain) {
       return readAll(rules, domain, decodeRule);
     },
+    readDomain(domain) {
+      const txn = root.useReadTransaction();
+      let open = true;
+      const finish = () => {
+        if (!open) return;
+        open = false;
+        txn.done();
+      };
+      try {
+        const header = headers.get(domain, { transaction: txn });
+        if (!header) {
+          finish();
+          return undefined;
+        }
+        const range = records.getRange({ ...idRange(domain), transaction: txn });
+        function* decoded(): Generator<ZoneRecord> {
+          try {
+            for (const { value } of range) yield decodeZoneRecord(value);
+          } finally {
+            finish();
+          }
+        }
+        const gen = decoded();
+        const close = () => {
+          gen.return(undefined); // ends the range's cursor when the records were not all read
+          finish();
+        };
+        return { header: decodeDomainSnapshot(header), records: gen, close };
+      } catch (err) {
+        finish();
+        throw err;
+      }
+    },
     domains() {
       return [...headers.getKeys()] as string[];
     },
@@ -276,7 +321,7 @@ export function openNodeStore(path: string, opts: { durability?: NodeStoreDurabi
         meta.putSync(LAYOUT_KEY, STORE_LAYOUT);
       });
       for (const domain of gone)
-        notify({ version: 0, domain, kind: 'deleted', deleted: true, recordIds: [], ruleIds: [] });
+        notify({ version: 0, domain, kind: 'deleted', deleted: true, recordIds: [], ruleIds: [], recordCount: 0 });
     },
     onApplied(listener) {
       listeners.add(listener);
@@ -302,11 +347,11 @@ function readEntry(e: ReturnType<typeof splitConfigEntry>): Pending {
   };
   if (p.kind === 'deleted' || (p.kind === 'delta' && e.snapshotBytes.length === 0)) return p;
   try {
-    const snapshot = decodeDomainSnapshot(e.snapshotBytes);
-    const parts = snapshotParts(snapshot, e.snapshotBytes);
-    p.header = encodeSnapshotHeader(snapshot);
-    p.records = parts.records;
-    p.rules = parts.rules;
+    // The records are checked and keyed without being decoded: a large zone's entry holds a million of them.
+    const parts = splitSnapshot(e.snapshotBytes);
+    p.header = encodeSnapshotHeader(decodeDomainSnapshot(parts.header));
+    p.records = parts.records.map((bytes) => ({ id: zoneRecordId(bytes), bytes }));
+    p.rules = parts.rules.map((bytes) => ({ id: decodeRule(bytes).id, bytes }));
   } catch (err) {
     // A snapshot this node cannot read: keep serving what it holds, but move past the version (STYLE.md §5).
     log.error({ err, version: e.version, domain: e.domain }, 'unreadable entry skipped; keeping what the store holds');

@@ -1,0 +1,112 @@
+// The node store's hand-written reads of encoded records and snapshots give exactly what protobufjs gives.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import protobuf from 'protobufjs';
+import { prng } from '../testing/prng.js';
+import { domainHeader } from '../testing/config-entries.js';
+import {
+  PROTO_PATH,
+  decodeDomainSnapshot,
+  decodeZoneRecord,
+  encodeDomainSnapshot,
+  encodeZoneRecord,
+  sliceSnapshotParts,
+  splitSnapshot,
+  toObject,
+  zoneRecordId,
+  type ZoneRecord,
+} from './index.js';
+
+const ZoneRecordType = protobuf.loadSync(PROTO_PATH).lookupType('platform.config.v1.ZoneRecord');
+const generic = (bytes: Uint8Array) => toObject(ZoneRecordType, bytes);
+
+function randomRecord(random: () => number): ZoneRecord {
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;
+  const big = () => pick([0, 1, 127, 128, 300, 16383, 16384, 2 ** 21, 2 ** 28 + 5, 2 ** 31, 2 ** 32 - 1]);
+  return {
+    id: pick([1, 127, 128, 2 ** 35 + 3, 2 ** 52 + 1, Math.floor(random() * 1e9)]),
+    name: pick(['@', 'www', '*.dev', 'ünï.cödé', 'a'.repeat(200), '']),
+    type: pick(['A', 'AAAA', 'TXT', '']),
+    destination: pick(['192.0.2.1', 'v=spf1 ' + 'x'.repeat(300), '€ text', '']),
+    ttl: big(),
+    mxPriority: big(),
+    proxied: random() < 0.5,
+    captcha: random() < 0.5,
+    scheme: pick(['Auto', 'Https', '']),
+    port: big(),
+    hostHeader: pick(['', 'origin.example.net']),
+    hostHeaderMode: pick(['own', 'target', '']),
+    timeout: big(),
+    monitor: random() < 0.5,
+  };
+}
+
+test('decodeZoneRecord and zoneRecordId read random records exactly as protobufjs does', () => {
+  const random = prng(17);
+  for (let i = 0; i < 2000; i++) {
+    const r = randomRecord(random);
+    const bytes = encodeZoneRecord(r);
+    const want = generic(bytes);
+    const got = decodeZoneRecord(bytes);
+    assert.deepStrictEqual(got, want);
+    assert.deepStrictEqual(Object.keys(got), Object.keys(want), 'same fields in the same order');
+    assert.equal(zoneRecordId(bytes), want.id);
+    // A plain Uint8Array (not a Buffer) reads the same.
+    assert.deepStrictEqual(decodeZoneRecord(Uint8Array.from(bytes)), want);
+  }
+});
+
+test('unknown fields are skipped, odd wire types take the generic path, truncated input throws CFG_ERR_DECODE', () => {
+  const bytes = Buffer.from(encodeZoneRecord(randomRecord(prng(3))));
+  // Unknown fields 20 (varint), 21 (bytes), 22 (fixed64), 23 (fixed32) appended.
+  const extra = Buffer.from([20 << 3, 0x96, 0x01, (21 << 3) | 2, 2, 0x61, 0x62, (22 << 3) | 1, 1, 2, 3, 4, 5, 6, 7, 8]);
+  const withUnknown = Buffer.concat([bytes, extra, Buffer.from([(23 << 3) | 5, 1, 2, 3, 4])]);
+  assert.deepStrictEqual(decodeZoneRecord(withUnknown), generic(withUnknown));
+  // Field 5 (ttl) sent as fixed32: protobufjs's own reading decides.
+  const odd = Buffer.concat([bytes, Buffer.from([(5 << 3) | 5, 1, 0, 0, 0])]);
+  let want: unknown;
+  try {
+    want = generic(odd);
+  } catch (err) {
+    want = err;
+  }
+  if (want instanceof Error) assert.throws(() => decodeZoneRecord(odd), { code: 'CFG_ERR_DECODE' });
+  else assert.deepStrictEqual(decodeZoneRecord(odd), want);
+  // Truncated: CFG_ERR_DECODE wherever protobufjs fails; where it reads on (it takes some truncated varints and
+  // strings as whole) this reader may fail too, and when it does not, it gives the same record.
+  for (let cut = 1; cut < bytes.length; cut++) {
+    const part = bytes.subarray(0, cut);
+    let want: unknown;
+    try {
+      want = generic(part);
+    } catch {
+      want = undefined;
+    }
+    let got: unknown;
+    try {
+      got = decodeZoneRecord(part);
+    } catch (err) {
+      assert.equal((err as { code?: string }).code, 'CFG_ERR_DECODE');
+      assert.throws(() => zoneRecordId(part), { code: 'CFG_ERR_DECODE' });
+      continue;
+    }
+    assert.deepStrictEqual(got, want, `cut at ${cut}`);
+  }
+});
+
+test('splitSnapshot gives the header without records and rules, and every part as sliceSnapshotParts does', () => {
+  const random = prng(5);
+  const s = domainHeader('example.org', 9);
+  s.zone.records = Array.from({ length: 50 }, () => randomRecord(random));
+  s.ruleSet.rules = [];
+  s.dnssec = undefined;
+  const bytes = encodeDomainSnapshot(s);
+  const split = splitSnapshot(bytes);
+  const whole = decodeDomainSnapshot(bytes);
+  const header = decodeDomainSnapshot(split.header);
+  assert.deepStrictEqual(header, { ...whole, zone: { ...whole.zone, records: [] } });
+  const sliced = sliceSnapshotParts(bytes);
+  assert.deepStrictEqual(split.records.map(Buffer.from), sliced.records.map(Buffer.from));
+  assert.deepStrictEqual(split.records.map(decodeZoneRecord), whole.zone.records);
+  assert.throws(() => splitSnapshot(bytes.subarray(0, bytes.length - 3)), { code: 'CFG_ERR_DECODE' });
+});
