@@ -13,10 +13,15 @@
 // that already holds ROWS rows is read without ingesting again, so a read can be measured again after a change; its
 // ingest figure is then not measured), CH_URL=<http://127.0.0.1:port> (a ClickHouse server already running, instead of
 // one started here: its database `bench`, when it holds ROWS rows of the same log, is read without filling it again).
+// CH_FILL=sql and DUCK_FILL=sql write the log on the database side instead of through the store's append (minutes
+// instead of the append path's half hour or more on a loaded machine; no ingest figure): ClickHouse by one INSERT ...
+// SELECT (its materialized views fill the rollups), DuckDB by the store's append of the first batch (the domain's
+// table), one INSERT ... SELECT of the rest and its rollups dropped, so that the store builds them on open.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from '@clickhouse/client';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { openDuckDbStore } from '../../control-plane/src/areas/analytics/duckdb-store.js';
 import { openClickHouseStore } from '../../control-plane/src/areas/analytics/clickhouse-store.js';
 import { countClientsSql } from '../../control-plane/src/areas/analytics/clickhouse-rollups.js';
@@ -31,6 +36,8 @@ const SELECTED = new RegExp(process.env.READS ?? '.');
 const KEPT_DIR = process.env.DUCKDB_DIR;
 /** CH_FILL=sql: ClickHouse's rows written on the server (fillSql), for its reads only. */
 const CH_FILL = process.env.CH_FILL;
+/** DUCK_FILL=sql: DuckDB's rows written by SQL (duckFill) into an empty DUCKDB_DIR, for its reads only. */
+const DUCK_FILL = process.env.DUCK_FILL;
 const CH_URL = process.env.CH_URL;
 const RUNS = Number(process.env.RUNS ?? 20);
 const BATCH = 5000;
@@ -108,6 +115,65 @@ function fillSql(table: string): string {
     SELECT ${cols.map(([c, e]) => `${e} AS ${c}_v`).join(', ')} FROM numbers(${ROWS})`;
 }
 
+/**
+ * rowAt(i) for every i from the first batch's end to ROWS, written into DuckDB's table of the domain: the first batch
+ * through the store (it creates the table), the rest by one INSERT ... SELECT, then the rollups dropped (the store
+ * builds them from every row when it opens the file next).
+ */
+async function duckFill(dir: string): Promise<void> {
+  const first = openDuckDbStore({ dir, memoryLimitMb: 1024, threads: 2 });
+  await first.append(
+    Array.from({ length: Math.min(BATCH, ROWS) }, (_, k) => rowAt(k)),
+    { node: 'bench', id: 'fill-0' },
+  );
+  await first.close();
+  const db = await DuckDBInstance.create(join(dir, 'analytics.duckdb'));
+  const c = await db.connect();
+  try {
+    await c.run(`SET TimeZone = 'UTC'`);
+    const ms = `CAST(${now - DAY} + floor(i * ${DAY / ROWS}) AS BIGINT)`;
+    const cols: [string, string][] = [
+      ['time', `epoch_ms(${ms})::TIMESTAMPTZ`],
+      ['time_utc', `epoch_ms(${ms})`],
+      ['domain_id', '1'],
+      ['owner_id', '1'],
+      ['node', `'edge-' || (i % 4)`],
+      ['host', `'www' || (i % 3) || '.d1.example.org'`],
+      ['path', `'/p/' || ((i * 31) % 500)`],
+      ['method', `CASE WHEN i % 10 = 0 THEN 'POST' ELSE 'GET' END`],
+      ['status', `CASE WHEN i % 17 = 0 THEN 404 WHEN i % 31 = 0 THEN 500 ELSE 200 END`],
+      ['bytes', `(i * 7919) % 100000`],
+      ['cache_status', `CASE WHEN i % 3 = 0 THEN 'HIT' ELSE 'MISS' END`],
+      [
+        'rule_hits',
+        `CASE WHEN i % 20 = 0 THEN '[[' || (7 + i % 3) || ',"waf",' || CASE WHEN i % 40 = 0 THEN 'true' ELSE 'false' END || ']]' ELSE '[]' END`,
+      ],
+      [
+        'waf_events',
+        `CASE WHEN i % 50 = 0 THEN '[[7,"942100",2,"ARGS:q","union select","' || CASE WHEN i % 100 = 0 THEN 'block' ELSE 'log' END || '"]]' ELSE '[]' END`,
+      ],
+      ['duration_ms', `(i % 100) / 3`],
+      ['upstream_ms', `CASE WHEN i % 3 = 0 THEN -1 ELSE (i % 50) / 3 END`],
+      ['client_ip', `'192.0.' || ((i >> 8) % 20) || '.' || (i % 250)`],
+      ['fingerprint', `''`],
+      ['bot_score', `CASE WHEN i % 7 = 0 THEN 5 ELSE 80 END`],
+      ['bot_class', `CASE WHEN i % 7 = 0 THEN 'ai_crawler' ELSE '' END`],
+    ];
+    await c.run(
+      `INSERT INTO main.d_1 BY NAME SELECT ${cols.map(([n, e]) => `${e} AS ${n}`).join(', ')}
+       FROM range(${Math.min(BATCH, ROWS)}, ${ROWS}) AS t(i)`,
+    );
+    const rollups = await c.runAndReadAll(
+      `SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'
+         AND NOT regexp_full_match(table_name, 'd_[0-9]+') AND table_name <> 'applied_batches'`,
+    );
+    for (const [t] of rollups.getRowsJS()) await c.run(`DROP TABLE main.${String(t)}`);
+  } finally {
+    c.closeSync();
+    db.closeSync();
+  }
+}
+
 async function ingest(store: AnalyticsStore, label: string): Promise<number> {
   const t0 = performance.now();
   for (let start = 0, n = 0; start < ROWS; start += BATCH, n++) {
@@ -133,6 +199,11 @@ const READS: [string, (s: AnalyticsStore) => Promise<unknown>][] = [
   ['series, day by minute (the default interval of a day)', (s) => s.series(1, day, now - DAY, 60_000, T)],
   ['summary (totals, origin percentiles)', (s) => s.summary(1, day, T)],
   ['summary, filter bot_class=ai_crawler', (s) => s.summary(1, { ...day, filter: { bot_class: 'ai_crawler' } }, T)],
+  [
+    'summary, filters bot_class=ai_crawler and status=404',
+    (s) => s.summary(1, { ...day, filter: { bot_class: 'ai_crawler', status: 404 } }, T),
+  ],
+  ['summary, filter path=/p/7', (s) => s.summary(1, { ...day, filter: { path: '/p/7' } }, T)],
   ['peak requests per second', (s) => s.peak(1, day, T)],
   ['top 10 paths', (s) => s.breakdown(1, day, 'path', 10, T)],
   ['top 10 client addresses', (s) => s.breakdown(1, day, 'client_ip', 10, T)],
@@ -159,6 +230,12 @@ const useCh = BACKENDS.includes('clickhouse');
 const server = useCh && !CH_URL ? await startClickHouse({ memoryMb: 4096 }) : null;
 const chUrl = CH_URL ?? server?.url;
 try {
+  if (useDuck && DUCK_FILL === 'sql' && !existsSync(join(dir, 'analytics.duckdb'))) {
+    const t0 = performance.now();
+    await duckFill(dir);
+    if (KEPT_DIR) writeFileSync(join(dir, 'bench-now.txt'), String(now));
+    console.log(`DuckDB: ${ROWS} rows written by INSERT ... SELECT in ${Math.round(performance.now() - t0)} ms`);
+  }
   const duck = useDuck ? openDuckDbStore({ dir, memoryLimitMb: 1024, threads: 2 }) : null;
   const ch = chUrl ? openClickHouseStore({ url: chUrl, database: 'bench' }) : null;
   const raw = chUrl ? createClient({ url: chUrl, request_timeout: 3_600_000 }) : null;
@@ -166,7 +243,9 @@ try {
     FROM bench.logs WHERE domain_id = 1 AND status >= 400 GROUP BY path ORDER BY n DESC LIMIT 20`;
 
   let duckIngest = NaN;
-  const kept = duck && KEPT_DIR ? await duck.countRows(1) : 0;
+  const opened = performance.now();
+  const kept = duck && (KEPT_DIR || DUCK_FILL === 'sql') ? await duck.countRows(1) : 0;
+  if (duck) console.log(`DuckDB: opened (rollups it lacked built) in ${Math.round(performance.now() - opened)} ms`);
   if (kept !== 0 && kept !== ROWS) throw new Error(`${dir} holds ${kept} rows, not ${ROWS}: empty it first`);
   if (duck && kept === ROWS) console.log(`DuckDB: ${ROWS} rows kept in ${dir}`);
   else if (duck) {

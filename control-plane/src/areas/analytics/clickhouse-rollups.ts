@@ -14,6 +14,11 @@ interface KindSql {
   keys: readonly Col[];
   measures: readonly Col[];
   only?: string;
+  /**
+   * The keys the table's order starts with, before (lvl, b): a read of one value of them finds its rows as one range
+   * of the primary key instead of scanning every row of its buckets.
+   */
+  first?: readonly string[];
 }
 
 const TO_ORIGIN = 'upstream_ms >= 0';
@@ -111,8 +116,10 @@ export const CH_KINDS: Record<RollupKind, KindSql> = {
       ['requests', 'Int64', '1'],
     ],
   },
+  // Ordered by host and path first: the visitors of the top files read the ranked paths' rows only.
   pathClients: {
-    table: 'rq',
+    table: 'rqp',
+    first: ['host', 'path'],
     keys: [
       ['host', 'String', 'host'],
       ['path', 'String', 'path'],
@@ -132,9 +139,11 @@ export const CH_KINDS: Record<RollupKind, KindSql> = {
       ['sent', 'Int64', 'bytes'],
     ],
   },
-  // One row per counts column of a request: the column's index and its value as text (toString), as on DuckDB.
+  // One row per counts column of a request: the column's index and its value as text (toString), as on DuckDB; ordered
+  // by column and value first, so that a summary filtered on one reads that value's rows only.
   dimClients: {
-    table: 'rd',
+    table: 'rdv',
+    first: ['dim', 'value'],
     keys: [
       ['dim', 'UInt8', `tupleElement(arrayJoin([${DIM_VALUES}]) AS dv, 1)`],
       ['value', 'String', 'tupleElement(dv, 2)'],
@@ -143,7 +152,8 @@ export const CH_KINDS: Record<RollupKind, KindSql> = {
     measures: [['requests', 'Int64', '1']],
   },
   dimUpstream: {
-    table: 're',
+    table: 'rev',
+    first: ['dim', 'value'],
     keys: [
       ['dim', 'UInt8', `tupleElement(arrayJoin([${DIM_VALUES}]) AS dv, 1)`],
       ['value', 'String', 'tupleElement(dv, 2)'],
@@ -154,14 +164,20 @@ export const CH_KINDS: Record<RollupKind, KindSql> = {
   },
 };
 export const CH_ROLLUP_KINDS = Object.keys(CH_KINDS) as RollupKind[];
+/**
+ * Tables and views of earlier versions that nothing reads or fills any more (the per-dimension and path clients
+ * rollups ordered by bucket first): dropped at start, views first (a view left would keep filling its table at every INSERT).
+ */
+export const LEGACY_TABLES: readonly string[] = ['rd_mv', 're_mv', 'rq_mv', 'rd', 're', 'rq'];
 
 const cast = (type: string, sql: string) => `to${type}(${sql})`;
 const keyExpr = ([n, , raw]: Col) => (raw === n ? n : `${raw} AS ${n}`);
 
 export function rollupTableSql(db: string, kind: RollupKind): string {
-  const { table, keys, measures } = CH_KINDS[kind];
+  const { table, keys, measures, first = [] } = CH_KINDS[kind];
   const cols = ['domain_id UInt32', 'lvl UInt32', 'b Int64', ...[...keys, ...measures].map(([n, t]) => `${n} ${t}`)];
-  const order = ['domain_id', 'lvl', 'b', ...keys.map(([n]) => n)].join(', ');
+  const rest = keys.map(([n]) => n).filter((n) => !first.includes(n));
+  const order = ['domain_id', ...first, 'lvl', 'b', ...rest].join(', ');
   return `CREATE TABLE IF NOT EXISTS ${db}.${table} (${cols.join(', ')}) ENGINE = SummingMergeTree ORDER BY (${order})`;
 }
 

@@ -45,6 +45,7 @@ import {
   countClientsSql,
   dimSourceSql,
   driftSql,
+  LEGACY_TABLES,
   rollupTableSql,
   sourceSql,
   viewName,
@@ -241,6 +242,17 @@ function rowId(): bigint {
 
 const num = (v: unknown): number => Number(v);
 
+/** Proxy-like clients from rows of client_ip, n (requests), s (bytes), fps, domains, classes. */
+const proxyRows = (rows: Record<string, unknown>[]): ProxyClient[] =>
+  rows.map((x) => ({
+    clientIp: String(x.client_ip),
+    requests: num(x.n),
+    bytes: num(x.s),
+    fingerprints: num(x.fps),
+    domains: num(x.domains),
+    botClasses: num(x.classes),
+  }));
+
 /** Security actions from rows of action, e (findings), r (requests). */
 const actionRows = (rows: Record<string, unknown>[]): ActionCount[] =>
   rows.map((x) => ({ action: String(x.action), events: num(x.e), requests: num(x.r) }));
@@ -253,6 +265,17 @@ function groupColumn(d: GroupDimension): string {
   if (d === 'status_class') return 'intDiv(status, 100)';
   if (d === 'domain_id' || (DIMENSIONS as readonly string[]).includes(d)) return d;
   throw new Error(`unknown dimension ${String(d)}`);
+}
+
+/**
+ * The rows of one rollup kind a read takes: its levels, the levels of the pieces read from buckets (the others
+ * skipped), the domain as a column, and conditions on its columns put in each of its branches (bucket rows, raw ends).
+ */
+interface RollupSource {
+  levels: number[];
+  pieceLvl?: (lvl: number) => boolean;
+  withDomain?: boolean;
+  where?: string[];
 }
 
 export function openClickHouseStore(opts: ClickHouseOptions): AnalyticsStore {
@@ -315,29 +338,28 @@ class ClickHouseStore implements AnalyticsStore {
   }
 
   /**
-   * The rollup tables and their views (clickhouse-rollups.ts). When a view is missing (a database of an older
-   * version, or a start stopped halfway), every rollup is dropped and built again from the stored rows, then the
-   * views created, before this store writes anything: a batch is either in the rows the rollups were built from or
-   * added by the views.
+   * The rollup tables and their views (clickhouse-rollups.ts). A kind whose view is missing (a database of an older
+   * version, or a start stopped halfway) has its table dropped and built again from the stored rows, then its view
+   * created, before this store writes anything: a batch is either in the rows the rollup was built from or added by
+   * the view. The tables of earlier versions that nothing fills any more are dropped first.
    */
   private async createRollups(): Promise<void> {
+    for (const t of LEGACY_TABLES) await this.client.command({ query: `DROP TABLE IF EXISTS ${this.db}.${t}` });
     const views = await this.select<{ name: string }>(
       `SELECT name FROM system.tables WHERE database = ${chString(this.db)} AND engine = 'MaterializedView'`,
     );
     const have = new Set(views.map((v) => v.name));
-    if (CH_ROLLUP_KINDS.every((k) => have.has(viewName(k)))) return this.createClientCounts(false);
-    for (const k of CH_ROLLUP_KINDS) {
-      await this.client.command({ query: `DROP TABLE IF EXISTS ${this.db}.${viewName(k)}` });
+    // Each kind without its view (a database of an older version, or a start stopped before the view) built again.
+    const missing = CH_ROLLUP_KINDS.filter((k) => !have.has(viewName(k)));
+    for (const k of missing) {
       await this.client.command({ query: `DROP TABLE IF EXISTS ${this.db}.${CH_KINDS[k].table}` });
-    }
-    for (const k of CH_ROLLUP_KINDS) {
       await this.client.command({ query: rollupTableSql(this.db, k) });
       await this.client.command({
         query: `INSERT INTO ${this.db}.${CH_KINDS[k].table} ${aggregateSql(this.db, k, LEVELS[k], '')}`,
       });
+      await this.client.command({ query: viewSql(this.db, k) });
     }
-    for (const k of CH_ROLLUP_KINDS) await this.client.command({ query: viewSql(this.db, k) });
-    await this.createClientCounts(true);
+    await this.createClientCounts(missing.includes('clients'));
   }
 
   /**
@@ -560,9 +582,7 @@ class ClickHouseStore implements AnalyticsStore {
     range: ReadRange,
     timeoutMs: number,
     empty: T,
-    sources: Partial<
-      Record<RollupKind, { levels: number[]; pieceLvl?: (lvl: number) => boolean; withDomain?: boolean }>
-    >,
+    sources: Partial<Record<RollupKind, RollupSource>>,
     sql: (from: Partial<Record<RollupKind, string>>) => string | null,
     map: (rows: R[]) => T,
   ): Promise<T> {
@@ -571,10 +591,7 @@ class ClickHouseStore implements AnalyticsStore {
     const list = ids.map(int).join(', ');
     const from: Partial<Record<RollupKind, string>> = {};
     const filters = filterParts(range);
-    for (const [k, s] of Object.entries(sources) as [
-      RollupKind,
-      { levels: number[]; pieceLvl?: (l: number) => boolean; withDomain?: boolean },
-    ][]) {
+    for (const [k, s] of Object.entries(sources) as [RollupKind, RollupSource][]) {
       const cov = cover(range.since.getTime(), range.until.getTime(), s.levels);
       const dim = oneCountsFilter(range);
       const src =
@@ -591,7 +608,7 @@ class ClickHouseStore implements AnalyticsStore {
               dimValue(range, dim),
               k === 'dimClients' ? 'client_ip' : 'v, n',
             )
-          : sourceSql(this.db, k, list, cov, filters, s.pieceLvl, s.withDomain);
+          : sourceSql(this.db, k, list, cov, [...filters, ...(s.where ?? [])], s.pieceLvl, s.withDomain);
       if (src !== null) from[k] = `(${src})`;
     }
     const text = sql(from);
@@ -1073,7 +1090,11 @@ class ClickHouseStore implements AnalyticsStore {
       range,
       Math.max(1, deadline - Date.now()),
       new Map<string, number>(),
-      { pathClients: { levels: [...LEVELS.pathClients], withDomain: dims.includes('domain_id') } },
+      // The ranked groups' values in each branch: the clients of those paths only are read (the table is ordered by
+      // host and path first).
+      {
+        pathClients: { levels: [...LEVELS.pathClients], withDomain: dims.includes('domain_id'), where: inParts },
+      },
       (f) =>
         f.pathClients
           ? `SELECT ${cols}, uniqExact(client_ip) AS v FROM ${f.pathClients} WHERE ${inParts.join(' AND ')}
@@ -1124,7 +1145,14 @@ class ClickHouseStore implements AnalyticsStore {
     );
   }
 
-  proxyClients(
+  /**
+   * Proxy-like clients. From the fingerprints rollup (no filter) in two steps whose conditions are in each branch of
+   * the rollup's rows (bucket rows and raw ends), where the server reads the condition's column first (PREWHERE): the
+   * candidates, addresses with at least minFingerprints distinct fingerprints, from the rows that have one (nothing
+   * more when there is none), then the totals of the candidates' rows only. 18.16 does not push a condition on a
+   * UNION ALL into its branches: over the union, every row of the day was read twice (bench/RESULTS.md).
+   */
+  async proxyClients(
     domainIds: number[],
     range: ReadRange,
     minRequests: number,
@@ -1132,52 +1160,41 @@ class ClickHouseStore implements AnalyticsStore {
     limit: number,
     timeoutMs: number,
   ): Promise<ProxyClient[]> {
-    if (noFilter(range))
-      return this.readRollups<ProxyClient[]>(
+    const deadline = Date.now() + timeoutMs;
+    const totals = (from: string) =>
+      `SELECT client_ip, sum(requests) AS n, sum(sent) AS s, uniqExactIf(fingerprint, fingerprint != '') AS fps,
+         uniqExact(domain_id) AS domains, uniqExactIf(bot_class, bot_class != '') AS classes
+       FROM ${from} GROUP BY client_ip
+       HAVING n >= ${int(minRequests)} AND fps >= ${int(minFingerprints)}
+       ORDER BY fps DESC, n DESC, client_ip LIMIT ${int(limit)}`;
+    if (!noFilter(range)) {
+      const rows = `(SELECT client_ip, 1 AS requests, bytes AS sent, fingerprint, domain_id, bot_class
+        FROM ${this.table} WHERE ${this.where(domainIds, range)})`;
+      return this.read(
         domainIds,
-        range,
         timeoutMs,
         [],
-        { fingerprints: { levels: [...LEVELS.fingerprints], withDomain: true } },
-        (f) =>
-          f.fingerprints
-            ? `SELECT client_ip, sum(requests) AS n, sum(sent) AS s, uniqExactIf(fingerprint, fingerprint != '') AS fps,
-                 uniqExact(domain_id) AS domains, uniqExactIf(bot_class, bot_class != '') AS classes
-               FROM ${f.fingerprints} WHERE ${proxyCandidates(f.fingerprints, minFingerprints)} GROUP BY client_ip
-               HAVING n >= ${int(minRequests)} AND fps >= ${int(minFingerprints)}
-               ORDER BY fps DESC, n DESC, client_ip LIMIT ${int(limit)}`
-            : null,
-        (rows) =>
-          rows.map((x) => ({
-            clientIp: String(x.client_ip),
-            requests: num(x.n),
-            bytes: num(x.s),
-            fingerprints: num(x.fps),
-            domains: num(x.domains),
-            botClasses: num(x.classes),
-          })),
+        totals(`${rows} WHERE ${proxyCandidates(rows, minFingerprints)}`),
+        proxyRows,
       );
-    return this.read(
-      domainIds,
+    }
+    const ids = domainIds.filter((id) => !this.deleted.has(id));
+    const cov = cover(range.since.getTime(), range.until.getTime(), [...LEVELS.fingerprints]);
+    const list = ids.map(int).join(', ');
+    const withPrint = ids.length ? sourceSql(this.db, 'fingerprints', list, cov, [`fingerprint != ''`]) : null;
+    if (withPrint === null) return [];
+    const candidates = `SELECT client_ip FROM (${withPrint}) GROUP BY client_ip
+      HAVING uniqExact(fingerprint) >= ${int(minFingerprints)}`;
+    const found = await this.read(
+      ids,
       timeoutMs,
-      [],
-      `SELECT client_ip, count() AS requests, sum(bytes) AS bytes, uniqExactIf(fingerprint, fingerprint != '') AS fps,
-         uniqExact(domain_id) AS domains, uniqExactIf(bot_class, bot_class != '') AS classes
-       FROM ${this.table} WHERE ${this.where(domainIds, range)}
-         AND ${proxyCandidates(`(SELECT client_ip, fingerprint FROM ${this.table} WHERE ${this.where(domainIds, range)})`, minFingerprints)}
-       GROUP BY client_ip
-       HAVING requests >= ${int(minRequests)} AND fps >= ${int(minFingerprints)}
-       ORDER BY fps DESC, requests DESC, client_ip LIMIT ${int(limit)}`,
-      (rows) =>
-        rows.map((x) => ({
-          clientIp: String(x.client_ip),
-          requests: num(x.requests),
-          bytes: num(x.bytes),
-          fingerprints: num(x.fps),
-          domains: num(x.domains),
-          botClasses: num(x.classes),
-        })),
+      0,
+      `SELECT count() AS n FROM (${candidates})`,
+      (rows: { n: number }[]) => num(rows[0]?.n ?? 0),
     );
+    if (found === 0) return [];
+    const rows = sourceSql(this.db, 'fingerprints', list, cov, [`client_ip IN (${candidates})`], undefined, true);
+    return rows === null ? [] : this.read(ids, Math.max(1, deadline - Date.now()), [], totals(`(${rows})`), proxyRows);
   }
 
   seriesBy(

@@ -187,9 +187,23 @@ test('analytics on ClickHouse: the store, and the reads of reads.test.ts', { tim
       ).json<{ name: string }>();
       assert.ok(tables.length >= 10);
       for (const { name } of tables) await raw.command({ query: `DROP TABLE rollup_test.${name}` });
+      // A rollup of an earlier version that nothing fills or reads any more, with its view: dropped on open.
+      await raw.command({
+        query: `CREATE TABLE rollup_test.rd (domain_id UInt32) ENGINE = MergeTree ORDER BY domain_id`,
+      });
+      await raw.command({
+        query: `CREATE MATERIALIZED VIEW rollup_test.rd_mv TO rollup_test.rd AS SELECT domain_id FROM rollup_test.logs`,
+      });
       const again = open();
       t.after(() => again.close());
       assert.equal(await again.rollupDrift(5), 0, 'built again from the rows on open');
+      const legacy = await (
+        await raw.query({
+          query: `SELECT name FROM system.tables WHERE database = 'rollup_test' AND name IN ('rd', 'rd_mv')`,
+          format: 'JSONEachRow',
+        })
+      ).json<{ name: string }>();
+      assert.deepEqual(legacy, [], 'the per-dimension rollup of an earlier version and its view dropped');
       for (const range of RANGES) await assertReads(again, 5, left, range);
       await again.deleteDomain(5);
       assert.equal((await again.summary(5, RANGES[0], 10_000)).requests, 0);

@@ -69,23 +69,33 @@ interface KindSql {
   only?: string;
   /**
    * The rows one raw row stands for, when not itself (one per rule hit, one per WAF action): a SELECT over `src`'s
-   * rows that pass `conds`, with `time_utc` and the columns the keys and measures read.
+   * rows that pass `conds`, with `time_utc` and the columns the keys and measures read; of a split kind, those of one
+   * part (`part`) or, without it, of every part.
    */
-  expand?: (src: string, conds: string[]) => string;
+  expand?: (src: string, conds: string[], part?: number) => string;
+  /**
+   * Kept as one table per counts column (COUNT_DIMS index, the key `dim`) and level: a read of one column's values
+   * scans that column's rows only (a filter on bot_class reads about a thirteenth of the rows a single table holds).
+   */
+  split?: true;
 }
 
 const whereOf = (conds: string[]): string => (conds.length ? ` WHERE ${conds.join(' AND ')}` : '');
 
 /**
- * Each raw row that passes `conds` as one row per counts column (COUNT_DIMS): `dim` the column's index, `value` its
- * value as text (CAST AS VARCHAR, as a filter's value is compared: dimValue), and the columns of `extra`.
+ * Each raw row that passes `conds` as one row per counts column (COUNT_DIMS), or of the column `part` only: `dim` the
+ * column's index, `value` its value as text (CAST AS VARCHAR, as a filter's value is compared: dimSource), and the
+ * columns of `extra`.
  */
 const perDim =
   (extra: string) =>
-  (src: string, conds: string[]): string =>
-    `SELECT time_utc, unnest(range(${COUNT_DIMS.length})) AS dim,
-       unnest([${COUNT_DIMS.map((d) => `CAST(${d} AS VARCHAR)`).join(', ')}]) AS value, ${extra}
-     FROM ${src}${whereOf(conds)}`;
+  (src: string, conds: string[], part?: number): string =>
+    part === undefined
+      ? `SELECT time_utc, unnest(range(${COUNT_DIMS.length})) AS dim,
+           unnest([${COUNT_DIMS.map((d) => `CAST(${d} AS VARCHAR)`).join(', ')}]) AS value, ${extra}
+         FROM ${src}${whereOf(conds)}`
+      : `SELECT time_utc, ${part} AS dim, CAST(${COUNT_DIMS[part]} AS VARCHAR) AS value, ${extra}
+         FROM ${src}${whereOf(conds)}`;
 
 export const KINDS: Record<RollupKind, KindSql> = {
   counts: {
@@ -189,6 +199,7 @@ export const KINDS: Record<RollupKind, KindSql> = {
     // updates no row (an update of the 13 or more rows per client and batch halved the ingest rate).
     measures: [],
     expand: perDim('client_ip'),
+    split: true,
   },
   dimUpstream: {
     prefix: 're',
@@ -205,11 +216,26 @@ export const KINDS: Record<RollupKind, KindSql> = {
 
 const ROLLUP_KINDS = Object.keys(KINDS) as RollupKind[];
 
-/** The table of one kind, domain and level. */
-export function rollupTable(kind: RollupKind, domainId: number, lvl: number): string {
+/** The table of one kind, domain and level (and, of a split kind, counts column: `part`). */
+export function rollupTable(kind: RollupKind, domainId: number, lvl: number, part?: number): string {
   if (!Number.isSafeInteger(domainId) || domainId < 0) throw new Error(`bad domain id ${domainId}`);
-  return `${KINDS[kind].prefix}_${domainId}_${lvl / SECOND}`;
+  if ((part === undefined) !== !KINDS[kind].split) throw new Error(`${kind}: a part is named exactly when split`);
+  return `${KINDS[kind].prefix}_${domainId}_${lvl / SECOND}${part === undefined ? '' : `_${part}`}`;
 }
+
+/** The tables of one kind, domain and level: one, or one per part of a split kind (`part` its counts column). */
+function levelTables(kind: RollupKind, domainId: number, lvl: number): { t: string; part?: number }[] {
+  return KINDS[kind].split
+    ? COUNT_DIMS.map((_, part) => ({ t: `main.${rollupTable(kind, domainId, lvl, part)}`, part }))
+    : [{ t: `main.${rollupTable(kind, domainId, lvl)}` }];
+}
+
+/**
+ * Tables of earlier versions of the store that nothing reads or keeps any more (the per-dimension clients as one table
+ * per level, before it was split by column): dropped with the kind's tables when it is built again, and with the
+ * domain.
+ */
+export const legacyTables = (domainId: number): string[] => [`rd_${Math.trunc(domainId)}_3600`];
 
 /**
  * The clients per minute of a domain: a row per bucket of the clients rollup's minute table and its number of rows
@@ -221,7 +247,7 @@ export const clientCounts = (domainId: number): string => `rn_${rollupTable('cli
 /** Every rollup table of a domain (of `kinds`). */
 export function rollupTables(domainId: number, kinds: readonly RollupKind[] = ROLLUP_KINDS): string[] {
   return [
-    ...kinds.flatMap((k) => LEVELS[k].map((l) => rollupTable(k, domainId, l))),
+    ...kinds.flatMap((k) => LEVELS[k].flatMap((l) => levelTables(k, domainId, l).map(({ t }) => t.slice(5)))),
     ...(kinds.includes('clients') ? [clientCounts(domainId)] : []),
   ];
 }
@@ -243,7 +269,8 @@ export async function createRollups(
   for (const k of kinds) {
     const { keys, measures } = KINDS[k];
     const cols = ['b BIGINT NOT NULL', ...[...keys, ...measures].map(([n, t]) => `${n} ${t} NOT NULL`)].join(', ');
-    for (const l of LEVELS[k]) await conn.run(`CREATE TABLE main.${rollupTable(k, domainId, l)} (${cols})`);
+    for (const l of LEVELS[k])
+      for (const { t } of levelTables(k, domainId, l)) await conn.run(`CREATE TABLE ${t} (${cols})`);
   }
   if (kinds.includes('clients'))
     await conn.run(`CREATE TABLE main.${clientCounts(domainId)} (b BIGINT NOT NULL, n BIGINT NOT NULL)`);
@@ -254,8 +281,11 @@ const countClients = (domainId: number, lo = -Infinity, hi = Infinity) =>
   `SELECT b, count(*) AS n FROM main.${rollupTable('clients', domainId, MINUTE)}
    ${Number.isFinite(lo) ? `WHERE b >= ${Math.floor(lo / MINUTE) * MINUTE} AND b <= ${Math.floor(hi)}` : ''} GROUP BY b`;
 
-/** The rows of `src` that pass `conds` in the rollup's columns, one per row it stands for (b the row's ms). */
-function perRow(kind: RollupKind, src: string, conds: string[]): string {
+/**
+ * The rows of `src` that pass `conds` in the rollup's columns, one per row it stands for (b the row's ms); of a split
+ * kind, those of the part `part` (or of every part).
+ */
+function perRow(kind: RollupKind, src: string, conds: string[], part?: number): string {
   const { keys, measures, only, expand } = KINDS[kind];
   const all = [...conds, ...(only ? [only] : [])];
   const cols = [
@@ -263,18 +293,21 @@ function perRow(kind: RollupKind, src: string, conds: string[]): string {
     ...keys.map(([n, , raw]) => `${raw} AS ${n}`),
     ...measures.map(([n, t, raw]) => `CAST(${raw} AS ${t}) AS ${n}`),
   ];
-  return `SELECT ${cols.join(', ')} FROM ${expand ? `(${expand(src, all)})` : `${src}${whereOf(all)}`}`;
+  return `SELECT ${cols.join(', ')} FROM ${expand ? `(${expand(src, all, part)})` : `${src}${whereOf(all)}`}`;
 }
 
-/** The aggregate of raw rows of `source` (WHERE `cond`) per bucket of `lvl` and key, as the table's columns. */
-function aggregate(kind: RollupKind, lvl: number, source: string, cond: string): string {
+/**
+ * The aggregate of raw rows of `source` (WHERE `cond`) per bucket of `lvl` and key, as the table's columns (of one
+ * part of a split kind, or of every part).
+ */
+function aggregate(kind: RollupKind, lvl: number, source: string, cond: string, part?: number): string {
   const { keys, measures } = KINDS[kind];
   const cols = [
     `b // ${lvl} * ${lvl} AS b`,
     ...keys.map(([n]) => n),
     ...measures.map(([n, t]) => `CAST(coalesce(sum(${n}), 0) AS ${t}) AS ${n}`),
   ];
-  return `SELECT ${cols.join(', ')} FROM (${perRow(kind, source, cond ? [cond] : [])}) GROUP BY ALL`;
+  return `SELECT ${cols.join(', ')} FROM (${perRow(kind, source, cond ? [cond] : [], part)}) GROUP BY ALL`;
 }
 
 /** Fills a domain's new (empty) rollups of `kinds` from every raw row it has. */
@@ -288,9 +321,8 @@ export async function fillRollups(
   // (a file's rollups built in the aggregate's hash order made every read of them scan the whole table).
   for (const k of kinds)
     for (const l of LEVELS[k])
-      await conn.run(
-        `INSERT INTO main.${rollupTable(k, domainId, l)} ${aggregate(k, l, `main.${raw}`, '')} ORDER BY b`,
-      );
+      for (const { t, part } of levelTables(k, domainId, l))
+        await conn.run(`INSERT INTO ${t} ${aggregate(k, l, `main.${raw}`, '', part)} ORDER BY b`);
   if (kinds.includes('clients'))
     await conn.run(`INSERT INTO main.${clientCounts(domainId)} ${countClients(domainId)} ORDER BY b`);
 }
@@ -313,27 +345,28 @@ export async function addToRollups(
     const levels = LEVELS[k];
     const finest = levels[levels.length - 1];
     await conn.run(`CREATE OR REPLACE TEMP TABLE rollup_add AS ${aggregate(k, finest, source, '')}`);
-    for (const l of levels) {
-      const t = `main.${rollupTable(k, domainId, l)}`;
-      const from =
-        l === finest
-          ? 'rollup_add'
-          : `(SELECT ${[
-              `b // ${l} * ${l} AS b`,
-              ...keys.map(([n]) => n),
-              ...measures.map(([n, type]) => `CAST(sum(${n}) AS ${type}) AS ${n}`),
-            ].join(', ')} FROM rollup_add GROUP BY ALL)`;
-      const on = keyNames.map((n) => `t.${n} = a.${n}`).join(' AND ');
-      const within = `t.b >= ${Math.floor(loMs / l) * l} AND t.b <= ${Math.floor(hiMs)}`;
-      const set = measures.map(([n]) => `${n} = t.${n} + a.${n}`).join(', ');
-      // A kind without measures (a set of keys per bucket): the keys not in the table yet.
-      await conn.run(
-        measures.length === 0
-          ? `INSERT INTO ${t} SELECT a.* FROM ${from} AS a ANTI JOIN (SELECT * FROM ${t} AS t WHERE ${within}) AS t ON ${on}`
-          : `MERGE INTO ${t} AS t USING ${from} AS a ON ${on} AND ${within}
-             WHEN MATCHED THEN UPDATE SET ${set} WHEN NOT MATCHED THEN INSERT *`,
-      );
-    }
+    for (const l of levels)
+      for (const { t, part } of levelTables(k, domainId, l)) {
+        const only = part === undefined ? '' : ` WHERE dim = ${part}`;
+        const from =
+          l === finest
+            ? `(SELECT * FROM rollup_add${only})`
+            : `(SELECT ${[
+                `b // ${l} * ${l} AS b`,
+                ...keys.map(([n]) => n),
+                ...measures.map(([n, type]) => `CAST(sum(${n}) AS ${type}) AS ${n}`),
+              ].join(', ')} FROM rollup_add${only} GROUP BY ALL)`;
+        const on = keyNames.map((n) => `t.${n} = a.${n}`).join(' AND ');
+        const within = `t.b >= ${Math.floor(loMs / l) * l} AND t.b <= ${Math.floor(hiMs)}`;
+        const set = measures.map(([n]) => `${n} = t.${n} + a.${n}`).join(', ');
+        // A kind without measures (a set of keys per bucket): the keys not in the table yet.
+        await conn.run(
+          measures.length === 0
+            ? `INSERT INTO ${t} SELECT a.* FROM ${from} AS a ANTI JOIN (SELECT * FROM ${t} AS t WHERE ${within}) AS t ON ${on}`
+            : `MERGE INTO ${t} AS t USING ${from} AS a ON ${on} AND ${within}
+               WHEN MATCHED THEN UPDATE SET ${set} WHEN NOT MATCHED THEN INSERT *`,
+        );
+      }
   }
   await conn.run('DROP TABLE IF EXISTS rollup_add');
   await conn.run(
@@ -353,15 +386,15 @@ export async function trimRollups(
   before: number,
 ): Promise<void> {
   for (const k of ROLLUP_KINDS)
-    for (const l of LEVELS[k]) {
-      const t = `main.${rollupTable(k, domainId, l)}`;
-      const start = Math.floor(before / l) * l;
-      await conn.run(`DELETE FROM ${t} WHERE b < ${start}`);
-      if (start === before) continue;
-      await conn.run(`DELETE FROM ${t} WHERE b = ${start}`);
-      const cond = `time_utc >= epoch_ms(${start}::BIGINT) AND time_utc < epoch_ms(${start + l}::BIGINT)`;
-      await conn.run(`INSERT INTO ${t} ${aggregate(k, l, `main.${raw}`, cond)}`);
-    }
+    for (const l of LEVELS[k])
+      for (const { t, part } of levelTables(k, domainId, l)) {
+        const start = Math.floor(before / l) * l;
+        await conn.run(`DELETE FROM ${t} WHERE b < ${start}`);
+        if (start === before) continue;
+        await conn.run(`DELETE FROM ${t} WHERE b = ${start}`);
+        const cond = `time_utc >= epoch_ms(${start}::BIGINT) AND time_utc < epoch_ms(${start + l}::BIGINT)`;
+        await conn.run(`INSERT INTO ${t} ${aggregate(k, l, `main.${raw}`, cond, part)}`);
+      }
   const start = Math.floor(before / MINUTE) * MINUTE;
   await conn.run(`DELETE FROM main.${clientCounts(domainId)} WHERE b <= ${start}`);
   await conn.run(`INSERT INTO main.${clientCounts(domainId)} ${countClients(domainId, start, start)}`);
@@ -375,24 +408,24 @@ export async function trimRollups(
 export async function rollupDrift(conn: DuckDBConnection, domainId: number, raw: string): Promise<number> {
   let drift = 0;
   for (const k of ROLLUP_KINDS)
-    for (const l of LEVELS[k]) {
-      const { keys, measures } = KINDS[k];
-      const t = `main.${rollupTable(k, domainId, l)}`;
-      const keyNames = ['b', ...keys.map(([n]) => n)];
-      const differs =
-        measures
-          .map(([n, type]) =>
-            type === 'DOUBLE' ? `abs(x.${n} - y.${n}) > 1e-9 * greatest(1, abs(y.${n}))` : `x.${n} <> y.${n}`,
-          )
-          .join(' OR ') || 'false';
-      const r = await conn.runAndReadAll(
-        `SELECT (SELECT count(*) FROM ${t} AS x FULL JOIN (${aggregate(k, l, `main.${raw}`, '')}) AS y
+    for (const l of LEVELS[k])
+      for (const { t, part } of levelTables(k, domainId, l)) {
+        const { keys, measures } = KINDS[k];
+        const keyNames = ['b', ...keys.map(([n]) => n)];
+        const differs =
+          measures
+            .map(([n, type]) =>
+              type === 'DOUBLE' ? `abs(x.${n} - y.${n}) > 1e-9 * greatest(1, abs(y.${n}))` : `x.${n} <> y.${n}`,
+            )
+            .join(' OR ') || 'false';
+        const r = await conn.runAndReadAll(
+          `SELECT (SELECT count(*) FROM ${t} AS x FULL JOIN (${aggregate(k, l, `main.${raw}`, '', part)}) AS y
                    ON ${keyNames.map((n) => `x.${n} = y.${n}`).join(' AND ')}
                  WHERE x.b IS NULL OR y.b IS NULL OR ${differs})
            + (SELECT count(*) - count(DISTINCT (${keyNames.join(', ')})) FROM ${t})`,
-      );
-      drift += num(r.getRowsJS()[0][0]);
-    }
+        );
+        drift += num(r.getRowsJS()[0][0]);
+      }
   const r = await conn.runAndReadAll(
     `SELECT count(*) FROM main.${clientCounts(domainId)} AS x FULL JOIN (${countClients(domainId)}) AS y ON x.b = y.b
      WHERE x.b IS NULL OR y.b IS NULL OR x.n <> y.n`,
@@ -480,10 +513,12 @@ function dimSource(
   for (const p of cov.pieces)
     for (const id of ids) {
       // The filter's value as text the way the row's value was written (CAST AS VARCHAR of the column's type).
-      branches.push(
-        `SELECT ${columns} FROM main.${rollupTable(kind, id, p.lvl)}
-         WHERE b >= ? AND b < ? AND dim = ${COUNT_DIMS.indexOf(dim)} AND value = CAST(?::${COUNT_KEY_TYPES[dim]} AS VARCHAR)`,
-      );
+      const part = COUNT_DIMS.indexOf(dim);
+      // A split kind keeps the column's rows in a table of their own.
+      const from = KINDS[kind].split
+        ? `main.${rollupTable(kind, id, p.lvl, part)} WHERE b >= ? AND b < ?`
+        : `main.${rollupTable(kind, id, p.lvl)} WHERE b >= ? AND b < ? AND dim = ${part}`;
+      branches.push(`SELECT ${columns} FROM ${from} AND value = CAST(?::${COUNT_KEY_TYPES[dim]} AS VARCHAR)`);
       values.push(BigInt(p.lo), BigInt(p.hi), typeof v === 'number' || typeof v === 'boolean' ? v : String(v));
     }
   const raw = source(base, ids, { pieces: [], raw: cov.raw }, range);

@@ -27,6 +27,7 @@ import {
   addToRollups,
   createRollups,
   fillRollups,
+  legacyTables,
   rollupBreakdown,
   rollupGroups,
   rollupDrift,
@@ -383,7 +384,8 @@ class DuckDbEngine {
       await this.writer.run('BEGIN TRANSACTION');
       try {
         await this.writer.run(`DROP TABLE IF EXISTS main.${table(domainId)}`);
-        for (const t of rollupTables(domainId)) await this.writer.run(`DROP TABLE IF EXISTS main.${t}`);
+        for (const t of [...rollupTables(domainId), ...legacyTables(domainId)])
+          await this.writer.run(`DROP TABLE IF EXISTS main.${t}`);
         await this.writer.run('COMMIT');
       } catch (err) {
         await this.writer.run('ROLLBACK').catch(() => undefined);
@@ -585,7 +587,8 @@ async function backfillRollups(writer: DuckDBConnection, tables: ReadonlySet<num
     if (kinds.length === 0) continue;
     await writer.run('BEGIN TRANSACTION');
     try {
-      for (const t of rollupTables(id, kinds)) await writer.run(`DROP TABLE IF EXISTS main.${t}`);
+      for (const t of [...rollupTables(id, kinds), ...legacyTables(id)])
+        await writer.run(`DROP TABLE IF EXISTS main.${t}`);
       await createRollups(writer, id, kinds);
       await fillRollups(writer, id, table(id), kinds);
       await writer.run('COMMIT');

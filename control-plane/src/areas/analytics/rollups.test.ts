@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { cover, DAY, HOUR, MINUTE } from './rollup.js';
+import { cover, DAY, HOUR, LEVELS, MINUTE } from './rollup.js';
 import { openDuckDbStore } from './duckdb-store.js';
 import { assertReads, BASE, generateLog, RANGES, streamScenario } from './test-rollups.js';
 
@@ -95,14 +95,21 @@ test('DuckDB rollups: batches sent again and a restart leave them exact; retenti
     await first.append(log, { node: 'edge-a', id: 'one' });
     await first.close();
     // The rules, WAF, fingerprints and path clients rollups came after the first five kinds, the per-dimension clients
-    // and upstream times after those: a file of that version lacks them.
+    // and upstream times after those: a file of that version lacks them. The per-dimension clients were one table per
+    // level before they were split by column (13 tables of the hour level now): such a table is dropped on open.
     const db = await DuckDBInstance.create(join(old, 'analytics.duckdb'));
     const c = await db.connect();
     const names = await c.runAndReadAll(
-      `SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND regexp_full_match(table_name, 'r[rwfqde]_9_[0-9]+')`,
+      `SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'
+         AND regexp_full_match(table_name, 'r[rwfqde]_9_[0-9]+(_[0-9]+)?')`,
     );
-    assert.equal(names.currentRowCount, 9);
+    const perLevel = (kinds: (keyof typeof LEVELS)[]) => kinds.reduce((n, k) => n + LEVELS[k].length, 0);
+    assert.equal(
+      names.currentRowCount,
+      perLevel(['rules', 'waf', 'fingerprints', 'pathClients', 'dimUpstream']) + 13 * LEVELS.dimClients.length,
+    );
     for (const [name] of names.getRowsJS()) await c.run(`DROP TABLE main.${String(name)}`);
+    await c.run(`CREATE TABLE main.rd_9_3600 (b BIGINT, dim UTINYINT, value VARCHAR, client_ip VARCHAR)`);
     c.closeSync();
     db.closeSync();
 
@@ -110,5 +117,12 @@ test('DuckDB rollups: batches sent again and a restart leave them exact; retenti
     t.after(() => again.close());
     assert.equal(await again.rollupDrift(9), 0);
     for (const range of RANGES) await assertReads(again, 9, log, range);
+    await again.close();
+    const after = await DuckDBInstance.create(join(old, 'analytics.duckdb'));
+    const a = await after.connect();
+    const left = await a.runAndReadAll(`SELECT table_name FROM duckdb_tables() WHERE table_name = 'rd_9_3600'`);
+    assert.equal(left.currentRowCount, 0, 'the single per-dimension clients table of the earlier version dropped');
+    a.closeSync();
+    after.closeSync();
   });
 });
