@@ -8,6 +8,7 @@
 // ingest figure includes keeping them (DuckDB: in the batch's transaction; ClickHouse: the materialized views), and the
 // reads they answer read whole buckets plus the raw rows of the range's ends; the others still read raw rows.
 // Run: node --import tsx bench/control-plane/analytics-backends.bench.ts   (ROWS=10000000 by default; RUNS=20)
+// CPU per read is printed beside p50/p99 (DuckDB: this process; ClickHouse: the server of CH_PID, with CH_URL).
 // Selecting: BACKENDS=duckdb (or clickhouse; both by default), READS=<regular expression> (the reads whose names
 // match, and the ad-hoc query when it matches `ad-hoc`), DUCKDB_DIR=<directory> (the DuckDB file kept there: a file
 // that already holds ROWS rows is read without ingesting again, so a read can be measured again after a change; its
@@ -187,7 +188,28 @@ async function ingest(store: AnalyticsStore, label: string): Promise<number> {
   return ROWS / ((performance.now() - t0) / 1000);
 }
 
-const timed = (fn: () => Promise<unknown>): Promise<number[]> => timeRuns(fn, RUNS);
+/**
+ * CPU ms used so far by the reads' side: this process (DuckDB runs in it) or, for ClickHouse, the server whose pid is
+ * CH_PID (from /proc; NaN without it). Per read, divided by the runs: the machine is shared, and CPU per read moves
+ * far less with the load than wall time.
+ */
+const CH_PID = process.env.CH_PID;
+function cpuMs(side: 'duckdb' | 'clickhouse'): number {
+  if (side === 'duckdb') {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  }
+  if (!CH_PID) return NaN;
+  const f = readFileSync(`/proc/${CH_PID}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+}
+let lastCpu = { duckdb: NaN, clickhouse: NaN };
+async function timed(side: 'duckdb' | 'clickhouse', fn: () => Promise<unknown>): Promise<number[]> {
+  const c0 = cpuMs(side);
+  const runs = await timeRuns(fn, RUNS);
+  lastCpu = { ...lastCpu, [side]: (cpuMs(side) - c0) / RUNS };
+  return runs;
+}
 
 const day: ReadRange = { since: new Date(now - DAY), until: new Date(now), filter: {} };
 const hour: ReadRange = { since: new Date(now - 3_600_000), until: new Date(now), filter: {} };
@@ -287,7 +309,7 @@ try {
   const row = (name: string, d: number[], c: number[]) => {
     // Each read as it is measured: a run cut short keeps what it measured.
     console.log(
-      `${name}: DuckDB ${percentile(d, 50).toFixed(1)} / ${percentile(d, 99).toFixed(1)} ms, ClickHouse ${percentile(c, 50).toFixed(1)} / ${percentile(c, 99).toFixed(1)} ms (load ${loadavg()[0].toFixed(2)})`,
+      `${name}: DuckDB ${percentile(d, 50).toFixed(1)} / ${percentile(d, 99).toFixed(1)} ms (CPU ${lastCpu.duckdb.toFixed(1)} ms a read), ClickHouse ${percentile(c, 50).toFixed(1)} / ${percentile(c, 99).toFixed(1)} ms (server CPU ${lastCpu.clickhouse.toFixed(1)} ms a read) (load ${loadavg()[0].toFixed(2)})`,
     );
     table.push({
       read: name,
@@ -296,20 +318,31 @@ try {
       'ClickHouse p50 ms': percentile(c, 50).toFixed(1),
       'ClickHouse p99 ms': percentile(c, 99).toFixed(1),
       'p50 ratio CH/DuckDB': (percentile(c, 50) / percentile(d, 50)).toFixed(2),
+      'DuckDB CPU ms/read': lastCpu.duckdb.toFixed(1),
+      'ClickHouse CPU ms/read': lastCpu.clickhouse.toFixed(1),
     });
+    lastCpu = { duckdb: NaN, clickhouse: NaN };
   };
   const none = (): Promise<number[]> => Promise.resolve([NaN]);
   for (const [name, fn] of READS)
     if (SELECTED.test(name))
-      row(name, duck ? await timed(() => fn(duck)) : await none(), ch ? await timed(() => fn(ch)) : await none());
+      row(
+        name,
+        duck ? await timed('duckdb', () => fn(duck)) : await none(),
+        ch ? await timed('clickhouse', () => fn(ch)) : await none(),
+      );
   const limits = { timeoutMs: 60_000, maxRows: 10_000 };
   const adhoc = 'ad-hoc: 4xx/5xx by path (DuckDB: POST /analytics/query path; ClickHouse: same SQL sent directly)';
   if (SELECTED.test(adhoc))
     row(
       adhoc,
-      duck ? await timed(() => duck.query(ADHOC_DUCKDB, [{ id: 1, name: 'd1.example.org' }], limits)) : await none(),
+      duck
+        ? await timed('duckdb', () => duck.query(ADHOC_DUCKDB, [{ id: 1, name: 'd1.example.org' }], limits))
+        : await none(),
       raw
-        ? await timed(async () => (await raw.query({ query: adhocClickHouse, format: 'JSONEachRow' })).json())
+        ? await timed('clickhouse', async () =>
+            (await raw.query({ query: adhocClickHouse, format: 'JSONEachRow' })).json(),
+          )
         : await none(),
     );
   console.table(table);
