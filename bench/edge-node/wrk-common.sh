@@ -38,3 +38,22 @@ nginx_proxy_common() {
     location / { proxy_pass http://origin; } }
 CONF
 }
+
+# nginx's side of the "20 rules, proxied" row (the 20 rules of wrk-setup.ts on rules.bench): a server block for the
+# proxy's http block (needs NGINX_PORT and the `origin` upstream and `edge` cache zone of nginx_proxy_common).
+nginx_rules_server() {
+  local redirects="" rewrites="" routes="" caches=""
+  for i in 1 2 3 4 5 6; do redirects+="location /r$i/ { rewrite ^/r$i/(.*)\$ /new$i/\$1 redirect; } "; done
+  for i in 1 2 3 4; do rewrites+="location /w$i/ { rewrite ^/w$i/(.*)\$ /internal/\$1 break; proxy_pass http://origin; } "; done
+  for i in 1 2 3; do routes+="location /a$i/ { proxy_pass http://origin; } "; done
+  for i in 1 2 3; do caches+="location /s$i/ { proxy_cache edge; proxy_cache_valid 200 300s; proxy_pass http://origin; } "; done
+  cat <<CONF
+  server { listen 127.0.0.1:$NGINX_PORT; server_name rules.bench.example.org;
+    deny 198.51.100.0/24; deny 203.0.113.7; allow all;
+    add_header x-edge 1;
+    $redirects $rewrites $routes $caches
+    location /h/ { proxy_set_header x-h 1; proxy_pass http://origin; }
+    location /admin/ { return 403; }
+    location / { proxy_pass http://origin; } }
+CONF
+}

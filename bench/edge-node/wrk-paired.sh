@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Paired wrk runs of two edge builds and nginx (issue 12): the plain proxy and the cache hit, on 1 and 2 cores
+# Paired wrk runs of two edge builds and nginx (issue 12): the plain proxy, 20 rules (proxied) and the cache hit, on 1
+# and 2 cores
 # (EDGE_WORKERS / worker_processes, pinned with taskset as wrk.sh does). In each round the three proxies (nginx, the
 # edge before, the edge after) are measured AT THE SAME TIME, each by its own wrk (-t1, on core 0 with the origin,
 # CONNS connections each) against one origin: on a machine shared with other work they meet the same load, second for
@@ -37,7 +38,8 @@ proxy_conf() {
 user root; worker_processes $1; pid $TMP/proxy/nginx.pid; error_log $TMP/proxy/error.log warn;
 events { worker_connections 8192; }
 http { access_log off; keepalive_requests 100000;
-$(nginx_proxy_common) }
+$(nginx_proxy_common)
+$(nginx_rules_server) }
 CONF
 }
 (cd "$AFTER" && node --import tsx bench/edge-node/wrk-setup.ts "$TMP/data" "$ORIGIN_PORT")
@@ -96,7 +98,8 @@ for cores in 1 2; do
   wait_port "$BEFORE_PORT"; wait_port "$AFTER_PORT"; wait_port "$NGINX_PORT"
   sleep 1
   NGINX_PID=$(cat "$TMP/proxy/nginx.pid")
-  for scenario in "plain proxy|plain.bench.example.org|/page" "cache hit|cache.bench.example.org|/static/a.css"; do
+  for scenario in "plain proxy|plain.bench.example.org|/page" "20 rules|rules.bench.example.org|/plain/x" \
+    "cache hit|cache.bench.example.org|/static/a.css"; do
     IFS='|' read -r name host path <<<"$scenario"
     for round in $(seq 1 "$ROUNDS"); do
       waiters=()
@@ -120,7 +123,7 @@ echo
 echo "| cores | scenario | proxy | req/s | p50 ms | p99 ms | CPU µs/req | user | system | nginx CPU / this CPU |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 for cores in 1 2; do
-  for name in "plain proxy" "cache hit"; do
+  for name in "plain proxy" "20 rules" "cache hit"; do
     ncpu=$(awk -F'|' -v c="$cores" -v n="$name" '$1==c && $2==n && $3=="nginx" {split($4, f, " "); print f[4]}' "$ROWS" | median)
     for who in nginx before after; do
       col() { awk -F'|' -v c="$cores" -v n="$name" -v w="$who" -v i="$1" '$1==c && $2==n && $3==w {split($4, f, " "); print f[i]}' "$ROWS" | median; }

@@ -92,11 +92,6 @@ CONF
 # nginx doing what the edge does: the same 20 rules on rules.bench, a proxy_cache on cache.bench.
 nginx_conf() {
   local workers=$1
-  local redirects="" rewrites="" routes="" caches=""
-  for i in 1 2 3 4 5 6; do redirects+="location /r$i/ { rewrite ^/r$i/(.*)\$ /new$i/\$1 redirect; } "; done
-  for i in 1 2 3 4; do rewrites+="location /w$i/ { rewrite ^/w$i/(.*)\$ /internal/\$1 break; proxy_pass http://origin; } "; done
-  for i in 1 2 3; do routes+="location /a$i/ { proxy_pass http://origin; } "; done
-  for i in 1 2 3; do caches+="location /s$i/ { proxy_cache edge; proxy_cache_valid 200 300s; proxy_pass http://origin; } "; done
   cat > "$TMP/proxy/modsec.conf" <<CONF
 SecRuleEngine On
 SecRequestBodyAccess On
@@ -120,13 +115,7 @@ $(security_http_conf)
   server { listen 127.0.0.1:$NGINX_PORT; server_name waf.bench.example.org;
     modsecurity on; modsecurity_rules_file $TMP/proxy/modsec.conf;
     location / { proxy_pass http://origin; } }
-  server { listen 127.0.0.1:$NGINX_PORT; server_name rules.bench.example.org;
-    deny 198.51.100.0/24; deny 203.0.113.7; allow all;
-    add_header x-edge 1;
-    $redirects $rewrites $routes $caches
-    location /h/ { proxy_set_header x-h 1; proxy_pass http://origin; }
-    location /admin/ { return 403; }
-    location / { proxy_pass http://origin; } } }
+$(nginx_rules_server) }
 CONF
 }
 

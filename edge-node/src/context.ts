@@ -24,6 +24,28 @@ export interface WafEvent {
   action: 'block' | 'log';
 }
 
+/** The hit list of a request no rule matched (never written: RequestContext.hit makes a list of its own). */
+const NO_HITS: RuleHit[] = Object.freeze([]) as unknown as RuleHit[];
+
+/**
+ * One RuleHit per rule and dry flag, shared by every request it matches (never modified): the request log keeps hits
+ * for thousands of requests, and one object per request would be copied into the old generation each time.
+ */
+const HITS = new Map<number, RuleHit>();
+const DRY_HITS = new Map<number, RuleHit>();
+/** Rules remembered at most (ids of rules no longer in any config are forgotten when it is full). */
+const HITS_MAX = 65_536;
+
+function ruleHit(id: number, type: string, dry: boolean): RuleHit {
+  const map = dry ? DRY_HITS : HITS;
+  const known = map.get(id);
+  if (known !== undefined && known.type === type) return known;
+  if (map.size >= HITS_MAX) map.clear();
+  const made: RuleHit = Object.freeze({ id, type, dry });
+  map.set(id, made);
+  return made;
+}
+
 export type CacheStatus = '' | 'HIT' | 'MISS' | 'STALE' | 'BYPASS' | 'EXPIRED' | 'DYNAMIC';
 
 export class RequestContext {
@@ -57,7 +79,8 @@ export class RequestContext {
   /** origin_pool rule id and origin index chosen, for passive health marking. */
   poolPick: { ruleId: number; index: number } | undefined;
 
-  hits: RuleHit[] = [];
+  /** The rules that matched, in order; NO_HITS (shared, frozen) until the first one: most requests have none. */
+  hits: RuleHit[] = NO_HITS;
   /**
    * Set when a custom rule's `allow` matched: the security phases after the custom rules (rate_limit, the challenge,
    * and any later one such as the WAF) leave the request alone.
@@ -121,7 +144,8 @@ export class RequestContext {
   }
 
   hit(id: number, type: string, dry: boolean): void {
-    this.hits.push({ id, type, dry });
+    if (this.hits === NO_HITS) this.hits = [];
+    this.hits.push(ruleHit(id, type, dry));
   }
 
   header(name: string): string | undefined {

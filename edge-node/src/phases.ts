@@ -82,6 +82,8 @@ export interface EdgeState {
 }
 
 const TEXT: [string, string][] = [['content-type', 'text/plain; charset=utf-8']];
+/** The header operations of a request no header rule matched: read only. */
+const NO_OPS: HeaderOp[] = Object.freeze([]) as unknown as HeaderOp[];
 const text = (): [string, string][] => [...TEXT];
 const DAY_MS = 86_400_000;
 
@@ -123,6 +125,9 @@ export function runPhases(
     return undefined;
   }
   const { domain, record } = match;
+  // The domain's own name string for an apex request: the request log keeps the host for thousands of requests, and
+  // one shared string is not copied into the old generation per request as each request's own would be.
+  if (ctx.host === domain.name) ctx.host = domain.name;
   ctx.record = record;
   ctx.recordId = record.id;
   ctx.customPages = customPagesOf(domain.snapshot.settings);
@@ -135,12 +140,17 @@ export function runPhases(
   const rules = domain.rules;
 
   // header rules: every matching rule applies, in priority order; collected now, applied on the way out and back.
-  const requestOps: HeaderOp[] = [];
-  const responseOps: HeaderOp[] = [];
+  // Shared empty lists when no header rule matches (read only; the lists are made at the first matching rule).
+  let requestOps = NO_OPS;
+  let responseOps = NO_OPS;
   let ipScope = '';
   const headerIdx = idx(rules, 'header');
   if (headerIdx) {
     for (const r of headerIdx.all(ctx, [])) {
+      if (requestOps === NO_OPS) {
+        requestOps = [];
+        responseOps = [];
+      }
       ctx.hit(r.id, r.type, false);
       if (r.action.request.length > 0 && ipScoped(r)) ipScope += `,${r.id}`;
       for (const op of r.action.request) requestOps.push(op);

@@ -80,6 +80,38 @@ function collectHeader(k: string, v: string): void {
   collecting.push([k, v]);
 }
 
+/** The first value of header `name` (lower case) in a list forEach made, as uWS's getHeader reads it. */
+function firstHeader(headers: readonly [string, string][], name: string): string | undefined {
+  for (let i = 0; i < headers.length; i++) if (headers[i][0] === name) return headers[i][1];
+  return undefined;
+}
+
+/**
+ * The method as one of the literal strings when it is a common one: uWS makes a new string per request, and the
+ * request log's ring keeps the method for thousands of requests (a string kept that long is copied by the garbage
+ * collector into the old generation; a literal is shared).
+ */
+function methodOf(m: string): string {
+  switch (m) {
+    case 'GET':
+      return 'GET';
+    case 'HEAD':
+      return 'HEAD';
+    case 'POST':
+      return 'POST';
+    case 'PUT':
+      return 'PUT';
+    case 'DELETE':
+      return 'DELETE';
+    case 'OPTIONS':
+      return 'OPTIONS';
+    case 'PATCH':
+      return 'PATCH';
+    default:
+      return m;
+  }
+}
+
 /** PeerAddress objects of IPv4 clients by a hash of the address (direct-mapped: a collision replaces the entry). */
 const PEERS: (PeerAddress | undefined)[] = new Array<PeerAddress | undefined>(4096).fill(undefined);
 const HEX4 = (n: number): string => n.toString(16).padStart(4, '0');
@@ -119,11 +151,12 @@ export function makeHandler(state: EdgeState, scheme: 'http' | 'https') {
     const headers: [string, string][] = [];
     collecting = headers;
     req.forEach(collectHeader);
-    const method = req.getCaseSensitiveMethod();
+    const method = methodOf(req.getCaseSensitiveMethod());
     const url = req.getUrl();
     const ctx = new RequestContext({
       method,
-      host: hostOf(req.getHeader('host')),
+      // The first Host header, as req.getHeader('host') gives it, from the list forEach made (no second call into uWS).
+      host: hostOf(firstHeader(headers, 'host') ?? ''),
       // Rules match, the cache keys on and the origin receives this one form (normalisePath).
       path: normalisePath(url),
       rawPath: url,
@@ -136,7 +169,7 @@ export function makeHandler(state: EdgeState, scheme: 'http' | 'https') {
     const hasBody =
       method !== 'GET' &&
       method !== 'HEAD' &&
-      (Number(req.getHeader('content-length') || 0) > 0 || req.getHeader('transfer-encoding') !== '');
+      (Number(firstHeader(headers, 'content-length') || 0) > 0 || !!firstHeader(headers, 'transfer-encoding'));
     const body = hasBody ? bodyStream(res, ctx) : null;
     // HEAD gets its abort handler first, as every request once did: uWS does not count a synchronous endWithoutBody as
     // having responded, and aborts the process when the handler returns without an abort handler; attaching one to

@@ -169,7 +169,8 @@ class RecordColumns {
   private readonly status: number[] = [];
   private readonly bytes: number[] = [];
   private readonly cache: string[] = [];
-  private readonly hits: (RuleHit[] | null)[] = [];
+  /** A request's one hit as it is (shared: context.ts ruleHit), its list when more, null when none. */
+  private readonly hits: (RuleHit | RuleHit[] | null)[] = [];
   private readonly ms: number[] = [];
   private readonly upstreamMs: number[] = [];
   private readonly peer: string[] = [];
@@ -194,7 +195,8 @@ class RecordColumns {
     this.status[row] = ctx.status;
     this.bytes[row] = ctx.bytes;
     this.cache[row] = ctx.cacheStatus;
-    this.hits[row] = ctx.hits.length === 0 ? null : ctx.hits;
+    const hits = ctx.hits;
+    this.hits[row] = hits.length === 0 ? null : hits.length === 1 ? hits[0] : hits;
     this.ms[row] = Math.round((performance.now() - ctx.startedAt) * 100) / 100;
     this.upstreamMs[row] = Math.round(ctx.upstreamMs * 100) / 100;
     this.peer[row] = ctx.peer.text;
@@ -223,7 +225,12 @@ class RecordColumns {
       status: this.status[i],
       bytes: this.bytes[i],
       cache: this.cache[i],
-      rules: hits === null ? [] : hits.map((h) => [h.id, h.type, h.dry]),
+      rules:
+        hits === null
+          ? []
+          : Array.isArray(hits)
+            ? hits.map((h) => [h.id, h.type, h.dry])
+            : [[hits.id, hits.type, hits.dry]],
       ms: this.ms[i],
       upstreamMs: this.upstreamMs[i],
       peer: this.peer[i],

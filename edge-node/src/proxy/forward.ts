@@ -14,10 +14,11 @@ import {
   encodeLines,
   encodeProxied,
   type EncodedRequest,
+  type ForwardHead,
   type OriginControl,
   type OriginHandler,
 } from './origin-client/request.js';
-import { writeHead, type ResponseOps } from './respond.js';
+import { linesFit, writeHead, writeHeadLines, type ResponseOps } from './respond.js';
 import { createCompressor, type Coding } from '../rules/optimize.js';
 import { charsetOf, TRANSFORM_MAX_BYTES, transformBody, type TransformKind } from '../rules/optimize-transform.js';
 
@@ -208,6 +209,17 @@ function headerRecord(raw: RawHeader[]): Record<string, string | string[]> {
   return obj;
 }
 
+/**
+ * The answer's headers go out as the origin sent them (less hop-by-hop and framing lines), edited by response header
+ * rules only: no optimize rule may transform or compress it, no browser TTL replaces Cache-Control, and no cache rule
+ * reads them (a cache copy keeps the header list).
+ */
+function forwardsAsIs(plan: ResponsePlan): boolean {
+  return (
+    !plan.transforms && !plan.compresses && plan.browserTtlSec === 0 && !plan.needsOriginHeaders && linesFit(plan.ops)
+  );
+}
+
 /** Shared state of one proxied request across its attempts (Auto fallback, pool failover). */
 class Exchange {
   scheme: 'http' | 'https';
@@ -277,6 +289,13 @@ class Attempt implements Dispatcher.DispatchHandler, OriginHandler {
    * (the cache copy, a chunk held under backpressure, compressor and transformation input) is copied.
    */
   readonly borrowsChunks = true;
+  /** The native client may give the head as it is passed on (ForwardHead): no header list when nothing edits it. */
+  readonly forwardsHead = true;
+  /**
+   * The head's lines as the native client made them, written as they are (writeHeadLines) when nothing reads or
+   * edits the answer's headers (forwardsAsIs); null when the header list (outHeaders) is written.
+   */
+  private outLines: string | null = null;
   /** The origin client's request (onStart), or undici's abort and resume functions (onConnect, onHeaders). */
   private ctl: OriginControl | null = null;
   private abort: ((reason: Error) => void) | undefined;
@@ -329,11 +348,10 @@ class Attempt implements Dispatcher.DispatchHandler, OriginHandler {
     else this.resume?.();
   }
 
-  onHeaders(st: number, raw: RawHeader[], resume: () => void): boolean {
+  onHeaders(st: number, given: RawHeader[], resume: () => void, _statusText?: string, forward?: ForwardHead): boolean {
     if (st < 200) return true;
-    const { ctx, plan, res } = this.x;
+    const { ctx, plan } = this.x;
     this.status = st;
-    this.rawHeaders = raw;
     if (this.ctl === null) this.resume = resume;
     ctx.upstreamMs = performance.now() - this.x.startedAt;
     if (ctx.aborted) {
@@ -347,6 +365,16 @@ class Attempt implements Dispatcher.DispatchHandler, OriginHandler {
     }
     this.replaced = st >= 400 ? plan.replaceBody(st) : undefined;
     if (this.replaced) return true;
+    const noBody = ctx.method === 'HEAD' || st === 204 || st === 304;
+    if (forward !== undefined && forwardsAsIs(plan)) {
+      // Nothing reads the headers: the native client's lines go out (the same bytes as the list would give).
+      this.outLines = forward.lines;
+      this.contentLength = forward.contentLength;
+      this.decideBody(noBody);
+      return this.headReady(noBody);
+    }
+    const raw = forward !== undefined ? this.ctl!.rawHeaders!() : given;
+    this.rawHeaders = raw;
     // One pass over the raw list: names lower case, values latin1 (as undici's parseHeaders), hop-by-hop dropped.
     const out: [string, string][] = [];
     let cl: string | undefined;
@@ -367,7 +395,6 @@ class Attempt implements Dispatcher.DispatchHandler, OriginHandler {
     }
     this.outHeaders = out;
     this.contentLength = clCount === 1 && /^\d+$/.test(cl!) ? Number(cl) : -1;
-    const noBody = ctx.method === 'HEAD' || st === 204 || st === 304;
     if (plan.transforms && !noBody && this.contentLength !== 0) {
       const t = plan.transform(st, out, this.contentLength);
       if (t) {
@@ -378,11 +405,17 @@ class Attempt implements Dispatcher.DispatchHandler, OriginHandler {
     }
     // A body to transform is held first: compression and the cache copy are decided once it is known.
     if (this.tf === null) this.decideBody(noBody);
+    return this.headReady(noBody);
+  }
+
+  /** The head is decided: an answer without a body goes out now; otherwise the head goes with the first chunk. */
+  private headReady(noBody: boolean): boolean {
+    const { ctx, res } = this.x;
     this.headSent = true;
     if (noBody || this.contentLength === 0) {
       const len = this.contentLength;
       res.cork(() => {
-        writeHead(res, ctx, st, out, plan.ops);
+        this.writeOutHead();
         if (noBody) res.endWithoutBody(len >= 0 ? len : undefined);
         else res.end();
       });
@@ -391,6 +424,13 @@ class Attempt implements Dispatcher.DispatchHandler, OriginHandler {
     }
     // Otherwise the head goes out with the first body chunk: one write (one send) instead of two.
     return true;
+  }
+
+  /** Writes the answer's status and headers (inside res.cork): the native client's lines or the header list. */
+  private writeOutHead(): void {
+    const { ctx, res, plan } = this.x;
+    if (this.outLines !== null) writeHeadLines(res, ctx, this.status, this.outLines, plan.ops);
+    else writeHead(res, ctx, this.status, this.outHeaders, plan.ops);
   }
 
   /** Compression and the cache copy, decided from the outgoing headers and the body's length (-1: unknown). */
@@ -510,10 +550,11 @@ class Attempt implements Dispatcher.DispatchHandler, OriginHandler {
 
   /** Writes the current chunk (called inside cork by corkWriteChunk). */
   writeChunk(): void {
-    const { ctx, res, plan } = this.x;
+    const { ctx, res } = this.x;
     const chunk = this.chunk!;
     this.chunk = null;
-    if (!this.headWritten) {
+    const first = !this.headWritten;
+    if (first) {
       this.headWritten = true;
       if (ctx.bodyPaused) {
         // The origin answers before the client's upload is through (an origin that does not read it, as Python's
@@ -522,9 +563,14 @@ class Attempt implements Dispatcher.DispatchHandler, OriginHandler {
         ctx.bodyPaused = false;
         res.resume();
       }
-      writeHead(res, ctx, this.status, this.outHeaders, plan.ops);
+      this.writeOutHead();
     }
-    if (this.contentLength >= 0) {
+    if (first && chunk.length === this.contentLength) {
+      // The whole body in one read (most answers): end() with it, as a whole-body answer is written (what the socket
+      // does not take at once, uWS keeps; at most one read of the origin, 64 KiB).
+      res.end(chunk);
+      ctx.aborted = true;
+    } else if (this.contentLength >= 0) {
       const offset = res.getWriteOffset();
       const [written, done] = res.tryEnd(chunk, this.contentLength);
       if (done) ctx.aborted = true;
@@ -573,7 +619,7 @@ class Attempt implements Dispatcher.DispatchHandler, OriginHandler {
       res.cork(() => {
         if (!this.headWritten) {
           this.headWritten = true;
-          writeHead(res, ctx, this.status, this.outHeaders, this.x.plan.ops);
+          this.writeOutHead();
         }
         ok = res.write(out);
       });
@@ -591,7 +637,7 @@ class Attempt implements Dispatcher.DispatchHandler, OriginHandler {
       res.cork(() => {
         if (!this.headWritten) {
           this.headWritten = true;
-          writeHead(res, ctx, this.status, this.outHeaders, this.x.plan.ops);
+          this.writeOutHead();
         }
         res.end();
       });
@@ -652,7 +698,7 @@ class Attempt implements Dispatcher.DispatchHandler, OriginHandler {
       res.cork(() => {
         if (!this.headWritten) {
           this.headWritten = true;
-          writeHead(res, ctx, this.status, this.outHeaders, plan.ops);
+          this.writeOutHead();
         }
         if (this.contentLength < 0) res.end();
         else res.close();

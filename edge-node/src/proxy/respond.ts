@@ -41,15 +41,74 @@ export function writeHead(
 }
 
 /**
- * A stored answer's status line and headers as uWS is to write them (headBlock), encoded once per stored header list:
- * a hit writes them with one call and no conversion.
+ * Writes the status and header lines made by the native origin client (ForwardHead.lines: each line CRLF, name in
+ * lower case, `: `, value), inside res.cork: the bytes writeHead writes for the same header list. Response header
+ * rules apply to the text as applyHeaderOps does to a list (the ops must be linesFit).
  */
-const storedHeads = new WeakMap<[string, string][], { status: number; head: Buffer }>();
-function storedHead(status: number, headers: [string, string][]): Buffer {
+export function writeHeadLines(
+  res: HttpResponse,
+  ctx: RequestContext,
+  status: number,
+  lines: string,
+  ops: ResponseOps | null,
+): void {
+  ctx.status = status;
+  let block = statusLine(status) + lines;
+  if (ctx.cacheStatus !== '') block += `\r\nx-cache-status: ${ctx.cacheStatus}`;
+  if (ops !== null) {
+    for (let k = 0; k < ops.length; k++) {
+      const o = ops[k];
+      if (o.op !== 'add') {
+        // Every line of that name goes (values hold no CR or LF, so CRLF name `:` only starts a line).
+        const line = `\r\n${o.name}:`;
+        for (let i = block.indexOf(line); i >= 0; i = block.indexOf(line, i)) {
+          const end = block.indexOf('\r\n', i + 2);
+          block = end < 0 ? block.slice(0, i) : block.slice(0, i) + block.slice(end);
+        }
+        if (o.op === 'remove') continue;
+      }
+      block += `\r\n${o.name}: ${o.value}`;
+    }
+  }
+  res.writeStatus(block);
+}
+
+const CR_LF = /[\r\n]/;
+/** Response header operations writeHeadLines applies as writeHead would: no CR or LF in a name or value. */
+export function linesFit(ops: ResponseOps | null): boolean {
+  if (ops === null) return true;
+  for (let k = 0; k < ops.length; k++) if (CR_LF.test(ops[k].name) || CR_LF.test(ops[k].value)) return false;
+  return true;
+}
+
+/**
+ * A stored answer's status line, headers, Age and X-Cache-Status as uWS is to write them (headBlock), encoded once per
+ * stored header list and again when its Age (whole seconds) or cache status changes: a hit writes them with one call
+ * and no conversion.
+ */
+interface StoredHead {
+  status: number;
+  ageSec: number;
+  cacheStatus: string;
+  /** The status line and headers (its first headLength bytes), then the Age and X-Cache-Status lines. */
+  bytes: Buffer;
+  headLength: number;
+}
+const storedHeads = new WeakMap<[string, string][], StoredHead>();
+function storedHead(status: number, headers: [string, string][], ageSec: number, cacheStatus: string): Buffer {
   let made = storedHeads.get(headers);
-  if (made === undefined || made.status !== status)
-    storedHeads.set(headers, (made = { status, head: Buffer.from(headBlock(status, headers)) }));
-  return made.head;
+  if (made === undefined || made.status !== status) {
+    const bytes = Buffer.from(headBlock(status, headers));
+    made = { status, ageSec: -1, cacheStatus: '', bytes, headLength: bytes.length };
+    storedHeads.set(headers, made);
+  }
+  if (made.ageSec !== ageSec || made.cacheStatus !== cacheStatus) {
+    const tail = cacheStatus === '' ? `\r\nage: ${ageSec}` : `\r\nage: ${ageSec}\r\nx-cache-status: ${cacheStatus}`;
+    made.bytes = Buffer.concat([made.bytes.subarray(0, made.headLength), Buffer.from(tail)]);
+    made.ageSec = ageSec;
+    made.cacheStatus = cacheStatus;
+  }
+  return made.bytes;
 }
 
 /**
@@ -134,9 +193,7 @@ class PendingAnswer {
     const ctx = this.ctx!;
     if (this.ageSec >= 0) {
       ctx.status = this.status;
-      res.writeStatus(storedHead(this.status, this.headers));
-      res.writeHeader('age', String(this.ageSec));
-      if (ctx.cacheStatus !== '') res.writeHeader('x-cache-status', ctx.cacheStatus);
+      res.writeStatus(storedHead(this.status, this.headers, this.ageSec, ctx.cacheStatus));
     } else writeHead(res, ctx, this.status, this.headers, this.ops);
     if (ctx.method === 'HEAD') res.endWithoutBody(ctx.bytes, ctx.bodyPaused);
     else res.end(this.body, ctx.bodyPaused);

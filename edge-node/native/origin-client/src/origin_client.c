@@ -38,7 +38,8 @@
 enum { C_CONNECTING, C_IDLE, C_HEAD, C_BODY, C_CLOSED };
 enum { FR_NONE, FR_LENGTH, FR_CHUNKED, FR_CLOSE };
 enum { CH_SIZE, CH_DATA, CH_DATA_CR, CH_DATA_LF, CH_TRAILERS };
-enum { F_HEAD = 1, F_RETRIABLE = 2, F_BODY = 4, F_CHUNKED_BODY = 8 };
+/* F_FORWARD: JavaScript forwards the answer's head; the head callback also gets its forwardable lines (forward_lines). */
+enum { F_HEAD = 1, F_RETRIABLE = 2, F_BODY = 4, F_CHUNKED_BODY = 8, F_FORWARD = 16 };
 
 typedef struct pool pool_t;
 typedef struct conn conn_t;
@@ -127,6 +128,9 @@ static char *g_rbuf;
 static napi_ref r_rbuf;
 static char *g_scratch;
 static size_t g_scratch_cap;
+/* The forwardable lines of the last head (forward_lines). */
+static char *g_fwd;
+static size_t g_fwd_cap;
 
 static oreq_t **g_reqs;
 static size_t g_reqs_cap;
@@ -1096,16 +1100,69 @@ static const char *take_body(conn_t *c, const char *p, size_t n, const char **bo
   }
 }
 
+/** Header names a proxy does not pass on from an answer (hop-by-hop, its own framing, Date: forward.ts HOP_RESPONSE). */
+static int hop_response(const char *n, size_t l) {
+  switch (l) {
+    case 2:
+      return eq_name(n, l, "te");
+    case 4:
+      return eq_name(n, l, "date");
+    case 7:
+      return eq_name(n, l, "trailer") || eq_name(n, l, "upgrade");
+    case 10:
+      return eq_name(n, l, "connection") || eq_name(n, l, "keep-alive");
+    case 14:
+      return eq_name(n, l, "content-length");
+    case 16:
+      return eq_name(n, l, "proxy-connection");
+    case 17:
+      return eq_name(n, l, "transfer-encoding");
+    default:
+      return 0;
+  }
+}
+
+/**
+ * The lines of the head at p (offsets in g_meta, as parse_head left them) that a proxy passes on, each as
+ * "\r\n" name ": " value with the name in lower case and the value trimmed: the bytes forward.ts would write for
+ * the same list (names lower case, hop-by-hop and framing lines left out). In g_fwd; returns the length, or -1.
+ */
+static ssize_t forward_lines(const char *p) {
+  size_t len = 0;
+  int32_t n = g_meta[0];
+  for (int32_t i = 0; i < n; i++) {
+    const int32_t *m = g_meta + 3 + 4 * i;
+    size_t nl = (size_t)(m[1] - m[0]), vl = (size_t)(m[3] - m[2]);
+    if (hop_response(p + m[0], nl)) continue;
+    if (!grow(&g_fwd, &g_fwd_cap, len + nl + vl + 4)) return -1;
+    char *o = g_fwd + len;
+    *o++ = '\r';
+    *o++ = '\n';
+    for (size_t k = 0; k < nl; k++) *o++ = (char)lower((unsigned char)p[m[0] + k]);
+    *o++ = ':';
+    *o++ = ' ';
+    memcpy(o, p + m[2], vl);
+    len += nl + vl + 4;
+  }
+  return (ssize_t)len;
+}
+
 /**
  * Hands JavaScript what one read brought: the head (when `head` is set: its text is p[0, head_len)), body bytes, and
  * completion. A complete answer releases the connection before JavaScript is called (a request it sends from the
  * callback may take it). Returns 0 when processing of this connection must stop.
  */
-static int deliver(conn_t *c, oreq_t *r, int status, const char *head, size_t head_len, const char *body, size_t blen,
-                   int done) {
+static int deliver(conn_t *c, oreq_t *r, int status, const char *head, size_t head_len, int64_t clen,
+                   const char *body, size_t blen, int done) {
   napi_handle_scope scope;
   napi_open_handle_scope(g_env, &scope);
   int32_t id = r->id;
+  /* Before conn_release: a request the callback sends may reuse the connection's buffers. */
+  napi_value vfwd = NULL;
+  if (head && (r->flags & F_FORWARD)) {
+    ssize_t fl = forward_lines(head);
+    vfwd = fl < 0 ? js_undef() : js_str(g_fwd, (size_t)fl);
+  }
   napi_value vbody = js_undef(), vtrailers = js_undef();
   if (blen > 0) {
     if (body >= g_rbuf && body + blen <= g_rbuf + READ_SIZE) {
@@ -1127,8 +1184,13 @@ static int deliver(conn_t *c, oreq_t *r, int status, const char *head, size_t he
   }
   napi_value result;
   if (head) {
-    napi_value argv[6] = {js_int(id), js_int(status), vhead, vbody, js_int(done), vtrailers};
-    result = call_js(r_on_head, 6, argv);
+    if (vfwd) {
+      napi_value argv[8] = {js_int(id), js_int(status), vhead, vbody, js_int(done), vtrailers, vfwd, js_int(clen)};
+      result = call_js(r_on_head, 8, argv);
+    } else {
+      napi_value argv[6] = {js_int(id), js_int(status), vhead, vbody, js_int(done), vtrailers};
+      result = call_js(r_on_head, 6, argv);
+    }
   } else {
     napi_value argv[4] = {js_int(id), vbody, js_int(done), vtrailers};
     result = call_js(r_on_data, 4, argv);
@@ -1173,7 +1235,7 @@ static void conn_input(conn_t *c, const char *data, size_t n) {
       return;
     }
     if (blen == 0 && !done) return;
-    deliver(c, r, 0, NULL, 0, body, blen, done);
+    deliver(c, r, 0, NULL, 0, -1, body, blen, done);
     return;
   }
   /* The head: from this read alone, or after what earlier reads left. */
@@ -1277,7 +1339,7 @@ static void conn_input(conn_t *c, const char *data, size_t n) {
       /* The body's timeout: it must move at least once per body timeout (checked against c->activity). */
       conn_timer(c, r->body_ms);
     }
-    deliver(c, r, h.status, p, head_len, body, blen, done);
+    deliver(c, r, h.status, p, head_len, h.content_length, body, blen, done);
     return;
   }
 }
@@ -1303,7 +1365,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     oreq_t *r = c->req;
     if (r && c->state == C_BODY && c->framing == FR_CLOSE) {
       c->reusable = 0;
-      deliver(c, r, 0, NULL, 0, NULL, 0, 1);
+      deliver(c, r, 0, NULL, 0, -1, NULL, 0, 1);
       return;
     }
     if (r) conn_fail(c, "EDGE_ORIGIN_CLOSED", "origin closed the connection");

@@ -31,7 +31,16 @@ import { encodeRequest, type EncodedRequest, type OriginControl, type OriginHand
 
 interface Binding {
   init(
-    onHead: (id: number, status: number, head: string, body: NativeBody, done: number, trailers?: string) => boolean,
+    onHead: (
+      id: number,
+      status: number,
+      head: string,
+      body: NativeBody,
+      done: number,
+      trailers?: string,
+      forward?: string,
+      contentLength?: number,
+    ) => boolean,
     onData: (id: number, body: NativeBody, done: number, trailers?: string) => boolean,
     onError: (id: number, code: string, message: string) => void,
     onDrain: (id: number) => void,
@@ -57,6 +66,8 @@ interface Binding {
 const F_HEAD = 1;
 const F_RETRIABLE = 2;
 const F_BODY = 4;
+/** The handler forwards the head (OriginHandler.forwardsHead): the C client gives its forwardable lines too. */
+const F_FORWARD = 16;
 /** Header lines at most in one head (the C client's MAX_LINES): the offsets array holds 3 + 4 per line. */
 const META_LEN = 3 + 4 * 256;
 /** meta[BODY_AT]: the offset in the read buffer of body bytes given by their length (the C client's BODY_AT). */
@@ -101,8 +112,17 @@ export function loadNativeOriginClient(): Binding {
   return b;
 }
 
-function onHead(id: number, status: number, head: string, body: NativeBody, done: number, trailers?: string) {
-  return slots[id]!.head(status, head, body, done === 1, trailers);
+function onHead(
+  id: number,
+  status: number,
+  head: string,
+  body: NativeBody,
+  done: number,
+  trailers?: string,
+  forward?: string,
+  contentLength?: number,
+) {
+  return slots[id]!.head(status, head, body, done === 1, trailers, forward, contentLength ?? -1);
 }
 function onData(id: number, body: NativeBody, done: number, trailers?: string) {
   return slots[id]!.data(body, done === 1, trailers);
@@ -145,6 +165,20 @@ function trailerList(text: string | undefined): string[] | null {
 }
 
 const NOOP = (): void => undefined;
+
+/** The raw list given with a ForwardHead (read only): the list itself is rawHeaders(). */
+const NO_RAW: string[] = Object.freeze([]) as unknown as string[];
+
+/** The head's header lines as [name, value, …] from its text and the offsets the C client left in meta. */
+function rawList(text: string): string[] {
+  const n = meta[0];
+  const raw: string[] = new Array<string>(n * 2);
+  for (let i = 0, m = 3; i < n; i++, m += 4) {
+    raw[2 * i] = text.slice(meta[m], meta[m + 1]);
+    raw[2 * i + 1] = text.slice(meta[m + 2], meta[m + 3]);
+  }
+  return raw;
+}
 
 interface BodyListeners {
   data(chunk: Buffer): void;
@@ -264,17 +298,29 @@ class NativeRequest implements OriginControl {
 
   // ---- the answer (called by the native side) -----------------------------------------------------------------
 
-  head(status: number, text: string, body: NativeBody, done: boolean, trailers: string | undefined): boolean {
+  head(
+    status: number,
+    text: string,
+    body: NativeBody,
+    done: boolean,
+    trailers: string | undefined,
+    forward: string | undefined,
+    contentLength: number,
+  ): boolean {
     if (done) this.release();
-    const n = meta[0];
-    const raw: string[] = new Array<string>(n * 2);
-    for (let i = 0, m = 3; i < n; i++, m += 4) {
-      raw[2 * i] = text.slice(meta[m], meta[m + 1]);
-      raw[2 * i + 1] = text.slice(meta[m + 2], meta[m + 3]);
-    }
     const reason = meta[2] > meta[1] ? text.slice(meta[1], meta[2]) : '';
     try {
-      const ok = this.handler.onHeaders(status, raw, this.resumeArg, reason) !== false;
+      let ok: boolean;
+      if (forward !== undefined) {
+        // A handler that forwards the head: the raw list is made only if it asks (rawHeaders, during this call).
+        this.headText = text;
+        try {
+          ok =
+            this.handler.onHeaders(status, NO_RAW, this.resumeArg, reason, { lines: forward, contentLength }) !== false;
+        } finally {
+          this.headText = null;
+        }
+      } else ok = this.handler.onHeaders(status, rawList(text), this.resumeArg, reason) !== false;
       if (this.finished) return true;
       return this.deliver(ok, bodyOf(body, ok && this.borrows), done, trailers);
     } catch (err) {
@@ -364,6 +410,14 @@ class NativeRequest implements OriginControl {
   }
 
   // ---- OriginControl ------------------------------------------------------------------------------------------
+
+  /** The head's text while a forwarding handler's onHeaders runs (rawHeaders reads it). */
+  private headText: string | null = null;
+
+  rawHeaders(): string[] {
+    if (this.headText === null) throw new Error('rawHeaders is read during onHeaders only');
+    return rawList(this.headText);
+  }
 
   abort(reason: Error): void {
     this.fail(reason);
@@ -488,6 +542,7 @@ export class NativeOriginClient {
       return;
     }
     let flags = method === 'HEAD' ? F_HEAD : 0;
+    if (handler.forwardsHead === true) flags |= F_FORWARD;
     if (body !== null) flags |= F_BODY;
     else if (IDEMPOTENT.has(method)) flags |= F_RETRIABLE;
     req.send(pool.id, encoded.head, flags, headersTimeoutMs, bodyTimeoutMs);

@@ -11,6 +11,21 @@ export interface OriginControl {
   abort(reason: Error): void;
   /** Resumes the origin after onData returned false. */
   resume(): void;
+  /**
+   * The answer's raw header list, for a handler given a ForwardHead (OriginHandler.forwardsHead): read during its
+   * onHeaders call only.
+   */
+  rawHeaders?(): string[];
+}
+
+/**
+ * The head as a proxy passes it on, made by the native client for a handler that forwards heads: `lines` the header
+ * lines to pass on, each as CRLF, the name in lower case, `: ` and the value trimmed, leaving out hop-by-hop and
+ * framing lines and Date (forward.ts HOP_RESPONSE); `contentLength` the answer's Content-Length, -1 when it has none.
+ */
+export interface ForwardHead {
+  lines: string;
+  contentLength: number;
 }
 
 /**
@@ -22,7 +37,13 @@ export interface OriginControl {
 export interface OriginHandler {
   onStart?(control: OriginControl): void;
   onConnect(abort: (reason: Error) => void): void;
-  onHeaders(status: number, raw: string[], resume: () => void, statusText: string): boolean;
+  /**
+   * With `forward` (only for a handler that forwards heads: forwardsHead) `raw` is an empty list: the raw list is
+   * then its control's rawHeaders().
+   */
+  onHeaders(status: number, raw: string[], resume: () => void, statusText: string, forward?: ForwardHead): boolean;
+  /** The handler may be given the head as it is passed on (ForwardHead) instead of the raw list (the native client). */
+  readonly forwardsHead?: boolean;
   onData(chunk: Buffer): boolean;
   /**
    * The handler reads onData's chunk during the call only (copying what it keeps): the native client may then give it
