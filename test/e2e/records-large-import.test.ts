@@ -3,6 +3,10 @@
 // and an import of more than 10,000 records answers their number without listing them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'drizzle-orm';
+import { decodeDomainSnapshot } from '@platform/shared/config';
+import { rowsOf } from '../../control-plane/src/db/migrate.js';
+import { buildDomainSnapshot } from '../../control-plane/src/config-log/snapshot.js';
 import { recordsFixture } from './records-helpers.js';
 
 test('large zone import: file cap follows the plan, its own body limit, the created records not listed', async (t) => {
@@ -60,4 +64,107 @@ test('large zone import: file cap follows the plan, its own body limit, the crea
       }
     },
   );
+});
+
+test('large zone import: every field stored as written, the config-log entry equals the zone read back', async (t) => {
+  const f = await recordsFixture(t, 'large-fields.example', { API_IMPORT_BODY_LIMIT_BYTES: String(4 * 1024 * 1024) });
+  const { cp, key, url } = f;
+  await f.setOverride('max_records', 20_000);
+  await f.setOverride('host_header_edit_enabled', true);
+  // Above LIMITS.importListedRecords (the bulk path), with the characters COPY's text format escapes (backslash,
+  // tab, newline, carriage return) in TXT data and comments, NULL and set fields of each kind.
+  const special = [
+    'txt1 300 IN TXT "back\\\\slash" "tab\\009and" "nl\\010cr\\013end"',
+    'txt2 IN TXT "\\\\N"',
+    'mail 600 IN MX 5 mx1.example.net.',
+    'srv 300 IN SRV 1 2 443 target.example.net.',
+    'web 300 IN A 93.184.215.14 ; platform: {"proxied": true, "scheme": "https", "port": 8443, "comment": "a\\tb\\\\c\\nd", "host_header": "origin.large-fields.example"}',
+    'caa 300 IN CAA 0 issue "letsencrypt.org"',
+    'alias 300 IN CNAME web.large-fields.example.',
+  ];
+  const zone = [
+    ...special,
+    ...Array.from({ length: 10_050 }, (_, i) => `h${i} 300 IN A 10.1.${(i >> 8) & 255}.${i & 255}`),
+  ].join('\n');
+  const from = (await cp.app.configLog.readAfter(cp.app.db, 0, 100_000)).at(-1)?.version ?? 0;
+  const res = await cp.call(key, 'POST', url('import'), zone, { 'content-type': 'text/plain' });
+  assert.equal(res.statusCode, 200, res.body.slice(0, 300));
+  assert.deepEqual(res.json(), { created: 10_057, records: [], records_omitted: true, skipped: [] });
+
+  const list = (await cp.call(key, 'GET', url())).json() as Array<Record<string, unknown>>;
+  assert.equal(list.length, 10_057);
+  const byName = new Map(list.map((r) => [r.name, r]));
+  assert.equal(byName.get('txt1')!.destination, 'back\\slashtab\tandnl\ncr\rend');
+  assert.equal(byName.get('txt2')!.destination, '\\N');
+  assert.equal(byName.get('mail')!.mx_priority, 5);
+  assert.equal(byName.get('mail')!.destination, 'mx1.example.net');
+  assert.equal(byName.get('srv')!.mx_priority, 1);
+  assert.equal(byName.get('srv')!.destination, '2 443 target.example.net');
+  const web = byName.get('web')!;
+  assert.equal(web.proxied, true);
+  assert.equal(web.scheme, 'Https');
+  assert.equal(web.port, 8443);
+  assert.equal(web.comment, 'a\tb\\c\nd');
+  assert.equal(web.host_header, 'origin.large-fields.example');
+  assert.equal(byName.get('h0')!.comment, undefined);
+  assert.equal(byName.get('h0')!.mx_priority, undefined);
+  // Ids follow the file's order.
+  assert.deepEqual(
+    list.slice(0, 3).map((r) => r.name),
+    ['txt1', 'txt2', 'mail'],
+  );
+  assert.equal(list.at(-1)!.name, 'h10049');
+
+  // ONE entry, a delta holding exactly the zone as it is read back from the database.
+  const entries = await cp.app.configLog.readAfter(cp.app.db, from, 100_000);
+  assert.equal(entries.length, 1);
+  assert.equal(entries[0]!.delta, true);
+  const sent = decodeDomainSnapshot(entries[0]!.payload);
+  const stored = await cp.database.db.transaction((tx) =>
+    buildDomainSnapshot(tx, { id: f.domainId }, cp.config.nsSets),
+  );
+  assert.deepEqual(sent.zone.records, stored.zone.records);
+  assert.equal(sent.zone.serial, stored.zone.serial);
+  // The statement trigger keeping the domain's compiled size ran for the COPY as for an INSERT.
+  const { bytes, counted } = rowsOf<{ bytes: string; counted: string }>(
+    await cp.database.db.execute(sql`SELECT config_bytes::text AS bytes, ((SELECT sum(dns_record_config_bytes(name, type,
+      destination, scheme, host_header_mode, host_header)) FROM dns_records WHERE domain_id = d.id)
+      + (SELECT coalesce(sum(rule_config_bytes(type, filters, fields)), 0) FROM rules WHERE domain_id = d.id))::text AS counted
+      FROM domains d WHERE id = ${f.domainId}`),
+  )[0]!;
+  assert.equal(bytes, counted);
+});
+
+test('large zone import: an insert failing half-way stores nothing and appends nothing', async (t) => {
+  const f = await recordsFixture(t, 'large-fail.example', { API_IMPORT_BODY_LIMIT_BYTES: String(4 * 1024 * 1024) });
+  const { cp, key, url } = f;
+  await f.setOverride('max_records', 20_000);
+  const db = cp.database.db;
+  const state = async () =>
+    rowsOf<{ n: string; serial: string; bytes: string }>(
+      await db.execute(sql`SELECT (SELECT count(*) FROM dns_records WHERE domain_id = ${f.domainId})::text AS n,
+        zone_serial::text AS serial, config_bytes::text AS bytes FROM domains WHERE id = ${f.domainId}`),
+    )[0]!;
+  const seed = await cp.call(key, 'POST', url(), { name: 'kept', type: 'A', destination: '192.0.2.1' });
+  assert.equal(seed.statusCode, 200, seed.body);
+  const before = await state();
+  const logBefore = await f.logCount();
+  // The database refuses one row in the middle of the file (a constraint of the test's own): the COPY has written
+  // the rows before it when it fails.
+  const zone = Array.from({ length: 12_000 }, (_, i) => `h${i} 300 IN A 10.2.${(i >> 8) & 255}.${i & 255}`).join('\n');
+  await db.execute(sql.raw(`ALTER TABLE dns_records ADD CONSTRAINT test_refuse_row CHECK (name <> 'h6000')`));
+  try {
+    const res = await cp.call(key, 'POST', url('import'), zone, { 'content-type': 'text/plain' });
+    assert.equal(res.statusCode, 500, res.body.slice(0, 300));
+    assert.deepEqual(await state(), before, 'no record, serial or size change');
+    assert.equal(await f.logCount(), logBefore, 'no config-log entry');
+  } finally {
+    await db.execute(sql.raw('ALTER TABLE dns_records DROP CONSTRAINT test_refuse_row'));
+  }
+
+  // Without the constraint the same file imports whole.
+  const ok = await cp.call(key, 'POST', url('import'), zone, { 'content-type': 'text/plain' });
+  assert.equal(ok.statusCode, 200, ok.body.slice(0, 300));
+  assert.equal(Number((await state()).n), 12_001);
+  assert.equal(await f.logCount(), logBefore + 1);
 });

@@ -100,6 +100,8 @@ export interface DomainConfigRow {
   dnssec: DnssecRow | null;
   /** The zone's secondaries and TSIG keys (areas/zone-transfers/store.ts). */
   transfers?: TransfersRow | null;
+  /** The records already in the form nodes receive (zoneRecordOf), from a write that has them in hand: used instead of `records`. */
+  zone_records?: ZoneRecord[];
 }
 
 /** uptime_monitors.scope as stored (control-plane/src/areas/uptime/monitor.ts MonitorScope). */
@@ -183,14 +185,71 @@ export async function readDomainConfig(
       : sql`(SELECT coalesce(json_agg(json_build_object('id', id, 'type', type, 'enabled', enabled, 'priority', priority,
           'filters', filters, 'fields', fields) ORDER BY priority, id), '[]'::json)
           FROM rules WHERE domain_id = ${domainId}${idFilter('id', rules)})`;
-  const columns = domainConfigColumns(domainId, recordsSql, rulesSql);
-  const result = await tx.execute(
-    opts.bumpSerial === false
-      ? sql`SELECT ${columns} FROM domains WHERE id = ${domainId}`
-      : sql`UPDATE domains SET zone_serial = zone_serial + 1 WHERE id = ${domainId} RETURNING ${columns}`,
-  );
-  const row = rowsOf<DomainConfigRow>(result)[0];
+  const row = await readConfigRow(tx, domainId, recordsSql, rulesSql, opts.bumpSerial !== false);
   return row ? configFromRow(domainId, row, nsSets, records, rules, opts) : null;
+}
+
+async function readConfigRow(
+  tx: Tx,
+  domainId: number,
+  records: SQL,
+  rules: SQL,
+  bumpSerial: boolean,
+): Promise<DomainConfigRow | undefined> {
+  const columns = domainConfigColumns(domainId, records, rules);
+  const result = await tx.execute(
+    bumpSerial
+      ? sql`UPDATE domains SET zone_serial = zone_serial + 1 WHERE id = ${domainId} RETURNING ${columns}`
+      : sql`SELECT ${columns} FROM domains WHERE id = ${domainId}`,
+  );
+  return rowsOf<DomainConfigRow>(result)[0];
+}
+
+/**
+ * Bumps the zone serial of domain `domainId` and reads its domain-level config without any record or rule, for a
+ * write that has its records in hand (records/service.ts importZone): it sets them (zoneRecordOf) as the row's zone_records
+ * and hands it to the config log as ConfigChange.read, so a large import reads nothing of what it just wrote.
+ * Undefined when the domain does not exist.
+ */
+export async function bumpDomainConfigRow(tx: Tx, domainId: number): Promise<DomainConfigRow | undefined> {
+  return readConfigRow(tx, domainId, sql`'[]'::json`, sql`'[]'::json`, true);
+}
+
+/** A record as nodes receive it, from its stored fields (for DomainConfigRow.zone_records). */
+export function zoneRecordOf(
+  id: number,
+  r: {
+    name: string;
+    type: string;
+    destination: string;
+    ttl: number;
+    mxPriority: number | null;
+    proxied: boolean;
+    captcha: boolean;
+    scheme: string;
+    port: number;
+    hostHeader: string | null;
+    hostHeaderMode: string;
+    timeout: number;
+    monitor: boolean;
+  },
+): ZoneRecord {
+  return {
+    id,
+    name: r.name,
+    type: r.type,
+    destination: r.destination,
+    ttl: r.ttl,
+    mxPriority: r.mxPriority ?? 0,
+    proxied: r.proxied,
+    captcha: r.captcha,
+    scheme: r.scheme,
+    port: r.port,
+    hostHeader: r.hostHeader ?? '',
+    hostHeaderMode: r.hostHeaderMode,
+    timeout: r.timeout,
+    monitor: r.monitor,
+  };
 }
 
 /**
@@ -219,7 +278,7 @@ export function configFromRow(
     underAttack: row.under_attack,
     developerModeUntil: untilMs === null ? null : new Date(untilMs),
   };
-  const zoneRecords = row.records.map(tupleToRecord);
+  const zoneRecords = row.zone_records ?? row.records.map(tupleToRecord);
   const snapshotRules = row.rules.map(jsonToRule);
   return {
     snapshot: {

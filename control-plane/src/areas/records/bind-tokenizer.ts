@@ -24,6 +24,15 @@ export interface TokenizeResult {
   errors: LineError[];
 }
 
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const NEWLINE = 0x0a;
+
+/** The characters that end a plain token: blank, newline, ';', '(', ')', '"'. */
+function isDelimiter(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === NEWLINE || c === 0x3b || c === 0x28 || c === 0x29 || c === QUOTE;
+}
+
 export function tokenize(text: string): TokenizeResult {
   const result: TokenizeResult = { entries: [], errors: [] };
   for (const item of entriesOf(text)) {
@@ -87,33 +96,27 @@ export function* entriesOf(text: string): Generator<Entry | LineError> {
       continue;
     }
     if (c === '"') {
+      // The token is the text between the quotes as it stands (escapes kept): found, then sliced once.
       const startLine = line;
       let j = i + 1;
-      let s = '';
-      for (; j < src.length && src[j] !== '"'; j++) {
-        if (src[j] === '\\' && j + 1 < src.length) {
-          s += src[j]! + src[j + 1]!;
-          j++;
-        } else s += src[j]!;
-        if (src[j] === '\n') line++;
+      for (; j < src.length && src.charCodeAt(j) !== QUOTE; j++) {
+        if (src.charCodeAt(j) === BACKSLASH && j + 1 < src.length) j++;
+        if (src.charCodeAt(j) === NEWLINE) line++;
       }
       if (j >= src.length) {
         yield { line: startLine, error: 'unterminated quoted string' };
         return;
       }
-      entry(false).tokens.push({ text: s, quoted: true });
+      entry(false).tokens.push({ text: src.slice(i + 1, j), quoted: true });
       i = j;
       continue;
     }
+    // A plain token runs to a delimiter; a backslash takes the next character along (unless it ends the line).
     let j = i;
-    let s = '';
-    for (; j < src.length && !' \t\n;()"'.includes(src[j]!); j++) {
-      if (src[j] === '\\' && j + 1 < src.length && src[j + 1] !== '\n') {
-        s += src[j]! + src[j + 1]!;
-        j++;
-      } else s += src[j]!;
+    for (; j < src.length && !isDelimiter(src.charCodeAt(j)); j++) {
+      if (src.charCodeAt(j) === BACKSLASH && j + 1 < src.length && src.charCodeAt(j + 1) !== NEWLINE) j++;
     }
-    entry(false).tokens.push({ text: s, quoted: false });
+    entry(false).tokens.push({ text: src.slice(i, j), quoted: false });
     i = j - 1;
   }
   if (depth > 0) yield { line, error: 'unbalanced "(": missing ")" before the end of the file' };

@@ -4,9 +4,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Db, Tx } from '../../db/index.js';
 import type { domains } from '../../db/schema.js';
 import { assertRecordsUnlocked, lockedEmailRecords, lockedRecordError } from '../email/service.js';
-import { ApiError, isApiError } from '../../errors.js';
+import { ApiError, isApiError, MESSAGES } from '../../errors.js';
 import { effectiveFeatures, featuresOf, requireFeature, type EffectiveFeatures } from '../../plans/entitlements.js';
-import { buildZone } from '../../config-log/snapshot.js';
+import { buildZone, bumpDomainConfigRow, zoneRecordOf } from '../../config-log/snapshot.js';
 import { changeDomain, type DomainLock, type DomainWrite } from '../../config-log/index.js';
 import { sendBehind } from '../../db/pipeline.js';
 import { exportZone } from './bind-export.js';
@@ -19,7 +19,7 @@ import {
   deleteRecords,
   listApiRecords,
   getRecord,
-  insertRecordIds,
+  copyRecords,
   insertRecords,
   listRecords,
   listRecordsAround,
@@ -318,7 +318,16 @@ export function withParsedLines(plan: ImportPlan, parsed: ParseResult): ImportPl
 
 /** What importing `text` would do, checked exactly as the API checks single creates. Stores nothing. */
 async function planImport(tx: Tx, domain: DomainRow, text: string, policy: AddressPolicy): Promise<ImportPlan> {
-  const { parsed, max } = await parseImportFile(tx, domain, text);
+  return planParsed(tx, domain, await parseImportFile(tx, domain, text), policy);
+}
+
+/** planImport of a file parsed already (parseImportFile). */
+async function planParsed(
+  tx: Tx,
+  domain: DomainRow,
+  { parsed, max }: { parsed: ParseResult; max: number },
+  policy: AddressPolicy,
+): Promise<ImportPlan> {
   if (parsed.tooLarge) {
     // Refused before any record is checked against the zone (and the rest of the file is not even read).
     return { records: [], skipped: [], errors: [{ line: 0, error: fileTooLarge(max) }], limitError: null };
@@ -341,25 +350,34 @@ export async function planRecords(
   opts: { literalTxt?: boolean } = {},
 ): Promise<ImportPlan> {
   const plan: ImportPlan = { records: [], skipped: [], errors: [], limitError: null };
-  const index = await indexAround(
-    tx,
-    domain,
-    [],
-    items.map((r) => r.input.name),
-  );
   const existingCount = await countRecords(tx, domain.id);
+  // The records the checks need: none in an empty zone, the whole zone when it is no larger than the items (cheaper
+  // than sending every owner name of a large file to find them), else those at the items' names.
+  const index =
+    existingCount === 0
+      ? new ZoneIndex()
+      : existingCount <= items.length
+        ? new ZoneIndex(await listRecordsAround(tx, domain.id, [], null))
+        : await indexAround(
+            tx,
+            domain,
+            [],
+            items.map((r) => r.input.name),
+          );
   const features = await effectiveFeatures(tx, domain.id);
   const hosts = new HostHeaderOwnership(tx, domain);
-  let nextId = -1; // placeholder ids for the index; never stored
   for (const { line, input } of items) {
     try {
       const record = buildRecord(domain.name, input, opts);
       checkOrigin(policy, record);
-      gateHostHeader(features, record, null);
-      await checkHostHeader(hosts, record, null);
+      if (record.hostHeader !== null) {
+        gateHostHeader(features, record, null);
+        await checkHostHeader(hosts, record, null);
+      }
       index.check(record);
-      index.add({ ...record, id: nextId-- });
-      plan.records.push({ ...record, line });
+      const planned = { ...record, line };
+      index.add(planned); // not stored yet: indexed by its name only
+      plan.records.push(planned);
     } catch (err) {
       if (isApiError(err) && err.code === 'CP_ERR_RECORD_DUPLICATE')
         plan.skipped.push({ line, reason: 'an identical record already exists' });
@@ -386,8 +404,11 @@ export interface ImportOutcome {
  * records created, and the created rows when at most LIMITS.importListedRecords (a large import reads no rows back).
  */
 export async function importZone(app: FastifyInstance, domain: DomainRow, text: string): Promise<ImportOutcome> {
+  // Parsed before the domain's lock is taken (it reads nothing but the plan's bound): the lock is held for the
+  // checks against the zone and the write only. Its result is reported under the lock, as before.
+  const file = await parseImportFile(app.db, domain, text);
   return write<ImportOutcome>(app, domain, async (tx) => {
-    const plan = await planImport(tx, domain, text, originPolicy(app.config));
+    const plan = await planParsed(tx, domain, file, originPolicy(app.config));
     if (plan.errors.length) {
       const n = plan.errors.length;
       const first = plan.errors[0]!;
@@ -399,8 +420,15 @@ export async function importZone(app: FastifyInstance, domain: DomainRow, text: 
     }
     if (plan.limitError) throw new ApiError('CP_ERR_PLAN_LIMIT', plan.limitError, { feature: 'max_records' });
     if (plan.records.length > LIMITS.importListedRecords) {
-      const ids = await insertRecordIds(tx, domain.id, plan.records);
-      return { value: { created: ids.length, rows: null, skipped: plan.skipped }, change: { upsertedRecords: ids } };
+      // A large import: one COPY, and the config-log entry is built from the records in hand (nothing read back).
+      const ids = await copyRecords(tx, domain.id, plan.records);
+      const read = await bumpDomainConfigRow(tx, domain.id);
+      if (!read) throw new ApiError('CP_ERR_NOT_FOUND', MESSAGES.domainNotFound);
+      read.zone_records = plan.records.map((r, i) => zoneRecordOf(ids[i]!, r));
+      return {
+        value: { created: ids.length, rows: null, skipped: plan.skipped },
+        change: { upsertedRecords: ids, read },
+      };
     }
     const rows = await insertRecords(tx, domain.id, plan.records);
     return {

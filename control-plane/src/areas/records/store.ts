@@ -4,6 +4,7 @@ import type { Db, Tx } from '../../db/index.js';
 import { dnsRecords } from '../../db/schema.js';
 import { compiled } from '../../db/compiled.js';
 import { rowsOf } from '../../db/migrate.js';
+import { copyInto, CopyRows } from '../../db/copy.js';
 import { domainConfigColumns, snapshotRecordsSql, type DomainConfigRow } from '../../config-log/snapshot.js';
 import { livePlanJson, type LivePlan } from '../../plans/entitlements.js';
 import type { HostHeaderMode, RecordFields, RecordType, Scheme, StoredRecord } from './types.js';
@@ -217,22 +218,26 @@ const createStatement = compiled<'zone' | 'records' | 'name'>((p) => {
 
 /**
  * The records of a domain that a write's zone checks need: those with one of `ids`, those at one of `names`, and
- * every record sharing an owner name with one of `ids` (the checks of zone-index.ts look at one owner name only).
- * One statement, read as one JSON text (cheaper on PGlite than decoding rows column by column).
+ * every record sharing an owner name with one of `ids` (the checks of zone-index.ts look at one owner name only);
+ * `names` null: every record of the domain. One statement, read as one JSON text (cheaper on PGlite than decoding rows column by column).
  */
 export async function listRecordsAround(
   tx: Tx,
   domainId: number,
   ids: readonly number[],
-  names: readonly string[],
+  names: readonly string[] | null,
 ): Promise<StoredRecord[]> {
-  if (ids.length === 0 && names.length === 0) return [];
+  if (names !== null && ids.length === 0 && names.length === 0) return [];
   const idArray = `{${ids.join(',')}}`;
   const result = await tx.execute(sql`
     SELECT coalesce(json_agg(${STORED_TUPLE} ORDER BY id), '[]')::text AS records
     FROM dns_records
-    WHERE domain_id = ${domainId} AND (id = ANY(${idArray}::int[]) OR name IN (SELECT json_array_elements_text(${JSON.stringify(names)}::json))
-      OR name IN (SELECT name FROM dns_records WHERE domain_id = ${domainId} AND id = ANY(${idArray}::int[])))`);
+    WHERE domain_id = ${domainId}${
+      names === null
+        ? sql``
+        : sql` AND (id = ANY(${idArray}::int[]) OR name IN (SELECT json_array_elements_text(${JSON.stringify(names)}::json))
+      OR name IN (SELECT name FROM dns_records WHERE domain_id = ${domainId} AND id = ANY(${idArray}::int[])))`
+    }`);
   return (JSON.parse(rowsOf<{ records: string }>(result)[0]!.records) as StoredTuple[]).map(tupleToStored);
 }
 
@@ -301,17 +306,43 @@ export async function insertRecords(tx: Tx, domainId: number, records: RecordFie
   return insertedRows(domainId, rowsOf<{ records: string }>(result)[0]!.records);
 }
 
+const COPY_TARGET = `dns_records (id, domain_id, name, type, destination, mx_priority, ttl, proxied, captcha, scheme,
+  port, host_header, host_header_mode, monitor, timeout, comment)`;
+
 /**
- * Inserts the records in ONE statement and returns their ids in input order, reading nothing else back: a large
- * import (100,000 records) spends no time building rows nobody reads.
+ * Inserts the records with ONE COPY and returns their ids in input order (ascending: the list's id order is the
+ * file's), for an import too large to list its rows. The ids are drawn from the table's sequence first (one
+ * statement), so nothing is read back; the statement trigger keeping domains.config_bytes runs as for an INSERT.
  */
-export async function insertRecordIds(tx: Tx, domainId: number, records: RecordFields[]): Promise<number[]> {
+export async function copyRecords(tx: Tx, domainId: number, records: readonly RecordFields[]): Promise<number[]> {
   if (records.length === 0) return [];
-  const result = await tx.execute(
-    sql`WITH ${insertedCteSql(domainId, recordsJson(records))} SELECT array_agg(id ORDER BY id)::text AS ids FROM inserted`,
-  );
-  const text = rowsOf<{ ids: string }>(result)[0]!.ids;
-  return text.slice(1, -1).split(',').map(Number);
+  const ids = await allocateRecordIds(tx, records.length);
+  const rows = new CopyRows(records.length * 64);
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i]!;
+    rows.int(ids[i]!).int(domainId).text(r.name).text(r.type).text(r.destination).int(r.mxPriority).int(r.ttl);
+    rows.bool(r.proxied).bool(r.captcha).text(r.scheme).int(r.port).text(r.hostHeader).text(r.hostHeaderMode);
+    rows.bool(r.monitor).int(r.timeout).text(r.comment).end();
+  }
+  const copied = await copyInto(tx, COPY_TARGET, rows.bytes());
+  if (copied !== records.length) throw new Error(`records: COPY wrote ${copied} rows of ${records.length}`);
+  return ids;
+}
+
+/**
+ * `n` new ids from dns_records' sequence, ascending. Usually one run (first..last, nothing else to read); when
+ * other writers drew ids meanwhile, the values themselves, read only then.
+ */
+async function allocateRecordIds(tx: Tx, n: number): Promise<number[]> {
+  const result = await tx.execute(sql`
+    WITH s AS MATERIALIZED (SELECT nextval(pg_get_serial_sequence('dns_records', 'id')) AS v FROM generate_series(1, ${n}::int)),
+      r AS (SELECT min(v) AS lo, max(v) AS hi, count(*) AS n FROM s)
+    SELECT lo::text AS lo, CASE WHEN hi - lo + 1 = n THEN NULL ELSE (SELECT array_agg(v ORDER BY v) FROM s)::text END AS ids
+    FROM r`);
+  const row = rowsOf<{ lo: string; ids: string | null }>(result)[0]!;
+  if (row.ids !== null) return row.ids.slice(1, -1).split(',').map(Number);
+  const lo = Number(row.lo);
+  return Array.from({ length: n }, (_, i) => lo + i);
 }
 
 /** The records as insertedCteSql's one JSON parameter. */
