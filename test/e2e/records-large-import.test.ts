@@ -127,7 +127,8 @@ test('large zone import: every field stored as written, the config-log entry equ
   assert.equal(sent.zone.serial, stored.zone.serial);
   // The statement trigger keeping the domain's compiled size ran for the COPY as for an INSERT.
   const { bytes, counted } = rowsOf<{ bytes: string; counted: string }>(
-    await cp.database.db.execute(sql`SELECT config_bytes::text AS bytes, ((SELECT sum(dns_record_config_bytes(name, type,
+    await cp.database.db
+      .execute(sql`SELECT config_bytes::text AS bytes, ((SELECT sum(dns_record_config_bytes(name, type,
       destination, scheme, host_header_mode, host_header)) FROM dns_records WHERE domain_id = d.id)
       + (SELECT coalesce(sum(rule_config_bytes(type, filters, fields)), 0) FROM rules WHERE domain_id = d.id))::text AS counted
       FROM domains d WHERE id = ${f.domainId}`),
