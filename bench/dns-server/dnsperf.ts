@@ -445,8 +445,9 @@ runBench('dnsperf-bench-', async (dir, procs) => {
         ).toFixed(1),
       );
       for (const [i, x] of servers.entries()) {
-        console.log(`\n${x.label}, perf report --no-children --sort dso,sym (self time, top 15):\n`);
-        for (const l of results[i][1].top.slice(0, 15)) console.log(`    ${l}`);
+        console.log(`\n${x.label}, perf report --no-children --sort dso,sym (self time, top 25):\n`);
+        for (const l of results[i][1].top.slice(0, 25)) console.log(`    ${l}`);
+        console.log(`\n${x.label}, by binary: ${results[i][1].byDso.slice(0, 6).join('; ')}`);
       }
       await stop(n);
       await stop(o);

@@ -165,6 +165,8 @@ export interface PerfProfile {
   counts: Map<string, number>;
   /** perf report's top entries by self time, "percent dso symbol" lines. */
   top: string[];
+  /** Self time by binary ("percent dso" lines): the kernel, the program, libc, a JIT's code. */
+  byDso: string[];
 }
 
 /**
@@ -200,6 +202,13 @@ export function perfWhile(pid: number, seconds: number, events: string[], dir: s
       .split('\n')
       .filter((l) => l.trim() !== '' && !l.startsWith('#'))
       .map((l) => l.trim().replace(/\s+/g, ' '));
-    return { counts, top };
+    const byDso = spawnSync('perf', ['report', '-i', data, '--no-children', '--sort', 'dso', '--stdio', '-g', 'none'], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 26,
+    })
+      .stdout.split('\n')
+      .filter((l) => l.trim() !== '' && !l.startsWith('#'))
+      .map((l) => l.trim().replace(/\s+/g, ' '));
+    return { counts, top, byDso };
   });
 }
