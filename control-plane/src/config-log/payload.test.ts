@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encodeDomainSnapshot, SCHEMA_MAJOR, type DomainSnapshot, type ZoneRecord } from '@platform/shared/config';
+import { zoneRecord } from '@platform/shared/testing/config-entries';
 import { encodeSnapshotPayload } from './payload.js';
 import { buildSettings, buildZone } from './snapshot.js';
 
@@ -37,19 +38,7 @@ function snapshot(records: ZoneRecord[]): DomainSnapshot {
 }
 
 const record = (id: number, fields: Partial<ZoneRecord> = {}): ZoneRecord => ({
-  id,
-  name: `r${id}`,
-  type: 'A',
-  destination: `10.0.${(id >> 8) & 255}.${id & 255}`,
-  ttl: 300,
-  mxPriority: 0,
-  proxied: false,
-  captcha: false,
-  scheme: 'Auto',
-  port: 443,
-  hostHeader: '',
-  hostHeaderMode: 'own',
-  timeout: 60,
+  ...zoneRecord(id, `r${id}`, `10.0.${(id >> 8) & 255}.${id & 255}`),
   monitor: false,
   ...fields,
 });

@@ -31,17 +31,8 @@ import { encodeRequest, type EncodedRequest, type OriginControl, type OriginHand
 
 interface Binding {
   init(
-    onHead: (
-      id: number,
-      status: number,
-      head: string,
-      body: NativeBody,
-      done: number,
-      trailers?: string,
-      forward?: string,
-      contentLength?: number,
-    ) => boolean,
-    onData: (id: number, body: NativeBody, done: number, trailers?: string) => boolean,
+    onHeadCallback: typeof onHead,
+    onDataCallback: typeof onData,
     onError: (id: number, code: string, message: string) => void,
     onDrain: (id: number) => void,
     meta: Int32Array,
