@@ -269,6 +269,8 @@ test('the web panel in chromium: rules forms, drag reorder, analytics', async (t
     await shot('15-sessions');
     await page.getByRole('button', { name: 'Sign out all other sessions' }).click();
     await page.getByRole('status').filter({ hasText: '1 other session ended' }).waitFor();
+    // The message shows before the list is read again: wait for the ended session's row to go.
+    await rows.nth(1).waitFor({ state: 'detached' });
     assert.equal(await rows.count(), 1);
     // The laptop's next request finds its session ended and shows the sign-in page.
     await laptop.page.getByRole('link', { name: 'Settings' }).click();
