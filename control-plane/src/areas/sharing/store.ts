@@ -207,10 +207,12 @@ export async function selectInvitationByToken(db: Conn, tokenHash: string, lock:
 
 /** Members (the owner aside) and invitations of a domain, counted under the domain's row lock. */
 export async function lockAndCount(tx: Tx, domainId: number): Promise<number> {
+  // Two statements: under READ COMMITTED a statement's subqueries read the snapshot taken before its FOR UPDATE
+  // waited, so a count in the locking statement misses the rows the previous lock holder committed.
+  await tx.execute(sql`SELECT 1 FROM domains WHERE id = ${domainId} FOR UPDATE`);
   const result = await tx.execute(sql`
-    SELECT (SELECT count(*) FROM domain_members WHERE domain_id = d.id)
-      + (SELECT count(*) FROM domain_invitations WHERE domain_id = d.id) AS n
-    FROM domains d WHERE d.id = ${domainId} FOR UPDATE`);
+    SELECT (SELECT count(*) FROM domain_members WHERE domain_id = ${domainId})
+      + (SELECT count(*) FROM domain_invitations WHERE domain_id = ${domainId}) AS n`);
   return Number(rowsOf<{ n: number | string }>(result)[0]?.n ?? 0);
 }
 
