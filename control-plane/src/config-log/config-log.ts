@@ -1,13 +1,13 @@
 // The config log: an append-only, versioned list of per-domain changes (deltas, whole snapshots, tombstones), written
 // in the same transaction as the change, compacted by the sync hub.
 import { and, asc, eq, gt, inArray, lt, lte, sql } from 'drizzle-orm';
+import { encodeDomainSnapshotFast } from '@platform/shared/config';
 import type { Db, Tx } from '../db/index.js';
 import { compiled } from '../db/compiled.js';
 import { rowsOf } from '../db/migrate.js';
 import { configLog, configLogHorizon } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import { configFromRow, readDomainConfig, type DomainConfigRow } from './snapshot.js';
-import { encodeSnapshotPayload } from './payload.js';
 import { keyVault, type KeyVault } from '../areas/ssl/key-vault.js';
 
 /**
@@ -159,7 +159,7 @@ export class ConfigLog {
         'CP_ERR_CONFIG_TOO_LARGE',
         `the domain's configuration would be ${config.configBytes} bytes, above the limit of ${this.maxDomainConfigBytes} bytes per domain; nothing was changed`,
       );
-    const payload = encodeSnapshotPayload(config.snapshot);
+    const payload = encodeDomainSnapshotFast(config.snapshot);
     if (whole) return this.insert(tx, entryRow(domainId, config.snapshot.name, payload), opts);
     // An id written then deleted within the change is a removal.
     for (const id of config.missingRecordIds) removedRecords.add(id);

@@ -3,6 +3,7 @@ export * from './types.js';
 export * from './codec.js';
 export * from './frames.js';
 export * from './parts.js';
+export * from './snapshot-writer.js';
 export * from './delta.js';
 export * from './cert-seal.js';
 export * from './acme-http.js';

@@ -243,6 +243,24 @@ export function splitSnapshot(bytes: Uint8Array): { header: Uint8Array; records:
   return { header: Buffer.concat(pieces), records, rules };
 }
 
+/** Where the first top-level length-delimited field `field` lies in `bytes`: its tag, its value, its end. */
+export function lengthDelimitedFieldSpan(
+  bytes: Uint8Array,
+  field: number,
+): { tagStart: number; valueStart: number; end: number } | null {
+  let span: { tagStart: number; valueStart: number; end: number } | null = null;
+  const r = protobuf.Reader.create(bytes);
+  while (r.pos < r.len && !span) {
+    const tagStart = r.pos;
+    const tag = r.uint32();
+    if ((tag & 7) === LEN && tag >>> 3 === field) {
+      const length = r.uint32();
+      span = { tagStart, valueStart: r.pos, end: r.pos + length };
+    } else r.skipType(tag & 7);
+  }
+  return span;
+}
+
 /**
  * Calls `visit` for each field with the reader positioned after its tag; `visit` reads or skips the field, after which
  * `raw()` gives the field's bytes, tag included.

@@ -1,9 +1,15 @@
-// The config log's payload encoder writes exactly the bytes of protobufjs' encodeDomainSnapshot.
+// The config log's payload encoder (shared/src/config/snapshot-writer.ts) writes exactly the bytes of protobufjs'
+// encodeDomainSnapshot. It lives here for the control plane's buildZone and buildSettings, which make real snapshots.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { encodeDomainSnapshot, SCHEMA_MAJOR, type DomainSnapshot, type ZoneRecord } from '@platform/shared/config';
+import {
+  encodeDomainSnapshot,
+  encodeDomainSnapshotFast,
+  SCHEMA_MAJOR,
+  type DomainSnapshot,
+  type ZoneRecord,
+} from '@platform/shared/config';
 import { zoneRecord } from '@platform/shared/testing/config-entries';
-import { encodeSnapshotPayload } from './payload.js';
 import { buildSettings, buildZone } from './snapshot.js';
 
 function snapshot(records: ZoneRecord[]): DomainSnapshot {
@@ -43,7 +49,7 @@ const record = (id: number, fields: Partial<ZoneRecord> = {}): ZoneRecord => ({
   ...fields,
 });
 
-test('payload: the same bytes as encodeDomainSnapshot, whatever the records hold', () => {
+test('encodeDomainSnapshotFast: the same bytes as encodeDomainSnapshot, whatever the records hold', () => {
   const cases: ZoneRecord[][] = [
     [],
     [record(1)],
@@ -63,7 +69,7 @@ test('payload: the same bytes as encodeDomainSnapshot, whatever the records hold
   for (const records of cases) {
     const s = snapshot(records);
     assert.deepEqual(
-      Buffer.from(encodeSnapshotPayload(s)),
+      Buffer.from(encodeDomainSnapshotFast(s)),
       Buffer.from(encodeDomainSnapshot(s)),
       `${records.length} records`,
     );
