@@ -4,10 +4,11 @@
 // Buffer of its own (answerQuery).
 import { CLASS_ANY, CLASS_IN, EDNS_UDP_SIZE, FLAG, PLAIN_UDP_SIZE, RCODE, TYPE } from './wire/constants.js';
 import { get16, keyBytes, ParsedQuery, parseQuery, PARSE, put16 } from './wire/query.js';
-import { type NEGATIVE, type NegativeTail, type Template } from './zone/model.js';
+import { type CompiledZone, type NEGATIVE, type NegativeTail, type Template } from './zone/model.js';
 import { SLOT_OF } from './zone/slots.js';
 import { lastLookup, lookup, lookupAt, lookupSigned, NXDOMAIN } from './zone/lookup.js';
 import type { ZoneTable } from './zone/table.js';
+import { SIGNED_ZONE, type AnswerCache } from './zone/answer-cache.js';
 import type { Counters } from './counters.js';
 import { RRL, RRL_CLASS, type ResponseRateLimiter } from './rrl.js';
 
@@ -80,6 +81,15 @@ export function answerQueryInto(
           : (q.qclass !== CLASS_IN && q.qclass !== CLASS_ANY) || qtype === TYPE.AXFR || qtype === TYPE.IXFR
             ? ERROR.REFUSED
             : ERROR.NONE;
+  const cache = table.answers;
+  let hit = -1;
+  if (error === ERROR.NONE) {
+    hit = cache.find(q);
+    if (hit >= 0) {
+      const n = fromCache(msg, cache, hit, tcp, c, rrl, address, dst, at);
+      if (n >= 0) return n;
+    }
+  }
   const zone = error === ERROR.NONE ? table.findQuery(q) : undefined;
   if (zone === undefined) {
     const e = error === ERROR.NONE ? ERROR.REFUSED : error;
@@ -123,6 +133,7 @@ export function answerQueryInto(
       r = typeof v === 'object' ? v : lookupAt(zone, node, name, qtype);
     } else r = lookup(zone, (name = q.key), qtype);
   }
+  if (!signed && hit < 0) keep(msg, cache, r, name, zone, table.apexOffset);
   // Numbers (NEGATIVE, NXDOMAIN) and answers (objects) are told apart by typeof first: a comparison that could mix
   // the two is a generic StrictEqual call in V8's optimised code, per query.
   if (typeof r === 'number') {
@@ -156,6 +167,97 @@ export function answerQueryInto(
   if ((r.bytes[3] & 0xf) === RCODE.NXDOMAIN) c.dns_responses_nxdomain_total++;
   else c.dns_responses_noerror_total++;
   return fromTemplate(msg, r, limit, c, dst, at);
+}
+
+/**
+ * The answer kept in `cache` entry `i`, written like fromTemplate: its length, 0 when rate limiting holds it back
+ * entirely, or -1 when it cannot be used for this query (a DO=1 query to a signed zone, an answer bigger than the
+ * query allows: answered through the zone).
+ */
+function fromCache(
+  msg: Buffer,
+  cache: AnswerCache,
+  i: number,
+  tcp: boolean,
+  c: Counters,
+  rrl: ResponseRateLimiter | null,
+  address: string,
+  dst: Buffer,
+  at: number,
+): number {
+  const kind = cache.kinds[i];
+  if (q.ednsDo && (kind & SIGNED_ZONE) !== 0) return -1;
+  const size = cache.answerLength(i);
+  const opt = q.edns ? OPT_LENGTH : 0;
+  const limit = tcp
+    ? 65535
+    : q.edns
+      ? Math.min(Math.max(q.ednsUdpSize, PLAIN_UDP_SIZE), EDNS_UDP_SIZE)
+      : PLAIN_UDP_SIZE;
+  if (size + opt > limit) return -1;
+  const arena = cache.arena;
+  const from = cache.answerAt(i);
+  const nx = (arena[from + 3] & 0xf) === RCODE.NXDOMAIN;
+  if (rrl !== null) {
+    const cls = kind & ~SIGNED_ZONE;
+    const v = rrl.check(address, cls, cache.names[i], cls === RRL_CLASS.NXDOMAIN ? 0 : q.qtype);
+    if (v !== RRL.ALLOW) return limited(v, c, msg, nx ? RCODE.NXDOMAIN : RCODE.NOERROR, dst, at);
+  }
+  if (nx) c.dns_responses_nxdomain_total++;
+  else c.dns_responses_noerror_total++;
+  // A loop: the answer is a few dozen bytes, contiguous with its key (Buffer#copy costs a call into C++ and a view).
+  for (let k = 0; k < size; k++) dst[at + k] = arena[from + k];
+  put16(dst, at, q.id);
+  dst[at + 2] |= (q.flags >>> 8) & 0x01;
+  dst[at + 3] |= q.flags & 0x10;
+  copyQuestion(msg, dst, at, q.questionEnd);
+  if (opt) {
+    writeOpt(dst, at + size, 0);
+    put16(dst, at + 10, get16(arena, from + 10) + 1);
+  }
+  return size + opt;
+}
+
+/**
+ * Keeps the answer of an unsigned lookup in the table's answer cache, with what rate limiting keys it by (the same
+ * class and name as answerQueryInto's checks): a template's bytes, or a negative answer built as `negative` writes it.
+ */
+function keep(
+  msg: Buffer,
+  cache: AnswerCache,
+  r: Template | NegativeTail | typeof NEGATIVE | typeof NXDOMAIN,
+  name: string,
+  zone: CompiledZone,
+  apexOffset: number,
+): void {
+  const flag = zone.signer !== null ? SIGNED_ZONE : 0;
+  if (typeof r !== 'number') {
+    const bytes = (r as Template).bytes;
+    if ((r as Template).additionalStart === undefined) return;
+    const cls = lastLookup.synthesised ? RRL_CLASS.SYNTHESISED : RRL_CLASS.POSITIVE;
+    const p = cache.reserve(q, bytes.length, cls | flag, lastLookup.synthesised ? zone.apex : name);
+    if (p >= 0) bytes.copy(cache.arena, p);
+    return;
+  }
+  const nx = r === NXDOMAIN;
+  const t = zone.negativeTail;
+  const qEnd = q.questionEnd;
+  const size = qEnd + t.bytes.length;
+  const cls = nx ? RRL_CLASS.NXDOMAIN : lastLookup.synthesised ? RRL_CLASS.SYNTHESISED : RRL_CLASS.NODATA;
+  const p = cache.reserve(q, size, cls | flag, nx || lastLookup.synthesised ? zone.apex : name);
+  if (p < 0) return;
+  const a = cache.arena;
+  put16(a, p, 0);
+  put16(a, p + 2, FLAG.QR | FLAG.AA | (nx ? RCODE.NXDOMAIN : RCODE.NOERROR));
+  put16(a, p + 4, 1);
+  put16(a, p + 6, 0);
+  put16(a, p + 8, t.count);
+  put16(a, p + 10, 0);
+  for (let i = 12; i < qEnd; i++) a[p + i] = msg[i];
+  const start = p + qEnd;
+  a.set(t.bytes, start);
+  const pointer = 0xc000 | (12 + apexOffset);
+  for (let i = 0; i < t.pointers.length; i++) put16(a, start + t.pointers[i], pointer);
 }
 
 /** Errors decided before the zone is looked up (0: none, look the zone up). */

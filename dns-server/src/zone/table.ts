@@ -2,6 +2,7 @@
 import type { CompiledZone } from './model.js';
 import { keyBytes, MAX_LABELS, type ParsedQuery } from '../wire/query.js';
 import { nameEquals, nameHash } from './name-index.js';
+import { AnswerCache } from './answer-cache.js';
 
 /** Labels of a lower-case apex without the trailing dot ('' is the root: 0). */
 function labelsOf(apex: string): number {
@@ -18,13 +19,21 @@ export class ZoneTable {
   /** Served apexes by their number of labels: find() reads the Map only for suffixes as long as some apex. */
   private readonly apexesWithLabels = new Uint32Array(MAX_LABELS + 1);
 
-  /** Installs or replaces a zone: one Map write, so a query sees the old or the new zone, never a mix. */
+  /** Answers by query, kept flat (answer-cache.ts); emptied by every set and delete, so they follow the zones. */
+  readonly answers = new AnswerCache();
+
+  /**
+   * Installs or replaces a zone: one Map write, so a query sees the old or the new zone, never a mix. Also called
+   * after a zone served is patched in place: the kept answers are dropped either way.
+   */
   set(zone: CompiledZone): void {
+    this.answers.clear();
     if (!this.zones.has(zone.apex)) this.apexesWithLabels[labelsOf(zone.apex)]++;
     this.zones.set(zone.apex, zone);
     this.byHash.set(nameHash(zone.apex), zone);
   }
   delete(apex: string): void {
+    this.answers.clear();
     if (this.zones.delete(apex)) this.apexesWithLabels[labelsOf(apex)]--;
     const h = nameHash(apex);
     if (this.byHash.get(h)?.apex !== apex) return;

@@ -88,6 +88,8 @@ export class ZoneSet {
       if (result.problems.length > 0)
         this.log.warn({ domain, problems: result.problems }, 'zone compiled with records skipped');
     } catch (err) {
+      // A patch that threw may have changed the served zone in part: answers kept from before are not trusted.
+      this.table.answers.clear();
       this.builders.delete(domain);
       this.counters.dns_zone_compile_failures_total++;
       this.log.error({ err, domain }, 'zone failed to compile; keeping the previous one');

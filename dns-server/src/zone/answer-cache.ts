@@ -1,0 +1,114 @@
+// Flat answers by query: the whole response message (ID 0, RD and CD clear, no OPT) of each (lower-case wire name,
+// qtype) answered, kept in one byte arena beside the key's bytes, and found by one probe of an open-addressing table of
+// typed arrays. A hit is a copy of contiguous bytes and a patch of the ID, flags, question and OPT: no zone lookup, no
+// node, slot or template objects to walk (the zone's object graph costs five or six dependent cache misses per query).
+// Filled on a query's first answer through the zone (so importing a zone does no extra work and the memory is bounded
+// whatever the zone's size), emptied whole (one counter) whenever the table or any zone in it changes, and when the
+// arena is full. Only answers that follow from the name and qtype alone are kept (the handler decides: not a signed
+// answer, not truncated).
+import { keyBytes, type ParsedQuery } from '../wire/query.js';
+
+/** Entry slots (a power of two); at most a quarter is used before the arena fills with answers of ~100 bytes. */
+const SLOTS = 1 << 16;
+/** Arena bytes: the keys and answers of every entry, appended; full → everything is dropped (gen++). */
+const ARENA = 4 << 20;
+/** Slots looked at from an entry's home slot (an insert that finds all of them in use replaces the home one). */
+const PROBES = 8;
+/** Largest answer kept (a bigger one is answered through the zone each time). */
+export const MAX_CACHED = 1232;
+/** Bit of an entry's kind: the answer is from a signed zone (a DO=1 query is answered through the zone). */
+export const SIGNED_ZONE = 0x80;
+/** Per-entry fields in `entries`: hash, generation, arena offset of the key, answer length. */
+const F = 4;
+
+export class AnswerCache {
+  private readonly entries = new Int32Array(SLOTS * F);
+  /** RRL bookkeeping per entry: class (rrl.ts RRL_CLASS) | SIGNED_ZONE; and the name its bucket is keyed by. */
+  readonly kinds = new Uint8Array(SLOTS);
+  readonly names: string[] = new Array<string>(SLOTS).fill('');
+  readonly arena = Buffer.allocUnsafeSlow(ARENA);
+  private gen = 1;
+  private used = 0;
+
+  /** Forgets every entry (a zone changed, or the table). */
+  clear(): void {
+    this.gen = (this.gen + 1) | 0;
+    if (this.gen === 0) {
+      this.entries.fill(0);
+      this.gen = 1;
+    }
+    this.used = 0;
+  }
+
+  private static hashOf(q: ParsedQuery): number {
+    return (q.labelCount === 0 ? 0 : q.suffixHashes[0]) ^ Math.imul(q.qtype + 1, 0x9e3779b1);
+  }
+
+  /** The entry answering `q` (its name in keyBytes), or -1. */
+  find(q: ParsedQuery): number {
+    const h = AnswerCache.hashOf(q);
+    const e = this.entries;
+    const gen = this.gen;
+    const arena = this.arena;
+    const len = q.keyLength;
+    const qtype = q.qtype;
+    for (let n = 0, i = h & (SLOTS - 1); n < PROBES; n++, i = (i + 1) & (SLOTS - 1)) {
+      const b = i * F;
+      if (e[b + 1] !== gen) return -1;
+      if (e[b] !== h) continue;
+      let p = e[b + 2];
+      if (arena[p] !== qtype >>> 8 || arena[p + 1] !== (qtype & 0xff) || arena[p + 2] !== len) continue;
+      p += 3;
+      let k = 0;
+      while (k < len && arena[p + k] === keyBytes[k]) k++;
+      if (k === len) return i;
+    }
+    return -1;
+  }
+
+  /** Arena offset of entry `i`'s answer. */
+  answerAt(i: number): number {
+    return this.entries[i * F + 2] + 3 + this.arena[this.entries[i * F + 2] + 2];
+  }
+
+  /** Length of entry `i`'s answer. */
+  answerLength(i: number): number {
+    return this.entries[i * F + 3];
+  }
+
+  /**
+   * Room for an answer of `size` bytes to `q`: writes the key, claims a slot and returns the arena offset where the
+   * caller writes the answer (then it must call commit), or -1 when it is not kept.
+   */
+  reserve(q: ParsedQuery, size: number, kind: number, name: string): number {
+    if (size > MAX_CACHED || size < 12) return -1;
+    const len = q.keyLength;
+    const need = 3 + len + size;
+    if (this.used + need > ARENA) this.clear();
+    const h = AnswerCache.hashOf(q);
+    const e = this.entries;
+    const gen = this.gen;
+    let slot = h & (SLOTS - 1);
+    for (let n = 0, i = slot; n < PROBES; n++, i = (i + 1) & (SLOTS - 1)) {
+      if (e[i * F + 1] !== gen) {
+        slot = i;
+        break;
+      }
+    }
+    const p = this.used;
+    const arena = this.arena;
+    arena[p] = q.qtype >>> 8;
+    arena[p + 1] = q.qtype & 0xff;
+    arena[p + 2] = len;
+    for (let k = 0; k < len; k++) arena[p + 3 + k] = keyBytes[k];
+    this.used = p + need;
+    const b = slot * F;
+    e[b] = h;
+    e[b + 1] = gen;
+    e[b + 2] = p;
+    e[b + 3] = size;
+    this.kinds[slot] = kind;
+    this.names[slot] = name;
+    return p + 3 + len;
+  }
+}
