@@ -226,6 +226,10 @@ const READS: [string, (s: AnalyticsStore) => Promise<unknown>][] = [
     (s) => s.summary(1, { ...day, filter: { bot_class: 'ai_crawler', status: 404 } }, T),
   ],
   ['summary, filter path=/p/7', (s) => s.summary(1, { ...day, filter: { path: '/p/7' } }, T)],
+  [
+    'summary, filters host=www1.d1.example.org and path=/p/7',
+    (s) => s.summary(1, { ...day, filter: { host: 'www1.d1.example.org', path: '/p/7' } }, T),
+  ],
   ['peak requests per second', (s) => s.peak(1, day, T)],
   ['top 10 paths', (s) => s.breakdown(1, day, 'path', 10, T)],
   ['top 10 client addresses', (s) => s.breakdown(1, day, 'client_ip', 10, T)],

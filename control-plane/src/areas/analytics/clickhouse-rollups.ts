@@ -6,7 +6,13 @@
 // UNION ALL branches of the same types; a measure is never aliased as a column of `logs` (18.16 would read the alias
 // inside the other aggregates).
 import { SECURITY_RULE_TYPES, UNBILLED_REASONS } from './account-reads.js';
-import { COUNT_DIMS, LEVELS, MINUTE, type Cover, type RollupKind } from './rollup.js';
+import { COUNT_DIMS, LEVELS, MINUTE, type Cover, type RollupKind as AnyRollupKind } from './rollup.js';
+
+/**
+ * The kinds kept on ClickHouse: all but the path totals and times (pathCounts, pathUpstream), which DuckDB keeps for
+ * a summary filtered on a path; ClickHouse reads such a summary from the raw rows.
+ */
+export type RollupKind = Exclude<AnyRollupKind, 'pathCounts' | 'pathUpstream'>;
 
 type Col = readonly [name: string, type: string, raw: string];
 interface KindSql {

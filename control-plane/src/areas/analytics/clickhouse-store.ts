@@ -50,6 +50,7 @@ import {
   sourceSql,
   viewName,
   viewSql,
+  type RollupKind,
 } from './clickhouse-rollups.js';
 import {
   breakdownRollup,
@@ -64,7 +65,6 @@ import {
   noFilter,
   oneCountsFilter,
   type CountDim,
-  type RollupKind,
 } from './rollup.js';
 import {
   LATER_COLUMNS,

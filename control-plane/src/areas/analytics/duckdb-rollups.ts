@@ -22,6 +22,7 @@ import {
   cover,
   levelsFor,
   oneCountsFilter,
+  pathFilter,
   type Cover,
   type CountDim,
   type RollupKind,
@@ -211,6 +212,35 @@ export const KINDS: Record<RollupKind, KindSql> = {
     measures: [['n', 'BIGINT', '1']],
     only: TO_ORIGIN,
     expand: perDim('upstream_ms'),
+  },
+  pathCounts: {
+    prefix: 'rk',
+    keys: [
+      ['host', 'VARCHAR', 'host'],
+      ['path', 'VARCHAR', 'path'],
+    ],
+    measures: [
+      ['requests', 'BIGINT', '1'],
+      ['bytes', 'BIGINT', 'bytes'],
+      ['cached_requests', 'BIGINT', `CASE WHEN ${CACHED} THEN 1 ELSE 0 END`],
+      ['cached_bytes', 'BIGINT', `CASE WHEN ${CACHED} THEN bytes ELSE 0 END`],
+      ['origin_requests', 'BIGINT', `CASE WHEN ${TO_ORIGIN} THEN 1 ELSE 0 END`],
+      ['origin_req_bytes', 'BIGINT', `CASE WHEN ${TO_ORIGIN} THEN bytes ELSE 0 END`],
+      ['upstream_sum', 'DOUBLE', `CASE WHEN ${TO_ORIGIN} THEN upstream_ms ELSE 0 END`],
+      ['status4xx', 'BIGINT', 'CASE WHEN status >= 400 AND status < 500 THEN 1 ELSE 0 END'],
+      ['status5xx', 'BIGINT', 'CASE WHEN status >= 500 THEN 1 ELSE 0 END'],
+      ['origin_bytes', 'BIGINT', 'origin_bytes'],
+    ],
+  },
+  pathUpstream: {
+    prefix: 'rj',
+    keys: [
+      ['host', 'VARCHAR', 'host'],
+      ['path', 'VARCHAR', 'path'],
+      ['v', 'DOUBLE', 'upstream_ms'],
+    ],
+    measures: [['n', 'BIGINT', '1']],
+    only: TO_ORIGIN,
   },
 };
 
@@ -527,33 +557,43 @@ function dimSource(
   return { sql: branches.join(' UNION ALL '), values };
 }
 
+/** The summary's totals from the counts rollup (its columns' filters) or the path totals (pathFilter). */
+const TOTALS_SQL = {
+  counts: `sum(requests), sum(bytes), sum(requests) FILTER (WHERE ${CACHED}), sum(bytes) FILTER (WHERE ${CACHED}),
+    sum(origin_requests), sum(origin_req_bytes), sum(upstream_sum),
+    sum(requests) FILTER (WHERE status >= 400 AND status < 500), sum(requests) FILTER (WHERE status >= 500),
+    sum(origin_bytes)`,
+  pathCounts: `sum(requests), sum(bytes), sum(cached_requests), sum(cached_bytes), sum(origin_requests),
+    sum(origin_req_bytes), sum(upstream_sum), sum(status4xx), sum(status5xx), sum(origin_bytes)`,
+} as const;
+
 /**
- * summary from the rollups: no filter, or one on a counts column (oneCountsFilter: its distinct clients and
- * percentiles from the per-dimension rollups, the totals from the counts rollup with the filter).
+ * summary from the rollups: no filter; one on a counts column (oneCountsFilter: its distinct clients and percentiles
+ * from the per-dimension rollups, the totals from the counts rollup with the filter); or a path and at most a host
+ * (pathFilter: the path rollups, totals, clients and times per host and path).
  */
 export async function rollupSummary(conn: DuckDBConnection, ids: number[], range: ReadRange): Promise<RangeSummary> {
   const [lo, hi] = span(range);
   const dim = oneCountsFilter(range);
-  const c = source('counts', ids, cover(lo, hi, LEVELS.counts), range);
-  const r = await conn.runAndReadAll(
-    `SELECT sum(requests), sum(bytes), sum(requests) FILTER (WHERE ${CACHED}), sum(bytes) FILTER (WHERE ${CACHED}),
-       sum(origin_requests), sum(origin_req_bytes), sum(upstream_sum),
-       sum(requests) FILTER (WHERE status >= 400 AND status < 500), sum(requests) FILTER (WHERE status >= 500),
-       sum(origin_bytes)
-     FROM (${c.sql})`,
-    c.values,
-  );
+  const byPath = pathFilter(range);
+  const totals = byPath ? 'pathCounts' : 'counts';
+  const c = source(totals, ids, cover(lo, hi, LEVELS[totals]), range);
+  const r = await conn.runAndReadAll(`SELECT ${TOTALS_SQL[totals]} FROM (${c.sql})`, c.values);
   const x = r.getRowsJS()[0].map((v) => (v === null ? 0 : num(v)));
   if (x[0] === 0) return EMPTY_SUMMARY;
   const v = dim
     ? dimSource('dimClients', 'clients', ids, cover(lo, hi, LEVELS.dimClients), range, dim, 'client_ip')
-    : source('clients', ids, cover(lo, hi, LEVELS.clients), range);
+    : byPath
+      ? source('pathClients', ids, cover(lo, hi, LEVELS.pathClients), range)
+      : source('clients', ids, cover(lo, hi, LEVELS.clients), range);
   const visitors = await conn.runAndReadAll(`SELECT count(DISTINCT client_ip) FROM (${v.sql})`, v.values);
   let upstreamMs: RangeSummary['upstreamMs'] = null;
   if (x[4] > 0) {
     const u = dim
       ? dimSource('dimUpstream', 'upstream', ids, cover(lo, hi, LEVELS.dimUpstream), range, dim, 'v, n')
-      : source('upstream', ids, cover(lo, hi, LEVELS.upstream), range);
+      : byPath
+        ? source('pathUpstream', ids, cover(lo, hi, LEVELS.pathUpstream), range)
+        : source('upstream', ids, cover(lo, hi, LEVELS.upstream), range);
     const q = await conn.runAndReadAll(
       `WITH h AS (SELECT v, sum(n) AS n FROM (${u.sql}) GROUP BY v),
          c AS (SELECT v, sum(n) OVER (ORDER BY v) AS cum, sum(n) OVER () AS tot FROM h)

@@ -51,6 +51,7 @@ import {
   newestFirst,
   noFilter,
   oneCountsFilter,
+  pathFilter,
 } from './rollup.js';
 import { MAX_ACCOUNT_DOMAINS } from './account-reads.js';
 import { EMPTY_SUMMARY } from './reads.js';
@@ -154,7 +155,7 @@ export function openDuckDbStore(opts: DuckDbOptions): AnalyticsStore {
           )
         : (await engine()).read(id, timeoutMs, [], (c, t) => readSeries(c, t, range, startMs, intervalMs)),
     summary: async (id, range, timeoutMs) =>
-      noFilter(range) || oneCountsFilter(range)
+      noFilter(range) || oneCountsFilter(range) || pathFilter(range)
         ? (await engine()).readRollups([id], timeoutMs, EMPTY_SUMMARY, (c, ids) => rollupSummary(c, ids, range))
         : (await engine()).read(id, timeoutMs, EMPTY_SUMMARY, (c, t) => readSummary(c, t, range)),
     ruleHits: async (id, range, limit, timeoutMs) =>
@@ -183,7 +184,7 @@ export function openDuckDbStore(opts: DuckDbOptions): AnalyticsStore {
       );
     },
     accountSummary: async (ids, range, timeoutMs) =>
-      noFilter(range) || oneCountsFilter(range)
+      noFilter(range) || oneCountsFilter(range) || pathFilter(range)
         ? (await engine()).readRollups(ids, timeoutMs, EMPTY_SUMMARY, (c, own) => rollupSummary(c, own, range))
         : (await engine()).readView(ids, false, timeoutMs, EMPTY_SUMMARY, (c, v) => readSummary(c, v, range)),
     accountSeries: async (ids, range, startMs, intervalMs, timeoutMs) =>

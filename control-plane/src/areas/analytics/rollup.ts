@@ -70,6 +70,14 @@ export const LEVELS = {
   dimClients: [HOUR],
   /** Requests per exact upstream_ms value per value of each counts column: the origin percentiles of such a summary. */
   dimUpstream: [HOUR],
+  /**
+   * The summary's totals per host and path (requests, bytes, cached, to the origin, 4xx, 5xx): a summary filtered on
+   * a path (and a host) with the clients of pathClients and the times of pathUpstream. Per hour, as pathClients; the
+   * ends of a range shorter than an hour read raw rows.
+   */
+  pathCounts: [HOUR],
+  /** Requests per exact upstream_ms value per host and path: the origin percentiles of a summary filtered on a path. */
+  pathUpstream: [HOUR],
 } as const satisfies Record<string, readonly number[]>;
 export type RollupKind = keyof typeof LEVELS;
 
@@ -137,6 +145,14 @@ export const noFilter = (range: ReadRange): boolean => Object.keys(range.filter)
 export function oneCountsFilter(range: ReadRange): CountDim | null {
   const fields = Object.keys(range.filter);
   return fields.length === 1 && (COUNT_DIMS as readonly string[]).includes(fields[0]) ? (fields[0] as CountDim) : null;
+}
+/**
+ * True when the range's filters are a path and at most a host: the path rollups (pathCounts, pathClients,
+ * pathUpstream) answer its summary.
+ */
+export function pathFilter(range: ReadRange): boolean {
+  const fields = Object.keys(range.filter);
+  return fields.includes('path') && fields.every((f) => f === 'host' || f === 'path');
 }
 /** A group column the counts rollup keeps (or derives: the status class). */
 export const countsGroup = (d: GroupDimension): boolean =>

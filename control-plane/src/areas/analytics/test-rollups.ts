@@ -218,7 +218,10 @@ async function assertSummary(store: AnalyticsStore, domainId: number, rows: LogR
   }
 }
 
-/** Filters of one counts column (the per-dimension rollups answer them), of two and of another column (raw rows). */
+/**
+ * Filters of one counts column (the per-dimension rollups answer them), of two (raw rows), of a path and at most a host
+ * (the path rollups) and of a path with another column (raw rows).
+ */
 const SUMMARY_FILTERS: [ReadRange['filter'], (x: LogRow) => boolean][] = [
   [{ bot_class: 'ai_crawler' }, (x) => x.botClass === 'ai_crawler'],
   [{ bot_class: '' }, (x) => x.botClass === ''],
@@ -232,7 +235,13 @@ const SUMMARY_FILTERS: [ReadRange['filter'], (x: LogRow) => boolean][] = [
   [{ markdown: true }, (x) => x.markdown ?? false],
   [{ method: 'PUT' }, (x) => x.method === 'PUT'],
   [{ host: 'a.example.org', status: 200 }, (x) => x.host === 'a.example.org' && x.status === 200],
+  // A path, alone or with a host: the path rollups (pathCounts, pathClients, pathUpstream); a path no row has.
   [{ path: '/a' }, (x) => x.path === '/a'],
+  [{ path: '/b?x=1' }, (x) => x.path === '/b?x=1'],
+  [{ host: 'b.example.org', path: '/c/d' }, (x) => x.host === 'b.example.org' && x.path === '/c/d'],
+  [{ path: '/none' }, () => false],
+  // A path with a counts column: the raw rows.
+  [{ path: '/', status: 200 }, (x) => x.path === '/' && x.status === 200],
 ];
 
 /** Every read the rollups answer, over `range`, against the log computed here. */
