@@ -9,10 +9,11 @@ import { SECURITY_RULE_TYPES, UNBILLED_REASONS } from './account-reads.js';
 import { COUNT_DIMS, LEVELS, MINUTE, type Cover, type RollupKind as AnyRollupKind } from './rollup.js';
 
 /**
- * The kinds kept on ClickHouse: all but the path totals and times (pathCounts, pathUpstream), which DuckDB keeps for
- * a summary filtered on a path; ClickHouse reads such a summary from the raw rows.
+ * The kinds kept on ClickHouse: all but the path totals and times (pathCounts, pathUpstream) and the clients and
+ * times per combination of the counts columns (comboClients, comboUpstream), which DuckDB keeps for a summary
+ * filtered on a path or on several counts columns; ClickHouse reads such a summary from the raw rows.
  */
-export type RollupKind = Exclude<AnyRollupKind, 'pathCounts' | 'pathUpstream'>;
+export type RollupKind = Exclude<AnyRollupKind, 'pathCounts' | 'pathUpstream' | 'comboClients' | 'comboUpstream'>;
 
 type Col = readonly [name: string, type: string, raw: string];
 interface KindSql {

@@ -21,6 +21,7 @@ import {
   SECOND,
   cover,
   levelsFor,
+  countsFilters,
   oneCountsFilter,
   pathFilter,
   type Cover,
@@ -239,6 +240,18 @@ export const KINDS: Record<RollupKind, KindSql> = {
       ['path', 'VARCHAR', 'path'],
       ['v', 'DOUBLE', 'upstream_ms'],
     ],
+    measures: [['n', 'BIGINT', '1']],
+    only: TO_ORIGIN,
+  },
+  comboClients: {
+    prefix: 'rm',
+    keys: [...COUNT_DIMS.map((d): Col => [d, COUNT_KEY_TYPES[d], d]), ['client_ip', 'VARCHAR', 'client_ip']],
+    // No measure, as dimClients: whether the client was seen with these values.
+    measures: [],
+  },
+  comboUpstream: {
+    prefix: 'rg',
+    keys: [...COUNT_DIMS.map((d): Col => [d, COUNT_KEY_TYPES[d], d]), ['v', 'DOUBLE', 'upstream_ms']],
     measures: [['n', 'BIGINT', '1']],
     only: TO_ORIGIN,
   },
@@ -569,8 +582,9 @@ const TOTALS_SQL = {
 
 /**
  * summary from the rollups: no filter; one on a counts column (oneCountsFilter: its distinct clients and percentiles
- * from the per-dimension rollups, the totals from the counts rollup with the filter); or a path and at most a host
- * (pathFilter: the path rollups, totals, clients and times per host and path).
+ * from the per-dimension rollups, the totals from the counts rollup with the filter); several on counts columns
+ * (countsFilters: the totals from the counts rollup, the clients and times per combination of the counts columns); or
+ * a path and at most a host (pathFilter: the path rollups, totals, clients and times per host and path).
  */
 export async function rollupSummary(conn: DuckDBConnection, ids: number[], range: ReadRange): Promise<RangeSummary> {
   const [lo, hi] = span(range);
@@ -581,11 +595,14 @@ export async function rollupSummary(conn: DuckDBConnection, ids: number[], range
   const r = await conn.runAndReadAll(`SELECT ${TOTALS_SQL[totals]} FROM (${c.sql})`, c.values);
   const x = r.getRowsJS()[0].map((v) => (v === null ? 0 : num(v)));
   if (x[0] === 0) return EMPTY_SUMMARY;
+  const combo = countsFilters(range);
   const v = dim
     ? dimSource('dimClients', 'clients', ids, cover(lo, hi, LEVELS.dimClients), range, dim, 'client_ip')
     : byPath
       ? source('pathClients', ids, cover(lo, hi, LEVELS.pathClients), range)
-      : source('clients', ids, cover(lo, hi, LEVELS.clients), range);
+      : combo
+        ? source('comboClients', ids, cover(lo, hi, LEVELS.comboClients), range)
+        : source('clients', ids, cover(lo, hi, LEVELS.clients), range);
   const visitors = await conn.runAndReadAll(`SELECT count(DISTINCT client_ip) FROM (${v.sql})`, v.values);
   let upstreamMs: RangeSummary['upstreamMs'] = null;
   if (x[4] > 0) {
@@ -593,7 +610,9 @@ export async function rollupSummary(conn: DuckDBConnection, ids: number[], range
       ? dimSource('dimUpstream', 'upstream', ids, cover(lo, hi, LEVELS.dimUpstream), range, dim, 'v, n')
       : byPath
         ? source('pathUpstream', ids, cover(lo, hi, LEVELS.pathUpstream), range)
-        : source('upstream', ids, cover(lo, hi, LEVELS.upstream), range);
+        : combo
+          ? source('comboUpstream', ids, cover(lo, hi, LEVELS.comboUpstream), range)
+          : source('upstream', ids, cover(lo, hi, LEVELS.upstream), range);
     const q = await conn.runAndReadAll(
       `WITH h AS (SELECT v, sum(n) AS n FROM (${u.sql}) GROUP BY v),
          c AS (SELECT v, sum(n) OVER (ORDER BY v) AS cum, sum(n) OVER () AS tot FROM h)

@@ -50,6 +50,7 @@ import {
   groupsRollup,
   newestFirst,
   noFilter,
+  countsFilters,
   oneCountsFilter,
   pathFilter,
 } from './rollup.js';
@@ -155,7 +156,7 @@ export function openDuckDbStore(opts: DuckDbOptions): AnalyticsStore {
           )
         : (await engine()).read(id, timeoutMs, [], (c, t) => readSeries(c, t, range, startMs, intervalMs)),
     summary: async (id, range, timeoutMs) =>
-      noFilter(range) || oneCountsFilter(range) || pathFilter(range)
+      noFilter(range) || oneCountsFilter(range) || countsFilters(range) || pathFilter(range)
         ? (await engine()).readRollups([id], timeoutMs, EMPTY_SUMMARY, (c, ids) => rollupSummary(c, ids, range))
         : (await engine()).read(id, timeoutMs, EMPTY_SUMMARY, (c, t) => readSummary(c, t, range)),
     ruleHits: async (id, range, limit, timeoutMs) =>
@@ -184,7 +185,7 @@ export function openDuckDbStore(opts: DuckDbOptions): AnalyticsStore {
       );
     },
     accountSummary: async (ids, range, timeoutMs) =>
-      noFilter(range) || oneCountsFilter(range) || pathFilter(range)
+      noFilter(range) || oneCountsFilter(range) || countsFilters(range) || pathFilter(range)
         ? (await engine()).readRollups(ids, timeoutMs, EMPTY_SUMMARY, (c, own) => rollupSummary(c, own, range))
         : (await engine()).readView(ids, false, timeoutMs, EMPTY_SUMMARY, (c, v) => readSummary(c, v, range)),
     accountSeries: async (ids, range, startMs, intervalMs, timeoutMs) =>

@@ -78,6 +78,15 @@ export const LEVELS = {
   pathCounts: [HOUR],
   /** Requests per exact upstream_ms value per host and path: the origin percentiles of a summary filtered on a path. */
   pathUpstream: [HOUR],
+  /**
+   * The clients of each combination of the counts columns' values (COUNT_DIMS): the visitors of a summary filtered on
+   * several of them (a distinct count under a conjunction needs the combinations, not each column's values). Per hour
+   * only (about a fifth of the requests of the bench's log are new combinations of client and values in an hour); the
+   * ends of a range shorter than an hour read raw rows.
+   */
+  comboClients: [HOUR],
+  /** Requests per exact upstream_ms value per combination of the counts columns: the percentiles of such a summary. */
+  comboUpstream: [HOUR],
 } as const satisfies Record<string, readonly number[]>;
 export type RollupKind = keyof typeof LEVELS;
 
@@ -146,6 +155,11 @@ export function oneCountsFilter(range: ReadRange): CountDim | null {
   const fields = Object.keys(range.filter);
   return fields.length === 1 && (COUNT_DIMS as readonly string[]).includes(fields[0]) ? (fields[0] as CountDim) : null;
 }
+/**
+ * True when the range has several filters, all on columns of the counts rollup: the combination rollups
+ * (comboClients, comboUpstream) answer its summary's clients and times.
+ */
+export const countsFilters = (range: ReadRange): boolean => Object.keys(range.filter).length > 1 && countsFilter(range);
 /**
  * True when the range's filters are a path and at most a host: the path rollups (pathCounts, pathClients,
  * pathUpstream) answer its summary.

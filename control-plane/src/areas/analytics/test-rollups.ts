@@ -219,7 +219,7 @@ async function assertSummary(store: AnalyticsStore, domainId: number, rows: LogR
 }
 
 /**
- * Filters of one counts column (the per-dimension rollups answer them), of two (raw rows), of a path and at most a host
+ * Filters of one counts column (the per-dimension rollups answer them), of several (the combination rollups), of a path and at most a host
  * (the path rollups) and of a path with another column (raw rows).
  */
 const SUMMARY_FILTERS: [ReadRange['filter'], (x: LogRow) => boolean][] = [
@@ -234,7 +234,17 @@ const SUMMARY_FILTERS: [ReadRange['filter'], (x: LogRow) => boolean][] = [
   [{ markdown: false }, (x) => !(x.markdown ?? false)],
   [{ markdown: true }, (x) => x.markdown ?? false],
   [{ method: 'PUT' }, (x) => x.method === 'PUT'],
+  // Several counts columns: the combination rollups (comboClients, comboUpstream); a combination no row has.
   [{ host: 'a.example.org', status: 200 }, (x) => x.host === 'a.example.org' && x.status === 200],
+  [
+    { cache_status: 'HIT', markdown: false, node: 'edge-b' },
+    (x) => x.cacheStatus === 'HIT' && !(x.markdown ?? false) && x.node === 'edge-b',
+  ],
+  [
+    { bot_class: '', status: 404, country: '' },
+    (x) => x.botClass === '' && x.status === 404 && (x.country ?? '') === '',
+  ],
+  [{ method: 'PUT', status: 200 }, () => false],
   // A path, alone or with a host: the path rollups (pathCounts, pathClients, pathUpstream); a path no row has.
   [{ path: '/a' }, (x) => x.path === '/a'],
   [{ path: '/b?x=1' }, (x) => x.path === '/b?x=1'],
