@@ -234,12 +234,14 @@ function keep(
   if (typeof r !== 'number') {
     const bytes = (r as Template).bytes;
     if ((r as Template).additionalStart === undefined) return;
+    if (lastLookup.synthesised && !cache.admit(q)) return;
     const cls = lastLookup.synthesised ? RRL_CLASS.SYNTHESISED : RRL_CLASS.POSITIVE;
     const p = cache.reserve(q, bytes.length, cls | flag, lastLookup.synthesised ? zone.apex : name);
     if (p >= 0) bytes.copy(cache.arena, p);
     return;
   }
   const nx = r === NXDOMAIN;
+  if ((nx || lastLookup.synthesised) && !cache.admit(q)) return;
   const t = zone.negativeTail;
   const qEnd = q.questionEnd;
   const size = qEnd + t.bytes.length;

@@ -1,5 +1,6 @@
 // The table's flat answer cache: an answer from the cache is byte for byte the answer through the zone, for every
 // kind of question, and a zone set or deleted is never answered from what was kept before.
+// (Whether an answer came from the cache is checked in the last test, by a name kept only in the cache.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { answerQuery } from '../handler.js';
@@ -10,6 +11,7 @@ import { buildQuery, rec, sampleSnapshot, type QueryOptions } from '../testing/f
 import { makeDnssec } from '../dnssec/testing.js';
 import { TYPE } from '../wire/constants.js';
 import { ResponseRateLimiter } from '../rrl.js';
+import { ParsedQuery, parseQuery, PARSE } from '../wire/query.js';
 
 const EDGE = { edgeIpv4: ['203.0.113.1'], edgeIpv6: [] };
 const NAMES = [
@@ -64,6 +66,8 @@ for (const signed of [false, true])
     everyQuestion(table, (q, tcp) => {
       table.answers.clear();
       const first = answerQuery(q, q.length, tcp, table, cold);
+      // Names that do not exist or come from a wildcard are kept once asked twice (AnswerCache.admit).
+      answerQuery(q, q.length, tcp, table, createCounters());
       const again = answerQuery(q, q.length, tcp, table, warm);
       assert.deepEqual(again, first, `${q.toString('hex')} tcp=${tcp}`);
     });
@@ -92,6 +96,30 @@ test('rate limiting counts an answer from the cache in the bucket of the answer 
   assert.deepEqual(b, a);
   assert.ok(a.dns_rrl_dropped_total + a.dns_rrl_slipped_total > 0, 'the rate was reached');
 });
+
+test('an answer is kept on first answer for a name of the zone, on the second for a name that does not exist', () => {
+  const table = new ZoneTable();
+  const c = createCounters();
+  table.set(compileZone(sampleSnapshot(), EDGE).zone!);
+  const www = buildQuery('www.example.org', TYPE.A);
+  const nx = buildQuery('kept-nx.example.org', TYPE.A);
+  const wild = buildQuery('kept.dev.example.org', TYPE.A);
+  answerQuery(www, www.length, false, table, c);
+  answerQuery(nx, nx.length, false, table, c);
+  answerQuery(wild, wild.length, false, table, c);
+  assert.ok(kept(table, www), 'www kept');
+  assert.ok(!kept(table, nx), 'a name that does not exist is not kept when first asked');
+  assert.ok(!kept(table, wild), 'nor one synthesised from a wildcard');
+  answerQuery(nx, nx.length, false, table, c);
+  answerQuery(wild, wild.length, false, table, c);
+  assert.ok(kept(table, nx) && kept(table, wild), 'kept when asked again');
+});
+
+function kept(table: ZoneTable, msg: Buffer): boolean {
+  const q = new ParsedQuery();
+  assert.equal(parseQuery(msg, msg.length, q), PARSE.OK);
+  return table.answers.find(q) >= 0;
+}
 
 test('a zone set again (a patch) or deleted is not answered from the cache', () => {
   const table = new ZoneTable();

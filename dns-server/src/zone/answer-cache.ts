@@ -30,6 +30,23 @@ export class AnswerCache {
   private gen = 1;
   private used = 0;
 
+  /** Hashes of questions seen once (one per slot, the last one wins): see admit. */
+  private readonly seen = new Int32Array(SLOTS);
+
+  /**
+   * Whether an answer to a name anyone can make up (a name that does not exist, one synthesised from a wildcard) is
+   * worth keeping: only when the same question was asked before (a flood of random names then costs one store per
+   * query, instead of a copy that pushes the answers worth keeping out of the arena and the zone out of the CPU's
+   * caches). Names of the zone are kept on first answer; there are only as many of them as the zone holds.
+   */
+  admit(q: ParsedQuery): boolean {
+    const h = AnswerCache.hashOf(q);
+    const i = (h ^ (h >>> 16)) & (SLOTS - 1);
+    if (this.seen[i] === h) return true;
+    this.seen[i] = h;
+    return false;
+  }
+
   /** Forgets every entry (a zone changed, or the table). */
   clear(): void {
     this.gen = (this.gen + 1) | 0;
