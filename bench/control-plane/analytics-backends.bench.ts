@@ -14,6 +14,7 @@
 // that already holds ROWS rows is read without ingesting again, so a read can be measured again after a change; its
 // ingest figure is then not measured), CH_URL=<http://127.0.0.1:port> (a ClickHouse server already running, instead of
 // one started here: its database `bench`, when it holds ROWS rows of the same log, is read without filling it again).
+// CH_MEMORY_MB=<MiB> (12288 by default) sizes the server started here.
 // CH_FILL=sql and DUCK_FILL=sql write the log on the database side instead of through the store's append (minutes
 // instead of the append path's half hour or more on a loaded machine; no ingest figure): ClickHouse by one INSERT ...
 // SELECT (its materialized views fill the rollups), DuckDB by the store's append of the first batch (the domain's
@@ -253,7 +254,12 @@ const ADHOC_DUCKDB = `SELECT path, count(*) AS n, count(DISTINCT client_ip) AS c
 const dir = KEPT_DIR ?? mkdtempSync(join(tmpdir(), 'analytics-backends-'));
 const useDuck = BACKENDS.includes('duckdb');
 const useCh = BACKENDS.includes('clickhouse');
-const server = useCh && !CH_URL ? await startClickHouse({ memoryMb: 4096 }) : null;
+/**
+ * The memory of the ClickHouse server started here (CH_MEMORY_MB, MiB): CH_FILL=sql's one INSERT ... SELECT, pushed
+ * through every rollup's view, went over 4 GiB at 1 M rows (bench/RESULTS.md, 2026-11-26 18:41); 12 GiB served.
+ */
+const CH_MEMORY_MB = Number(process.env.CH_MEMORY_MB ?? 12_288);
+const server = useCh && !CH_URL ? await startClickHouse({ memoryMb: CH_MEMORY_MB }) : null;
 const chUrl = CH_URL ?? server?.url;
 try {
   if (useDuck && DUCK_FILL === 'sql' && !existsSync(join(dir, 'analytics.duckdb'))) {
