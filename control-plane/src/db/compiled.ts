@@ -43,11 +43,11 @@ export function compiled<P extends string>(build: (param: (name: P) => Placehold
     const text = query.sql;
     const client = (db._.session as unknown as { client: DriverClient }).client;
     const params = fillPlaceholders(query.params, values);
-    // node-postgres takes a config object (pg-prepared.ts names it after its text); PGlite the text and values (its
-    // transaction commits after its callback, in the same process: no round trip to save).
+    // node-postgres takes a config object (pg-prepared.ts names it after its text); PGlite the text, the values and
+    // the options (pglite-prepared.ts: the COMMIT goes with the statement there too, in the same call into PGlite).
     const result =
       typeof client.exec === 'function'
-        ? await client.query(text, params, ...(opts?.beforeBegin ? [{ beforeBegin: true }] : []))
+        ? await client.query(text, params, ...(opts?.thenCommit || opts?.beforeBegin ? [opts] : []))
         : await client.query(opts?.thenCommit || opts?.beforeBegin ? { text, ...opts } : { text }, params);
     return result.rows as T[];
   };

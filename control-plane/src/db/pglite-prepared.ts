@@ -3,9 +3,22 @@
 // 0.2–0.5 ms executing them, bench/RESULTS.md issue 8). This keeps each statement text parsed once, as a named
 // prepared statement of PGlite's one session, and sends only Bind/Execute/Sync afterwards; Postgres keeps its plan
 // (a generic one once it is no worse than the custom ones, as for any prepared statement).
+// Transactions are this file's too: PGlite's own sends BEGIN and COMMIT each through its query path (its mutexes,
+// two calls into the engine, a filesystem sync, a generic parse of the answer: about 0.3 ms of CPU per transaction,
+// more than a short statement). Here BEGIN rides in front of the transaction's first statement and COMMIT behind a
+// statement sent with `thenCommit` (compiled.ts: the config log's append, the last of every write), in the same call
+// into the engine; rows are read by each statement's own column list, not by a copy of the whole parser table.
 import { hasBulkParameter } from './bulk-parameters.js';
 import { issued } from './pipeline.js';
-import { parse, protocol, type PGlite, type QueryOptions, type Results, type Transaction } from '@electric-sql/pglite';
+import {
+  parse,
+  protocol,
+  types,
+  type PGlite,
+  type QueryOptions,
+  type Results,
+  type Transaction,
+} from '@electric-sql/pglite';
 
 type BackendMessage = Parameters<typeof parse.parseResults>[0][number];
 
@@ -13,9 +26,15 @@ interface Statement {
   name: string;
   /** Parameter type oids, as Describe reported them (the values are serialised by them). */
   paramTypes: number[];
-  /** RowDescription (or NoData) from Describe: what parseResults needs to name and parse the columns. */
-  described: BackendMessage[];
+  /** The columns, as Describe's RowDescription reported them (none for NoData). */
+  fields: { name: string; dataTypeID: number }[];
+  /** No column is named `__proto__`: a row is built by assignment (else as Object.fromEntries builds it). */
+  assignable: boolean;
+  /** Each column's parser from the instance's table (or PGlite's global one), found on first use without options. */
+  parsers?: (Parser | undefined)[];
 }
+
+type Parser = (value: string, typeId: number) => unknown;
 
 /** PGlite's members this relies on (public in JavaScript; the first two are marked internal in its types). */
 interface PGliteInternals {
@@ -23,13 +42,19 @@ interface PGliteInternals {
   _runExclusiveQuery<T>(fn: () => Promise<T>): Promise<T>;
   _runExclusiveTransaction<T>(fn: () => Promise<T>): Promise<T>;
   serializers: Record<number, (value: unknown) => string>;
-  parsers: Parameters<typeof parse.parseResults>[1];
+  parsers: Parameters<typeof parse.parseResults>[1] & Record<number, Parser>;
 }
+
+/** What a transaction's statement may ask (compiled.ts): carry the COMMIT, or run ahead of the others. */
+type StatementOptions = QueryOptions & { thenCommit?: boolean; beforeBegin?: boolean };
 
 /** Statements kept prepared at once; the least recently used is closed beyond it. */
 export const PREPARED_STATEMENTS = 500;
 
 const { serialize } = protocol;
+const BEGIN = serialize.query('BEGIN');
+const COMMIT = serialize.query('COMMIT');
+const ROLLBACK = serialize.query('ROLLBACK');
 /** "cached plan must not change result type" (feature_not_supported): a kept plan whose table changed. */
 const STALE_PLAN = '0A000';
 
@@ -47,6 +72,68 @@ function isDatabaseError(err: unknown): err is Error & { code?: string } {
   return err instanceof Error && typeof (err as { severity?: unknown }).severity === 'string';
 }
 
+/** Rows affected, from a CommandComplete tag (as PGlite's parseResults counts them). */
+function affectedRows(tag: string): number {
+  const words = tag.split(' ');
+  switch (words[0]) {
+    case 'INSERT':
+      return parseInt(words[2]!, 10);
+    case 'UPDATE':
+    case 'DELETE':
+    case 'COPY':
+    case 'MERGE':
+      return parseInt(words[1]!, 10);
+    default:
+      return 0;
+  }
+}
+
+/**
+ * The first result of `messages` (what PGlite's parseResults(...)[0] answers: the rows before the first
+ * CommandComplete, named and parsed by the statement's columns), from `from` on (after a BEGIN sent in front).
+ */
+function resultOf<T>(
+  statement: Statement,
+  parsers: (Parser | undefined)[],
+  messages: BackendMessage[],
+  from: number,
+  arrays: boolean,
+): Results<T> {
+  const { fields } = statement;
+  const n = fields.length;
+  const rows: unknown[] = [];
+  const value = (raw: string | null, i: number) => {
+    if (raw === null) return null;
+    const parser = parsers[i];
+    return parser ? parser(raw, fields[i]!.dataTypeID) : raw;
+  };
+  for (let m = from; m < messages.length; m++) {
+    const message = messages[m]!;
+    if (message.name === 'dataRow') {
+      const raw = (message as unknown as { fields: (string | null)[] }).fields;
+      if (arrays) {
+        const row = new Array<unknown>(raw.length);
+        for (let i = 0; i < raw.length; i++) row[i] = value(raw[i]!, i);
+        rows.push(row);
+      } else if (raw.length === n && statement.assignable) {
+        const row: Record<string, unknown> = {};
+        for (let i = 0; i < n; i++) row[fields[i]!.name] = value(raw[i]!, i);
+        rows.push(row);
+      } else rows.push(Object.fromEntries(raw.map((v, i) => [fields[i]!.name, value(v, i)])));
+    } else if (message.name === 'commandComplete') {
+      const tag = (message as unknown as { text: string }).text;
+      return { rows: rows as T[], fields, affectedRows: affectedRows(tag) } as Results<T>;
+    }
+  }
+  return { affectedRows: 0, rows: [], fields: [] } as Results<T>;
+}
+
+/** The index after the first ReadyForQuery of `messages` (the answer to a BEGIN sent in front of a statement). */
+function afterFirstReady(messages: BackendMessage[]): number {
+  const i = messages.findIndex((m) => m.name === 'readyForQuery');
+  return i + 1;
+}
+
 /**
  * Makes `client.query` and the `query` of its transactions run every statement as a named prepared statement, parsed
  * on first use. Results, parsers, serialisers, errors and locking are PGlite's own: the same mutexes are taken, the
@@ -57,9 +144,28 @@ export function usePreparedStatements(client: PGlite, max = PREPARED_STATEMENTS)
   const statements = new Map<string, Statement>();
   let counter = 0;
   const plainQuery = client.query.bind(client);
-  const plainTransaction = client.transaction.bind(client);
 
   const exec = (message: Uint8Array) => client.execProtocolStream(message, { syncToFs: false });
+
+  /** Parses `text` as the statement `name` ('' for the unnamed one) and reads its parameters and columns. */
+  async function describe(name: string, text: string, options: QueryOptions | undefined): Promise<Statement> {
+    const messages = await exec(
+      concat([
+        serialize.parse({ name, text, types: options?.paramTypes }),
+        serialize.describe({ type: 'S', name }),
+        serialize.sync(),
+      ]),
+    );
+    const described = messages.find((m) => m.name === 'rowDescription') as
+      { fields: { name: string; dataTypeID: number }[] } | undefined;
+    const fields = (described?.fields ?? []).map((f) => ({ name: f.name, dataTypeID: f.dataTypeID }));
+    return {
+      name,
+      paramTypes: parse.parseDescribeStatementResults(messages),
+      fields,
+      assignable: fields.every((f) => f.name !== '__proto__'),
+    };
+  }
 
   async function prepare(text: string, options: QueryOptions | undefined): Promise<Statement> {
     const known = statements.get(text);
@@ -68,19 +174,7 @@ export function usePreparedStatements(client: PGlite, max = PREPARED_STATEMENTS)
       statements.set(text, known);
       return known;
     }
-    const name = `p${++counter}`;
-    const messages = await exec(
-      concat([
-        serialize.parse({ name, text, types: options?.paramTypes }),
-        serialize.describe({ type: 'S', name }),
-        serialize.sync(),
-      ]),
-    );
-    const statement: Statement = {
-      name,
-      paramTypes: parse.parseDescribeStatementResults(messages),
-      described: messages.filter((m) => m.name === 'rowDescription' || m.name === 'noData'),
-    };
+    const statement = await describe(`p${++counter}`, text, options);
     statements.set(text, statement);
     if (statements.size > max) {
       const [oldText, old] = statements.entries().next().value!;
@@ -90,30 +184,63 @@ export function usePreparedStatements(client: PGlite, max = PREPARED_STATEMENTS)
     return statement;
   }
 
+  /** A transaction of this file's (client.transaction): whether its BEGIN still waits for its first statement. */
+  interface Tx {
+    /** BEGIN not sent yet: it goes in front of the first statement. */
+    beginHeld: boolean;
+    /** A statement carried the COMMIT (thenCommit): nothing may follow it. */
+    committed: boolean;
+  }
+
+  /**
+   * Runs `text` prepared (or, `unnamed`, parsed for this run only: a bulk parameter's statement); in a transaction
+   * `tx`, with its held BEGIN in front and, `options.thenCommit`, the COMMIT behind, in the same call into the engine.
+   */
   async function run<T>(
     text: string,
     params: unknown[] | undefined,
-    options: QueryOptions | undefined,
-    inTransaction: boolean,
+    options: StatementOptions | undefined,
+    tx?: Tx,
+    unnamed = false,
   ): Promise<Results<T>> {
     return pg._runExclusiveQuery(async () => {
       let statement: Statement | undefined;
       try {
-        statement = await prepare(text, options);
+        // A simple Query (the BEGIN) would drop an unnamed statement parsed before it: it goes first then.
+        if (unnamed && tx?.beginHeld) {
+          tx.beginHeld = false;
+          await exec(BEGIN);
+        }
+        statement = unnamed ? await describe('', text, options) : await prepare(text, options);
+        const types = statement.paramTypes;
         const values = (params ?? []).map((value, i) => {
           if (value === null || value === undefined) return null;
-          const serializer =
-            options?.serializers?.[statement!.paramTypes[i]!] ?? pg.serializers[statement!.paramTypes[i]!];
+          const serializer = options?.serializers?.[types[i]!] ?? pg.serializers[types[i]!];
           return serializer ? serializer(value) : String(value);
         });
-        const messages = await exec(
-          concat([serialize.bind({ statement: statement.name, values }), serialize.execute({}), serialize.sync()]),
+        const begin = tx?.beginHeld === true;
+        const commit = tx !== undefined && options?.thenCommit === true;
+        const parts = [serialize.bind({ statement: statement.name, values }), serialize.execute({}), serialize.sync()];
+        if (begin) {
+          parts.unshift(BEGIN);
+          tx.beginHeld = false;
+        }
+        if (commit) {
+          parts.push(COMMIT);
+          tx.committed = true;
+        }
+        const messages = await exec(concat(parts));
+        if (!tx) await client.syncToFs();
+        return resultOf<T>(
+          statement,
+          parsersOf(statement, options),
+          messages,
+          begin ? afterFirstReady(messages) : 0,
+          options?.rowMode === 'array',
         );
-        if (!inTransaction) await client.syncToFs();
-        return parse.parseResults([...statement.described, ...messages], pg.parsers, options)[0] as Results<T>;
       } catch (err) {
         if (isDatabaseError(err)) {
-          if (statement && err.code === STALE_PLAN && statements.get(text) === statement) {
+          if (!unnamed && statement && err.code === STALE_PLAN && statements.get(text) === statement) {
             // A table changed under the kept plan (its columns): the statement is dropped and parsed again next time.
             statements.delete(text);
             await exec(concat([serialize.close({ type: 'S', name: statement.name }), serialize.sync()])).catch(
@@ -127,37 +254,95 @@ export function usePreparedStatements(client: PGlite, max = PREPARED_STATEMENTS)
     });
   }
 
+  /** Each column's parser: the call's own (drizzle's), else the instance's table, else PGlite's global one. */
+  function parsersOf(statement: Statement, options: QueryOptions | undefined): (Parser | undefined)[] {
+    const own = options?.parsers as Record<number, Parser> | undefined;
+    const find = (typeId: number) =>
+      own?.[typeId] ?? pg.parsers[typeId] ?? (types.parsers as Record<number, Parser>)[typeId];
+    if (own) return statement.fields.map((f) => find(f.dataTypeID));
+    return (statement.parsers ??= statement.fields.map((f) => find(f.dataTypeID)));
+  }
+
   const query = async <T>(text: string, params?: unknown[], options?: QueryOptions): Promise<Results<T>> => {
     if (options?.blob || hasBulkParameter(params)) return plainQuery<T>(text, params, options);
     await pg._checkReady();
     return pg._runExclusiveTransaction(async () => {
       try {
-        return await run<T>(text, params, options, false);
+        return await run<T>(text, params, options);
       } catch (err) {
         // Outside a transaction nothing is lost by running it again, parsed anew (inside, the transaction is aborted).
-        if (isDatabaseError(err) && err.code === STALE_PLAN) return run<T>(text, params, options, false);
+        if (isDatabaseError(err) && err.code === STALE_PLAN) return run<T>(text, params, options);
         throw err;
       }
     });
   };
 
+  /** A simple query in transaction `tx` (its held BEGIN in front), answered as PGlite's exec answers. */
+  const simple = (tx: Tx, text: string, options?: QueryOptions): Promise<Results[]> =>
+    pg._runExclusiveQuery(async () => {
+      const begin = tx.beginHeld;
+      tx.beginHeld = false;
+      try {
+        const messages = await exec(concat(begin ? [BEGIN, serialize.query(text)] : [serialize.query(text)]));
+        return parse.parseResults(begin ? messages.slice(afterFirstReady(messages)) : messages, pg.parsers, options);
+      } catch (err) {
+        if (isDatabaseError(err)) Object.assign(err, { query: text, params: undefined, queryOptions: options });
+        throw err;
+      }
+    });
+
+  const end = (message: Uint8Array) => pg._runExclusiveQuery(() => exec(message));
+
   client.query = query as PGlite['query'];
-  client.transaction = (<T>(callback: (tx: Transaction) => Promise<T>) =>
-    plainTransaction((tx) => {
-      const txQuery = async <R>(text: string, params?: unknown[], options?: QueryOptions): Promise<Results<R>> => {
-        if (tx.closed) throw new Error('Transaction is closed');
-        const answer =
-          options?.blob || hasBulkParameter(params)
-            ? tx.query<R>(text, params, options)
-            : run<R>(text, params, options, true);
-        // pipeline.ts: a statement waiting to run after this one (queued behind it on the mutex); not after a
-        // statement sent ahead of the transaction's own (compiled.ts beforeBegin: in PGlite's transaction it runs first).
-        if (!(options as { beforeBegin?: boolean } | undefined)?.beforeBegin) issued(proxy);
-        return answer;
+  client.transaction = (async <T>(callback: (tx: Transaction) => Promise<T>): Promise<T> => {
+    await pg._checkReady();
+    return pg._runExclusiveTransaction(async () => {
+      const state: Tx = { beginHeld: true, committed: false };
+      let closed = false;
+      const open = () => {
+        if (closed) throw new Error('Transaction is closed');
+        if (state.committed) throw new Error('a statement after the one that committed the transaction');
       };
-      const proxy = new Proxy(tx, {
-        get: (target, key, receiver) => (key === 'query' ? txQuery : Reflect.get(target, key, receiver)),
-      });
-      return callback(proxy);
-    })) as PGlite['transaction'];
+      const transaction = {
+        async query<R>(text: string, params?: unknown[], options?: StatementOptions): Promise<Results<R>> {
+          open();
+          if (options?.blob) throw new Error('COPY with a blob is not supported in a transaction');
+          const answer = run<R>(text, params, options, state, hasBulkParameter(params));
+          // pipeline.ts: a statement waiting to run after this one (queued behind it on the mutex); not after a
+          // statement sent ahead of the transaction's own (compiled.ts beforeBegin: here it runs first in it).
+          if (!options?.beforeBegin) issued(transaction);
+          return answer;
+        },
+        async exec(text: string, options?: QueryOptions): Promise<Results[]> {
+          open();
+          return simple(state, text, options);
+        },
+        async sql(): Promise<never> {
+          throw new Error('tx.sql is not supported; use tx.query');
+        },
+        async listen(): Promise<never> {
+          throw new Error('LISTEN in a transaction is not supported');
+        },
+        async rollback(): Promise<void> {
+          open();
+          if (!state.beginHeld) await end(ROLLBACK);
+          closed = true;
+        },
+        get closed() {
+          return closed;
+        },
+      };
+      try {
+        const value = await callback(transaction as unknown as Transaction);
+        // Nothing sent (BEGIN still held), or committed by its last statement: nothing more to send.
+        if (!closed && !state.beginHeld && client.isInTransaction()) await end(COMMIT);
+        closed = true;
+        return value;
+      } catch (err) {
+        if (!closed && client.isInTransaction()) await end(ROLLBACK);
+        closed = true;
+        throw err;
+      }
+    });
+  }) as PGlite['transaction'];
 }
