@@ -13,8 +13,12 @@ import { usePreparedStatementsPg } from './pg-prepared.js';
 const log = componentLogger('control-plane.db');
 
 export type Schema = typeof schema;
-/** The one database type every route and activity uses, whichever driver is behind it. */
-export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+/**
+ * The one database type every route and activity uses, whichever driver is behind it. Without drizzle's relational
+ * query API (`db.query.<table>`, which nothing uses): given the schema, drizzle builds a query builder for each of
+ * its tables in every transaction it opens (bench/RESULTS.md, issue 8).
+ */
+export type Db = PgDatabase<PgQueryResultHKT>;
 /** A transaction handle; the same query API as Db. */
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
@@ -39,7 +43,7 @@ export async function openDatabase(opts: { dataDir: string; databaseUrl?: string
     // the pool drops the client when it comes back (no longer queryable); this listener only keeps the process up.
     pool.on('connect', (client) => client.on('error', () => undefined));
     const database: Database = {
-      db: drizzle(pool, { schema }) as unknown as Db,
+      db: drizzle(pool) as unknown as Db,
       driver: 'postgres',
       close: () => pool.end(),
     };
@@ -56,7 +60,7 @@ export async function openDatabase(opts: { dataDir: string; databaseUrl?: string
   if (!(await slimParserTable(client)))
     log.warn('PGlite parses differently with its parser table slimmed; kept whole (slower queries)');
   const database: Database = {
-    db: drizzle(client, { schema }) as unknown as Db,
+    db: drizzle(client) as unknown as Db,
     driver: 'pglite',
     close: () => client.close(),
   };
