@@ -7,7 +7,7 @@ import type { HubControl } from '@platform/shared/config';
 import { framesOf } from './frames.js';
 import { LogMirror } from './mirror.js';
 import { nodeTokenChecker, presentedToken } from '../auth/node-token.js';
-import type { FromWorker, HubWorkerData, ToWorker } from './protocol.js';
+import { hubState, type FromWorker, type HubWorkerData, type ToWorker } from './protocol.js';
 
 interface NodeConn {
   id: number;
@@ -55,8 +55,10 @@ const headWaiters = new Set<() => void>();
 const headRequests = new Map<number, (head: number) => void>();
 let nextRequest = 1;
 
+const state = hubState(data.state);
 function reportState(): void {
-  post({ type: 'state', head: published, nodes: sockets.size });
+  Atomics.store(state, 0, BigInt(published));
+  Atomics.store(state, 1, BigInt(sockets.size));
 }
 
 const app = uWS.App();

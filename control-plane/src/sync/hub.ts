@@ -6,7 +6,14 @@ import { componentLogger } from '@platform/shared';
 import { MAX_SYNC_FRAME_BYTES } from '@platform/shared/config';
 import type { Db } from '../db/index.js';
 import type { ConfigLog, StoredEntry } from '../config-log/index.js';
-import type { ConnectedNode, FromWorker, HubWorkerData, ToWorker } from './protocol.js';
+import {
+  HUB_STATE_BYTES,
+  hubState,
+  type ConnectedNode,
+  type FromWorker,
+  type HubWorkerData,
+  type ToWorker,
+} from './protocol.js';
 
 export interface SyncHubOptions {
   host: string;
@@ -62,7 +69,10 @@ function spawnWorker(data: HubWorkerData): Worker {
 export async function startSyncHub(opts: SyncHubOptions): Promise<SyncHub> {
   const { db, configLog } = opts;
   const retentionMs = opts.tombstoneRetentionMs ?? 7 * 24 * 3_600_000;
+  const sharedState = new SharedArrayBuffer(HUB_STATE_BYTES);
+  const state = hubState(sharedState);
   const worker = spawnWorker({
+    state: sharedState,
     host: opts.host,
     port: opts.port,
     token: opts.token,
@@ -72,8 +82,7 @@ export async function startSyncHub(opts: SyncHubOptions): Promise<SyncHub> {
     compactAfterDeltas: opts.compactAfterDeltas,
   });
   const send = (m: ToWorker) => worker.postMessage(m);
-  let head = 0;
-  let nodes = 0;
+  const head = () => Number(Atomics.load(state, 0));
   let tailed = 0;
   let closing = false;
   let resolveClosed!: () => void;
@@ -119,10 +128,6 @@ export async function startSyncHub(opts: SyncHubOptions): Promise<SyncHub> {
       case 'listen-failed':
         failed(new Error(m.message));
         break;
-      case 'state':
-        head = m.head;
-        nodes = m.nodes;
-        break;
       case 'compact':
         compactLater(m.domain, m.version, m.payload);
         break;
@@ -135,7 +140,7 @@ export async function startSyncHub(opts: SyncHubOptions): Promise<SyncHub> {
         break;
       case 'closed':
         resolveClosed();
-        for (const r of nodesRequests.values()) r({ head, nodes: [] });
+        for (const r of nodesRequests.values()) r({ head: head(), nodes: [] });
         nodesRequests.clear();
         break;
     }
@@ -233,19 +238,19 @@ export async function startSyncHub(opts: SyncHubOptions): Promise<SyncHub> {
   return {
     port,
     get head() {
-      return head;
+      return head();
     },
     get nodes() {
-      return nodes;
+      return Number(Atomics.load(state, 1));
     },
     connectedNodes() {
-      if (closing) return Promise.resolve({ head, nodes: [] });
+      if (closing) return Promise.resolve({ head: head(), nodes: [] });
       return new Promise((resolve) => {
         const id = nextRequest++;
         // A worker that died answers nothing: the scrape still completes, without nodes.
         const late = setTimeout(() => {
           nodesRequests.delete(id);
-          resolve({ head, nodes: [] });
+          resolve({ head: head(), nodes: [] });
         }, 2000);
         nodesRequests.set(id, (r) => {
           clearTimeout(late);

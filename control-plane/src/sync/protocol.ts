@@ -10,7 +10,17 @@ export interface HubWorkerData {
   maxFrameBytes: number;
   sendDeltas: boolean;
   compactAfterDeltas?: number;
+  /**
+   * The published head and the number of connected nodes, written by the worker after each change and read by the
+   * main thread when asked (hubState): no message, and no wake-up of the main thread, per write.
+   */
+  state: SharedArrayBuffer;
 }
+
+/** The shared state's view: [published head, connected nodes]. */
+export const hubState = (buffer: SharedArrayBuffer) => new BigInt64Array(buffer, 0, 2);
+/** Bytes of the shared state. */
+export const HUB_STATE_BYTES = 16;
 
 export type ToWorker =
   /** Committed entries after the last ones sent, in version order. `live`: publish them to connected nodes. */
@@ -27,8 +37,6 @@ export type ToWorker =
 export type FromWorker =
   | { type: 'listening'; port: number }
   | { type: 'listen-failed'; message: string }
-  /** Published head and connected nodes, after each change. */
-  | { type: 'state'; head: number; nodes: number }
   /** Entries of `domain` before `version` are superseded; `payload`: the squashed snapshot to store at `version`. */
   | { type: 'compact'; domain: string; version: number; payload?: Uint8Array }
   /** A node is ahead of the mirror: tail the log and report the database's head. */
