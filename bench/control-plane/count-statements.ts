@@ -34,13 +34,22 @@ const cstrings = (m: Uint8Array, from: number, n: number): string[] => {
 };
 const parsed = new Map<string, string>();
 const execProtocolStream = PGlite.prototype.execProtocolStream;
+// One call may carry several messages (control-plane/src/db/pglite-prepared.ts sends a transaction's BEGIN in front of
+// its first statement and its COMMIT behind the last): each is read, by its length.
 PGlite.prototype.execProtocolStream = function (this: PGlite, message: Uint8Array, options) {
-  const kind = String.fromCharCode(message[0]!);
-  if (kind === 'P') {
-    const [name, text] = cstrings(message, 5, 2);
-    parsed.set(name!, text!);
-  } else if (kind === 'B') note(parsed.get(cstrings(message, 5, 2)[1]!));
-  else if (kind === 'Q') note(cstrings(message, 5, 1)[0]);
+  for (
+    let at = 0;
+    at < message.length;
+    at += 1 + new DataView(message.buffer, message.byteOffset + at + 1, 4).getInt32(0)
+  ) {
+    const m = message.subarray(at);
+    const kind = String.fromCharCode(m[0]!);
+    if (kind === 'P') {
+      const [name, text] = cstrings(m, 5, 2);
+      parsed.set(name!, text!);
+    } else if (kind === 'B') note(parsed.get(cstrings(m, 5, 2)[1]!));
+    else if (kind === 'Q') note(cstrings(m, 5, 1)[0]);
+  }
   return execProtocolStream.call(this, message, options);
 } as typeof execProtocolStream;
 
