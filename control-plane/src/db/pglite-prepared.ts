@@ -41,6 +41,9 @@ interface PGliteInternals {
   _checkReady(): Promise<void>;
   _runExclusiveQuery<T>(fn: () => Promise<T>): Promise<T>;
   _runExclusiveTransaction<T>(fn: () => Promise<T>): Promise<T>;
+  _handleBlob(blob?: Blob): Promise<void>;
+  _cleanupBlob(): Promise<void>;
+  _getWrittenBlob(): Promise<Blob | undefined>;
   serializers: Record<number, (value: unknown) => string>;
   parsers: Parameters<typeof parse.parseResults>[1] & Record<number, Parser>;
 }
@@ -229,15 +232,23 @@ export function usePreparedStatements(client: PGlite, max = PREPARED_STATEMENTS)
           parts.push(COMMIT);
           tx.committed = true;
         }
-        const messages = await exec(concat(parts));
+        if (options?.blob) await pg._handleBlob(options.blob);
+        let messages: BackendMessage[];
+        try {
+          messages = await exec(concat(parts));
+        } finally {
+          if (options?.blob) await pg._cleanupBlob();
+        }
         if (!tx) await client.syncToFs();
-        return resultOf<T>(
+        const written = await pg._getWrittenBlob();
+        const result = resultOf<T>(
           statement,
           parsersOf(statement, options),
           messages,
           begin ? afterFirstReady(messages) : 0,
           options?.rowMode === 'array',
         );
+        return written ? { ...result, blob: written } : result;
       } catch (err) {
         if (isDatabaseError(err)) {
           if (!unnamed && statement && err.code === STALE_PLAN && statements.get(text) === statement) {
@@ -306,8 +317,8 @@ export function usePreparedStatements(client: PGlite, max = PREPARED_STATEMENTS)
       const transaction = {
         async query<R>(text: string, params?: unknown[], options?: StatementOptions): Promise<Results<R>> {
           open();
-          if (options?.blob) throw new Error('COPY with a blob is not supported in a transaction');
-          const answer = run<R>(text, params, options, state, hasBulkParameter(params));
+          // COPY … FROM/TO '/dev/blob' (db/copy.ts): parsed for this run, with the blob handed to PGlite around it.
+          const answer = run<R>(text, params, options, state, options?.blob !== undefined || hasBulkParameter(params));
           // pipeline.ts: a statement waiting to run after this one (queued behind it on the mutex); not after a
           // statement sent ahead of the transaction's own (compiled.ts beforeBegin: here it runs first in it).
           if (!options?.beforeBegin) issued(transaction);
