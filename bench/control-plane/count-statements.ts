@@ -36,7 +36,9 @@ const parsed = new Map<string, string>();
 const execProtocolStream = PGlite.prototype.execProtocolStream;
 // One call may carry several messages (control-plane/src/db/pglite-prepared.ts sends a transaction's BEGIN in front of
 // its first statement and its COMMIT behind the last): each is read, by its length.
+let calls = 0;
 PGlite.prototype.execProtocolStream = function (this: PGlite, message: Uint8Array, options) {
+  if (counting) calls++;
   for (
     let at = 0;
     at < message.length;
@@ -65,6 +67,6 @@ const res = await cp.call(owner.key, 'POST', `/domains/${name}/records/`, {
   destination: '192.0.2.1',
 });
 counting = false;
-console.log(res.statusCode, `${seen.length} statements:`);
+console.log(res.statusCode, `${seen.length} statements` + (calls ? ` in ${calls} calls into PGlite:` : ':'));
 for (const s of seen) console.log('  ', s);
 await cp.close();

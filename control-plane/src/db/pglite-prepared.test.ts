@@ -125,3 +125,61 @@ test('a statement with a bulk parameter runs unprepared (planned for its values)
   assert.equal(kept.rows[0]!.n, 0);
   assert.deepEqual((await prepared.query(text, ['{1}'])).rows, [{ n: 1 }]);
 });
+
+test('statements of a transaction queued together run in one call, each answering and failing on its own', async (t) => {
+  const { plain, prepared } = await pair();
+  t.after(() => Promise.all([plain.close(), prepared.close()]));
+  let calls = 0;
+  const execProtocolStream = prepared.execProtocolStream.bind(prepared);
+  prepared.execProtocolStream = (message, options) => {
+    calls++;
+    return execProtocolStream(message, options);
+  };
+  const insert = 'INSERT INTO items (name) VALUES ($1) RETURNING id, name';
+  const count = 'SELECT count(*)::int AS n FROM items';
+  await prepared.transaction(async (tx) => {
+    await tx.query(insert, ['warm']); // both statements parsed once
+    await tx.query(count);
+    await tx.rollback();
+  });
+  // Queued before any answer: BEGIN, both statements and the COMMIT behind the second, in one call.
+  calls = 0;
+  const [row, n] = await prepared.transaction((tx) =>
+    Promise.all([
+      tx.query<{ id: number; name: string }>(insert, ['c']),
+      tx.query<{ n: number }>(count, [], { thenCommit: true } as never),
+    ]),
+  );
+  assert.equal(calls, 1, 'one call into PGlite');
+  assert.equal(row.rows[0]!.name, 'c');
+  assert.equal(n.rows[0]!.n, 3, 'the second statement sees the first');
+  assert.equal(prepared.isInTransaction(), false, 'committed');
+  // The first fails (duplicate): the second is refused by the aborted transaction, nothing is stored.
+  const [first, second] = await prepared
+    .transaction((tx) => Promise.allSettled([tx.query(insert, ['a']), tx.query(insert, ['d'])]))
+    .then((settled) => settled.map((s) => (s.status === 'rejected' ? (s.reason as { code?: string }).code : 'ok')));
+  assert.deepEqual([first, second], ['23505', '25P02']);
+  assert.equal(prepared.isInTransaction(), false, 'rolled back');
+  // A COMMIT that fails (a deferred constraint) is the error of the statement that carried it.
+  await prepared.exec(
+    'CREATE TABLE pairs (id int PRIMARY KEY, other int REFERENCES pairs (id) DEFERRABLE INITIALLY DEFERRED)',
+  );
+  const pairInsert = 'INSERT INTO pairs (id, other) VALUES ($1, $2)';
+  await prepared.transaction(async (tx) => {
+    await tx.query(pairInsert, [1, 1]);
+    await tx.query(count);
+  });
+  await assert.rejects(
+    prepared.transaction((tx) =>
+      Promise.all([tx.query(count), tx.query(pairInsert, [2, 99], { thenCommit: true } as never)]),
+    ),
+    (e: Error & { code?: string }) => e.code === '23503',
+  );
+  assert.equal(prepared.isInTransaction(), false);
+  const stored = await prepared.query<{ name: string }>('SELECT name FROM items ORDER BY id');
+  assert.deepEqual(
+    stored.rows.map((r) => r.name),
+    ['a', 'b', 'c'],
+  );
+  assert.equal((await prepared.query<{ n: number }>('SELECT count(*)::int AS n FROM pairs')).rows[0]!.n, 1);
+});

@@ -148,7 +148,8 @@ export function usePreparedStatements(client: PGlite, max = PREPARED_STATEMENTS)
   let counter = 0;
   const plainQuery = client.query.bind(client);
 
-  const exec = (message: Uint8Array) => client.execProtocolStream(message, { syncToFs: false });
+  const exec = (message: Uint8Array, opts?: { throwOnError: boolean }) =>
+    client.execProtocolStream(message, { syncToFs: false, ...opts });
 
   /** Parses `text` as the statement `name` ('' for the unnamed one) and reads its parameters and columns. */
   async function describe(name: string, text: string, options: QueryOptions | undefined): Promise<Statement> {
@@ -187,6 +188,15 @@ export function usePreparedStatements(client: PGlite, max = PREPARED_STATEMENTS)
     return statement;
   }
 
+  /** A statement of a transaction waiting for its turn on PGlite's query mutex (runBatch). */
+  interface Queued {
+    text: string;
+    params: unknown[] | undefined;
+    options: StatementOptions | undefined;
+    resolve(result: Results<unknown>): void;
+    reject(err: unknown): void;
+  }
+
   /** A transaction of this file's (client.transaction): whether its BEGIN still waits for its first statement. */
   interface Tx {
     /** BEGIN not sent yet: it goes in front of the first statement. */
@@ -206,7 +216,18 @@ export function usePreparedStatements(client: PGlite, max = PREPARED_STATEMENTS)
     tx?: Tx,
     unnamed = false,
   ): Promise<Results<T>> {
-    return pg._runExclusiveQuery(async () => {
+    return pg._runExclusiveQuery(() => runOne<T>(text, params, options, tx, unnamed));
+  }
+
+  /** run's work, with PGlite's query mutex held. */
+  async function runOne<T>(
+    text: string,
+    params: unknown[] | undefined,
+    options: StatementOptions | undefined,
+    tx?: Tx,
+    unnamed = false,
+  ): Promise<Results<T>> {
+    {
       let statement: Statement | undefined;
       try {
         // A simple Query (the BEGIN) would drop an unnamed statement parsed before it: it goes first then.
@@ -250,19 +271,119 @@ export function usePreparedStatements(client: PGlite, max = PREPARED_STATEMENTS)
         );
         return written ? { ...result, blob: written } : result;
       } catch (err) {
-        if (isDatabaseError(err)) {
-          if (!unnamed && statement && err.code === STALE_PLAN && statements.get(text) === statement) {
-            // A table changed under the kept plan (its columns): the statement is dropped and parsed again next time.
-            statements.delete(text);
-            await exec(concat([serialize.close({ type: 'S', name: statement.name }), serialize.sync()])).catch(
-              () => undefined,
-            );
-          }
-          Object.assign(err, { query: text, params, queryOptions: options });
-        }
-        throw err;
+        throw await failed(err, text, params, options, unnamed ? undefined : statement);
       }
+    }
+  }
+
+  /** `err` as the statement's caller gets it (PGlite's own fields); a kept plan its table outdated is dropped. */
+  async function failed(
+    err: unknown,
+    text: string,
+    params: unknown[] | undefined,
+    options: QueryOptions | undefined,
+    statement: Statement | undefined,
+  ): Promise<unknown> {
+    if (isDatabaseError(err)) {
+      if (statement && err.code === STALE_PLAN && statements.get(text) === statement) {
+        // A table changed under the kept plan (its columns): the statement is dropped and parsed again next time.
+        statements.delete(text);
+        await exec(concat([serialize.close({ type: 'S', name: statement.name }), serialize.sync()])).catch(
+          () => undefined,
+        );
+      }
+      Object.assign(err, { query: text, params, queryOptions: options });
+    }
+    return err;
+  }
+
+  /** The values of `params`, serialised by the statement's parameter types. */
+  function valuesOf(statement: Statement, params: unknown[] | undefined, options: QueryOptions | undefined) {
+    const types = statement.paramTypes;
+    return (params ?? []).map((value, i) => {
+      if (value === null || value === undefined) return null;
+      const serializer = options?.serializers?.[types[i]!] ?? pg.serializers[types[i]!];
+      return serializer ? serializer(value) : String(value);
     });
+  }
+
+  /**
+   * Statements of transaction `tx` queued together (pipeline.ts: the key lookup, the lock and the insert behind it,
+   * issued before any answer), run in ONE call into the engine when each is already prepared: [BEGIN], then each
+   * statement's Bind/Execute/Sync (each answers and fails on its own, as when sent one by one: behind a failed one,
+   * the aborted transaction refuses the rest), the COMMIT behind the one that asks for it. Anything else (a statement
+   * not yet parsed, one alone) runs one by one as before, in the same order.
+   */
+  async function runBatch(items: Queued[], tx: Tx): Promise<void> {
+    const prepared = items.length > 1 ? items.map((q) => statements.get(q.text)) : [];
+    if (prepared.length === 0 || prepared.some((p) => p === undefined)) {
+      for (const q of items) await runOne(q.text, q.params, q.options, tx).then(q.resolve, q.reject);
+      return;
+    }
+    const parts: Uint8Array[] = [];
+    const begin = tx.beginHeld;
+    if (begin) parts.push(BEGIN);
+    tx.beginHeld = false;
+    let after = -1; // index of the statement that carried the COMMIT
+    for (let i = 0; i < items.length; i++) {
+      const q = items[i]!;
+      const statement = prepared[i]!;
+      if (after >= 0) break;
+      statements.delete(q.text); // most recently used last
+      statements.set(q.text, statement);
+      parts.push(serialize.bind({ statement: statement.name, values: valuesOf(statement, q.params, q.options) }));
+      parts.push(serialize.execute({}), serialize.sync());
+      if (q.options?.thenCommit) {
+        parts.push(COMMIT);
+        tx.committed = true;
+        after = i;
+      }
+    }
+    let messages: BackendMessage[];
+    try {
+      messages = await exec(concat(parts), { throwOnError: false });
+    } catch (err) {
+      for (const q of items) q.reject(err);
+      return;
+    }
+    // One ReadyForQuery ends each part: the BEGIN's, each statement's Sync, the COMMIT's.
+    let at = 0;
+    const segment = () => {
+      const from = at;
+      while (at < messages.length && messages[at]!.name !== 'readyForQuery') at++;
+      at++;
+      return [from, at - 1] as const;
+    };
+    const errorIn = (from: number, to: number) => {
+      for (let m = from; m < to; m++) {
+        const message: unknown = messages[m];
+        if (message instanceof Error) return message;
+      }
+      return undefined;
+    };
+    const beginError = begin ? errorIn(...segment()) : undefined;
+    for (let i = 0; i < items.length; i++) {
+      const q = items[i]!;
+      if (after >= 0 && i > after) {
+        q.reject(new Error('a statement after the one that committed the transaction'));
+        continue;
+      }
+      const statement = prepared[i]!;
+      const [from, to] = segment();
+      let error = beginError ?? errorIn(from, to);
+      if (i === after) error ??= errorIn(...segment()); // the COMMIT's own refusal is the statement's
+      if (error) q.reject(await failed(error, q.text, q.params, q.options, statement));
+      else
+        q.resolve(
+          resultOf(
+            statement,
+            parsersOf(statement, q.options),
+            messages.slice(from, to),
+            0,
+            q.options?.rowMode === 'array',
+          ),
+        );
+    }
   }
 
   /** Each column's parser: the call's own (drizzle's), else the instance's table, else PGlite's global one. */
@@ -303,6 +424,11 @@ export function usePreparedStatements(client: PGlite, max = PREPARED_STATEMENTS)
     });
 
   const end = (message: Uint8Array) => pg._runExclusiveQuery(() => exec(message));
+  /** COMMIT or ROLLBACK, sent when a transaction is still open once every statement queued before has run. */
+  const endIfOpen = (message: Uint8Array) =>
+    pg._runExclusiveQuery(async () => {
+      if (client.isInTransaction()) await exec(message);
+    });
 
   client.query = query as PGlite['query'];
   client.transaction = (async <T>(callback: (tx: Transaction) => Promise<T>): Promise<T> => {
@@ -310,6 +436,8 @@ export function usePreparedStatements(client: PGlite, max = PREPARED_STATEMENTS)
     return pg._runExclusiveTransaction(async () => {
       const state: Tx = { beginHeld: true, committed: false };
       let closed = false;
+      /** Statements queued for the next turn on the query mutex (runBatch); none once that turn began. */
+      let batch: Queued[] | undefined;
       const open = () => {
         if (closed) throw new Error('Transaction is closed');
         if (state.committed) throw new Error('a statement after the one that committed the transaction');
@@ -317,8 +445,26 @@ export function usePreparedStatements(client: PGlite, max = PREPARED_STATEMENTS)
       const transaction = {
         async query<R>(text: string, params?: unknown[], options?: StatementOptions): Promise<Results<R>> {
           open();
-          // COPY … FROM/TO '/dev/blob' (db/copy.ts): parsed for this run, with the blob handed to PGlite around it.
-          const answer = run<R>(text, params, options, state, options?.blob !== undefined || hasBulkParameter(params));
+          let answer: Promise<Results<R>>;
+          if (options?.blob !== undefined || hasBulkParameter(params)) {
+            // COPY … FROM/TO '/dev/blob' (db/copy.ts): parsed for this run, with the blob handed to PGlite around it.
+            batch = undefined;
+            answer = run<R>(text, params, options, state, true);
+          } else {
+            // Joins the statements queued since the last turn on the mutex began (runBatch), or opens the next.
+            if (!batch) {
+              const items: Queued[] = [];
+              batch = items;
+              void pg._runExclusiveQuery(() => {
+                if (batch === items) batch = undefined;
+                return runBatch(items, state);
+              });
+            }
+            const items = batch;
+            answer = new Promise<Results<R>>((resolve, reject) =>
+              items.push({ text, params, options, resolve: resolve as Queued['resolve'], reject }),
+            );
+          }
           // pipeline.ts: a statement waiting to run after this one (queued behind it on the mutex); not after a
           // statement sent ahead of the transaction's own (compiled.ts beforeBegin: here it runs first in it).
           if (!options?.beforeBegin) issued(transaction);
@@ -326,6 +472,7 @@ export function usePreparedStatements(client: PGlite, max = PREPARED_STATEMENTS)
         },
         async exec(text: string, options?: QueryOptions): Promise<Results[]> {
           open();
+          batch = undefined;
           return simple(state, text, options);
         },
         async sql(): Promise<never> {
@@ -336,6 +483,7 @@ export function usePreparedStatements(client: PGlite, max = PREPARED_STATEMENTS)
         },
         async rollback(): Promise<void> {
           open();
+          batch = undefined;
           if (!state.beginHeld) await end(ROLLBACK);
           closed = true;
         },
@@ -345,12 +493,13 @@ export function usePreparedStatements(client: PGlite, max = PREPARED_STATEMENTS)
       };
       try {
         const value = await callback(transaction as unknown as Transaction);
-        // Nothing sent (BEGIN still held), or committed by its last statement: nothing more to send.
-        if (!closed && !state.beginHeld && client.isInTransaction()) await end(COMMIT);
+        // Nothing sent (BEGIN still held), or committed by its last statement: nothing more to send. Decided on the
+        // query mutex, behind any statement still queued.
+        if (!closed) await endIfOpen(COMMIT);
         closed = true;
         return value;
       } catch (err) {
-        if (!closed && client.isInTransaction()) await end(ROLLBACK);
+        if (!closed) await endIfOpen(ROLLBACK);
         closed = true;
         throw err;
       }
