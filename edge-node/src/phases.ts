@@ -19,6 +19,7 @@ import type { EdgeCache } from './cache/store.js';
 import type { EdgeErrorCode } from './errors.js';
 import type { UnservedReason } from '@platform/shared/types';
 import type { CompiledDomain, DomainTable } from './store/snapshot.js';
+import type { RuleIndexes } from './store/domain-builder.js';
 import { ACME_HTTP01_PREFIX } from '@platform/shared/config';
 import { answerAcmeHttp01 } from './acme-http01.js';
 import { forward, type ResponsePlan } from './proxy/forward.js';
@@ -26,7 +27,7 @@ import { recordOrigin, type OriginTarget } from './proxy/origin.js';
 import { respond, respondStored } from './proxy/respond.js';
 import { offersH2, type UpstreamPools } from './proxy/upstream.js';
 import type { CompiledRule, RuleIndex } from './rules/compile.js';
-import type { EngineRuleType, RuleActions } from './rules/index.js';
+import type { RuleActions } from './rules/index.js';
 import { isAuthorized, retryAfterSec, type AuthVerdict, type BasicAuthAction } from './rules/basic-auth.js';
 import {
   EDGE_SSO_PATH,
@@ -87,7 +88,8 @@ const NO_OPS: HeaderOp[] = Object.freeze([]) as unknown as HeaderOp[];
 const text = (): [string, string][] => [...TEXT];
 const DAY_MS = 86_400_000;
 
-type Rules = ReadonlyMap<EngineRuleType, RuleIndex>;
+/** A domain's rule indexes by type (CompiledDomain.byType): a property read per phase, no Map lookup. */
+type Rules = RuleIndexes;
 
 /**
  * A rule scoped by client address (ip_includes / ip_excludes): when one that changes what the origin is sent (request
@@ -95,9 +97,6 @@ type Rules = ReadonlyMap<EngineRuleType, RuleIndex>;
  * of addresses is not served to the others.
  */
 const ipScoped = (r: CompiledRule): boolean => r.ipIncludes !== null || r.ipExcludes !== null;
-/** A type's index, its rules' actions typed by the type. */
-const idx = <T extends EngineRuleType>(rules: Rules, type: T) =>
-  rules.get(type) as RuleIndex<RuleActions[T]> | undefined;
 
 /**
  * Runs the phases for one request. Synchronous unless a basic_auth verdict must be awaited (scrypt) or a waf rule reads
@@ -137,14 +136,14 @@ export function runPhases(
     if (answerAcmeHttp01(res, ctx, domain, state)) return undefined;
     ctx.unserved = '';
   }
-  const rules = domain.rules;
+  const rules = domain.byType;
 
   // header rules: every matching rule applies, in priority order; collected now, applied on the way out and back.
   // Shared empty lists when no header rule matches (read only; the lists are made at the first matching rule).
   let requestOps = NO_OPS;
   let responseOps = NO_OPS;
   let ipScope = '';
-  const headerIdx = idx(rules, 'header');
+  const headerIdx = rules.header;
   if (headerIdx) {
     for (const r of headerIdx.all(ctx, [])) {
       if (requestOps === NO_OPS) {
@@ -158,7 +157,7 @@ export function runPhases(
     }
   }
 
-  const drop = idx(rules, 'drop')?.first(ctx);
+  const drop = rules.drop?.first(ctx);
   if (drop) {
     ctx.hit(drop.id, drop.type, false);
     ctx.unserved = 'drop';
@@ -178,7 +177,7 @@ export function runPhases(
 
   // waf (src/waf/phase.ts): may read a bounded prefix of the body, then goes on with the body to send.
   // A custom rule's allow (ctx.securityAllowed) exempts the request, as Cloudflare's allow skips its managed rules.
-  const wafIndex = ctx.securityAllowed ? undefined : idx(rules, 'waf');
+  const wafIndex = ctx.securityAllowed ? undefined : rules.waf;
   if (wafIndex) {
     const w = wafPhase(res, ctx, wafIndex, body, responseOps);
     if (w instanceof Promise)
@@ -219,8 +218,8 @@ function authPhase(
   responseOps: HeaderOp[],
   ipScope: string,
 ): Promise<void> | undefined {
-  const rules = match.domain.rules;
-  const authIdx = idx(rules, 'basic_auth');
+  const rules = match.domain.byType;
+  const authIdx = rules.basic_auth;
   if (authIdx !== undefined && ctx.path === EDGE_SSO_PATH) {
     const maxAge = ssoSessionSeconds(authIdx, ctx);
     if (maxAge > 0) return answerSsoToken(res, ctx, state, maxAge, responseOps);
@@ -352,8 +351,8 @@ function guardPhase(
   responseOps: HeaderOp[],
 ): boolean | Promise<void> {
   const { domain, record } = match;
-  const rules = domain.rules;
-  const customIdx = idx(rules, 'custom');
+  const rules = domain.byType;
+  const customIdx = rules.custom;
   const custom = customIdx ? decideCustom(customIdx, ctx) : undefined;
   if (custom && custom.action.kind !== 'challenge') {
     ctx.hit(custom.id, custom.type, false);
@@ -366,8 +365,8 @@ function guardPhase(
   }
   const byCustom = custom !== undefined && custom.action.kind === 'challenge';
   // fingerprint and bot_route rules (rules/client-rules.ts): block answers 403, route picks the origin, challenge below.
-  const fpIdx = idx(rules, 'fingerprint');
-  const botIdx = idx(rules, 'bot_route');
+  const fpIdx = rules.fingerprint;
+  const botIdx = rules.bot_route;
   const byRule = fpIdx || botIdx ? decideClient(fpIdx, botIdx, ctx) : undefined;
   if (byRule?.action.kind === 'block') {
     ctx.hit(byRule.id, byRule.type, false);
@@ -383,7 +382,7 @@ function guardPhase(
   const byClient = byRule !== undefined && byRule.action.kind === 'challenge';
   let challenge = false;
   let ttl = DEFAULT_PASS_TTL_S;
-  const limits = idx(rules, 'rate_limit');
+  const limits = rules.rate_limit;
   if (limits) {
     const now = Date.now();
     limits.all(ctx, rateScratch, false);
@@ -430,7 +429,7 @@ function guardPhase(
   const byRateLimit = challenge;
   const underAttack = domain.snapshot.settings.underAttack === true;
   if (underAttack || record.captcha || byCustom || byClient) challenge = true;
-  const captcha = idx(rules, 'captcha')?.first(ctx);
+  const captcha = rules.captcha?.first(ctx);
   if (captcha) {
     challenge = true;
     ttl = captcha.action.passTtlS;
@@ -588,10 +587,10 @@ function afterAuth(
   ipScope: string,
 ): void {
   const { domain, record } = match;
-  const rules = domain.rules;
+  const rules = domain.byType;
   if (auth && ok !== true) return refuseAuth(res, ctx, state, auth, ok, responseOps);
 
-  const redirect = idx(rules, 'redirect')?.first(ctx);
+  const redirect = rules.redirect?.first(ctx);
   if (redirect) {
     ctx.hit(redirect.id, redirect.type, false);
     ctx.unserved = 'redirect';
@@ -606,7 +605,7 @@ function afterAuth(
     return state.log(ctx);
   }
 
-  const rewrite = idx(rules, 'rewrite')?.first(ctx);
+  const rewrite = rules.rewrite?.first(ctx);
   if (rewrite) {
     ctx.hit(rewrite.id, rewrite.type, false);
     if (ipScoped(rewrite)) ipScope += `,${rewrite.id}`;
@@ -619,8 +618,8 @@ function afterAuth(
   let target: OriginTarget = base;
   // A routing bot_route rule (its hit recorded by the client phase) wins over origin_route and origin_pool.
   const botRoute = ctx.botRoute;
-  const route = botRoute ? undefined : idx(rules, 'origin_route')?.first(ctx);
-  const pool = route || botRoute ? undefined : idx(rules, 'origin_pool')?.first(ctx);
+  const route = botRoute ? undefined : rules.origin_route?.first(ctx);
+  const pool = route || botRoute ? undefined : rules.origin_pool?.first(ctx);
   if (botRoute) {
     ipScope += `,${ctx.botRouteId}`;
     target = routeTarget(botRoute, base, ctx.host);
@@ -642,7 +641,7 @@ function afterAuth(
   // Authorization is served only entries the origin marked shareable.
   const settings = domain.snapshot.settings;
   const generation = Number(settings.cachePurgeGeneration ?? 0);
-  const cacheRule = ctx.method === 'GET' || ctx.method === 'HEAD' ? idx(rules, 'cache')?.first(ctx, false) : undefined;
+  const cacheRule = ctx.method === 'GET' || ctx.method === 'HEAD' ? rules.cache?.first(ctx, false) : undefined;
   let cacheBase: string | undefined;
   let authorized = false;
   let stale: ReturnType<EdgeCache['get']>;
@@ -735,7 +734,7 @@ const MARKDOWN_LINE = '\n@markdown';
 
 /** A GET asking for text/markdown to which an enforced optimize rule with markdown_for_agents applies. */
 function markdownRequested(ctx: RequestContext, rules: Rules): boolean {
-  const index = ctx.method === 'GET' ? idx(rules, 'optimize') : undefined;
+  const index = ctx.method === 'GET' ? rules.optimize : undefined;
   if (!index || !wantsMarkdown(ctx.header('accept'))) return false;
   for (const r of index.all(ctx, [], false)) if (!r.dryRun && r.action.markdown) return true;
   return false;
@@ -748,7 +747,7 @@ function applyOps(headers: [string, string][], ops: HeaderOp[]): [string, string
 }
 
 function errorPage(ctx: RequestContext, rules: Rules, status: number): ErrorPageAction | undefined {
-  const index = idx(rules, 'error_page');
+  const index = rules.error_page;
   if (!index) return undefined;
   for (const r of index.all(ctx, [])) {
     if (!coversStatus(r.action, status)) continue;
@@ -810,7 +809,7 @@ class Plan implements ResponsePlan {
   ) {
     this.browserTtlSec = cache && !cache.bypass ? cache.browserTtlSec : 0;
     this.needsOriginHeaders = cache !== undefined && cacheBase !== undefined;
-    const optimize = idx(rules, 'optimize');
+    const optimize = rules.optimize;
     this.compresses = optimize !== undefined;
     this.transforms = ctx.method === 'GET' && optimize !== undefined && anyTransforms(optimize);
   }
@@ -837,7 +836,7 @@ class Plan implements ResponsePlan {
     if (head === undefined) return undefined;
     const media = mediaType(head.type);
     const markdown = wantsMarkdown(this.ctx.header('accept'));
-    const candidates = idx(this.rules, 'optimize')?.all(this.ctx, [], false) ?? [];
+    const candidates = this.rules.optimize?.all(this.ctx, [], false) ?? [];
     for (const r of candidates) {
       const kind = transformKind(r.action, media, markdown);
       if (r.dryRun) {
@@ -877,7 +876,7 @@ class Plan implements ResponsePlan {
     const head = changeableHead(headers);
     if (head === undefined) return undefined;
     const { type, etag } = head;
-    const candidates = idx(this.rules, 'optimize')?.all(this.ctx, [], false) ?? [];
+    const candidates = this.rules.optimize?.all(this.ctx, [], false) ?? [];
     const cls = requestEncodingClass(this.ctx, this.requestOps);
     for (const r of candidates) {
       const a = r.action;

@@ -4,11 +4,26 @@
 import { componentLogger } from '@platform/shared';
 import type { DomainSnapshot, Rule, ZoneRecord } from '@platform/shared/config';
 import { compileRule, indexRules, type CompiledRule, type RuleIndex } from '../rules/compile.js';
-import { compilerOf, type EngineRuleType } from '../rules/index.js';
+import { RULE_COMPILERS, compilerOf, type EngineRuleType, type RuleActions } from '../rules/index.js';
 import type { OriginPoolAction } from '../rules/origin-pool.js';
 
 const log = componentLogger('edge-node.snapshot');
 const PROXYABLE = new Set(['A', 'AAAA', 'CNAME']);
+/** Every type the edge has an engine for, in one order: every RuleIndexes object has the same shape. */
+const ENGINE_TYPES = Object.keys(RULE_COMPILERS) as EngineRuleType[];
+
+/**
+ * A domain's rule indexes as one object with every engine type as a property (undefined when the domain has no rule
+ * of it): what a request reads, some 15 times, instead of a Map lookup each; made with the CompiledDomain, from the
+ * same indexes as `rules`.
+ */
+export type RuleIndexes = { readonly [T in EngineRuleType]: RuleIndex<RuleActions[T]> | undefined };
+
+function ruleIndexes(indexes: ReadonlyMap<EngineRuleType, RuleIndex>): RuleIndexes {
+  const o = {} as Record<EngineRuleType, RuleIndex | undefined>;
+  for (const t of ENGINE_TYPES) o[t] = indexes.get(t);
+  return o as RuleIndexes;
+}
 
 export interface CompiledDomain {
   name: string;
@@ -19,6 +34,8 @@ export interface CompiledDomain {
   records: Map<string, ZoneRecord>;
   /** One index per rule type the edge evaluates. */
   rules: ReadonlyMap<EngineRuleType, RuleIndex>;
+  /** The same indexes as properties (what the request phases read). */
+  byType: RuleIndexes;
   /** origin_pool actions, for the node's active health checks. */
   poolActions: OriginPoolAction[];
   compiledAt: number;
@@ -101,6 +118,7 @@ export class DomainBuilder {
       snapshot: { ...header, zone: { ...header.zone, records: [] }, ruleSet: { ...header.ruleSet, rules: [] } },
       records: this.answering,
       rules: new Map(this.indexes),
+      byType: ruleIndexes(this.indexes),
       poolActions: this.poolActions,
       compiledAt: Date.now(),
     };

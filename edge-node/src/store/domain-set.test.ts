@@ -20,6 +20,7 @@ import { prng } from '@platform/shared/testing/prng';
 import { deltaEntry, domainHeader, snapshotEntry, zoneRecord } from '@platform/shared/testing/config-entries';
 import { RequestContext } from '../context.js';
 import type { CompiledRule } from '../rules/compile.js';
+import { RULE_COMPILERS, type EngineRuleType } from '../rules/index.js';
 import { rule as validRule } from '../testing/harness.js';
 import { DomainSet } from './domain-set.js';
 import { DomainTable, compileDomain, type CompiledDomain } from './snapshot.js';
@@ -108,6 +109,10 @@ function assertSameDomain(table: DomainTable, served: CompiledDomain, fresh: Com
   assert.deepEqual(served.records, fresh.records, `${what}: records by name`);
   assert.deepEqual([...served.rules.keys()].sort(), [...fresh.rules.keys()].sort(), `${what}: rule types`);
   assert.deepEqual(served.poolActions, fresh.poolActions, `${what}: pool actions`);
+  // What the request phases read (byType) is the served indexes, type by type, and nothing else.
+  for (const type of Object.keys(RULE_COMPILERS) as EngineRuleType[])
+    assert.equal(served.byType[type], served.rules.get(type), `${what}: byType.${type}`);
+  assert.deepEqual(Object.keys(served.byType), Object.keys(RULE_COMPILERS), `${what}: byType's shape`);
   const freshTable = new DomainTable();
   freshTable.set(fresh);
   for (const host of HOSTS) {
