@@ -9,7 +9,6 @@
 import assert from 'node:assert/strict';
 import { cpus } from 'node:os';
 import { Bench } from 'tinybench';
-import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { makeHandler } from '../../edge-node/src/server.js';
 import type { EdgeState } from '../../edge-node/src/phases.js';
 import {
@@ -20,15 +19,7 @@ import {
   startStubOrigin,
   startTestEdge,
 } from '../../edge-node/src/testing/harness.js';
-import { FakeRequest, FakeResponse } from './fake-uws.js';
-
-const BROWSER = [
-  ['user-agent', 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0'],
-  ['accept', 'text/css,*/*;q=0.1'],
-  ['accept-language', 'en-GB,en;q=0.5'],
-  ['accept-encoding', 'gzip, deflate, br, zstd'],
-  ['connection', 'keep-alive'],
-] as const;
+import { BROWSER, FakeRequest, answerAs } from './fake-uws.js';
 
 const origin = await startStubOrigin('bench', (req, res) => {
   res.setHeader('content-type', 'text/css');
@@ -78,10 +69,7 @@ const varied = new FakeRequest('/br/a.css', '', headers('www.bench.example.org')
 const unknown = new FakeRequest('/static/a.css', '', headers('www.unknown.example'));
 
 function run(req: FakeRequest, status: string, cache: string, h = handler): void {
-  const res = new FakeResponse();
-  h(res as unknown as HttpResponse, req as unknown as HttpRequest);
-  if (res.status !== status || res.cache !== cache)
-    throw new Error(`expected ${status} ${cache}, got ${res.status} ${res.cache}`);
+  answerAs(h, req, status, cache);
 }
 
 const bench = new Bench({ time: 1000, warmupTime: 300 });

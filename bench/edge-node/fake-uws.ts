@@ -27,6 +27,8 @@ export class FakeRequest {
   }
 }
 
+import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+
 const PEER = new TextEncoder().encode('127.0.0.1').buffer;
 const PEER_BINARY = new Uint8Array([127, 0, 0, 1]).buffer;
 
@@ -84,4 +86,26 @@ export class FakeResponse {
   close(): void {
     this.finish();
   }
+}
+
+/** A browser's request headers (besides Host) for the cache-hit benchmarks. */
+export const BROWSER = [
+  ['user-agent', 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0'],
+  ['accept', 'text/css,*/*;q=0.1'],
+  ['accept-language', 'en-GB,en;q=0.5'],
+  ['accept-encoding', 'gzip, deflate, br, zstd'],
+  ['connection', 'keep-alive'],
+] as const;
+
+/** Calls a uWS handler with the stand-ins for one request; throws unless it answered `status` with `cache`. */
+export function answerAs(
+  handler: (res: HttpResponse, req: HttpRequest) => void,
+  req: FakeRequest,
+  status: string,
+  cache: string,
+): void {
+  const res = new FakeResponse();
+  handler(res as unknown as HttpResponse, req as unknown as HttpRequest);
+  if (res.status !== status || res.cache !== cache)
+    throw new Error(`expected ${status} ${cache}, got ${res.status} ${res.cache}`);
 }

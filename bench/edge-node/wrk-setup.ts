@@ -7,36 +7,20 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openNodeStore } from '@platform/shared/node-store';
-import type { Rule } from '@platform/shared/config';
 import { proxiedRecord, rule, snapshot } from '../../edge-node/src/testing/harness.js';
+import { twentyRules } from './twenty-rules.js';
 import { SECURITY_HEADERS, everySecurityType } from './security-rules.js';
 
 const [dataDir, originPortText] = process.argv.slice(2);
 const originPort = Number(originPortText);
 if (!dataDir || !originPort) throw new Error('usage: wrk-setup.ts <DATA_DIR> <ORIGIN_PORT>');
 
-/** The same 20 rules nginx is configured with in wrk.sh. */
-export function twentyRules(): Rule[] {
-  const rules: Rule[] = [
-    rule('header', { response_headers: [{ op: 'set', name: 'x-edge', value: '1' }] }),
-    rule('drop', { ip_includes: ['198.51.100.0/24', '203.0.113.7'] }),
-  ];
-  for (let i = 1; i <= 6; i++) rules.push(rule('redirect', { path_includes: [`/r${i}/*`], target: `/new${i}/$1` }));
-  for (let i = 1; i <= 4; i++) rules.push(rule('rewrite', { path_includes: [`/w${i}/*`], path: '/internal/$1' }));
-  for (let i = 1; i <= 3; i++)
-    rules.push(rule('origin_route', { path_includes: [`/a${i}/*`], address: '127.0.0.1', port: originPort }));
-  for (let i = 1; i <= 3; i++) rules.push(rule('cache', { path_includes: [`/s${i}/*`], edge_ttl: 300 }));
-  rules.push(rule('header', { path_includes: ['/h/*'], request_headers: [{ op: 'set', name: 'x-h', value: '1' }] }));
-  rules.push(rule('drop', { path_includes: ['/admin/*'], status_code: 403 }));
-  return rules;
-}
-
 const store = openNodeStore(join(dataDir, 'edge-node'));
 const rec = (name: string) => proxiedRecord(name, originPort, { timeout: 30 });
 let version = store.version;
 for (const s of [
   snapshot('plain.bench.example.org', { records: [rec('@')] }),
-  snapshot('rules.bench.example.org', { records: [rec('@')], rules: twentyRules() }),
+  snapshot('rules.bench.example.org', { records: [rec('@')], rules: twentyRules(originPort) }),
   // the WAF's default protection as the API creates it (paranoia 1, threshold 5, enforced)
   snapshot('waf.bench.example.org', {
     records: [rec('@')],
