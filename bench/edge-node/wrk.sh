@@ -17,6 +17,8 @@
 # spent waiting for a core. Installs wrk and nginx with apt-get when missing.
 # EDGE_CPU_PROF=<dir>: afterwards, one edge (1 core) per row of the plain proxy and the cache hit under wrk with
 # node --cpu-prof, the profiles kept in <dir> and their top 10 functions by self time printed (cpuprofile-top.ts).
+# EDGE_CPU_PROF_ONLY=<rows>: with EDGE_CPU_PROF, the profiles only (no table), of the rows named, comma-separated,
+# among plain-proxy, cache-hit and 20-rules (e.g. EDGE_CPU_PROF_ONLY=20-rules); all three when it is "all".
 set -euo pipefail
 DUR="${1:-8}"
 CONNS="${2:-64}"
@@ -164,7 +166,7 @@ probe() { curl -s -o /dev/null -w '%{http_code}' -H "Host: secure.bench.example.
 
 echo "| cores | scenario | edge req/s | edge p99 ms | edge CPU µs/req | nginx req/s | nginx p99 ms | nginx CPU µs/req | edge/nginx |"
 echo "|---|---|---|---|---|---|---|---|---|"
-for cores in 1 2; do
+for cores in $([ -n "${EDGE_CPU_PROF_ONLY:-}" ] || echo 1 2); do
   cpuset=$([ "$cores" = 1 ] && echo 1 || echo 0-1)
   # Our edge node.
   ALLOWED_PRIVATE_NETWORKS=127.0.0.0/8 DATA_DIR="$TMP/edge" EDGE_HTTP_PORT=$EDGE_PORT EDGE_HTTPS_PORT=-1 EDGE_WORKERS=$cores SYNC_URL=off CONTROL_PLANE_URL=off LOG_LEVEL=warn EDGE_ORIGIN_CLIENT=$EDGE_CLIENT \
@@ -231,8 +233,10 @@ if [ -n "${EDGE_CPU_PROF:-}" ]; then
   # One edge per profiled row (1 core, as the 1-core rows): the profile covers the warm-up and the measured run;
   # the main thread's profile is kept (thread 0: tsx loads modules on a thread of its own, profiled apart).
   mkdir -p "$EDGE_CPU_PROF"
-  for scenario in "plain-proxy|plain.bench.example.org|/page" "cache-hit|cache.bench.example.org|/static/a.css"; do
+  for scenario in "plain-proxy|plain.bench.example.org|/page" "cache-hit|cache.bench.example.org|/static/a.css" \
+    "20-rules|rules.bench.example.org|/plain/x"; do
     IFS='|' read -r name host path <<<"$scenario"
+    case ",${EDGE_CPU_PROF_ONLY:-plain-proxy,cache-hit}," in *",$name,"* | ",all,") ;; *) continue ;; esac
     ALLOWED_PRIVATE_NETWORKS=127.0.0.0/8 DATA_DIR="$TMP/edge" EDGE_HTTP_PORT=$EDGE_PORT EDGE_HTTPS_PORT=-1 EDGE_WORKERS=1 SYNC_URL=off CONTROL_PLANE_URL=off LOG_LEVEL=warn EDGE_ORIGIN_CLIENT=$EDGE_CLIENT \
       taskset -c 1 node --cpu-prof --cpu-prof-dir="$TMP/prof-$name" --import tsx "$ROOT/edge-node/src/main.ts" >"$TMP/edge.log" 2>&1 &
     EDGE_PID=$!
