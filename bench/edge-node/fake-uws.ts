@@ -55,8 +55,18 @@ export class FakeResponse {
   cork(cb: () => void): void {
     cb();
   }
-  writeStatus(s: string): this {
-    this.status = s;
+  /**
+   * The status line's text, or it and the header lines CRLF between: a string (respond.ts headBlock) or the
+   * pre-encoded bytes of a cache hit (storedHead).
+   */
+  writeStatus(s: string | Uint8Array): this {
+    const lines = (typeof s === 'string' ? s : Buffer.from(s).toString('latin1')).split('\r\n');
+    this.status = lines[0]!;
+    for (let i = 1; i < lines.length; i++) {
+      const line = lines[i]!;
+      const colon = line.indexOf(':');
+      if (colon > 0) this.writeHeader(line.slice(0, colon).toLowerCase(), line.slice(colon + 1).trim());
+    }
     return this;
   }
   writeHeader(k: string, v: string): this {
