@@ -8,7 +8,7 @@ import { type CompiledZone, type NEGATIVE, type NegativeTail, type Template } fr
 import { SLOT_OF } from './zone/slots.js';
 import { lastLookup, lookup, lookupAt, lookupSigned, NXDOMAIN } from './zone/lookup.js';
 import type { ZoneTable } from './zone/table.js';
-import { SIGNED_ZONE, type AnswerCache } from './zone/answer-cache.js';
+import type { AnswerCache } from './zone/answer-cache.js';
 import type { Counters } from './counters.js';
 import { RRL, RRL_CLASS, type ResponseRateLimiter } from './rrl.js';
 
@@ -133,7 +133,7 @@ export function answerQueryInto(
       r = typeof v === 'object' ? v : lookupAt(zone, node, name, qtype);
     } else r = lookup(zone, (name = q.key), qtype);
   }
-  if (!signed && hit < 0) keep(msg, cache, r, name, zone, table.apexOffset);
+  if (hit < 0) keep(msg, cache, r, name, zone, table.apexOffset, signed);
   // Numbers (NEGATIVE, NXDOMAIN) and answers (objects) are told apart by typeof first: a comparison that could mix
   // the two is a generic StrictEqual call in V8's optimised code, per query.
   if (typeof r === 'number') {
@@ -153,10 +153,16 @@ export function answerQueryInto(
     return negative(msg, zone.negativeTail, table.apexOffset, rcode, limit, c, dst, at);
   }
   if (rrl !== null) {
-    const v = lastLookup.synthesised
-      ? rrl.check(address, RRL_CLASS.SYNTHESISED, zone.apex, qtype)
-      : rrl.check(address, RRL_CLASS.POSITIVE, name, qtype);
-    if (v !== RRL.ALLOW) return limited(v, c, msg, RCODE.NOERROR, dst, at);
+    const cls = signed ? signedClass(r) : lastLookup.synthesised ? RRL_CLASS.SYNTHESISED : RRL_CLASS.POSITIVE;
+    const v = rrl.check(
+      address,
+      cls,
+      cls === RRL_CLASS.NXDOMAIN || cls === RRL_CLASS.SYNTHESISED ? zone.apex : name,
+      cls === RRL_CLASS.NXDOMAIN ? 0 : qtype,
+    );
+    // The rcode the answer has (an answer from the cache is held back with the same one).
+    const rcode = (r as NegativeTail).pointers !== undefined ? RCODE.NXDOMAIN : (r as Template).bytes[3] & 0xf;
+    if (v !== RRL.ALLOW) return limited(v, c, msg, rcode, dst, at);
   }
   // Only a signed lookup gives the kept authority section of an NXDOMAIN.
   if (signed && (r as NegativeTail).pointers !== undefined) {
@@ -170,9 +176,24 @@ export function answerQueryInto(
 }
 
 /**
+ * The RRL class of a DO=1 answer from a signed zone (after lookupSigned): the class its question gets without DO
+ * (a kept NXDOMAIN proof or an NXDOMAIN template: NXDOMAIN; NOERROR with no answer and AA, i.e. NODATA and not a
+ * referral: NODATA; the rest: POSITIVE), SYNTHESISED for a name that is not one of the zone's (wildcard, below a cut).
+ */
+function signedClass(r: Template | NegativeTail): number {
+  if ((r as NegativeTail).pointers !== undefined) return RRL_CLASS.NXDOMAIN;
+  const b = (r as Template).bytes;
+  if (b[6] === 0 && b[7] === 0) {
+    if ((b[3] & 0xf) === RCODE.NXDOMAIN) return RRL_CLASS.NXDOMAIN;
+    if ((b[2] & (FLAG.AA >>> 8)) !== 0 && !lastLookup.synthesised) return RRL_CLASS.NODATA;
+  }
+  return lastLookup.synthesised ? RRL_CLASS.SYNTHESISED : RRL_CLASS.POSITIVE;
+}
+
+/**
  * The answer kept in `cache` entry `i`, written like fromTemplate: its length, 0 when rate limiting holds it back
- * entirely, or -1 when it cannot be used for this query (a DO=1 query to a signed zone, an answer bigger than the
- * query allows: answered through the zone).
+ * entirely, or -1 when it cannot be used for this query (an answer bigger than the query allows: answered through
+ * the zone, which drops the additional section or truncates).
  */
 function fromCache(
   msg: Buffer,
@@ -185,8 +206,6 @@ function fromCache(
   dst: Buffer,
   at: number,
 ): number {
-  const kind = cache.kinds[i];
-  if (q.ednsDo && (kind & SIGNED_ZONE) !== 0) return -1;
   const size = cache.answerLength(i);
   const opt = q.edns ? OPT_LENGTH : 0;
   const limit = tcp
@@ -199,7 +218,7 @@ function fromCache(
   const from = cache.answerAt(i);
   const nx = (arena[from + 3] & 0xf) === RCODE.NXDOMAIN;
   if (rrl !== null) {
-    const cls = kind & ~SIGNED_ZONE;
+    const cls = cache.kinds[i];
     const v = rrl.check(address, cls, cache.names[i], cls === RRL_CLASS.NXDOMAIN ? 0 : q.qtype);
     if (v !== RRL.ALLOW) return limited(v, c, msg, nx ? RCODE.NXDOMAIN : RCODE.NOERROR, dst, at);
   }
@@ -219,8 +238,10 @@ function fromCache(
 }
 
 /**
- * Keeps the answer of an unsigned lookup in the table's answer cache, with what rate limiting keys it by (the same
- * class and name as answerQueryInto's checks): a template's bytes, or a negative answer built as `negative` writes it.
+ * Keeps the answer of a lookup (unsigned, or `signed`: lookupSigned's for a DO=1 query) in the table's answer cache,
+ * whole (the size the query allows is checked on each hit), with what rate limiting keys it by (the same class and
+ * name as answerQueryInto's checks): a template's bytes, or a negative answer built as `negative` writes it (the
+ * zone's negative SOA, or a signed NXDOMAIN's kept proof).
  */
 function keep(
   msg: Buffer,
@@ -229,24 +250,25 @@ function keep(
   name: string,
   zone: CompiledZone,
   apexOffset: number,
+  signed: boolean,
 ): void {
-  const flag = zone.signer !== null ? SIGNED_ZONE : 0;
-  if (typeof r !== 'number') {
+  // Names anyone can make up (missing, from a wildcard, below a cut) are kept when asked twice (AnswerCache.admit).
+  if (typeof r !== 'number' && (r as NegativeTail).pointers === undefined) {
     const bytes = (r as Template).bytes;
-    if ((r as Template).additionalStart === undefined) return;
     if (lastLookup.synthesised && !cache.admit(q)) return;
-    const cls = lastLookup.synthesised ? RRL_CLASS.SYNTHESISED : RRL_CLASS.POSITIVE;
-    const p = cache.reserve(q, bytes.length, cls | flag, lastLookup.synthesised ? zone.apex : name);
+    const cls = signed ? signedClass(r) : lastLookup.synthesised ? RRL_CLASS.SYNTHESISED : RRL_CLASS.POSITIVE;
+    const byZone = cls === RRL_CLASS.NXDOMAIN || cls === RRL_CLASS.SYNTHESISED;
+    const p = cache.reserve(q, bytes.length, cls, byZone ? zone.apex : name);
     if (p >= 0) bytes.copy(cache.arena, p);
     return;
   }
-  const nx = r === NXDOMAIN;
+  const nx = r === NXDOMAIN || typeof r !== 'number';
   if ((nx || lastLookup.synthesised) && !cache.admit(q)) return;
-  const t = zone.negativeTail;
+  const t = typeof r === 'number' ? zone.negativeTail : (r as NegativeTail);
   const qEnd = q.questionEnd;
   const size = qEnd + t.bytes.length;
   const cls = nx ? RRL_CLASS.NXDOMAIN : lastLookup.synthesised ? RRL_CLASS.SYNTHESISED : RRL_CLASS.NODATA;
-  const p = cache.reserve(q, size, cls | flag, nx || lastLookup.synthesised ? zone.apex : name);
+  const p = cache.reserve(q, size, cls, nx || lastLookup.synthesised ? zone.apex : name);
   if (p < 0) return;
   const a = cache.arena;
   put16(a, p, 0);

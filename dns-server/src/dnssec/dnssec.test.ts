@@ -11,7 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createCounters } from '../counters.js';
 import { startDnsServer } from '../server.js';
-import { rec, sampleSnapshot } from '../testing/fixtures.js';
+import { buildQuery, rec, sampleSnapshot } from '../testing/fixtures.js';
+import { answerQuery } from '../handler.js';
+import { TYPE } from '../wire/constants.js';
+import { ParsedQuery, parseQuery, PARSE } from '../wire/query.js';
 import { ZoneBuilder } from '../zone/builder.js';
 import { ZoneTable } from '../zone/table.js';
 import { dumpZone, makeDnssec, trustAnchor } from './testing.js';
@@ -156,6 +159,22 @@ test('answers over UDP validate with delv; without DO nothing DNSSEC is added', 
     if (!expect.test(out)) failures.push(`${name} ${type}:\n${out}`);
   }
   assert.deepEqual(failures, []);
+
+  // The same answers from the table's answer cache: each question asked twice more with DO=1 (a name that does not
+  // exist or comes from a wildcard is kept on its second asking), found kept, then validated again by delv.
+  for (const [name, type] of cases) {
+    const msg = buildQuery(name, TYPE[type as keyof typeof TYPE], { edns: { do: true } });
+    for (let i = 0; i < 2; i++) answerQuery(msg, msg.length, false, table, counters);
+    const q = new ParsedQuery();
+    assert.equal(parseQuery(msg, msg.length, q), PARSE.OK);
+    assert.ok(table.answers.find(q) >= 0, `${name} ${type} kept`);
+  }
+  const fromCache: string[] = [];
+  for (const [name, type, expect] of cases) {
+    const out = await ask(name, type);
+    if (!expect.test(out)) fromCache.push(`${name} ${type}:\n${out}`);
+  }
+  assert.deepEqual(fromCache, []);
 
   // Without DO the answer has no RRSIG; with DO a referral carries the cut's NSEC3 (no DS) and its signature.
   const dig = async (...args: string[]) =>

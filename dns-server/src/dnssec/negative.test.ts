@@ -128,13 +128,19 @@ test('kept negative answers follow the zone: a patch and a new serial drop them'
       }
   };
   check('before');
+  // As ZoneSet.serve does after every patch: the table is set again, which empties its answer cache.
+  const apply = (...args: Parameters<ZoneBuilder['apply']>) => {
+    const result = s.builder.apply(...args);
+    s.table.set(s.builder.zone!);
+    return result;
+  };
   const header = (serial: number) => ({ ...s.snapshot, zone: { ...s.snapshot.zone, serial, records: [] } });
   // Names that were NXDOMAIN appear (their neighbours' NSEC3 change), a wildcard appears under deep.
   const added = [rec('nx3', 'A', '192.0.2.3'), rec('nx17', 'TXT', 'here'), rec('*.deep', 'MX', 'mail.example.org')];
-  assert.equal(s.builder.apply(header(8), added, []).how, 'patched');
+  assert.equal(apply(header(8), added, []).how, 'patched');
   check('after adding names');
-  assert.equal(s.builder.apply(header(9), [], [added[0].id, added[2].id]).how, 'patched');
+  assert.equal(apply(header(9), [], [added[0].id, added[2].id]).how, 'patched');
   check('after removing them');
-  assert.equal(s.builder.apply(header(10), [], []).how, 'patched');
+  assert.equal(apply(header(10), [], []).how, 'patched');
   check('after a new serial');
 });

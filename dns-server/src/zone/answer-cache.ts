@@ -1,11 +1,12 @@
 // Flat answers by query: the whole response message (ID 0, RD and CD clear, no OPT) of each (lower-case wire name,
-// qtype) answered, kept in one byte arena beside the key's bytes, and found by one probe of an open-addressing table of
+// qtype, DO bit) answered, kept in one byte arena beside the key's bytes, and found by one probe of an open-addressing table of
 // typed arrays. A hit is a copy of contiguous bytes and a patch of the ID, flags, question and OPT: no zone lookup, no
 // node, slot or template objects to walk (the zone's object graph costs five or six dependent cache misses per query).
 // Filled on a query's first answer through the zone (so importing a zone does no extra work and the memory is bounded
 // whatever the zone's size), emptied whole (one counter) whenever the table or any zone in it changes, and when the
-// arena is full. Only answers that follow from the name and qtype alone are kept (the handler decides: not a signed
-// answer, not truncated).
+// arena is full. An answer follows from the name, the qtype and the DO bit alone (a DO=1 answer from a signed zone
+// holds the RRSIGs and NSEC3 proofs kept per RRset, which change only with the zone); the size the query allows is
+// checked on every hit (the whole answer is kept, never a truncated one; one that does not fit goes through the zone).
 import { keyBytes, type ParsedQuery } from '../wire/query.js';
 
 /** Entry slots (a power of two); at most a quarter is used before the arena fills with answers of ~100 bytes. */
@@ -16,14 +17,14 @@ const ARENA = 4 << 20;
 const PROBES = 8;
 /** Largest answer kept (a bigger one is answered through the zone each time). */
 export const MAX_CACHED = 1232;
-/** Bit of an entry's kind: the answer is from a signed zone (a DO=1 query is answered through the zone). */
-export const SIGNED_ZONE = 0x80;
+/** Bytes before an entry's key in the arena: the DO bit, the qtype (2), the key's length. */
+const KEY_HEADER = 4;
 /** Per-entry fields in `entries`: hash, generation, arena offset of the key, answer length. */
 const F = 4;
 
 export class AnswerCache {
   private readonly entries = new Int32Array(SLOTS * F);
-  /** RRL bookkeeping per entry: class (rrl.ts RRL_CLASS) | SIGNED_ZONE; and the name its bucket is keyed by. */
+  /** RRL bookkeeping per entry: class (rrl.ts RRL_CLASS); and the name its bucket is keyed by. */
   readonly kinds = new Uint8Array(SLOTS);
   readonly names: string[] = new Array<string>(SLOTS).fill('');
   readonly arena = Buffer.allocUnsafeSlow(ARENA);
@@ -58,7 +59,7 @@ export class AnswerCache {
   }
 
   private static hashOf(q: ParsedQuery): number {
-    return (q.labelCount === 0 ? 0 : q.suffixHashes[0]) ^ Math.imul(q.qtype + 1, 0x9e3779b1);
+    return (q.labelCount === 0 ? 0 : q.suffixHashes[0]) ^ Math.imul(q.qtype + (q.ednsDo ? 0x10001 : 1), 0x9e3779b1);
   }
 
   /** The entry answering `q` (its name in keyBytes), or -1. */
@@ -69,13 +70,20 @@ export class AnswerCache {
     const arena = this.arena;
     const len = q.keyLength;
     const qtype = q.qtype;
+    const dnssecOk = q.ednsDo ? 1 : 0;
     for (let n = 0, i = h & (SLOTS - 1); n < PROBES; n++, i = (i + 1) & (SLOTS - 1)) {
       const b = i * F;
       if (e[b + 1] !== gen) return -1;
       if (e[b] !== h) continue;
       let p = e[b + 2];
-      if (arena[p] !== qtype >>> 8 || arena[p + 1] !== (qtype & 0xff) || arena[p + 2] !== len) continue;
-      p += 3;
+      if (
+        arena[p] !== dnssecOk ||
+        arena[p + 1] !== qtype >>> 8 ||
+        arena[p + 2] !== (qtype & 0xff) ||
+        arena[p + 3] !== len
+      )
+        continue;
+      p += KEY_HEADER;
       let k = 0;
       while (k < len && arena[p + k] === keyBytes[k]) k++;
       if (k === len) return i;
@@ -85,7 +93,8 @@ export class AnswerCache {
 
   /** Arena offset of entry `i`'s answer. */
   answerAt(i: number): number {
-    return this.entries[i * F + 2] + 3 + this.arena[this.entries[i * F + 2] + 2];
+    const p = this.entries[i * F + 2];
+    return p + KEY_HEADER + this.arena[p + 3];
   }
 
   /** Length of entry `i`'s answer. */
@@ -100,7 +109,7 @@ export class AnswerCache {
   reserve(q: ParsedQuery, size: number, kind: number, name: string): number {
     if (size > MAX_CACHED || size < 12) return -1;
     const len = q.keyLength;
-    const need = 3 + len + size;
+    const need = KEY_HEADER + len + size;
     if (this.used + need > ARENA) this.clear();
     const h = AnswerCache.hashOf(q);
     const e = this.entries;
@@ -114,10 +123,11 @@ export class AnswerCache {
     }
     const p = this.used;
     const arena = this.arena;
-    arena[p] = q.qtype >>> 8;
-    arena[p + 1] = q.qtype & 0xff;
-    arena[p + 2] = len;
-    for (let k = 0; k < len; k++) arena[p + 3 + k] = keyBytes[k];
+    arena[p] = q.ednsDo ? 1 : 0;
+    arena[p + 1] = q.qtype >>> 8;
+    arena[p + 2] = q.qtype & 0xff;
+    arena[p + 3] = len;
+    for (let k = 0; k < len; k++) arena[p + KEY_HEADER + k] = keyBytes[k];
     this.used = p + need;
     const b = slot * F;
     e[b] = h;
@@ -126,6 +136,6 @@ export class AnswerCache {
     e[b + 3] = size;
     this.kinds[slot] = kind;
     this.names[slot] = name;
-    return p + 3 + len;
+    return p + KEY_HEADER + len;
   }
 }
