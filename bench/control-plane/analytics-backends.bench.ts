@@ -237,6 +237,25 @@ const READS: [string, (s: AnalyticsStore) => Promise<unknown>][] = [
   ['status codes', (s) => s.breakdown(1, day, 'status', 100, T)],
   ['busiest rules', (s) => s.ruleHits(1, day, 10, T)],
   ['security actions', (s) => s.wafActions(1, day, T)],
+  // The panel's common filters on the reads above (bench/RESULTS.md 2026-11-26 18:51: over 100 ms p99 then).
+  [
+    'top 10 paths, filter bot_class=ai_crawler',
+    (s) => s.breakdown(1, { ...day, filter: { bot_class: 'ai_crawler' } }, 'path', 10, T),
+  ],
+  ['status codes, filter path=/p/7', (s) => s.breakdown(1, { ...day, filter: { path: '/p/7' } }, 'status', 100, T)],
+  [
+    'series, day by 5 min, filter bot_class=ai_crawler',
+    (s) => s.series(1, { ...day, filter: { bot_class: 'ai_crawler' } }, now - DAY, 300_000, T),
+  ],
+  [
+    'series, day by 5 min, filter path=/p/7',
+    (s) => s.series(1, { ...day, filter: { path: '/p/7' } }, now - DAY, 300_000, T),
+  ],
+  [
+    'summary, filters path=/p/7 and status=404',
+    (s) => s.summary(1, { ...day, filter: { path: '/p/7', status: 404 } }, T),
+  ],
+  ['summary, filter asn=0 (every row of this log)', (s) => s.summary(1, { ...day, filter: { asn: 0 } }, T)],
   ['raw logs, first page of 100', (s) => s.logs(1, day, 100, null, T)],
   ['raw logs, 100 POSTs', (s) => s.logs(1, { ...day, filter: { method: 'POST' } }, 100, null, T)],
   // account-read-routes.ts (over one domain here: the account's union has the same rows)

@@ -11,9 +11,13 @@ import { COUNT_DIMS, LEVELS, MINUTE, type Cover, type RollupKind as AnyRollupKin
 /**
  * The kinds kept on ClickHouse: all but the path totals and times (pathCounts, pathUpstream) and the clients and
  * times per combination of the counts columns (comboClients, comboUpstream), which DuckDB keeps for a summary
- * filtered on a path or on several counts columns; ClickHouse reads such a summary from the raw rows.
+ * filtered on a path or on several counts columns; ClickHouse reads such a summary from the raw rows. Nor the values
+ * per path (pathValues: DuckDB's top paths with a counts filter and breakdowns with a path filter).
  */
-export type RollupKind = Exclude<AnyRollupKind, 'pathCounts' | 'pathUpstream' | 'comboClients' | 'comboUpstream'>;
+export type RollupKind = Exclude<
+  AnyRollupKind,
+  'pathCounts' | 'pathUpstream' | 'comboClients' | 'comboUpstream' | 'pathValues'
+>;
 
 type Col = readonly [name: string, type: string, raw: string];
 interface KindSql {

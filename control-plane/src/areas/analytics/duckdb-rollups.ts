@@ -255,6 +255,21 @@ export const KINDS: Record<RollupKind, KindSql> = {
     measures: [['n', 'BIGINT', '1']],
     only: TO_ORIGIN,
   },
+  pathValues: {
+    prefix: 'ry',
+    keys: [
+      ['host', 'VARCHAR', 'host'],
+      ['path', 'VARCHAR', 'path'],
+      ['dim', 'UTINYINT', 'CAST(dim AS UTINYINT)'],
+      ['value', 'VARCHAR', 'value'],
+    ],
+    measures: [
+      ['requests', 'BIGINT', '1'],
+      ['bytes', 'BIGINT', 'bytes'],
+      ['origin_bytes', 'BIGINT', 'origin_bytes'],
+    ],
+    expand: perDim('host, path, bytes, origin_bytes'),
+  },
 };
 
 const ROLLUP_KINDS = Object.keys(KINDS) as RollupKind[];
@@ -715,6 +730,65 @@ export async function rollupBreakdown(
     `SELECT ${col} AS v, sum(requests) AS requests, sum(bytes) AS bytes, sum(origin_bytes) AS origin_bytes
      FROM (${s.sql}) GROUP BY v ORDER BY requests DESC, v LIMIT ?::BIGINT`,
     [...s.values, BigInt(limit)],
+  );
+  return r.getRowsJS().map((x) => breakdownItem(x));
+}
+
+/**
+ * A breakdown from the per-path values rollup (rollup.ts pathValuesBreakdown): 'paths', the top paths under one filter
+ * on a counts column (its column's rows of the filter's value); 'values', a breakdown by a counts column under a path
+ * (and a host) filter (the dimension's rows of that path, each value cast back to the column's type). The ends of the
+ * range shorter than an hour read the raw rows with the filters (the paths or counts kind's rows).
+ */
+export async function rollupPathValues(
+  conn: DuckDBConnection,
+  mode: 'paths' | 'values',
+  ids: number[],
+  range: ReadRange,
+  dimension: string,
+  limit: number,
+): Promise<BreakdownItem[]> {
+  const [lo, hi] = span(range);
+  const cov = cover(lo, hi, LEVELS.pathValues);
+  const branches: string[] = [];
+  const values: DuckDBValue[] = [];
+  if (mode === 'paths') {
+    const dim = oneCountsFilter(range);
+    if (!dim) throw new Error('rollupPathValues: the top paths need one filter on a counts column');
+    const v = range.filter[dim];
+    for (const p of cov.pieces)
+      for (const id of ids) {
+        branches.push(
+          `SELECT path AS v, requests, bytes, origin_bytes FROM main.${rollupTable('pathValues', id, p.lvl)}
+           WHERE b >= ? AND b < ? AND dim = ${COUNT_DIMS.indexOf(dim)}
+             AND value = CAST(?::${COUNT_KEY_TYPES[dim]} AS VARCHAR)`,
+        );
+        values.push(BigInt(p.lo), BigInt(p.hi), typeof v === 'number' || typeof v === 'boolean' ? v : String(v));
+      }
+    const raw = source('paths', ids, { pieces: [], raw: cov.raw }, range);
+    branches.push(`SELECT path AS v, requests, bytes, origin_bytes FROM (${raw.sql})`);
+    values.push(...raw.values);
+  } else {
+    const dim = dimension as CountDim;
+    if (!COUNT_DIMS.includes(dim)) throw new Error(`rollupPathValues: ${dimension} is not a counts column`);
+    const f = filters(range);
+    for (const p of cov.pieces)
+      for (const id of ids) {
+        branches.push(
+          `SELECT CAST(value AS ${COUNT_KEY_TYPES[dim]}) AS v, requests, bytes, origin_bytes
+           FROM main.${rollupTable('pathValues', id, p.lvl)}
+           WHERE ${['b >= ? AND b < ?', `dim = ${COUNT_DIMS.indexOf(dim)}`, ...f.parts].join(' AND ')}`,
+        );
+        values.push(BigInt(p.lo), BigInt(p.hi), ...f.values);
+      }
+    const raw = source('counts', ids, { pieces: [], raw: cov.raw }, range);
+    branches.push(`SELECT ${dim} AS v, requests, bytes, origin_bytes FROM (${raw.sql})`);
+    values.push(...raw.values);
+  }
+  const r = await conn.runAndReadAll(
+    `SELECT v, sum(requests) AS requests, sum(bytes) AS bytes, sum(origin_bytes) AS origin_bytes
+     FROM (${branches.join(' UNION ALL ')}) GROUP BY v ORDER BY requests DESC, v LIMIT ?::BIGINT`,
+    [...values, BigInt(limit)],
   );
   return r.getRowsJS().map((x) => breakdownItem(x));
 }

@@ -29,6 +29,7 @@ import {
   fillRollups,
   legacyTables,
   rollupBreakdown,
+  rollupPathValues,
   rollupGroups,
   rollupDrift,
   missingKinds,
@@ -45,6 +46,7 @@ import {
 } from './duckdb-rollups.js';
 import {
   breakdownRollup,
+  pathValuesBreakdown,
   countsFilter,
   countsGroup,
   groupsRollup,
@@ -174,9 +176,12 @@ export function openDuckDbStore(opts: DuckDbOptions): AnalyticsStore {
     breakdown: async (id, range, dimension, limit, timeoutMs) => {
       const e = await engine();
       const kind = breakdownRollup(dimension, range);
+      const byPath = pathValuesBreakdown(dimension, range);
       return kind
         ? e.readRollups([id], timeoutMs, [], (c, ids) => rollupBreakdown(c, kind, ids, range, dimension, limit))
-        : e.read(id, timeoutMs, [], (c, t) => readBreakdown(c, t, range, dimension, limit));
+        : byPath
+          ? e.readRollups([id], timeoutMs, [], (c, ids) => rollupPathValues(c, byPath, ids, range, dimension, limit))
+          : e.read(id, timeoutMs, [], (c, t) => readBreakdown(c, t, range, dimension, limit));
     },
     logs: async (id, range, limit, cursor, timeoutMs) => {
       const e = await engine();

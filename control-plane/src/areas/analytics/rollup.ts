@@ -87,6 +87,12 @@ export const LEVELS = {
   comboClients: [HOUR],
   /** Requests per exact upstream_ms value per combination of the counts columns: the percentiles of such a summary. */
   comboUpstream: [HOUR],
+  /**
+   * Requests and bytes per host, path and value of each counts column (COUNT_DIMS, by index; DuckDB only): the top
+   * paths filtered on one counts column, and a breakdown by a counts column filtered on a path (and a host). Per hour,
+   * as the other per-path kinds; the ends of a range shorter than an hour read raw rows.
+   */
+  pathValues: [HOUR],
 } as const satisfies Record<string, readonly number[]>;
 export type RollupKind = keyof typeof LEVELS;
 
@@ -177,6 +183,18 @@ export function breakdownRollup(dimension: string, range: ReadRange): 'counts' |
   if ((COUNT_DIMS as readonly string[]).includes(dimension) && countsFilter(range)) return 'counts';
   if (dimension === 'client_ip' && noFilter(range)) return 'clients';
   if (dimension === 'path' && Object.keys(range.filter).every((f) => f === 'host')) return 'paths';
+  return null;
+}
+
+/**
+ * What the per-path values rollup (pathValues) answers of a top-N breakdown that breakdownRollup leaves to the raw
+ * rows: 'paths' (the top paths with one filter on a counts column) or 'values' (a breakdown by a counts column with a
+ * path and at most a host as filters), else null.
+ */
+export function pathValuesBreakdown(dimension: string, range: ReadRange): 'paths' | 'values' | null {
+  if (breakdownRollup(dimension, range)) return null;
+  if (dimension === 'path' && oneCountsFilter(range)) return 'paths';
+  if ((COUNT_DIMS as readonly string[]).includes(dimension) && pathFilter(range)) return 'values';
   return null;
 }
 

@@ -4,7 +4,7 @@ import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { DAY, HOUR, MINUTE } from './rollup.js';
 import type { AnalyticsStore, LogRow } from './store.js';
-import type { ReadRange } from './reads.js';
+import type { Dimension, ReadRange } from './reads.js';
 import { lcg, pick } from './test-log.js';
 
 const T = 60_000;
@@ -306,6 +306,28 @@ export async function assertReads(store: AnalyticsStore, domainId: number, rows:
     ),
     'top paths of a host, with the domain',
   );
+  // The top paths under one counts filter, and a breakdown by a counts column under a path (and a host): DuckDB's per-path
+  // values (pathValues); a path no row has.
+  const top: [ReadRange['filter'], (x: LogRow) => boolean, Dimension, (x: LogRow) => string | number][] = [
+    [{ bot_class: 'ai_crawler' }, (x) => x.botClass === 'ai_crawler', 'path', (x) => x.path],
+    [{ status: 404 }, (x) => x.status === 404, 'path', (x) => x.path],
+    [{ markdown: false }, (x) => !(x.markdown ?? false), 'path', (x) => x.path],
+    [{ path: '/a' }, (x) => x.path === '/a', 'status', (x) => x.status],
+    [{ path: '/b?x=1' }, (x) => x.path === '/b?x=1', 'country', (x) => x.country ?? ''],
+    [
+      { host: 'b.example.org', path: '/c/d' },
+      (x) => x.host === 'b.example.org' && x.path === '/c/d',
+      'status',
+      (x) => x.status,
+    ],
+    [{ path: '/none' }, () => false, 'bot_class', (x) => x.botClass],
+  ];
+  for (const [filter, keep, dimension, key] of top)
+    assert.deepEqual(
+      await store.breakdown(domainId, { ...range, filter }, dimension, 10, T),
+      expectTop(inside.filter(keep), key, 10),
+      `breakdown by ${dimension}, filter ${JSON.stringify(filter)}`,
+    );
   const filtered = { ...range, filter: { cache_status: 'HIT' } };
   assert.deepEqual(
     await store.breakdown(domainId, filtered, 'country', 10, T),
