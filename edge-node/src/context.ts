@@ -143,6 +143,21 @@ export class RequestContext {
     this.upstreamQuery = init.query;
   }
 
+  /** The path firstSegment() last read and its first segment: one slice per request for every rule index. */
+  private segmentPath = '';
+  private segment = '';
+
+  /** The path's first segment (`/a/b` → `/a`, `/a` → `/a`): the key the rule indexes look rules up by. */
+  firstSegment(): string {
+    const path = this.path;
+    if (path !== this.segmentPath) {
+      const i = path.indexOf('/', 1);
+      this.segment = i < 0 ? path : path.slice(0, i);
+      this.segmentPath = path;
+    }
+    return this.segment;
+  }
+
   hit(id: number, type: string, dry: boolean): void {
     if (this.hits === NO_HITS) this.hits = [];
     this.hits.push(ruleHit(id, type, dry));

@@ -70,3 +70,55 @@ test('the bucketed index visits exactly the matching rules, in priority order, o
     }
   }
 });
+
+test("an index whose rules all name their paths' first segments walks none for a path outside them, and misses no match", () => {
+  const pathRule = (i: number) => {
+    const h = { response_headers: [{ op: 'set', name: 'x', value: String(i) }], priority: (i * 7) % 5 };
+    switch (i % 5) {
+      case 0:
+        return rule('header', { ...h, path_includes: [`/p${i % 4}/*`] });
+      case 1:
+        return rule('header', { ...h, path_includes: [`/q${i % 3}`, `/i${i % 2}/*.png`] });
+      case 2:
+        return rule('header', { ...h, path_match_type: 'regex', path_includes: [`^/p${i % 4}/`] });
+      case 3:
+        return rule('header', { ...h, path_includes: ['/'], host_includes: [`h${i % 3}.example.org`] });
+      default:
+        return rule('header', { ...h, path_includes: [`/w${i % 2}/*`], path_excludes: ['/w0/no'] });
+    }
+  };
+  const paths = ['/', '/p1', '/p1/a', '/P1/a', '/p3/', '/q2', '/q2/x', '/i1/x/a.png', '/i0/a.gif', '/w0/no', '/w1/a'];
+  for (const size of [1, 3, 10, 16, 17, 40]) {
+    for (const generic of [false, true]) {
+      const rules = Array.from({ length: size }, (_, i) => pathRule(i));
+      // One rule matching any path: the gate is off and every path is walked.
+      if (generic) rules.push(rule('header', { response_headers: [{ op: 'set', name: 'x', value: 'g' }] }));
+      const index = compileRuleSet(rules, RULE_COMPILERS, (_r, err) => {
+        throw err;
+      }).get('header')!;
+      const all = index.rules as CompiledRule[];
+      for (const host of ['h0.example.org', 'h1.example.org', 'other.net'])
+        for (const path of paths) {
+          const c = ctx(host, path);
+          const got = index.all(c, []).map((r) => r.id);
+          const want = all.filter((r) => ruleMatches(r, c)).map((r) => r.id);
+          assert.deepEqual(got, want, `${size} rules${generic ? ' + a generic one' : ''}: ${host} ${path}`);
+          assert.equal(index.first(c)?.id, want[0], `first: ${size} ${host} ${path}`);
+        }
+    }
+  }
+  // A path outside every rule's segments walks no rule: a rule's filter would have run (and failed) otherwise.
+  const rules = [pathRule(0), pathRule(1), pathRule(5)];
+  const index = compileRuleSet(rules, RULE_COMPILERS, (_r, err) => {
+    throw err;
+  }).get('header')!;
+  let walked = 0;
+  for (const r of index.rules) {
+    const matches = r.path.matches.bind(r.path);
+    r.path.matches = (p: string) => (walked++, matches(p));
+  }
+  assert.equal(index.first(ctx('h0.example.org', '/elsewhere/a')), undefined);
+  assert.equal(walked, 0);
+  assert.equal(index.first(ctx('h0.example.org', '/p0/a'))?.id, rules[0]!.id);
+  assert.ok(walked > 0);
+});

@@ -60,6 +60,12 @@ export class RuleIndex<A = unknown> {
   private readonly generic: CompiledRule<A>[] = [];
   private readonly lists: CompiledRule<A>[][] = [];
   private readonly pos: number[] = [];
+  /**
+   * When every rule's path filter names its first segments (segmentKeys: exact paths, `/seg/…` prefixes and
+   * patterns, regexes anchored at one), those segments: a request whose path starts with none of them matches no
+   * rule of the index and walks none. null when some rule may match any path.
+   */
+  private readonly segmentGate: Set<string> | null;
   readonly size: number;
 
   constructor(readonly rules: CompiledRule<A>[]) {
@@ -70,6 +76,13 @@ export class RuleIndex<A = unknown> {
         if (l[l.length - 1] !== r) l.push(r);
       } else m.set(k, [r]);
     };
+    let gate: Set<string> | null = new Set();
+    for (const r of rules) {
+      const keys = segmentKeys(r.path);
+      if (keys === null) gate = null;
+      else if (gate !== null) for (const k of keys) gate.add(k);
+    }
+    this.segmentGate = gate;
     for (const r of rules) {
       const inc = r.host.includes;
       if (r.host.type !== '' && !inc.empty && inc.patterns.length === 0) {
@@ -90,6 +103,7 @@ export class RuleIndex<A = unknown> {
    */
   private walk(ctx: RequestContext, honourDryRun: boolean, out: CompiledRule<A>[] | null): CompiledRule<A> | undefined {
     if (this.size === 0) return undefined;
+    if (this.segmentGate !== null && !this.segmentGate.has(ctx.firstSegment())) return undefined;
     if (this.size <= LINEAR_MAX) {
       for (const r of this.rules) {
         if (!ruleMatches(r, ctx)) continue;
@@ -114,7 +128,7 @@ export class RuleIndex<A = unknown> {
       }
     }
     if (this.segment.size > 0) {
-      const l = this.segment.get(firstSegment(ctx.path));
+      const l = this.segment.get(ctx.firstSegment());
       if (l) lists.push(l);
     }
     if (this.generic.length > 0) lists.push(this.generic);
