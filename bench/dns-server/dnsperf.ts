@@ -2,12 +2,12 @@
 // Node dgram server (the old ceiling), in one run. `ours*` rows answer UDP through the batched native module (the
 // default); `ours*-dgram` rows through node:dgram (DNS_UDP_IO=dgram, the path before issue 17 item 5).
 // Run: node --import tsx bench/dns-server/dnsperf.ts
-// Env: SECONDS (dnsperf -l, default 10), RECORDS (default 10000), CLIENTS (dnsperf -c, default 4), ROUNDS (default 2),
-// SUBJECTS (comma-separated ids of the subjects below to run; default all), PAIRED (rounds of the paired 1-core runs
-// at the end: NSD and the dns-server on the same CPU at the same time; default 0, none), PROFILE=1 (one more paired
-// round with perf attached: user/kernel CPU, syscalls and batch size per query, the top of each profile), PAIRS
-// (which pairs the paired rounds run: batch, dgram (NSD beside the dns-server, default both), before (BEFORE=DIR, a
-// checkout of the code before a change, beside this one)).
+// Env: SECONDS (dnsperf -l, default 10), RECORDS (default 10000), CLIENTS (dnsperf -c, default 4), ROUNDS (default 2;
+// 0: only the paired rounds), SUBJECTS (comma-separated ids of the subjects below to run; default all), PAIRED (rounds
+// of the paired 1-core runs at the end: NSD and the dns-server on the same CPU at the same time; default 0, none),
+// PROFILE=1 (one more paired round with perf attached: user/kernel CPU, syscalls and batch size per query, the top of
+// each profile), PAIRS (which pairs the paired rounds run: batch, dgram (NSD beside the dns-server, default both),
+// before (BEFORE=DIR, a checkout of the code before a change, beside this one)).
 // Response rate limiting is run three ways on both servers: off, on with a rate dnsperf never reaches (what the
 // bookkeeping costs per answer), and at the defaults (200 answers/s per bucket, slip 2: dnsperf's NXDOMAIN tenth
 // shares one bucket and gets limited, as a real flood from one source would).
@@ -274,7 +274,7 @@ runBench('dnsperf-bench-', async (dir, procs) => {
       },
     ];
     const only = process.env.SUBJECTS?.split(',').map((x) => x.trim());
-    const subjects = only ? all.filter((x) => only.includes(x.id)) : all;
+    const subjects = ROUNDS <= 0 ? [] : only ? all.filter((x) => only.includes(x.id)) : all;
     const runs = new Map<string, Result[]>();
     for (let round = 0; round < ROUNDS; round++) {
       for (const s of subjects) {
@@ -304,29 +304,31 @@ runBench('dnsperf-bench-', async (dir, procs) => {
       const n = results.find((r) => r.cores === cores && r.group === group && r.subject.startsWith('NSD'));
       return n ? cpuOf(n.id) : NaN;
     };
-    console.log(
-      `\nmachine: ${cpus().length}× ${cpus()[0]?.model}, Node ${process.version}; dnsperf -l ${SECONDS} -c ${CLIENTS} -T 1 -q 1000 -t 1, ${zone.queries.length} queries (10% NXDOMAIN), ${RECORDS} records`,
-    );
-    console.log(
-      '1-core runs: server pinned to CPU 0 and dnsperf to CPU 1 (taskset); 2-core runs: unpinned, sharing both cores with dnsperf\n',
-    );
-    console.log(
-      `best of ${ROUNDS} interleaved rounds per subject (all rounds' QPS in the last column); server CPU per answered ` +
-        'query: median of the rounds, user + system, the server process and its children (/proc); "NSD CPU / ours" ' +
-        'above 1 means fewer CPU microseconds per query than NSD\n',
-    );
-    console.log(
-      '| subject | cores | rate limiting | QPS | vs NSD (same RRL) | server CPU µs/query | NSD CPU / ours | avg latency ms | stddev ms | lost % | QPS per round |',
-    );
-    console.log('|---|---|---|---|---|---|---|---|---|---|---|');
-    for (const r of results) {
-      const rounds = runs
-        .get(r.id)!
-        .map((x) => Math.round(x.qps))
-        .join(', ');
+    if (results.length > 0) {
       console.log(
-        `| ${r.subject} | ${r.cores} | ${r.group} | ${Math.round(r.qps)} | ${(r.qps / nsdQps(r.cores, r.group)).toFixed(2)}× | ${cpuOf(r.id).toFixed(2)} | ${(nsdCpu(r.cores, r.group) / cpuOf(r.id)).toFixed(2)}× | ${r.avgLatencyMs.toFixed(3)} | ${r.stddevMs.toFixed(3)} | ${r.lostPct} | ${rounds} |`,
+        `\nmachine: ${cpus().length}× ${cpus()[0]?.model}, Node ${process.version}; dnsperf -l ${SECONDS} -c ${CLIENTS} -T 1 -q 1000 -t 1, ${zone.queries.length} queries (10% NXDOMAIN), ${RECORDS} records`,
       );
+      console.log(
+        '1-core runs: server pinned to CPU 0 and dnsperf to CPU 1 (taskset); 2-core runs: unpinned, sharing both cores with dnsperf\n',
+      );
+      console.log(
+        `best of ${ROUNDS} interleaved rounds per subject (all rounds' QPS in the last column); server CPU per answered ` +
+          'query: median of the rounds, user + system, the server process and its children (/proc); "NSD CPU / ours" ' +
+          'above 1 means fewer CPU microseconds per query than NSD\n',
+      );
+      console.log(
+        '| subject | cores | rate limiting | QPS | vs NSD (same RRL) | server CPU µs/query | NSD CPU / ours | avg latency ms | stddev ms | lost % | QPS per round |',
+      );
+      console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+      for (const r of results) {
+        const rounds = runs
+          .get(r.id)!
+          .map((x) => Math.round(x.qps))
+          .join(', ');
+        console.log(
+          `| ${r.subject} | ${r.cores} | ${r.group} | ${Math.round(r.qps)} | ${(r.qps / nsdQps(r.cores, r.group)).toFixed(2)}× | ${cpuOf(r.id).toFixed(2)} | ${(nsdCpu(r.cores, r.group) / cpuOf(r.id)).toFixed(2)}× | ${r.avgLatencyMs.toFixed(3)} | ${r.stddevMs.toFixed(3)} | ${r.lostPct} | ${rounds} |`,
+        );
+      }
     }
 
     // PAIRED=N: N rounds of NSD and each dns-server variant pinned to CPU 0 at the same time, one dnsperf each on
