@@ -25,17 +25,19 @@ test('a rate_limit is for the node: two workers together admit the limit', { tim
   // Both workers answering (421/200 from either) before counting starts: another address warms them.
   for (let i = 0; i < 10; i++) assert.equal((await send(edge.httpPort, 'probe.invalid', '/')).status, 421);
 
-  // Paced slower than the exchange round (100 ms; generous under load), as the error bound is one round.
+  // Paced ten times slower than the exchange round (100 ms), as the error bound is one round: under a loaded CI
+  // (every test file at once on 2 cores) 8 of 6 passed once at a 400 ms pace: exchange rounds that late.
+  const REQUESTS = 3 * LIMIT;
   let passed = 0;
   let limited = 0;
-  for (let i = 0; i < 5 * LIMIT; i++) {
+  for (let i = 0; i < REQUESTS; i++) {
     const res = await send(edge.httpPort, host, `/r/${i}`, { localAddress: '127.0.0.21' });
     if (res.status === 200) passed++;
     else if (res.status === 429) limited++;
     else assert.fail(`status ${res.status}`);
-    await sleep(400);
+    await sleep(1000);
   }
-  assert.equal(passed + limited, 5 * LIMIT);
+  assert.equal(passed + limited, REQUESTS);
   // Without sharing this was up to 2 × LIMIT (bench/RESULTS.md); one request may slip in a round that was late.
   assert.ok(passed >= LIMIT && passed <= LIMIT + 1, `${passed} passed of a limit of ${LIMIT}`);
   // Another client is not limited.
