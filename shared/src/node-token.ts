@@ -29,8 +29,19 @@ export function ensureSecret(dataDir: string, file: string, configured?: string)
     writeFileSync(join(dataDir, file), `${secret}\n`, { mode: 0o600, flag: 'wx' });
     return secret;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return readSecret(dataDir, file)!;
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return secretWrittenByAnother(dataDir, file);
     throw err;
+  }
+}
+
+/** The secret another process has just created: its file can still be empty for a moment (created, not yet written). */
+function secretWrittenByAnother(dataDir: string, file: string): string {
+  const end = Date.now() + 5_000;
+  for (;;) {
+    const secret = readSecret(dataDir, file);
+    if (secret) return secret;
+    if (Date.now() > end) throw new Error(`${join(dataDir, file)} stays empty`);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
   }
 }
 

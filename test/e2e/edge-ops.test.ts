@@ -35,18 +35,29 @@ test('cluster workers report their requests to the primary, whose /metrics sums 
   assert.match(text, /^edge_request_logs_dropped_total 0$/m);
 });
 
-/** Pids of the processes whose parent is `pid` (the cluster workers of a primary). */
-function childrenOf(pid: number): number[] {
+/** The command name, state and parent pid of a process, from /proc (undefined once it is gone). */
+function procStat(pid: number | string): { comm: string; state: string; parent: number } | undefined {
+  try {
+    // The command name is in parentheses and may hold spaces: the state, then the parent's pid, follow it.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const [state, parent] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), state: state!, parent: Number(parent) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Pids of the live cluster workers of a primary: its children running the same program (not a helper process a
+ * worker or loader started, such as tsx's esbuild service, and not an exited worker not yet reaped).
+ */
+function workersOf(pid: number): number[] {
+  const comm = procStat(pid)?.comm;
   const out: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
-    try {
-      // Fields after the command name, which is in parentheses and may hold spaces: state, then the parent's pid.
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
+    const stat = procStat(entry);
+    if (stat && stat.parent === pid && stat.comm === comm && stat.state !== 'Z') out.push(Number(entry));
   }
   return out;
 }
@@ -71,6 +82,7 @@ test("a worker that dies takes its open pools out of the primary's gauge; anothe
   // Each request on a new connection, which the kernel hands to either worker: send new host names until both hold
   // their 3 newest pools, then wait for the reports (once a second) made after the last request.
   let sent = 0;
+  let pools = NaN;
   await waitUntil(
     'both workers to hold 3 pools',
     async () => {
@@ -78,17 +90,22 @@ test("a worker that dies takes its open pools out of the primary's gauge; anothe
         const host = `h${sent++}.flood.example.org`;
         assert.equal((await send(edge.httpPort, host, '/')).status, 200);
       }
-      return (await gauge('edge_origin_pools')) === 6 ? true : undefined;
+      pools = await gauge('edge_origin_pools');
+      return pools === 6 ? true : undefined;
     },
     60_000,
-  );
+  ).catch((err: Error) => {
+    throw new Error(
+      `${err.message} (last gauge ${pools}, ${sent} sent)\n--- edge node output ---\n${edge.output().slice(-4000)}`,
+    );
+  });
   await waitUntil('the workers to report their evictions', async () =>
     (await gauge('edge_origin_pools')) === 6 && (await gauge('edge_origin_pools_evicted_total')) === sent - 6
       ? true
       : undefined,
   );
 
-  const workers = childrenOf(edge.pid());
+  const workers = workersOf(edge.pid());
   assert.equal(workers.length, 2, `workers of ${edge.pid()}: ${workers.join(', ')}`);
   process.kill(workers[0]!, 'SIGKILL');
   // The primary starts another worker; the dead one's 3 pools leave the gauge, its evictions stay in the total.
@@ -96,7 +113,7 @@ test("a worker that dies takes its open pools out of the primary's gauge; anothe
     (await gauge('edge_origin_pools')) === 3 ? true : undefined,
   );
   assert.equal(await gauge('edge_origin_pools_evicted_total'), sent - 6);
-  await waitUntil('a replacement worker', async () => (childrenOf(edge.pid()).length === 2 ? true : undefined));
+  await waitUntil('a replacement worker', async () => (workersOf(edge.pid()).length === 2 ? true : undefined));
   for (let i = 0; i < 10; i++) {
     const r = await send(edge.httpPort, 'www.neighbour.example.org', `/n${i}`);
     assert.equal(r.status, 200);

@@ -71,7 +71,7 @@ test(
     assert.equal(up.statusCode, 200, up.body);
     const fp = (pem: string) => new X509Certificate(pem).fingerprint256;
     const domainFp = fp(chain.leaf.certPem);
-    const defaultFp = fp(readFileSync(join(h.mailDataDir, 'mail-tls', 'default.crt'), 'utf8'));
+    const defaultFp = fp(readFileSync(join(h.mailDataDir, 'mail-tls', 'default', 'default.crt'), 'utf8'));
     assert.notEqual(domainFp, defaultFp);
 
     assert.equal(await presented(h.mailPort, 'tls-mail.test'), domainFp);

@@ -4,11 +4,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { decodeDomainSnapshot, encodeConfigEntry, encodeDomainSnapshot, type DomainSnapshot } from '../config/index.js';
 import { openNodeStore, type AppliedEvent } from './index.js';
 import { domainHeader, zoneRecord } from '../testing/config-entries.js';
 import { packEntries, unpackEntries } from '../config/frames.js';
 import { ensureNodeToken, readNodeToken } from '../node-token.js';
+import { callInProcessesAtOnce } from '../testing/at-once.js';
 
 function tempDir(t: TestContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'node-store-'));
@@ -134,4 +136,13 @@ test('the node token is generated once with mode 0600 and a configured token win
   assert.equal(ensureNodeToken(dir), token);
   assert.equal(readNodeToken(dir), token);
   assert.equal(ensureNodeToken(dir, 'configured-secret'), 'configured-secret');
+});
+
+test('processes generating the node token at once all get the one that was written', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'node-token-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const module = fileURLToPath(new URL('../node-token.ts', import.meta.url));
+  const tokens = await callInProcessesAtOnce<string>(6, module, 'ensureNodeToken', [dir]);
+  assert.deepEqual(new Set(tokens), new Set([readNodeToken(dir)]));
+  assert.match(tokens[0]!, /^[0-9a-f]{64}$/);
 });
