@@ -7,7 +7,9 @@
 // Options (env): ZONE_SIZES (default 1000,100000), WRITES (per zone, default 200), GETS (default 5),
 // NODE=0 (no DNS node: the import is timed to the API's 200 and its CPU time, nothing waits for a node's answer and
 // no single write is timed; a node still storing a large delta would load the machine under the next figures),
-// and the control plane's own settings (e.g. DOMAIN_CONFIG_MAX_BYTES) passed through CP_ENV as JSON.
+// and the control plane's own settings (e.g. DOMAIN_CONFIG_MAX_BYTES) passed through CP_ENV as JSON; PG_PID (the
+// Postgres server's postmaster pid, with TEST_DATABASE_URL) adds the whole cluster's CPU during the import (every
+// other client of that server counts too).
 import { request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { cpus, loadavg } from 'node:os';
@@ -19,7 +21,7 @@ import {
 } from '../../test/e2e/sync-harness.js';
 import { createDnsProbe, type DnsProbe } from './dns-probe.js';
 import { summary, waitForAnswer } from './timing.js';
-import { findChildPid, processCpuMs } from '../control-plane/process-cpu.js';
+import { findChildPid, processCpuMs, processTreeCpuMs } from '../control-plane/process-cpu.js';
 
 const SIZES = (process.env.ZONE_SIZES ?? '1000,100000').split(',').map(Number);
 const WRITES = Number(process.env.WRITES ?? 200);
@@ -87,20 +89,25 @@ async function main(): Promise<void> {
       const file = Array.from({ length: n }, (_, i) => `r${i} 300 IN A ${ip(i, 0)}`).join('\n');
       const cpPid = findChildPid(process.pid, 'control-plane/src/main.ts');
       const cpu0 = processCpuMs(cpPid);
+      const nodePid = node ? findChildPid(process.pid, 'dns-server/src/main.ts') : 0;
+      const nodeCpu0 = nodePid ? processCpuMs(nodePid) : 0;
+      const pgPid = Number(process.env.PG_PID ?? 0);
+      const pgCpu0 = pgPid ? processTreeCpuMs(pgPid) : 0;
       const t0 = performance.now();
       await call(cp, 'POST', `/domains/${name}/records/import`, file, 'text/plain');
       const t200 = performance.now();
       const cpu = (processCpuMs(cpPid) - cpu0) / 1000;
+      const pgCpu = pgPid ? `; Postgres server CPU ${((processTreeCpuMs(pgPid) - pgCpu0) / 1000).toFixed(2)} s` : '';
       note({
         case: `import of ${n} records: POST → 200`,
-        figure: `${((t200 - t0) / 1000).toFixed(2)} s (${(file.length / 1e6).toFixed(1)} MB; control plane CPU ${cpu.toFixed(2)} s)`,
+        figure: `${((t200 - t0) / 1000).toFixed(2)} s (${(file.length / 1e6).toFixed(1)} MB; control plane CPU ${cpu.toFixed(2)} s${pgCpu})`,
         load: load(),
       });
       if (probe) {
         const tAnswer = await waitForAnswer(probe, `r${n - 1}.${name}`, ip(n - 1, 0), 600_000);
         note({
           case: `import of ${n} records: 200 → the node answers its last record`,
-          figure: `${((tAnswer - t200) / 1000).toFixed(2)} s`,
+          figure: `${((tAnswer - t200) / 1000).toFixed(2)} s (POST → answer ${((tAnswer - t0) / 1000).toFixed(2)} s; DNS node CPU from the POST ${((processCpuMs(nodePid) - nodeCpu0) / 1000).toFixed(2)} s; control plane CPU after the 200 ${((processCpuMs(cpPid) - cpu0) / 1000 - cpu).toFixed(2)} s)`,
           load: load(),
         });
       }

@@ -213,6 +213,36 @@ async function ingest(msg: Extract<ToWorker, { type: 'entries' }>): Promise<void
   for (const w of headWaiters) w();
   headWaiters.clear();
   reportState();
+  compactWhenSent();
+}
+
+/** Longest wait for the nodes' sockets to take what was published before the mirror compacts anyway, in ms. */
+const COMPACT_WAIT_MS = 30_000;
+let compactionScheduled = false;
+
+/**
+ * Squashes the domains the mirror marked due, once every node's socket has handed what was published to the kernel:
+ * the squash blocks this thread for seconds on a large zone, which must not hold up the delivery of the entry that
+ * made it due (nor its flush while uWS still buffers it). Runs in the message queue, between two ingests.
+ */
+function compactWhenSent(): void {
+  if (compactionScheduled || !mirror.compactionPending) return;
+  compactionScheduled = true;
+  const started = Date.now();
+  const check = (): void => {
+    const buffered = [...sockets].some((ws) => ws.getBufferedAmount() > 0);
+    if (buffered && !closing && Date.now() - started < COMPACT_WAIT_MS) {
+      setTimeout(check, 10);
+      return;
+    }
+    compactionScheduled = false;
+    queue = queue
+      .then(() => {
+        if (!closing) mirror.compactDue();
+      })
+      .catch((err: unknown) => log.error({ err }, 'sync hub compaction failed'));
+  };
+  setImmediate(check);
 }
 
 let listenSocket: uWS.us_listen_socket | undefined;

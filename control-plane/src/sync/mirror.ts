@@ -3,9 +3,9 @@
 // that need it; catch-up is planned from here, never from the database.
 import {
   applyDeltas,
-  decodeDomainSnapshot,
+  decodeDomainSnapshotFast,
   encodeConfigEntry,
-  encodeDomainSnapshot,
+  encodeDomainSnapshotFast,
   type DomainSnapshot,
 } from '@platform/shared/config';
 
@@ -85,6 +85,8 @@ export class LogMirror {
   private readonly domains = new Map<string, DomainLog>();
   private readonly decoded = new Set<DomainLog>();
   private readonly compactAfter: number;
+  /** Domains whose deltas are due to be squashed (compactDue). */
+  private readonly due = new Set<DomainLog>();
 
   constructor(private readonly opts: MirrorOptions) {
     this.compactAfter = opts.compactAfterDeltas ?? 64;
@@ -110,10 +112,7 @@ export class LogMirror {
         if (sent) out.push(sent);
       } catch (err) {
         // One domain's unreadable entry must not stop the stream for the others: it is withheld like an oversized one.
-        const d = this.domains.get(e.domainName)!;
-        d.withheld = true;
-        d.withheldAt = e.version;
-        this.opts.onError?.(e.domainName, e.version, err);
+        this.withholdUnreadable(this.domains.get(e.domainName)!, e.version, err);
       }
     }
     this.sweep();
@@ -191,15 +190,8 @@ export class LogMirror {
       d.deltaBytes += item.payload.length;
       d.stateBytes += item.payload.length;
       d.stateExact = false;
-      // Squashing re-encodes the whole zone and holds up this delta's delivery: after `compactAfter` deltas only
-      // once they weigh an eighth of the snapshot, so a large zone's squash (seconds for 100,000 records) comes once
-      // per that many bytes of deltas, not once per 64 single-record writes (bench/sync/large-zones.ts p99).
-      const base = d.base?.payload.length ?? 0;
-      if (
-        (d.deltas.length >= this.compactAfter && d.deltaBytes * 8 >= base) ||
-        d.deltaBytes > Math.max(base, COMPACT_MIN_BYTES)
-      )
-        this.compact(d);
+      // Squashing re-encodes the whole zone: it is left to compactDue, which the hub calls once the entry is sent.
+      if (this.compactionDue(d)) this.due.add(d);
     } else {
       // A snapshot or tombstone replaces everything before it.
       const older = d.base !== undefined || d.deltas.length > 0;
@@ -239,13 +231,62 @@ export class LogMirror {
     return this.encode(item);
   }
 
+  /** True when domains wait for compactDue. */
+  get compactionPending(): boolean {
+    return this.due.size > 0;
+  }
+
+  /**
+   * Compacts the domains whose deltas became due since the last call (see compactionDue). Ingest only marks them:
+   * squashing re-encodes the whole zone (about 3.5 s for a million records), so the hub sends the entry first and
+   * calls this afterwards. Returns the number of domains compacted.
+   */
+  compactDue(): number {
+    let n = 0;
+    for (const d of [...this.due]) {
+      this.due.delete(d);
+      if (!this.compactionDue(d)) continue;
+      try {
+        this.compact(d);
+        n++;
+      } catch (err) {
+        // As when an entry cannot be read on ingest: the domain is withheld until its next snapshot.
+        this.withholdUnreadable(d, this.latest(d).version, err);
+      }
+    }
+    this.sweep();
+    return n;
+  }
+
+  /** Withholds a domain whose entries at `version` cannot be read, until its next snapshot, and reports why. */
+  private withholdUnreadable(d: DomainLog, version: number, err: unknown): void {
+    d.withheld = true;
+    d.withheldAt = version;
+    this.opts.onError?.(d.name, version, err);
+  }
+
+  /**
+   * Whether the domain's deltas are to be squashed: after `compactAfter` deltas only once they weigh an eighth of
+   * the snapshot, so a large zone's squash (seconds for 100,000 records) comes once per that many bytes of deltas,
+   * not once per 64 single-record writes (bench/sync/large-zones.ts p99); at once when they outweigh the snapshot.
+   */
+  private compactionDue(d: DomainLog): boolean {
+    if (d.deltas.length === 0 || this.domains.get(d.name) !== d) return false;
+    const base = d.base?.payload.length ?? 0;
+    return (
+      (d.deltas.length >= this.compactAfter && d.deltaBytes * 8 >= base) ||
+      d.deltaBytes > Math.max(base, COMPACT_MIN_BYTES)
+    );
+  }
+
   /** Replaces the domain's base and deltas by its whole state at its latest version, here and in the database. */
   private compact(d: DomainLog): void {
+    const last = this.latest(d);
     const squashed = this.squash(d);
-    const last = this.items[this.items.length - 1]!;
-    // Compaction runs as the delta at the latest version is added: the squashed snapshot takes its place.
-    if (last.version !== squashed.version || last.domain !== d) return;
-    this.items[this.items.length - 1] = squashed;
+    // The squashed snapshot takes the place of the domain's latest delta (later entries of other domains stay).
+    const at = this.firstAfter(last.version - 1);
+    if (this.items[at] !== last || squashed.version !== last.version) return;
+    this.items[at] = squashed;
     if (d.base) this.supersede(d.base);
     for (const old of d.deltas) if (old !== last) this.supersede(old);
     d.base = squashed;
@@ -259,7 +300,7 @@ export class LogMirror {
     const latest = this.latest(d);
     if (latest.kind !== 'delta') return latest;
     if (d.squashed?.version === latest.version) return d.squashed;
-    const payload = encodeDomainSnapshot(this.latestState(d));
+    const payload = encodeDomainSnapshotFast(this.latestState(d));
     d.stateBytes = payload.length;
     d.stateExact = true;
     d.squashed = {
@@ -283,9 +324,9 @@ export class LogMirror {
     let state = d.state;
     if (!state || state.version < (d.base?.version ?? 0)) {
       if (d.base?.kind === 'snapshot')
-        state = { version: d.base.version, snapshot: decodeDomainSnapshot(d.base.payload) };
+        state = { version: d.base.version, snapshot: decodeDomainSnapshotFast(d.base.payload) };
       else {
-        const first = decodeDomainSnapshot(d.deltas[0]!.payload);
+        const first = decodeDomainSnapshotFast(d.deltas[0]!.payload);
         state = {
           version: 0,
           snapshot: { ...first, zone: { ...first.zone, records: [] }, ruleSet: { ...first.ruleSet, rules: [] } },
@@ -301,7 +342,7 @@ export class LogMirror {
         domain: d.name,
         deleted: false,
         delta: true,
-        snapshot: decodeDomainSnapshot(x.payload),
+        snapshot: decodeDomainSnapshotFast(x.payload),
         removedRecordIds: x.removedRecordIds,
         removedRuleIds: x.removedRuleIds,
       })),

@@ -7,6 +7,7 @@ import { domainHeader } from '../testing/config-entries.js';
 import {
   PROTO_PATH,
   decodeDomainSnapshot,
+  decodeDomainSnapshotFast,
   decodeZoneRecord,
   encodeDomainSnapshot,
   encodeZoneRecord,
@@ -108,5 +109,6 @@ test('splitSnapshot gives the header without records and rules, and every part a
   const sliced = sliceSnapshotParts(bytes);
   assert.deepStrictEqual(split.records.map(Buffer.from), sliced.records.map(Buffer.from));
   assert.deepStrictEqual(split.records.map(decodeZoneRecord), whole.zone.records);
+  assert.deepStrictEqual(decodeDomainSnapshotFast(bytes), whole);
   assert.throws(() => splitSnapshot(bytes.subarray(0, bytes.length - 3)), { code: 'CFG_ERR_DECODE' });
 });

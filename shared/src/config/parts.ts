@@ -2,7 +2,7 @@
 // and each record and rule as its own encoded message, so one record can be read, written or removed alone.
 import protobuf from 'protobufjs';
 import { PlatformError } from '../errors.js';
-import { PROTO_PATH, encodeDomainSnapshot, toObject, type ConfigErrorCode } from './codec.js';
+import { PROTO_PATH, decodeDomainSnapshot, encodeDomainSnapshot, toObject, type ConfigErrorCode } from './codec.js';
 import type { DomainSnapshot, Rule, ZoneRecord } from './types.js';
 
 const root = protobuf.loadSync(PROTO_PATH);
@@ -292,4 +292,17 @@ function sliceRepeated(message: Uint8Array, field: number, into: Uint8Array[]): 
     into.push(r.bytes());
     return true;
   });
+}
+
+/**
+ * decodeDomainSnapshot(bytes), with the records and rules decoded by the hand-written decodeZoneRecord and decodeRule
+ * instead of protobufjs: the same objects, at a fraction of the cost for a large zone (the hub's squash of a
+ * million-record import into a snapshot).
+ */
+export function decodeDomainSnapshotFast(bytes: Uint8Array): DomainSnapshot {
+  const parts = splitSnapshot(bytes);
+  const snapshot = decodeDomainSnapshot(parts.header);
+  if (parts.records.length > 0) snapshot.zone.records = parts.records.map(decodeZoneRecord);
+  if (parts.rules.length > 0) snapshot.ruleSet.rules = parts.rules.map(decodeRule);
+  return snapshot;
 }
