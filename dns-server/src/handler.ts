@@ -120,7 +120,7 @@ export function answerQueryInto(
   const signer = zone.signer;
   const signed = q.ednsDo && signer !== null;
   // A name of the zone is found from the query's bytes (no key string); the rest goes by the key.
-  let r: Template | NegativeTail | typeof NEGATIVE | typeof NXDOMAIN;
+  let r: Answer;
   let name: string;
   if (signed) r = lookupSigned(zone, signer, (name = q.key), qtype);
   else {
@@ -133,36 +133,23 @@ export function answerQueryInto(
       r = typeof v === 'object' ? v : lookupAt(zone, node, name, qtype);
     } else r = lookup(zone, (name = q.key), qtype);
   }
-  if (hit < 0) keep(msg, cache, r, name, zone, table.apexOffset, signed);
+  // The rate-limiting bucket of the answer, what the cache keeps beside it: names that exist are counted by name;
+  // synthesised and missing ones by zone, so random names share a bucket.
+  const cls = hit < 0 || rrl !== null ? rrlClass(r, signed) : 0;
+  const bucket = cls === RRL_CLASS.NXDOMAIN || cls === RRL_CLASS.SYNTHESISED ? zone.apex : name;
+  if (hit < 0) keep(msg, cache, r, cls, bucket, zone, table.apexOffset);
+  if (rrl !== null) {
+    const v = rrl.check(address, cls, bucket, cls === RRL_CLASS.NXDOMAIN ? 0 : qtype);
+    if (v !== RRL.ALLOW) return limited(v, c, msg, rcodeOf(r), dst, at);
+  }
   // Numbers (NEGATIVE, NXDOMAIN) and answers (objects) are told apart by typeof first: a comparison that could mix
   // the two is a generic StrictEqual call in V8's optimised code, per query.
   if (typeof r === 'number') {
     const nx = r === NXDOMAIN;
-    if (rrl !== null) {
-      // Names that exist are counted by name; synthesised and missing ones by zone, so random names share a bucket.
-      const v = nx
-        ? rrl.check(address, RRL_CLASS.NXDOMAIN, zone.apex, 0)
-        : lastLookup.synthesised
-          ? rrl.check(address, RRL_CLASS.SYNTHESISED, zone.apex, qtype)
-          : rrl.check(address, RRL_CLASS.NODATA, name, qtype);
-      if (v !== RRL.ALLOW) return limited(v, c, msg, nx ? RCODE.NXDOMAIN : RCODE.NOERROR, dst, at);
-    }
     if (nx) c.dns_responses_nxdomain_total++;
     else c.dns_responses_noerror_total++;
     const rcode = nx ? RCODE.NXDOMAIN : RCODE.NOERROR;
     return negative(msg, zone.negativeTail, table.apexOffset, rcode, limit, c, dst, at);
-  }
-  if (rrl !== null) {
-    const cls = signed ? signedClass(r) : lastLookup.synthesised ? RRL_CLASS.SYNTHESISED : RRL_CLASS.POSITIVE;
-    const v = rrl.check(
-      address,
-      cls,
-      cls === RRL_CLASS.NXDOMAIN || cls === RRL_CLASS.SYNTHESISED ? zone.apex : name,
-      cls === RRL_CLASS.NXDOMAIN ? 0 : qtype,
-    );
-    // The rcode the answer has (an answer from the cache is held back with the same one).
-    const rcode = (r as NegativeTail).pointers !== undefined ? RCODE.NXDOMAIN : (r as Template).bytes[3] & 0xf;
-    if (v !== RRL.ALLOW) return limited(v, c, msg, rcode, dst, at);
   }
   // Only a signed lookup gives the kept authority section of an NXDOMAIN.
   if (signed && (r as NegativeTail).pointers !== undefined) {
@@ -175,19 +162,32 @@ export function answerQueryInto(
   return fromTemplate(msg, r, limit, c, dst, at);
 }
 
+type Answer = Template | NegativeTail | typeof NEGATIVE | typeof NXDOMAIN;
+
 /**
- * The RRL class of a DO=1 answer from a signed zone (after lookupSigned): the class its question gets without DO
- * (a kept NXDOMAIN proof or an NXDOMAIN template: NXDOMAIN; NOERROR with no answer and AA, i.e. NODATA and not a
- * referral: NODATA; the rest: POSITIVE), SYNTHESISED for a name that is not one of the zone's (wildcard, below a cut).
+ * The RRL class of a lookup's answer (rrl.ts RRL_CLASS), after the lookup (lastLookup.synthesised): NXDOMAIN for a
+ * missing name, SYNTHESISED for a name that is not one of the zone's (wildcard, below a cut), NODATA, else POSITIVE.
+ * A DO=1 answer from a signed zone (`signed`, lookupSigned's) gets the class its question gets without DO: a kept
+ * NXDOMAIN proof or an NXDOMAIN template, NXDOMAIN; NOERROR with no answer and AA (NODATA, not a referral), NODATA.
  */
-function signedClass(r: Template | NegativeTail): number {
-  if ((r as NegativeTail).pointers !== undefined) return RRL_CLASS.NXDOMAIN;
-  const b = (r as Template).bytes;
-  if (b[6] === 0 && b[7] === 0) {
-    if ((b[3] & 0xf) === RCODE.NXDOMAIN) return RRL_CLASS.NXDOMAIN;
-    if ((b[2] & (FLAG.AA >>> 8)) !== 0 && !lastLookup.synthesised) return RRL_CLASS.NODATA;
+function rrlClass(r: Answer, signed: boolean): number {
+  if (typeof r === 'number')
+    return r === NXDOMAIN ? RRL_CLASS.NXDOMAIN : lastLookup.synthesised ? RRL_CLASS.SYNTHESISED : RRL_CLASS.NODATA;
+  if (signed) {
+    if ((r as NegativeTail).pointers !== undefined) return RRL_CLASS.NXDOMAIN;
+    const b = (r as Template).bytes;
+    if (b[6] === 0 && b[7] === 0) {
+      if ((b[3] & 0xf) === RCODE.NXDOMAIN) return RRL_CLASS.NXDOMAIN;
+      if ((b[2] & (FLAG.AA >>> 8)) !== 0 && !lastLookup.synthesised) return RRL_CLASS.NODATA;
+    }
   }
   return lastLookup.synthesised ? RRL_CLASS.SYNTHESISED : RRL_CLASS.POSITIVE;
+}
+
+/** The rcode of a lookup's answer (an answer rate limiting holds back, from the zone or the cache, keeps it). */
+function rcodeOf(r: Answer): number {
+  if (typeof r === 'number') return r === NXDOMAIN ? RCODE.NXDOMAIN : RCODE.NOERROR;
+  return (r as NegativeTail).pointers !== undefined ? RCODE.NXDOMAIN : (r as Template).bytes[3] & 0xf;
 }
 
 /**
@@ -239,36 +239,32 @@ function fromCache(
 
 /**
  * Keeps the answer of a lookup (unsigned, or `signed`: lookupSigned's for a DO=1 query) in the table's answer cache,
- * whole (the size the query allows is checked on each hit), with what rate limiting keys it by (the same class and
- * name as answerQueryInto's checks): a template's bytes, or a negative answer built as `negative` writes it (the
- * zone's negative SOA, or a signed NXDOMAIN's kept proof).
+ * whole (the size the query allows is checked on each hit), with its rate-limiting class and bucket (answerQueryInto's):
+ * a template's bytes, or a negative answer built as `negative` writes it (the zone's negative SOA, or a signed
+ * NXDOMAIN's kept proof).
  */
 function keep(
   msg: Buffer,
   cache: AnswerCache,
-  r: Template | NegativeTail | typeof NEGATIVE | typeof NXDOMAIN,
-  name: string,
+  r: Answer,
+  cls: number,
+  bucket: string,
   zone: CompiledZone,
   apexOffset: number,
-  signed: boolean,
 ): void {
   // Names anyone can make up (missing, from a wildcard, below a cut) are kept when asked twice (AnswerCache.admit).
   if (typeof r !== 'number' && (r as NegativeTail).pointers === undefined) {
     const bytes = (r as Template).bytes;
     if (lastLookup.synthesised && !cache.admit(q)) return;
-    const cls = signed ? signedClass(r) : lastLookup.synthesised ? RRL_CLASS.SYNTHESISED : RRL_CLASS.POSITIVE;
-    const byZone = cls === RRL_CLASS.NXDOMAIN || cls === RRL_CLASS.SYNTHESISED;
-    const p = cache.reserve(q, bytes.length, cls, byZone ? zone.apex : name);
+    const p = cache.reserve(q, bytes.length, cls, bucket);
     if (p >= 0) bytes.copy(cache.arena, p);
     return;
   }
-  const nx = r === NXDOMAIN || typeof r !== 'number';
+  const nx = cls === RRL_CLASS.NXDOMAIN;
   if ((nx || lastLookup.synthesised) && !cache.admit(q)) return;
   const t = typeof r === 'number' ? zone.negativeTail : (r as NegativeTail);
   const qEnd = q.questionEnd;
-  const size = qEnd + t.bytes.length;
-  const cls = nx ? RRL_CLASS.NXDOMAIN : lastLookup.synthesised ? RRL_CLASS.SYNTHESISED : RRL_CLASS.NODATA;
-  const p = cache.reserve(q, size, cls, nx || lastLookup.synthesised ? zone.apex : name);
+  const p = cache.reserve(q, qEnd + t.bytes.length, cls, bucket);
   if (p < 0) return;
   const a = cache.arena;
   put16(a, p, 0);

@@ -6,7 +6,8 @@ import type { DomainSnapshot, ZoneRecord } from '@platform/shared/config';
 import { TYPE } from '../wire/constants.js';
 import { normaliseName } from '../wire/rdata.js';
 import { NodeMap } from './name-index.js';
-import type { CompiledZone, RRset, Template, ZoneNode, ZoneView } from './model.js';
+import { NO_RRSETS, type RRsets } from './rrsets.js';
+import { NO_SLOTS, type CompiledZone, type RRset, type Template, type ZoneNode, type ZoneView } from './model.js';
 import {
   compileOwner,
   ownerOf,
@@ -60,6 +61,13 @@ export class ZoneBuilder {
   private soaUsers = new Set<string>();
   private invalidNames = new Map<number, string>();
   private soaRdata: Array<Buffer | { name: string; compress: boolean }> = [];
+  /**
+   * Large zones (built by inSlices): the answers of a plain node (see isPlain) are not compiled with the zone but on
+   * its first query (lookupAt fills an empty slot), as for a name synthesised from a wildcard. Such a node's answers
+   * read nothing but the node itself, so no later change elsewhere can make them stale, and a change of the node
+   * itself replaces the node object.
+   */
+  private plainOnFirstQuery = false;
   private apexSets: RRset[] = [];
 
   constructor(
@@ -87,6 +95,7 @@ export class ZoneBuilder {
     pause: () => Promise<void>,
   ): Promise<ZoneBuilder> {
     const b = new ZoneBuilder(header, opts, false);
+    b.plainOnFirstQuery = true;
     let n = 0;
     for (const r of records) {
       b.put(r);
@@ -219,7 +228,7 @@ export class ZoneBuilder {
     const previous = this.zone;
     this.zone = zone;
     try {
-      const recompiled = yield* this.recompileSteps(zone, new Set([this.apex, ...this.idsByOwner.keys()]));
+      const recompiled = yield* this.recompileSteps(zone, ownersWithApex(this.apex, this.idsByOwner.keys()));
       return { how: 'rebuilt', problems: this.problems(), recompiled };
     } catch (err) {
       this.zone = previous;
@@ -269,7 +278,7 @@ export class ZoneBuilder {
    */
   private *recompileSteps(
     zone: CompiledZone,
-    touched: Set<string>,
+    touched: Iterable<string>,
     diff: { deleted: ZoneRR[]; added: ZoneRR[] } | null = null,
   ): Generator<void, number> {
     let n = 0;
@@ -302,24 +311,33 @@ export class ZoneBuilder {
     const redo = this.readers.size === 0 ? affected : new Set(affected);
     if (this.readers.size > 0)
       for (const name of affected) for (const reader of this.readers.get(name) ?? []) redo.add(reader);
-    // 4. New node objects beside the served ones, seen through a view; answers compiled against that view.
+    // 4. New node objects beside the served ones, seen through a view; answers compiled against that view. A zone
+    // compiled whole is served by no one yet (rebuildSteps made it): its nodes go straight into it, nothing staged.
+    const fresh = served.size === 0 && this.readers.size === 0 && diff === null;
     const staged = new Map<string, ZoneNode | null>();
     for (const name of redo) {
-      if (this.exists(name)) staged.set(name, { name, rrsets: this.rrsetsOf(name), cut: this.cutOf(name), slots: [] });
-      else if (served.has(name)) staged.set(name, null);
+      if (this.exists(name)) {
+        const node: ZoneNode = { name, rrsets: this.rrsetsOf(name), cut: this.cutOf(name), slots: NO_SLOTS };
+        if (fresh) served.set(name, node);
+        else staged.set(name, node);
+      } else if (served.has(name)) staged.set(name, null);
       if (++n % SLICE === 0) yield;
     }
-    const view: ZoneView = {
-      apex,
-      nodes: { get: (name) => (staged.has(name) ? (staged.get(name) ?? undefined) : served.get(name)) },
-      negativeSoa: zone.negativeSoa,
-      synthesised: new Map(),
-    };
+    const view: ZoneView = fresh
+      ? { apex, nodes: served, negativeSoa: zone.negativeSoa, synthesised: new Map() }
+      : {
+          apex,
+          nodes: { get: (name) => (staged.has(name) ? (staged.get(name) ?? undefined) : served.get(name)) },
+          negativeSoa: zone.negativeSoa,
+          synthesised: new Map(),
+        };
+    const built: Iterable<ZoneNode | null> = fresh ? served.values() : staged.values();
     // What each new node's answers read besides itself; kept only for those that read something (most read nothing).
     const reads = new Map<string, { names: Set<string>; soa: boolean }>();
+    const lazy = this.plainOnFirstQuery && zone.signer === null;
     let compiled = 0;
-    for (const node of staged.values()) {
-      if (node) {
+    for (const node of built) {
+      if (node && !(lazy && isPlain(node, apex))) {
         const r = fillSlotsReading(view, node);
         r.names.delete(node.name);
         if (r.names.size > 0 || r.soa) reads.set(node.name, r);
@@ -330,7 +348,7 @@ export class ZoneBuilder {
     // DNSSEC: each new RRset is signed here, once; the NSEC3 chain follows the names that changed.
     const signer = zone.signer;
     if (signer) {
-      for (const [name, node] of staged) {
+      for (const [name, node] of fresh ? served : staged) {
         if (node) signer.signNode(node);
         signer.chainNode(name, node);
         if (++n % SLICE === 0) yield;
@@ -386,9 +404,9 @@ export class ZoneBuilder {
     if (!this.exists(parent)) this.unlink(parent, affected);
   }
 
-  private rrsetsOf(name: string): Map<number, RRset> {
+  private rrsetsOf(name: string): RRsets {
     const own = this.content.get(name);
-    const sets = own?.exists ? own.rrsets : new Map<number, RRset>();
+    const sets = own?.exists ? own.rrsets : NO_RRSETS;
     if (name !== this.apex) return sets;
     const apexSets = new Map(sets);
     for (const set of this.apexSets) apexSets.set(set.type, set);
@@ -476,6 +494,26 @@ function drain<T>(steps: Generator<void, T>): T {
     const r = steps.next();
     if (r.done) return r.value;
   }
+}
+
+/** The apex, then every other owner of `owners` (each once), without copying them into a Set. */
+function* ownersWithApex(apex: string, owners: Iterable<string>): Generator<string> {
+  yield apex;
+  for (const o of owners) if (o !== apex) yield o;
+}
+
+/** Types whose RRsets name no other node of the zone (no chain, no additional addresses). */
+const PLAIN_TYPES = new Set<number>([TYPE.A, TYPE.AAAA, TYPE.TXT, TYPE.CAA, TYPE.PTR]);
+
+/**
+ * A node whose every answer reads the node alone and never the SOA: not the apex, not at or below a delegation, and
+ * only RRsets of plain types (or none: an empty non-terminal). Its slots filled on first query (lookupAt) are the
+ * ones fillSlots would have made: the types it holds answer their RRset, every other type is NEGATIVE.
+ */
+function isPlain(node: ZoneNode, apex: string): boolean {
+  if (node.cut !== '' || node.name === apex) return false;
+  for (const type of node.rrsets.keys()) if (!PLAIN_TYPES.has(type)) return false;
+  return true;
 }
 
 function isCut(c: OwnerContent | undefined): boolean {

@@ -1,5 +1,13 @@
 // The hot-path lookup: (zone, lower-case name, qtype) → precompiled template, NODATA or NXDOMAIN.
-import { NEGATIVE, DYNAMIC, type CompiledZone, type NegativeTail, type Template, type ZoneNode } from './model.js';
+import {
+  NEGATIVE,
+  DYNAMIC,
+  NO_SLOTS,
+  type CompiledZone,
+  type NegativeTail,
+  type Template,
+  type ZoneNode,
+} from './model.js';
 import { findNode, resolve, slotFor } from './resolve.js';
 import { SLOT_OF, OTHER } from './slots.js';
 import { TYPE } from '../wire/constants.js';
@@ -35,6 +43,7 @@ export function lookupAt(zone: CompiledZone, node: ZoneNode, name: string, qtype
   if (v === undefined) {
     if (s === OTHER) v = node.cut || node.rrsets.has(TYPE.CNAME) ? DYNAMIC : NEGATIVE;
     else v = slotFor(zone, name, qtype);
+    if (node.slots === NO_SLOTS) node.slots = [];
     node.slots[s] = v;
   }
   if (v === DYNAMIC) return slotFor(zone, name, qtype) as Template | typeof NEGATIVE;

@@ -3,6 +3,7 @@ import type { ZoneSigner } from '../dnssec/signer.js';
 import type { ZoneTransferConfig } from '../xfr/transfer.js';
 import type { ZoneRR } from '../xfr/records.js';
 import type { NodeMap } from './name-index.js';
+import type { RRsets } from './rrsets.js';
 
 /** A domain name inside RDATA; `compress` is false where RFC 2782/3597 forbid compression (SRV). */
 export interface NameRef {
@@ -39,13 +40,18 @@ export const NEGATIVE = 0;
 export const DYNAMIC = 1;
 export type Slot = Template | typeof NEGATIVE | typeof DYNAMIC | undefined;
 
+/** The slots of a node none of whose answers is filled yet (a large zone's plain names until their first query):
+ *  shared and frozen, so that a write in place throws instead of reaching every such node. */
+export const NO_SLOTS = Object.freeze([]) as unknown as Slot[];
+
 export interface ZoneNode {
   /** Absolute owner name, lower case, no trailing dot. */
   name: string;
-  rrsets: Map<number, RRset>;
+  rrsets: RRsets;
   /** The delegation point at or above this node (non-apex NS owner), or '' when none. */
   cut: string;
-  /** Answers by slot (see SLOT_OF in slots.ts); filled at compile time, lazily for synthesised names. */
+  /** Answers by slot (see SLOT_OF in slots.ts); filled at compile time, lazily for synthesised names and the plain
+   *  names of a large zone. NO_SLOTS (shared, frozen) until the first is filled: a new array takes its place. */
   slots: Slot[];
   /** Signed answers (DO=1) by slot, filled on first query; only answers without NSEC3 records are kept here. */
   signed?: Template[];

@@ -3,6 +3,7 @@ import type { ZoneRecord } from '@platform/shared/config';
 import { TYPE, TYPE_BY_NAME, PROXIED_TTL } from '../wire/constants.js';
 import { parseRdata, normaliseName, ipv6Bytes } from '../wire/rdata.js';
 import type { RRset } from './model.js';
+import { compactRRsets, OneRRset, type RRsets } from './rrsets.js';
 
 export interface CompileOptions {
   /** Edge addresses proxied names answer with. */
@@ -34,8 +35,9 @@ const NO_PROBLEMS: string[] = [];
 const NO_TARGETS = Object.freeze([]) as unknown as string[];
 
 export interface OwnerContent {
-  /** RRsets by type, each non-empty (the apex's SOA and NS are added by the zone, not here). */
-  rrsets: Map<number, RRset>;
+  /** RRsets by type, each non-empty (the apex's SOA and NS are added by the zone, not here); held compactly
+   *  (rrsets.ts): a name of a large zone holds one RRset. */
+  rrsets: RRsets;
   /** True when at least one record compiled (valid, or proxied): the name exists in the zone. */
   exists: boolean;
   /** Records skipped or trimmed, each with its record id or the name. */
@@ -47,6 +49,24 @@ export function ownerOf(record: Pick<ZoneRecord, 'name'>, apex: string): string 
   return record.name === '@' || record.name === '' ? apex : normaliseName(`${record.name}.${apex}`, apex);
 }
 
+/**
+ * The content of an owner holding one RRset and no problem (most names of a large zone): the RRsets' map is the
+ * content itself, so that such a name costs one small object here, not a content object beside its map.
+ */
+class OneRRsetContent extends OneRRset implements OwnerContent {
+  get rrsets(): RRsets {
+    return this;
+  }
+
+  get exists(): boolean {
+    return true;
+  }
+
+  get problems(): string[] {
+    return NO_PROBLEMS;
+  }
+}
+
 /** Compiles the records of one owner, given in id order (RRset order and "the first CNAME" follow it). */
 export function compileOwner(
   owner: string,
@@ -54,23 +74,15 @@ export function compileOwner(
   records: readonly OwnerRecord[],
   opts: CompileOptions,
 ): OwnerContent {
+  // No closures here: this runs once per owner name (a million times for a large zone), and each closure made per
+  // call is an allocation (and under tsx a call naming it).
   let problems = NO_PROBLEMS;
-  const problem = (p: string) => {
-    if (problems === NO_PROBLEMS) problems = [];
-    problems.push(p);
-  };
   const rrsets = new Map<number, RRset>();
-  const rrsetAt = (type: number, ttl: number): RRset => {
-    let set = rrsets.get(type);
-    if (!set) rrsets.set(type, (set = { type, ttl, rdatas: [], targets: [] }));
-    set.ttl = Math.min(set.ttl, ttl); // RFC 2181 §5.2: one TTL per RRset
-    return set;
-  };
   let proxied = false;
   for (const r of records) {
     const type = TYPE_BY_NAME[r.type.toUpperCase()];
     if (type === undefined) {
-      problem(`record ${r.id}: unsupported type "${r.type}"`);
+      problems = withProblem(problems, `record ${r.id}: unsupported type "${r.type}"`);
       continue;
     }
     if (owner === apex && type === TYPE.NS) continue; // the apex NS set comes from the accepted nameservers
@@ -80,7 +92,7 @@ export function compileOwner(
     }
     const parsed = parseRdata(type, r.destination, r.mxPriority, apex);
     if (typeof parsed === 'string') {
-      problem(`record ${r.id}: ${parsed}`);
+      problems = withProblem(problems, `record ${r.id}: ${parsed}`);
       continue;
     }
     const ttl = Math.max(0, r.ttl || 120);
@@ -105,25 +117,43 @@ export function compileOwner(
     rrsets.delete(TYPE.A);
     rrsets.delete(TYPE.AAAA);
     rrsets.delete(TYPE.CNAME);
-    for (const ip of opts.edgeIpv4) rrsetAt(TYPE.A, PROXIED_TTL).rdatas.push([Buffer.from(ip.split('.').map(Number))]);
-    for (const ip of opts.edgeIpv6) rrsetAt(TYPE.AAAA, PROXIED_TTL).rdatas.push([ipv6Bytes(ip) ?? Buffer.alloc(16)]);
+    for (const ip of opts.edgeIpv4)
+      rrsetAt(rrsets, TYPE.A, PROXIED_TTL).rdatas.push([Buffer.from(ip.split('.').map(Number))]);
+    for (const ip of opts.edgeIpv6)
+      rrsetAt(rrsets, TYPE.AAAA, PROXIED_TTL).rdatas.push([ipv6Bytes(ip) ?? Buffer.alloc(16)]);
   }
 
   // A CNAME owns its name alone (RFC 1034 §3.6.2); at the apex it cannot stand beside the SOA.
   const cname = rrsets.get(TYPE.CNAME);
   if (cname && owner === apex) {
     rrsets.delete(TYPE.CNAME);
-    problem(`${owner}: CNAME at the apex ignored`);
+    problems = withProblem(problems, `${owner}: CNAME at the apex ignored`);
   } else if (cname) {
     if (rrsets.size > 1) {
-      problem(`${owner}: CNAME beside other data; only the CNAME is served`);
+      problems = withProblem(problems, `${owner}: CNAME beside other data; only the CNAME is served`);
       for (const t of [...rrsets.keys()]) if (t !== TYPE.CNAME) rrsets.delete(t);
     }
     if (cname.rdatas.length > 1) {
       cname.rdatas.length = 1;
       cname.targets.length = 1;
-      problem(`${owner}: several CNAMEs; the first is served`);
+      problems = withProblem(problems, `${owner}: several CNAMEs; the first is served`);
     }
   }
-  return { rrsets, exists: proxied || rrsets.size > 0, problems };
+  if (rrsets.size === 1 && problems === NO_PROBLEMS) return new OneRRsetContent(rrsets.values().next().value!);
+  return { rrsets: compactRRsets(rrsets), exists: proxied || rrsets.size > 0, problems };
+}
+
+/** `problems` with `p` added (a new list in place of the shared empty one). */
+function withProblem(problems: string[], p: string): string[] {
+  const out = problems === NO_PROBLEMS ? [] : problems;
+  out.push(p);
+  return out;
+}
+
+/** The RRset of `type`, made empty when absent, its TTL lowered to `ttl` (RFC 2181 §5.2: one TTL per RRset). */
+function rrsetAt(rrsets: Map<number, RRset>, type: number, ttl: number): RRset {
+  let set = rrsets.get(type);
+  if (!set) rrsets.set(type, (set = { type, ttl, rdatas: [], targets: [] }));
+  set.ttl = Math.min(set.ttl, ttl);
+  return set;
 }

@@ -214,10 +214,13 @@ for (const seed of [1, 2, 3, 4])
     assert.ok(patches > compiles * 2, `patches ${patches}, whole compiles ${compiles}`);
   });
 
-test('random changes compiled in slices (every change of 3 records or more) answer like a zone compiled from scratch', async (t) => {
-  const { compiles } = await runSequence(t, 5, 80, 3);
-  assert.ok(compiles > 10, `whole compiles ${compiles}`);
-});
+// A zone compiled in slices leaves the answers of its plain names to their first query; the later patches of these
+// sequences must not leave any of those answers stale.
+for (const seed of [5, 6, 7])
+  test(`random changes compiled in slices (every change of 3 records or more), seed ${seed}: answered like a zone compiled from scratch`, async (t) => {
+    const { compiles } = await runSequence(t, seed, 80, 3);
+    assert.ok(compiles > 10, `whole compiles ${compiles}`);
+  });
 
 test('a large delta compiled in slices while queries are answered: old answers until the new zone is served whole, other zones answered throughout, a change made meanwhile applied after', async (t) => {
   const store = tempStore(t);
