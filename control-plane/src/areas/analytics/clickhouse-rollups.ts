@@ -6,18 +6,11 @@
 // UNION ALL branches of the same types; a measure is never aliased as a column of `logs` (18.16 would read the alias
 // inside the other aggregates).
 import { SECURITY_RULE_TYPES, UNBILLED_REASONS } from './account-reads.js';
-import { COUNT_DIMS, LEVELS, MINUTE, type Cover, type RollupKind as AnyRollupKind } from './rollup.js';
+import { COUNT_DIMS, HOUR, LEVELS, MINUTE, type Cover, type RollupKind as AnyRollupKind } from './rollup.js';
 
-/**
- * The kinds kept on ClickHouse: all but the path totals and times (pathCounts, pathUpstream) and the clients and
- * times per combination of the counts columns (comboClients, comboUpstream), which DuckDB keeps for a summary
- * filtered on a path or on several counts columns; ClickHouse reads such a summary from the raw rows. Nor the values
- * per path (pathValues: DuckDB's top paths with a counts filter and breakdowns with a path filter).
- */
-export type RollupKind = Exclude<
-  AnyRollupKind,
-  'pathCounts' | 'pathUpstream' | 'comboClients' | 'comboUpstream' | 'pathValues'
->;
+/** Every kind of rollup.ts is kept on ClickHouse. A read filtered on a path reads the copy of `logs` ordered by path
+ * (clickhouse-store.ts BY_PATH). */
+export type RollupKind = AnyRollupKind;
 
 type Col = readonly [name: string, type: string, raw: string];
 interface KindSql {
@@ -33,6 +26,8 @@ interface KindSql {
 }
 
 const TO_ORIGIN = 'upstream_ms >= 0';
+/** A request answered from the cache. */
+export const CACHED = `cache_status IN ('HIT', 'STALE')`;
 const types = SECURITY_RULE_TYPES.map((t) => `'${t}'`).join(', ');
 const reasons = UNBILLED_REASONS.map((t) => `'${t}'`).join(', ');
 /** Refused by a security rule (account-reads.ts); rows logged before the edge said why by their rule hits. */
@@ -60,27 +55,29 @@ const DIM_VALUES = COUNT_DIMS.map((d, i) => `(toUInt8(${i}), ${KEY_TYPE[d] === '
   ', ',
 );
 
+/** Requests, bytes sent and bytes fetched from the origin. */
+const TRAFFIC: readonly Col[] = [
+  ['requests', 'Int64', '1'],
+  ['sent', 'Int64', 'bytes'],
+  ['fetched', 'Int64', 'origin_bytes'],
+];
+/** The requests passed to the origin, their bytes and their upstream times' sum. */
+const ORIGIN: readonly Col[] = [
+  ['origin_requests', 'Int64', `if(${TO_ORIGIN}, 1, 0)`],
+  ['origin_sent', 'Int64', `if(${TO_ORIGIN}, bytes, 0)`],
+  ['upstream_sum', 'Float64', `if(${TO_ORIGIN}, upstream_ms, 0)`],
+];
+
 export const CH_KINDS: Record<RollupKind, KindSql> = {
   counts: {
     table: 'rc',
     keys: [...COUNT_DIMS.map((d): Col => [d, KEY_TYPE[d], d]), ['refused', 'UInt8', `toUInt8(${CH_REFUSED})`]],
-    measures: [
-      ['requests', 'Int64', '1'],
-      ['sent', 'Int64', 'bytes'],
-      ['origin_requests', 'Int64', `if(${TO_ORIGIN}, 1, 0)`],
-      ['origin_sent', 'Int64', `if(${TO_ORIGIN}, bytes, 0)`],
-      ['upstream_sum', 'Float64', `if(${TO_ORIGIN}, upstream_ms, 0)`],
-      ['fetched', 'Int64', 'origin_bytes'],
-    ],
+    measures: [['requests', 'Int64', '1'], ['sent', 'Int64', 'bytes'], ...ORIGIN, ['fetched', 'Int64', 'origin_bytes']],
   },
   clients: {
     table: 'rv',
     keys: [['client_ip', 'String', 'client_ip']],
-    measures: [
-      ['requests', 'Int64', '1'],
-      ['sent', 'Int64', 'bytes'],
-      ['fetched', 'Int64', 'origin_bytes'],
-    ],
+    measures: TRAFFIC,
   },
   upstream: { table: 'ru', keys: [['v', 'Float64', 'upstream_ms']], measures: [['n', 'Int64', '1']], only: TO_ORIGIN },
   paths: {
@@ -89,11 +86,7 @@ export const CH_KINDS: Record<RollupKind, KindSql> = {
       ['host', 'String', 'host'],
       ['path', 'String', 'path'],
     ],
-    measures: [
-      ['requests', 'Int64', '1'],
-      ['sent', 'Int64', 'bytes'],
-      ['fetched', 'Int64', 'origin_bytes'],
-    ],
+    measures: TRAFFIC,
   },
   seconds: { table: 'rs', keys: [], measures: [['n', 'Int64', '1']] },
   // One row per rule hit: the hit's (id, type, dry run) as `h`, named once inside the first key and read by the rest.
@@ -173,13 +166,91 @@ export const CH_KINDS: Record<RollupKind, KindSql> = {
     measures: [['n', 'Int64', '1']],
     only: TO_ORIGIN,
   },
+  // The clients and times of each combination of the counts columns' values: a summary filtered on several of them
+  // (a filter on each of its columns, as on the counts rollup). A measure, as every kind here: SummingMergeTree keeps
+  // one row per key as it merges. The clients' table is about a fifth of the requests (2.1 M rows for the bench's 10 M):
+  // ordered by bot class and status first, the panel's usual pair, which it then finds as one range (a day's
+  // visitors under both: 200 -> 40 ms on the bench's server); the other columns' values are few enough that the
+  // server skips granules by them too.
+  comboClients: {
+    table: 'rm',
+    first: ['bot_class', 'status'],
+    keys: [...COUNT_DIMS.map((d): Col => [d, KEY_TYPE[d], d]), ['client_ip', 'String', 'client_ip']],
+    measures: [['requests', 'Int64', '1']],
+  },
+  comboUpstream: {
+    table: 'rg',
+    keys: [...COUNT_DIMS.map((d): Col => [d, KEY_TYPE[d], d]), ['v', 'Float64', 'upstream_ms']],
+    measures: [['n', 'Int64', '1']],
+    only: TO_ORIGIN,
+  },
+  // Requests and bytes per counts column's value (as dimClients: index and value as text), host and path: the top paths
+  // under one filter on a counts column. Ordered by column and value first: such a read finds that value's rows.
+  pathValues: {
+    table: 'ry',
+    first: ['dim', 'value'],
+    keys: [
+      ['dim', 'UInt8', `tupleElement(arrayJoin([${DIM_VALUES}]) AS dv, 1)`],
+      ['value', 'String', 'tupleElement(dv, 2)'],
+      ['host', 'String', 'host'],
+      ['path', 'String', 'path'],
+    ],
+    measures: TRAFFIC,
+  },
+  // The summary's totals, clients and times per AS number, ordered by it first: a summary filtered on an AS number.
+  asnCounts: {
+    table: 'ra',
+    first: ['asn'],
+    keys: [['asn', 'Int64', 'asn']],
+    measures: [
+      ['requests', 'Int64', '1'],
+      ['sent', 'Int64', 'bytes'],
+      ['cached_requests', 'Int64', `if(${CACHED}, 1, 0)`],
+      ['cached_sent', 'Int64', `if(${CACHED}, bytes, 0)`],
+      ...ORIGIN,
+      ['status4xx', 'Int64', 'if(status >= 400 AND status < 500, 1, 0)'],
+      ['status5xx', 'Int64', 'if(status >= 500, 1, 0)'],
+      ['fetched', 'Int64', 'origin_bytes'],
+    ],
+  },
+  asnClients: {
+    table: 'rb',
+    first: ['asn'],
+    keys: [
+      ['asn', 'Int64', 'asn'],
+      ['client_ip', 'String', 'client_ip'],
+    ],
+    measures: [['requests', 'Int64', '1']],
+  },
+  asnUpstream: {
+    table: 'rh',
+    first: ['asn'],
+    keys: [
+      ['asn', 'Int64', 'asn'],
+      ['v', 'Float64', 'upstream_ms'],
+    ],
+    measures: [['n', 'Int64', '1']],
+    only: TO_ORIGIN,
+  },
 };
 export const CH_ROLLUP_KINDS = Object.keys(CH_KINDS) as RollupKind[];
 /**
  * Tables and views of earlier versions that nothing reads or fills any more (the per-dimension and path clients
- * rollups ordered by bucket first): dropped at start, views first (a view left would keep filling its table at every INSERT).
+ * rollups ordered by bucket first; the path totals and times, replaced by the copy by path): dropped at start, views
+ * first (a view left would keep filling its table at every INSERT).
  */
-export const LEGACY_TABLES: readonly string[] = ['rd_mv', 're_mv', 'rq_mv', 'rd', 're', 'rq'];
+export const LEGACY_TABLES: readonly string[] = [
+  'rd_mv',
+  're_mv',
+  'rq_mv',
+  'rk_mv',
+  'rj_mv',
+  'rd',
+  're',
+  'rq',
+  'rk',
+  'rj',
+];
 
 const cast = (type: string, sql: string) => `to${type}(${sql})`;
 const keyExpr = ([n, , raw]: Col) => (raw === n ? n : `${raw} AS ${n}`);
@@ -271,27 +342,37 @@ export function sourceSql(
 }
 
 /**
- * The `columns` of a per-dimension rollup (dimClients, dimUpstream) over `cov`'s whole buckets for one counts column
- * (`dim`, its index) and value (`value`, as text: toString of the column's type), and of the base kind's raw rows of
- * its ends with the range's filter (`filters`): the same rows as the base kind's over the raw rows with that filter.
+ * The kinds keyed by a counts column's index and value (dim, value): the base kind whose raw rows, with the range's
+ * filter, give the same rows for the ends of a range, and the columns a read takes of them.
+ */
+export const PER_DIM = {
+  dimClients: { base: 'clients', columns: 'client_ip' },
+  dimUpstream: { base: 'upstream', columns: 'v, n' },
+  pathValues: { base: 'paths', columns: 'path, requests, sent, fetched' },
+} as const;
+export type PerDimKind = keyof typeof PER_DIM;
+
+/**
+ * The columns (PER_DIM) of a per-dimension rollup over `cov`'s whole buckets for one counts column (`dim`, its index)
+ * and value (`value`, as text: toString of the column's type), and of the base kind's raw rows of its ends with the
+ * range's filter (`filters`): the same rows as the base kind's over the raw rows with that filter.
  */
 export function dimSourceSql(
   db: string,
-  kind: 'dimClients' | 'dimUpstream',
-  base: 'clients' | 'upstream',
+  kind: PerDimKind,
   ids: string,
   cov: Cover,
   filters: string[],
   dim: number,
   value: string,
-  columns: string,
 ): string | null {
+  const { base, columns } = PER_DIM[kind];
   const branches: string[] = [];
   if (cov.pieces.length > 0) {
     const within = cov.pieces.map((p) => `(lvl = ${p.lvl} AND b >= ${p.lo} AND b < ${p.hi})`).join(' OR ');
     branches.push(
       `SELECT ${columns} FROM ${db}.${CH_KINDS[kind].table}
-       WHERE domain_id IN (${ids}) AND (${within}) AND dim = ${dim} AND value = ${value}`,
+       WHERE domain_id IN (${ids}) AND dim = ${dim} AND value = ${value} AND (${within})`,
     );
   }
   const raw = sourceSql(db, base, ids, { pieces: [], raw: cov.raw }, filters);
@@ -325,3 +406,30 @@ export const clientCountsDriftSql = (db: string, domainId: string): string =>
     (SELECT lvl, b, uniqExact(client_ip) AS y FROM ${db}.${CH_KINDS.clients.table}
      WHERE domain_id = ${domainId} AND lvl IN (${COUNTED_LEVELS.join(', ')}) GROUP BY lvl, b)
     USING (lvl, b) WHERE x != y`;
+
+/**
+ * The clients per bot class of the fingerprints rollup's buckets (as DuckDB's ro_ tables): per domain, bot class,
+ * level of BOT_COUNTED_LEVELS and bucket, the distinct addresses over their fingerprints, written after each batch for
+ * the buckets it touched as CLIENT_COUNTS is (the largest count of a bucket is its count: ReplacingMergeTree by n,
+ * reads take max(n)), so that a series point of one such bucket filtered on a bot class reads one number. Ordered by
+ * bot class before the buckets: such a series reads its class's rows.
+ */
+export const BOT_COUNTS = 'ro';
+export const BOT_COUNTED_LEVELS: readonly number[] = [HOUR, 5 * MINUTE];
+export const botCountsTableSql = (db: string): string =>
+  `CREATE TABLE IF NOT EXISTS ${db}.${BOT_COUNTS} (domain_id UInt32, bot_class String, lvl UInt32, b Int64, n UInt64)
+   ENGINE = ReplacingMergeTree(n) ORDER BY (domain_id, bot_class, lvl, b)`;
+/** Counts again the clients per bot class of the fingerprints rollup's buckets that pass `cond`, into BOT_COUNTS. */
+export const countBotsSql = (db: string, cond: string): string =>
+  `INSERT INTO ${db}.${BOT_COUNTS} SELECT domain_id, bot_class, lvl, b, uniqExact(client_ip)
+   FROM ${db}.${CH_KINDS.fingerprints.table}
+   WHERE lvl IN (${BOT_COUNTED_LEVELS.join(', ')}) AND ${cond} GROUP BY domain_id, bot_class, lvl, b`;
+/** Buckets and bot classes of BOT_COUNTS whose count differs from the fingerprints rollup's, or that one of them lacks. */
+export const botCountsDriftSql = (db: string, domainId: string): string =>
+  `SELECT count() AS n FROM
+    (SELECT bot_class, lvl, b, max(n) AS x FROM ${db}.${BOT_COUNTS} WHERE domain_id = ${domainId}
+     GROUP BY bot_class, lvl, b)
+    ALL FULL OUTER JOIN
+    (SELECT bot_class, lvl, b, uniqExact(client_ip) AS y FROM ${db}.${CH_KINDS.fingerprints.table}
+     WHERE domain_id = ${domainId} AND lvl IN (${BOT_COUNTED_LEVELS.join(', ')}) GROUP BY bot_class, lvl, b)
+    USING (bot_class, lvl, b) WHERE x != y`;

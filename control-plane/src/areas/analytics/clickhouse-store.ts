@@ -35,6 +35,11 @@ import {
 } from './reads.js';
 import {
   aggregateSql,
+  BOT_COUNTED_LEVELS,
+  BOT_COUNTS,
+  botCountsDriftSql,
+  botCountsTableSql,
+  CACHED,
   CH_KINDS,
   CH_REFUSED,
   CH_ROLLUP_KINDS,
@@ -42,10 +47,12 @@ import {
   clientCountsDriftSql,
   clientCountsTableSql,
   COUNTED_LEVELS,
+  countBotsSql,
   countClientsSql,
   dimSourceSql,
   driftSql,
   LEGACY_TABLES,
+  PER_DIM,
   rollupTableSql,
   sourceSql,
   viewName,
@@ -53,10 +60,14 @@ import {
   type RollupKind,
 } from './clickhouse-rollups.js';
 import {
+  asnFilter,
   breakdownRollup,
+  byPath,
   COUNT_DIMS,
+  PATH_COPY_COLUMNS,
   LEVELS,
   countsFilter,
+  countsFilters,
   countsGroup,
   cover,
   groupsRollup,
@@ -64,6 +75,9 @@ import {
   newestFirst,
   noFilter,
   oneCountsFilter,
+  pathValuesBreakdown,
+  seriesClients,
+  summaryFromRollups,
   type CountDim,
 } from './rollup.js';
 import {
@@ -148,6 +162,18 @@ const COLUMNS: Record<LogColumn, readonly Stored[]> = {
 const LATER_STORED: ReadonlySet<string> = new Set(LATER_COLUMNS.map(([name]) => name));
 const STORED: readonly Stored[] = Object.values(COLUMNS).flat();
 
+/**
+ * The copy of `logs` by path (rollup.ts byPath): the columns of PATH_COPY_COLUMNS with the domain and time_us, ordered
+ * by (domain_id, path, time_us), so that a read filtered on a path reads that path's granules only (in `logs`, ordered
+ * by time, one path's rows are spread over all of them). Filled by a materialized view on `logs`, as the rollups.
+ */
+const BY_PATH = 'lp';
+const BY_PATH_VIEW = 'lp_mv';
+const BY_PATH_COLUMNS = STORED.filter(
+  ([n]) => n === 'domain_id' || n === 'time_us' || (PATH_COPY_COLUMNS as readonly string[]).includes(n),
+);
+const BY_PATH_NAMES = BY_PATH_COLUMNS.map(([n]) => n).join(', ');
+
 /** Filters by their kind of value: a filter added in reads.ts needs its entry here. */
 const FILTER_KIND: Record<FilterField, 'string' | 'int' | 'bool'> = {
   host: 'string',
@@ -230,6 +256,30 @@ function int(v: number | bigint): string {
   if (typeof v === 'bigint') return v.toString();
   if (!Number.isSafeInteger(v)) throw new Error(`not an integer: ${v}`);
   return String(v);
+}
+
+/** A summary from the rollups' row: the totals in order, the distinct clients, the origin percentiles. */
+function summaryOf(rows: { x: number[]; vis: number; q: number[] }[]): RangeSummary {
+  const { x, vis, q } = rows[0];
+  const [requests, bytes, cachedRequests, cachedBytes, originRequests, originBytes, upstreamSum, s4, s5, fetched] =
+    x.map(num);
+  if (requests === 0) return EMPTY_SUMMARY;
+  return {
+    requests,
+    bytes,
+    visitors: num(vis),
+    cachedRequests,
+    cachedBytes,
+    originRequests,
+    originBytes,
+    upstreamMs:
+      originRequests === 0
+        ? null
+        : { avg: upstreamSum / originRequests, p50: num(q[0]), p95: num(q[1]), p99: num(q[2]) },
+    status4xx: s4,
+    status5xx: s5,
+    originFetchedBytes: fetched,
+  };
 }
 
 /** Percentile levels for quantilesExact: nearest rank (the ceil(q·n)-th value), as DuckDB's quantile_disc gives. */
@@ -359,33 +409,78 @@ class ClickHouseStore implements AnalyticsStore {
       });
       await this.client.command({ query: viewSql(this.db, k) });
     }
-    await this.createClientCounts(missing.includes('clients'));
+    await this.createCounted(CLIENT_COUNTS, clientCountsTableSql, countClientsSql, missing.includes('clients'));
+    await this.createCounted(BOT_COUNTS, botCountsTableSql, countBotsSql, missing.includes('fingerprints'));
+    await this.createPathCopy(have);
   }
 
   /**
-   * The clients per bucket (clickhouse-rollups.ts CLIENT_COUNTS): counted from the clients rollup when missing or
-   * when the rollups were built again (`rebuilt`); filled under another name and renamed, so that a start stopped
-   * halfway leaves none and the next start fills it again.
+   * The copy by path (BY_PATH) and its view: built again from the stored rows when the view is missing or the table
+   * lacks a column of the copy (a database of an older version), before this store writes, as a rollup kind.
    */
-  private async createClientCounts(rebuilt: boolean): Promise<void> {
-    const [t] = await this.select<{ n: number }>(
-      `SELECT count() AS n FROM system.tables WHERE database = ${chString(this.db)} AND name = '${CLIENT_COUNTS}'`,
+  private async createPathCopy(views: ReadonlySet<string>): Promise<void> {
+    const cols = await this.select<{ name: string }>(
+      `SELECT name FROM system.columns WHERE database = ${chString(this.db)} AND table = '${BY_PATH}'`,
     );
-    if (num(t.n) > 0 && !rebuilt) return;
-    const fill = `${CLIENT_COUNTS}_fill`;
-    await this.client.command({ query: `DROP TABLE IF EXISTS ${this.db}.${fill}` });
-    await this.client.command({ query: clientCountsTableSql(this.db).replace(`.${CLIENT_COUNTS} `, `.${fill} `) });
-    await this.client.command({ query: countClientsSql(this.db, '1').replace(`.${CLIENT_COUNTS} `, `.${fill} `) });
-    await this.client.command({ query: `DROP TABLE IF EXISTS ${this.db}.${CLIENT_COUNTS}` });
-    await this.client.command({ query: `RENAME TABLE ${this.db}.${fill} TO ${this.db}.${CLIENT_COUNTS}` });
+    const present = new Set(cols.map((c) => c.name));
+    if (views.has(BY_PATH_VIEW) && BY_PATH_COLUMNS.every(([n]) => present.has(n))) return;
+    await this.client.command({ query: `DROP TABLE IF EXISTS ${this.db}.${BY_PATH_VIEW}` });
+    await this.client.command({ query: `DROP TABLE IF EXISTS ${this.db}.${BY_PATH}` });
+    await this.client.command({
+      query: `CREATE TABLE ${this.db}.${BY_PATH} (${BY_PATH_COLUMNS.map(([n, t]) => `${n} ${t}`).join(', ')})
+        ENGINE = MergeTree ORDER BY (domain_id, path, time_us)`,
+    });
+    await this.client.command({
+      query: `INSERT INTO ${this.db}.${BY_PATH} SELECT ${BY_PATH_NAMES} FROM ${this.table}`,
+    });
+    await this.client.command({
+      query: `CREATE MATERIALIZED VIEW ${this.db}.${BY_PATH_VIEW} TO ${this.db}.${BY_PATH}
+        AS SELECT ${BY_PATH_NAMES} FROM ${this.table}`,
+    });
   }
 
-  /** The clients of the domains' buckets of COUNTED_LEVELS from loMs to hiMs counted again (after rows were added). */
+  /** The rows a raw-row read of `range` reads: the copy by path when it is filtered on a path, else `logs`. */
+  private rows(range: ReadRange): string {
+    return byPath(range) === undefined ? this.table : `${this.db}.${BY_PATH}`;
+  }
+
+  /**
+   * A table of clients counted per bucket (clickhouse-rollups.ts CLIENT_COUNTS, BOT_COUNTS): counted from its rollup
+   * when missing or when that rollup was built again (`rebuilt`); filled under another name and renamed, so that a
+   * start stopped halfway leaves none and the next start fills it again.
+   */
+  private async createCounted(
+    table: string,
+    tableSql: (db: string) => string,
+    countSql: (db: string, cond: string) => string,
+    rebuilt: boolean,
+  ): Promise<void> {
+    const [t] = await this.select<{ n: number }>(
+      `SELECT count() AS n FROM system.tables WHERE database = ${chString(this.db)} AND name = '${table}'`,
+    );
+    if (num(t.n) > 0 && !rebuilt) return;
+    const fill = `${table}_fill`;
+    await this.client.command({ query: `DROP TABLE IF EXISTS ${this.db}.${fill}` });
+    await this.client.command({ query: tableSql(this.db).replace(`.${table} `, `.${fill} `) });
+    await this.client.command({ query: countSql(this.db, '1').replace(`.${table} `, `.${fill} `) });
+    await this.client.command({ query: `DROP TABLE IF EXISTS ${this.db}.${table}` });
+    await this.client.command({ query: `RENAME TABLE ${this.db}.${fill} TO ${this.db}.${table}` });
+  }
+
+  /**
+   * The clients of the domains' counted buckets (CLIENT_COUNTS, BOT_COUNTS) from the ones holding loMs to hiMs
+   * counted again (after rows were added).
+   */
   private async countClients(ids: string, loMs: number, hiMs: number): Promise<void> {
-    const lo = Math.floor(loMs / COUNTED_LEVELS[0]) * COUNTED_LEVELS[0];
-    await this.client.command({
-      query: countClientsSql(this.db, `domain_id IN (${ids}) AND b >= ${int(lo)} AND b <= ${int(Math.floor(hiMs))}`),
-    });
+    for (const [levels, sql] of [
+      [COUNTED_LEVELS, countClientsSql],
+      [BOT_COUNTED_LEVELS, countBotsSql],
+    ] as const) {
+      const lo = Math.floor(loMs / levels[0]) * levels[0];
+      await this.client.command({
+        query: sql(this.db, `domain_id IN (${ids}) AND b >= ${int(lo)} AND b <= ${int(Math.floor(hiMs))}`),
+      });
+    }
   }
 
   private async select<T = Record<string, unknown>>(
@@ -492,8 +587,10 @@ class ClickHouseStore implements AnalyticsStore {
     await this.open();
     await this.write(async () => {
       await this.mutate(`domain_id = ${int(domainId)}`);
+      await this.mutate(`domain_id = ${int(domainId)}`, BY_PATH);
       for (const k of CH_ROLLUP_KINDS) await this.mutate(`domain_id = ${int(domainId)}`, CH_KINDS[k].table);
       await this.mutate(`domain_id = ${int(domainId)}`, CLIENT_COUNTS);
+      await this.mutate(`domain_id = ${int(domainId)}`, BOT_COUNTS);
     });
   }
 
@@ -505,6 +602,7 @@ class ClickHouseStore implements AnalyticsStore {
       const n = num(c.n);
       if (n === 0) return 0;
       await this.mutate(where);
+      await this.mutate(where, BY_PATH);
       // The rollup buckets that start before the cutoff go; the one of each level holding it is built again from
       // the rows left in it.
       const ms = before.getTime();
@@ -522,6 +620,7 @@ class ClickHouseStore implements AnalyticsStore {
       }
       // The counted buckets before the cutoff go; those holding it are counted again from the rollup built again.
       await this.mutate(`domain_id = ${int(domainId)} AND b < ${int(ms)}`, CLIENT_COUNTS);
+      await this.mutate(`domain_id = ${int(domainId)} AND b < ${int(ms)}`, BOT_COUNTS);
       await this.countClients(int(domainId), ms, ms);
       return n;
     });
@@ -550,7 +649,15 @@ class ClickHouseStore implements AnalyticsStore {
       drift += num(r.n);
     }
     const [c] = await this.select<{ n: number }>(clientCountsDriftSql(this.db, int(domainId)));
-    return drift + num(c.n);
+    const [o] = await this.select<{ n: number }>(botCountsDriftSql(this.db, int(domainId)));
+    // The copy by path against `logs`: its rows' count, and the sum of a hash of each row's columns (the same multiset
+    // of rows gives the same sum).
+    const check = (t: string) =>
+      `SELECT count() AS n, sum(cityHash64(${BY_PATH_NAMES})) AS h FROM ${t} WHERE domain_id = ${int(domainId)}`;
+    const [mine] = await this.select<{ n: number; h: string }>(check(`${this.db}.${BY_PATH}`));
+    const [theirs] = await this.select<{ n: number; h: string }>(check(this.table));
+    const copy = Math.abs(num(mine.n) - num(theirs.n)) + (String(mine.h) === String(theirs.h) ? 0 : 1);
+    return drift + num(c.n) + num(o.n) + copy;
   }
 
   /** An over-time read of the counts rollup at the levels that divide the interval (nothing to read: no points). */
@@ -595,18 +702,16 @@ class ClickHouseStore implements AnalyticsStore {
       const cov = cover(range.since.getTime(), range.until.getTime(), s.levels);
       const dim = oneCountsFilter(range);
       const src =
-        k === 'dimClients' || k === 'dimUpstream'
+        k in PER_DIM
           ? dim &&
             dimSourceSql(
               this.db,
-              k,
-              k === 'dimClients' ? 'clients' : 'upstream',
+              k as keyof typeof PER_DIM,
               list,
               cov,
               filters,
               COUNT_DIMS.indexOf(dim),
               dimValue(range, dim),
-              k === 'dimClients' ? 'client_ip' : 'v, n',
             )
           : sourceSql(this.db, k, list, cov, [...filters, ...(s.where ?? [])], s.pieceLvl, s.withDomain);
       if (src !== null) from[k] = `(${src})`;
@@ -665,41 +770,58 @@ class ClickHouseStore implements AnalyticsStore {
     intervalMs: number,
     timeoutMs: number,
   ): Promise<SeriesBucket[]> {
-    if (noFilter(range)) {
+    // As on DuckDB (rollup.ts seriesClients): no filter (the clients rollup), a bot class alone (the fingerprints'
+    // clients), an AS number alone (its clients); requests and bytes from the counts rollup or asnCounts.
+    const kind = seriesClients(range);
+    if (kind) {
       const k = `intDiv(b - ${int(startMs)}, ${int(intervalMs)})`;
-      const whole = (l: number) => domainId.length === 1 && l === intervalMs && COUNTED_LEVELS.includes(l);
+      const totals = kind === 'asnClients' ? 'asnCounts' : 'counts';
+      // The points that are one counted bucket (one domain) read its count: the clients per bucket, or per bot class.
+      const counted =
+        kind === 'clients'
+          ? { table: CLIENT_COUNTS, levels: COUNTED_LEVELS, where: '' }
+          : kind === 'fingerprints'
+            ? {
+                table: BOT_COUNTS,
+                levels: BOT_COUNTED_LEVELS,
+                where: ` AND bot_class = ${chString(String(range.filter.bot_class))}`,
+              }
+            : null;
+      const whole = (l: number) =>
+        counted !== null && domainId.length === 1 && l === intervalMs && counted.levels.includes(l);
       return this.readRollups<SeriesBucket[], { k: number; r: number; s: number; v: number }>(
         domainId,
         range,
         timeoutMs,
         [],
         {
-          counts: { levels: levelsFor('counts', intervalMs) },
-          clients: { levels: levelsFor('clients', intervalMs) },
+          [totals]: { levels: levelsFor(totals, intervalMs) },
+          [kind]: { levels: levelsFor(kind, intervalMs) },
         },
         (f) => {
-          // A point that is one counted bucket (one domain): its count kept in CLIENT_COUNTS; the rest counted here.
-          const cov = cover(range.since.getTime(), range.until.getTime(), levelsFor('clients', intervalMs));
+          const cov = cover(range.since.getTime(), range.until.getTime(), levelsFor(kind, intervalMs));
           const pieces = cov.pieces.filter((p) => whole(p.lvl));
-          const counted = pieces.length
-            ? `SELECT ${k} AS k, max(n) AS v FROM ${this.db}.${CLIENT_COUNTS}
-               WHERE domain_id = ${int(domainId[0])}
-                 AND (${pieces.map((p) => `(lvl = ${p.lvl} AND b >= ${p.lo} AND b < ${p.hi})`).join(' OR ')})
-               GROUP BY lvl, b`
-            : null;
+          const one =
+            counted && pieces.length
+              ? `SELECT ${k} AS k, max(n) AS v FROM ${this.db}.${counted.table}
+                 WHERE domain_id = ${int(domainId[0])}${counted.where}
+                   AND (${pieces.map((p) => `(lvl = ${p.lvl} AND b >= ${p.lo} AND b < ${p.hi})`).join(' OR ')})
+                 GROUP BY lvl, b`
+              : null;
           const others = pieces.length
             ? sourceSql(
                 this.db,
-                'clients',
+                kind,
                 int(domainId[0]),
                 { pieces: cov.pieces.filter((p) => !whole(p.lvl)), raw: cov.raw },
-                [],
+                filterParts(range),
               )
-            : f.clients;
+            : f[kind];
           const rest = others ? `SELECT ${k} AS k, uniqExact(client_ip) AS v FROM (${others}) GROUP BY k` : null;
-          const visitors = [counted, rest].filter((x) => x !== null);
-          return f.counts && visitors.length
-            ? `SELECT k, r, s, v FROM (SELECT ${k} AS k, sum(requests) AS r, sum(sent) AS s FROM ${f.counts} GROUP BY k)
+          const visitors = [one, rest].filter((x) => x !== null);
+          const sums = f[totals];
+          return sums && visitors.length
+            ? `SELECT k, r, s, v FROM (SELECT ${k} AS k, sum(requests) AS r, sum(sent) AS s FROM ${sums} GROUP BY k)
                ALL INNER JOIN (SELECT k, sum(v) AS v FROM (${visitors.join(' UNION ALL ')}) GROUP BY k) USING (k)
                ORDER BY k`
             : null;
@@ -713,7 +835,7 @@ class ClickHouseStore implements AnalyticsStore {
       [],
       `SELECT intDiv(intDiv(time_us, 1000) - ${int(startMs)}, ${int(intervalMs)}) AS b, count() AS requests,
          sum(bytes) AS bytes, uniqExact(client_ip) AS visitors
-       FROM ${this.table} WHERE ${this.where(domainId, range)} GROUP BY b ORDER BY b`,
+       FROM ${this.rows(range)} WHERE ${this.where(domainId, range)} GROUP BY b ORDER BY b`,
       (rows) =>
         rows.map((x) => ({
           bucket: num(x.b),
@@ -729,78 +851,70 @@ class ClickHouseStore implements AnalyticsStore {
   }
 
   accountSummary(domainId: number[], range: ReadRange, timeoutMs: number): Promise<RangeSummary> {
-    const cached = `cache_status IN ('HIT', 'STALE')`;
-    // No filter, or one on a counts column: its visitors and percentiles from the per-dimension rollups.
-    const one = oneCountsFilter(range) !== null;
-    if (noFilter(range) || one)
+    // Filtered on a path (byPath): the raw rows of the copy by path, below. From the rollups (summaryFromRollups): no
+    // filter; one on a counts column (its visitors and percentiles from the per-dimension rollups); several on counts
+    // columns (from the combination rollups); an AS number alone (the AS number rollups). The totals from the counts
+    // rollup with the filters, or from asnCounts.
+    if (summaryFromRollups(range)) {
+      const one = oneCountsFilter(range) !== null;
+      const combo = countsFilters(range);
+      const asn = asnFilter(range);
+      const sources: Partial<Record<RollupKind, RollupSource>> = asn
+        ? {
+            asnCounts: { levels: [...LEVELS.asnCounts] },
+            asnClients: { levels: [...LEVELS.asnClients] },
+            asnUpstream: { levels: [...LEVELS.asnUpstream] },
+          }
+        : {
+            counts: { levels: [...LEVELS.counts] },
+            ...(one
+              ? { dimClients: { levels: [...LEVELS.dimClients] }, dimUpstream: { levels: [...LEVELS.dimUpstream] } }
+              : combo
+                ? {
+                    comboClients: { levels: [...LEVELS.comboClients] },
+                    comboUpstream: { levels: [...LEVELS.comboUpstream] },
+                  }
+                : { clients: { levels: [...LEVELS.clients] }, upstream: { levels: [...LEVELS.upstream] } }),
+          };
+      const totals = asn
+        ? `toFloat64(sum(requests)), toFloat64(sum(sent)), toFloat64(sum(cached_requests)), toFloat64(sum(cached_sent)),
+           toFloat64(sum(origin_requests)), toFloat64(sum(origin_sent)), sum(upstream_sum), toFloat64(sum(status4xx)),
+           toFloat64(sum(status5xx)), toFloat64(sum(fetched))`
+        : `toFloat64(sum(requests)), toFloat64(sum(sent)), toFloat64(sumIf(requests, ${CACHED})),
+           toFloat64(sumIf(sent, ${CACHED})), toFloat64(sum(origin_requests)), toFloat64(sum(origin_sent)),
+           sum(upstream_sum), toFloat64(sumIf(requests, status >= 400 AND status < 500)),
+           toFloat64(sumIf(requests, status >= 500)), toFloat64(sum(fetched))`;
       return this.readRollups<RangeSummary, { x: number[]; vis: number; q: number[] }>(
         domainId,
         range,
         timeoutMs,
         EMPTY_SUMMARY,
-        {
-          counts: { levels: [...LEVELS.counts] },
-          ...(one
-            ? { dimClients: { levels: [...LEVELS.dimClients] }, dimUpstream: { levels: [...LEVELS.dimUpstream] } }
-            : { clients: { levels: [...LEVELS.clients] }, upstream: { levels: [...LEVELS.upstream] } }),
-        },
+        sources,
         (f) => {
-          const visits = f.clients ?? f.dimClients;
-          const times = f.upstream ?? f.dimUpstream;
-          return f.counts && visits
-            ? `SELECT [toFloat64(sum(requests)), toFloat64(sum(sent)), toFloat64(sumIf(requests, ${cached})),
-                 toFloat64(sumIf(sent, ${cached})), toFloat64(sum(origin_requests)), toFloat64(sum(origin_sent)),
-                 sum(upstream_sum), toFloat64(sumIf(requests, status >= 400 AND status < 500)),
-                 toFloat64(sumIf(requests, status >= 500)), toFloat64(sum(fetched))] AS x,
+          const counts = f.counts ?? f.asnCounts;
+          const visits = f.clients ?? f.dimClients ?? f.comboClients ?? f.asnClients;
+          const times = f.upstream ?? f.dimUpstream ?? f.comboUpstream ?? f.asnUpstream;
+          return counts && visits
+            ? `SELECT [${totals}] AS x,
                  (SELECT uniqExact(client_ip) FROM ${visits}) AS vis,
                  ${times ? `(SELECT quantilesExactWeighted(0.5, 0.95, 0.99)(v, toUInt64(n)) FROM ${times})` : '[0, 0, 0]'} AS q
-               FROM ${f.counts}`
+               FROM ${counts}`
             : null;
         },
-        (rows) => {
-          const { x, vis, q } = rows[0];
-          const [
-            requests,
-            bytes,
-            cachedRequests,
-            cachedBytes,
-            originRequests,
-            originBytes,
-            upstreamSum,
-            s4,
-            s5,
-            fetched,
-          ] = x.map(num);
-          if (requests === 0) return EMPTY_SUMMARY;
-          return {
-            requests,
-            bytes,
-            visitors: num(vis),
-            cachedRequests,
-            cachedBytes,
-            originRequests,
-            originBytes,
-            upstreamMs:
-              originRequests === 0
-                ? null
-                : { avg: upstreamSum / originRequests, p50: num(q[0]), p95: num(q[1]), p99: num(q[2]) },
-            status4xx: s4,
-            status5xx: s5,
-            originFetchedBytes: fetched,
-          };
-        },
+        summaryOf,
       );
+    }
     return this.read<RangeSummary, { x: unknown[] }>(
       domainId,
       timeoutMs,
       EMPTY_SUMMARY,
-      `SELECT [toFloat64(count()), toFloat64(sum(bytes)), toFloat64(uniqExact(client_ip)), toFloat64(countIf(${cached})),
-         toFloat64(sumIf(bytes, ${cached})), toFloat64(countIf(upstream_ms >= 0)), toFloat64(sumIf(bytes, upstream_ms >= 0)),
+      `SELECT [toFloat64(count()), toFloat64(sum(bytes)), toFloat64(uniqExact(client_ip)), toFloat64(countIf(${CACHED})),
+         toFloat64(sumIf(bytes, ${CACHED})), toFloat64(countIf(upstream_ms >= 0)), toFloat64(sumIf(bytes, upstream_ms >= 0)),
          toFloat64(countIf(status >= 400 AND status < 500)), toFloat64(countIf(status >= 500)),
          toFloat64(sum(origin_bytes))] AS x,
          avgIf(upstream_ms, upstream_ms >= 0) AS avg,
          quantilesExactIf(${NEAREST_RANK_LEVELS})(upstream_ms, upstream_ms >= 0) AS q
-       FROM ${this.table} WHERE ${this.where(domainId, range)}`,
+       FROM ${this.rows(range)} WHERE ${this.where(domainId, range)}`,
       (rows) => {
         const r = rows[0] as unknown as { x: number[]; avg: number | null; q: number[] };
         const [requests, bytes, visitors, cachedRequests, cachedBytes, originRequests, originBytes, s4, s5, fetched] =
@@ -900,7 +1014,7 @@ class ClickHouseStore implements AnalyticsStore {
       domainId,
       timeoutMs,
       null,
-      `SELECT intDiv(time_us, 1000000) AS s, count() AS n FROM ${this.table} WHERE ${this.where(domainId, range)}
+      `SELECT intDiv(time_us, 1000000) AS s, count() AS n FROM ${this.rows(range)} WHERE ${this.where(domainId, range)}
        GROUP BY s ORDER BY n DESC, s LIMIT 1`,
       (rows) => (rows[0] ? { time: new Date(num(rows[0].s) * 1000), requests: num(rows[0].n) } : null),
     );
@@ -916,7 +1030,8 @@ class ClickHouseStore implements AnalyticsStore {
     // Dimensions are columns of `logs` by name (reads.ts); anything else never reaches the SQL.
     if (!DIMENSIONS.includes(dimension)) throw new Error(`unknown dimension ${String(dimension)}`);
     const col = dimension;
-    const kind = breakdownRollup(dimension, range);
+    // The top paths under one filter on a counts column: the per-path values (pathValues) of the filter's value.
+    const kind = breakdownRollup(dimension, range) ?? (pathValuesBreakdown(dimension, range) ? 'pathValues' : null);
     if (kind)
       return this.readRollups<BreakdownItem[]>(
         domainId,
@@ -938,7 +1053,7 @@ class ClickHouseStore implements AnalyticsStore {
       [],
       `SELECT ${col} AS v, count() AS requests, sum(bytes) AS bytes, sum(origin_bytes) AS origin_bytes${
         dimension === 'asn' ? ', max(as_org) AS label' : ''
-      } FROM ${this.table}
+      } FROM ${this.rows(range)}
        WHERE ${this.where(domainId, range)} GROUP BY v ORDER BY requests DESC, v LIMIT ${int(limit)}`,
       (rows) =>
         rows.map((x) => ({
@@ -1118,7 +1233,6 @@ class ClickHouseStore implements AnalyticsStore {
     timeoutMs: number,
   ): Promise<TrafficBucket[]> {
     const refused = CH_REFUSED;
-    const cached = `cache_status IN ('HIT', 'STALE')`;
     if (countsFilter(range))
       return this.readCounts(
         domainIds,
@@ -1127,7 +1241,7 @@ class ClickHouseStore implements AnalyticsStore {
         timeoutMs,
         (from) => `SELECT intDiv(b - ${int(startMs)}, ${int(intervalMs)}) AS k, sum(requests) AS n, sum(sent) AS total,
                  sumIf(requests, refused = 0) AS br, sumIf(sent, refused = 0) AS bb, sum(origin_requests) AS o,
-                 sum(origin_sent) AS ob, sumIf(sent, ${cached}) AS cb, sum(fetched) AS fetched
+                 sum(origin_sent) AS ob, sumIf(sent, ${CACHED}) AS cb, sum(fetched) AS fetched
                FROM ${from} GROUP BY k ORDER BY k`,
         (rows) => rows.map((x) => trafficBucket({ ...x, b: x.k })),
       );
@@ -1138,7 +1252,7 @@ class ClickHouseStore implements AnalyticsStore {
       [],
       `SELECT intDiv(intDiv(time_us, 1000) - ${int(startMs)}, ${int(intervalMs)}) AS b, count() AS n,
          sum(bytes) AS total, countIf(NOT ${refused}) AS br, sumIf(bytes, NOT ${refused}) AS bb,
-         countIf(upstream_ms >= 0) AS o, sumIf(bytes, upstream_ms >= 0) AS ob, sumIf(bytes, ${cached}) AS cb,
+         countIf(upstream_ms >= 0) AS o, sumIf(bytes, upstream_ms >= 0) AS ob, sumIf(bytes, ${CACHED}) AS cb,
          sum(origin_bytes) AS fetched
        FROM ${this.table} WHERE ${this.where(domainIds, range)} GROUP BY b ORDER BY b`,
       (rows) => rows.map(trafficBucket),

@@ -15,7 +15,7 @@ import { startClickHouse } from '../../../../test/helpers/clickhouse-server.js';
 import { startTestControlPlane } from '../../../../test/helpers/control-plane.js';
 import { CLICKHOUSE_QUERY_REFUSED, chString, openClickHouseStore } from './clickhouse-store.js';
 import { QueryFailed, type LogRow } from './store.js';
-import { assertReads, BASE, generateLog, RANGES, streamScenario } from './test-rollups.js';
+import { assertAccountByPath, assertReads, BASE, generateLog, RANGES, streamScenario } from './test-rollups.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 const HOUR = 3_600_000;
@@ -174,6 +174,9 @@ test('analytics on ClickHouse: the store, and the reads of reads.test.ts', { tim
       assert.equal(await store.rollupDrift(5), 0, 'after retention');
       const left = rows.filter((x) => x.time.getTime() >= before);
       for (const range of RANGES) await assertReads(store, 5, left, range);
+      const seven = generateLog(7, 600, 5);
+      await store.append(seven, { node: 'edge-a', id: 'seven' });
+      for (const range of RANGES) await assertAccountByPath(store, [5, 7], [...left, ...seven], range);
       await store.close();
 
       // The database as the version before the rollups left it: the views and rollup tables gone.
@@ -207,6 +210,7 @@ test('analytics on ClickHouse: the store, and the reads of reads.test.ts', { tim
       for (const range of RANGES) await assertReads(again, 5, left, range);
       await again.deleteDomain(5);
       assert.equal((await again.summary(5, RANGES[0], 10_000)).requests, 0);
+      assert.equal((await again.summary(5, { ...RANGES[0], filter: { path: '/a' } }, 10_000)).requests, 0, 'by path');
     },
   );
 

@@ -16,6 +16,7 @@ import {
 import { breakdownItem, DIMENSION_SQL, filters, num, tz } from './duckdb-reads.js';
 import {
   COUNT_DIMS,
+  HOUR,
   LEVELS,
   MINUTE,
   SECOND,
@@ -23,7 +24,8 @@ import {
   levelsFor,
   countsFilters,
   oneCountsFilter,
-  pathFilter,
+  asnFilter,
+  seriesClients,
   type Cover,
   type CountDim,
   type RollupKind,
@@ -98,6 +100,20 @@ const perDim =
          FROM ${src}${whereOf(conds)}`
       : `SELECT time_utc, ${part} AS dim, CAST(${COUNT_DIMS[part]} AS VARCHAR) AS value, ${extra}
          FROM ${src}${whereOf(conds)}`;
+
+/** The summary's totals of a rollup keyed by a column no counts rollup keeps (asnCounts). */
+const SUMMARY_MEASURES: readonly Col[] = [
+  ['requests', 'BIGINT', '1'],
+  ['bytes', 'BIGINT', 'bytes'],
+  ['cached_requests', 'BIGINT', `CASE WHEN ${CACHED} THEN 1 ELSE 0 END`],
+  ['cached_bytes', 'BIGINT', `CASE WHEN ${CACHED} THEN bytes ELSE 0 END`],
+  ['origin_requests', 'BIGINT', `CASE WHEN ${TO_ORIGIN} THEN 1 ELSE 0 END`],
+  ['origin_req_bytes', 'BIGINT', `CASE WHEN ${TO_ORIGIN} THEN bytes ELSE 0 END`],
+  ['upstream_sum', 'DOUBLE', `CASE WHEN ${TO_ORIGIN} THEN upstream_ms ELSE 0 END`],
+  ['status4xx', 'BIGINT', 'CASE WHEN status >= 400 AND status < 500 THEN 1 ELSE 0 END'],
+  ['status5xx', 'BIGINT', 'CASE WHEN status >= 500 THEN 1 ELSE 0 END'],
+  ['origin_bytes', 'BIGINT', 'origin_bytes'],
+];
 
 export const KINDS: Record<RollupKind, KindSql> = {
   counts: {
@@ -214,35 +230,6 @@ export const KINDS: Record<RollupKind, KindSql> = {
     only: TO_ORIGIN,
     expand: perDim('upstream_ms'),
   },
-  pathCounts: {
-    prefix: 'rk',
-    keys: [
-      ['host', 'VARCHAR', 'host'],
-      ['path', 'VARCHAR', 'path'],
-    ],
-    measures: [
-      ['requests', 'BIGINT', '1'],
-      ['bytes', 'BIGINT', 'bytes'],
-      ['cached_requests', 'BIGINT', `CASE WHEN ${CACHED} THEN 1 ELSE 0 END`],
-      ['cached_bytes', 'BIGINT', `CASE WHEN ${CACHED} THEN bytes ELSE 0 END`],
-      ['origin_requests', 'BIGINT', `CASE WHEN ${TO_ORIGIN} THEN 1 ELSE 0 END`],
-      ['origin_req_bytes', 'BIGINT', `CASE WHEN ${TO_ORIGIN} THEN bytes ELSE 0 END`],
-      ['upstream_sum', 'DOUBLE', `CASE WHEN ${TO_ORIGIN} THEN upstream_ms ELSE 0 END`],
-      ['status4xx', 'BIGINT', 'CASE WHEN status >= 400 AND status < 500 THEN 1 ELSE 0 END'],
-      ['status5xx', 'BIGINT', 'CASE WHEN status >= 500 THEN 1 ELSE 0 END'],
-      ['origin_bytes', 'BIGINT', 'origin_bytes'],
-    ],
-  },
-  pathUpstream: {
-    prefix: 'rj',
-    keys: [
-      ['host', 'VARCHAR', 'host'],
-      ['path', 'VARCHAR', 'path'],
-      ['v', 'DOUBLE', 'upstream_ms'],
-    ],
-    measures: [['n', 'BIGINT', '1']],
-    only: TO_ORIGIN,
-  },
   comboClients: {
     prefix: 'rm',
     keys: [...COUNT_DIMS.map((d): Col => [d, COUNT_KEY_TYPES[d], d]), ['client_ip', 'VARCHAR', 'client_ip']],
@@ -252,6 +239,25 @@ export const KINDS: Record<RollupKind, KindSql> = {
   comboUpstream: {
     prefix: 'rg',
     keys: [...COUNT_DIMS.map((d): Col => [d, COUNT_KEY_TYPES[d], d]), ['v', 'DOUBLE', 'upstream_ms']],
+    measures: [['n', 'BIGINT', '1']],
+    only: TO_ORIGIN,
+  },
+  asnCounts: { prefix: 'ra', keys: [['asn', 'BIGINT', 'asn']], measures: SUMMARY_MEASURES },
+  asnClients: {
+    prefix: 'rb',
+    keys: [
+      ['asn', 'BIGINT', 'asn'],
+      ['client_ip', 'VARCHAR', 'client_ip'],
+    ],
+    // No measure, as dimClients: whether the client was seen with this AS number.
+    measures: [],
+  },
+  asnUpstream: {
+    prefix: 'rh',
+    keys: [
+      ['asn', 'BIGINT', 'asn'],
+      ['v', 'DOUBLE', 'upstream_ms'],
+    ],
     measures: [['n', 'BIGINT', '1']],
     only: TO_ORIGIN,
   },
@@ -293,20 +299,36 @@ function levelTables(kind: RollupKind, domainId: number, lvl: number): { t: stri
  * per level, before it was split by column): dropped with the kind's tables when it is built again, and with the
  * domain.
  */
-export const legacyTables = (domainId: number): string[] => [`rd_${Math.trunc(domainId)}_3600`];
+export const legacyTables = (domainId: number): string[] =>
+  ['rd', 'rk', 'rj'].map((p) => `${p}_${Math.trunc(domainId)}_3600`);
 
 /**
- * The clients per minute of a domain: a row per bucket of the clients rollup's minute table and its number of rows
- * (the bucket's distinct clients), kept with it, so that a series by minute reads a row per point, not a row per
- * client and minute. Part of the clients kind (created, filled, trimmed and checked with it).
+ * Distinct clients counted per bucket of one level of a kind holding clients (and per value of its `by` columns),
+ * kept with that table, so that a series point of one such bucket reads one number, not a row per client: the
+ * clients per minute (rn_: a set of clients per bucket, its rows counted), and the clients per bot class of the
+ * fingerprints' 5-minute and hour buckets (ro_: addresses counted once over their fingerprints; a series filtered on a
+ * bot class). Part of the kind (created, filled, trimmed and checked with it).
  */
-export const clientCounts = (domainId: number): string => `rn_${rollupTable('clients', domainId, MINUTE).slice(3)}`;
+interface Counted {
+  kind: 'clients' | 'fingerprints';
+  lvl: number;
+  prefix: string;
+  by: readonly string[];
+  count: string;
+}
+const COUNTED: readonly Counted[] = [
+  { kind: 'clients', lvl: MINUTE, prefix: 'rn', by: [], count: 'count(*)' },
+  { kind: 'fingerprints', lvl: 5 * MINUTE, prefix: 'ro', by: ['bot_class'], count: 'count(DISTINCT client_ip)' },
+  { kind: 'fingerprints', lvl: HOUR, prefix: 'ro', by: ['bot_class'], count: 'count(DISTINCT client_ip)' },
+];
+const countedTable = (c: Counted, domainId: number): string =>
+  `${c.prefix}_${rollupTable(c.kind, domainId, c.lvl).slice(3)}`;
 
 /** Every rollup table of a domain (of `kinds`). */
 export function rollupTables(domainId: number, kinds: readonly RollupKind[] = ROLLUP_KINDS): string[] {
   return [
     ...kinds.flatMap((k) => LEVELS[k].flatMap((l) => levelTables(k, domainId, l).map(({ t }) => t.slice(5)))),
-    ...(kinds.includes('clients') ? [clientCounts(domainId)] : []),
+    ...COUNTED.filter((c) => kinds.includes(c.kind)).map((c) => countedTable(c, domainId)),
   ];
 }
 
@@ -330,14 +352,19 @@ export async function createRollups(
     for (const l of LEVELS[k])
       for (const { t } of levelTables(k, domainId, l)) await conn.run(`CREATE TABLE ${t} (${cols})`);
   }
-  if (kinds.includes('clients'))
-    await conn.run(`CREATE TABLE main.${clientCounts(domainId)} (b BIGINT NOT NULL, n BIGINT NOT NULL)`);
+  for (const c of COUNTED.filter((x) => kinds.includes(x.kind))) {
+    const by = c.by.map((n) => `${n} ${KINDS[c.kind].keys.find(([k]) => k === n)?.[1] ?? 'VARCHAR'} NOT NULL, `);
+    await conn.run(
+      `CREATE TABLE main.${countedTable(c, domainId)} (b BIGINT NOT NULL, ${by.join('')}n BIGINT NOT NULL)`,
+    );
+  }
 }
 
-/** The clients per minute of the minute buckets from `lo` (ms, inclusive): counted from the clients rollup. */
-const countClients = (domainId: number, lo = -Infinity, hi = Infinity) =>
-  `SELECT b, count(*) AS n FROM main.${rollupTable('clients', domainId, MINUTE)}
-   ${Number.isFinite(lo) ? `WHERE b >= ${Math.floor(lo / MINUTE) * MINUTE} AND b <= ${Math.floor(hi)}` : ''} GROUP BY b`;
+/** The counted clients (COUNTED) of the buckets from the one holding `lo` (ms) to `hi`: from the kind's table. */
+const countClients = (c: Counted, domainId: number, lo = -Infinity, hi = Infinity) =>
+  `SELECT b, ${c.by.map((n) => `${n}, `).join('')}${c.count} AS n FROM main.${rollupTable(c.kind, domainId, c.lvl)}
+   ${Number.isFinite(lo) ? `WHERE b >= ${Math.floor(lo / c.lvl) * c.lvl} AND b <= ${Math.floor(hi)}` : ''} GROUP BY ALL`;
+const countedOn = (c: Counted): string => ['b', ...c.by].map((n) => `x.${n} = y.${n}`).join(' AND ');
 
 /**
  * The rows of `src` that pass `conds` in the rollup's columns, one per row it stands for (b the row's ms); of a split
@@ -381,8 +408,8 @@ export async function fillRollups(
     for (const l of LEVELS[k])
       for (const { t, part } of levelTables(k, domainId, l))
         await conn.run(`INSERT INTO ${t} ${aggregate(k, l, `main.${raw}`, '', part)} ORDER BY b`);
-  if (kinds.includes('clients'))
-    await conn.run(`INSERT INTO main.${clientCounts(domainId)} ${countClients(domainId)} ORDER BY b`);
+  for (const c of COUNTED.filter((x) => kinds.includes(x.kind)))
+    await conn.run(`INSERT INTO main.${countedTable(c, domainId)} ${countClients(c, domainId)} ORDER BY b`);
 }
 
 /**
@@ -427,10 +454,11 @@ export async function addToRollups(
       }
   }
   await conn.run('DROP TABLE IF EXISTS rollup_add');
-  await conn.run(
-    `MERGE INTO main.${clientCounts(domainId)} AS t USING (${countClients(domainId, loMs, hiMs)}) AS a ON t.b = a.b
-     WHEN MATCHED THEN UPDATE SET n = a.n WHEN NOT MATCHED THEN INSERT *`,
-  );
+  for (const c of COUNTED)
+    await conn.run(
+      `MERGE INTO main.${countedTable(c, domainId)} AS x USING (${countClients(c, domainId, loMs, hiMs)}) AS y
+       ON ${countedOn(c)} WHEN MATCHED THEN UPDATE SET n = y.n WHEN NOT MATCHED THEN INSERT *`,
+    );
 }
 
 /**
@@ -453,9 +481,11 @@ export async function trimRollups(
         const cond = `time_utc >= epoch_ms(${start}::BIGINT) AND time_utc < epoch_ms(${start + l}::BIGINT)`;
         await conn.run(`INSERT INTO ${t} ${aggregate(k, l, `main.${raw}`, cond, part)}`);
       }
-  const start = Math.floor(before / MINUTE) * MINUTE;
-  await conn.run(`DELETE FROM main.${clientCounts(domainId)} WHERE b <= ${start}`);
-  await conn.run(`INSERT INTO main.${clientCounts(domainId)} ${countClients(domainId, start, start)}`);
+  for (const c of COUNTED) {
+    const start = Math.floor(before / c.lvl) * c.lvl;
+    await conn.run(`DELETE FROM main.${countedTable(c, domainId)} WHERE b <= ${start}`);
+    await conn.run(`INSERT INTO main.${countedTable(c, domainId)} ${countClients(c, domainId, start, start)}`);
+  }
 }
 
 /**
@@ -484,11 +514,14 @@ export async function rollupDrift(conn: DuckDBConnection, domainId: number, raw:
         );
         drift += num(r.getRowsJS()[0][0]);
       }
-  const r = await conn.runAndReadAll(
-    `SELECT count(*) FROM main.${clientCounts(domainId)} AS x FULL JOIN (${countClients(domainId)}) AS y ON x.b = y.b
-     WHERE x.b IS NULL OR y.b IS NULL OR x.n <> y.n`,
-  );
-  return drift + num(r.getRowsJS()[0][0]);
+  for (const c of COUNTED) {
+    const r = await conn.runAndReadAll(
+      `SELECT count(*) FROM main.${countedTable(c, domainId)} AS x FULL JOIN (${countClients(c, domainId)}) AS y
+       ON ${countedOn(c)} WHERE x.b IS NULL OR y.b IS NULL OR x.n <> y.n`,
+    );
+    drift += num(r.getRowsJS()[0][0]);
+  }
+  return drift;
 }
 
 // ---- reads ----
@@ -585,36 +618,45 @@ function dimSource(
   return { sql: branches.join(' UNION ALL '), values };
 }
 
-/** The summary's totals from the counts rollup (its columns' filters) or the path totals (pathFilter). */
+/** The rollups of a summary filtered on a column the counts rollup does not keep: an AS number (asnFilter). */
+const KEYED = {
+  asn: { counts: 'asnCounts', clients: 'asnClients', upstream: 'asnUpstream' },
+} as const;
+
+/** The summary's totals from the counts rollup (its columns' filters) or a keyed one's totals (KEYED). */
 const TOTALS_SQL = {
   counts: `sum(requests), sum(bytes), sum(requests) FILTER (WHERE ${CACHED}), sum(bytes) FILTER (WHERE ${CACHED}),
     sum(origin_requests), sum(origin_req_bytes), sum(upstream_sum),
     sum(requests) FILTER (WHERE status >= 400 AND status < 500), sum(requests) FILTER (WHERE status >= 500),
     sum(origin_bytes)`,
-  pathCounts: `sum(requests), sum(bytes), sum(cached_requests), sum(cached_bytes), sum(origin_requests),
+  keyed: `sum(requests), sum(bytes), sum(cached_requests), sum(cached_bytes), sum(origin_requests),
     sum(origin_req_bytes), sum(upstream_sum), sum(status4xx), sum(status5xx), sum(origin_bytes)`,
 } as const;
 
 /**
  * summary from the rollups: no filter; one on a counts column (oneCountsFilter: its distinct clients and percentiles
  * from the per-dimension rollups, the totals from the counts rollup with the filter); several on counts columns
- * (countsFilters: the totals from the counts rollup, the clients and times per combination of the counts columns); or
- * a path and at most a host (pathFilter: the path rollups, totals, clients and times per host and path).
+ * (countsFilters: the totals from the counts rollup, the clients and times per combination of the counts columns);
+ * or an AS number (asnFilter: the AS number rollups). A summary filtered on a path reads the copy by path
+ * (duckdb-path-copy.ts).
  */
 export async function rollupSummary(conn: DuckDBConnection, ids: number[], range: ReadRange): Promise<RangeSummary> {
   const [lo, hi] = span(range);
   const dim = oneCountsFilter(range);
-  const byPath = pathFilter(range);
-  const totals = byPath ? 'pathCounts' : 'counts';
+  const keyed = asnFilter(range) ? KEYED.asn : null;
+  const totals = keyed ? keyed.counts : 'counts';
   const c = source(totals, ids, cover(lo, hi, LEVELS[totals]), range);
-  const r = await conn.runAndReadAll(`SELECT ${TOTALS_SQL[totals]} FROM (${c.sql})`, c.values);
+  const r = await conn.runAndReadAll(
+    `SELECT ${TOTALS_SQL[totals === 'counts' ? 'counts' : 'keyed']} FROM (${c.sql})`,
+    c.values,
+  );
   const x = r.getRowsJS()[0].map((v) => (v === null ? 0 : num(v)));
   if (x[0] === 0) return EMPTY_SUMMARY;
   const combo = countsFilters(range);
   const v = dim
     ? dimSource('dimClients', 'clients', ids, cover(lo, hi, LEVELS.dimClients), range, dim, 'client_ip')
-    : byPath
-      ? source('pathClients', ids, cover(lo, hi, LEVELS.pathClients), range)
+    : keyed
+      ? source(keyed.clients, ids, cover(lo, hi, LEVELS[keyed.clients]), range)
       : combo
         ? source('comboClients', ids, cover(lo, hi, LEVELS.comboClients), range)
         : source('clients', ids, cover(lo, hi, LEVELS.clients), range);
@@ -623,8 +665,8 @@ export async function rollupSummary(conn: DuckDBConnection, ids: number[], range
   if (x[4] > 0) {
     const u = dim
       ? dimSource('dimUpstream', 'upstream', ids, cover(lo, hi, LEVELS.dimUpstream), range, dim, 'v, n')
-      : byPath
-        ? source('pathUpstream', ids, cover(lo, hi, LEVELS.pathUpstream), range)
+      : keyed
+        ? source(keyed.upstream, ids, cover(lo, hi, LEVELS[keyed.upstream]), range)
         : combo
           ? source('comboUpstream', ids, cover(lo, hi, LEVELS.comboUpstream), range)
           : source('upstream', ids, cover(lo, hi, LEVELS.upstream), range);
@@ -653,7 +695,10 @@ export async function rollupSummary(conn: DuckDBConnection, ids: number[], range
   };
 }
 
-/** series from the rollups (no filter): requests and bytes per point, distinct clients per point. */
+/**
+ * series from the rollups (no filter, or one that a set of clients keeps: rollup.ts seriesClients): requests and bytes
+ * per point, distinct clients per point.
+ */
 export async function rollupSeries(
   conn: DuckDBConnection,
   ids: number[],
@@ -663,32 +708,39 @@ export async function rollupSeries(
 ): Promise<{ bucket: number; requests: number; bytes: number; visitors: number }[]> {
   const [lo, hi] = span(range);
   const k = `(b - ${Math.trunc(startMs)}) // ${Math.trunc(intervalMs)}`;
-  const c = source('counts', ids, cover(lo, hi, levelsFor('counts', intervalMs)), range);
+  const kind = seriesClients(range);
+  if (!kind) throw new Error('rollupSeries: no rollup holds the clients under these filters');
+  const totals = kind === 'asnClients' ? 'asnCounts' : 'counts';
+  const c = source(totals, ids, cover(lo, hi, levelsFor(totals, intervalMs)), range);
   const counts = await conn.runAndReadAll(
     `SELECT ${k} AS k, sum(requests), sum(bytes) FROM (${c.sql}) GROUP BY k ORDER BY k`,
     c.values,
   );
-  const vc = cover(lo, hi, levelsFor('clients', intervalMs));
+  const vc = cover(lo, hi, levelsFor(kind, intervalMs));
   const visitors = new Map<number, number>();
-  // A point that is one bucket of the clients rollup: its rows are its distinct clients (one domain).
-  const whole = ids.length === 1 ? (l: number) => l === intervalMs : () => false;
-  // Of minutes, the clients per minute hold that count already.
-  const w =
-    intervalMs === MINUTE && ids.length === 1
-      ? {
-          sql: `SELECT ${k} AS k, n FROM main.${clientCounts(ids[0])}
-                WHERE ${
-                  vc.pieces
-                    .filter((p) => whole(p.lvl))
-                    .map(() => '(b >= ? AND b < ?)')
-                    .join(' OR ') || 'false'
-                }`,
-          values: vc.pieces.filter((p) => whole(p.lvl)).flatMap((p) => [BigInt(p.lo), BigInt(p.hi)]),
-        }
-      : (({ sql, values }) => ({ sql: `SELECT ${k} AS k, count(*) FROM (${sql}) GROUP BY k`, values }))(
-          source('clients', ids, vc, range, whole),
-        );
-  const rest = source('clients', ids, { pieces: vc.pieces.filter((p) => !whole(p.lvl)), raw: vc.raw }, range);
+  // Points that are one bucket of a level whose clients are counted (COUNTED: one domain) read that count.
+  const counted = ids.length === 1 ? COUNTED.find((c) => c.kind === kind && c.lvl === intervalMs) : undefined;
+  // Else a point that is one bucket of a set of clients: its rows are its distinct clients (one domain; of the AS
+  // number clients, those of the filter's AS number). Not of the fingerprints, a set of address and fingerprint.
+  const whole =
+    ids.length === 1 && (counted || kind !== 'fingerprints') ? (l: number) => l === intervalMs : () => false;
+  const f = filters(range);
+  const w = counted
+    ? {
+        // The filter (of the fingerprints: the bot class) is a column of the counts.
+        sql: `SELECT ${k} AS k, n FROM main.${countedTable(counted, ids[0])}
+              WHERE (${
+                vc.pieces
+                  .filter((p) => whole(p.lvl))
+                  .map(() => '(b >= ? AND b < ?)')
+                  .join(' OR ') || 'false'
+              })${f.parts.map((x) => ` AND ${x}`).join('')}`,
+        values: [...vc.pieces.filter((p) => whole(p.lvl)).flatMap((p) => [BigInt(p.lo), BigInt(p.hi)]), ...f.values],
+      }
+    : (({ sql, values }) => ({ sql: `SELECT ${k} AS k, count(*) FROM (${sql}) GROUP BY k`, values }))(
+        source(kind, ids, vc, range, whole),
+      );
+  const rest = source(kind, ids, { pieces: vc.pieces.filter((p) => !whole(p.lvl)), raw: vc.raw }, range);
   const r = await conn.runAndReadAll(
     `${w.sql} UNION ALL SELECT ${k} AS k, count(DISTINCT client_ip) FROM (${rest.sql}) GROUP BY k`,
     [...w.values, ...rest.values],
@@ -735,56 +787,35 @@ export async function rollupBreakdown(
 }
 
 /**
- * A breakdown from the per-path values rollup (rollup.ts pathValuesBreakdown): 'paths', the top paths under one filter
- * on a counts column (its column's rows of the filter's value); 'values', a breakdown by a counts column under a path
- * (and a host) filter (the dimension's rows of that path, each value cast back to the column's type). The ends of the
- * range shorter than an hour read the raw rows with the filters (the paths or counts kind's rows).
+ * The top paths under one filter on a counts column, from the per-path values rollup (rollup.ts pathValuesBreakdown):
+ * its column's rows of the filter's value. The ends of the range shorter than an hour read the paths kind's raw rows
+ * with the filter.
  */
 export async function rollupPathValues(
   conn: DuckDBConnection,
-  mode: 'paths' | 'values',
   ids: number[],
   range: ReadRange,
-  dimension: string,
   limit: number,
 ): Promise<BreakdownItem[]> {
   const [lo, hi] = span(range);
   const cov = cover(lo, hi, LEVELS.pathValues);
+  const dim = oneCountsFilter(range);
+  if (!dim) throw new Error('rollupPathValues: the top paths need one filter on a counts column');
+  const v = range.filter[dim];
   const branches: string[] = [];
   const values: DuckDBValue[] = [];
-  if (mode === 'paths') {
-    const dim = oneCountsFilter(range);
-    if (!dim) throw new Error('rollupPathValues: the top paths need one filter on a counts column');
-    const v = range.filter[dim];
-    for (const p of cov.pieces)
-      for (const id of ids) {
-        branches.push(
-          `SELECT path AS v, requests, bytes, origin_bytes FROM main.${rollupTable('pathValues', id, p.lvl)}
-           WHERE b >= ? AND b < ? AND dim = ${COUNT_DIMS.indexOf(dim)}
-             AND value = CAST(?::${COUNT_KEY_TYPES[dim]} AS VARCHAR)`,
-        );
-        values.push(BigInt(p.lo), BigInt(p.hi), typeof v === 'number' || typeof v === 'boolean' ? v : String(v));
-      }
-    const raw = source('paths', ids, { pieces: [], raw: cov.raw }, range);
-    branches.push(`SELECT path AS v, requests, bytes, origin_bytes FROM (${raw.sql})`);
-    values.push(...raw.values);
-  } else {
-    const dim = dimension as CountDim;
-    if (!COUNT_DIMS.includes(dim)) throw new Error(`rollupPathValues: ${dimension} is not a counts column`);
-    const f = filters(range);
-    for (const p of cov.pieces)
-      for (const id of ids) {
-        branches.push(
-          `SELECT CAST(value AS ${COUNT_KEY_TYPES[dim]}) AS v, requests, bytes, origin_bytes
-           FROM main.${rollupTable('pathValues', id, p.lvl)}
-           WHERE ${['b >= ? AND b < ?', `dim = ${COUNT_DIMS.indexOf(dim)}`, ...f.parts].join(' AND ')}`,
-        );
-        values.push(BigInt(p.lo), BigInt(p.hi), ...f.values);
-      }
-    const raw = source('counts', ids, { pieces: [], raw: cov.raw }, range);
-    branches.push(`SELECT ${dim} AS v, requests, bytes, origin_bytes FROM (${raw.sql})`);
-    values.push(...raw.values);
-  }
+  for (const p of cov.pieces)
+    for (const id of ids) {
+      branches.push(
+        `SELECT path AS v, requests, bytes, origin_bytes FROM main.${rollupTable('pathValues', id, p.lvl)}
+         WHERE b >= ? AND b < ? AND dim = ${COUNT_DIMS.indexOf(dim)}
+           AND value = CAST(?::${COUNT_KEY_TYPES[dim]} AS VARCHAR)`,
+      );
+      values.push(BigInt(p.lo), BigInt(p.hi), typeof v === 'number' || typeof v === 'boolean' ? v : String(v));
+    }
+  const raw = source('paths', ids, { pieces: [], raw: cov.raw }, range);
+  branches.push(`SELECT path AS v, requests, bytes, origin_bytes FROM (${raw.sql})`);
+  values.push(...raw.values);
   const r = await conn.runAndReadAll(
     `SELECT v, sum(requests) AS requests, sum(bytes) AS bytes, sum(origin_bytes) AS origin_bytes
      FROM (${branches.join(' UNION ALL ')}) GROUP BY v ORDER BY requests DESC, v LIMIT ?::BIGINT`,

@@ -45,16 +45,27 @@ import {
   trimRollups,
 } from './duckdb-rollups.js';
 import {
+  addToPathCopy,
+  createPathCopy,
+  fillPathCopy,
+  hasPathCopy,
+  pathCopyDrift,
+  pathTable,
+  pathTables,
+  shardOf,
+  trimPathCopy,
+} from './duckdb-path-copy.js';
+import {
   breakdownRollup,
+  byPath,
   pathValuesBreakdown,
   countsFilter,
   countsGroup,
   groupsRollup,
   newestFirst,
   noFilter,
-  countsFilters,
-  oneCountsFilter,
-  pathFilter,
+  seriesClients,
+  summaryFromRollups,
 } from './rollup.js';
 import { MAX_ACCOUNT_DOMAINS } from './account-reads.js';
 import { EMPTY_SUMMARY } from './reads.js';
@@ -151,16 +162,23 @@ export function openDuckDbStore(opts: DuckDbOptions): AnalyticsStore {
     countRows: async (id) => (await engine()).countRows(id),
     // Reads the rollups answer (duckdb-rollups.ts: no filter, or filters on the counts rollup's columns) read them;
     // the others read the raw rows, and the raw logs newest window first (rollup.ts newestFirst).
+    // A read filtered on a path reads that path's table of the domain's copy by path (duckdb-path-copy.ts).
     series: async (id, range, startMs, intervalMs, timeoutMs) =>
-      noFilter(range)
+      seriesClients(range)
         ? (await engine()).readRollups([id], timeoutMs, [], (c, ids) =>
             rollupSeries(c, ids, range, startMs, intervalMs),
           )
-        : (await engine()).read(id, timeoutMs, [], (c, t) => readSeries(c, t, range, startMs, intervalMs)),
+        : (await engine()).read(
+            id,
+            timeoutMs,
+            [],
+            (c, t) => readSeries(c, t, range, startMs, intervalMs),
+            byPath(range),
+          ),
     summary: async (id, range, timeoutMs) =>
-      noFilter(range) || oneCountsFilter(range) || countsFilters(range) || pathFilter(range)
+      summaryFromRollups(range)
         ? (await engine()).readRollups([id], timeoutMs, EMPTY_SUMMARY, (c, ids) => rollupSummary(c, ids, range))
-        : (await engine()).read(id, timeoutMs, EMPTY_SUMMARY, (c, t) => readSummary(c, t, range)),
+        : (await engine()).read(id, timeoutMs, EMPTY_SUMMARY, (c, t) => readSummary(c, t, range), byPath(range)),
     ruleHits: async (id, range, limit, timeoutMs) =>
       noFilter(range)
         ? (await engine()).readRollups([id], timeoutMs, [], (c, ids) => rollupRuleHits(c, ids, range, limit))
@@ -172,16 +190,15 @@ export function openDuckDbStore(opts: DuckDbOptions): AnalyticsStore {
     peak: async (id, range, timeoutMs) =>
       noFilter(range)
         ? (await engine()).readRollups([id], timeoutMs, null, (c, ids) => rollupPeak(c, ids, range))
-        : (await engine()).read(id, timeoutMs, null, (c, t) => readPeak(c, t, range)),
+        : (await engine()).read(id, timeoutMs, null, (c, t) => readPeak(c, t, range), byPath(range)),
     breakdown: async (id, range, dimension, limit, timeoutMs) => {
       const e = await engine();
       const kind = breakdownRollup(dimension, range);
-      const byPath = pathValuesBreakdown(dimension, range);
       return kind
         ? e.readRollups([id], timeoutMs, [], (c, ids) => rollupBreakdown(c, kind, ids, range, dimension, limit))
-        : byPath
-          ? e.readRollups([id], timeoutMs, [], (c, ids) => rollupPathValues(c, byPath, ids, range, dimension, limit))
-          : e.read(id, timeoutMs, [], (c, t) => readBreakdown(c, t, range, dimension, limit));
+        : pathValuesBreakdown(dimension, range)
+          ? e.readRollups([id], timeoutMs, [], (c, ids) => rollupPathValues(c, ids, range, limit))
+          : e.read(id, timeoutMs, [], (c, t) => readBreakdown(c, t, range, dimension, limit), byPath(range));
     },
     logs: async (id, range, limit, cursor, timeoutMs) => {
       const e = await engine();
@@ -190,17 +207,31 @@ export function openDuckDbStore(opts: DuckDbOptions): AnalyticsStore {
       );
     },
     accountSummary: async (ids, range, timeoutMs) =>
-      noFilter(range) || oneCountsFilter(range) || countsFilters(range) || pathFilter(range)
+      summaryFromRollups(range)
         ? (await engine()).readRollups(ids, timeoutMs, EMPTY_SUMMARY, (c, own) => rollupSummary(c, own, range))
-        : (await engine()).readView(ids, false, timeoutMs, EMPTY_SUMMARY, (c, v) => readSummary(c, v, range)),
+        : (await engine()).readView(
+            ids,
+            false,
+            timeoutMs,
+            EMPTY_SUMMARY,
+            (c, v) => readSummary(c, v, range),
+            byPath(range),
+          ),
     accountSeries: async (ids, range, startMs, intervalMs, timeoutMs) =>
-      noFilter(range)
+      seriesClients(range)
         ? (await engine()).readRollups(ids, timeoutMs, [], (c, own) => rollupSeries(c, own, range, startMs, intervalMs))
-        : (await engine()).readView(ids, false, timeoutMs, [], (c, v) => readSeries(c, v, range, startMs, intervalMs)),
+        : (await engine()).readView(
+            ids,
+            false,
+            timeoutMs,
+            [],
+            (c, v) => readSeries(c, v, range, startMs, intervalMs),
+            byPath(range),
+          ),
     accountPeak: async (ids, range, timeoutMs) =>
       noFilter(range)
         ? (await engine()).readRollups(ids, timeoutMs, null, (c, own) => rollupPeak(c, own, range))
-        : (await engine()).readView(ids, false, timeoutMs, null, (c, v) => readPeak(c, v, range)),
+        : (await engine()).readView(ids, false, timeoutMs, null, (c, v) => readPeak(c, v, range), byPath(range)),
     groups: async (ids, range, dims, limit, timeoutMs) => {
       const kind = groupsRollup(dims, range);
       return kind
@@ -346,6 +377,7 @@ class DuckDbEngine {
           if (!this.tables.has(domainId)) {
             await this.writer.run(`CREATE TABLE IF NOT EXISTS main.${table(domainId)} (${STORED_COLUMNS})`);
             await createRollups(this.writer, domainId);
+            await createPathCopy(this.writer, domainId, table(domainId));
             created.push(domainId);
           }
           // The rows, then their rollups (duckdb-rollups.ts), from the stage: in the batch's transaction (one is
@@ -365,6 +397,7 @@ class DuckDbEngine {
           }
           await this.writer.run(`INSERT INTO main.${table(domainId)} BY NAME SELECT * FROM temp.main.ingest_stage`);
           await addToRollups(this.writer, domainId, 'temp.main.ingest_stage', lo, hi);
+          await addToPathCopy(this.writer, domainId, 'temp.main.ingest_stage');
           await this.writer.run('DELETE FROM temp.main.ingest_stage');
         }
         await this.writer.run('COMMIT');
@@ -391,7 +424,7 @@ class DuckDbEngine {
       await this.writer.run('BEGIN TRANSACTION');
       try {
         await this.writer.run(`DROP TABLE IF EXISTS main.${table(domainId)}`);
-        for (const t of [...rollupTables(domainId), ...legacyTables(domainId)])
+        for (const t of [...rollupTables(domainId), ...legacyTables(domainId), ...pathTables(domainId)])
           await this.writer.run(`DROP TABLE IF EXISTS main.${t}`);
         await this.writer.run('COMMIT');
       } catch (err) {
@@ -411,7 +444,10 @@ class DuckDbEngine {
         const res = await this.writer.run(`DELETE FROM main.${table(domainId)} WHERE time < $1`, [
           new DuckDBTimestampTZValue(BigInt(before.getTime()) * 1000n),
         ]);
-        if (res.rowsChanged > 0) await trimRollups(this.writer, domainId, table(domainId), before.getTime());
+        if (res.rowsChanged > 0) {
+          await trimRollups(this.writer, domainId, table(domainId), before.getTime());
+          await trimPathCopy(this.writer, domainId, before.getTime());
+        }
         await this.writer.run('COMMIT');
         return res.rowsChanged;
       } catch (err) {
@@ -441,7 +477,10 @@ class DuckDbEngine {
     if (!this.tables.has(domainId)) return 0;
     return this.write(async () => {
       if (!this.tables.has(domainId)) return 0;
-      return rollupDrift(this.writer, domainId, table(domainId));
+      return (
+        (await rollupDrift(this.writer, domainId, table(domainId))) +
+        (await pathCopyDrift(this.writer, domainId, table(domainId)))
+      );
     });
   }
 
@@ -474,18 +513,22 @@ class DuckDbEngine {
     return this.readRollups(domainIds, timeoutMs, empty, fn);
   }
 
-  /** One per-domain read (duckdb-reads.ts) on a connection of its own, interrupted at the time limit. */
+  /**
+   * One per-domain read (duckdb-reads.ts) on a connection of its own, interrupted at the time limit: of the domain's
+   * table, or with `path`, of the table of the domain's copy by path that holds that path's rows.
+   */
   async read<T>(
     domainId: number,
     timeoutMs: number,
     empty: T,
     fn: (conn: DuckDBConnection, table: string) => Promise<T>,
+    path?: string,
   ): Promise<T> {
     if (!this.tables.has(domainId) || this.deleted.has(domainId)) return empty;
     const conn = await this.instance.connect();
     const limit = interruptAt(conn, timeoutMs);
     try {
-      return await fn(conn, table(domainId));
+      return await fn(conn, path === undefined ? table(domainId) : pathTable(domainId, shardOf(path)));
     } catch (err) {
       // Dropped between the check and the read: no rows.
       if (!this.tables.has(domainId)) return empty;
@@ -500,7 +543,8 @@ class DuckDbEngine {
   /**
    * A read over several domains' rows (duckdb-account-reads.ts, or a duckdb-reads.ts one) on a connection of its own:
    * the tables of those that have rows as one temporary view (each row keeps its table's rowid as a column, for the
-   * logs cursor), only the rows with WAF findings when `wafOnly`; interrupted at the time limit.
+   * logs cursor), only the rows with WAF findings when `wafOnly`; interrupted at the time limit. With `path` (a read
+   * of series, summary or peak filtered on it): the tables of the domains' copies by path holding that path's rows.
    */
   readView<T>(
     domainIds: number[],
@@ -508,10 +552,15 @@ class DuckDbEngine {
     timeoutMs: number,
     empty: T,
     fn: (conn: DuckDBConnection, view: string) => Promise<T>,
+    path?: string,
   ): Promise<T> {
     const only = wafOnly ? ` WHERE waf_events::VARCHAR <> '[]'` : '';
     return this.readRollups(domainIds, timeoutMs, empty, async (conn, own) => {
-      const branches = own.map((id) => `SELECT *, rowid AS rowid FROM main.${table(id)}${only}`);
+      const branches = own.map((id) =>
+        path === undefined
+          ? `SELECT *, rowid AS rowid FROM main.${table(id)}${only}`
+          : `SELECT * FROM main.${pathTable(id, shardOf(path))}`,
+      );
       // By name: a table created before a column was added lines up with the newer ones (missing columns are NULL).
       await conn.run(`CREATE TEMP VIEW rows_read AS ${branches.join(' UNION ALL BY NAME ')}`);
       return fn(conn, 'rows_read');
@@ -582,14 +631,28 @@ async function addLaterColumns(writer: DuckDBConnection): Promise<void> {
 }
 
 /**
- * Builds the rollups each domain table lacks (a file of an older version: none, or not the kinds added since): the
- * missing kinds' tables created and filled from every row of the domain in one transaction, so a stop halfway leaves
- * none of them and the next start builds them again.
+ * Builds the rollups and the copy by path (duckdb-path-copy.ts) each domain table lacks (a file of an older version:
+ * none, or not the kinds added since): the missing tables created and filled from every row of the domain in one
+ * transaction, so a stop halfway leaves none of them and the next start builds them again.
  */
 async function backfillRollups(writer: DuckDBConnection, tables: ReadonlySet<number>): Promise<void> {
   const have = await writer.runAndReadAll(`SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'`);
   const names = new Set(have.getRowsJS().map((r) => String(r[0])));
   for (const id of tables) {
+    if (!hasPathCopy(id, names)) {
+      await writer.run('BEGIN TRANSACTION');
+      try {
+        for (const t of pathTables(id)) await writer.run(`DROP TABLE IF EXISTS main.${t}`);
+        await createPathCopy(writer, id, table(id));
+        await fillPathCopy(writer, id, table(id));
+        await writer.run('COMMIT');
+      } catch (err) {
+        await writer.run('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    }
+    // Tables of earlier versions that nothing reads or keeps any more (the path totals and times, replaced by the copy).
+    for (const t of legacyTables(id)) if (names.has(t)) await writer.run(`DROP TABLE main.${t}`);
     const kinds = missingKinds(id, names);
     if (kinds.length === 0) continue;
     await writer.run('BEGIN TRANSACTION');

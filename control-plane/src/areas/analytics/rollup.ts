@@ -71,14 +71,6 @@ export const LEVELS = {
   /** Requests per exact upstream_ms value per value of each counts column: the origin percentiles of such a summary. */
   dimUpstream: [HOUR],
   /**
-   * The summary's totals per host and path (requests, bytes, cached, to the origin, 4xx, 5xx): a summary filtered on
-   * a path (and a host) with the clients of pathClients and the times of pathUpstream. Per hour, as pathClients; the
-   * ends of a range shorter than an hour read raw rows.
-   */
-  pathCounts: [HOUR],
-  /** Requests per exact upstream_ms value per host and path: the origin percentiles of a summary filtered on a path. */
-  pathUpstream: [HOUR],
-  /**
    * The clients of each combination of the counts columns' values (COUNT_DIMS): the visitors of a summary filtered on
    * several of them (a distinct count under a conjunction needs the combinations, not each column's values). Per hour
    * only (about a fifth of the requests of the bench's log are new combinations of client and values in an hour); the
@@ -88,11 +80,25 @@ export const LEVELS = {
   /** Requests per exact upstream_ms value per combination of the counts columns: the percentiles of such a summary. */
   comboUpstream: [HOUR],
   /**
-   * Requests and bytes per host, path and value of each counts column (COUNT_DIMS, by index; DuckDB only): the top
-   * paths filtered on one counts column, and a breakdown by a counts column filtered on a path (and a host). Per hour,
-   * as the other per-path kinds; the ends of a range shorter than an hour read raw rows.
+   * Requests and bytes per host, path and value of each counts column (COUNT_DIMS, by index): the top paths filtered
+   * on one counts column (a breakdown filtered on a path reads the copy by path). Per hour, as the other per-path
+   * kinds; the ends of a range shorter than an hour read raw rows.
    */
   pathValues: [HOUR],
+  /**
+   * The summary's totals per AS number (requests, bytes, cached, to the origin, 4xx, 5xx): a summary
+   * filtered on an AS number, with the clients of asnClients and the times of asnUpstream. Few AS numbers a minute, so
+   * kept per minute too.
+   */
+  asnCounts: [HOUR, MINUTE],
+  /**
+   * The clients of each AS number. An AS number follows from the address (GeoIP at ingest), so a bucket holds about a
+   * row per client, as the clients rollup; per 5 minutes at the shortest (the ends of a range shorter than that read
+   * raw rows), as a row per client and minute would be a second clients-per-minute table at every batch.
+   */
+  asnClients: [HOUR, 5 * MINUTE],
+  /** Requests per exact upstream_ms value per AS number: the origin percentiles of such a summary. */
+  asnUpstream: [HOUR, MINUTE],
 } as const satisfies Record<string, readonly number[]>;
 export type RollupKind = keyof typeof LEVELS;
 
@@ -167,12 +173,65 @@ export function oneCountsFilter(range: ReadRange): CountDim | null {
  */
 export const countsFilters = (range: ReadRange): boolean => Object.keys(range.filter).length > 1 && countsFilter(range);
 /**
- * True when the range's filters are a path and at most a host: the path rollups (pathCounts, pathClients,
- * pathUpstream) answer its summary.
+ * The columns of the stores' copy of the rows by path (byPath): every filter's column and every column the series,
+ * summary, peak and breakdown read over raw rows (a breakdown of any dimension, the AS organisation of an AS number's
+ * label). Not kept: the rule hits and WAF findings, fingerprint, duration, the owner id (and on DuckDB the domain id:
+ * its tables are per domain).
  */
-export function pathFilter(range: ReadRange): boolean {
+export const PATH_COPY_COLUMNS = [
+  'time',
+  'time_utc',
+  'node',
+  'host',
+  'path',
+  'method',
+  'status',
+  'bytes',
+  'cache_status',
+  'upstream_ms',
+  'client_ip',
+  'bot_score',
+  'bot_class',
+  'tls_version',
+  'http_protocol',
+  'ua_category',
+  'serving_path',
+  'unserved_reason',
+  'origin_bytes',
+  'markdown',
+  'rate_limit_rule',
+  'rate_limit_key',
+  'country',
+  'asn',
+  'as_org',
+] as const;
+/**
+ * The path the range is filtered on, if any: the store's copy of the rows by path (DuckDB: the table of that path's
+ * shard, duckdb-path-copy.ts) answers its raw-row reads (series, summary, peak, breakdown), whatever else it filters on.
+ */
+export const byPath = (range: ReadRange): string | undefined =>
+  range.filter.path === undefined ? undefined : String(range.filter.path);
+/** True when the range's one filter is an AS number: the AS number rollups (asnCounts, asnClients, asnUpstream) answer
+ * its summary. */
+export const asnFilter = (range: ReadRange): boolean =>
+  Object.keys(range.filter).length === 1 && range.filter.asn !== undefined;
+/**
+ * True when the rollups answer a summary (the stores' rollupSummary, accountSummary): no filter, filters on the counts
+ * rollup's columns, or an AS number; one filtered on a path reads the copy by path, any other the raw rows.
+ */
+export const summaryFromRollups = (range: ReadRange): boolean =>
+  byPath(range) === undefined &&
+  (noFilter(range) || oneCountsFilter(range) !== null || countsFilters(range) || asnFilter(range));
+/**
+ * The rollup whose sets of clients give a series' visitors under the range's filters, or null (the raw rows): the
+ * clients (no filter), the fingerprints (a bot class alone: a set of address, fingerprint and bot class per 5 minutes
+ * and hour), the AS number clients (an AS number alone). Its requests and bytes: the counts rollup, or asnCounts.
+ */
+export function seriesClients(range: ReadRange): 'clients' | 'fingerprints' | 'asnClients' | null {
   const fields = Object.keys(range.filter);
-  return fields.includes('path') && fields.every((f) => f === 'host' || f === 'path');
+  if (fields.length === 0) return 'clients';
+  if (fields.length > 1) return null;
+  return fields[0] === 'bot_class' ? 'fingerprints' : fields[0] === 'asn' ? 'asnClients' : null;
 }
 /** A group column the counts rollup keeps (or derives: the status class). */
 export const countsGroup = (d: GroupDimension): boolean =>
@@ -187,16 +246,11 @@ export function breakdownRollup(dimension: string, range: ReadRange): 'counts' |
 }
 
 /**
- * What the per-path values rollup (pathValues) answers of a top-N breakdown that breakdownRollup leaves to the raw
- * rows: 'paths' (the top paths with one filter on a counts column) or 'values' (a breakdown by a counts column with a
- * path and at most a host as filters), else null.
+ * True when the per-path values rollup (pathValues) answers a top-N breakdown that breakdownRollup leaves to the raw
+ * rows: the top paths with one filter on a counts column. (A breakdown filtered on a path reads the copy by path.)
  */
-export function pathValuesBreakdown(dimension: string, range: ReadRange): 'paths' | 'values' | null {
-  if (breakdownRollup(dimension, range)) return null;
-  if (dimension === 'path' && oneCountsFilter(range)) return 'paths';
-  if ((COUNT_DIMS as readonly string[]).includes(dimension) && pathFilter(range)) return 'values';
-  return null;
-}
+export const pathValuesBreakdown = (dimension: string, range: ReadRange): boolean =>
+  dimension === 'path' && breakdownRollup(dimension, range) === null && oneCountsFilter(range) !== null;
 
 /**
  * The rollup whose buckets rank the groups of `dims` over `range` (requests and bytes; the visitors of the groups

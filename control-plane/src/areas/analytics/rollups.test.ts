@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { cover, DAY, HOUR, LEVELS, MINUTE } from './rollup.js';
 import { openDuckDbStore } from './duckdb-store.js';
-import { assertReads, BASE, generateLog, RANGES, streamScenario } from './test-rollups.js';
+import { assertAccountByPath, assertReads, BASE, generateLog, RANGES, streamScenario } from './test-rollups.js';
+import { PATH_SHARDS, shardOf, shardSql } from './duckdb-path-copy.js';
 
 const T = 60_000;
 
@@ -35,6 +36,33 @@ test('cover: whole buckets of the longest levels, raw ends, nothing twice', () =
   assert.deepEqual(cover(BASE + 10, BASE + 20, levels), { pieces: [], raw: [{ lo: BASE + 10, hi: BASE + 20 }] });
 });
 
+test('copy by path: a path has the same shard in JavaScript (reads) as in DuckDB (ingest)', async () => {
+  const db = await DuckDBInstance.create(':memory:');
+  const c = await db.connect();
+  try {
+    const paths = [
+      '/',
+      '',
+      '/a',
+      '/p/7',
+      '/b?x=1',
+      '/ä/ü?q=€',
+      '/%2e%2e/',
+      '/日本',
+      ...Array.from({ length: 64 }, (_, i) => `/x${i}`),
+    ];
+    const list = paths.map((p) => `'${p.replace(/'/g, "''")}'`).join(', ');
+    const r = await c.runAndReadAll(`SELECT p, ${shardSql('p')} FROM unnest([${list}]) AS t(p)`);
+    const got = new Map(r.getRowsJS().map(([p, s]) => [String(p), Number(s)]));
+    for (const p of paths) assert.equal(got.get(p), shardOf(p), p);
+    // The paths spread over the shards (not all in one).
+    assert.ok(new Set(paths.map(shardOf)).size > PATH_SHARDS / 2);
+  } finally {
+    c.closeSync();
+    db.closeSync();
+  }
+});
+
 test('DuckDB rollups: batches sent again and a restart leave them exact; retention; a file without them', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'analytics-rollups-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -52,11 +80,20 @@ test('DuckDB rollups: batches sent again and a restart leave them exact; retenti
     for (const range of RANGES) await assertReads(store, 5, left, range);
   });
 
+  await t.test('account reads of two domains filtered on a path', async () => {
+    const seven = generateLog(7, 600, 5);
+    await store.append(seven, { node: 'edge-a', id: 'seven' });
+    assert.equal(await store.rollupDrift(7), 0);
+    const left = rows.filter((x) => x.time.getTime() >= BASE + 13 * HOUR + 17 * MINUTE + 31_250);
+    for (const range of RANGES) await assertAccountByPath(store, [5, 7], [...left, ...seven], range);
+  });
+
   await t.test('a domain deleted: its rollups with it', async () => {
     await store.append(generateLog(6, 50, 3), { node: 'edge-a', id: 'six' });
     await store.deleteDomain(6);
     assert.equal(await store.countRows(6), 0);
     assert.deepEqual((await store.summary(6, RANGES[0], T)).requests, 0);
+    assert.deepEqual((await store.summary(6, { ...RANGES[0], filter: { path: '/a' } }, T)).requests, 0);
   });
   await store.close();
 
@@ -110,6 +147,8 @@ test('DuckDB rollups: batches sent again and a restart leave them exact; retenti
     );
     for (const [name] of names.getRowsJS()) await c.run(`DROP TABLE main.${String(name)}`);
     await c.run(`CREATE TABLE main.rd_9_3600 (b BIGINT, dim UTINYINT, value VARCHAR, client_ip VARCHAR)`);
+    // The path totals of an earlier version (replaced by the copy by path): dropped on open too.
+    await c.run(`CREATE TABLE main.rk_9_3600 (b BIGINT, host VARCHAR, path VARCHAR, requests BIGINT)`);
     c.closeSync();
     db.closeSync();
 
@@ -120,8 +159,10 @@ test('DuckDB rollups: batches sent again and a restart leave them exact; retenti
     await again.close();
     const after = await DuckDBInstance.create(join(old, 'analytics.duckdb'));
     const a = await after.connect();
-    const left = await a.runAndReadAll(`SELECT table_name FROM duckdb_tables() WHERE table_name = 'rd_9_3600'`);
-    assert.equal(left.currentRowCount, 0, 'the single per-dimension clients table of the earlier version dropped');
+    const left = await a.runAndReadAll(
+      `SELECT table_name FROM duckdb_tables() WHERE table_name IN ('rd_9_3600', 'rk_9_3600')`,
+    );
+    assert.equal(left.currentRowCount, 0, 'the tables of earlier versions dropped');
     a.closeSync();
     after.closeSync();
   });

@@ -65,6 +65,7 @@ export function generateLog(domainId: number, n: number, seed = 7): LogRow[] {
       unservedReason: pick(r, ['', '', 'waf_block', 'origin_timeout']),
       originBytes: toOrigin ? Math.floor(r() * 5000) : 0,
       country: pick(r, ['US', 'DE', '']),
+      asn: pick(r, [0, 64500, 64500, 64501]),
     });
   }
   return rows;
@@ -220,7 +221,7 @@ async function assertSummary(store: AnalyticsStore, domainId: number, rows: LogR
 
 /**
  * Filters of one counts column (the per-dimension rollups answer them), of several (the combination rollups), of a path and at most a host
- * (the path rollups) and of a path with another column (raw rows).
+ * (the path rollups), of a path with another column (raw rows) and of an AS number.
  */
 const SUMMARY_FILTERS: [ReadRange['filter'], (x: LogRow) => boolean][] = [
   [{ bot_class: 'ai_crawler' }, (x) => x.botClass === 'ai_crawler'],
@@ -245,13 +246,20 @@ const SUMMARY_FILTERS: [ReadRange['filter'], (x: LogRow) => boolean][] = [
     (x) => x.botClass === '' && x.status === 404 && (x.country ?? '') === '',
   ],
   [{ method: 'PUT', status: 200 }, () => false],
-  // A path, alone or with a host: the path rollups (pathCounts, pathClients, pathUpstream); a path no row has.
+  // A path, alone or with a host (the copy by path); a path no row has.
   [{ path: '/a' }, (x) => x.path === '/a'],
   [{ path: '/b?x=1' }, (x) => x.path === '/b?x=1'],
   [{ host: 'b.example.org', path: '/c/d' }, (x) => x.host === 'b.example.org' && x.path === '/c/d'],
   [{ path: '/none' }, () => false],
-  // A path with a counts column: the raw rows.
+  // A path with other columns: the raw rows (DuckDB: of the path's table of the copy by path).
   [{ path: '/', status: 200 }, (x) => x.path === '/' && x.status === 200],
+  [{ path: '/a', status: 200, country: 'US' }, (x) => x.path === '/a' && x.status === 200 && x.country === 'US'],
+  [{ path: '/c/d', asn: 64500 }, (x) => x.path === '/c/d' && x.asn === 64500],
+  // An AS number (the AS number rollups); one no row has; with another column (the raw rows).
+  [{ asn: 64500 }, (x) => x.asn === 64500],
+  [{ asn: 0 }, (x) => (x.asn ?? 0) === 0],
+  [{ asn: 64999 }, () => false],
+  [{ asn: 64501, status: 200 }, (x) => x.asn === 64501 && x.status === 200],
 ];
 
 /** Every read the rollups answer, over `range`, against the log computed here. */
@@ -269,7 +277,31 @@ export async function assertReads(store: AnalyticsStore, domainId: number, rows:
       `series by ${interval / MINUTE} min`,
     );
   }
+  // Filtered series: a bot class (the fingerprints' clients), an AS number (its clients), a path (the copy by path).
+  const seriesFilters: [ReadRange['filter'], (x: LogRow) => boolean][] = [
+    [{ bot_class: 'ai_crawler' }, (x) => x.botClass === 'ai_crawler'],
+    [{ asn: 64500 }, (x) => x.asn === 64500],
+    [{ path: '/a' }, (x) => x.path === '/a'],
+    // A path with other columns (DuckDB: the copy by path).
+    [{ host: 'a.example.org', path: '/b?x=1' }, (x) => x.host === 'a.example.org' && x.path === '/b?x=1'],
+    [{ path: '/c/d', status: 200 }, (x) => x.path === '/c/d' && x.status === 200],
+  ];
+  for (const [filter, keep] of seriesFilters)
+    for (const interval of [MINUTE, 5 * MINUTE, 15 * MINUTE, HOUR, DAY]) {
+      const start = Math.floor(range.since.getTime() / interval) * interval;
+      if ((range.until.getTime() - start) / interval > 1500) continue;
+      assert.deepEqual(
+        await store.series(domainId, { ...range, filter }, start, interval, T),
+        expectSeries(inside.filter(keep), start, interval),
+        `series by ${interval / MINUTE} min, filter ${JSON.stringify(filter)}`,
+      );
+    }
   assert.deepEqual(await store.peak(domainId, range, T), expectPeak(inside));
+  assert.deepEqual(
+    await store.peak(domainId, { ...range, filter: { path: '/c/d' } }, T),
+    expectPeak(inside.filter((x) => x.path === '/c/d')),
+    'peak, filter path',
+  );
   assert.deepEqual(
     await store.breakdown(domainId, range, 'status', 100, T),
     expectTop(inside, (x) => x.status, 100),
@@ -321,6 +353,9 @@ export async function assertReads(store: AnalyticsStore, domainId: number, rows:
       (x) => x.status,
     ],
     [{ path: '/none' }, () => false, 'bot_class', (x) => x.botClass],
+    // Dimensions no rollup keeps, under a path (DuckDB: the copy by path).
+    [{ path: '/a' }, (x) => x.path === '/a', 'client_ip', (x) => x.clientIp],
+    [{ path: '/', method: 'GET' }, (x) => x.path === '/' && x.method === 'GET', 'host', (x) => x.host],
   ];
   for (const [filter, keep, dimension, key] of top)
     assert.deepEqual(
@@ -337,6 +372,32 @@ export async function assertReads(store: AnalyticsStore, domainId: number, rows:
       10,
     ),
   );
+}
+
+/**
+ * The account reads of several domains filtered on a path (DuckDB: the domains' copies by path), against `rows` (of
+ * those domains) computed here.
+ */
+export async function assertAccountByPath(store: AnalyticsStore, ids: number[], rows: LogRow[], range: ReadRange) {
+  for (const [filter, keep] of [
+    [{ path: '/a' }, (x: LogRow) => x.path === '/a'],
+    [{ path: '/c/d', status: 200 }, (x: LogRow) => x.path === '/c/d' && x.status === 200],
+  ] as const) {
+    const inside = inRange(rows, range).filter(keep);
+    const r = { ...range, filter };
+    const { upstreamMs, ...totals } = await store.accountSummary(ids, r, T);
+    const { percentiles, avg, ...want } = expectSummary(inside);
+    assert.deepEqual(totals, want, `account summary, filter ${JSON.stringify(filter)}`);
+    assert.deepEqual(upstreamMs && [upstreamMs.p50, upstreamMs.p95, upstreamMs.p99], percentiles);
+    assert.ok(avg === null ? upstreamMs === null : Math.abs((upstreamMs?.avg ?? NaN) - avg) < 1e-9);
+    const start = Math.floor(range.since.getTime() / HOUR) * HOUR;
+    assert.deepEqual(
+      await store.accountSeries(ids, r, start, HOUR, T),
+      expectSeries(inside, start, HOUR),
+      `account series, filter ${JSON.stringify(filter)}`,
+    );
+    assert.deepEqual(await store.accountPeak(ids, r, T), expectPeak(inside), 'account peak');
+  }
 }
 
 /** Ranges with edges inside buckets of every level, whole buckets, and the whole log. */
