@@ -6,6 +6,12 @@ import type { OriginTarget } from './proxy/origin.js';
 import type { OriginRouteAction } from './rules/origin-route.js';
 import type { CustomPages } from './custom-pages.js';
 
+/** `/a/b` → `/a`; `/a` → `/a`: the first path segment, which rules are bucketed by. */
+export function firstSegment(path: string): string {
+  const i = path.indexOf('/', 1);
+  return i < 0 ? path : path.slice(0, i);
+}
+
 /** A rule that matched: `dry` when it ran in dry_run mode (would have acted, the request passed unchanged). */
 export interface RuleHit {
   id: number;
@@ -147,12 +153,11 @@ export class RequestContext {
   private segmentPath = '';
   private segment = '';
 
-  /** The path's first segment (`/a/b` → `/a`, `/a` → `/a`): the key the rule indexes look rules up by. */
+  /** The path's firstSegment: the key the rule indexes look rules up by. */
   firstSegment(): string {
     const path = this.path;
     if (path !== this.segmentPath) {
-      const i = path.indexOf('/', 1);
-      this.segment = i < 0 ? path : path.slice(0, i);
+      this.segment = firstSegment(path);
       this.segmentPath = path;
     }
     return this.segment;

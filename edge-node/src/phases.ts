@@ -24,7 +24,8 @@ import { ACME_HTTP01_PREFIX } from '@platform/shared/config';
 import { answerAcmeHttp01 } from './acme-http01.js';
 import { forward, type ResponsePlan } from './proxy/forward.js';
 import { recordOrigin, type OriginTarget } from './proxy/origin.js';
-import { respond, respondStored } from './proxy/respond.js';
+import { answeringInHandler, respond, respondStored } from './proxy/respond.js';
+import { wallClockAt } from './clock.js';
 import { offersH2, type UpstreamPools } from './proxy/upstream.js';
 import type { CompiledRule, RuleIndex } from './rules/compile.js';
 import type { RuleActions } from './rules/index.js';
@@ -124,9 +125,9 @@ export function runPhases(
     return undefined;
   }
   const { domain, record } = match;
-  // The domain's own name string for an apex request: the request log keeps the host for thousands of requests, and
-  // one shared string is not copied into the old generation per request as each request's own would be.
-  if (ctx.host === domain.name) ctx.host = domain.name;
+  // The table's string for the host (equal to the request's): the request log keeps the host for thousands of
+  // requests, and one shared string is not copied into the old generation per request as each request's own would be.
+  ctx.host = match.host;
   ctx.record = record;
   ctx.recordId = record.id;
   ctx.customPages = customPagesOf(domain.snapshot.settings);
@@ -614,25 +615,22 @@ function afterAuth(
     ctx.upstreamQuery = r.query;
   }
 
-  const base = recordOrigin(record, ctx.host);
-  let target: OriginTarget = base;
-  // A routing bot_route rule (its hit recorded by the client phase) wins over origin_route and origin_pool.
+  // A routing bot_route rule (its hit recorded by the client phase) wins over origin_route and origin_pool. Which
+  // rule routes is decided here (an address-scoped one joins the cache key); the origin it names is made after the
+  // cache lookup, which a hit never passes.
   const botRoute = ctx.botRoute;
   const route = botRoute ? undefined : rules.origin_route?.first(ctx);
   const pool = route || botRoute ? undefined : rules.origin_pool?.first(ctx);
-  if (botRoute) {
-    ipScope += `,${ctx.botRouteId}`;
-    target = routeTarget(botRoute, base, ctx.host);
-  } else if (route) {
+  let poolIndex = -1;
+  if (botRoute) ipScope += `,${ctx.botRouteId}`;
+  else if (route) {
     ctx.hit(route.id, route.type, false);
     if (ipScoped(route)) ipScope += `,${route.id}`;
-    target = routeTarget(route.action, base, ctx.host);
   } else if (pool) {
     ctx.hit(pool.id, pool.type, false);
     if (ipScoped(pool)) ipScope += `,${pool.id}`;
-    const current = pickOrigin(pool.action, null);
-    target = poolTarget(pool.action, current, ctx.host, base.timeoutSec);
-    ctx.poolPick = { ruleId: pool.action.ruleId, index: current };
+    poolIndex = pickOrigin(pool.action, null);
+    ctx.poolPick = { ruleId: pool.action.ruleId, index: poolIndex };
   }
 
   // Cache: the first matching cache rule decides (cache ignores dry_run); developer mode bypasses reads and writes.
@@ -659,7 +657,9 @@ function afterAuth(
       const markdown = markdownRequested(ctx, rules);
       if (markdown) cacheBase += MARKDOWN_LINE;
       authorized = carriesAuthorization(ctx, requestOps);
-      const now = Date.now();
+      // Looked up during uWS's call of the request handler (no phase awaited): the time the request arrived, no clock
+      // read (clock.ts); after an awaited phase, the clock.
+      const now = answeringInHandler(res) ? wallClockAt(ctx.startedAt) : Date.now();
       let entry = state.cache.get(domain.name, generation, cacheBase, now);
       if (entry?.vary) {
         const variant = variantSuffix(entry.vary, ctx, requestOps);
@@ -671,7 +671,8 @@ function afterAuth(
         ctx.cacheStatus = 'HIT';
         if (markdown) ctx.markdown = isMarkdown(entry.headers);
         state.cache.served(entry);
-        const age = Math.floor((now - entry.storedAt) / 1000);
+        // Never below 0: `now` may be up to a millisecond behind the Date.now() the entry was stored at.
+        const age = now > entry.storedAt ? Math.floor((now - entry.storedAt) / 1000) : 0;
         respondStored(res, ctx, entry.status, entry.headers, entry.body, age, responseOps);
         return state.log(ctx);
       }
@@ -680,6 +681,12 @@ function afterAuth(
       stale = entry;
     }
   } else if (ctx.method === 'GET' || ctx.method === 'HEAD') ctx.cacheStatus = 'DYNAMIC';
+
+  const base = recordOrigin(record, ctx.host);
+  let target: OriginTarget = base;
+  if (botRoute) target = routeTarget(botRoute, base, ctx.host);
+  else if (route) target = routeTarget(route.action, base, ctx.host);
+  else if (pool) target = poolTarget(pool.action, poolIndex, ctx.host, base.timeoutSec);
 
   let reqHeaders = requestOps.length > 0 ? applyOps(ctx.headers, requestOps) : ctx.headers;
   // A cacheable request sends the origin its Accept-Encoding class's value, so the answer fits the whole class.

@@ -1,6 +1,7 @@
 // uWS wiring: the HTTP and HTTPS apps, SNI certificates from the snapshots, and the per-request entry into the phases.
 import { createHash, createPrivateKey, randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp } from 'uWebSockets.js';
@@ -10,7 +11,7 @@ import { normaliseHost, normalisePath, parsePeerAddress, type PeerAddress } from
 import { RequestContext } from './context.js';
 import type { EdgeErrorCode } from './errors.js';
 import { runPhases, type EdgeState } from './phases.js';
-import { respond } from './proxy/respond.js';
+import { respond, setHandlerResponse } from './proxy/respond.js';
 
 const log = componentLogger('edge-node.server');
 
@@ -62,7 +63,19 @@ function bodyStream(res: HttpResponse, ctx: RequestContext): Readable {
   return stream;
 }
 
-function hostOf(raw: string): string {
+/**
+ * The request's host as rules and the domain lookup compare it: without a port or IPv6 brackets, normaliseHost'd. A
+ * Host already in that form (lower-case letters, digits, `.`, `-`, `_`, not ending in a dot: what clients send) is
+ * returned as it is, in one scan (no lastIndexOf, trim and toLowerCase calls, each a call out of JIT code).
+ */
+export function hostOf(raw: string): string {
+  const n = raw.length;
+  let plain = n > 0 && raw.charCodeAt(n - 1) !== 46;
+  for (let i = 0; plain && i < n; i++) {
+    const c = raw.charCodeAt(i);
+    plain = (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 46 || c === 45 || c === 95;
+  }
+  if (plain) return raw;
   let h = raw;
   if (h.startsWith('[')) {
     const end = h.indexOf(']');
@@ -178,10 +191,13 @@ export function makeHandler(state: EdgeState, scheme: 'http' | 'https') {
     if (headFirst) res.onAborted(() => onAborted(ctx, body));
     // Synchronous on the common path: no promise per request; only an awaited basic_auth verdict returns one.
     let pending: Promise<void> | undefined;
+    setHandlerResponse(res);
     try {
       pending = runPhases(res, ctx, state, body);
     } catch (err) {
       failed(res, ctx, state, err);
+    } finally {
+      setHandlerResponse(null);
     }
     // An answer given synchronously (a cache hit, a refusal, a redirect: ctx.aborted is then set, since the client
     // cannot have gone away within this call) needs no abort handler: uWS keeps one per request (a closure and a V8
@@ -241,16 +257,17 @@ export interface ServerOptions {
 export async function startEdgeServer(state: EdgeState, opts: ServerOptions): Promise<EdgeServer> {
   const httpHandler = makeHandler(state, 'http');
   const http = uWS.App().any('/*', httpHandler);
-  const httpListen = await listen(http, opts.host, opts.httpPort);
-  let https: TemplatedApp | undefined;
-  let httpsListen: { port: number; socket: unknown } | undefined;
   const httpsHandler = makeHandler(state, 'https');
-  if (opts.httpsPort >= 0 && opts.defaultCert) {
-    https = uWS
-      .SSLApp({ cert_file_name: opts.defaultCert.certFile, key_file_name: opts.defaultCert.keyFile })
-      .any('/*', httpsHandler);
-    httpsListen = await listen(https, opts.host, opts.httpsPort);
-  }
+  // Both apps are built before either listens: a worker whose HTTPS app cannot be built (an unreadable certificate)
+  // exits without having accepted, and so reset, any connection.
+  const https =
+    opts.httpsPort >= 0 && opts.defaultCert
+      ? uWS
+          .SSLApp({ cert_file_name: opts.defaultCert.certFile, key_file_name: opts.defaultCert.keyFile })
+          .any('/*', httpsHandler)
+      : undefined;
+  const httpListen = await listen(http, opts.host, opts.httpPort);
+  const httpsListen = https ? await listen(https, opts.host, opts.httpsPort) : undefined;
   // hostname → fingerprint of the certificate installed for it, and the domain that installed it.
   const installed = new Map<string, { fingerprint: string; domain: string }>();
   mkdirSync(opts.tlsDir, { recursive: true, mode: 0o700 });

@@ -200,7 +200,9 @@ test(
         const ns = await cp.api<{ node: string; entries: number; bytes: number }[]>('GET', `${base2}/nodes`);
         const listed = (await cp.api<Page>('GET', `${base2}/entries?limit=1000`)).entries;
         const sum = ns.reduce((n, x) => n + x.entries, 0);
-        return ns.length === 2 && listed.length === sum ? { ns, listed } : undefined;
+        // A report may be taken in the middle of the ten requests: wait for one made after all of them.
+        const paths = new Set(listed.map((e) => e.path));
+        return ns.length === 2 && listed.length === sum && paths.size === 10 ? { ns, listed } : undefined;
       },
       120_000,
     );

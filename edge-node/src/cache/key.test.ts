@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parsePeerAddress } from '@platform/shared/match';
+import { prng } from '@platform/shared/testing/prng';
 import { RequestContext } from '../context.js';
 import {
   VARIANT_MAX_LENGTH,
@@ -103,6 +104,22 @@ test('base keys: scheme first, purges match after it', () => {
   assert.equal(https, 'https://www.example.org/a?q=1');
   assert.ok(http.startsWith('www.example.org/a', hostOffset(http)));
   assert.ok(https.startsWith('www.example.org/a', hostOffset(https)));
+});
+
+test('base keys from the memo of recent keys: the same as concatenated, whatever comes in which order', () => {
+  // Few paths (the memo's slots are shared: 1,024 of them, 3,000 paths) under two hosts, both schemes, query parts
+  // that differ, and paths longer than the memo keeps; each string a new copy, as uWS gives them.
+  const random = prng(12);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+  const copy = (v: string) => v.split('').join('');
+  const paths = Array.from({ length: 3000 }, (_, i) => `/p/${i}`).concat([`/${'l'.repeat(600)}`, '/', '/a']);
+  for (let i = 0; i < 30_000; i++) {
+    const scheme = pick(['http', 'https'] as const);
+    const host = copy(pick(['www.example.org', 'example.org']));
+    const path = copy(i % 3 === 0 ? pick(paths.slice(0, 20)) : pick(paths));
+    const query = copy(pick(['', '', 'q=1', 'q=2', `x=${'y'.repeat(600)}`]));
+    assert.equal(baseKey(scheme, host, path, query), `${scheme}://${host}${path}?${query}`);
+  }
 });
 
 test('a stored coding must fit the whole Accept-Encoding class', () => {

@@ -13,6 +13,7 @@
 // canonical Accept-Encoding instead of the client's: whatever it answers fits every client of the class.
 import type { RequestContext } from '../context.js';
 import type { HeaderOp } from '../rules/header.js';
+import { stringSlot } from '../string-slot.js';
 
 export type EncodingClass = 'br' | 'gzip' | 'identity';
 
@@ -45,9 +46,34 @@ const AE_SUFFIX: Readonly<Record<EncodingClass, string>> = {
 /** Starts the base key's line of address-scoped rule ids. */
 export const RULES_LINE = '\n@rules=';
 
-/** The base key: scheme, host (normalised, no port), normalised path, and the query part the cache rule keeps. */
+/** Slots of the memo of recent base keys (a power of two), and the longest path and query part it keeps. */
+const KEY_SLOTS = 1024;
+const KEY_MEMO_MAX_CHARS = 512;
+const memoPath: (string | undefined)[] = new Array<string | undefined>(KEY_SLOTS).fill(undefined);
+const memoHost: string[] = new Array<string>(KEY_SLOTS).fill('');
+const memoQuery: string[] = new Array<string>(KEY_SLOTS).fill('');
+const memoHttps: boolean[] = new Array<boolean>(KEY_SLOTS).fill(false);
+const memoKey: string[] = new Array<string>(KEY_SLOTS).fill('');
+
+/**
+ * The base key: scheme, host (normalised, no port), normalised path, and the query part the cache rule keeps. Recent
+ * keys are kept by path (direct-mapped, string-slot.ts): a request for one of them gets the key string made before,
+ * which V8 has flattened and hashed already, instead of a new one the cache's Map lookup would flatten and hash.
+ */
 export function baseKey(scheme: 'http' | 'https', host: string, path: string, queryPart: string): string {
-  return (scheme === 'https' ? 'https://' : 'http://') + host + path + '?' + queryPart;
+  const https = scheme === 'https';
+  if (path.length > KEY_MEMO_MAX_CHARS || queryPart.length > KEY_MEMO_MAX_CHARS)
+    return (https ? 'https://' : 'http://') + host + path + '?' + queryPart;
+  const slot = stringSlot(path, KEY_SLOTS - 1);
+  if (memoPath[slot] === path && memoHost[slot] === host && memoQuery[slot] === queryPart && memoHttps[slot] === https)
+    return memoKey[slot];
+  const key = (https ? 'https://' : 'http://') + host + path + '?' + queryPart;
+  memoPath[slot] = path;
+  memoHost[slot] = host;
+  memoQuery[slot] = queryPart;
+  memoHttps[slot] = https;
+  memoKey[slot] = key;
+  return key;
 }
 
 /** Where the host starts in a key (after `http://` or `https://`): purge prefixes are host + path, for both schemes. */

@@ -1,9 +1,11 @@
 // Request log records collected in memory on the hot path (slots written in preallocated columns, no object per
 // request) and drained in batches.
+import { performance } from 'node:perf_hooks';
 import type { ServingPath, UaCategory, UnservedReason } from '@platform/shared/types';
 import type { RequestContext, RuleHit, WafEvent } from '../context.js';
 import { userAgentCategory } from './ua-category.js';
 import { OriginMinuteCounts } from './origin-minutes.js';
+import { wallClockAt } from '../clock.js';
 
 /** One request as shipped to the control plane (msgpack, short keys keep batches small). */
 export interface RequestLogRecord {
@@ -108,7 +110,8 @@ export class RequestLogBuffer {
 
   add(ctx: RequestContext): void {
     this.total++;
-    const t = Date.now();
+    // The request's arrival (its clock reading, no clock read here): its duration below is the one read at the end.
+    const t = wallClockAt(ctx.startedAt);
     this.origins.add(ctx, t);
     let row: number;
     if (this.count < this.max) {

@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parsePeerAddress } from '@platform/shared/match';
+import { prng } from '@platform/shared/testing/prng';
 import { RequestContext } from '../context.js';
 import { MAX_UA_CHARS } from '../rules/bot.js';
 import { RequestLogBuffer } from './buffer.js';
@@ -50,6 +51,14 @@ test('user-agent categories', () => {
     ['SomethingElse/1.0', 'other'],
   ];
   for (const [ua, want] of cases) assert.equal(userAgentCategory(ua), want, String(ua));
+  // Again in a random order, each value a new string (as uWS gives it), with other values in between: the memos in
+  // front of the classifier answer as it does.
+  const random = prng(3);
+  for (let i = 0; i < 5000; i++) {
+    const [ua, want] = cases[Math.floor(random() * cases.length)]!;
+    assert.equal(userAgentCategory(ua?.split('').join('')), want, String(ua));
+    assert.equal(userAgentCategory(`curl/${i}`), 'library');
+  }
 });
 
 test('user-agent category: a huge or hostile header is classified by its first characters only', () => {

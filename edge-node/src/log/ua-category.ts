@@ -2,6 +2,7 @@
 // UA_CATEGORIES. Reads at most MAX_UA_CHARS characters (a longer value is classified by its start) and looks for a
 // fixed list of tokens in them: linear in the bounded input, whatever a client sends.
 import type { UaCategory } from '@platform/shared/types';
+import { stringSlot } from '../string-slot.js';
 import { AI_CRAWLER_TOKENS, AUTOMATION_TOKENS, DEVICE_NAMES, MAX_UA_CHARS, SEARCH_CRAWLERS } from '../rules/bot.js';
 
 /** Words of self-declared crawlers (SEO, monitoring, feed readers) among the automation tokens. */
@@ -19,6 +20,14 @@ const has = (ua: string, tokens: readonly string[]): boolean => {
 /** Recent answers by user agent (browsers send a few thousand distinct ones): bounded, emptied when full. */
 const memo = new Map<string, UaCategory>();
 const MEMO_MAX = 4096;
+/**
+ * In front of it, the most recent ones direct-mapped (string-slot.ts): a request's User-Agent is a new string, which
+ * a Map lookup hashes whole (~100 characters for a browser's); a slot is found from 32 of them and confirmed by one
+ * comparison.
+ */
+const RECENT_SLOTS = 256;
+const recentUa: (string | undefined)[] = new Array<string | undefined>(RECENT_SLOTS).fill(undefined);
+const recentCategory: UaCategory[] = new Array<UaCategory>(RECENT_SLOTS).fill('empty');
 
 /**
  * `empty` (no or blank header), `ai_crawler` (AI companies' crawlers and fetchers), `crawler` (search engines and
@@ -28,11 +37,16 @@ const MEMO_MAX = 4096;
 export function userAgentCategory(header: string | undefined): UaCategory {
   if (header === undefined) return 'empty';
   const raw = header.length > MAX_UA_CHARS ? header.slice(0, MAX_UA_CHARS) : header;
-  const known = memo.get(raw);
-  if (known !== undefined) return known;
-  const category = classify(raw.toLowerCase());
-  if (memo.size >= MEMO_MAX) memo.clear();
-  memo.set(raw, category);
+  const slot = stringSlot(raw, RECENT_SLOTS - 1);
+  if (recentUa[slot] === raw) return recentCategory[slot];
+  let category = memo.get(raw);
+  if (category === undefined) {
+    category = classify(raw.toLowerCase());
+    if (memo.size >= MEMO_MAX) memo.clear();
+    memo.set(raw, category);
+  }
+  recentUa[slot] = raw;
+  recentCategory[slot] = category;
   return category;
 }
 

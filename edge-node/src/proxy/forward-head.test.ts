@@ -70,6 +70,18 @@ test('the head from the native client lines is the head from the header list', a
         }),
       ],
     }),
+    // Lines only added (the block of bytes on the native client when the origin's lines are ASCII), one not ASCII.
+    snapshot('adds.example.org', {
+      records: [proxiedRecord('@', origin.port)],
+      rules: [
+        rule('header', {
+          response_headers: [
+            { op: 'add', name: 'x-added', value: 'v' },
+            { op: 'add', name: 'X-Second', value: 'caf\u00e9 \u2713' },
+          ],
+        }),
+      ],
+    }),
     // A cache rule reads the headers: the list path on both clients (and a MISS status line).
     snapshot('cache.example.org', {
       records: [proxiedRecord('@', origin.port)],
@@ -78,7 +90,7 @@ test('the head from the native client lines is the head from the header list', a
   ];
   const native = await startTestEdge(t, domains, { EDGE_ORIGIN_CLIENT: 'native' });
   const js = await startTestEdge(t, domains, { EDGE_ORIGIN_CLIENT: 'js' });
-  for (const host of ['plain.example.org', 'rules.example.org', 'cache.example.org'])
+  for (const host of ['plain.example.org', 'rules.example.org', 'adds.example.org', 'cache.example.org'])
     for (const path of Object.keys(ANSWERS))
       for (const method of ['GET', 'HEAD']) {
         // A fresh path for the cache domain each time: never a hit.
@@ -93,6 +105,11 @@ test('the head from the native client lines is the head from the header list', a
   assert.doesNotMatch(plain, /keep-alive|proxy-connection|\r\nte:|trailer|upgrade|transfer-encoding/i);
   assert.match(plain, /set-cookie: a=1\r\nset-cookie: b=2/);
   assert.match(plain, /x-latin: caf\xe9|x-latin: caf\xc3\xa9/);
+  const added = await headOf(native.node.server.httpPort, 'adds.example.org', '/chunked');
+  assert.match(
+    added,
+    /\r\nx-a: 1\r\netag: "e1"\r\nx-cache-status: DYNAMIC\r\nx-added: v\r\nx-second: caf\xc3\xa9 \xe2\x9c\x93/,
+  );
   const edited = await headOf(native.node.server.httpPort, 'rules.example.org', '/chunked');
   assert.match(edited, /\r\nx-a: set/);
   assert.doesNotMatch(edited, /\r\nx-a: 1/);

@@ -2,6 +2,7 @@
 // (except a bounded copy when the answer is being stored in the cache). One Attempt object per origin try, with
 // prototype methods as the handler of either origin client (the edge's own for plain HTTP, undici for HTTPS): no
 // closures are created per request on this path.
+import { performance } from 'node:perf_hooks';
 import type { Readable, Transform } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { isAddressRefused } from '@platform/shared/address-policy';
@@ -18,7 +19,7 @@ import {
   type OriginControl,
   type OriginHandler,
 } from './origin-client/request.js';
-import { linesFit, writeHead, writeHeadLines, type ResponseOps } from './respond.js';
+import { endWithoutBody, linesFit, writeHead, writeHeadLines, type ResponseOps } from './respond.js';
 import { createCompressor, type Coding } from '../rules/optimize.js';
 import { charsetOf, TRANSFORM_MAX_BYTES, transformBody, type TransformKind } from '../rules/optimize-transform.js';
 
@@ -292,10 +293,10 @@ class Attempt implements Dispatcher.DispatchHandler, OriginHandler {
   /** The native client may give the head as it is passed on (ForwardHead): no header list when nothing edits it. */
   readonly forwardsHead = true;
   /**
-   * The head's lines as the native client made them, written as they are (writeHeadLines) when nothing reads or
-   * edits the answer's headers (forwardsAsIs); null when the header list (outHeaders) is written.
+   * The head as the native client gives it (its lines), written as it is (writeHeadLines) when nothing reads or edits
+   * the answer's headers (forwardsAsIs); null when the header list (outHeaders) is written.
    */
-  private outLines: string | null = null;
+  private outHead: ForwardHead | null = null;
   /** The origin client's request (onStart), or undici's abort and resume functions (onConnect, onHeaders). */
   private ctl: OriginControl | null = null;
   private abort: ((reason: Error) => void) | undefined;
@@ -368,7 +369,7 @@ class Attempt implements Dispatcher.DispatchHandler, OriginHandler {
     const noBody = ctx.method === 'HEAD' || st === 204 || st === 304;
     if (forward !== undefined && forwardsAsIs(plan)) {
       // Nothing reads the headers: the native client's lines go out (the same bytes as the list would give).
-      this.outLines = forward.lines;
+      this.outHead = forward;
       this.contentLength = forward.contentLength;
       this.decideBody(noBody);
       return this.headReady(noBody);
@@ -416,7 +417,7 @@ class Attempt implements Dispatcher.DispatchHandler, OriginHandler {
       const len = this.contentLength;
       res.cork(() => {
         this.writeOutHead();
-        if (noBody) res.endWithoutBody(len >= 0 ? len : undefined);
+        if (noBody) endWithoutBody(res, this.status, len);
         else res.end();
       });
       this.headWritten = true;
@@ -429,7 +430,7 @@ class Attempt implements Dispatcher.DispatchHandler, OriginHandler {
   /** Writes the answer's status and headers (inside res.cork): the native client's lines or the header list. */
   private writeOutHead(): void {
     const { ctx, res, plan } = this.x;
-    if (this.outLines !== null) writeHeadLines(res, ctx, this.status, this.outLines, plan.ops);
+    if (this.outHead !== null) writeHeadLines(res, ctx, this.status, this.outHead, plan.ops);
     else writeHead(res, ctx, this.status, this.outHeaders, plan.ops);
   }
 
@@ -688,7 +689,7 @@ class Attempt implements Dispatcher.DispatchHandler, OriginHandler {
         ctx.bytes = r.body.length;
         res.cork(() => {
           writeHead(res, ctx, this.status, [['content-type', r.contentType]], plan.ops);
-          if (ctx.method === 'HEAD') res.endWithoutBody(r.body.length);
+          if (ctx.method === 'HEAD') endWithoutBody(res, this.status, r.body.length);
           else res.end(r.body);
         });
       }

@@ -2,6 +2,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { HttpResponse } from 'uWebSockets.js';
 import type { RequestContext } from '../context.js';
+import type { ForwardHead } from './origin-client/request.js';
 import { applyHeaderOps, type HeaderOp } from '../rules/header.js';
 
 const STATUS_LINES: string[] = [];
@@ -11,6 +12,37 @@ STATUS_LINES[526] = '526 Invalid SSL Certificate'; // Cloudflare's status for an
 export function statusLine(status: number): string {
   return STATUS_LINES[status] ?? `${status} Status`;
 }
+
+/** The status lines as bytes (ASCII: the same bytes uWS writes for the text), made on first use. */
+const STATUS_BYTES: Buffer[] = [];
+function statusBytes(status: number): Buffer {
+  return (STATUS_BYTES[status] ??= Buffer.from(statusLine(status), 'latin1'));
+}
+
+/** The x-cache-status line of each cache status, as writeHeadLines adds it (UTF-8, as uWS writes the text). */
+const CACHE_STATUS_BYTES = new Map<string, Buffer>();
+function cacheStatusBytes(status: string): Buffer {
+  let b = CACHE_STATUS_BYTES.get(status);
+  if (b === undefined) CACHE_STATUS_BYTES.set(status, (b = Buffer.from(`\r\nx-cache-status: ${status}`)));
+  return b;
+}
+
+/** An `add` operation's line as writeHeadLines adds it, by operation (a rule's own objects), UTF-8. */
+const ADD_BYTES = new WeakMap<HeaderOp, Buffer>();
+function addBytes(op: HeaderOp): Buffer {
+  let b = ADD_BYTES.get(op);
+  if (b === undefined) ADD_BYTES.set(op, (b = Buffer.from(`\r\n${op.name}: ${op.value}`)));
+  return b;
+}
+
+function addsOnly(ops: ResponseOps | null): boolean {
+  if (ops === null) return true;
+  for (let k = 0; k < ops.length; k++) if (ops[k].op !== 'add') return false;
+  return true;
+}
+
+/** writeHeadLines' list of added lines (reused: emptied after each call). */
+const AFTER: Buffer[] = [];
 
 /** Response header operations collected from the matching header rules, in priority order. */
 export type ResponseOps = HeaderOp[];
@@ -43,17 +75,33 @@ export function writeHead(
 /**
  * Writes the status and header lines made by the native origin client (ForwardHead.lines: each line CRLF, name in
  * lower case, `: `, value), inside res.cork: the bytes writeHead writes for the same header list. Response header
- * rules apply to the text as applyHeaderOps does to a list (the ops must be linesFit).
+ * rules apply to the text as applyHeaderOps does to a list (the ops must be linesFit). With nothing to edit or add,
+ * the lines go as the client's bytes (ForwardHead.block) when they are ASCII.
  */
 export function writeHeadLines(
   res: HttpResponse,
   ctx: RequestContext,
   status: number,
-  lines: string,
+  head: ForwardHead,
   ops: ResponseOps | null,
 ): void {
   ctx.status = status;
-  let block = statusLine(status) + lines;
+  if (head.block !== undefined && addsOnly(ops)) {
+    // Lines only added (the cache status, `add` rules): the status line, the client's lines as they are and the added
+    // lines as bytes, the UTF-8 of the text below (uWS writes a string as UTF-8; the lines come as bytes only when
+    // ASCII): no text made or converted.
+    const after = AFTER;
+    after.length = 0;
+    if (ctx.cacheStatus !== '') after.push(cacheStatusBytes(ctx.cacheStatus));
+    if (ops !== null) for (let k = 0; k < ops.length; k++) after.push(addBytes(ops[k]));
+    const bytes = head.block(statusBytes(status), after);
+    after.length = 0;
+    if (bytes !== null) {
+      res.writeStatus(bytes);
+      return;
+    }
+  }
+  let block = statusLine(status) + head.lines;
   if (ctx.cacheStatus !== '') block += `\r\nx-cache-status: ${ctx.cacheStatus}`;
   if (ops !== null) {
     for (let k = 0; k < ops.length; k++) {
@@ -129,7 +177,7 @@ export function respond(
   ctx.aborted = true; // the response is finished: later aborts and writes are no-ops
   ctx.bytes = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
   answer.set(res, ctx, status, headers, body, ops, -1);
-  res.cork(corkAnswer);
+  writeAnswer(res);
 }
 
 /**
@@ -153,7 +201,25 @@ export function respondStored(
   ctx.aborted = true;
   ctx.bytes = body.length;
   answer.set(res, ctx, status, stored, body, null, ageSec);
-  res.cork(corkAnswer);
+  writeAnswer(res);
+}
+
+/**
+ * Ends an answer that has no body (a HEAD's, a 204's, a 304's) after its head, with its Content-Length when `length`
+ * is known (-1: not) and the status allows one. uWS's endWithoutBody(n) writes `Content-Length: n` and then counts the
+ * answer as unfinished until n body bytes are written, which never happens: the connection's next request (a
+ * keep-alive client's GET after a HEAD) was never answered, uWS closing the connection instead; given undefined it
+ * wrote `Content-Length: 9223372036854775808`. So the length goes as a header and uWS ends without one. `close`
+ * (a request body left unread) takes uWS's own path, which closes the connection after the answer: its length then
+ * reads 0.
+ */
+export function endWithoutBody(res: HttpResponse, status: number, length: number, close = false): void {
+  if (close) {
+    res.endWithoutBody(0, true);
+    return;
+  }
+  if (length >= 0 && status !== 204) res.writeHeader('content-length', String(length));
+  res.endWithoutBody();
 }
 
 /**
@@ -195,7 +261,7 @@ class PendingAnswer {
       ctx.status = this.status;
       res.writeStatus(storedHead(this.status, this.headers, this.ageSec, ctx.cacheStatus));
     } else writeHead(res, ctx, this.status, this.headers, this.ops);
-    if (ctx.method === 'HEAD') res.endWithoutBody(ctx.bytes, ctx.bodyPaused);
+    if (ctx.method === 'HEAD') endWithoutBody(res, this.status, ctx.bytes, ctx.bodyPaused);
     else res.end(this.body, ctx.bodyPaused);
     this.res = null;
     this.ctx = null;
@@ -206,6 +272,27 @@ class PendingAnswer {
 const answer = new PendingAnswer();
 function corkAnswer(): void {
   answer.write();
+}
+
+/**
+ * The response whose uWS request handler is running (server.ts sets it for the handler's synchronous part). uWS corks
+ * the request's socket for the whole handler call, and res.cork on a corked socket only calls its callback: a call
+ * into uWS and one back into JavaScript per answer for nothing. An answer given during that call (a cache hit, a
+ * refusal, a redirect) is written directly; any other goes through res.cork.
+ */
+let handlerRes: HttpResponse | null = null;
+export function setHandlerResponse(res: HttpResponse | null): void {
+  handlerRes = res;
+}
+
+/** True while `res`'s request handler is running: nothing awaited yet, the request arrived moments ago. */
+export function answeringInHandler(res: HttpResponse): boolean {
+  return res === handlerRes;
+}
+
+function writeAnswer(res: HttpResponse): void {
+  if (res === handlerRes) answer.write();
+  else res.cork(corkAnswer);
 }
 
 export function textAnswer(message: string): [string, string][] {

@@ -4,7 +4,7 @@
 import { decodeRuleBody, HostFilter, IpRangeSet, PathFilter, type RuleBody } from '@platform/shared/match';
 import type { EngineRuleType } from './index.js';
 import type { Rule } from '@platform/shared/config';
-import type { RequestContext } from '../context.js';
+import { firstSegment, type RequestContext } from '../context.js';
 
 /** One compiled rule: its filters and the action its type compiled from the fields. */
 export interface CompiledRule<A = unknown> {
@@ -37,12 +37,6 @@ export function ruleMatches(r: CompiledRule, ctx: RequestContext): boolean {
   if (r.ipExcludes !== null && r.ipExcludes.has(ctx.peer)) return false;
   if (r.ipIncludes !== null && !r.ipIncludes.has(ctx.peer)) return false;
   return r.path.matches(ctx.path);
-}
-
-/** `/a/b` → `/a`; `/a` → `/a`; used to bucket rules by their first path segment. */
-export function firstSegment(path: string): string {
-  const i = path.indexOf('/', 1);
-  return i < 0 ? path : path.slice(0, i);
 }
 
 let evalStamp = 0;

@@ -21,7 +21,7 @@ import { deltaEntry, domainHeader, snapshotEntry, zoneRecord } from '@platform/s
 import { RequestContext } from '../context.js';
 import type { CompiledRule } from '../rules/compile.js';
 import { RULE_COMPILERS, type EngineRuleType } from '../rules/index.js';
-import { rule as validRule } from '../testing/harness.js';
+import { proxiedRecord, rule as validRule, snapshot as harnessSnapshot } from '../testing/harness.js';
 import { DomainSet } from './domain-set.js';
 import { DomainTable, compileDomain, type CompiledDomain } from './snapshot.js';
 
@@ -254,4 +254,37 @@ test('a rule delta recompiles only the rules it names: the others keep their com
       .response_headers[0]!.value;
   assert.equal(headerValue(after), '2');
   assert.equal(headerValue(before), '1', 'the previous domain still holds its own index');
+});
+
+test("the table's memo of lookups: hosts that share a slot, new strings for the same host, and every change of the table", () => {
+  const table = new DomainTable();
+  // 2,000 hosts and a memo of 512 slots: every slot is shared, and each lookup must still give the host's own record.
+  const names = Array.from({ length: 2000 }, (_, i) => `h${i}`);
+  const records = names.map((n, i) => ({ ...proxiedRecord(n, 1000 + i) }));
+  const domain = (recs: ZoneRecord[], state = 'active') =>
+    compileDomain(harnessSnapshot(APEX, { records: [...recs, { ...proxiedRecord('*', 999), proxied: false }], state }));
+  table.set(domain(records));
+  const fresh = (s: string) => s.split('').join(''); // an equal string, not the same one (as uWS gives a Host)
+  const expect = (host: string, port: number | undefined, what: string) => {
+    const m = table.lookup(fresh(host));
+    assert.equal(m?.record.port, port, `${what}: ${host}`);
+    if (m) assert.equal(m.host, host, `${what}: the match's host`);
+  };
+  const random = prng(7);
+  for (let round = 0; round < 3; round++)
+    for (let k = 0; k < 4000; k++) {
+      const i = Math.floor(random() * names.length);
+      expect(`${names[i]}.${APEX}`, 1000 + i, `round ${round}`);
+      if (k % 7 === 0) expect(`zz${names[i]}.${APEX}`, undefined, `round ${round}, wildcard not proxied`);
+    }
+  // A changed domain (records moved to other ports, one removed), then a disabled one, then none: no old answer.
+  table.set(domain(records.slice(1).map((r) => ({ ...r, port: r.port + 5000 }))));
+  expect(`${names[0]}.${APEX}`, undefined, 'after the change, removed');
+  for (let i = 1; i < names.length; i += 7) expect(`${names[i]}.${APEX}`, 6000 + i, 'after the change');
+  table.set(domain(records, 'disabled'));
+  for (let i = 0; i < names.length; i += 13) expect(`${names[i]}.${APEX}`, undefined, 'disabled');
+  table.set(domain(records));
+  expect(`${names[5]}.${APEX}`, 1005, 'enabled again');
+  table.delete(APEX);
+  for (let i = 0; i < names.length; i += 13) expect(`${names[i]}.${APEX}`, undefined, 'deleted');
 });

@@ -39,6 +39,7 @@ export class DomainSet {
       return compiled;
     } catch (err) {
       this.builders.delete(domain);
+      this.table.forgetLookups();
       log.error({ err, domain }, 'domain failed to compile; keeping the previous one');
       return this.table.get(domain);
     }

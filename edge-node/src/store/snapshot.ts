@@ -2,6 +2,7 @@
 // one Map write when the node store applies an entry (DomainSet brings them up to date; DomainBuilder compiles).
 import type { DomainSnapshot, ZoneRecord } from '@platform/shared/config';
 import { DomainBuilder, type CompiledDomain } from './domain-builder.js';
+import { stringSlot } from '../string-slot.js';
 
 export type { CompiledDomain } from './domain-builder.js';
 
@@ -19,10 +20,25 @@ export function compileDomain(snapshot: DomainSnapshot): CompiledDomain {
 export interface HostMatch {
   domain: CompiledDomain;
   record: ZoneRecord;
+  /** The host looked up, as a string the table keeps (a request may use it instead of its own equal one). */
+  host: string;
 }
+
+/** Slots of the table's memo of recent lookups (a power of two). */
+const MEMO_SLOTS = 512;
 
 export class DomainTable {
   private readonly domains = new Map<string, CompiledDomain>();
+  /**
+   * Recent lookups, direct-mapped by stringSlot: the host and what lookup returned for it (undefined too). A request's
+   * Host is a new string each time (uWS), so a Map lookup by it hashed the whole string (and a subdomain's record
+   * name sliced from it) per request; a slot is found from its characters and confirmed by one comparison. Emptied
+   * by every change of the table (set, delete): a domain's records change only with a new CompiledDomain.
+   */
+  private readonly memoHosts: (string | undefined)[] = new Array<string | undefined>(MEMO_SLOTS).fill(undefined);
+  private readonly memoMatches: (HostMatch | undefined)[] = new Array<HostMatch | undefined>(MEMO_SLOTS).fill(
+    undefined,
+  );
 
   get size(): number {
     return this.domains.size;
@@ -39,10 +55,21 @@ export class DomainTable {
   /** Installs or replaces one domain: one Map write, so a request starting now sees the old or the new one. */
   set(domain: CompiledDomain): void {
     this.domains.set(domain.name, domain);
+    this.forgetLookups();
   }
 
   delete(name: string): void {
     this.domains.delete(name);
+    this.forgetLookups();
+  }
+
+  /**
+   * Empties the memo of lookups: after set and delete, and after a domain failed to compile (domain-set.ts), whose
+   * builder may have changed the served domain's records before it threw.
+   */
+  forgetLookups(): void {
+    this.memoHosts.fill(undefined);
+    this.memoMatches.fill(undefined);
   }
 
   /**
@@ -52,6 +79,15 @@ export class DomainTable {
    */
   lookup(host: string): HostMatch | undefined {
     if (host.length > MAX_HOST_LENGTH) return undefined;
+    const slot = stringSlot(host, MEMO_SLOTS - 1);
+    if (this.memoHosts[slot] === host) return this.memoMatches[slot];
+    const match = this.find(host);
+    this.memoHosts[slot] = host;
+    this.memoMatches[slot] = match;
+    return match;
+  }
+
+  private find(host: string): HostMatch | undefined {
     for (let i = -1; ;) {
       const name = i < 0 ? host : host.slice(i + 1);
       const domain = name === '' ? undefined : this.domains.get(name);
@@ -59,7 +95,7 @@ export class DomainTable {
         if (NOT_SERVED.has(domain.snapshot.state)) return undefined;
         const rel = name === host ? '@' : host.slice(0, host.length - name.length - 1);
         const record = findRecord(domain.records, rel);
-        return record && record.proxied ? { domain, record } : undefined;
+        return record && record.proxied ? { domain, record, host } : undefined;
       }
       i = host.indexOf('.', i + 1);
       if (i < 0) return undefined;

@@ -128,9 +128,13 @@ static char *g_rbuf;
 static napi_ref r_rbuf;
 static char *g_scratch;
 static size_t g_scratch_cap;
-/* The forwardable lines of the last head (forward_lines). */
+/* The forwardable lines of the last head (forward_lines), at FWD_AT of a Buffer JavaScript holds (given to init): the
+ * bytes before FWD_AT are JavaScript's, for the status line it writes in front of the lines (one block for uWS's
+ * writeStatus, no string made). */
+#define FWD_AT 64
 static char *g_fwd;
 static size_t g_fwd_cap;
+static napi_ref r_fwd;
 
 static oreq_t **g_reqs;
 static size_t g_reqs_cap;
@@ -1127,23 +1131,26 @@ static int hop_response(const char *n, size_t l) {
  * "\r\n" name ": " value with the name in lower case and the value trimmed: the bytes forward.ts would write for
  * the same list (names lower case, hop-by-hop and framing lines left out). In g_fwd; returns the length, or -1.
  */
-static ssize_t forward_lines(const char *p) {
+static ssize_t forward_lines(const char *p, int *high) {
   size_t len = 0;
   int32_t n = g_meta[0];
+  unsigned char any = 0;
   for (int32_t i = 0; i < n; i++) {
     const int32_t *m = g_meta + 3 + 4 * i;
     size_t nl = (size_t)(m[1] - m[0]), vl = (size_t)(m[3] - m[2]);
     if (hop_response(p + m[0], nl)) continue;
-    if (!grow(&g_fwd, &g_fwd_cap, len + nl + vl + 4)) return -1;
+    if (len + nl + vl + 4 > g_fwd_cap) return -1;
     char *o = g_fwd + len;
     *o++ = '\r';
     *o++ = '\n';
     for (size_t k = 0; k < nl; k++) *o++ = (char)lower((unsigned char)p[m[0] + k]);
     *o++ = ':';
     *o++ = ' ';
+    for (size_t k = 0; k < vl; k++) any |= (unsigned char)p[m[2] + k];
     memcpy(o, p + m[2], vl);
     len += nl + vl + 4;
   }
+  *high = (any & 0x80) != 0;
   return (ssize_t)len;
 }
 
@@ -1160,8 +1167,11 @@ static int deliver(conn_t *c, oreq_t *r, int status, const char *head, size_t he
   /* Before conn_release: a request the callback sends may reuse the connection's buffers. */
   napi_value vfwd = NULL;
   if (head && (r->flags & F_FORWARD)) {
-    ssize_t fl = forward_lines(head);
-    vfwd = fl < 0 ? js_undef() : js_str(g_fwd, (size_t)fl);
+    /* Their length when every byte is ASCII (JavaScript reads them in the Buffer, during the call); as a string when
+     * some byte is not (uWS writes a string's text as UTF-8, as it writes the header list's). */
+    int high = 0;
+    ssize_t fl = forward_lines(head, &high);
+    vfwd = fl < 0 ? js_undef() : high ? js_str(g_fwd, (size_t)fl) : js_int((int64_t)fl);
   }
   napi_value vbody = js_undef(), vtrailers = js_undef();
   if (blen > 0) {
@@ -1394,9 +1404,9 @@ static napi_value throw_error(napi_env env, const char *msg) {
   return NULL;
 }
 
-/** init(onHead, onData, onError, onDrain, meta: Int32Array) → the read buffer (a Buffer) */
+/** init(onHead, onData, onError, onDrain, meta: Int32Array, forward: Buffer) → the read buffer (a Buffer) */
 static napi_value js_init(napi_env env, napi_callback_info info) {
-  ARGS(5);
+  ARGS(6);
   if (g_env != NULL) return throw_error(env, "the native origin client is loaded once per process");
   init_tables();
   g_env = env;
@@ -1412,6 +1422,13 @@ static napi_value js_init(napi_env env, napi_callback_info info) {
   napi_get_typedarray_info(env, argv[4], &type, &len, &data, NULL, NULL);
   if (type != napi_int32_array || len < META_LEN + 1) return throw_error(env, "meta must be an Int32Array");
   g_meta = (int32_t *)data;
+  void *fdata;
+  size_t flen;
+  if (napi_get_buffer_info(env, argv[5], &fdata, &flen) != napi_ok || flen < FWD_AT + 1024)
+    return throw_error(env, "the forward buffer must be a Buffer of at least 1088 bytes");
+  napi_create_reference(env, argv[5], 1, &r_fwd);
+  g_fwd = (char *)fdata + FWD_AT;
+  g_fwd_cap = flen - FWD_AT;
   napi_value resource, name;
   napi_create_object(env, &resource);
   napi_create_reference(env, resource, 1, &r_resource);

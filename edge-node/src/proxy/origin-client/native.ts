@@ -27,7 +27,13 @@ import { componentLogger } from '@platform/shared';
 import { resolveAllowed } from '@platform/shared/address-policy';
 import { OriginClient, type OriginClientOptions } from './client.js';
 import { OriginError } from './errors.js';
-import { encodeRequest, type EncodedRequest, type OriginControl, type OriginHandler } from './request.js';
+import {
+  encodeRequest,
+  type EncodedRequest,
+  type ForwardHead,
+  type OriginControl,
+  type OriginHandler,
+} from './request.js';
 
 interface Binding {
   init(
@@ -36,6 +42,7 @@ interface Binding {
     onError: (id: number, code: string, message: string) => void,
     onDrain: (id: number) => void,
     meta: Int32Array,
+    forward: Buffer,
   ): Buffer;
   poolCreate(address: string, port: number, maxConnections: number, maxIdle: number, connectTimeoutMs: number): number;
   poolClose(pool: number): void;
@@ -64,6 +71,13 @@ const META_LEN = 3 + 4 * 256;
 /** meta[BODY_AT]: the offset in the read buffer of body bytes given by their length (the C client's BODY_AT). */
 const BODY_AT = META_LEN;
 
+/**
+ * Where the C client writes a head's forwardable lines in forwardBuffer (its FWD_AT); the bytes before are for the
+ * status line written in front of them (NativeForwardHead.block). Their room after: a head's 16 KiB and 256 lines.
+ */
+const FWD_AT = 64;
+const FWD_ROOM = 16 * 1024 + 1024;
+
 /** A read's body bytes: none, a Buffer of its own, or the length of the bytes at meta[BODY_AT] in the read buffer. */
 type NativeBody = Buffer | number | undefined;
 
@@ -82,6 +96,8 @@ let binding: Binding | null = null;
 const meta = new Int32Array(META_LEN + 1);
 /** The C client's read buffer (a body given by length is viewed in it during the call). */
 let readBuffer: Buffer = Buffer.alloc(0);
+/** The C client writes a head's forwardable lines at FWD_AT (given by their length during the head's call). */
+const forwardBuffer = Buffer.alloc(FWD_AT + FWD_ROOM);
 /** Requests in flight by id (the id is the slot); freed ids are reused. */
 const slots: (NativeRequest | undefined)[] = [];
 const freeIds: number[] = [];
@@ -98,7 +114,7 @@ export function loadNativeOriginClient(): Binding {
         'make and python3 for node-gyp), or set EDGE_ORIGIN_CLIENT=js for the TypeScript client',
     );
   const b = createRequire(import.meta.url)(NATIVE_MODULE_PATH) as Binding;
-  readBuffer = b.init(onHead, onData, onError, onDrain, meta);
+  readBuffer = b.init(onHead, onData, onError, onDrain, meta, forwardBuffer);
   binding = b;
   return b;
 }
@@ -110,7 +126,7 @@ function onHead(
   body: NativeBody,
   done: number,
   trailers?: string,
-  forward?: string,
+  forward?: string | number,
   contentLength?: number,
 ) {
   return slots[id]!.head(status, head, body, done === 1, trailers, forward, contentLength ?? -1);
@@ -156,6 +172,56 @@ function trailerList(text: string | undefined): string[] | null {
 }
 
 const NOOP = (): void => undefined;
+
+/**
+ * A head's forwardable lines from the C client: as text when some byte is not ASCII, otherwise their length in
+ * forwardBuffer, where they stay until the next head: during the head's call they can go to uWS as one block with the
+ * status line in front (block: no string made, none converted); what is still to write after the call is made text
+ * then (detach).
+ */
+class NativeForwardHead implements ForwardHead {
+  private text: string | null;
+  private length: number;
+  private used = false;
+  constructor(
+    forward: string | number,
+    readonly contentLength: number,
+  ) {
+    this.text = typeof forward === 'string' ? forward : null;
+    this.length = typeof forward === 'number' ? forward : -1;
+  }
+
+  get lines(): string {
+    if (this.text !== null) return this.text;
+    if (this.length < 0) throw new Error('the forwarded head was read after its call');
+    const text = forwardBuffer.toString('latin1', FWD_AT, FWD_AT + this.length);
+    this.text = text;
+    return text;
+  }
+
+  block(before: Buffer, after: readonly Buffer[]): Buffer | null {
+    if (this.length < 0 || this.used || before.length > FWD_AT) return null;
+    let end = FWD_AT + this.length;
+    for (let i = 0; i < after.length; i++) end += after[i].length;
+    if (end > forwardBuffer.length) return null;
+    this.used = true;
+    const start = FWD_AT - before.length;
+    forwardBuffer.set(before, start);
+    end = FWD_AT + this.length;
+    for (let i = 0; i < after.length; i++) {
+      forwardBuffer.set(after[i], end);
+      end += after[i].length;
+    }
+    return forwardBuffer.subarray(start, end);
+  }
+
+  /** The head's call is over: its lines, unless already written, become text (the buffer serves the next head). */
+  detach(): void {
+    if (this.length < 0) return;
+    if (!this.used && this.text === null) this.text = forwardBuffer.toString('latin1', FWD_AT, FWD_AT + this.length);
+    this.length = -1;
+  }
+}
 
 /** The raw list given with a ForwardHead (read only): the list itself is rawHeaders(). */
 const NO_RAW: string[] = Object.freeze([]) as unknown as string[];
@@ -295,19 +361,19 @@ class NativeRequest implements OriginControl {
     body: NativeBody,
     done: boolean,
     trailers: string | undefined,
-    forward: string | undefined,
+    forward: string | number | undefined,
     contentLength: number,
   ): boolean {
     if (done) this.release();
     const reason = meta[2] > meta[1] ? text.slice(meta[1], meta[2]) : '';
+    const fh = forward !== undefined ? new NativeForwardHead(forward, contentLength) : null;
     try {
       let ok: boolean;
-      if (forward !== undefined) {
+      if (fh !== null) {
         // A handler that forwards the head: the raw list is made only if it asks (rawHeaders, during this call).
         this.headText = text;
         try {
-          ok =
-            this.handler.onHeaders(status, NO_RAW, this.resumeArg, reason, { lines: forward, contentLength }) !== false;
+          ok = this.handler.onHeaders(status, NO_RAW, this.resumeArg, reason, fh) !== false;
         } finally {
           this.headText = null;
         }
@@ -317,6 +383,8 @@ class NativeRequest implements OriginControl {
     } catch (err) {
       this.handlerFailed(err);
       return true;
+    } finally {
+      fh?.detach();
     }
   }
 

@@ -24,8 +24,14 @@ export interface OriginControl {
  * framing lines and Date (forward.ts HOP_RESPONSE); `contentLength` the answer's Content-Length, -1 when it has none.
  */
 export interface ForwardHead {
-  lines: string;
-  contentLength: number;
+  readonly lines: string;
+  readonly contentLength: number;
+  /**
+   * `before`, the lines and each of `after` as one block of bytes, without making the lines' text: only when every
+   * byte of the lines is ASCII, once, during the handler's onHeaders call or the body's that came with it; null
+   * otherwise (the lines are then read as text). The block is valid until the call ends.
+   */
+  block?(before: Buffer, after: readonly Buffer[]): Buffer | null;
 }
 
 /**
