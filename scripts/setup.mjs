@@ -143,14 +143,16 @@ function findNodeGyp() {
 /**
  * A native module of the project (C with node-gyp against the headers of the Node that runs this, e.g.
  * /usr/include/node — no download), built when missing or older than its sources. Without a C toolchain or when the
- * build fails: a clear message and exit 1, unless the module's JavaScript fallback is chosen by its env switch.
+ * build fails: a clear message and exit 1, unless the module's JavaScript fallback is chosen by its env switch, or the
+ * module is optional (then the message only).
  */
-function ensureNativeModule({ folder, file, what, switchName, switchValue, fallback }) {
+function ensureNativeModule({ folder, file, what, switchName, switchValue, fallback, optional = false }) {
   const dir = join(root, ...folder.split('/'));
   const built = join(dir, 'build', 'Release', file);
   const sources = [join(dir, 'binding.gyp'), ...readdirSync(join(dir, 'src')).map((f) => join(dir, 'src', f))];
   if (existsSync(built) && sources.every((f) => statSync(f).mtimeMs <= statSync(built).mtimeMs)) return;
-  const fallbackChosen = process.env[switchName] === switchValue;
+  const fallbackChosen = optional || process.env[switchName] === switchValue;
+  const chosen = optional ? 'optional' : `${switchName}=${switchValue}`;
   const gyp = findNodeGyp();
   const missing = [
     ['cc', 'a C compiler'],
@@ -162,7 +164,7 @@ function ensureNativeModule({ folder, file, what, switchName, switchValue, fallb
   if (!gyp) missing.push('node-gyp (npm install, or an npm that bundles it)');
   if (missing.length > 0) {
     if (fallbackChosen) {
-      log(`${what} not built (missing ${missing.join(', ')}); ${switchName}=${switchValue}: ${fallback}`);
+      log(`${what} not built (missing ${missing.join(', ')}); ${chosen}: ${fallback}`);
       return;
     }
     log(
@@ -179,7 +181,7 @@ function ensureNativeModule({ folder, file, what, switchName, switchValue, fallb
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   if (r.status !== 0 || !existsSync(built)) {
-    log(`building ${what} failed (see above); ${switchName}=${switchValue}: ${fallback}`);
+    log(`building ${what} failed (see above); ${chosen}: ${fallback}`);
     if (!fallbackChosen) process.exit(1);
   }
 }
@@ -209,11 +211,24 @@ function ensureNativeOriginClient() {
   });
 }
 
+/** Issue 12's native HTTP front, a measuring tool (bench/edge-node/wrk-front.sh), not on the edge's serving path. */
+function ensureHttpFront() {
+  if (process.platform !== 'linux') return;
+  ensureNativeModule({
+    folder: 'edge-node/native/http-front',
+    file: 'http_front.node',
+    what: 'the http-front bench module',
+    optional: true,
+    fallback: 'its tests and the native-front row of bench/edge-node/wrk-front.sh are skipped',
+  });
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   ensureNodeModules();
   ensureBatchUdp();
   if (!modulesOnly) {
     ensureNativeOriginClient();
+    ensureHttpFront();
     ensureTemporalCli();
     if (process.argv.includes('--test')) ensureDebianTools();
     if (process.argv.includes('--test') || process.argv.includes('--pebble')) ensurePebble();

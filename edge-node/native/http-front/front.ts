@@ -1,0 +1,141 @@
+// The http-front native module (src/http_front.c) for JavaScript: issue 12's ceiling of a front that accepts, parses
+// and answers in C and hands JavaScript a batch of parsed requests per call. A measuring tool (bench/edge-node/
+// native-front.ts, wrk-front.sh): the edge does not serve through it.
+//
+// Per batch, request i's fields are meta[i * FIELDS + M.*]; the bytes they point at are in rx (the Host value, the
+// request target right after it, then the head as received). The handler answers request i by copying its bytes
+// into tx and setting meta[i * FIELDS + M.TX_OFF] and M.TX_LEN; a length of 0 leaves it waiting for respond(), -1
+// closes the connection.
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+/** Field indices of one request in meta (the C module's M_* enum). */
+export const M = {
+  SLOT: 0,
+  GEN: 1,
+  FLAGS: 2,
+  /** The peer's IPv4 address as an unsigned 32-bit number read as int32 (0 for IPv6: FLAG.V6). */
+  PEER: 3,
+  METHOD_OFF: 4,
+  METHOD_LEN: 5,
+  HOST_OFF: 6,
+  HOST_LEN: 7,
+  /** The target follows the Host value in rx: rx[HOST_OFF, TARGET_OFF + TARGET_LEN) is host + target. */
+  TARGET_OFF: 8,
+  TARGET_LEN: 9,
+  /** The path's length in the target (up to `?`). */
+  PATH_LEN: 10,
+  HEAD_OFF: 11,
+  HEAD_LEN: 12,
+  UA_OFF: 13,
+  UA_LEN: 14,
+  AE_OFF: 15,
+  AE_LEN: 16,
+  COOKIE_OFF: 17,
+  COOKIE_LEN: 18,
+  TX_OFF: 19,
+  TX_LEN: 20,
+} as const;
+export const FIELDS = 21;
+export const FLAG = { KEEP_ALIVE: 1, HTTP10: 2, HEAD: 4, V6: 8 } as const;
+
+interface Binding {
+  listen(
+    options: {
+      host: string;
+      port: number;
+      reusePort: boolean;
+      batch: number;
+      maxConnections: number;
+      rx: Buffer;
+      meta: Int32Array;
+      tx: Buffer;
+    },
+    onBatch: (count: number) => void,
+  ): { handle: object; port: number };
+  respond(handle: object, slot: number, gen: number, bytes: Uint8Array): boolean;
+  close(handle: object): void;
+  META_FIELDS: number;
+  MAX_HEAD: number;
+  MAX_FIELDS: number;
+}
+
+/** Where scripts/setup.mjs builds the module (node-gyp), when it can. */
+export const HTTP_FRONT_MODULE = fileURLToPath(new URL('./build/Release/http_front.node', import.meta.url));
+
+let binding: Binding | null | undefined;
+
+/** The module, or null when it has not been built (it is optional: a failed build does not fail setup). */
+export function loadHttpFront(): Binding | null {
+  if (binding !== undefined) return binding;
+  try {
+    binding = createRequire(import.meta.url)(HTTP_FRONT_MODULE) as Binding;
+  } catch {
+    binding = null;
+    return null;
+  }
+  if (binding.META_FIELDS !== FIELDS) throw new Error(`http-front: META_FIELDS ${binding.META_FIELDS}, not ${FIELDS}`);
+  return binding;
+}
+
+export interface FrontOptions {
+  host: string;
+  /** 0: any free port. */
+  port: number;
+  /** SO_REUSEPORT: several processes on one port. */
+  reusePort?: boolean;
+  /** Requests per call into JavaScript (default 64). */
+  batch?: number;
+  maxConnections?: number;
+  /** Bytes of answers one batch may leave in tx (default: 2 KiB per request of a batch, at least 64 KiB). */
+  txSize?: number;
+}
+
+export interface Front {
+  readonly port: number;
+  readonly rx: Buffer;
+  readonly meta: Int32Array;
+  readonly tx: Buffer;
+  /** Answers a request left waiting; false when its connection is gone or holds no waiting request. */
+  respond(slot: number, gen: number, bytes: Uint8Array): boolean;
+  close(): void;
+}
+
+/** Listens; onBatch(n) is called with n parsed requests and answers them in tx and meta (see the top). */
+export function listenFront(o: FrontOptions, onBatch: (count: number) => void): Front {
+  const b = loadHttpFront();
+  if (b === null)
+    throw new Error(
+      `the http-front module is not built (${HTTP_FRONT_MODULE}): run \`npm run setup\` (needs a C compiler, make and python3)`,
+    );
+  const batch = o.batch ?? 64;
+  const rx = Buffer.allocUnsafeSlow(Math.max(3, batch) * b.MAX_HEAD);
+  const meta = new Int32Array(batch * FIELDS);
+  const tx = Buffer.allocUnsafeSlow(o.txSize ?? Math.max(64 * 1024, batch * 2048));
+  const { handle, port } = b.listen(
+    {
+      host: o.host,
+      port: o.port,
+      reusePort: o.reusePort ?? false,
+      batch,
+      maxConnections: o.maxConnections ?? 16384,
+      rx,
+      meta,
+      tx,
+    },
+    onBatch,
+  );
+  let open = true;
+  return {
+    port,
+    rx,
+    meta,
+    tx,
+    respond: (slot, gen, bytes) => open && b.respond(handle, slot, gen, bytes),
+    close() {
+      if (!open) return;
+      open = false;
+      b.close(handle);
+    },
+  };
+}
