@@ -1,11 +1,14 @@
 // Issue 12's ceiling rows for wrk.sh: what uWebSockets.js reaches in this process model without any of the edge's
 // work, measured in the same run as nginx and the edge.
 //   fixed: (a) bare uWS answering a fixed 1 KB body (the cache hit's ceiling: a hit never leaves the uWS thread).
+//   reads: the same, after every read the edge makes of uWS per request (server.ts makeHandler: forEach over the
+//          headers into a list of pairs, the method, URL and query, getRemoteAddress) — wrk-front.sh's row for what
+//          reading a request through uWS.js's API costs.
 //   proxy: (b) bare uWS in front of a minimal origin client on net.Socket: a keep-alive pool of sockets to one origin,
 //          a request head built by one template per request (method, URL, Host), a response-head parser that reads
 //          only the status and Content-Length and passes the other headers through, the body copied through. No
 //          rules, no logging, no header validation, no chunked bodies: the JavaScript ceiling of the proxy's design.
-// Usage: node --import tsx bench/edge-node/ceiling.ts <fixed|proxy> <port> [origin-port]
+// Usage: node --import tsx bench/edge-node/ceiling.ts <fixed|reads|proxy> <port> [origin-port]
 // With several processes on one port (wrk.sh's 2-core rows), uWS listens with SO_REUSEPORT as the edge's workers do.
 import { connect, type Socket } from 'node:net';
 import uWS, { type HttpRequest, type HttpResponse } from 'uWebSockets.js';
@@ -13,14 +16,37 @@ import uWS, { type HttpRequest, type HttpResponse } from 'uWebSockets.js';
 const [mode, portText, originPortText] = process.argv.slice(2);
 const port = Number(portText);
 const originPort = Number(originPortText);
-if ((mode !== 'fixed' && mode !== 'proxy') || !port || (mode === 'proxy' && !originPort))
-  throw new Error('usage: ceiling.ts <fixed|proxy> <port> [origin-port]');
+if ((mode !== 'fixed' && mode !== 'reads' && mode !== 'proxy') || !port || (mode === 'proxy' && !originPort))
+  throw new Error('usage: ceiling.ts <fixed|reads|proxy> <port> [origin-port]');
 
 const BODY = Buffer.alloc(1024, 'a');
 const app = uWS.App();
 
-if (mode === 'fixed') {
-  app.any('/*', (res) => {
+/** What the reads mode read, kept so that the reads are not optimised away. */
+let reqs = 0;
+export const sink: { headers: [string, string][]; method: string; url: string; query: string; peer: ArrayBuffer }[] =
+  [];
+let collecting: [string, string][] = [];
+const collect = (k: string, v: string): void => {
+  collecting.push([k, v]);
+};
+
+if (mode === 'fixed' || mode === 'reads') {
+  const reads = mode === 'reads';
+  app.any('/*', (res, req) => {
+    if (reads) {
+      const headers: [string, string][] = [];
+      collecting = headers;
+      req.forEach(collect);
+      const r = {
+        headers,
+        method: req.getCaseSensitiveMethod(),
+        url: req.getUrl(),
+        query: req.getQuery() ?? '',
+        peer: res.getRemoteAddress(),
+      };
+      sink[reqs++ & 63] = r;
+    }
     res.cork(() => {
       res.writeStatus('200 OK');
       res.writeHeader('content-type', 'text/plain');

@@ -1,6 +1,15 @@
 # Sourced by wrk.sh and wrk-paired.sh: the pieces both set up the same way (needs TMP, NGINX and, for the nginx
 # parts, ORIGIN_PORT and NGINX_PORT set by the caller).
 
+# The exit of wrk-paired.sh and wrk-front.sh (trap cleanup EXIT): stops the processes in PIDS and the nginx of
+# $TMP/origin and $TMP/proxy, removes TMP.
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for d in origin proxy; do [ -f "$TMP/$d/nginx.pid" ] && kill "$(cat "$TMP/$d/nginx.pid")" 2>/dev/null || true; done
+  sleep 0.5
+  rm -rf "$TMP"
+}
+
 free_port() { node -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
 
 wait_port() {
@@ -57,3 +66,35 @@ nginx_rules_server() {
     location / { proxy_pass http://origin; } }
 CONF
 }
+
+# Paired and alternated runs (wrk-paired.sh, wrk-front.sh): run_wrk needs CONNS and DUR; wrk -t1 on core 0.
+# User and system ticks of the given processes and their children.
+ticks() {
+  local u=0 s=0 p a b
+  for p in "$@" $(for q in "$@"; do pgrep -P "$q" || true; done); do
+    [ -r "/proc/$p/stat" ] || continue
+    read -r a b < <(awk '{print $14, $15}' "/proc/$p/stat")
+    u=$((u + a)); s=$((s + b))
+  done
+  echo "$u $s"
+}
+TICK_US=$((1000000 / $(getconf CLK_TCK)))
+to_ms() { local v=$1; case "$v" in *us) echo "scale=3; ${v%us}/1000" | bc;; *ms) echo "${v%ms}";; *s) echo "scale=1; ${v%s}*1000" | bc;; *) echo "$v";; esac; }
+# run_wrk <port> <host> <path> <pids…>: "<req/s> <p50 ms> <p99 ms> <CPU µs/req> <user> <system>"
+run_wrk() {
+  local port=$1 host=$2 path=$3; shift 3
+  taskset -c 0 wrk -t1 -c"$CONNS" -d2s -H "Host: $host" "http://127.0.0.1:$port$path" >/dev/null 2>&1 || true
+  local u0 s0 u1 s1 out
+  read -r u0 s0 < <(ticks "$@")
+  out=$(taskset -c 0 wrk -t1 -c"$CONNS" -d"${DUR}s" --latency -H "Host: $host" "http://127.0.0.1:$port$path")
+  read -r u1 s1 < <(ticks "$@")
+  local n rps p50 p99 bad
+  n=$(echo "$out" | awk '/requests in/ {print $1}')
+  rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
+  p50=$(echo "$out" | awk '$1=="50%" {print $2}')
+  p99=$(echo "$out" | awk '$1=="99%" {print $2}')
+  bad=$(echo "$out" | awk '/Non-2xx/ {print $NF}')
+  [ -z "$bad" ] || echo "port $port: $bad non-2xx answers" >&2
+  echo "$rps $(to_ms "$p50") $(to_ms "$p99") $(echo "scale=1; ($u1 - $u0 + $s1 - $s0) * $TICK_US / $n" | bc) $(echo "scale=1; ($u1 - $u0) * $TICK_US / $n" | bc) $(echo "scale=1; ($s1 - $s0) * $TICK_US / $n" | bc)"
+}
+median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
