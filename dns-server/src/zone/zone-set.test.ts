@@ -222,15 +222,19 @@ for (const seed of [5, 6, 7])
     assert.ok(compiles > 10, `whole compiles ${compiles}`);
   });
 
-test('a large delta compiled in slices while queries are answered: old answers until the new zone is served whole, other zones answered throughout, a change made meanwhile applied after', async (t) => {
+/**
+ * A ZoneSet fed by a node store holding APEX with `records` records (old<i> → ip(i, 0)) and OTHER with www → 192.0.2.1,
+ * both served; `address` asks for a name's A record as the node answers it.
+ */
+async function zoneBesideAnother(t: TestContext, records: number, compileSlice?: number) {
   const store = tempStore(t);
   const table = new ZoneTable();
   const counters = createCounters();
-  const zones = new ZoneSet(table, store, EDGE, counters, LOG, () => {}, 1000);
+  const zones = new ZoneSet(table, store, EDGE, counters, LOG, () => {}, compileSlice);
   store.onApplied((e) => zones.refresh(domainChange(e)));
   const OTHER = 'other.example';
   const ip = (i: number, net: number) => `10.${net}.${(i >> 8) & 255}.${i & 255}`;
-  const base = Array.from({ length: 3000 }, (_, i) => zoneRecord(i + 1, `old${i}`, ip(i, 0)));
+  const base = Array.from({ length: records }, (_, i) => zoneRecord(i + 1, `old${i}`, ip(i, 0)));
   store.apply(snapshotEntry(1, { ...domainHeader(APEX, 1), zone: { ...domainHeader(APEX, 1).zone, records: base } }));
   store.apply(
     snapshotEntry(2, {
@@ -247,6 +251,11 @@ test('a large delta compiled in slices while queries are answered: old answers u
     if (rcode !== 0 || r.readUInt16BE(6) !== 1) return 'other';
     return [...r.subarray(r.length - 4)].join('.');
   };
+  return { store, table, counters, zones, OTHER, ip, address };
+}
+
+test('a large delta compiled in slices while queries are answered: old answers until the new zone is served whole, other zones answered throughout, a change made meanwhile applied after', async (t) => {
+  const { store, table, counters, zones, OTHER, ip, address } = await zoneBesideAnother(t, 3000, 1000);
   assert.equal(address(`old5.${APEX}`), ip(5, 0));
 
   // 20,000 new records and one old one changed, in one delta: compiled in slices.
@@ -296,4 +305,38 @@ test('a large delta compiled in slices while queries are answered: old answers u
         `${name} ${type}`,
       );
     }
+});
+
+test('a large delta written to the node store while queries are answered: answered as before on every turn until it is committed, then served whole', async (t) => {
+  const { store, counters, zones, OTHER, ip, address } = await zoneBesideAnother(t, 100);
+
+  // 50,000 new records (a zone import, a couple of megabytes) and one old record changed, in one delta.
+  const added = Array.from({ length: 50_000 }, (_, i) => zoneRecord(1000 + i, `new${i}`, ip(i, 1)));
+  let committed = false;
+  const written = Promise.resolve(
+    store.applyEncoded([
+      encodeConfigEntry(
+        deltaEntry(3, domainHeader(APEX, 2), { records: [...added, zoneRecord(6, 'old5', '192.0.2.99')] }),
+      ),
+    ]),
+  ).then(() => {
+    committed = true;
+  });
+  let turnsWhileWriting = 0;
+  while (!committed) {
+    turnsWhileWriting++;
+    const probe = (turnsWhileWriting * 7) % 100;
+    assert.equal(address(`www.${OTHER}`), '192.0.2.1', 'another zone is answered during the write');
+    assert.equal(address(`old${probe === 5 ? 7 : probe}.${APEX}`), ip(probe === 5 ? 7 : probe, 0));
+    assert.equal(address(`old5.${APEX}`), ip(5, 0), 'the large zone answers as before');
+    assert.equal(address(`new0.${APEX}`), 'NXDOMAIN');
+    await new Promise((r) => setImmediate(r));
+  }
+  await written;
+  assert.ok(turnsWhileWriting > 1, `queries answered on ${turnsWhileWriting} turns while the store wrote the delta`);
+  await zones.idle();
+  assert.equal(address(`www.${OTHER}`), '192.0.2.1');
+  assert.equal(address(`old5.${APEX}`), '192.0.2.99');
+  for (const i of [0, 25_000, 49_999]) assert.equal(address(`new${i}.${APEX}`), ip(i, 1));
+  assert.equal(counters.dns_zone_compile_failures_total, 0);
 });

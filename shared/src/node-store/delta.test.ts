@@ -220,6 +220,47 @@ test('random snapshots, deltas and tombstones converge to the model, through fra
   }
 });
 
+test('random entries with batches written on the writer thread, several given before the first is written: converge to the model, heard in order, kept across reopens', async (t) => {
+  const dir = tempDir(t);
+  for (const seed of [11, 12, 13]) {
+    const path = join(dir, `lmdb-${seed}`);
+    const entries = randomEntries(seed, 120);
+    const model = new Map<string, DomainSnapshot>();
+    const heard: number[] = [];
+    // Batches of 150 bytes or more go to the writer thread: most of them; a lone tombstone is written here.
+    const reopen = () => {
+      const s = openNodeStore(path, { offThreadBytes: 150 });
+      s.onApplied((e) => heard.push(e.version));
+      return s;
+    };
+    let store = reopen();
+    const rand = prng(seed * 31);
+    let given: Promise<void>[] = [];
+    for (let i = 0; i < entries.length;) {
+      const n = 1 + Math.floor(rand() * 6);
+      const from = rand() < 0.2 ? Math.max(0, i - 3) : i;
+      for (const e of entries.slice(i, i + n)) applyToModel(model, e);
+      given.push(store.applyEncoded(entries.slice(from, i + n).map((e) => encodeConfigEntry(e))));
+      i += n;
+      if (rand() < 0.7 && i < entries.length) continue;
+      await Promise.all(given);
+      given = [];
+      assert.equal(store.version, Math.min(i, entries.length));
+      assertStoreEquals(store, model, `seed ${seed} after version ${store.version}`);
+      if (rand() < 0.2) {
+        await store.close();
+        store = reopen();
+        assertStoreEquals(store, model, `seed ${seed} reopened at version ${store.version}`);
+      }
+    }
+    assert.ok(
+      heard.every((v, k) => k === 0 || v > heard[k - 1]!),
+      `heard in version order: ${heard.join(' ')}`,
+    );
+    await store.close();
+  }
+});
+
 test('a layout-1 store (one snapshot per domain) is converted in place and keeps its version', async (t) => {
   const path = join(tempDir(t), 'lmdb');
   const old = open({ path });

@@ -146,3 +146,77 @@ test('processes generating the node token at once all get the one that was writt
   assert.deepEqual(new Set(tokens), new Set([readNodeToken(dir)]));
   assert.match(tokens[0]!, /^[0-9a-f]{64}$/);
 });
+
+test('a large batch is written on the writer thread: meanwhile this thread runs and reads what was committed before, then all of it; a restart keeps it', async (t) => {
+  const path = join(tempDir(t), 'lmdb');
+  const store = openNodeStore(path);
+  const events: AppliedEvent[] = [];
+  store.onApplied((e) => events.push(e));
+  store.apply({
+    version: 1,
+    domain: 'example.org',
+    deleted: false,
+    snapshot: snapshot('example.org', 1, ['192.0.2.1']),
+  });
+  // 40,000 records (well over a megabyte) and record 1 changed, in one delta.
+  const header = domainHeader('example.org', 2);
+  const added = Array.from({ length: 40_000 }, (_, i) => zoneRecord(100 + i, `n${i}`, `10.0.${i >> 8}.${i & 255}`));
+  const large = encodeConfigEntry({
+    version: 2,
+    domain: 'example.org',
+    deleted: false,
+    delta: true,
+    snapshot: {
+      ...header,
+      zone: { ...header.zone, records: [...added, { ...zoneRecord(1, 'www', '192.0.2.2'), ttl: 120 }] },
+    },
+    removedRecordIds: [],
+    removedRuleIds: [],
+  });
+  assert.ok(large.length > 1 << 20, `entry of ${large.length} bytes`);
+  let written = false;
+  const applied = Promise.resolve(store.applyEncoded([large])).then(() => {
+    written = true;
+  });
+  // A small entry given meanwhile waits for it.
+  const after = store.apply({
+    version: 3,
+    domain: 'other.example',
+    deleted: false,
+    snapshot: snapshot('other.example', 1, ['192.0.2.9']),
+  });
+  let turnsBefore = 0;
+  while (!written) {
+    // Within one turn, the state before the batch whole or after it whole.
+    if (store.version === 1) {
+      turnsBefore++;
+      assert.equal(store.getRecord('example.org', 1)?.destination, '192.0.2.1');
+      assert.equal(store.getRecord('example.org', 100), undefined);
+      assert.equal(events.length, 1);
+    } else {
+      assert.equal(store.getRecord('example.org', 1)?.destination, '192.0.2.2');
+      assert.equal(store.getRecord('example.org', 40_099)?.name, 'n39999');
+    }
+    await new Promise((r) => setImmediate(r));
+  }
+  await applied;
+  await after;
+  assert.ok(turnsBefore > 0, 'this thread ran while the batch was written');
+  assert.deepEqual(
+    events.map((e) => [e.version, e.domain, e.kind, e.recordIds.length]),
+    [
+      [1, 'example.org', 'snapshot', 0],
+      [2, 'example.org', 'delta', 40_001],
+      [3, 'other.example', 'snapshot', 0],
+    ],
+  );
+  assert.equal(store.version, 3);
+  assert.equal(store.getRecords('example.org').length, 40_001);
+  await store.close();
+  const reopened = openNodeStore(path);
+  t.after(() => reopened.close());
+  assert.equal(reopened.version, 3);
+  assert.equal(reopened.getRecord('example.org', 1)?.destination, '192.0.2.2');
+  assert.equal(reopened.getRecords('example.org').length, 40_001);
+  assert.deepEqual(reopened.domains().sort(), ['example.org', 'other.example']);
+});

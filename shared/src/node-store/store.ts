@@ -1,5 +1,6 @@
 // The node-side config store in LMDB: per domain its header (every snapshot field but records and rules), and each
 // record and rule under its own key, so that a delta entry is applied in one transaction touching only what it names.
+import type { Worker } from 'node:worker_threads';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { componentLogger } from '../logger.js';
 import {
@@ -7,17 +8,16 @@ import {
   decodeRule,
   decodeZoneRecord,
   encodeConfigEntry,
-  encodeSnapshotHeader,
-  sliceSnapshotParts,
   splitConfigEntry,
-  splitSnapshot,
-  zoneRecordId,
   type ConfigEntry,
   type DomainSnapshot,
   type Rule,
   type ZoneRecord,
 } from '../config/index.js';
 import { LAYOUT_KEY, STORE_LAYOUT, VERSION_KEY, migrateLayout } from './layout.js';
+import { idRange, openDatabases, storeWriter, type WrittenEntry } from './writer.js';
+import type { FromWriter, ToWriter, WriterData } from './writer-protocol.js';
+import { startModuleWorker } from '../worker-thread.js';
 
 /**
  * What a listener learns after an entry is committed. Listeners read what they need from the store, which holds
@@ -76,14 +76,25 @@ export interface NodeStore {
   getRules(domain: string): Rule[];
   domains(): string[];
   /** Applies one entry in one LMDB transaction together with its version; entries with version <= current are ignored. */
-  apply(entry: ConfigEntry): void;
-  /** Applies encoded ConfigEntry messages (as the hub sends them) in ONE transaction; older versions are skipped. */
-  applyEncoded(entries: readonly Uint8Array[]): void;
+  apply(entry: ConfigEntry): Promise<void>;
+  /**
+   * Applies encoded ConfigEntry messages (as the hub sends them) in ONE transaction; older versions are skipped.
+   * Batches apply in the order given. A small batch, when no earlier one is still being written, is written before
+   * this returns (listeners heard it, or it threw). A large one (`offThreadBytes`), or any batch behind one still
+   * being written, is written on the store's writer thread while this thread goes on serving what was committed; the
+   * promise resolves once it is committed (durable as `durability` says) and listeners heard it. A failed batch
+   * rejects, and so does every batch given after it and before the failure (they would apply with a gap): apply
+   * again from `version`.
+   */
+  applyEncoded(entries: readonly Uint8Array[]): Promise<void>;
+  /** Resolves when every batch given so far is written or failed (never rejects). */
+  idle(): Promise<void>;
   /**
    * Drops every domain and sets the version to 0 in one transaction; listeners hear a deletion (version 0) per domain.
    * Used when the hub's log is behind this store (a control plane restored or replaced): the store is rebuilt from it.
+   * Ordered after the batches given before it (immediate when none is being written).
    */
-  reset(): void;
+  reset(): Promise<void>;
   /** Registers a listener called after each applied entry commits; returns the function that removes it. */
   onApplied(listener: AppliedListener): () => void;
   close(): Promise<void>;
@@ -99,114 +110,109 @@ export type NodeStoreDurability = 'full' | 'data' | 'none';
 
 const log = componentLogger('node-store');
 
-/** Keys of records and rules: [domain, id]. Numbers sort before strings, so this range holds one domain's ids. */
-const idRange = (domain: string) => ({ start: [domain, -Infinity], end: [domain, Infinity] });
+/** Batches of at least this many bytes are written on the writer thread (about 100 ms of writing on this thread). */
+const OFF_THREAD_BYTES = 1 << 20;
+/** The writer thread ends after this long without a batch. */
+const WRITER_IDLE_MS = 10_000;
 
-type Part = { id: number; bytes: Uint8Array };
-
-/** An entry decoded enough to be written. */
-interface Pending {
-  version: number;
-  domain: string;
-  kind: AppliedEvent['kind'];
-  /** Absent in a delta that carries no snapshot (the stored header stays), or an unreadable entry (skipped). */
-  header?: Uint8Array;
-  records: Part[];
-  rules: Part[];
-  removedRecordIds: number[];
-  removedRuleIds: number[];
-  /** The entry could not be read: only the version moves. */
-  skip?: boolean;
+export interface NodeStoreOptions {
+  durability?: NodeStoreDurability;
+  /** Batches of at least this many bytes are written on the writer thread (default 1 MiB; Infinity: never). */
+  offThreadBytes?: number;
 }
 
 /** Opens (creating if needed) the LMDB store at `path`. */
-export function openNodeStore(path: string, opts: { durability?: NodeStoreDurability } = {}): NodeStore {
+export function openNodeStore(path: string, opts: NodeStoreOptions = {}): NodeStore {
   const durability = opts.durability ?? 'data';
+  const offThreadBytes = opts.offThreadBytes ?? OFF_THREAD_BYTES;
   const root: RootDatabase = open({ path, noMetaSync: durability !== 'full', noSync: durability === 'none' });
-  const meta: Database<number, string> = root.openDB({ name: 'meta' });
-  const headers: Database<Buffer, string> = root.openDB({ name: 'domains', encoding: 'binary' });
-  const records: Database<Buffer, [string, number]> = root.openDB({ name: 'records', encoding: 'binary' });
-  const rules: Database<Buffer, [string, number]> = root.openDB({ name: 'rules', encoding: 'binary' });
+  const dbs = openDatabases(root);
+  const { meta, headers, records, rules } = dbs;
+  const writer = storeWriter(root, dbs, log);
   const listeners = new Set<AppliedListener>();
   const currentVersion = () => meta.get(VERSION_KEY) ?? 0;
+  migrateLayout(root, meta, log, writer);
 
-  function clearAll(): void {
-    headers.clearSync();
-    records.clearSync();
-    rules.clearSync();
+  // Batches given while an earlier one is still being written wait here, in order. A batch that fails fails those
+  // given before its failure was known (their epoch is older): applied after it, they would leave a gap.
+  let tail: Promise<void> = Promise.resolve();
+  let queued = 0;
+  let epoch = 0;
+  function enqueue(run: () => void | Promise<void>): Promise<void> {
+    const mine = epoch;
+    queued++;
+    const done = tail
+      .then(async () => {
+        if (mine !== epoch) throw new Error('not applied: an earlier batch failed to be written');
+        try {
+          await run();
+        } catch (err) {
+          epoch++;
+          throw err;
+        }
+      })
+      .finally(() => {
+        queued--;
+      });
+    tail = done.catch(() => undefined);
+    return done;
   }
-  migrateLayout(root, meta, log, {
-    clear: clearAll,
-    writeSnapshot: (domain, snapshot, bytes) => writeSnapshot(domain, snapshot, bytes),
-  });
 
-  function removeIds(db: Database<Buffer, [string, number]>, domain: string, keep?: ReadonlySet<number>): void {
-    const doomed: Array<[string, number]> = [];
-    for (const key of db.getKeys(idRange(domain))) {
-      const k = key as [string, number];
-      if (!keep?.has(k[1])) doomed.push(k);
+  const thread = writerThread({ path, durability });
+
+  function heard(written: readonly WrittenEntry[]): void {
+    for (const w of written) {
+      if (w.skipped) continue;
+      notify({
+        version: w.version,
+        domain: w.domain,
+        kind: w.kind,
+        deleted: w.kind === 'deleted',
+        recordIds: w.recordIds,
+        ruleIds: w.ruleIds,
+        recordCount: w.recordCount,
+      });
     }
-    for (const k of doomed) db.removeSync(k);
   }
 
-  function putParts(db: Database<Buffer, [string, number]>, domain: string, parts: readonly Part[]): void {
-    for (const p of parts) db.putSync([domain, p.id], asBuffer(p.bytes));
-  }
-
-  // Inside a transaction: replaces the domain whole.
-  function writeSnapshot(domain: string, snapshot: DomainSnapshot, bytes: Uint8Array): void {
-    const p = snapshotParts(snapshot, bytes);
-    headers.putSync(domain, asBuffer(encodeSnapshotHeader(snapshot)));
-    removeIds(records, domain, new Set(p.records.map((r) => r.id)));
-    removeIds(rules, domain, new Set(p.rules.map((r) => r.id)));
-    putParts(records, domain, p.records);
-    putParts(rules, domain, p.rules);
-  }
-
-  function write(p: Pending): void {
-    if (p.skip) return;
-    const { domain } = p;
-    if (p.kind === 'deleted') {
-      headers.removeSync(domain);
-      removeIds(records, domain);
-      removeIds(rules, domain);
-      return;
+  async function writeOffThread(entries: readonly Uint8Array[]): Promise<void> {
+    const before = currentVersion();
+    let written: WrittenEntry[];
+    try {
+      written = await thread.write(entries);
+      // This thread's read snapshot may predate the writer thread's commit (lmdb-js renews it once per turn).
+      root.resetReadTxn();
+    } catch (err) {
+      root.resetReadTxn();
+      // The thread may have died between its commit and its answer: then the batch did apply (the version moved
+      // with it, in one transaction), and listeners hear each of its domains as replaced whole.
+      if (currentVersion() === before) throw err;
+      log.error({ err }, 'node store writer thread failed after its commit; reading the domains it wrote whole');
+      written = entries
+        .map((bytes) => splitConfigEntry(bytes))
+        .filter((e) => e.version > before)
+        .map((e) => ({
+          version: e.version,
+          domain: e.domain,
+          kind: headers.doesExist(e.domain) ? 'snapshot' : 'deleted',
+          recordIds: [],
+          ruleIds: [],
+          recordCount: 0,
+          skipped: false,
+        }));
     }
-    if (p.kind === 'snapshot') {
-      headers.putSync(domain, asBuffer(p.header!));
-      removeIds(records, domain, new Set(p.records.map((r) => r.id)));
-      removeIds(rules, domain, new Set(p.rules.map((r) => r.id)));
-    } else {
-      if (!headers.doesExist(domain))
-        log.warn({ version: p.version, domain }, 'delta for a domain this store does not hold; applied onto nothing');
-      if (p.header) headers.putSync(domain, asBuffer(p.header));
-      // Removals first: an id both removed and written by one delta ends up written.
-      for (const id of p.removedRecordIds) records.removeSync([domain, id]);
-      for (const id of p.removedRuleIds) rules.removeSync([domain, id]);
-    }
-    putParts(records, domain, p.records);
-    putParts(rules, domain, p.rules);
+    heard(written);
   }
 
-  function commit(batch: Pending[]): void {
-    if (batch.length === 0) return;
+  function resetNow(): void {
+    const gone = [...headers.getKeys()] as string[];
     root.transactionSync(() => {
-      for (const p of batch) write(p);
-      meta.putSync(VERSION_KEY, batch[batch.length - 1]!.version);
+      writer.clear();
+      meta.putSync(VERSION_KEY, 0);
+      meta.putSync(LAYOUT_KEY, STORE_LAYOUT);
     });
-    for (const p of batch) {
-      if (p.skip) continue;
-      const event: AppliedEvent = {
-        version: p.version,
-        domain: p.domain,
-        kind: p.kind,
-        deleted: p.kind === 'deleted',
-        recordIds: p.kind === 'delta' ? [...p.records.map((r) => r.id), ...p.removedRecordIds] : [],
-        ruleIds: p.kind === 'delta' ? [...p.rules.map((r) => r.id), ...p.removedRuleIds] : [],
-        recordCount: p.records.length,
-      };
-      notify(event);
-    }
+    for (const domain of gone)
+      notify({ version: 0, domain, kind: 'deleted', deleted: true, recordIds: [], ruleIds: [], recordCount: 0 });
   }
 
   function notify(event: AppliedEvent): void {
@@ -300,76 +306,122 @@ export function openNodeStore(path: string, opts: { durability?: NodeStoreDurabi
       return [...headers.getKeys()] as string[];
     },
     apply(entry) {
-      this.applyEncoded([encodeConfigEntry(entry)]);
+      return this.applyEncoded([encodeConfigEntry(entry)]);
     },
     applyEncoded(entries) {
-      let last = currentVersion();
-      const batch: Pending[] = [];
-      for (const bytes of entries) {
-        const e = splitConfigEntry(bytes);
-        if (e.version <= last) continue;
-        last = e.version;
-        batch.push(readEntry(e));
+      let bytes = 0;
+      for (const e of entries) bytes += e.byteLength;
+      const small = bytes < offThreadBytes;
+      if (small && queued === 0) {
+        heard(writer.applyBatch(entries));
+        return Promise.resolve();
       }
-      commit(batch);
+      return enqueue(() => (small ? heard(writer.applyBatch(entries)) : writeOffThread(entries)));
+    },
+    idle() {
+      return tail;
     },
     reset() {
-      const gone = [...headers.getKeys()] as string[];
-      root.transactionSync(() => {
-        clearAll();
-        meta.putSync(VERSION_KEY, 0);
-        meta.putSync(LAYOUT_KEY, STORE_LAYOUT);
-      });
-      for (const domain of gone)
-        notify({ version: 0, domain, kind: 'deleted', deleted: true, recordIds: [], ruleIds: [], recordCount: 0 });
+      if (queued === 0) {
+        resetNow();
+        return Promise.resolve();
+      }
+      return enqueue(resetNow);
     },
     onApplied(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
     async close() {
+      await tail;
       listeners.clear();
+      await thread.close();
       await root.close();
     },
   };
 }
 
-/** Decodes an entry (checking its snapshot) into what the transaction writes. */
-function readEntry(e: ReturnType<typeof splitConfigEntry>): Pending {
-  const p: Pending = {
-    version: e.version,
-    domain: e.domain,
-    kind: e.deleted ? 'deleted' : e.delta ? 'delta' : 'snapshot',
-    records: [],
-    rules: [],
-    removedRecordIds: e.delta ? e.removedRecordIds : [],
-    removedRuleIds: e.delta ? e.removedRuleIds : [],
+/**
+ * The store's writer thread: started at a large batch, unreferenced while it has nothing to do, and ended after
+ * WRITER_IDLE_MS without a batch (its heap holds the last batch's pieces until it collects them).
+ */
+function writerThread(data: WriterData): {
+  write(entries: readonly Uint8Array[]): Promise<WrittenEntry[]>;
+  close(): Promise<void>;
+} {
+  let worker: Worker | undefined;
+  let idleTimer: NodeJS.Timeout | undefined;
+  let nextId = 0;
+  const waiting = new Map<number, { resolve: (w: WrittenEntry[]) => void; reject: (err: Error) => void }>();
+  const failAll = (err: Error) => {
+    for (const w of waiting.values()) w.reject(err);
+    waiting.clear();
   };
-  if (p.kind === 'deleted' || (p.kind === 'delta' && e.snapshotBytes.length === 0)) return p;
-  try {
-    // The records are checked and keyed without being decoded: a large zone's entry holds a million of them.
-    const parts = splitSnapshot(e.snapshotBytes);
-    p.header = encodeSnapshotHeader(decodeDomainSnapshot(parts.header));
-    p.records = parts.records.map((bytes) => ({ id: zoneRecordId(bytes), bytes }));
-    p.rules = parts.rules.map((bytes) => ({ id: decodeRule(bytes).id, bytes }));
-  } catch (err) {
-    // A snapshot this node cannot read: keep serving what it holds, but move past the version (STYLE.md §5).
-    log.error({ err, version: e.version, domain: e.domain }, 'unreadable entry skipped; keeping what the store holds');
-    p.skip = true;
+  function start(): Worker {
+    const w = startModuleWorker(import.meta.url, 'writer-thread', { workerData: data });
+    w.on('message', (msg: FromWriter) => {
+      if (msg.type === 'closed') return;
+      const job = waiting.get(msg.id);
+      waiting.delete(msg.id);
+      if (waiting.size === 0) {
+        w.unref();
+        clearTimeout(idleTimer);
+        idleTimer = setTimeout(() => void end(), WRITER_IDLE_MS).unref();
+      }
+      if (!job) return;
+      if (msg.type === 'failed') job.reject(Object.assign(new Error(msg.message), { stack: msg.stack }));
+      else job.resolve(msg.written.map((e) => ({ ...e, recordIds: Array.from(e.recordIds) })));
+    });
+    // (A thread ended for being idle is no longer `worker`: the batches waiting are a newer thread's.)
+    w.on('error', (err) => {
+      log.error({ err }, 'node store writer thread failed');
+      if (worker === w) failAll(err);
+    });
+    w.on('exit', (code) => {
+      if (worker !== w) return;
+      worker = undefined;
+      failAll(new Error(`node store writer thread exited (code ${code})`));
+    });
+    return w;
   }
-  return p;
-}
-
-/** The records and rules of a decoded snapshot with their encoded bytes, sliced from `bytes` without re-encoding. */
-function snapshotParts(snapshot: DomainSnapshot, bytes: Uint8Array): { records: Part[]; rules: Part[] } {
-  const slices = sliceSnapshotParts(bytes);
-  const pair = <T extends { id: number }>(items: T[], raw: Uint8Array[]): Part[] => {
-    if (raw.length !== items.length) throw new Error('snapshot parts do not match its decoded lists');
-    return items.map((item, i) => ({ id: item.id, bytes: raw[i]! }));
+  return {
+    write(entries) {
+      // The entries laid end to end in one buffer, handed over (not copied again) to the thread.
+      let total = 0;
+      for (const e of entries) total += e.byteLength;
+      const buffer = new ArrayBuffer(total);
+      const bytes = new Uint8Array(buffer);
+      const ends: number[] = [];
+      let at = 0;
+      for (const e of entries) {
+        bytes.set(e, at);
+        at += e.byteLength;
+        ends.push(at);
+      }
+      const id = ++nextId;
+      clearTimeout(idleTimer);
+      worker ??= start();
+      const w = worker;
+      return new Promise<WrittenEntry[]>((resolve, reject) => {
+        waiting.set(id, { resolve, reject });
+        w.ref(); // a write in flight keeps the process up
+        w.postMessage({ type: 'apply', id, buffer, ends } satisfies ToWriter, [buffer]);
+      });
+    },
+    close: end,
   };
-  return { records: pair(snapshot.zone.records, slices.records), rules: pair(snapshot.ruleSet.rules, slices.rules) };
-}
-
-function asBuffer(bytes: Uint8Array): Buffer {
-  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  async function end(): Promise<void> {
+    clearTimeout(idleTimer);
+    const w = worker;
+    if (!w || waiting.size > 0) return; // (the store's close waits for its batches first)
+    worker = undefined;
+    const closed = new Promise<void>((resolve) => {
+      w.on('message', (msg: FromWriter) => msg.type === 'closed' && resolve());
+      w.once('exit', () => resolve());
+    });
+    w.ref();
+    w.postMessage({ type: 'close' } satisfies ToWriter);
+    await closed;
+    await w.terminate();
+  }
 }

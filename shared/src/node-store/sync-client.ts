@@ -86,8 +86,14 @@ export function startNodeSync(store: NodeStore, opts: NodeSyncOptions): NodeSync
     resolveReady = resolve;
   });
 
+  // A connection resumes from the store's version once every batch given to the store is written (or failed).
   function connect(): void {
     timer = undefined;
+    if (stopped) return;
+    void store.idle().then(open);
+  }
+
+  function open(): void {
     if (stopped) return;
     const url = new URL('/sync', opts.hubUrl);
     url.searchParams.set('from', String(store.version));
@@ -120,13 +126,28 @@ export function startNodeSync(store: NodeStore, opts: NodeSyncOptions): NodeSync
     socket.on('ping', () => {
       lastHeard = Date.now();
     });
+    // A frame we cannot apply: drop the connection and resume from the last applied version.
+    // Once one failed, no later frame of this connection is given to the store (it would apply after a gap).
+    let failedFrame = false;
+    const frameFailed = (err: unknown) => {
+      log.error({ err }, 'sync frame failed; reconnecting');
+      failedFrame = true;
+      if (socket.readyState !== WebSocket.OPEN) return; // already dropped (a batch failed behind another)
+      reason = `a sync frame could not be applied: ${(err as Error).message}`;
+      socket.terminate();
+    };
+    const applied = () => {
+      if (store.version > status.hubVersion) status.hubVersion = store.version;
+      report ??= setTimeout(reportApplied, REPORT_EVERY_MS);
+    };
     socket.on('message', (data: Buffer, isBinary: boolean) => {
       lastHeard = Date.now();
+      if (failedFrame) return;
       try {
         if (isBinary) {
-          store.applyEncoded(unpackEntries(data));
-          if (store.version > status.hubVersion) status.hubVersion = store.version;
-          report ??= setTimeout(reportApplied, REPORT_EVERY_MS);
+          // Written before this returns when small; a large batch is written on the store's writer thread while
+          // this one goes on serving.
+          store.applyEncoded(unpackEntries(data)).then(applied, frameFailed);
           return;
         }
         const msg = JSON.parse(data.toString('utf8')) as HubControl;
@@ -135,32 +156,35 @@ export function startNodeSync(store: NodeStore, opts: NodeSyncOptions): NodeSync
             { had: store.version, hubHead: msg.version },
             'hub log is behind this store; rebuilding it from the hub',
           );
-          store.reset();
+          store.reset().catch(frameFailed);
           status.hubVersion = msg.version;
         } else if (msg.type === 'caught-up') {
-          status.state = 'caught-up';
-          status.hubVersion = Math.max(status.hubVersion, msg.version);
-          if (!status.everCaughtUp || attempts > 0 || status.lastError)
-            log.info(
-              { hub: opts.hubUrl, version: store.version, failedAttempts: attempts },
-              `caught up with the sync hub at ${opts.hubUrl} (version ${store.version})`,
-            );
-          status.everCaughtUp = true;
-          status.lastError = undefined;
-          wasCaughtUp = true;
-          warned = undefined;
-          attempts = 0;
-          backoff = minBackoff;
-          reportApplied();
-          resolveReady();
+          // Caught up once what the hub sent before is written.
+          void store.idle().then(() => {
+            if (ws === socket && socket.readyState === WebSocket.OPEN) caughtUp(msg.version);
+          });
         }
       } catch (err) {
-        // A frame we cannot apply: drop the connection and resume from the last applied version.
-        log.error({ err }, 'sync frame failed; reconnecting');
-        reason = `a sync frame could not be applied: ${(err as Error).message}`;
-        socket.terminate();
+        frameFailed(err);
       }
     });
+    const caughtUp = (hubVersion: number) => {
+      status.state = 'caught-up';
+      status.hubVersion = Math.max(status.hubVersion, hubVersion);
+      if (!status.everCaughtUp || attempts > 0 || status.lastError)
+        log.info(
+          { hub: opts.hubUrl, version: store.version, failedAttempts: attempts },
+          `caught up with the sync hub at ${opts.hubUrl} (version ${store.version})`,
+        );
+      status.everCaughtUp = true;
+      status.lastError = undefined;
+      wasCaughtUp = true;
+      warned = undefined;
+      attempts = 0;
+      backoff = minBackoff;
+      reportApplied();
+      resolveReady();
+    };
     socket.on('unexpected-response', (_req, res) => {
       reason =
         res.statusCode === 401
