@@ -8,7 +8,9 @@
 // ingest figure includes keeping them (DuckDB: in the batch's transaction; ClickHouse: the materialized views), and the
 // reads they answer read whole buckets plus the raw rows of the range's ends; the others still read raw rows.
 // Run: node --import tsx bench/control-plane/analytics-backends.bench.ts   (ROWS=10000000 by default; RUNS=20)
-// CPU per read is printed beside p50/p99 (DuckDB: this process; ClickHouse: the server of CH_PID, with CH_URL).
+// CPU per read is printed beside p50/p99 (DuckDB: this process; ClickHouse: the server of CH_PID, with CH_URL), and
+// under it the path each backend took (`path:`, from the tables its statements named: rollup, rollup + raw ends, copy
+// by path or raw; the ad-hoc query is not traced).
 // Selecting: BACKENDS=duckdb (or clickhouse; both by default), READS=<regular expression> (the reads whose names
 // match, and the ad-hoc query when it matches `ad-hoc`), DUCKDB_DIR=<directory> (the DuckDB file kept there: a file
 // that already holds ROWS rows is read without ingesting again, so a read can be measured again after a change; its
@@ -205,11 +207,49 @@ function cpuMs(side: 'duckdb' | 'clickhouse'): number {
   return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
 }
 let lastCpu = { duckdb: NaN, clickhouse: NaN };
+/**
+ * The tables the statements of the read being measured named (the stores' onRead): DuckDB's `main.<table>`,
+ * ClickHouse's `bench.<table>`, by side.
+ */
+const seen = { duckdb: new Set<string>(), clickhouse: new Set<string>() };
+let reading: 'duckdb' | 'clickhouse' | null = null;
+const onRead = (side: 'duckdb' | 'clickhouse') => (sql: string) => {
+  if (reading !== side) return;
+  for (const m of sql.matchAll(side === 'duckdb' ? /\bmain\.(\w+)/g : /\bbench\.(\w+)/g)) seen[side].add(m[1]);
+};
+/**
+ * Which path a read took, from the tables it read: `rollup` (rollup tables only), `rollup + raw ends` (with the raw
+ * rows of the range's ends shorter than a bucket), `copy by path` (DuckDB's rz_ shards, ClickHouse's lp) or `raw`
+ * (the log table alone); the table prefixes in brackets (DuckDB's rollup tables without domain and level).
+ */
+function pathOf(side: 'duckdb' | 'clickhouse'): string {
+  const names = [...seen[side]];
+  if (names.length === 0) return '-';
+  // rows_read: DuckDB's view of the domains' tables (duckdb-store.ts readView).
+  const isRaw = (t: string) => (side === 'duckdb' ? /^d_\d+$|^rows_read$/.test(t) : t === 'logs');
+  const isCopy = (t: string) => (side === 'duckdb' ? /^rz_/.test(t) : t === 'lp');
+  const rollups = [...new Set(names.filter((t) => !isRaw(t) && !isCopy(t)).map((t) => t.replace(/_\d.*$/, '')))];
+  const raw = names.some(isRaw);
+  const kind = names.some(isCopy)
+    ? 'copy by path'
+    : rollups.length === 0
+      ? 'raw'
+      : raw
+        ? 'rollup + raw ends'
+        : 'rollup';
+  return `${kind}${rollups.length ? ` [${rollups.sort().join(' ')}]` : ''}`;
+}
 async function timed(side: 'duckdb' | 'clickhouse', fn: () => Promise<unknown>): Promise<number[]> {
+  seen[side].clear();
+  reading = side;
   const c0 = cpuMs(side);
-  const runs = await timeRuns(fn, RUNS);
-  lastCpu = { ...lastCpu, [side]: (cpuMs(side) - c0) / RUNS };
-  return runs;
+  try {
+    const runs = await timeRuns(fn, RUNS);
+    lastCpu = { ...lastCpu, [side]: (cpuMs(side) - c0) / RUNS };
+    return runs;
+  } finally {
+    reading = null;
+  }
 }
 
 const day: ReadRange = { since: new Date(now - DAY), until: new Date(now), filter: {} };
@@ -266,6 +306,51 @@ const READS: [string, (s: AnalyticsStore) => Promise<unknown>][] = [
   ['proxy-like clients', (s) => s.proxyClients([1], day, 50, 3, 10, T)],
   ['behaviour: status class by 15 min', (s) => s.seriesBy([1], day, now - DAY, 900_000, 'status_class', [2, 4, 5], T)],
   ['WAF logs, first page of 100', (s) => s.wafLogs(1, day, 100, null, T)],
+  // The other store calls of the dashboard's routes (read-routes.ts, account-read-routes.ts) and the panel's filters
+  // on counts columns other than the bot class and status pair (2026-11-27 15:40).
+  [
+    'summary, filters host=www1.d1.example.org and status=404',
+    (s) => s.summary(1, { ...day, filter: { host: 'www1.d1.example.org', status: 404 } }, T),
+  ],
+  [
+    'summary, filters cache_status=HIT and method=POST',
+    (s) => s.summary(1, { ...day, filter: { cache_status: 'HIT', method: 'POST' } }, T),
+  ],
+  ['summary, filter status=404', (s) => s.summary(1, { ...day, filter: { status: 404 } }, T)],
+  [
+    'series, day by hour, filter status=404 (the panel interval)',
+    (s) => s.series(1, { ...day, filter: { status: 404 } }, now - DAY, 3_600_000, T),
+  ],
+  [
+    'series, day by 5 min, filter status=404',
+    (s) => s.series(1, { ...day, filter: { status: 404 } }, now - DAY, 300_000, T),
+  ],
+  [
+    'requests/bandwidth (no visitors), day by 5 min, filter status=404',
+    (s) => s.series(1, { ...day, filter: { status: 404 } }, now - DAY, 300_000, T, false),
+  ],
+  [
+    'requests/bandwidth (no visitors), day by minute, filters host=www1.d1.example.org and status=404',
+    (s) => s.series(1, { ...day, filter: { host: 'www1.d1.example.org', status: 404 } }, now - DAY, 60_000, T, false),
+  ],
+  [
+    'series, day by hour, filters host=www1.d1.example.org and status=404',
+    (s) => s.series(1, { ...day, filter: { host: 'www1.d1.example.org', status: 404 } }, now - DAY, 3_600_000, T),
+  ],
+  ['bot scores: requests by score', (s) => s.breakdown(1, day, 'bot_score', 100, T)],
+  ['networks: top 10 AS numbers', (s) => s.breakdown(1, day, 'asn', 10, T)],
+  ['rate-limit keys: rules', (s) => s.breakdown(1, day, 'rate_limit_rule', 11, T)],
+  ['rate-limit keys: keys', (s) => s.breakdown(1, day, 'rate_limit_key', 11, T)],
+  [
+    'under attack: rule hits, filter unserved_reason=challenge_issued',
+    (s) => s.ruleHits(1, { ...day, filter: { unserved_reason: 'challenge_issued' } }, 100, T),
+  ],
+  ['account domains: groups by domain', (s) => s.groups([1], day, ['domain_id'], 1, T)],
+  ['account domains: by domain per hour', (s) => s.seriesBy([1], day, now - DAY, 3_600_000, 'domain_id', [1], T)],
+  ['edge nodes: groups by node', (s) => s.groups([1], day, ['node'], 100, T)],
+  ['traffic by node and country', (s) => s.groups([1], day, ['node', 'country'], 100, T)],
+  ['behaviour: top status classes', (s) => s.groups([1], day, ['status_class'], 3, T)],
+  ['account peak requests per second', (s) => s.accountPeak([1], day, T)],
 ];
 const ADHOC_DUCKDB = `SELECT path, count(*) AS n, count(DISTINCT client_ip) AS clients, avg(duration_ms) AS ms
   FROM logs WHERE status >= 400 GROUP BY path ORDER BY n DESC LIMIT 20`;
@@ -287,8 +372,8 @@ try {
     if (KEPT_DIR) writeFileSync(join(dir, 'bench-now.txt'), String(now));
     console.log(`DuckDB: ${ROWS} rows written by INSERT ... SELECT in ${Math.round(performance.now() - t0)} ms`);
   }
-  const duck = useDuck ? openDuckDbStore({ dir, memoryLimitMb: 1024, threads: 2 }) : null;
-  const ch = chUrl ? openClickHouseStore({ url: chUrl, database: 'bench' }) : null;
+  const duck = useDuck ? openDuckDbStore({ dir, memoryLimitMb: 1024, threads: 2, onRead: onRead('duckdb') }) : null;
+  const ch = chUrl ? openClickHouseStore({ url: chUrl, database: 'bench', onRead: onRead('clickhouse') }) : null;
   const raw = chUrl ? createClient({ url: chUrl, request_timeout: 3_600_000 }) : null;
   const adhocClickHouse = `SELECT path, count() AS n, uniqExact(client_ip) AS clients, avg(duration_ms) AS ms
     FROM bench.logs WHERE domain_id = 1 AND status >= 400 GROUP BY path ORDER BY n DESC LIMIT 20`;
@@ -338,10 +423,12 @@ try {
 
   const table: Record<string, string>[] = [];
   const row = (name: string, d: number[], c: number[]) => {
-    // Each read as it is measured: a run cut short keeps what it measured.
+    // Each read as it is measured: a run cut short keeps what it measured; then the path each backend took.
+    const paths = { duckdb: pathOf('duckdb'), clickhouse: pathOf('clickhouse') };
     console.log(
       `${name}: DuckDB ${percentile(d, 50).toFixed(1)} / ${percentile(d, 99).toFixed(1)} ms (CPU ${lastCpu.duckdb.toFixed(1)} ms a read), ClickHouse ${percentile(c, 50).toFixed(1)} / ${percentile(c, 99).toFixed(1)} ms (server CPU ${lastCpu.clickhouse.toFixed(1)} ms a read) (load ${loadavg()[0].toFixed(2)})`,
     );
+    console.log(`  path: DuckDB ${paths.duckdb}; ClickHouse ${paths.clickhouse}`);
     table.push({
       read: name,
       'DuckDB p50 ms': percentile(d, 50).toFixed(1),
@@ -351,8 +438,12 @@ try {
       'p50 ratio CH/DuckDB': (percentile(c, 50) / percentile(d, 50)).toFixed(2),
       'DuckDB CPU ms/read': lastCpu.duckdb.toFixed(1),
       'ClickHouse CPU ms/read': lastCpu.clickhouse.toFixed(1),
+      'DuckDB path': paths.duckdb,
+      'ClickHouse path': paths.clickhouse,
     });
     lastCpu = { duckdb: NaN, clickhouse: NaN };
+    seen.duckdb.clear();
+    seen.clickhouse.clear();
   };
   const none = (): Promise<number[]> => Promise.resolve([NaN]);
   for (const [name, fn] of READS)

@@ -465,7 +465,7 @@ export default async function accountReadRoutes(fastify: FastifyInstance) {
       const buckets = await guarded(request, () =>
         store().seriesBy([id], range, iv.startMs, iv.intervalMs, dim, values, timeout()),
       );
-      const all = await guarded(request, () => store().series(id, range, iv.startMs, iv.intervalMs, timeout()));
+      const all = await guarded(request, () => store().series(id, range, iv.startMs, iv.intervalMs, timeout(), false));
       const series = values.map((value) => {
         const mine = buckets.filter((b) => b.value === value);
         return { value, requests: fill(iv, mine, (b) => b.requests), bytes: fill(iv, mine, (b) => b.bytes) };
@@ -496,7 +496,7 @@ export default async function accountReadRoutes(fastify: FastifyInstance) {
     async (request) => {
       const { range, iv, id } = await seriesOf(request);
       const ai: ReadRange = { ...range, filter: { ...range.filter, bot_class: 'ai_crawler' } };
-      const buckets = await guarded(request, () => store().series(id, ai, iv.startMs, iv.intervalMs, timeout()));
+      const buckets = await guarded(request, () => store().series(id, ai, iv.startMs, iv.intervalMs, timeout(), false));
       const all = await guarded(request, () => store().summary(id, range, timeout()));
       const byAgent: ReadRange = { ...range, filter: { ...range.filter, ua_category: 'ai_crawler' } };
       const agents = await guarded(request, () => store().summary(id, byAgent, timeout()));

@@ -184,6 +184,9 @@ export const CH_KINDS: Record<RollupKind, KindSql> = {
     measures: [['n', 'Int64', '1']],
     only: TO_ORIGIN,
   },
+  scores: { table: 'rt', keys: [['bot_score', 'Int32', 'bot_score']], measures: TRAFFIC },
+  limitRules: { table: 'rl', keys: [['rate_limit_rule', 'Int32', 'rate_limit_rule']], measures: TRAFFIC },
+  limitKeys: { table: 'ri', keys: [['rate_limit_key', 'String', 'rate_limit_key']], measures: TRAFFIC },
   // Requests and bytes per counts column's value (as dimClients: index and value as text), host and path: the top paths
   // under one filter on a counts column. Ordered by column and value first: such a read finds that value's rows.
   pathValues: {
@@ -346,7 +349,7 @@ export function sourceSql(
  * filter, give the same rows for the ends of a range, and the columns a read takes of them.
  */
 export const PER_DIM = {
-  dimClients: { base: 'clients', columns: 'client_ip' },
+  dimClients: { base: 'clients', columns: 'b, client_ip' },
   dimUpstream: { base: 'upstream', columns: 'v, n' },
   pathValues: { base: 'paths', columns: 'path, requests, sent, fetched' },
 } as const;

@@ -68,7 +68,8 @@ import {
   LEVELS,
   countsFilter,
   countsFilters,
-  countsGroup,
+  seriesByRollup,
+  groupsClients,
   cover,
   groupsRollup,
   levelsFor,
@@ -96,6 +97,8 @@ export interface ClickHouseOptions {
   url: string;
   /** The database of the store's tables (ANALYTICS_CLICKHOUSE_DATABASE); created when missing. */
   database: string;
+  /** Called with the text of each SELECT a read sends (the bench prints which tables each read took). */
+  onRead?: (sql: string) => void;
 }
 
 /** What POST /analytics/query answers on this backend (a 400 with this text). */
@@ -344,7 +347,10 @@ class ClickHouseStore implements AnalyticsStore {
   /** Domains deleted in this process: rows still in flight for them are not stored (ids are never reused). */
   private readonly deleted = new Set<number>();
 
+  private readonly onRead?: (sql: string) => void;
+
   constructor(opts: ClickHouseOptions) {
+    this.onRead = opts.onRead;
     this.db = opts.database;
     this.table = `${opts.database}.logs`;
     this.client = createClient({
@@ -494,6 +500,7 @@ class ClickHouseStore implements AnalyticsStore {
       reached = true;
       abort.abort();
     }, timeoutMs);
+    this.onRead?.(query);
     try {
       const rs = await this.client.query({
         query,
@@ -660,7 +667,10 @@ class ClickHouseStore implements AnalyticsStore {
     return drift + num(c.n) + num(o.n) + copy;
   }
 
-  /** An over-time read of the counts rollup at the levels that divide the interval (nothing to read: no points). */
+  /**
+   * An over-time read of the counts rollup at the levels that divide the interval (nothing to read: no points); with
+   * `withDomain`, each row's domain as the column domain_id.
+   */
   private readCounts<T>(
     domainIds: readonly number[],
     range: ReadRange,
@@ -668,13 +678,14 @@ class ClickHouseStore implements AnalyticsStore {
     timeoutMs: number,
     sql: (from: string) => string,
     map: (rows: Record<string, unknown>[]) => T[],
+    withDomain = false,
   ): Promise<T[]> {
     return this.readRollups(
       domainIds,
       range,
       timeoutMs,
       [],
-      { counts: { levels: levelsFor('counts', intervalMs) } },
+      { counts: { levels: levelsFor('counts', intervalMs), withDomain } },
       (f) => (f.counts ? sql(f.counts) : null),
       map,
     );
@@ -759,8 +770,9 @@ class ClickHouseStore implements AnalyticsStore {
     startMs: number,
     intervalMs: number,
     timeoutMs: number,
+    visitors = true,
   ): Promise<SeriesBucket[]> {
-    return this.accountSeries([domainId], range, startMs, intervalMs, timeoutMs);
+    return this.accountSeries([domainId], range, startMs, intervalMs, timeoutMs, visitors);
   }
 
   accountSeries(
@@ -769,10 +781,29 @@ class ClickHouseStore implements AnalyticsStore {
     startMs: number,
     intervalMs: number,
     timeoutMs: number,
+    visitors = true,
   ): Promise<SeriesBucket[]> {
     // As on DuckDB (rollup.ts seriesClients): no filter (the clients rollup), a bot class alone (the fingerprints'
-    // clients), an AS number alone (its clients); requests and bytes from the counts rollup or asnCounts.
-    const kind = seriesClients(range);
+    // clients), an AS number alone (its clients), at whole hours counts columns (their per-dimension or combination
+    // clients); requests and bytes from the counts rollup or asnCounts.
+    const kind = seriesClients(range, intervalMs, visitors);
+    if (kind === 'none') {
+      // No visitors asked: requests and bytes of the totals' rollup alone.
+      const totals = asnFilter(range) ? 'asnCounts' : 'counts';
+      return this.readRollups<SeriesBucket[], { k: number; r: number; s: number }>(
+        domainId,
+        range,
+        timeoutMs,
+        [],
+        { [totals]: { levels: levelsFor(totals, intervalMs) } },
+        (f) =>
+          f[totals]
+            ? `SELECT intDiv(b - ${int(startMs)}, ${int(intervalMs)}) AS k, sum(requests) AS r, sum(sent) AS s
+               FROM ${f[totals]} GROUP BY k ORDER BY k`
+            : null,
+        (rows) => rows.map((x) => ({ bucket: num(x.k), requests: num(x.r), bytes: num(x.s), visitors: 0 })),
+      );
+    }
     if (kind) {
       const k = `intDiv(b - ${int(startMs)}, ${int(intervalMs)})`;
       const totals = kind === 'asnClients' ? 'asnCounts' : 'counts';
@@ -834,7 +865,7 @@ class ClickHouseStore implements AnalyticsStore {
       timeoutMs,
       [],
       `SELECT intDiv(intDiv(time_us, 1000) - ${int(startMs)}, ${int(intervalMs)}) AS b, count() AS requests,
-         sum(bytes) AS bytes, uniqExact(client_ip) AS visitors
+         sum(bytes) AS bytes, ${visitors ? 'uniqExact(client_ip)' : '0'} AS visitors
        FROM ${this.rows(range)} WHERE ${this.where(domainId, range)} GROUP BY b ORDER BY b`,
       (rows) =>
         rows.map((x) => ({
@@ -1167,11 +1198,11 @@ class ClickHouseStore implements AnalyticsStore {
 
   /**
    * groups from a rollup (rollup.ts groupsRollup): the groups with the most requests ranked from its buckets, then
-   * the distinct clients of those groups only, from the clients per host and path of each hour (pathClients) and the
-   * raw rows of the range's ends.
+   * the distinct clients of those groups only, with the raw rows of the range's ends: from the clients per host and
+   * path of each hour (pathClients) for the paths, from groupsClients' sets for the counts.
    */
   private async rollupGroups(
-    kind: 'paths',
+    kind: 'paths' | 'counts',
     domainIds: number[],
     range: ReadRange,
     dims: GroupDimension[],
@@ -1200,19 +1231,20 @@ class ClickHouseStore implements AnalyticsStore {
       (d, i) => `${groupColumn(d)} IN (${[...new Set(top.map((x) => lit(x[`g${i}`])))].join(', ')})`,
     );
     const key = (x: Record<string, unknown>) => dims.map((_, i) => String(x[`g${i}`])).join('\u0000');
+    const sets = kind === 'paths' ? 'pathClients' : groupsClients(dims, range);
     const visitors = await this.readRollups(
       domainIds,
       range,
       Math.max(1, deadline - Date.now()),
       new Map<string, number>(),
-      // The ranked groups' values in each branch: the clients of those paths only are read (the table is ordered by
-      // host and path first).
+      // The ranked groups' values in each branch: the clients of those groups only are read (pathClients is ordered
+      // by host and path first).
       {
-        pathClients: { levels: [...LEVELS.pathClients], withDomain: dims.includes('domain_id'), where: inParts },
+        [sets]: { levels: [...LEVELS[sets]], withDomain: dims.includes('domain_id'), where: inParts },
       },
       (f) =>
-        f.pathClients
-          ? `SELECT ${cols}, uniqExact(client_ip) AS v FROM ${f.pathClients} WHERE ${inParts.join(' AND ')}
+        f[sets]
+          ? `SELECT ${cols}, uniqExact(client_ip) AS v FROM ${f[sets]} WHERE ${inParts.join(' AND ')}
              GROUP BY ${keys}`
           : null,
       (rows) => new Map(rows.map((x) => [key(x), num(x.v)])),
@@ -1324,7 +1356,7 @@ class ClickHouseStore implements AnalyticsStore {
     const col = groupColumn(dim);
     const numeric = values.every((v) => typeof v === 'number');
     const list = values.map((v) => (numeric ? int(v as number) : chString(String(v)))).join(', ');
-    if (countsGroup(dim) && countsFilter(range))
+    if (seriesByRollup(dim, range))
       return this.readCounts(
         domainIds,
         range,
@@ -1334,6 +1366,7 @@ class ClickHouseStore implements AnalyticsStore {
                  sum(sent) AS s FROM ${from} WHERE ${numeric ? col : `toString(${col})`} IN (${list})
                GROUP BY k, v ORDER BY k, v`,
         (rows) => rows.map((x) => ({ bucket: num(x.k), value: groupValue(x.v), requests: num(x.r), bytes: num(x.s) })),
+        dim === 'domain_id',
       );
     return this.read(
       domainIds,

@@ -15,7 +15,15 @@ import { startClickHouse } from '../../../../test/helpers/clickhouse-server.js';
 import { startTestControlPlane } from '../../../../test/helpers/control-plane.js';
 import { CLICKHOUSE_QUERY_REFUSED, chString, openClickHouseStore } from './clickhouse-store.js';
 import { QueryFailed, type LogRow } from './store.js';
-import { assertAccountByPath, assertReads, BASE, generateLog, RANGES, streamScenario } from './test-rollups.js';
+import {
+  assertAccountByPath,
+  assertAccountGroups,
+  assertReads,
+  BASE,
+  generateLog,
+  RANGES,
+  streamScenario,
+} from './test-rollups.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 const HOUR = 3_600_000;
@@ -177,6 +185,7 @@ test('analytics on ClickHouse: the store, and the reads of reads.test.ts', { tim
       const seven = generateLog(7, 600, 5);
       await store.append(seven, { node: 'edge-a', id: 'seven' });
       for (const range of RANGES) await assertAccountByPath(store, [5, 7], [...left, ...seven], range);
+      for (const range of RANGES) await assertAccountGroups(store, [5, 7], [...left, ...seven], range);
       await store.close();
 
       // The database as the version before the rollups left it: the views and rollup tables gone.

@@ -90,11 +90,13 @@ export async function readSeries(
   range: ReadRange,
   startMs: number,
   intervalMs: number,
+  visitors = true,
 ): Promise<SeriesBucket[]> {
   const w = where(range);
+  // Without visitors (store.ts series): 0, not counted.
   const r = await conn.runAndReadAll(
     `SELECT (epoch_ms(time_utc) - ?::BIGINT) // ?::BIGINT AS b, count(*) AS requests, coalesce(sum(bytes), 0) AS bytes,
-       count(DISTINCT client_ip) AS visitors
+       ${visitors ? 'count(DISTINCT client_ip)' : '0'} AS visitors
      FROM main.${table} WHERE ${w.sql} GROUP BY b ORDER BY b`,
     [BigInt(startMs), BigInt(intervalMs), ...w.values],
   );

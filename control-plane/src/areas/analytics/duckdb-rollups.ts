@@ -26,6 +26,8 @@ import {
   oneCountsFilter,
   asnFilter,
   seriesClients,
+  groupsClients,
+  type breakdownRollup,
   type Cover,
   type CountDim,
   type RollupKind,
@@ -112,6 +114,13 @@ const SUMMARY_MEASURES: readonly Col[] = [
   ['upstream_sum', 'DOUBLE', `CASE WHEN ${TO_ORIGIN} THEN upstream_ms ELSE 0 END`],
   ['status4xx', 'BIGINT', 'CASE WHEN status >= 400 AND status < 500 THEN 1 ELSE 0 END'],
   ['status5xx', 'BIGINT', 'CASE WHEN status >= 500 THEN 1 ELSE 0 END'],
+  ['origin_bytes', 'BIGINT', 'origin_bytes'],
+];
+
+/** Requests, bytes sent and origin bytes: what a breakdown reads. */
+const TRAFFIC_MEASURES: readonly Col[] = [
+  ['requests', 'BIGINT', '1'],
+  ['bytes', 'BIGINT', 'bytes'],
   ['origin_bytes', 'BIGINT', 'origin_bytes'],
 ];
 
@@ -261,6 +270,9 @@ export const KINDS: Record<RollupKind, KindSql> = {
     measures: [['n', 'BIGINT', '1']],
     only: TO_ORIGIN,
   },
+  scores: { prefix: 'rt', keys: [['bot_score', 'INTEGER', 'bot_score']], measures: TRAFFIC_MEASURES },
+  limitRules: { prefix: 'rl', keys: [['rate_limit_rule', 'INTEGER', 'rate_limit_rule']], measures: TRAFFIC_MEASURES },
+  limitKeys: { prefix: 'ri', keys: [['rate_limit_key', 'VARCHAR', 'rate_limit_key']], measures: TRAFFIC_MEASURES },
   pathValues: {
     prefix: 'ry',
     keys: [
@@ -696,8 +708,8 @@ export async function rollupSummary(conn: DuckDBConnection, ids: number[], range
 }
 
 /**
- * series from the rollups (no filter, or one that a set of clients keeps: rollup.ts seriesClients): requests and bytes
- * per point, distinct clients per point.
+ * series from the rollups (no filter, or filters a set of clients keeps at this interval: rollup.ts seriesClients):
+ * requests and bytes per point, distinct clients per point (0 without `withVisitors`).
  */
 export async function rollupSeries(
   conn: DuckDBConnection,
@@ -705,17 +717,20 @@ export async function rollupSeries(
   range: ReadRange,
   startMs: number,
   intervalMs: number,
+  withVisitors = true,
 ): Promise<{ bucket: number; requests: number; bytes: number; visitors: number }[]> {
   const [lo, hi] = span(range);
   const k = `(b - ${Math.trunc(startMs)}) // ${Math.trunc(intervalMs)}`;
-  const kind = seriesClients(range);
+  const kind = seriesClients(range, intervalMs, withVisitors);
   if (!kind) throw new Error('rollupSeries: no rollup holds the clients under these filters');
-  const totals = kind === 'asnClients' ? 'asnCounts' : 'counts';
+  const totals = kind === 'asnClients' || (kind === 'none' && asnFilter(range)) ? 'asnCounts' : 'counts';
   const c = source(totals, ids, cover(lo, hi, levelsFor(totals, intervalMs)), range);
   const counts = await conn.runAndReadAll(
     `SELECT ${k} AS k, sum(requests), sum(bytes) FROM (${c.sql}) GROUP BY k ORDER BY k`,
     c.values,
   );
+  if (kind === 'none')
+    return counts.getRowsJS().map((x) => ({ bucket: num(x[0]), requests: num(x[1]), bytes: num(x[2]), visitors: 0 }));
   const vc = cover(lo, hi, levelsFor(kind, intervalMs));
   const visitors = new Map<number, number>();
   // Points that are one bucket of a level whose clients are counted (COUNTED: one domain) read that count.
@@ -723,7 +738,9 @@ export async function rollupSeries(
   // Else a point that is one bucket of a set of clients: its rows are its distinct clients (one domain; of the AS
   // number clients, those of the filter's AS number). Not of the fingerprints, a set of address and fingerprint.
   const whole =
-    ids.length === 1 && (counted || kind !== 'fingerprints') ? (l: number) => l === intervalMs : () => false;
+    ids.length === 1 && (counted || kind === 'clients' || kind === 'asnClients')
+      ? (l: number) => l === intervalMs
+      : () => false;
   const f = filters(range);
   const w = counted
     ? {
@@ -740,7 +757,13 @@ export async function rollupSeries(
     : (({ sql, values }) => ({ sql: `SELECT ${k} AS k, count(*) FROM (${sql}) GROUP BY k`, values }))(
         source(kind, ids, vc, range, whole),
       );
-  const rest = source(kind, ids, { pieces: vc.pieces.filter((p) => !whole(p.lvl)), raw: vc.raw }, range);
+  const restCover = { pieces: vc.pieces.filter((p) => !whole(p.lvl)), raw: vc.raw };
+  // One counts column's filter: that value's clients per hour (dimClients, and the clients' raw rows of the ends).
+  const dim = oneCountsFilter(range);
+  const rest =
+    kind === 'dimClients' && dim
+      ? dimSource('dimClients', 'clients', ids, restCover, range, dim, 'b, client_ip')
+      : source(kind, ids, restCover, range);
   const r = await conn.runAndReadAll(
     `${w.sql} UNION ALL SELECT ${k} AS k, count(DISTINCT client_ip) FROM (${rest.sql}) GROUP BY k`,
     [...w.values, ...rest.values],
@@ -769,7 +792,7 @@ export async function rollupPeak(conn: DuckDBConnection, ids: number[], range: R
 /** breakdown from a rollup: `kind` keeps the column (and the filters). */
 export async function rollupBreakdown(
   conn: DuckDBConnection,
-  kind: 'counts' | 'clients' | 'paths',
+  kind: NonNullable<ReturnType<typeof breakdownRollup>>,
   ids: number[],
   range: ReadRange,
   column: string,
@@ -844,7 +867,7 @@ export async function rollupTraffic(
   return r.getRowsJS().map(trafficBucket);
 }
 
-/** seriesBy from the counts rollup (a column it keeps, filters on its columns). */
+/** seriesBy from the counts rollup (a column it keeps or the domain, filters on its columns: seriesByRollup). */
 export async function rollupSeriesBy(
   conn: DuckDBConnection,
   ids: number[],
@@ -856,7 +879,14 @@ export async function rollupSeriesBy(
 ): Promise<ValueBucket[]> {
   if (values.length === 0) return [];
   const [lo, hi] = span(range);
-  const s = source('counts', ids, cover(lo, hi, levelsFor('counts', intervalMs)), range);
+  const s = source(
+    'counts',
+    ids,
+    cover(lo, hi, levelsFor('counts', intervalMs)),
+    range,
+    undefined,
+    dim === 'domain_id',
+  );
   const v = valueIn(dim, values);
   const r = await conn.runAndReadAll(
     `SELECT (b - ${Math.trunc(startMs)}) // ${Math.trunc(intervalMs)} AS k, ${v.col} AS v, sum(requests), sum(bytes)
@@ -923,12 +953,12 @@ const groupKey = (row: unknown[], n: number): string => row.slice(0, n).map(Stri
 
 /**
  * groups from a rollup (rollup.ts groupsRollup): the groups with the most requests ranked from its buckets (requests
- * and bytes are sums), then the distinct clients of those groups only, from the clients per host and path of each
- * hour (pathClients) and the raw rows of the range's ends.
+ * and bytes are sums), then the distinct clients of those groups only, with the raw rows of the range's ends: from the
+ * clients per host and path of each hour (pathClients) for the paths, from groupsClients' sets for the counts.
  */
 export async function rollupGroups(
   conn: DuckDBConnection,
-  kind: 'paths',
+  kind: 'paths' | 'counts',
   ids: number[],
   range: ReadRange,
   dims: GroupDimension[],
@@ -955,7 +985,8 @@ export async function rollupGroups(
     inParts.push(`${GROUP_SQL[d]} IN (${[...seen.values()].map(([p]) => p).join(', ')})`);
     inValues.push(...[...seen.values()].map(([, v]) => v));
   });
-  const c = source('pathClients', ids, cover(lo, hi, LEVELS.pathClients), range, undefined, dims.includes('domain_id'));
+  const sets = kind === 'paths' ? 'pathClients' : groupsClients(dims, range);
+  const c = source(sets, ids, cover(lo, hi, LEVELS[sets]), range, undefined, dims.includes('domain_id'));
   const v = await conn.runAndReadAll(
     `SELECT ${keys}, count(DISTINCT client_ip) FROM (SELECT ${cols}, client_ip FROM (${c.sql}) WHERE ${inParts.join(' AND ')})
      GROUP BY ${keys}`,

@@ -60,7 +60,7 @@ import {
   byPath,
   pathValuesBreakdown,
   countsFilter,
-  countsGroup,
+  seriesByRollup,
   groupsRollup,
   newestFirst,
   noFilter,
@@ -90,6 +90,11 @@ export interface DuckDbOptions {
   dir: string;
   memoryLimitMb: number;
   threads: number;
+  /**
+   * Called with the text of each statement a read runs (the bench prints which tables each read took: rollups, the
+   * raw rows or the copy by path). Of the first store to open the file.
+   */
+  onRead?: (sql: string) => void;
 }
 
 /** Characters of answer text at most (rows beyond are cut and `truncated` set). */
@@ -163,16 +168,16 @@ export function openDuckDbStore(opts: DuckDbOptions): AnalyticsStore {
     // Reads the rollups answer (duckdb-rollups.ts: no filter, or filters on the counts rollup's columns) read them;
     // the others read the raw rows, and the raw logs newest window first (rollup.ts newestFirst).
     // A read filtered on a path reads that path's table of the domain's copy by path (duckdb-path-copy.ts).
-    series: async (id, range, startMs, intervalMs, timeoutMs) =>
-      seriesClients(range)
+    series: async (id, range, startMs, intervalMs, timeoutMs, visitors = true) =>
+      seriesClients(range, intervalMs, visitors)
         ? (await engine()).readRollups([id], timeoutMs, [], (c, ids) =>
-            rollupSeries(c, ids, range, startMs, intervalMs),
+            rollupSeries(c, ids, range, startMs, intervalMs, visitors),
           )
         : (await engine()).read(
             id,
             timeoutMs,
             [],
-            (c, t) => readSeries(c, t, range, startMs, intervalMs),
+            (c, t) => readSeries(c, t, range, startMs, intervalMs, visitors),
             byPath(range),
           ),
     summary: async (id, range, timeoutMs) =>
@@ -217,15 +222,17 @@ export function openDuckDbStore(opts: DuckDbOptions): AnalyticsStore {
             (c, v) => readSummary(c, v, range),
             byPath(range),
           ),
-    accountSeries: async (ids, range, startMs, intervalMs, timeoutMs) =>
-      seriesClients(range)
-        ? (await engine()).readRollups(ids, timeoutMs, [], (c, own) => rollupSeries(c, own, range, startMs, intervalMs))
+    accountSeries: async (ids, range, startMs, intervalMs, timeoutMs, visitors = true) =>
+      seriesClients(range, intervalMs, visitors)
+        ? (await engine()).readRollups(ids, timeoutMs, [], (c, own) =>
+            rollupSeries(c, own, range, startMs, intervalMs, visitors),
+          )
         : (await engine()).readView(
             ids,
             false,
             timeoutMs,
             [],
-            (c, v) => readSeries(c, v, range, startMs, intervalMs),
+            (c, v) => readSeries(c, v, range, startMs, intervalMs, visitors),
             byPath(range),
           ),
     accountPeak: async (ids, range, timeoutMs) =>
@@ -253,7 +260,7 @@ export function openDuckDbStore(opts: DuckDbOptions): AnalyticsStore {
             readProxyClients(c, v, range, minRequests, minFingerprints, limit),
           ),
     seriesBy: async (ids, range, startMs, intervalMs, dim, values, timeoutMs) =>
-      countsGroup(dim) && countsFilter(range)
+      seriesByRollup(dim, range)
         ? (await engine()).readRollups(ids, timeoutMs, [], (c, own) =>
             rollupSeriesBy(c, own, range, startMs, intervalMs, dim, values),
           )
@@ -290,7 +297,20 @@ class DuckDbEngine {
     private readonly writer: DuckDBConnection,
     private readonly tables: Set<number>,
     private readonly functions: ReadonlySet<string>,
+    private readonly onRead?: (sql: string) => void,
   ) {}
+
+  /** A read's connection; with onRead, each statement's text is passed to it first. */
+  private async readConnection(): Promise<DuckDBConnection> {
+    const conn = await this.instance.connect();
+    const seen = this.onRead;
+    if (!seen) return conn;
+    const run = conn.run.bind(conn);
+    const runAndReadAll = conn.runAndReadAll.bind(conn);
+    conn.run = (sql, ...rest) => (seen(sql), run(sql, ...rest));
+    conn.runAndReadAll = (sql, ...rest) => (seen(sql), runAndReadAll(sql, ...rest));
+    return conn;
+  }
 
   static async create(path: string, opts: DuckDbOptions): Promise<DuckDbEngine> {
     mkdirSync(opts.dir, { recursive: true });
@@ -329,7 +349,7 @@ class DuckDbEngine {
          WHERE schema_name = 'main' AND function_type IN ('scalar', 'aggregate', 'macro')`,
       );
       const functions = new Set(fns.getRowsJS().map((r) => String(r[0])));
-      return new DuckDbEngine(instance, writer, tables, functions);
+      return new DuckDbEngine(instance, writer, tables, functions, opts.onRead);
     } catch (err) {
       writer.closeSync();
       instance.closeSync();
@@ -498,7 +518,7 @@ class DuckDbEngine {
     if (own.length === 0) return empty;
     if (own.length > MAX_ACCOUNT_DOMAINS)
       throw new QueryFailed(`analytics read: at most ${MAX_ACCOUNT_DOMAINS} domains with logs are read at once`);
-    const conn = await this.instance.connect();
+    const conn = await this.readConnection();
     const limit = interruptAt(conn, timeoutMs);
     try {
       return await fn(conn, own);
@@ -525,7 +545,7 @@ class DuckDbEngine {
     path?: string,
   ): Promise<T> {
     if (!this.tables.has(domainId) || this.deleted.has(domainId)) return empty;
-    const conn = await this.instance.connect();
+    const conn = await this.readConnection();
     const limit = interruptAt(conn, timeoutMs);
     try {
       return await fn(conn, path === undefined ? table(domainId) : pathTable(domainId, shardOf(path)));

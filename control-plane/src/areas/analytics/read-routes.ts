@@ -157,14 +157,18 @@ export async function seriesOf(
   return { range, iv, id: await readDomain(request, request.params.domain) };
 }
 
-/** Requests, bytes and visitors per point over the range, every point present (0 where no request). */
+/**
+ * Requests, bytes and visitors per point over the range, every point present (0 where no request); the visitors only
+ * when asked (`visitors`: counting them is most of the read's cost under a filter), else 0.
+ */
 async function series(
   request: FastifyRequest<{ Params: { domain: string }; Querystring: RangeParams & { interval?: string } }>,
+  visitors: boolean,
 ) {
   const { range, iv, id } = await seriesOf(request);
   const cfg = request.server.config.analytics;
   const buckets = await guarded(request, () =>
-    request.server.analytics.store.series(id, range, iv.startMs, iv.intervalMs, cfg.queryTimeoutMs),
+    request.server.analytics.store.series(id, range, iv.startMs, iv.intervalMs, cfg.queryTimeoutMs, visitors),
   );
   return {
     id,
@@ -263,7 +267,7 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
     SeriesQuery,
     RequestsAnswer,
     async (request) => {
-      const s = await series(request);
+      const s = await series(request, false);
       return {
         ...window(s.range),
         interval: s.interval,
@@ -280,7 +284,7 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
     SeriesQuery,
     BandwidthAnswer,
     async (request) => {
-      const s = await series(request);
+      const s = await series(request, false);
       return {
         ...window(s.range),
         interval: s.interval,
@@ -297,7 +301,7 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
     SeriesQuery,
     VisitorsAnswer,
     async (request) => {
-      const s = await series(request);
+      const s = await series(request, true);
       const total = await guarded(request, () => store().summary(s.id, s.range, timeout()));
       return {
         ...window(s.range),
@@ -374,7 +378,7 @@ export default async function analyticsReadRoutes(fastify: FastifyInstance) {
       const { range, id } = await rangeOf(request);
       const busiest = async (ms: number) => {
         const startMs = Math.floor(range.since.getTime() / ms) * ms;
-        const buckets = await guarded(request, () => store().series(id, range, startMs, ms, timeout()));
+        const buckets = await guarded(request, () => store().series(id, range, startMs, ms, timeout(), false));
         let best: SeriesBucket | null = null;
         for (const b of buckets) if (!best || b.requests > best.requests) best = b;
         return best && { time: new Date(startMs + best.bucket * ms).toISOString(), requests: best.requests };

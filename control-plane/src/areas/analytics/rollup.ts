@@ -99,6 +99,12 @@ export const LEVELS = {
   asnClients: [HOUR, 5 * MINUTE],
   /** Requests per exact upstream_ms value per AS number: the origin percentiles of such a summary. */
   asnUpstream: [HOUR, MINUTE],
+  /** Requests, bytes and origin bytes per bot score (the bot scores read: a breakdown by bot_score). */
+  scores: [HOUR, MINUTE],
+  /** Requests, bytes and origin bytes per rate_limit rule id (the tripped rate-limit keys read: its rules). */
+  limitRules: [HOUR, MINUTE],
+  /** Requests, bytes and origin bytes per rate-limit key (the tripped rate-limit keys read: its keys). */
+  limitKeys: [HOUR, MINUTE],
 } as const satisfies Record<string, readonly number[]>;
 export type RollupKind = keyof typeof LEVELS;
 
@@ -225,21 +231,44 @@ export const summaryFromRollups = (range: ReadRange): boolean =>
 /**
  * The rollup whose sets of clients give a series' visitors under the range's filters, or null (the raw rows): the
  * clients (no filter), the fingerprints (a bot class alone: a set of address, fingerprint and bot class per 5 minutes
- * and hour), the AS number clients (an AS number alone). Its requests and bytes: the counts rollup, or asnCounts.
+ * and hour), the AS number clients (an AS number alone); at an interval of whole hours (`intervalMs`, the panel's),
+ * the per-dimension clients (one filter on a counts column: its value's clients per hour) or the combination clients
+ * (several); without `visitors` (not counted), 'none' for any filter of the counts rollup or an AS number alone. Its
+ * requests and bytes: the counts rollup, or asnCounts (an AS number alone).
  */
-export function seriesClients(range: ReadRange): 'clients' | 'fingerprints' | 'asnClients' | null {
+export function seriesClients(
+  range: ReadRange,
+  intervalMs?: number,
+  visitors = true,
+): 'clients' | 'fingerprints' | 'asnClients' | 'dimClients' | 'comboClients' | 'none' | null {
+  // Without visitors (the requests and bandwidth reads): no set of clients, the totals' rollup under any filter it
+  // keeps (a path reads the copy by path).
+  if (!visitors && byPath(range) === undefined && (countsFilter(range) || asnFilter(range))) return 'none';
   const fields = Object.keys(range.filter);
   if (fields.length === 0) return 'clients';
-  if (fields.length > 1) return null;
-  return fields[0] === 'bot_class' ? 'fingerprints' : fields[0] === 'asn' ? 'asnClients' : null;
+  if (fields.length === 1 && fields[0] === 'bot_class') return 'fingerprints';
+  if (fields.length === 1 && fields[0] === 'asn') return 'asnClients';
+  const hourly = intervalMs !== undefined && intervalMs % HOUR === 0;
+  if (hourly && oneCountsFilter(range) !== null) return 'dimClients';
+  if (hourly && countsFilters(range)) return 'comboClients';
+  return null;
 }
 /** A group column the counts rollup keeps (or derives: the status class). */
 export const countsGroup = (d: GroupDimension): boolean =>
   d === 'status_class' || (COUNT_DIMS as readonly string[]).includes(d);
 
+/** The rollups keyed by one column outside the counts rollup, each the breakdown by that column without a filter. */
+export const VALUE_KINDS = { bot_score: 'scores', rate_limit_rule: 'limitRules', rate_limit_key: 'limitKeys' } as const;
+export type ValueKind = (typeof VALUE_KINDS)[keyof typeof VALUE_KINDS];
+
 /** The rollup a top-N breakdown by `dimension` over `range` reads, or null: the raw rows. */
-export function breakdownRollup(dimension: string, range: ReadRange): 'counts' | 'clients' | 'paths' | null {
+export function breakdownRollup(
+  dimension: string,
+  range: ReadRange,
+): 'counts' | 'clients' | 'paths' | ValueKind | null {
   if ((COUNT_DIMS as readonly string[]).includes(dimension) && countsFilter(range)) return 'counts';
+  if (Object.hasOwn(VALUE_KINDS, dimension) && noFilter(range))
+    return VALUE_KINDS[dimension as keyof typeof VALUE_KINDS];
   if (dimension === 'client_ip' && noFilter(range)) return 'clients';
   if (dimension === 'path' && Object.keys(range.filter).every((f) => f === 'host')) return 'paths';
   return null;
@@ -254,17 +283,35 @@ export const pathValuesBreakdown = (dimension: string, range: ReadRange): boolea
 
 /**
  * The rollup whose buckets rank the groups of `dims` over `range` (requests and bytes; the visitors of the groups
- * ranked first are counted from the raw rows), or null: the raw rows. The paths rollup, for groups by host and path
- * (and the domain) with at most a host filter: the top files.
+ * ranked first are counted from groupsClients' sets), or null: the raw rows. The paths rollup, for groups by host and
+ * path (and the domain) with at most a host filter: the top files. The counts rollup, for groups by its columns, the
+ * status class and the domain with filters on its columns only: the edge nodes, nodes and countries, the account's
+ * domains, the top values of the account and behaviour reads.
  */
-export function groupsRollup(dims: readonly GroupDimension[], range: ReadRange): 'paths' | null {
+export function groupsRollup(dims: readonly GroupDimension[], range: ReadRange): 'paths' | 'counts' | null {
   const own = dims.filter((d) => d !== 'domain_id');
-  return own.length > 0 &&
+  if (
+    own.length > 0 &&
     own.every((d) => d === 'host' || d === 'path') &&
     Object.keys(range.filter).every((f) => f === 'host')
-    ? 'paths'
+  )
+    return 'paths';
+  return dims.length > 0 && dims.every((d) => d === 'domain_id' || countsGroup(d)) && countsFilter(range)
+    ? 'counts'
     : null;
 }
+
+/**
+ * The sets of clients that give the visitors of groups ranked from the counts rollup (groupsRollup 'counts'): the
+ * clients rollup for the domains alone without a filter (a set per domain and bucket), else the combination clients
+ * (every counts column beside the address, so any group of them under any filter on them is exact).
+ */
+export const groupsClients = (dims: readonly GroupDimension[], range: ReadRange): 'clients' | 'comboClients' =>
+  dims.every((d) => d === 'domain_id') && noFilter(range) ? 'clients' : 'comboClients';
+
+/** True when the counts rollup answers a series per value of `dim` (seriesBy): a group column it keeps, or the domain. */
+export const seriesByRollup = (dim: GroupDimension, range: ReadRange): boolean =>
+  (dim === 'domain_id' || countsGroup(dim)) && countsFilter(range);
 
 /**
  * A page of raw logs, newest first, read newest window first: the last minute before the page's upper end, then 16

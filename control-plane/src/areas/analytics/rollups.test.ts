@@ -10,7 +10,15 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { cover, DAY, HOUR, LEVELS, MINUTE } from './rollup.js';
 import { openDuckDbStore } from './duckdb-store.js';
-import { assertAccountByPath, assertReads, BASE, generateLog, RANGES, streamScenario } from './test-rollups.js';
+import {
+  assertAccountByPath,
+  assertAccountGroups,
+  assertReads,
+  BASE,
+  generateLog,
+  RANGES,
+  streamScenario,
+} from './test-rollups.js';
 import { PATH_SHARDS, shardOf, shardSql } from './duckdb-path-copy.js';
 
 const T = 60_000;
@@ -80,12 +88,13 @@ test('DuckDB rollups: batches sent again and a restart leave them exact; retenti
     for (const range of RANGES) await assertReads(store, 5, left, range);
   });
 
-  await t.test('account reads of two domains filtered on a path', async () => {
+  await t.test('account reads of two domains: filtered on a path, grouped by domain', async () => {
     const seven = generateLog(7, 600, 5);
     await store.append(seven, { node: 'edge-a', id: 'seven' });
     assert.equal(await store.rollupDrift(7), 0);
     const left = rows.filter((x) => x.time.getTime() >= BASE + 13 * HOUR + 17 * MINUTE + 31_250);
     for (const range of RANGES) await assertAccountByPath(store, [5, 7], [...left, ...seven], range);
+    for (const range of RANGES) await assertAccountGroups(store, [5, 7], [...left, ...seven], range);
   });
 
   await t.test('a domain deleted: its rollups with it', async () => {

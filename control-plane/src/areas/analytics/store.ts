@@ -181,7 +181,9 @@ export interface AnalyticsStore {
   query(sql: string, domains: QueryDomain[], limits: QueryLimits): Promise<QueryResult>;
   /**
    * Requests, bytes and visitors per bucket of `intervalMs` from `startMs` (ms since the epoch) over the domain's rows in the
-   * range; buckets without rows are left out. Interrupted after timeoutMs (QueryFailed).
+   * range; buckets without rows are left out. Interrupted after timeoutMs (QueryFailed). `visitors` false: each
+   * bucket's visitors are 0, not counted (a read that shows requests or bytes only: they then come from the rollups
+   * under any filter on their columns).
    */
   series(
     domainId: number,
@@ -189,6 +191,7 @@ export interface AnalyticsStore {
     startMs: number,
     intervalMs: number,
     timeoutMs: number,
+    visitors?: boolean,
   ): Promise<SeriesBucket[]>;
   /** Totals of the domain's rows in the range (requests, bytes, visitors, cache, origin, errors). */
   summary(domainId: number, range: ReadRange, timeoutMs: number): Promise<RangeSummary>;
@@ -226,6 +229,7 @@ export interface AnalyticsStore {
     startMs: number,
     intervalMs: number,
     timeoutMs: number,
+    visitors?: boolean,
   ): Promise<SeriesBucket[]>;
   /** peak over the union of the domains' rows. */
   accountPeak(domainIds: number[], range: ReadRange, timeoutMs: number): Promise<Peak>;

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { DAY, HOUR, MINUTE } from './rollup.js';
 import type { AnalyticsStore, LogRow } from './store.js';
 import type { Dimension, ReadRange } from './reads.js';
+import type { GroupDimension } from './account-reads.js';
 import { lcg, pick } from './test-log.js';
 
 const T = 60_000;
@@ -59,7 +60,10 @@ export function generateLog(domainId: number, n: number, seed = 7): LogRow[] {
       upstreamMs: toOrigin ? Math.round(r() * 3000) / 10 : -1,
       clientIp: `198.51.100.${Math.floor(r() * 40)}`,
       fingerprint: pick(r, ['', '', 'fa', 'fb', 'fc']),
-      botScore: 0,
+      // Scores and rate-limit refusals by the row's index (not drawn: the rows' other fields stay as they were).
+      botScore: (i * 37) % 100,
+      rateLimitRule: i % 9 === 0 ? 1 + (i % 2) : 0,
+      rateLimitKey: i % 9 === 0 ? `ip=198.51.100.${i % 5}` : '',
       botClass: pick(r, ['', '', 'ai_crawler']),
       servingPath: pick(r, ['', 'origin', 'cache', 'edge']),
       unservedReason: pick(r, ['', '', 'waf_block', 'origin_timeout']),
@@ -203,6 +207,26 @@ function expectGroups(rows: LogRow[], key: (x: LogRow) => (string | number)[], l
     .slice(0, limit);
 }
 
+function expectSeriesBy(
+  rows: LogRow[],
+  startMs: number,
+  intervalMs: number,
+  key: (x: LogRow) => string | number,
+  values: (string | number)[],
+) {
+  const by = new Map<string, { bucket: number; value: string | number; requests: number; bytes: number }>();
+  for (const x of rows) {
+    if (!values.includes(key(x))) continue;
+    const bucket = Math.floor((x.time.getTime() - startMs) / intervalMs);
+    const k = JSON.stringify([bucket, key(x)]);
+    const e = by.get(k) ?? { bucket, value: key(x), requests: 0, bytes: 0 };
+    e.requests++;
+    e.bytes += x.bytes;
+    by.set(k, e);
+  }
+  return [...by.values()].sort((a, b) => a.bucket - b.bucket || cmp(a.value, b.value));
+}
+
 /** A summary read against the one computed here over `rows` (those of the range that pass its filter). */
 async function assertSummary(store: AnalyticsStore, domainId: number, rows: LogRow[], range: ReadRange) {
   const e = expectSummary(rows);
@@ -286,16 +310,40 @@ export async function assertReads(store: AnalyticsStore, domainId: number, rows:
     [{ host: 'a.example.org', path: '/b?x=1' }, (x) => x.host === 'a.example.org' && x.path === '/b?x=1'],
     [{ path: '/c/d', status: 200 }, (x) => x.path === '/c/d' && x.status === 200],
   ];
-  for (const [filter, keep] of seriesFilters)
-    for (const interval of [MINUTE, 5 * MINUTE, 15 * MINUTE, HOUR, DAY]) {
-      const start = Math.floor(range.since.getTime() / interval) * interval;
-      if ((range.until.getTime() - start) / interval > 1500) continue;
-      assert.deepEqual(
-        await store.series(domainId, { ...range, filter }, start, interval, T),
-        expectSeries(inside.filter(keep), start, interval),
-        `series by ${interval / MINUTE} min, filter ${JSON.stringify(filter)}`,
-      );
-    }
+  // Counts columns: at whole hours the per-dimension clients (one) or the combination clients (several); at shorter
+  // intervals the raw rows (fewer intervals: the ClickHouse test file runs these too, on a loaded machine).
+  const countsSeriesFilters: [ReadRange['filter'], (x: LogRow) => boolean][] = [
+    [{ status: 404 }, (x) => x.status === 404],
+    [{ country: '' }, (x) => (x.country ?? '') === ''],
+    [{ host: 'a.example.org', status: 200 }, (x) => x.host === 'a.example.org' && x.status === 200],
+    [
+      { cache_status: 'HIT', markdown: false, node: 'edge-b' },
+      (x) => x.cacheStatus === 'HIT' && !(x.markdown ?? false) && x.node === 'edge-b',
+    ],
+    [{ method: 'PUT', status: 200 }, () => false],
+  ];
+  for (const [filters, intervals] of [
+    [seriesFilters, [MINUTE, 5 * MINUTE, 15 * MINUTE, HOUR, DAY]],
+    [countsSeriesFilters, [5 * MINUTE, HOUR, DAY]],
+  ] as const)
+    for (const [filter, keep] of filters)
+      for (const interval of intervals) {
+        const start = Math.floor(range.since.getTime() / interval) * interval;
+        if ((range.until.getTime() - start) / interval > 1500) continue;
+        const want = expectSeries(inside.filter(keep), start, interval);
+        assert.deepEqual(
+          await store.series(domainId, { ...range, filter }, start, interval, T),
+          want,
+          `series by ${interval / MINUTE} min, filter ${JSON.stringify(filter)}`,
+        );
+        // Without visitors (the requests and bandwidth reads: the counts rollup under any filter of its columns).
+        if (interval === 5 * MINUTE)
+          assert.deepEqual(
+            await store.series(domainId, { ...range, filter }, start, interval, T, false),
+            want.map((b) => ({ ...b, visitors: 0 })),
+            `series by ${interval / MINUTE} min without visitors, filter ${JSON.stringify(filter)}`,
+          );
+      }
   assert.deepEqual(await store.peak(domainId, range, T), expectPeak(inside));
   assert.deepEqual(
     await store.peak(domainId, { ...range, filter: { path: '/c/d' } }, T),
@@ -338,6 +386,53 @@ export async function assertReads(store: AnalyticsStore, domainId: number, rows:
     ),
     'top paths of a host, with the domain',
   );
+  // Groups by counts columns, the status class and the domain, with filters on counts columns: ranked from the counts
+  // rollup, their visitors from the combination clients (the clients for the domain alone).
+  const groupCases: [
+    GroupDimension[],
+    ReadRange['filter'],
+    (x: LogRow) => boolean,
+    (x: LogRow) => (string | number)[],
+    number,
+  ][] = [
+    [['node'], {}, () => true, (x) => [x.node], 100],
+    [['status_class'], {}, () => true, (x) => [Math.floor(x.status / 100)], 3],
+    [['domain_id'], {}, () => true, (x) => [x.domainId], 1],
+    [['node', 'country'], {}, () => true, (x) => [x.node, x.country ?? ''], 100],
+    [['bot_class'], { status: 200 }, (x) => x.status === 200, (x) => [x.botClass], 10],
+    [['cache_status'], { country: 'US' }, (x) => x.country === 'US', (x) => [x.cacheStatus], 2],
+    [
+      ['domain_id', 'status'],
+      { host: 'a.example.org', method: 'GET' },
+      (x) => x.host === 'a.example.org' && x.method === 'GET',
+      (x) => [x.domainId, x.status],
+      4,
+    ],
+    [['domain_id'], { unserved_reason: 'waf_block' }, (x) => x.unservedReason === 'waf_block', (x) => [x.domainId], 1],
+    [['method'], { method: 'PUT', status: 200 }, () => false, (x) => [x.method], 10],
+  ];
+  for (const [dims, filter, keep, key, limit] of groupCases)
+    assert.deepEqual(
+      await store.groups([domainId], { ...range, filter }, dims, limit, T),
+      expectGroups(inside.filter(keep), key, limit),
+      `groups by ${dims.join(', ')}, filter ${JSON.stringify(filter)}`,
+    );
+  // Requests and bytes per value over time (behaviour, the account's domains): the counts rollup.
+  const seriesByCases: [GroupDimension, (string | number)[], (x: LogRow) => string | number][] = [
+    ['domain_id', [domainId], (x) => x.domainId],
+    ['status_class', [2, 4], (x) => Math.floor(x.status / 100)],
+    ['node', ['edge-b'], (x) => x.node],
+  ];
+  for (const [dim, values, key] of seriesByCases)
+    for (const interval of [HOUR]) {
+      const start = Math.floor(range.since.getTime() / interval) * interval;
+      if ((range.until.getTime() - start) / interval > 1500) continue;
+      assert.deepEqual(
+        await store.seriesBy([domainId], range, start, interval, dim, values, T),
+        expectSeriesBy(inside, start, interval, key, values),
+        `series by ${dim} per ${interval / MINUTE} min`,
+      );
+    }
   // The top paths under one counts filter, and a breakdown by a counts column under a path (and a host): DuckDB's per-path
   // values (pathValues); a path no row has.
   const top: [ReadRange['filter'], (x: LogRow) => boolean, Dimension, (x: LogRow) => string | number][] = [
@@ -363,6 +458,21 @@ export async function assertReads(store: AnalyticsStore, domainId: number, rows:
       expectTop(inside.filter(keep), key, 10),
       `breakdown by ${dimension}, filter ${JSON.stringify(filter)}`,
     );
+  // Columns outside the counts rollup with a rollup of their own (bot scores, rate-limit rules and keys) without a
+  // filter; with one, the raw rows.
+  const values: [Dimension, (x: LogRow) => string | number, ReadRange['filter'], (x: LogRow) => boolean][] = [
+    ['bot_score', (x) => x.botScore, {}, () => true],
+    ['rate_limit_rule', (x) => x.rateLimitRule ?? 0, {}, () => true],
+    ['rate_limit_key', (x) => x.rateLimitKey ?? '', {}, () => true],
+    ['bot_score', (x) => x.botScore, { status: 200 }, (x) => x.status === 200],
+  ];
+  for (const [dimension, key, filter, keep] of values)
+    for (const limit of dimension === 'bot_score' ? [100, 3] : [3])
+      assert.deepEqual(
+        await store.breakdown(domainId, { ...range, filter }, dimension, limit, T),
+        expectTop(inside.filter(keep), key, limit),
+        `breakdown by ${dimension}, filter ${JSON.stringify(filter)}, top ${limit}`,
+      );
   const filtered = { ...range, filter: { cache_status: 'HIT' } };
   assert.deepEqual(
     await store.breakdown(domainId, filtered, 'country', 10, T),
@@ -397,6 +507,36 @@ export async function assertAccountByPath(store: AnalyticsStore, ids: number[], 
       `account series, filter ${JSON.stringify(filter)}`,
     );
     assert.deepEqual(await store.accountPeak(ids, r, T), expectPeak(inside), 'account peak');
+  }
+}
+
+/**
+ * The account reads of several domains grouped by domain (the account's domains: the counts rollup and the clients or
+ * combination clients per domain), against `rows` (of those domains) computed here.
+ */
+export async function assertAccountGroups(store: AnalyticsStore, ids: number[], rows: LogRow[], range: ReadRange) {
+  for (const [filter, keep] of [
+    [{}, () => true],
+    [{ status: 200 }, (x: LogRow) => x.status === 200],
+  ] as const) {
+    const inside = inRange(rows, range).filter(keep);
+    const r = { ...range, filter };
+    assert.deepEqual(
+      await store.groups(ids, r, ['domain_id'], ids.length, T),
+      expectGroups(inside, (x) => [x.domainId], ids.length),
+      `account domains, filter ${JSON.stringify(filter)}`,
+    );
+    assert.deepEqual(
+      await store.groups(ids, r, ['domain_id', 'node'], 3, T),
+      expectGroups(inside, (x) => [x.domainId, x.node], 3),
+      `account domains and nodes, filter ${JSON.stringify(filter)}`,
+    );
+    const start = Math.floor(range.since.getTime() / HOUR) * HOUR;
+    assert.deepEqual(
+      await store.seriesBy(ids, r, start, HOUR, 'domain_id', ids, T),
+      expectSeriesBy(inside, start, HOUR, (x) => x.domainId, ids),
+      `account domains per hour, filter ${JSON.stringify(filter)}`,
+    );
   }
 }
 
