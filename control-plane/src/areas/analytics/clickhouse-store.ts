@@ -70,6 +70,7 @@ import {
   countsFilters,
   seriesByRollup,
   groupsClients,
+  groupColumnDim,
   cover,
   groupsRollup,
   levelsFor,
@@ -1232,29 +1233,78 @@ class ClickHouseStore implements AnalyticsStore {
     );
     const key = (x: Record<string, unknown>) => dims.map((_, i) => String(x[`g${i}`])).join('\u0000');
     const sets = kind === 'paths' ? 'pathClients' : groupsClients(dims, range);
-    const visitors = await this.readRollups(
-      domainIds,
-      range,
-      Math.max(1, deadline - Date.now()),
-      new Map<string, number>(),
-      // The ranked groups' values in each branch: the clients of those groups only are read (pathClients is ordered
-      // by host and path first).
-      {
-        [sets]: { levels: [...LEVELS[sets]], withDomain: dims.includes('domain_id'), where: inParts },
-      },
-      (f) =>
-        f[sets]
-          ? `SELECT ${cols}, uniqExact(client_ip) AS v FROM ${f[sets]} WHERE ${inParts.join(' AND ')}
+    const visitors = await (sets === 'dimClients'
+      ? this.dimGroupClients(
+          domainIds,
+          range,
+          dims[0],
+          [...new Set(top.map((x) => lit(x.g0)))],
+          Math.max(1, deadline - Date.now()),
+        )
+      : this.readRollups(
+          domainIds,
+          range,
+          Math.max(1, deadline - Date.now()),
+          new Map<string, number>(),
+          // The ranked groups' values in each branch: the clients of those groups only are read (pathClients is ordered
+          // by host and path first).
+          {
+            [sets]: { levels: [...LEVELS[sets]], withDomain: dims.includes('domain_id'), where: inParts },
+          },
+          (f) =>
+            f[sets]
+              ? `SELECT ${cols}, uniqExact(client_ip) AS v FROM ${f[sets]} WHERE ${inParts.join(' AND ')}
              GROUP BY ${keys}`
-          : null,
-      (rows) => new Map(rows.map((x) => [key(x), num(x.v)])),
-    );
+              : null,
+          (rows) => new Map(rows.map((x) => [key(x), num(x.v)])),
+        ));
     return top.map((x) => ({
       values: dims.map((_, i) => groupValue(x[`g${i}`])),
       requests: num(x.r),
       bytes: num(x.s),
       visitors: visitors.get(key(x)) ?? 0,
     }));
+  }
+
+  /**
+   * The distinct clients per value of one group column (a counts column, or the status class) among `values` (SQL
+   * literals), without a filter (groupsClients 'dimClients'): from that column's rows of the per-dimension clients
+   * (ordered by column and value first; values as text cast back to the column's type) over whole hours, and the
+   * combination clients' raw rows of the range's ends. Keyed by the value as text.
+   */
+  private dimGroupClients(
+    domainIds: number[],
+    range: ReadRange,
+    dim: GroupDimension,
+    values: string[],
+    timeoutMs: number,
+  ): Promise<Map<string, number>> {
+    const ids = domainIds.filter((id) => !this.deleted.has(id));
+    if (ids.length === 0) return Promise.resolve(new Map());
+    const list = ids.map(int).join(', ');
+    const d = groupColumnDim(dim);
+    const type = CH_KINDS.counts.keys.find(([n]) => n === d)?.[1] ?? 'String';
+    const typed = type === 'String' ? 'value' : `to${type}(value)`;
+    const g = dim === 'status_class' ? `intDiv(${typed}, 100)` : typed;
+    const cov = cover(range.since.getTime(), range.until.getTime(), [...LEVELS.dimClients]);
+    const branches: string[] = [];
+    if (cov.pieces.length > 0)
+      branches.push(
+        `SELECT ${g} AS g0, client_ip FROM ${this.db}.${CH_KINDS.dimClients.table}
+         WHERE domain_id IN (${list}) AND dim = ${COUNT_DIMS.indexOf(d)}
+           AND (${cov.pieces.map((p) => `(lvl = ${p.lvl} AND b >= ${p.lo} AND b < ${p.hi})`).join(' OR ')})`,
+      );
+    const raw = sourceSql(this.db, 'comboClients', list, { pieces: [], raw: cov.raw }, filterParts(range));
+    if (raw !== null) branches.push(`SELECT ${groupColumn(dim)} AS g0, client_ip FROM (${raw})`);
+    if (branches.length === 0) return Promise.resolve(new Map());
+    return this.read(
+      ids,
+      timeoutMs,
+      new Map<string, number>(),
+      `SELECT g0, uniqExact(client_ip) AS v FROM (${branches.join(' UNION ALL ')}) WHERE g0 IN (${values.join(', ')})
+       GROUP BY g0`,
+      (rows: Record<string, unknown>[]) => new Map(rows.map((x) => [String(x.g0), num(x.v)])),
+    );
   }
 
   traffic(

@@ -27,6 +27,7 @@ import {
   asnFilter,
   seriesClients,
   groupsClients,
+  groupColumnDim,
   type breakdownRollup,
   type Cover,
   type CountDim,
@@ -942,6 +943,31 @@ export async function rollupProxyClients(
   return proxyClientsOf(conn, s.sql, s.values, minRequests, minFingerprints, limit);
 }
 
+/**
+ * The group column `dim` (one counts column, or the status class) of each client of the per-dimension clients over
+ * `cov`'s whole buckets (that column's table: its values as text cast back to the column's type), and of the
+ * combination clients' raw rows of its ends, as g0 and client_ip (groupsClients 'dimClients': no filter).
+ */
+function dimGroups(ids: number[], cov: Cover, range: ReadRange, dim: GroupDimension): Part {
+  const d = groupColumnDim(dim);
+  const typed = `CAST(value AS ${COUNT_KEY_TYPES[d]})`;
+  const g = dim === 'status_class' ? `${typed} // 100` : typed;
+  const branches: string[] = [];
+  const values: DuckDBValue[] = [];
+  for (const p of cov.pieces)
+    for (const id of ids) {
+      branches.push(
+        `SELECT ${g} AS g0, client_ip FROM main.${rollupTable('dimClients', id, p.lvl, COUNT_DIMS.indexOf(d))}
+         WHERE b >= ? AND b < ?`,
+      );
+      values.push(BigInt(p.lo), BigInt(p.hi));
+    }
+  const raw = source('comboClients', ids, { pieces: [], raw: cov.raw }, range);
+  branches.push(`SELECT ${GROUP_SQL[dim]} AS g0, client_ip FROM (${raw.sql})`);
+  values.push(...raw.values);
+  return { sql: branches.join(' UNION ALL '), values };
+}
+
 /** A value bound for comparison with a group column: text, a whole number or a truth value. */
 const bindAs = (v: unknown): [string, DuckDBValue] =>
   typeof v === 'string'
@@ -979,17 +1005,21 @@ export async function rollupGroups(
   // Each column to the values of the ranked groups (a superset of their combinations; others are left out below).
   const inParts: string[] = [];
   const inValues: DuckDBValue[] = [];
-  dims.forEach((d, i) => {
+  dims.forEach((_, i) => {
     const seen = new Map<string, [string, DuckDBValue]>();
     for (const row of top) seen.set(String(row[i]), bindAs(row[i]));
-    inParts.push(`${GROUP_SQL[d]} IN (${[...seen.values()].map(([p]) => p).join(', ')})`);
+    inParts.push(`g${i} IN (${[...seen.values()].map(([p]) => p).join(', ')})`);
     inValues.push(...[...seen.values()].map(([, v]) => v));
   });
   const sets = kind === 'paths' ? 'pathClients' : groupsClients(dims, range);
-  const c = source(sets, ids, cover(lo, hi, LEVELS[sets]), range, undefined, dims.includes('domain_id'));
+  const c =
+    sets === 'dimClients'
+      ? dimGroups(ids, cover(lo, hi, LEVELS.dimClients), range, dims[0])
+      : (({ sql, values }) => ({ sql: `SELECT ${cols}, client_ip FROM (${sql})`, values }))(
+          source(sets, ids, cover(lo, hi, LEVELS[sets]), range, undefined, dims.includes('domain_id')),
+        );
   const v = await conn.runAndReadAll(
-    `SELECT ${keys}, count(DISTINCT client_ip) FROM (SELECT ${cols}, client_ip FROM (${c.sql}) WHERE ${inParts.join(' AND ')})
-     GROUP BY ${keys}`,
+    `SELECT ${keys}, count(DISTINCT client_ip) FROM (${c.sql}) WHERE ${inParts.join(' AND ')} GROUP BY ${keys}`,
     [...c.values, ...inValues],
   );
   const visitors = new Map(v.getRowsJS().map((row) => [groupKey(row, dims.length), num(row[dims.length])]));

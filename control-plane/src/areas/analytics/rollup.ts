@@ -303,11 +303,21 @@ export function groupsRollup(dims: readonly GroupDimension[], range: ReadRange):
 
 /**
  * The sets of clients that give the visitors of groups ranked from the counts rollup (groupsRollup 'counts'): the
- * clients rollup for the domains alone without a filter (a set per domain and bucket), else the combination clients
- * (every counts column beside the address, so any group of them under any filter on them is exact).
+ * clients rollup for the domains alone without a filter (a set per domain and bucket); the per-dimension clients for
+ * one counts column (or the status class, of the status's values) without a filter (that column's sets only); else
+ * the combination clients (every counts column beside the address, so any group of them under any filter on them is
+ * exact).
  */
-export const groupsClients = (dims: readonly GroupDimension[], range: ReadRange): 'clients' | 'comboClients' =>
-  dims.every((d) => d === 'domain_id') && noFilter(range) ? 'clients' : 'comboClients';
+export function groupsClients(
+  dims: readonly GroupDimension[],
+  range: ReadRange,
+): 'clients' | 'dimClients' | 'comboClients' {
+  if (!noFilter(range)) return 'comboClients';
+  if (dims.every((d) => d === 'domain_id')) return 'clients';
+  return dims.length === 1 && countsGroup(dims[0]) ? 'dimClients' : 'comboClients';
+}
+/** The counts column whose values a group column is (the status class: the status). */
+export const groupColumnDim = (d: GroupDimension): CountDim => (d === 'status_class' ? 'status' : (d as CountDim));
 
 /** True when the counts rollup answers a series per value of `dim` (seriesBy): a group column it keeps, or the domain. */
 export const seriesByRollup = (dim: GroupDimension, range: ReadRange): boolean =>

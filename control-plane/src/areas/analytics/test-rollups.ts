@@ -310,18 +310,23 @@ export async function assertReads(store: AnalyticsStore, domainId: number, rows:
     [{ host: 'a.example.org', path: '/b?x=1' }, (x) => x.host === 'a.example.org' && x.path === '/b?x=1'],
     [{ path: '/c/d', status: 200 }, (x) => x.path === '/c/d' && x.status === 200],
   ];
+  // The reads rerouted last (2026-11-27) are compared over two of the ranges (both with raw ends and whole buckets):
+  // the ClickHouse test file runs them too, within its time limit on a loaded machine.
+  const more = range === RANGES[1] || range === RANGES[2];
   // Counts columns: at whole hours the per-dimension clients (one) or the combination clients (several); at shorter
-  // intervals the raw rows (fewer intervals: the ClickHouse test file runs these too, on a loaded machine).
-  const countsSeriesFilters: [ReadRange['filter'], (x: LogRow) => boolean][] = [
-    [{ status: 404 }, (x) => x.status === 404],
-    [{ country: '' }, (x) => (x.country ?? '') === ''],
-    [{ host: 'a.example.org', status: 200 }, (x) => x.host === 'a.example.org' && x.status === 200],
-    [
-      { cache_status: 'HIT', markdown: false, node: 'edge-b' },
-      (x) => x.cacheStatus === 'HIT' && !(x.markdown ?? false) && x.node === 'edge-b',
-    ],
-    [{ method: 'PUT', status: 200 }, () => false],
-  ];
+  // intervals the raw rows.
+  const countsSeriesFilters: [ReadRange['filter'], (x: LogRow) => boolean][] = !more
+    ? []
+    : [
+        [{ status: 404 }, (x) => x.status === 404],
+        [{ country: '' }, (x) => (x.country ?? '') === ''],
+        [{ host: 'a.example.org', status: 200 }, (x) => x.host === 'a.example.org' && x.status === 200],
+        [
+          { cache_status: 'HIT', markdown: false, node: 'edge-b' },
+          (x) => x.cacheStatus === 'HIT' && !(x.markdown ?? false) && x.node === 'edge-b',
+        ],
+        [{ method: 'PUT', status: 200 }, () => false],
+      ];
   for (const [filters, intervals] of [
     [seriesFilters, [MINUTE, 5 * MINUTE, 15 * MINUTE, HOUR, DAY]],
     [countsSeriesFilters, [5 * MINUTE, HOUR, DAY]],
@@ -337,7 +342,7 @@ export async function assertReads(store: AnalyticsStore, domainId: number, rows:
           `series by ${interval / MINUTE} min, filter ${JSON.stringify(filter)}`,
         );
         // Without visitors (the requests and bandwidth reads: the counts rollup under any filter of its columns).
-        if (interval === 5 * MINUTE)
+        if (more && interval === 5 * MINUTE)
           assert.deepEqual(
             await store.series(domainId, { ...range, filter }, start, interval, T, false),
             want.map((b) => ({ ...b, visitors: 0 })),
@@ -411,7 +416,7 @@ export async function assertReads(store: AnalyticsStore, domainId: number, rows:
     [['domain_id'], { unserved_reason: 'waf_block' }, (x) => x.unservedReason === 'waf_block', (x) => [x.domainId], 1],
     [['method'], { method: 'PUT', status: 200 }, () => false, (x) => [x.method], 10],
   ];
-  for (const [dims, filter, keep, key, limit] of groupCases)
+  for (const [dims, filter, keep, key, limit] of more ? groupCases : [])
     assert.deepEqual(
       await store.groups([domainId], { ...range, filter }, dims, limit, T),
       expectGroups(inside.filter(keep), key, limit),
@@ -423,7 +428,7 @@ export async function assertReads(store: AnalyticsStore, domainId: number, rows:
     ['status_class', [2, 4], (x) => Math.floor(x.status / 100)],
     ['node', ['edge-b'], (x) => x.node],
   ];
-  for (const [dim, values, key] of seriesByCases)
+  for (const [dim, values, key] of more ? seriesByCases : [])
     for (const interval of [HOUR]) {
       const start = Math.floor(range.since.getTime() / interval) * interval;
       if ((range.until.getTime() - start) / interval > 1500) continue;
@@ -466,7 +471,7 @@ export async function assertReads(store: AnalyticsStore, domainId: number, rows:
     ['rate_limit_key', (x) => x.rateLimitKey ?? '', {}, () => true],
     ['bot_score', (x) => x.botScore, { status: 200 }, (x) => x.status === 200],
   ];
-  for (const [dimension, key, filter, keep] of values)
+  for (const [dimension, key, filter, keep] of more ? values : [])
     for (const limit of dimension === 'bot_score' ? [100, 3] : [3])
       assert.deepEqual(
         await store.breakdown(domainId, { ...range, filter }, dimension, limit, T),
