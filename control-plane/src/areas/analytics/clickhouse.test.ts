@@ -1,12 +1,9 @@
 // The ClickHouse backend of the analytics store (ANALYTICS_BACKEND=clickhouse) against a real ClickHouse server
 // started here (test/helpers/clickhouse-server.ts): the store's writes (idempotent batches, also of several domains;
 // deletes; retention), filter values that try to break out of their literal, the refusal of POST /analytics/query,
-// and every expectation of reads.test.ts and account-reads.test.ts run again with the store on ClickHouse.
+// and the rollups' scenario. clickhouse-reads.test.ts runs the reads' own test files again on ClickHouse.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createClient } from '@clickhouse/client';
 import { eq } from 'drizzle-orm';
 import { domains } from '../../db/schema.js';
@@ -25,7 +22,6 @@ import {
   streamScenario,
 } from './test-rollups.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 const HOUR = 3_600_000;
 
 function row(domainId: number, time: number, extra: Partial<LogRow> = {}): LogRow {
@@ -52,7 +48,7 @@ function row(domainId: number, time: number, extra: Partial<LogRow> = {}): LogRo
   };
 }
 
-test('analytics on ClickHouse: the store, and the reads of reads.test.ts', { timeout: 900_000 }, async (t) => {
+test('analytics on ClickHouse: the store and its rollups', { timeout: 900_000 }, async (t) => {
   const server = await startClickHouse();
   t.after(() => server.stop());
 
@@ -222,26 +218,4 @@ test('analytics on ClickHouse: the store, and the reads of reads.test.ts', { tim
       assert.equal((await again.summary(5, { ...RANGES[0], filter: { path: '/a' } }, 10_000)).requests, 0, 'by path');
     },
   );
-
-  for (const file of ['reads.test.ts', 'account-reads.test.ts', 'fields.test.ts'])
-    await t.test(`${file}, every assertion, with the store on ClickHouse`, async () => {
-      // A test run of its own (node's runner skips a nested run that inherits NODE_TEST_CONTEXT).
-      const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'test', TEST_ANALYTICS_CLICKHOUSE_URL: server.url };
-      delete env.NODE_TEST_CONTEXT;
-      const child = spawn(
-        process.execPath,
-        ['--import', 'tsx', '--test', join(ROOT, 'control-plane/src/areas/analytics', file)],
-        {
-          cwd: ROOT,
-          env,
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
-      let out = '';
-      child.stdout.on('data', (d) => (out += d));
-      child.stderr.on('data', (d) => (out += d));
-      const code = await new Promise<number | null>((r) => child.once('exit', r));
-      assert.equal(code, 0, out.slice(-20_000));
-      assert.match(out, /# fail 0/);
-    });
 });
