@@ -1,8 +1,9 @@
 // The sync hub: streams the config log to nodes. The WebSocket server, the log mirror and every catch-up run in a
 // worker thread (hub-worker.ts); this side, on the thread that owns the database, reads each committed entry once and
 // hands it over, stores the compactions the worker asks for, and prunes old tombstones.
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { componentLogger } from '@platform/shared';
+import { startModuleWorker } from '@platform/shared/worker-thread';
 import { MAX_SYNC_FRAME_BYTES } from '@platform/shared/config';
 import type { Db } from '../db/index.js';
 import type { ConfigLog, StoredEntry } from '../config-log/index.js';
@@ -56,14 +57,8 @@ export interface SyncHub {
 const TAIL_PAGE = 500;
 const log = componentLogger('control-plane.sync');
 
-/** Starts the worker; under tsx (TypeScript sources) it registers tsx's loader in the worker first. */
 function spawnWorker(data: HubWorkerData): Worker {
-  const fromSource = import.meta.url.endsWith('.ts');
-  const entry = new URL(fromSource ? './hub-worker.ts' : './hub-worker.js', import.meta.url);
-  if (!fromSource) return new Worker(entry, { workerData: data });
-  const code = `import { register } from ${JSON.stringify(import.meta.resolve('tsx/esm/api'))}; register();
-    await import(${JSON.stringify(entry.href)});`;
-  return new Worker(new URL(`data:text/javascript,${encodeURIComponent(code)}`), { workerData: data });
+  return startModuleWorker(import.meta.url, 'hub-worker', { workerData: data });
 }
 
 export async function startSyncHub(opts: SyncHubOptions): Promise<SyncHub> {

@@ -2,7 +2,8 @@
 // are transformed off the event loop (up to 30-110 ms for 1 MiB of HTML on the event loop otherwise:
 // bench/RESULTS.md), in order. Bounded: at most MAX_QUEUED_BYTES waiting, and an answer waits at most JOB_TIMEOUT_MS
 // (then the thread is ended and a new one started); past either, or if the thread died, the answer goes out unchanged.
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startModuleWorker } from '@platform/shared/worker-thread';
 import type { WorkKind } from './optimize-work.js';
 
 /** Smaller bodies are cheaper inline (about 0.3 ms for 20 KiB) than the copy and the hop to the thread. */
@@ -20,14 +21,8 @@ const pending = new Map<
   { bytes: number; timer: ReturnType<typeof setTimeout>; done: (out: Buffer | undefined) => void }
 >();
 
-/** Starts the thread; under tsx (TypeScript sources) it registers tsx's loader in the thread first. */
 function spawn(): Worker {
-  const fromSource = import.meta.url.endsWith('.ts');
-  const entry = new URL(fromSource ? './optimize-thread.ts' : './optimize-thread.js', import.meta.url);
-  if (!fromSource) return new Worker(entry);
-  const code = `import { register } from ${JSON.stringify(import.meta.resolve('tsx/esm/api'))}; register();
-    await import(${JSON.stringify(entry.href)});`;
-  return new Worker(new URL(`data:text/javascript,${encodeURIComponent(code)}`));
+  return startModuleWorker(import.meta.url, 'optimize-thread');
 }
 
 function settle(id: number, out: Buffer | undefined): void {
