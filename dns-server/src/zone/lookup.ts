@@ -2,7 +2,7 @@
 import {
   NEGATIVE,
   DYNAMIC,
-  NO_SLOTS,
+  ownSlots,
   type CompiledZone,
   type NegativeTail,
   type Template,
@@ -43,8 +43,7 @@ export function lookupAt(zone: CompiledZone, node: ZoneNode, name: string, qtype
   if (v === undefined) {
     if (s === OTHER) v = node.cut || node.rrsets.has(TYPE.CNAME) ? DYNAMIC : NEGATIVE;
     else v = slotFor(zone, name, qtype);
-    if (node.slots === NO_SLOTS) node.slots = [];
-    node.slots[s] = v;
+    ownSlots(node)[s] = v;
   }
   if (v === DYNAMIC) return slotFor(zone, name, qtype) as Template | typeof NEGATIVE;
   return v as Template | typeof NEGATIVE;

@@ -44,6 +44,12 @@ export type Slot = Template | typeof NEGATIVE | typeof DYNAMIC | undefined;
  *  shared and frozen, so that a write in place throws instead of reaching every such node. */
 export const NO_SLOTS = Object.freeze([]) as unknown as Slot[];
 
+/** The node's own slots, to be written: a node still holding NO_SLOTS gets a new array first. */
+export function ownSlots(node: ZoneNode): Slot[] {
+  if (node.slots === NO_SLOTS) node.slots = [];
+  return node.slots;
+}
+
 export interface ZoneNode {
   /** Absolute owner name, lower case, no trailing dot. */
   name: string;

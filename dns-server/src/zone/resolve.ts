@@ -2,7 +2,7 @@
 // Runs at compile time for every node and at query time only for synthesised names; the hot path reads slots.
 import { TYPE, RCODE } from '../wire/constants.js';
 import { encodeAnswer } from './encode.js';
-import { NEGATIVE, DYNAMIC, NO_SLOTS, type RRset, type Slot, type ZoneNode, type ZoneView } from './model.js';
+import { NEGATIVE, DYNAMIC, ownSlots, type RRset, type Slot, type ZoneNode, type ZoneView } from './model.js';
 import { SLOT_TYPES, SLOT_OF, OTHER } from './slots.js';
 
 export interface Section {
@@ -165,7 +165,7 @@ const CNAME_LAZY = SLOT_TYPES.filter((t) => t !== TYPE.ANY && !(CNAME_EAGER as n
 
 /** Precompiles the slots of a node (compile time). */
 export function fillSlots(zone: ZoneView, node: ZoneNode): void {
-  if (node.slots === NO_SLOTS) node.slots = [];
+  ownSlots(node);
   if (node.cut) {
     // Every type below a delegation gets the same referral (the question is patched from the query); DS is OTHER.
     const referral = slotFor(zone, node.name, TYPE.A);
