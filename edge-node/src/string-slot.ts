@@ -14,3 +14,38 @@ export function stringSlot(s: string, mask: number): number {
   }
   return (x ^ (x >>> 16)) & mask;
 }
+
+/**
+ * A direct-mapped memo of `compute(key)` for `slots` keys (a power of two) by stringSlot: a key whose slot holds it
+ * gets the value kept (undefined too), confirmed by one comparison; another takes the slot over.
+ */
+export class StringSlotMemo<V> {
+  private readonly keys: (string | undefined)[];
+  private readonly values: V[];
+  private readonly mask: number;
+
+  constructor(
+    slots: number,
+    private readonly compute: (key: string) => V,
+    private readonly empty: V,
+  ) {
+    this.mask = slots - 1;
+    this.keys = new Array<string | undefined>(slots).fill(undefined);
+    this.values = new Array<V>(slots).fill(empty);
+  }
+
+  get(key: string): V {
+    const slot = stringSlot(key, this.mask);
+    if (this.keys[slot] === key) return this.values[slot] as V;
+    const value = this.compute(key);
+    this.keys[slot] = key;
+    this.values[slot] = value;
+    return value;
+  }
+
+  /** Forgets every key (and lets go of the values). */
+  clear(): void {
+    this.keys.fill(undefined);
+    this.values.fill(this.empty);
+  }
+}

@@ -2,7 +2,7 @@
 // UA_CATEGORIES. Reads at most MAX_UA_CHARS characters (a longer value is classified by its start) and looks for a
 // fixed list of tokens in them: linear in the bounded input, whatever a client sends.
 import type { UaCategory } from '@platform/shared/types';
-import { stringSlot } from '../string-slot.js';
+import { StringSlotMemo } from '../string-slot.js';
 import { AI_CRAWLER_TOKENS, AUTOMATION_TOKENS, DEVICE_NAMES, MAX_UA_CHARS, SEARCH_CRAWLERS } from '../rules/bot.js';
 
 /** Words of self-declared crawlers (SEO, monitoring, feed readers) among the automation tokens. */
@@ -25,9 +25,7 @@ const MEMO_MAX = 4096;
  * a Map lookup hashes whole (~100 characters for a browser's); a slot is found from 32 of them and confirmed by one
  * comparison.
  */
-const RECENT_SLOTS = 256;
-const recentUa: (string | undefined)[] = new Array<string | undefined>(RECENT_SLOTS).fill(undefined);
-const recentCategory: UaCategory[] = new Array<UaCategory>(RECENT_SLOTS).fill('empty');
+const recent = new StringSlotMemo<UaCategory>(256, categoryOf, 'empty');
 
 /**
  * `empty` (no or blank header), `ai_crawler` (AI companies' crawlers and fetchers), `crawler` (search engines and
@@ -37,16 +35,16 @@ const recentCategory: UaCategory[] = new Array<UaCategory>(RECENT_SLOTS).fill('e
 export function userAgentCategory(header: string | undefined): UaCategory {
   if (header === undefined) return 'empty';
   const raw = header.length > MAX_UA_CHARS ? header.slice(0, MAX_UA_CHARS) : header;
-  const slot = stringSlot(raw, RECENT_SLOTS - 1);
-  if (recentUa[slot] === raw) return recentCategory[slot];
+  return recent.get(raw);
+}
+
+function categoryOf(raw: string): UaCategory {
   let category = memo.get(raw);
   if (category === undefined) {
     category = classify(raw.toLowerCase());
     if (memo.size >= MEMO_MAX) memo.clear();
     memo.set(raw, category);
   }
-  recentUa[slot] = raw;
-  recentCategory[slot] = category;
   return category;
 }
 

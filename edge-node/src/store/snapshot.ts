@@ -2,7 +2,7 @@
 // one Map write when the node store applies an entry (DomainSet brings them up to date; DomainBuilder compiles).
 import type { DomainSnapshot, ZoneRecord } from '@platform/shared/config';
 import { DomainBuilder, type CompiledDomain } from './domain-builder.js';
-import { stringSlot } from '../string-slot.js';
+import { StringSlotMemo } from '../string-slot.js';
 
 export type { CompiledDomain } from './domain-builder.js';
 
@@ -35,10 +35,7 @@ export class DomainTable {
    * name sliced from it) per request; a slot is found from its characters and confirmed by one comparison. Emptied
    * by every change of the table (set, delete): a domain's records change only with a new CompiledDomain.
    */
-  private readonly memoHosts: (string | undefined)[] = new Array<string | undefined>(MEMO_SLOTS).fill(undefined);
-  private readonly memoMatches: (HostMatch | undefined)[] = new Array<HostMatch | undefined>(MEMO_SLOTS).fill(
-    undefined,
-  );
+  private readonly memo = new StringSlotMemo<HostMatch | undefined>(MEMO_SLOTS, (host) => this.find(host), undefined);
 
   get size(): number {
     return this.domains.size;
@@ -68,8 +65,7 @@ export class DomainTable {
    * builder may have changed the served domain's records before it threw.
    */
   forgetLookups(): void {
-    this.memoHosts.fill(undefined);
-    this.memoMatches.fill(undefined);
+    this.memo.clear();
   }
 
   /**
@@ -79,12 +75,7 @@ export class DomainTable {
    */
   lookup(host: string): HostMatch | undefined {
     if (host.length > MAX_HOST_LENGTH) return undefined;
-    const slot = stringSlot(host, MEMO_SLOTS - 1);
-    if (this.memoHosts[slot] === host) return this.memoMatches[slot];
-    const match = this.find(host);
-    this.memoHosts[slot] = host;
-    this.memoMatches[slot] = match;
-    return match;
+    return this.memo.get(host);
   }
 
   private find(host: string): HostMatch | undefined {
