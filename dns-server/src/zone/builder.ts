@@ -6,17 +6,11 @@ import type { DomainSnapshot, ZoneRecord } from '@platform/shared/config';
 import { TYPE } from '../wire/constants.js';
 import { normaliseName } from '../wire/rdata.js';
 import { NodeMap } from './name-index.js';
-import { NO_RRSETS, type RRsets } from './rrsets.js';
+import { NO_RRSETS, SingleRRset, type RRsets } from './rrsets.js';
 import { NO_SLOTS, type CompiledZone, type RRset, type Template, type ZoneNode, type ZoneView } from './model.js';
-import {
-  compileOwner,
-  ownerOf,
-  ownerRecord,
-  type CompileOptions,
-  type OwnerContent,
-  type OwnerRecord,
-} from './owner.js';
+import { compileOwner, ownerOf, type CompileOptions, type OwnerContent, type OwnerRecord } from './owner.js';
 import { fillSlotsReading } from './resolve.js';
+import { RecordTable } from './record-table.js';
 import { negativeTailOf } from './encode.js';
 import { ZoneSigner, type SignedRRset } from '../dnssec/signer.js';
 import { transfersOf } from '../xfr/config.js';
@@ -46,8 +40,9 @@ export class ZoneBuilder {
   zone: CompiledZone | null = null;
   private readonly apex: string;
   private header!: DomainSnapshot;
-  /** The records, each with only the fields answers depend on (a large zone holds a million). */
-  private readonly records = new Map<number, OwnerRecord>();
+  /** The records, each with only the fields answers depend on (a large zone holds a million, most kept flat). */
+  private readonly records: RecordTable;
+  private readonly ownerOfRecord = (r: OwnerRecord): string | null => ownerOf(r, this.apex);
   /** The record ids of each owner: one id alone as a number (most owners), several in a Set. */
   private readonly idsByOwner = new Map<string, number | Set<number>>();
   /** Compiled records of each owner that has records. */
@@ -77,6 +72,7 @@ export class ZoneBuilder {
     compile = true,
   ) {
     this.apex = snapshot.name.toLowerCase().replace(/\.$/, '');
+    this.records = new RecordTable(this.apex);
     this.header = snapshot;
     if (!compile) return;
     for (const r of snapshot.zone.records) this.put(r);
@@ -149,11 +145,10 @@ export class ZoneBuilder {
     return this.apply(snapshot, written, removed);
   }
 
-  private put(record: ZoneRecord | OwnerRecord, touched?: Set<string>): void {
-    const r = ownerRecord(record);
+  private put(r: ZoneRecord | OwnerRecord, touched?: Set<string>): void {
     if (this.records.has(r.id)) this.remove(r.id, touched ?? new Set());
     const owner = ownerOf(r, this.apex);
-    this.records.set(r.id, r);
+    this.records.set(r, owner);
     if (owner === null) {
       this.invalidNames.set(r.id, `record ${r.id}: invalid name "${r.name}"`);
       return;
@@ -166,11 +161,9 @@ export class ZoneBuilder {
   }
 
   private remove(id: number, touched: Set<string>): void {
-    const r = this.records.get(id);
-    if (r === undefined) return;
-    this.records.delete(id);
+    const owner = this.records.delete(id, this.ownerOfRecord);
+    if (owner === undefined) return;
     this.invalidNames.delete(id);
-    const owner = ownerOf(r, this.apex);
     if (owner === null) return;
     const ids = this.idsByOwner.get(owner);
     if (ids === id) this.idsByOwner.delete(owner);
@@ -284,36 +277,45 @@ export class ZoneBuilder {
     let n = 0;
     const apex = this.apex;
     const served = zone.nodes;
+    // A zone compiled whole is served by no one yet (rebuildSteps made it): its nodes go straight into it, nothing
+    // staged, and every name of the zone is affected (read from the builder's maps, not gathered into a Set).
+    const fresh = served.size === 0 && this.readers.size === 0 && diff === null;
     // 1. Owner contents, and the nodes that appear or disappear with them (empty non-terminals included).
-    const affected = new Set<string>();
+    const affected = fresh ? undefined : new Set<string>();
     const cutChanged: string[] = [];
     for (const owner of touched) {
       if (owner !== apex && !owner.endsWith(`.${apex}`)) continue; // outside the zone: never served
       const before = this.content.get(owner);
       const existed = this.exists(owner);
       const ids = this.idsByOwner.get(owner);
-      if (ids !== undefined) this.content.set(owner, compileOwner(owner, apex, this.recordsOf(ids), this.opts));
+      const content = ids !== undefined ? compileOwner(owner, apex, this.recordsOf(ids), this.opts) : undefined;
+      if (content !== undefined) this.content.set(owner, content);
       else this.content.delete(owner);
-      affected.add(owner);
+      affected?.add(owner);
       const now = this.exists(owner);
       if (!existed && now) this.link(owner, affected);
       else if (existed && !now) this.unlink(owner, affected);
-      if (owner !== apex && isCut(before) !== isCut(this.content.get(owner))) cutChanged.push(owner);
+      if (owner !== apex && isCut(before) !== isCut(content)) cutChanged.push(owner);
       if (++n % SLICE === 0) yield;
     }
     // 2. A delegation that appears or goes changes the cut of every node beneath it.
-    for (const cut of cutChanged) {
-      const suffix = `.${cut}`;
-      for (const name of served.keys()) if (name.endsWith(suffix)) affected.add(name);
-    }
+    if (affected)
+      for (const cut of cutChanged) {
+        const suffix = `.${cut}`;
+        for (const name of served.keys()) if (name.endsWith(suffix)) affected.add(name);
+      }
     // 3. The nodes to recompile: those affected and every node whose answers read one of them.
-    // (A whole compile starts with no readers: the affected set is the whole work, not copied.)
-    const redo = this.readers.size === 0 ? affected : new Set(affected);
-    if (this.readers.size > 0)
-      for (const name of affected) for (const reader of this.readers.get(name) ?? []) redo.add(reader);
-    // 4. New node objects beside the served ones, seen through a view; answers compiled against that view. A zone
-    // compiled whole is served by no one yet (rebuildSteps made it): its nodes go straight into it, nothing staged.
-    const fresh = served.size === 0 && this.readers.size === 0 && diff === null;
+    // (A patch without readers: the affected set is the whole work, not copied.)
+    let redo: Iterable<string>;
+    if (!affected) redo = this.namesOfZone();
+    else if (this.readers.size === 0) redo = affected;
+    else {
+      const more = new Set(affected);
+      for (const name of affected) for (const reader of this.readers.get(name) ?? []) more.add(reader);
+      redo = more;
+    }
+    // 4. New node objects beside the served ones, seen through a view; answers compiled against that view (a zone
+    // compiled whole: straight into it).
     const staged = new Map<string, ZoneNode | null>();
     for (const name of redo) {
       if (this.exists(name)) {
@@ -378,26 +380,34 @@ export class ZoneBuilder {
     return compiled;
   }
 
+  /** Every name that may exist in the zone (a whole compile's work): the apex, every owner, every parent. */
+  private *namesOfZone(): Generator<string> {
+    const apex = this.apex;
+    yield apex;
+    for (const name of this.content.keys()) if (name !== apex) yield name;
+    for (const name of this.children.keys()) if (name !== apex && !this.content.has(name)) yield name;
+  }
+
   private exists(name: string): boolean {
     return name === this.apex || this.content.get(name)?.exists === true || (this.children.get(name) ?? 0) > 0;
   }
 
   /** `name` starts to exist: its parent counts it, and parents that did not exist become empty non-terminals. */
-  private link(name: string, affected: Set<string>): void {
-    affected.add(name);
+  private link(name: string, affected: Set<string> | undefined): void {
+    affected?.add(name);
     if (name === this.apex) return;
-    const parent = name.slice(name.indexOf('.') + 1);
+    const parent = this.parentOf(name);
     const existed = this.exists(parent);
     this.children.set(parent, (this.children.get(parent) ?? 0) + 1);
     if (!existed) this.link(parent, affected);
   }
 
   /** `name` stops existing: its parent forgets it, and an empty non-terminal left without children goes too. */
-  private unlink(name: string, affected: Set<string>): void {
-    affected.add(name);
+  private unlink(name: string, affected: Set<string> | undefined): void {
+    affected?.add(name);
     this.children.delete(name);
     if (name === this.apex) return;
-    const parent = name.slice(name.indexOf('.') + 1);
+    const parent = this.parentOf(name);
     const left = (this.children.get(parent) ?? 1) - 1;
     if (left > 0) this.children.set(parent, left);
     else this.children.delete(parent);
@@ -413,11 +423,17 @@ export class ZoneBuilder {
     return apexSets;
   }
 
+  /** The name one label up from `name` (below or at the apex): the apex's own string when it is the apex, so that
+   *  a name one label below the apex (most names of a large zone) makes no new string. */
+  private parentOf(name: string): string {
+    const dot = name.indexOf('.');
+    return name.length - dot - 1 === this.apex.length ? this.apex : name.slice(dot + 1);
+  }
+
   /** The topmost delegation point at or above `name` (below the apex), or ''. */
   private cutOf(name: string): string {
     let cut = '';
-    for (let p = name; p !== this.apex && p.length > this.apex.length; p = p.slice(p.indexOf('.') + 1))
-      if (isCut(this.content.get(p))) cut = p;
+    for (let p = name; p.length > this.apex.length; p = this.parentOf(p)) if (isCut(this.content.get(p))) cut = p;
     return cut;
   }
 
@@ -512,7 +528,9 @@ const PLAIN_TYPES = new Set<number>([TYPE.A, TYPE.AAAA, TYPE.TXT, TYPE.CAA, TYPE
  */
 function isPlain(node: ZoneNode, apex: string): boolean {
   if (node.cut !== '' || node.name === apex) return false;
-  for (const type of node.rrsets.keys()) if (!PLAIN_TYPES.has(type)) return false;
+  const sets = node.rrsets;
+  if (sets instanceof SingleRRset) return PLAIN_TYPES.has(sets.type);
+  for (const type of sets.keys()) if (!PLAIN_TYPES.has(type)) return false;
   return true;
 }
 

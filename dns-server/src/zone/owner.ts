@@ -1,9 +1,9 @@
 // One owner name's records → its RRsets: the part of zone compilation that depends on that name's records alone.
 import type { ZoneRecord } from '@platform/shared/config';
 import { TYPE, TYPE_BY_NAME, PROXIED_TTL } from '../wire/constants.js';
-import { parseRdata, normaliseName, ipv6Bytes } from '../wire/rdata.js';
+import { parseRdata, normaliseName, ipv4Number, ipv6Bytes } from '../wire/rdata.js';
 import type { RRset } from './model.js';
-import { compactRRsets, OneRRset, type RRsets } from './rrsets.js';
+import { compactRRsets, OneAddress, OneRRset, type SingleRRset, type RRsets } from './rrsets.js';
 
 export interface CompileOptions {
   /** Edge addresses proxied names answer with. */
@@ -53,19 +53,28 @@ export function ownerOf(record: Pick<ZoneRecord, 'name'>, apex: string): string 
  * The content of an owner holding one RRset and no problem (most names of a large zone): the RRsets' map is the
  * content itself, so that such a name costs one small object here, not a content object beside its map.
  */
-class OneRRsetContent extends OneRRset implements OwnerContent {
-  get rrsets(): RRsets {
-    return this;
-  }
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a mixin's constructor takes any[] (TS2545)
+function asContent<T extends abstract new (...args: any[]) => SingleRRset>(Base: T) {
+  abstract class Content extends Base implements OwnerContent {
+    get rrsets(): RRsets {
+      return this;
+    }
 
-  get exists(): boolean {
-    return true;
-  }
+    get exists(): boolean {
+      return true;
+    }
 
-  get problems(): string[] {
-    return NO_PROBLEMS;
+    get problems(): string[] {
+      return NO_PROBLEMS;
+    }
   }
+  return Content;
 }
+
+/** One RRset held as an object. */
+class OneRRsetContent extends asContent(OneRRset) {}
+/** One A record and nothing else (most names of a large zone): its TTL and address, the RRset made on first read. */
+class OneAddressContent extends asContent(OneAddress) {}
 
 /** Compiles the records of one owner, given in id order (RRset order and "the first CNAME" follow it). */
 export function compileOwner(
@@ -74,6 +83,14 @@ export function compileOwner(
   records: readonly OwnerRecord[],
   opts: CompileOptions,
 ): OwnerContent {
+  if (records.length === 1) {
+    // One A record, not proxied, its address in the usual form: kept as two numbers (the answers are the same).
+    const r = records[0]!;
+    if (r.type === 'A' && !r.proxied) {
+      const address = ipv4Number(r.destination.trim());
+      if (address !== null) return new OneAddressContent(Math.max(0, r.ttl || 120), address);
+    }
+  }
   // No closures here: this runs once per owner name (a million times for a large zone), and each closure made per
   // call is an allocation (and under tsx a call naming it).
   let problems = NO_PROBLEMS;
