@@ -187,6 +187,35 @@ export const CH_KINDS: Record<RollupKind, KindSql> = {
   scores: { table: 'rt', keys: [['bot_score', 'Int32', 'bot_score']], measures: TRAFFIC },
   limitRules: { table: 'rl', keys: [['rate_limit_rule', 'Int32', 'rate_limit_rule']], measures: TRAFFIC },
   limitKeys: { table: 'ri', keys: [['rate_limit_key', 'String', 'rate_limit_key']], measures: TRAFFIC },
+  // The networks read: per AS number and organisation (the label, max(as_org) over the rows, as on the raw rows).
+  asnOrgs: {
+    table: 'rao',
+    keys: [
+      ['asn', 'Int64', 'asn'],
+      ['as_org', 'String', 'as_org'],
+    ],
+    measures: TRAFFIC,
+  },
+  // The clients of each status per 5 minutes, ordered by status first: a series filtered on a status reads its rows.
+  statusClients: {
+    table: 'rsv',
+    first: ['status'],
+    keys: [
+      ['status', 'Int32', 'status'],
+      ['client_ip', 'String', 'client_ip'],
+    ],
+    measures: [['requests', 'Int64', '1']],
+  },
+  // The clients of each node and country per hour and 5 minutes: traffic by node and country.
+  placeClients: {
+    table: 'rnc',
+    keys: [
+      ['node', 'String', 'node'],
+      ['country', 'String', 'country'],
+      ['client_ip', 'String', 'client_ip'],
+    ],
+    measures: [['requests', 'Int64', '1']],
+  },
   // Requests and bytes per counts column's value (as dimClients: index and value as text), host and path: the top paths
   // under one filter on a counts column. Ordered by column and value first: such a read finds that value's rows.
   pathValues: {

@@ -1064,6 +1064,17 @@ class ClickHouseStore implements AnalyticsStore {
     const col = dimension;
     // The top paths under one filter on a counts column: the per-path values (pathValues) of the filter's value.
     const kind = breakdownRollup(dimension, range) ?? (pathValuesBreakdown(dimension, range) ? 'pathValues' : null);
+    // The AS numbers' label: the largest AS organisation of their rows (from the raw rows, or asnOrgs' keys).
+    const labelled = dimension === 'asn';
+    const label = labelled ? ', max(as_org) AS label' : '';
+    const items = (rows: Record<string, unknown>[]): BreakdownItem[] =>
+      rows.map((x) => ({
+        value: groupValue(x.v),
+        requests: num(x.r),
+        bytes: num(x.s),
+        originBytes: num(x.o),
+        ...(labelled ? { label: String(x.label ?? '') } : {}),
+      }));
     if (kind)
       return this.readRollups<BreakdownItem[]>(
         domainId,
@@ -1073,28 +1084,18 @@ class ClickHouseStore implements AnalyticsStore {
         { [kind]: { levels: [...LEVELS[kind]] } },
         (f) =>
           f[kind]
-            ? `SELECT ${col} AS v, sum(requests) AS r, sum(sent) AS s, sum(fetched) AS o FROM ${f[kind]}
+            ? `SELECT ${col} AS v, sum(requests) AS r, sum(sent) AS s, sum(fetched) AS o${label} FROM ${f[kind]}
                GROUP BY v ORDER BY r DESC, v LIMIT ${int(limit)}`
             : null,
-        (rows) =>
-          rows.map((x) => ({ value: groupValue(x.v), requests: num(x.r), bytes: num(x.s), originBytes: num(x.o) })),
+        items,
       );
     return this.read(
       domainId,
       timeoutMs,
       [],
-      `SELECT ${col} AS v, count() AS requests, sum(bytes) AS bytes, sum(origin_bytes) AS origin_bytes${
-        dimension === 'asn' ? ', max(as_org) AS label' : ''
-      } FROM ${this.rows(range)}
-       WHERE ${this.where(domainId, range)} GROUP BY v ORDER BY requests DESC, v LIMIT ${int(limit)}`,
-      (rows) =>
-        rows.map((x) => ({
-          value: groupValue(x.v),
-          requests: num(x.requests),
-          bytes: num(x.bytes),
-          originBytes: num(x.origin_bytes),
-          ...(dimension === 'asn' ? { label: String(x.label ?? '') } : {}),
-        })),
+      `SELECT ${col} AS v, count() AS r, sum(bytes) AS s, sum(origin_bytes) AS o${label} FROM ${this.rows(range)}
+       WHERE ${this.where(domainId, range)} GROUP BY v ORDER BY r DESC, v LIMIT ${int(limit)}`,
+      items,
     );
   }
 

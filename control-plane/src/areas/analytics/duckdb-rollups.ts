@@ -274,6 +274,33 @@ export const KINDS: Record<RollupKind, KindSql> = {
   scores: { prefix: 'rt', keys: [['bot_score', 'INTEGER', 'bot_score']], measures: TRAFFIC_MEASURES },
   limitRules: { prefix: 'rl', keys: [['rate_limit_rule', 'INTEGER', 'rate_limit_rule']], measures: TRAFFIC_MEASURES },
   limitKeys: { prefix: 'ri', keys: [['rate_limit_key', 'VARCHAR', 'rate_limit_key']], measures: TRAFFIC_MEASURES },
+  asnOrgs: {
+    prefix: 'rao',
+    keys: [
+      ['asn', 'BIGINT', 'asn'],
+      ['as_org', 'VARCHAR', 'as_org'],
+    ],
+    measures: TRAFFIC_MEASURES,
+  },
+  statusClients: {
+    prefix: 'rsv',
+    keys: [
+      ['status', 'INTEGER', 'status'],
+      ['client_ip', 'VARCHAR', 'client_ip'],
+    ],
+    // No measure, as dimClients: whether the client got this status in the bucket.
+    measures: [],
+  },
+  placeClients: {
+    prefix: 'rnc',
+    keys: [
+      ['node', 'VARCHAR', 'node'],
+      ['country', 'VARCHAR', 'country'],
+      ['client_ip', 'VARCHAR', 'client_ip'],
+    ],
+    // No measure, as dimClients.
+    measures: [],
+  },
   pathValues: {
     prefix: 'ry',
     keys: [
@@ -335,7 +362,7 @@ const COUNTED: readonly Counted[] = [
   { kind: 'fingerprints', lvl: HOUR, prefix: 'ro', by: ['bot_class'], count: 'count(DISTINCT client_ip)' },
 ];
 const countedTable = (c: Counted, domainId: number): string =>
-  `${c.prefix}_${rollupTable(c.kind, domainId, c.lvl).slice(3)}`;
+  `${c.prefix}_${rollupTable(c.kind, domainId, c.lvl).slice(KINDS[c.kind].prefix.length + 1)}`;
 
 /** Every rollup table of a domain (of `kinds`). */
 export function rollupTables(domainId: number, kinds: readonly RollupKind[] = ROLLUP_KINDS): string[] {
@@ -737,9 +764,10 @@ export async function rollupSeries(
   // Points that are one bucket of a level whose clients are counted (COUNTED: one domain) read that count.
   const counted = ids.length === 1 ? COUNTED.find((c) => c.kind === kind && c.lvl === intervalMs) : undefined;
   // Else a point that is one bucket of a set of clients: its rows are its distinct clients (one domain; of the AS
-  // number clients, those of the filter's AS number). Not of the fingerprints, a set of address and fingerprint.
+  // number clients, those of the filter's AS number; of the status clients, those of the filter's status). Not of the
+  // fingerprints, a set of address and fingerprint.
   const whole =
-    ids.length === 1 && (counted || kind === 'clients' || kind === 'asnClients')
+    ids.length === 1 && (counted || kind === 'clients' || kind === 'asnClients' || kind === 'statusClients')
       ? (l: number) => l === intervalMs
       : () => false;
   const f = filters(range);
@@ -802,12 +830,15 @@ export async function rollupBreakdown(
   const [lo, hi] = span(range);
   const s = source(kind, ids, cover(lo, hi, LEVELS[kind]), range);
   const col = DIMENSION_SQL[column as keyof typeof DIMENSION_SQL];
+  // The AS numbers' label, as over the raw rows: the largest AS organisation of their rows.
+  const labelled = kind === 'asnOrgs';
   const r = await conn.runAndReadAll(
     `SELECT ${col} AS v, sum(requests) AS requests, sum(bytes) AS bytes, sum(origin_bytes) AS origin_bytes
+       ${labelled ? ', max(as_org) AS label' : ''}
      FROM (${s.sql}) GROUP BY v ORDER BY requests DESC, v LIMIT ?::BIGINT`,
     [...s.values, BigInt(limit)],
   );
-  return r.getRowsJS().map((x) => breakdownItem(x));
+  return r.getRowsJS().map((x) => breakdownItem(x, labelled));
 }
 
 /**

@@ -105,6 +105,26 @@ export const LEVELS = {
   limitRules: [HOUR, MINUTE],
   /** Requests, bytes and origin bytes per rate-limit key (the tripped rate-limit keys read: its keys). */
   limitKeys: [HOUR, MINUTE],
+  /**
+   * Requests, bytes and origin bytes per AS number and AS organisation (the networks read: a breakdown by AS number
+   * labelled with the organisation of its rows, max(as_org)). The organisation follows from the AS number in the GeoIP
+   * data, so this holds about a row per AS number and bucket; kept per minute too, as asnCounts.
+   */
+  asnOrgs: [HOUR, MINUTE],
+  /**
+   * The clients of each status per 5 minutes (the visitors of a series at 5-minute points filtered on a status: the
+   * panel's status filter). Per 5 minutes only (an hour's point reads dimClients); a bucket holds a row per client and
+   * status it got, about the clients rollup's 5-minute rows on a log whose clients see one or two statuses. The ends of
+   * a range shorter than 5 minutes read raw rows.
+   */
+  statusClients: [5 * MINUTE],
+  /**
+   * The clients of each node and country (the visitors of traffic by node and country, and of groups by either under
+   * filters on either): per hour and 5 minutes, so a day's range reads raw rows for its ends shorter than 5 minutes
+   * only (comboClients, per hour, left up to two hours of raw rows). A client is usually on one node and always in one
+   * country per GeoIP lookup: about a row per client and bucket.
+   */
+  placeClients: [HOUR, 5 * MINUTE],
 } as const satisfies Record<string, readonly number[]>;
 export type RollupKind = keyof typeof LEVELS;
 
@@ -233,14 +253,15 @@ export const summaryFromRollups = (range: ReadRange): boolean =>
  * clients (no filter), the fingerprints (a bot class alone: a set of address, fingerprint and bot class per 5 minutes
  * and hour), the AS number clients (an AS number alone); at an interval of whole hours (`intervalMs`, the panel's),
  * the per-dimension clients (one filter on a counts column: its value's clients per hour) or the combination clients
- * (several); without `visitors` (not counted), 'none' for any filter of the counts rollup or an AS number alone. Its
- * requests and bytes: the counts rollup, or asnCounts (an AS number alone).
+ * (several); at other intervals of whole 5 minutes, a status alone (statusClients); without `visitors` (not
+ * counted), 'none' for any filter of the counts rollup or an AS number alone. Its requests and bytes: the counts
+ * rollup, or asnCounts (an AS number alone).
  */
 export function seriesClients(
   range: ReadRange,
   intervalMs?: number,
   visitors = true,
-): 'clients' | 'fingerprints' | 'asnClients' | 'dimClients' | 'comboClients' | 'none' | null {
+): 'clients' | 'fingerprints' | 'asnClients' | 'statusClients' | 'dimClients' | 'comboClients' | 'none' | null {
   // Without visitors (the requests and bandwidth reads): no set of clients, the totals' rollup under any filter it
   // keeps (a path reads the copy by path).
   if (!visitors && byPath(range) === undefined && (countsFilter(range) || asnFilter(range))) return 'none';
@@ -250,6 +271,9 @@ export function seriesClients(
   if (fields.length === 1 && fields[0] === 'asn') return 'asnClients';
   const hourly = intervalMs !== undefined && intervalMs % HOUR === 0;
   if (hourly && oneCountsFilter(range) !== null) return 'dimClients';
+  // A status alone at points of whole 5 minutes: its clients per 5 minutes.
+  if (fields.length === 1 && fields[0] === 'status' && intervalMs !== undefined && intervalMs % (5 * MINUTE) === 0)
+    return 'statusClients';
   if (hourly && countsFilters(range)) return 'comboClients';
   return null;
 }
@@ -257,8 +281,16 @@ export function seriesClients(
 export const countsGroup = (d: GroupDimension): boolean =>
   d === 'status_class' || (COUNT_DIMS as readonly string[]).includes(d);
 
-/** The rollups keyed by one column outside the counts rollup, each the breakdown by that column without a filter. */
-export const VALUE_KINDS = { bot_score: 'scores', rate_limit_rule: 'limitRules', rate_limit_key: 'limitKeys' } as const;
+/**
+ * The rollups keyed by one column outside the counts rollup, each the breakdown by that column without a filter (the AS
+ * number's with its label: the AS organisation, a key of asnOrgs beside it).
+ */
+export const VALUE_KINDS = {
+  bot_score: 'scores',
+  rate_limit_rule: 'limitRules',
+  rate_limit_key: 'limitKeys',
+  asn: 'asnOrgs',
+} as const;
 export type ValueKind = (typeof VALUE_KINDS)[keyof typeof VALUE_KINDS];
 
 /** The rollup a top-N breakdown by `dimension` over `range` reads, or null: the raw rows. */
@@ -304,17 +336,21 @@ export function groupsRollup(dims: readonly GroupDimension[], range: ReadRange):
 /**
  * The sets of clients that give the visitors of groups ranked from the counts rollup (groupsRollup 'counts'): the
  * clients rollup for the domains alone without a filter (a set per domain and bucket); the per-dimension clients for
- * one counts column (or the status class, of the status's values) without a filter (that column's sets only); else
+ * one counts column (or the status class, of the status's values) without a filter (that column's sets only); the
+ * clients per node and country for groups by node, country (and the domain) under filters on those only; else
  * the combination clients (every counts column beside the address, so any group of them under any filter on them is
  * exact).
  */
 export function groupsClients(
   dims: readonly GroupDimension[],
   range: ReadRange,
-): 'clients' | 'dimClients' | 'comboClients' {
-  if (!noFilter(range)) return 'comboClients';
-  if (dims.every((d) => d === 'domain_id')) return 'clients';
-  return dims.length === 1 && countsGroup(dims[0]) ? 'dimClients' : 'comboClients';
+): 'clients' | 'dimClients' | 'placeClients' | 'comboClients' {
+  if (noFilter(range) && dims.every((d) => d === 'domain_id')) return 'clients';
+  if (noFilter(range) && dims.length === 1 && countsGroup(dims[0])) return 'dimClients';
+  const place = (f: string) => f === 'node' || f === 'country';
+  return dims.some(place) && dims.every((d) => d === 'domain_id' || place(d)) && Object.keys(range.filter).every(place)
+    ? 'placeClients'
+    : 'comboClients';
 }
 /** The counts column whose values a group column is (the status class: the status). */
 export const groupColumnDim = (d: GroupDimension): CountDim => (d === 'status_class' ? 'status' : (d as CountDim));

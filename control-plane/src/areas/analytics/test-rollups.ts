@@ -71,6 +71,10 @@ export function generateLog(domainId: number, n: number, seed = 7): LogRow[] {
       country: pick(r, ['US', 'DE', '']),
       asn: pick(r, [0, 64500, 64500, 64501]),
     });
+    // The AS organisation by the row's index (not drawn: the other fields stay as they were): one AS number with an
+    // unknown organisation on some rows, one with two names, so the label (the largest) is tested.
+    const row = rows[rows.length - 1];
+    row.asOrg = row.asn === 64500 ? (i % 5 === 0 ? '' : 'Example Net') : row.asn === 64501 ? `Other ${i % 2}` : '';
   }
   return rows;
 }
@@ -318,7 +322,9 @@ export async function assertReads(store: AnalyticsStore, domainId: number, rows:
   const countsSeriesFilters: [ReadRange['filter'], (x: LogRow) => boolean][] = !more
     ? []
     : [
+        // A status alone at 5 minutes: the clients per status per 5 minutes (statusClients).
         [{ status: 404 }, (x) => x.status === 404],
+        [{ status: 200 }, (x) => x.status === 200],
         [{ country: '' }, (x) => (x.country ?? '') === ''],
         [{ host: 'a.example.org', status: 200 }, (x) => x.host === 'a.example.org' && x.status === 200],
         [
@@ -404,6 +410,9 @@ export async function assertReads(store: AnalyticsStore, domainId: number, rows:
     [['status_class'], {}, () => true, (x) => [Math.floor(x.status / 100)], 3],
     [['domain_id'], {}, () => true, (x) => [x.domainId], 1],
     [['node', 'country'], {}, () => true, (x) => [x.node, x.country ?? ''], 100],
+    // Node and country under a filter on either: the clients per node and country (placeClients).
+    [['country'], { node: 'edge-b' }, (x) => x.node === 'edge-b', (x) => [x.country ?? ''], 2],
+    [['node', 'country'], { country: 'US' }, (x) => x.country === 'US', (x) => [x.node, x.country ?? ''], 100],
     [['bot_class'], { status: 200 }, (x) => x.status === 200, (x) => [x.botClass], 10],
     [['cache_status'], { country: 'US' }, (x) => x.country === 'US', (x) => [x.cacheStatus], 2],
     [
@@ -478,6 +487,27 @@ export async function assertReads(store: AnalyticsStore, domainId: number, rows:
         expectTop(inside.filter(keep), key, limit),
         `breakdown by ${dimension}, filter ${JSON.stringify(filter)}, top ${limit}`,
       );
+  // The networks read: AS numbers labelled with the largest organisation of their rows (asnOrgs without a filter).
+  for (const [filter, keep] of more
+    ? ([
+        [{}, () => true],
+        [{ status: 200 }, (x: LogRow) => x.status === 200],
+      ] as const)
+    : [])
+    for (const limit of [10, 2]) {
+      const rowsOf = inside.filter(keep);
+      assert.deepEqual(
+        await store.breakdown(domainId, { ...range, filter }, 'asn', limit, T),
+        expectTop(rowsOf, (x) => x.asn ?? 0, limit).map((t) => ({
+          ...t,
+          label: rowsOf
+            .filter((x) => (x.asn ?? 0) === t.value)
+            .map((x) => x.asOrg ?? '')
+            .reduce((a, b) => (b > a ? b : a), ''),
+        })),
+        `breakdown by asn, filter ${JSON.stringify(filter)}, top ${limit}`,
+      );
+    }
   const filtered = { ...range, filter: { cache_status: 'HIT' } };
   assert.deepEqual(
     await store.breakdown(domainId, filtered, 'country', 10, T),
