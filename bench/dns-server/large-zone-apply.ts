@@ -150,7 +150,8 @@ for (let k = 0; k < WRITES; k++) {
 }
 lat.sort((a, b) => a - b);
 storeLat.sort((a, b) => a - b);
-const at = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!.toFixed(2);
+const at = (xs: number[], p: number) =>
+  xs.length === 0 ? '-' : xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!.toFixed(2);
 const pct = (p: number) => at(lat, p);
 
 console.log(
@@ -168,8 +169,8 @@ console.table({
   'heap kept after GC (per record)': `${mb(after.heap - before.heap)} (${((after.heap - before.heap) / RECORDS).toFixed(0)} B)`,
   'external kept (per record)': `${mb(after.external - before.external)} (${((after.external - before.external) / RECORDS).toFixed(0)} B)`,
   RSS: mb(after.rss),
-  [`single write → answer, n=${WRITES} (p50 / p99 / max ms)`]: `${pct(50)} / ${pct(99)} / ${lat.at(-1)!.toFixed(2)}`,
-  'of which the store (split + LMDB commit), p50 / p99 / max ms': `${at(storeLat, 50)} / ${at(storeLat, 99)} / ${storeLat.at(-1)!.toFixed(2)}`,
+  [`single write → answer, n=${WRITES} (p50 / p99 / max ms)`]: `${pct(50)} / ${pct(99)} / ${lat.at(-1)?.toFixed(2) ?? '-'}`,
+  'of which the store (split + LMDB commit), p50 / p99 / max ms': `${at(storeLat, 50)} / ${at(storeLat, 99)} / ${storeLat.at(-1)?.toFixed(2) ?? '-'}`,
   'GC during writes (count / max ms)': `${gcPauses.length} / ${Math.max(0, ...gcPauses).toFixed(1)}`,
   'load average (1 min, start → end)': `${load0.toFixed(1)} → ${loadavg()[0]!.toFixed(1)}`,
 });

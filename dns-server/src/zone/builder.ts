@@ -288,7 +288,11 @@ export class ZoneBuilder {
       const before = this.content.get(owner);
       const existed = this.exists(owner);
       const ids = this.idsByOwner.get(owner);
-      const content = ids !== undefined ? compileOwner(owner, apex, this.recordsOf(ids), this.opts) : undefined;
+      const content =
+        ids === undefined
+          ? undefined
+          : ((typeof ids === 'number' ? this.records.flatContent(ids) : undefined) ??
+            compileOwner(owner, apex, this.recordsOf(ids), this.opts));
       if (content !== undefined) this.content.set(owner, content);
       else this.content.delete(owner);
       affected?.add(owner);

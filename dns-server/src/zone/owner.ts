@@ -76,6 +76,11 @@ class OneRRsetContent extends asContent(OneRRset) {}
 /** One A record and nothing else (most names of a large zone): its TTL and address, the RRset made on first read. */
 class OneAddressContent extends asContent(OneAddress) {}
 
+/** What compileOwner makes of an owner holding one A record (not proxied) with this TTL and address. */
+export function oneAddressContent(ttl: number, address: number): OwnerContent {
+  return new OneAddressContent(Math.max(0, ttl || 120), address);
+}
+
 /** Compiles the records of one owner, given in id order (RRset order and "the first CNAME" follow it). */
 export function compileOwner(
   owner: string,
@@ -88,7 +93,7 @@ export function compileOwner(
     const r = records[0]!;
     if (r.type === 'A' && !r.proxied) {
       const address = ipv4Number(r.destination.trim());
-      if (address !== null) return new OneAddressContent(Math.max(0, r.ttl || 120), address);
+      if (address !== null) return oneAddressContent(r.ttl, address);
     }
   }
   // No closures here: this runs once per owner name (a million times for a large zone), and each closure made per

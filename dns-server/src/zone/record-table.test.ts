@@ -1,12 +1,13 @@
 // A builder's record table gives back every record as it was given, whether kept flat or as an object, through
-// random writes, rewrites and removals (flat places reused).
+// random writes, rewrites and removals (flat places reused); a flat record's content is what compiling it makes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { prng } from '@platform/shared/testing/prng';
-import { ownerOf, type OwnerRecord } from './owner.js';
+import { compileOwner, ownerOf, type OwnerRecord } from './owner.js';
 import { RecordTable } from './record-table.js';
 
 const APEX = 'example.org';
+const EDGE = { edgeIpv4: ['203.0.113.1'], edgeIpv6: ['2001:db8:ffff::1'] };
 
 test('RecordTable: every record read back equal to the one written, its owner given back on removal', () => {
   const random = prng(11);
@@ -14,6 +15,7 @@ test('RecordTable: every record read back equal to the one written, its owner gi
   const table = new RecordTable(APEX);
   const want = new Map<number, OwnerRecord>();
   const owner = (r: OwnerRecord) => ownerOf(r, APEX);
+  let flats = 0;
   for (let step = 0; step < 20000; step++) {
     const id = 1 + Math.floor(random() * 400);
     if (random() < 0.3) {
@@ -50,7 +52,18 @@ test('RecordTable: every record read back equal to the one written, its owner gi
         [...table.keys()].sort((a, b) => a - b),
         [...want.keys()].sort((a, b) => a - b),
       );
-      for (const [k, r] of want) assert.deepEqual(table.get(k), r, `record ${k} at step ${step}`);
+      for (const [k, r] of want) {
+        assert.deepEqual(table.get(k), r, `record ${k} at step ${step}`);
+        // A flat record's content, made without reading it back, is what compiling the record makes.
+        const flat = table.flatContent(k);
+        if (flat === undefined) continue;
+        flats++;
+        const compiled = compileOwner(owner(r)!, APEX, [r], EDGE);
+        assert.deepEqual([...flat.rrsets], [...compiled.rrsets], `record ${k}`);
+        assert.equal(flat.exists, compiled.exists);
+        assert.deepEqual(flat.problems, compiled.problems);
+      }
     }
   }
+  assert.ok(flats > 100, `flat records seen ${flats}`);
 });

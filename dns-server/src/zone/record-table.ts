@@ -2,7 +2,7 @@
 // name and destination strings: three heap objects, ~140 bytes) survives every scavenge of the import for nothing but
 // the rare recompile of its owner.
 import { ipv4Number, ipv4Text } from '../wire/rdata.js';
-import { ownerRecord, type OwnerRecord } from './owner.js';
+import { oneAddressContent, ownerRecord, type OwnerContent, type OwnerRecord } from './owner.js';
 
 /**
  * Records by id. A record of type "A", not proxied, whose name is the relative lower-case name of its owner and whose
@@ -67,6 +67,14 @@ export class RecordTable {
       mxPriority: this.priorities[kept]!,
       proxied: false,
     };
+  }
+
+  /** What compileOwner makes of the record of `id` alone when it is kept flat (without reading it back), else
+   *  undefined. */
+  flatContent(id: number): OwnerContent | undefined {
+    const kept = this.byId.get(id);
+    if (typeof kept !== 'number') return undefined;
+    return oneAddressContent(this.ttls[kept]!, this.addresses[kept]!);
   }
 
   /** Forgets `id`; returns its record's owner name (null: the name was invalid), or undefined when not held. */
