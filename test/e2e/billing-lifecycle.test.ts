@@ -7,12 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pack } from 'msgpackr';
 import { ensureNodeToken } from '@platform/shared/node-token';
-import { executeCommand } from '../../control-plane/src/admin/commands.js';
-import { sendToAdminSocket } from '../../control-plane/src/admin/socket.js';
-import { openDatabase } from '../../control-plane/src/db/index.js';
-import { createConfigLog } from '../../control-plane/src/config-log/index.js';
-import { loadConfig } from '../../control-plane/src/config.js';
 import { eventually, startLifecycle } from '../helpers/workflows-harness.js';
+import { lifecycleAdmin } from '../helpers/lifecycle-admin.js';
 
 type Json = Record<string, any>;
 const DAY_MS = 2000;
@@ -23,33 +19,13 @@ test(
   'subscription lifecycle on Temporal: trial → free, renewal → grace → expired, grace → renewed, period invoice; worker killed',
   { timeout: 900_000 },
   async (t) => {
-    // Admin commands as an operator runs them: through the control plane's admin socket (PGlite) or on Postgres
-    // (that connection is closed before the harness drops the database).
-    let direct: Awaited<ReturnType<typeof openDatabase>> | null = null;
     const lc = await startLifecycle('billing-lifecycle', BILLING_ENV);
+    const adm = lifecycleAdmin(lc, BILLING_ENV);
     t.after(async () => {
-      await direct?.close();
+      await adm.close();
       await lc.close();
     });
-    const admin = async (...argv: string[]): Promise<string> => {
-      if (!lc.databaseUrl) {
-        const r = await sendToAdminSocket(lc.dataDir, argv);
-        assert.ok(r, 'the admin socket answers');
-        assert.equal(r.code, 0, `${argv.join(' ')}: ${r.stderr.join('\n')}`);
-        return r.stdout.join('\n');
-      }
-      const config = loadConfig({ DATA_DIR: lc.dataDir, DATABASE_URL: lc.databaseUrl, ...BILLING_ENV });
-      direct ??= await openDatabase({ dataDir: lc.dataDir, databaseUrl: lc.databaseUrl });
-      const out: string[] = [];
-      const err: string[] = [];
-      const code = await executeCommand(
-        { db: direct.db, configLog: createConfigLog(config), out: (l) => out.push(l), billing: config.billing },
-        argv,
-        (l) => err.push(l),
-      );
-      assert.equal(code, 0, `${argv.join(' ')}: ${err.join('\n')}`);
-      return out.join('\n');
-    };
+    const admin = adm.run;
     /** GET as `key` (null: the harness's own account). */
     const get = async (key: string | null, path: string): Promise<Json> => {
       if (key === null) {

@@ -24,7 +24,8 @@ export interface UptimeLifecycle {
   close(): Promise<void>;
 }
 
-export async function startUptimeLifecycle(name: string): Promise<UptimeLifecycle> {
+/** `cpEnv`: more settings of the control plane. */
+export async function startUptimeLifecycle(name: string, cpEnv: Record<string, string> = {}): Promise<UptimeLifecycle> {
   const received: Received[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -40,7 +41,7 @@ export async function startUptimeLifecycle(name: string): Promise<UptimeLifecycl
   const L = await startLifecycle(
     name,
     // The edge test's origin is a stub on loopback.
-    { SYNC_PORT: String(syncPort), ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8' },
+    { SYNC_PORT: String(syncPort), ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8', ...cpEnv },
     { workerEnv: { ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8' } },
   );
   return {

@@ -406,7 +406,7 @@ export const uptimeWebhookDeliveries = pgTable('uptime_webhook_deliveries', {
   domainId: integer('domain_id')
     .notNull()
     .references(() => domains.id, { onDelete: 'cascade' }),
-  event: text('event').$type<'outage.opened' | 'outage.resolved' | 'test'>().notNull(),
+  event: text('event').$type<'outage.opened' | 'outage.resolved' | 'test' | 'analytics.alert'>().notNull(),
   incidentId: integer('incident_id').notNull().default(0),
   redeliveryOf: integer('redelivery_of'),
   url: text('url').notNull(),

@@ -6,6 +6,7 @@ import { createWebhookActivities } from '../uptime/webhook-activities.js';
 import { createAcmeActivities } from './acme.js';
 import { createAcmeHttp01Activities } from './acme-http01.js';
 import { createBillingActivities } from './billing.js';
+import { createAnalyticsActivities } from './analytics.js';
 import { createEmailActivities } from './email.js';
 import { createImportScanActivities } from './import-scan.js';
 
@@ -31,6 +32,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createDnsActivities({ resolvers: deps.dnsResolvers, timeoutMs: deps.dnsTimeoutMs }),
     ...createControlPlaneActivities({ baseUrl: deps.controlPlaneUrl, nodeToken: deps.nodeToken }),
     ...createBillingActivities({ baseUrl: deps.controlPlaneUrl, nodeToken: deps.nodeToken }),
+    ...createAnalyticsActivities({ baseUrl: deps.controlPlaneUrl, nodeToken: deps.nodeToken }),
     ...createEmailActivities({ baseUrl: deps.controlPlaneUrl, nodeToken: deps.nodeToken }),
     ...createWebhookActivities({
       controlPlaneUrl: deps.controlPlaneUrl,

@@ -72,3 +72,22 @@ test('webhookBody: the spec fields only, missing ones null, sent_at last and fro
   assert.equal(body.duration_sec, 5);
   assert.equal(body.sent_at, '2025-11-25T13:00:00.000Z');
 });
+
+test("webhookBody of a saved query's alert: its own fields, none of an outage's", () => {
+  const payload = {
+    event: 'analytics.alert',
+    saved_query_id: 7,
+    name: '5xx',
+    domain: 'example.org',
+    column: 'errors',
+    op: '>',
+    threshold: 100,
+    value: 131,
+    evaluated_at: '2025-11-25T12:59:58.000Z',
+    incident_id: 3,
+  };
+  const body = JSON.parse(webhookBody(payload, 1_764_075_600));
+  const { incident_id: _, ...fields } = payload;
+  assert.deepEqual(body, { ...fields, sent_at: '2025-11-25T13:00:00.000Z' });
+  assert.deepEqual(Object.keys(body), [...Object.keys(fields), 'sent_at']);
+});

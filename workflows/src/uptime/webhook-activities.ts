@@ -48,9 +48,26 @@ const BODY_FIELDS = [
   'duration_sec',
 ] as const;
 
+/**
+ * The body fields of `analytics.alert`, a saved analytics query's alert sent to a domain's uptime webhook
+ * (control-plane areas/analytics/saved-queries.ts; docs/decisions.md).
+ */
+const ALERT_BODY_FIELDS = [
+  'event',
+  'saved_query_id',
+  'name',
+  'domain',
+  'column',
+  'op',
+  'threshold',
+  'value',
+  'evaluated_at',
+] as const;
+
 export function webhookBody(payload: Record<string, unknown>, timestamp: number): string {
   const body: Record<string, unknown> = {};
-  for (const k of BODY_FIELDS) body[k] = payload[k] ?? null;
+  const fields = payload.event === 'analytics.alert' ? ALERT_BODY_FIELDS : BODY_FIELDS;
+  for (const k of fields) body[k] = payload[k] ?? null;
   body.sent_at = new Date(timestamp * 1000).toISOString();
   return JSON.stringify(body);
 }

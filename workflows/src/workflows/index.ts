@@ -13,3 +13,4 @@ export { subscriptionLifecycle, subscriptionChangedSignal } from './subscription
 export { rollDnssecKeys } from './roll-dnssec-keys.js';
 export { retryHeldEmail } from './retry-held-email.js';
 export { scanImportSession, lookupProxiedHostnames } from './import-scan.js';
+export { savedQueryAlert, savedQueryChangedSignal } from './saved-query-alert.js';

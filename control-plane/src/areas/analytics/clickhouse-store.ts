@@ -736,6 +736,10 @@ class ClickHouseStore implements AnalyticsStore {
     return Promise.reject(new QueryFailed(CLICKHOUSE_QUERY_REFUSED));
   }
 
+  check(): Promise<never> {
+    return this.query();
+  }
+
   /** `domain_id = d AND time_us >= since AND time_us < until` and the filters present (`domain_id IN` for several). */
   private where(domainIds: number | readonly number[], range: ReadRange): string {
     const ids = [domainIds].flat().filter((id) => !this.deleted.has(id));

@@ -20,6 +20,8 @@ export interface AnalyticsConfig {
   queryConcurrency: number;
   /** ANALYTICS_SWEEP_SECONDS: how often rows past their plan's retention (and deleted domains' rows) are removed. */
   sweepMs: number;
+  /** ANALYTICS_ALERT_MIN_INTERVAL_SECONDS: the shortest evaluation interval a saved query's alert may have. */
+  alertMinIntervalSeconds: number;
 }
 
 export function loadAnalyticsConfig(r: EnvReader): AnalyticsConfig {
@@ -42,5 +44,6 @@ export function loadAnalyticsConfig(r: EnvReader): AnalyticsConfig {
     queryMaxRows: r.int('ANALYTICS_QUERY_MAX_ROWS', 10_000, 1, 1_000_000),
     queryConcurrency: r.int('ANALYTICS_QUERY_CONCURRENCY', 2, 1, 64),
     sweepMs: r.int('ANALYTICS_SWEEP_SECONDS', 3600, 10, 7 * 86400) * 1000,
+    alertMinIntervalSeconds: r.int('ANALYTICS_ALERT_MIN_INTERVAL_SECONDS', 60, 1, 86400),
   };
 }

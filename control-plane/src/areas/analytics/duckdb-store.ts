@@ -80,6 +80,7 @@ import {
   StoreUnavailable,
   type AnalyticsStore,
   type LogRow,
+  type QueryColumn,
   type QueryDomain,
   type QueryLimits,
   type QueryResult,
@@ -161,6 +162,7 @@ export function openDuckDbStore(opts: DuckDbOptions): AnalyticsStore {
   return {
     append: async (rows, batch) => (await engine()).append(rows, batch),
     query: async (sql, domains, limits) => (await engine()).query(sql, domains, limits),
+    check: async (sql, domains, timeoutMs) => (await engine()).check(sql, domains, timeoutMs),
     deleteDomain: async (id) => (await engine()).deleteDomain(id),
     deleteBefore: async (id, before) => (await engine()).deleteBefore(id, before),
     domainIds: async () => (await engine()).domainIds(),
@@ -587,21 +589,47 @@ class DuckDbEngine {
     });
   }
 
+  /**
+   * The sandbox's checks and the engine's binding of `sql` on `conn`, over a `logs` of the domains: the prepared
+   * statement, not run.
+   */
+  private async prepareQuery(conn: DuckDBConnection, sql: string, domains: QueryDomain[]) {
+    // The statement tree, from the engine's own parser, bound to the text's one statement.
+    const parsed = await conn.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql]);
+    checkParsedQuery(String(parsed.getRowsJS()[0][0]), this.functions);
+    const own = domains.filter((d) => this.tables.has(d.id) && !this.deleted.has(d.id));
+    const view = own.length > 0 ? own.map(viewBranch).join(' UNION ALL ') : EMPTY_VIEW;
+    await conn.run(`CREATE TEMP VIEW logs AS ${view}`);
+    const statements = await conn.extractStatements(sql);
+    if (statements.count !== 1) throw new QueryRefused('query: exactly one statement is allowed');
+    const prepared = await statements.prepare(0);
+    if (prepared.statementType !== StatementType.SELECT)
+      throw new QueryRefused('query: only a SELECT statement is allowed');
+    return prepared;
+  }
+
+  async check(sql: string, domains: QueryDomain[], timeoutMs: number): Promise<QueryColumn[]> {
+    const conn = await this.instance.connect();
+    const limit = interruptAt(conn, timeoutMs);
+    try {
+      const prepared = await this.prepareQuery(conn, sql, domains);
+      const columns: QueryColumn[] = [];
+      for (let i = 0; i < prepared.columnCount; i++)
+        columns.push({ name: prepared.columnName(i), type: prepared.columnType(i).toString() });
+      return columns;
+    } catch (err) {
+      throw queryError(err, limit.reached(), timeoutMs);
+    } finally {
+      limit.clear();
+      conn.closeSync();
+    }
+  }
+
   async query(sql: string, domains: QueryDomain[], limits: QueryLimits): Promise<QueryResult> {
     const conn = await this.instance.connect();
     const limit = interruptAt(conn, limits.timeoutMs);
     try {
-      // The statement tree, from the engine's own parser, bound to the text's one statement.
-      const parsed = await conn.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql]);
-      checkParsedQuery(String(parsed.getRowsJS()[0][0]), this.functions);
-      const own = domains.filter((d) => this.tables.has(d.id) && !this.deleted.has(d.id));
-      const view = own.length > 0 ? own.map(viewBranch).join(' UNION ALL ') : EMPTY_VIEW;
-      await conn.run(`CREATE TEMP VIEW logs AS ${view}`);
-      const statements = await conn.extractStatements(sql);
-      if (statements.count !== 1) throw new QueryRefused('query: exactly one statement is allowed');
-      const prepared = await statements.prepare(0);
-      if (prepared.statementType !== StatementType.SELECT)
-        throw new QueryRefused('query: only a SELECT statement is allowed');
+      const prepared = await this.prepareQuery(conn, sql, domains);
       const reader = await prepared.streamAndReadUntil(limits.maxRows + 1);
       const names = reader.columnNames();
       const types = reader.columnTypes().map((t) => t.toString());
@@ -620,9 +648,7 @@ class DuckDbEngine {
       }
       return { columns: names.map((name, i) => ({ name, type: types[i] })), rows, truncated };
     } catch (err) {
-      if (err instanceof QueryRefused) throw err;
-      if (limit.reached()) throw new QueryFailed(`query: stopped at the time limit of ${limits.timeoutMs} ms`);
-      throw new QueryFailed(`query failed: ${err instanceof Error ? err.message : String(err)}`);
+      throw queryError(err, limit.reached(), limits.timeoutMs);
     } finally {
       limit.clear();
       conn.closeSync();
@@ -634,6 +660,13 @@ class DuckDbEngine {
     this.writer.closeSync();
     this.instance.closeSync();
   }
+}
+
+/** What a failed query or check throws: the sandbox's refusal as it is, the time limit, or the engine's failure. */
+function queryError(err: unknown, timedOut: boolean, timeoutMs: number): Error {
+  if (err instanceof QueryRefused) return err;
+  if (timedOut) return new QueryFailed(`query: stopped at the time limit of ${timeoutMs} ms`);
+  return new QueryFailed(`query failed: ${err instanceof Error ? err.message : String(err)}`);
 }
 
 /** Adds the LATER_STORED columns a domain table of an older file lacks, with their defaults. */

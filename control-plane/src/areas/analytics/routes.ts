@@ -8,6 +8,7 @@ import { runQuery } from './service.js';
 import { MAX_PAREN_DEPTH, MAX_QUERY_CHARS } from './sandbox.js';
 import analyticsReadRoutes from './read-routes.js';
 import accountReadRoutes from './account-read-routes.js';
+import savedQueryRoutes from './saved-query-routes.js';
 
 const tags = ['analytics'];
 
@@ -15,6 +16,7 @@ export default async function analyticsRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   await app.register(analyticsReadRoutes);
   await app.register(accountReadRoutes);
+  await app.register(savedQueryRoutes);
   app.post(
     '/analytics/query',
     {

@@ -17,7 +17,14 @@ import { openDuckDbStore } from './duckdb-store.js';
 import { HostDomainCache } from './ingest.js';
 import { QueryRefused, boundQueryText } from './sandbox.js';
 import { pruneTrafficHours, rollUpTraffic } from './usage.js';
-import { QueryFailed, StoreUnavailable, type AnalyticsStore, type QueryDomain, type QueryResult } from './store.js';
+import {
+  QueryFailed,
+  StoreUnavailable,
+  type AnalyticsStore,
+  type QueryColumn,
+  type QueryDomain,
+  type QueryResult,
+} from './store.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -127,8 +134,16 @@ export async function accountDomains(
   request: FastifyRequest,
   required: BooleanField[],
 ): Promise<{ allowed: QueryDomain[]; excluded: ExcludedDomain[] }> {
-  const db = request.server.db;
-  const userId = request.principal.userId;
+  return accountDomainsOf(request.server, request.principal.userId, required);
+}
+
+/** accountDomains of a user (a saved query's alert, evaluated outside any request). */
+export async function accountDomainsOf(
+  app: FastifyInstance,
+  userId: number,
+  required: BooleanField[],
+): Promise<{ allowed: QueryDomain[]; excluded: ExcludedDomain[] }> {
+  const db = app.db;
   const rows = await db
     .select({
       id: domains.id,
@@ -180,14 +195,38 @@ export async function accountDomains(
  * does; with no domain at all, the free plan decides.
  */
 export async function queryDomains(request: FastifyRequest): Promise<QueryDomain[]> {
-  return (await accountDomains(request, ['analytics_enabled', 'logs_enabled'])).allowed;
+  return queryDomainsOf(request.server, request.principal.userId);
+}
+
+/** queryDomains of a user. */
+export async function queryDomainsOf(app: FastifyInstance, userId: number): Promise<QueryDomain[]> {
+  return (await accountDomainsOf(app, userId, ['analytics_enabled', 'logs_enabled'])).allowed;
 }
 
 let running = 0;
 
 /** POST /analytics/query: bounds, plan, concurrency, then the store's sandboxed run; refusals are 400. */
 export async function runQuery(request: FastifyRequest, query: string): Promise<QueryResult> {
-  const app = request.server;
+  return runQueryAs(request.server, request.principal.userId, query);
+}
+
+/**
+ * POST /analytics/query as a user, or with `checkOnly` what it checks before it runs anything (a saved query's save:
+ * the same refusals, the columns it would answer, nothing run).
+ */
+export async function runQueryAs(app: FastifyInstance, userId: number, query: string): Promise<QueryResult>;
+export async function runQueryAs(
+  app: FastifyInstance,
+  userId: number,
+  query: string,
+  checkOnly: true,
+): Promise<QueryColumn[]>;
+export async function runQueryAs(
+  app: FastifyInstance,
+  userId: number,
+  query: string,
+  checkOnly = false,
+): Promise<QueryResult | QueryColumn[]> {
   const cfg = app.config.analytics;
   try {
     boundQueryText(query);
@@ -195,11 +234,12 @@ export async function runQuery(request: FastifyRequest, query: string): Promise<
     if (err instanceof QueryRefused) throw new ApiError('CP_ERR_INVALID_INPUT', err.message);
     throw err;
   }
-  const domainList = await queryDomains(request);
+  const domainList = await queryDomainsOf(app, userId);
   if (running >= cfg.queryConcurrency)
     throw new ApiError('CP_ERR_RATE_LIMITED', 'too many analytics queries running at once; try again shortly');
   running++;
   try {
+    if (checkOnly) return await app.analytics.store.check(query, domainList, cfg.queryTimeoutMs);
     return await app.analytics.store.query(query, domainList, {
       timeoutMs: cfg.queryTimeoutMs,
       maxRows: cfg.queryMaxRows,

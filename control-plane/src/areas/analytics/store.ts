@@ -162,8 +162,14 @@ export interface QueryLimits {
   maxRows: number;
 }
 
+/** A column of a query's answer: its name and the engine's type. */
+export interface QueryColumn {
+  name: string;
+  type: string;
+}
+
 export interface QueryResult {
-  columns: { name: string; type: string }[];
+  columns: QueryColumn[];
   rows: unknown[][];
   truncated: boolean;
 }
@@ -179,6 +185,11 @@ export interface AnalyticsStore {
    * passed checkQuery (sandbox.ts) already; a failure of the engine is thrown as QueryFailed.
    */
   query(sql: string, domains: QueryDomain[], limits: QueryLimits): Promise<QueryResult>;
+  /**
+   * What query() checks before it runs anything, with the same refusals (QueryRefused, QueryFailed): the sandbox and
+   * the engine's binding over these domains' `logs`. Answers the columns the query would have (saved queries).
+   */
+  check(sql: string, domains: QueryDomain[], timeoutMs: number): Promise<QueryColumn[]>;
   /**
    * Requests, bytes and visitors per bucket of `intervalMs` from `startMs` (ms since the epoch) over the domain's rows in the
    * range; buckets without rows are left out. Interrupted after timeoutMs (QueryFailed). `visitors` false: each

@@ -13,6 +13,7 @@ export const NOTIFICATION_CATEGORY_IDS = [
   'sharing',
   'support',
   'account',
+  'analytics',
 ] as const;
 export type NotificationCategory = (typeof NOTIFICATION_CATEGORY_IDS)[number];
 
@@ -40,6 +41,7 @@ export const NOTIFICATION_CATEGORIES: readonly CategoryInfo[] = Object.freeze([
   { id: 'sharing', description: 'Invitations and changes of your membership', default_roles: [] },
   { id: 'support', description: 'Replies to your support tickets', default_roles: [] },
   { id: 'account', description: 'Your account and its API keys', default_roles: [] },
+  { id: 'analytics', description: 'Alerts of your saved analytics queries', default_roles: [] },
 ] satisfies CategoryInfo[]);
 
 export function isNotificationCategory(value: string): value is NotificationCategory {

@@ -159,7 +159,7 @@ export const WebhookConfig = Type.Object(
   { title: 'UptimeWebhook' },
 );
 
-export const EVENTS = ['outage.opened', 'outage.resolved', 'test'] as const;
+export const EVENTS = ['outage.opened', 'outage.resolved', 'test', 'analytics.alert'] as const;
 
 export const DeliveryAttempt = Type.Object(
   {

@@ -263,6 +263,20 @@ export interface EventPayload {
   duration_sec: number | null;
 }
 
+/** The body of a saved analytics query's alert (areas/analytics/saved-queries.ts), without sent_at. */
+export interface AlertEventPayload {
+  event: 'analytics.alert';
+  saved_query_id: number;
+  name: string;
+  /** The domain whose webhook it is. */
+  domain: string;
+  column: string;
+  op: string;
+  threshold: number;
+  value: number;
+  evaluated_at: string;
+}
+
 /**
  * Records a delivery and its workflow start in the caller's transaction (call app.workflowOutbox.nudge() after the
  * commit). An incident event already recorded is not recorded again (null): each incident sends each event once.
@@ -271,7 +285,7 @@ export async function recordDelivery(
   tx: Tx,
   domainId: number,
   url: string,
-  payload: EventPayload,
+  payload: EventPayload | AlertEventPayload,
   redeliveryOf: number | null = null,
   /** False when the caller runs the delivery workflow itself (an incident's workflow, as its child). */
   startWorkflow = true,
@@ -281,7 +295,7 @@ export async function recordDelivery(
     .values({
       domainId,
       event: payload.event,
-      incidentId: payload.incident_id,
+      incidentId: payload.event === 'analytics.alert' ? 0 : payload.incident_id,
       redeliveryOf,
       url,
       payload: { ...payload },
@@ -294,7 +308,8 @@ export async function recordDelivery(
   return row;
 }
 
-async function checkInFlight(tx: Tx, domainId: number): Promise<void> {
+/** 429 when the domain has MAX_PENDING_DELIVERIES deliveries waiting already. */
+export async function checkInFlightDeliveries(tx: Tx, domainId: number): Promise<void> {
   if ((await countPendingDeliveries(tx, domainId)) >= MAX_PENDING_DELIVERIES)
     throw new ApiError(
       'CP_ERR_RATE_LIMITED',
@@ -309,7 +324,7 @@ export async function sendTestEvent(app: FastifyInstance, domain: DomainRow) {
     const settings = await ensureSettings(tx, domain.id);
     if (settings.webhookUrl === '')
       throw new ApiError('CP_ERR_WRONG_STATE', 'no webhook_url is saved for this domain (PUT /uptime/settings)');
-    await checkInFlight(tx, domain.id);
+    await checkInFlightDeliveries(tx, domain.id);
     const now = new Date().toISOString();
     return recordDelivery(tx, domain.id, settings.webhookUrl, {
       event: 'test',
@@ -339,12 +354,12 @@ export async function redeliver(app: FastifyInstance, domain: DomainRow, deliver
     const settings = await ensureSettings(tx, domain.id);
     if (settings.webhookUrl === '')
       throw new ApiError('CP_ERR_WRONG_STATE', 'no webhook_url is saved for this domain (PUT /uptime/settings)');
-    await checkInFlight(tx, domain.id);
+    await checkInFlightDeliveries(tx, domain.id);
     return recordDelivery(
       tx,
       domain.id,
       settings.webhookUrl,
-      past.payload as unknown as EventPayload,
+      past.payload as unknown as EventPayload | AlertEventPayload,
       past.redeliveryOf ?? past.id,
     );
   });
