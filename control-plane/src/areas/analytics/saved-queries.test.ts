@@ -441,6 +441,54 @@ test(
   },
 );
 
+test('an evaluation that finds every query slot taken is postponed, not recorded as an error', async (t) => {
+  const cp = await startTestControlPlane(t, { ANALYTICS_QUERY_CONCURRENCY: '1', ANALYTICS_QUERY_TIMEOUT_MS: '3000' });
+  const u = await cp.user();
+  const d = await cp.domain(u.key, 'sq-busy.example.org');
+  await setOverride(cp.database.db, await domainIdOf(cp, d), 'logs_enabled', true);
+  await shipper(cp)(
+    'n1',
+    Array.from({ length: 500 }, (_, i) => record(d, 200 + (i % 300))),
+  );
+  const path = '/analytics/saved-queries';
+  const alert = { column: 'n', op: '>', value: 0, interval_seconds: 60 };
+  const created = await cp.call(u.key, 'POST', path, { name: 'busy', query: 'SELECT count(*) AS n FROM logs', alert });
+  assert.equal(created.statusCode, 200, created.body);
+  const id = created.json<SavedQuery>().id;
+  const evaluation = async () => (await cp.call(u.key, 'GET', `${path}/${id}`)).json<SavedQuery>().evaluation!;
+  let postponed = false;
+  // A slow query takes the one slot (seen when another query is refused 429); the evaluation asked meanwhile gives
+  // its claim back and answers 503, which the workflow's activity retries. Tried again if the slow query ended first.
+  for (let attempt = 0; attempt < 10 && !postponed; attempt++) {
+    const before = await evaluation();
+    const slow = cp.call(u.key, 'POST', '/analytics/query', {
+      query: 'SELECT sum(a.bytes * b.status + c.bytes - d.status) AS n FROM logs a, logs b, logs c, logs d',
+    });
+    // Two requests through authentication and the database first: the slow query has most likely taken the slot
+    // by then (when a probe took it first, the slow query is refused 429 and the attempt is made again).
+    for (let i = 0; i < 2; i++) await cp.call(u.key, 'GET', path);
+    let busy = false;
+    for (let i = 0; i < 500 && !busy; i++)
+      busy = (await cp.call(u.key, 'POST', '/analytics/query', { query: 'SELECT 1' })).statusCode === 429;
+    if (busy) {
+      try {
+        await evaluateSavedQuery(cp.app, id);
+      } catch (err) {
+        assert.match(String(err), /evaluation postponed: too many analytics queries running at once/);
+        postponed = true;
+        assert.deepEqual(await evaluation(), before, 'nothing recorded, still due');
+      }
+    }
+    assert.ok([400, 429].includes((await slow).statusCode));
+    if (!postponed)
+      assert.equal((await cp.call(u.key, 'PUT', `${path}/${id}`, { alert })).statusCode, 200, 'due again');
+  }
+  assert.ok(postponed);
+  assert.equal((await evaluateSavedQuery(cp.app, id))?.next_at_ms === null, false);
+  const e = await evaluation();
+  assert.deepEqual([e.state, e.last_value, e.last_error], ['firing', 500, null]);
+});
+
 test('holds: each comparison', () => {
   assert.deepEqual(
     (['>', '>=', '<', '<=', '=', '!='] as const).map((op) => [holds(1, op, 1), holds(2, op, 1)]),

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/index.js';
 import { domainMembers, domains, users } from '../../db/schema.js';
-import { ApiError } from '../../errors.js';
+import { ApiError, isApiError } from '../../errors.js';
 import { loadDomain } from '../../auth/domain-access.js';
 import { hasPermission } from '../../auth/permissions.js';
 import { enqueueWorkflows, type WorkflowStart } from '../../workflow-outbox/outbox.js';
@@ -366,6 +366,15 @@ export async function evaluateSavedQuery(
     if (got !== null && typeof got === 'object') error = got.error;
     else value = got;
   } catch (err) {
+    if (isApiError(err) && (err.code === 'CP_ERR_RATE_LIMITED' || err.code === 'CP_ERR_UNAVAILABLE')) {
+      // Busy (the process's query slots taken) or the store not open: not this query's failure. The claim is given
+      // back and the workflow's activity retries the call in a moment (a 503 is retried with backoff).
+      await app.db
+        .update(savedQueries)
+        .set({ nextEvaluationAt: row.nextEvaluationAt })
+        .where(and(eq(savedQueries.id, id), eq(savedQueries.nextEvaluationAt, new Date(claim.next!))));
+      throw new ApiError('CP_ERR_UNAVAILABLE', `evaluation postponed: ${err.message}`);
+    }
     error = message(err);
   }
   const nudge = await app.db.transaction(async (tx) => {
