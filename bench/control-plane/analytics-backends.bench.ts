@@ -28,7 +28,11 @@ import { createClient } from '@clickhouse/client';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { openDuckDbStore } from '../../control-plane/src/areas/analytics/duckdb-store.js';
 import { openClickHouseStore } from '../../control-plane/src/areas/analytics/clickhouse-store.js';
-import { countBotsSql, countClientsSql } from '../../control-plane/src/areas/analytics/clickhouse-rollups.js';
+import {
+  countClientsSql,
+  countValuesSql,
+  VALUE_COUNTS,
+} from '../../control-plane/src/areas/analytics/clickhouse-rollups.js';
 import type { AnalyticsStore, LogRow } from '../../control-plane/src/areas/analytics/store.js';
 import type { ReadRange } from '../../control-plane/src/areas/analytics/reads.js';
 import { startClickHouse } from '../../test/helpers/clickhouse-server.js';
@@ -399,10 +403,10 @@ try {
     await ch.countRows(1);
     const t0 = performance.now();
     await raw.command({ query: fillSql('bench.logs'), clickhouse_settings: { max_execution_time: 3600 } });
-    // The clients per bucket (and per bot class) are counted by the store's append: counted here for the rows it did
+    // The clients per bucket (and per bot class and status) are counted by the store's append: counted here for the rows it did
     // not append.
     await raw.command({ query: countClientsSql('bench', '1') });
-    await raw.command({ query: countBotsSql('bench', '1') });
+    for (const c of VALUE_COUNTS) await raw.command({ query: countValuesSql('bench', c, '1') });
     console.log(`ClickHouse: ${ROWS} rows written by INSERT ... SELECT in ${Math.round(performance.now() - t0)} ms`);
   } else if (ch) chIngest = await ingest(ch, 'ch');
   if (ch) console.log(`ClickHouse ingest: ${Math.round(chIngest)} rows/s`);

@@ -440,28 +440,40 @@ export const clientCountsDriftSql = (db: string, domainId: string): string =>
     USING (lvl, b) WHERE x != y`;
 
 /**
- * The clients per bot class of the fingerprints rollup's buckets (as DuckDB's ro_ tables): per domain, bot class,
- * level of BOT_COUNTED_LEVELS and bucket, the distinct addresses over their fingerprints, written after each batch for
- * the buckets it touched as CLIENT_COUNTS is (the largest count of a bucket is its count: ReplacingMergeTree by n,
- * reads take max(n)), so that a series point of one such bucket filtered on a bot class reads one number. Ordered by
- * bot class before the buckets: such a series reads its class's rows.
+ * The clients per value of one key of a rollup holding clients, per bucket (as DuckDB's ro_ tables): per domain, value,
+ * level and bucket, the distinct addresses, written after each batch for the buckets it touched as CLIENT_COUNTS is
+ * (the largest count of a bucket is its count: ReplacingMergeTree by n, reads take max(n)), so that a series point of
+ * one such bucket filtered on that value reads one number. Ordered by the value before the buckets: such a series
+ * reads its value's rows. The fingerprints per bot class (their addresses counted once over their fingerprints: a
+ * series filtered on a bot class) and the status clients per status (a series at 5-minute points filtered on a
+ * status).
  */
-export const BOT_COUNTS = 'ro';
-export const BOT_COUNTED_LEVELS: readonly number[] = [HOUR, 5 * MINUTE];
-export const botCountsTableSql = (db: string): string =>
-  `CREATE TABLE IF NOT EXISTS ${db}.${BOT_COUNTS} (domain_id UInt32, bot_class String, lvl UInt32, b Int64, n UInt64)
-   ENGINE = ReplacingMergeTree(n) ORDER BY (domain_id, bot_class, lvl, b)`;
-/** Counts again the clients per bot class of the fingerprints rollup's buckets that pass `cond`, into BOT_COUNTS. */
-export const countBotsSql = (db: string, cond: string): string =>
-  `INSERT INTO ${db}.${BOT_COUNTS} SELECT domain_id, bot_class, lvl, b, uniqExact(client_ip)
-   FROM ${db}.${CH_KINDS.fingerprints.table}
-   WHERE lvl IN (${BOT_COUNTED_LEVELS.join(', ')}) AND ${cond} GROUP BY domain_id, bot_class, lvl, b`;
-/** Buckets and bot classes of BOT_COUNTS whose count differs from the fingerprints rollup's, or that one of them lacks. */
-export const botCountsDriftSql = (db: string, domainId: string): string =>
+export interface ValueCounts {
+  table: string;
+  /** The rollup counted, and its key (the series' filter) with its type. */
+  kind: 'fingerprints' | 'statusClients';
+  by: 'bot_class' | 'status';
+  type: string;
+  levels: readonly number[];
+}
+export const VALUE_COUNTS: readonly ValueCounts[] = [
+  { table: 'ro', kind: 'fingerprints', by: 'bot_class', type: 'String', levels: [HOUR, 5 * MINUTE] },
+  { table: 'rsn', kind: 'statusClients', by: 'status', type: 'Int32', levels: [5 * MINUTE] },
+];
+export const valueCountsTableSql = (db: string, c: ValueCounts): string =>
+  `CREATE TABLE IF NOT EXISTS ${db}.${c.table} (domain_id UInt32, ${c.by} ${c.type}, lvl UInt32, b Int64, n UInt64)
+   ENGINE = ReplacingMergeTree(n) ORDER BY (domain_id, ${c.by}, lvl, b)`;
+/** Counts again the clients per value of the rollup's buckets that pass `cond`, into the table of `c`. */
+export const countValuesSql = (db: string, c: ValueCounts, cond: string): string =>
+  `INSERT INTO ${db}.${c.table} SELECT domain_id, ${c.by}, lvl, b, uniqExact(client_ip)
+   FROM ${db}.${CH_KINDS[c.kind].table}
+   WHERE lvl IN (${c.levels.join(', ')}) AND ${cond} GROUP BY domain_id, ${c.by}, lvl, b`;
+/** Buckets and values of the table of `c` whose count differs from its rollup's, or that one of them lacks. */
+export const valueCountsDriftSql = (db: string, c: ValueCounts, domainId: string): string =>
   `SELECT count() AS n FROM
-    (SELECT bot_class, lvl, b, max(n) AS x FROM ${db}.${BOT_COUNTS} WHERE domain_id = ${domainId}
-     GROUP BY bot_class, lvl, b)
+    (SELECT ${c.by}, lvl, b, max(n) AS x FROM ${db}.${c.table} WHERE domain_id = ${domainId}
+     GROUP BY ${c.by}, lvl, b)
     ALL FULL OUTER JOIN
-    (SELECT bot_class, lvl, b, uniqExact(client_ip) AS y FROM ${db}.${CH_KINDS.fingerprints.table}
-     WHERE domain_id = ${domainId} AND lvl IN (${BOT_COUNTED_LEVELS.join(', ')}) GROUP BY bot_class, lvl, b)
-    USING (bot_class, lvl, b) WHERE x != y`;
+    (SELECT ${c.by}, lvl, b, uniqExact(client_ip) AS y FROM ${db}.${CH_KINDS[c.kind].table}
+     WHERE domain_id = ${domainId} AND lvl IN (${c.levels.join(', ')}) GROUP BY ${c.by}, lvl, b)
+    USING (${c.by}, lvl, b) WHERE x != y`;

@@ -35,10 +35,6 @@ import {
 } from './reads.js';
 import {
   aggregateSql,
-  BOT_COUNTED_LEVELS,
-  BOT_COUNTS,
-  botCountsDriftSql,
-  botCountsTableSql,
   CACHED,
   CH_KINDS,
   CH_REFUSED,
@@ -47,8 +43,11 @@ import {
   clientCountsDriftSql,
   clientCountsTableSql,
   COUNTED_LEVELS,
-  countBotsSql,
   countClientsSql,
+  countValuesSql,
+  VALUE_COUNTS,
+  valueCountsDriftSql,
+  valueCountsTableSql,
   dimSourceSql,
   driftSql,
   LEGACY_TABLES,
@@ -417,7 +416,13 @@ class ClickHouseStore implements AnalyticsStore {
       await this.client.command({ query: viewSql(this.db, k) });
     }
     await this.createCounted(CLIENT_COUNTS, clientCountsTableSql, countClientsSql, missing.includes('clients'));
-    await this.createCounted(BOT_COUNTS, botCountsTableSql, countBotsSql, missing.includes('fingerprints'));
+    for (const c of VALUE_COUNTS)
+      await this.createCounted(
+        c.table,
+        (db) => valueCountsTableSql(db, c),
+        (db, cond) => countValuesSql(db, c, cond),
+        missing.includes(c.kind),
+      );
     await this.createPathCopy(have);
   }
 
@@ -480,9 +485,9 @@ class ClickHouseStore implements AnalyticsStore {
    */
   private async countClients(ids: string, loMs: number, hiMs: number): Promise<void> {
     for (const [levels, sql] of [
-      [COUNTED_LEVELS, countClientsSql],
-      [BOT_COUNTED_LEVELS, countBotsSql],
-    ] as const) {
+      [COUNTED_LEVELS, countClientsSql] as const,
+      ...VALUE_COUNTS.map((c) => [c.levels, (db: string, cond: string) => countValuesSql(db, c, cond)] as const),
+    ]) {
       const lo = Math.floor(loMs / levels[0]) * levels[0];
       await this.client.command({
         query: sql(this.db, `domain_id IN (${ids}) AND b >= ${int(lo)} AND b <= ${int(Math.floor(hiMs))}`),
@@ -598,7 +603,7 @@ class ClickHouseStore implements AnalyticsStore {
       await this.mutate(`domain_id = ${int(domainId)}`, BY_PATH);
       for (const k of CH_ROLLUP_KINDS) await this.mutate(`domain_id = ${int(domainId)}`, CH_KINDS[k].table);
       await this.mutate(`domain_id = ${int(domainId)}`, CLIENT_COUNTS);
-      await this.mutate(`domain_id = ${int(domainId)}`, BOT_COUNTS);
+      for (const c of VALUE_COUNTS) await this.mutate(`domain_id = ${int(domainId)}`, c.table);
     });
   }
 
@@ -628,7 +633,7 @@ class ClickHouseStore implements AnalyticsStore {
       }
       // The counted buckets before the cutoff go; those holding it are counted again from the rollup built again.
       await this.mutate(`domain_id = ${int(domainId)} AND b < ${int(ms)}`, CLIENT_COUNTS);
-      await this.mutate(`domain_id = ${int(domainId)} AND b < ${int(ms)}`, BOT_COUNTS);
+      for (const c of VALUE_COUNTS) await this.mutate(`domain_id = ${int(domainId)} AND b < ${int(ms)}`, c.table);
       await this.countClients(int(domainId), ms, ms);
       return n;
     });
@@ -657,7 +662,9 @@ class ClickHouseStore implements AnalyticsStore {
       drift += num(r.n);
     }
     const [c] = await this.select<{ n: number }>(clientCountsDriftSql(this.db, int(domainId)));
-    const [o] = await this.select<{ n: number }>(botCountsDriftSql(this.db, int(domainId)));
+    let o = 0;
+    for (const v of VALUE_COUNTS)
+      o += num((await this.select<{ n: number }>(valueCountsDriftSql(this.db, v, int(domainId))))[0].n);
     // The copy by path against `logs`: its rows' count, and the sum of a hash of each row's columns (the same multiset
     // of rows gives the same sum).
     const check = (t: string) =>
@@ -665,7 +672,7 @@ class ClickHouseStore implements AnalyticsStore {
     const [mine] = await this.select<{ n: number; h: string }>(check(`${this.db}.${BY_PATH}`));
     const [theirs] = await this.select<{ n: number; h: string }>(check(this.table));
     const copy = Math.abs(num(mine.n) - num(theirs.n)) + (String(mine.h) === String(theirs.h) ? 0 : 1);
-    return drift + num(c.n) + num(o.n) + copy;
+    return drift + num(c.n) + o + copy;
   }
 
   /**
@@ -812,15 +819,19 @@ class ClickHouseStore implements AnalyticsStore {
     if (kind) {
       const k = `intDiv(b - ${int(startMs)}, ${int(intervalMs)})`;
       const totals = kind === 'asnClients' ? 'asnCounts' : 'counts';
-      // The points that are one counted bucket (one domain) read its count: the clients per bucket, or per bot class.
+      // The points that are one counted bucket (one domain) read its count: the clients per bucket, or per value of
+      // the filter's column (a bot class, a status: VALUE_COUNTS, whose tables name the column as the rollups do).
+      const byValue = VALUE_COUNTS.find((c) => c.kind === kind);
       const counted =
         kind === 'clients'
           ? { table: CLIENT_COUNTS, levels: COUNTED_LEVELS, where: '' }
-          : kind === 'fingerprints'
+          : byValue
             ? {
-                table: BOT_COUNTS,
-                levels: BOT_COUNTED_LEVELS,
-                where: ` AND bot_class = ${chString(String(range.filter.bot_class))}`,
+                table: byValue.table,
+                levels: byValue.levels,
+                where: filterParts(range)
+                  .map((p) => ` AND ${p}`)
+                  .join(''),
               }
             : null;
       const whole = (l: number) =>
