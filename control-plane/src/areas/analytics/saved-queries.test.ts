@@ -7,11 +7,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eq } from 'drizzle-orm';
 import { startTestControlPlane } from '../../../../test/helpers/control-plane.js';
-import { domains, uptimeWebhookDeliveries, workflowOutbox } from '../../db/schema.js';
+import { domains, uptimeWebhookDeliveries, users, workflowOutbox } from '../../db/schema.js';
 import { setOverride } from '../../plans/subscriptions.js';
 import { MAX_QUERY_CHARS } from './sandbox.js';
 import { evaluateSavedQuery, holds } from './saved-queries.js';
 import { MAX_SAVED_QUERIES } from './saved-query-schemas.js';
+import { savedQueryById } from './saved-queries-store.js';
 import { domainIdOf, shipper, type Rec } from './test-log.js';
 
 interface SavedQuery {
@@ -353,6 +354,12 @@ test(
         assert.match(s.last_error ?? '', /logs/);
         assert.equal((await feed()).length, 2);
         for (const d of [a1, a2]) await setOverride(db, await idOf(d), 'logs_enabled', true);
+
+        // A deactivated account's alert does not run: recorded as well.
+        await db.update(users).set({ active: false }).where(eq(users.id, alice.id));
+        await step();
+        assert.equal((await savedQueryById(db, q.id))?.lastError, 'account is inactive');
+        await db.update(users).set({ active: true }).where(eq(users.id, alice.id));
 
         // Stopped at the time limit: recorded as well.
         const slow = await ok(

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/index.js';
 import { domainMembers, domains, users } from '../../db/schema.js';
-import { ApiError, isApiError } from '../../errors.js';
+import { ApiError, isApiError, MESSAGES } from '../../errors.js';
 import { loadDomain } from '../../auth/domain-access.js';
 import { hasPermission } from '../../auth/permissions.js';
 import { enqueueWorkflows, type WorkflowStart } from '../../workflow-outbox/outbox.js';
@@ -362,6 +362,9 @@ export async function evaluateSavedQuery(
   let value: number | null = null;
   let error: string | null = null;
   try {
+    // A deactivated account's keys are refused (403 `account is inactive`); its alerts stop running too.
+    const [owner] = await app.db.select({ active: users.active }).from(users).where(eq(users.id, row.userId));
+    if (!owner?.active) throw new ApiError('CP_ERR_ACCOUNT_INACTIVE', MESSAGES.inactive);
     const got = firstValue(await runQueryAs(app, row.userId, row.query), row.alertColumn!);
     if (got !== null && typeof got === 'object') error = got.error;
     else value = got;
