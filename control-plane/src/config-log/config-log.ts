@@ -159,7 +159,7 @@ export class ConfigLog {
         'CP_ERR_CONFIG_TOO_LARGE',
         `the domain's configuration would be ${config.configBytes} bytes, above the limit of ${this.maxDomainConfigBytes} bytes per domain; nothing was changed`,
       );
-    const payload = encodeDomainSnapshotFast(config.snapshot);
+    const payload = encodeDomainSnapshotFast(config.snapshot, config.recordsInHand);
     if (whole) return this.insert(tx, entryRow(domainId, config.snapshot.name, payload), opts);
     // An id written then deleted within the change is a removal.
     for (const id of config.missingRecordIds) removedRecords.add(id);

@@ -75,3 +75,29 @@ test('encodeDomainSnapshotFast: the same bytes as encodeDomainSnapshot, whatever
     );
   }
 });
+
+test('encodeDomainSnapshotFast with records given apart (ids apart, null priority and host header): the same bytes', () => {
+  const given = [record(1), record(2, { type: 'MX', destination: 'mx.example.net', mxPriority: 5 }), record(3)];
+  // As a stored record holds them (records/types.ts RecordFields): null for no priority and no host header, and a
+  // comment and line the encoder does not send.
+  const stored = given.map(({ id: _id, ...r }) => ({
+    ...r,
+    mxPriority: r.type === 'MX' ? r.mxPriority : null,
+    hostHeader: null,
+    comment: 'not sent',
+    line: 9,
+  }));
+  const ids = [101, 102, 2 ** 31 + 7];
+  const inSnapshot = [record(100, { hostHeader: 'origin.example.org' })];
+  const whole = [...inSnapshot, ...given.map((r, i) => ({ ...r, id: ids[i]! }))];
+  assert.deepEqual(
+    Buffer.from(encodeDomainSnapshotFast(snapshot(inSnapshot), { ids, records: stored })),
+    Buffer.from(encodeDomainSnapshot(snapshot(whole))),
+  );
+  // Only records given apart, none in the snapshot.
+  assert.deepEqual(
+    Buffer.from(encodeDomainSnapshotFast(snapshot([]), { ids, records: stored })),
+    Buffer.from(encodeDomainSnapshot(snapshot(whole.slice(1)))),
+  );
+  assert.throws(() => encodeDomainSnapshotFast(snapshot([]), { ids: [1], records: stored }), /1 ids for 3 records/);
+});

@@ -7,6 +7,7 @@ import {
   type CustomPage,
   type DomainSettings,
   type DomainSnapshot,
+  type RecordSource,
   type Rule,
   type Zone,
   type ZoneRecord,
@@ -54,6 +55,8 @@ export interface DomainConfig {
   /** Selected ids that no longer exist (written, then deleted, in the same change). */
   missingRecordIds: number[];
   missingRuleIds: number[];
+  /** The row's records_in_hand: the snapshot's records follow those of `snapshot.zone` (encodeDomainSnapshotFast). */
+  recordsInHand?: RecordSource;
 }
 
 type RecordTuple = [
@@ -100,8 +103,11 @@ export interface DomainConfigRow {
   dnssec: DnssecRow | null;
   /** The zone's secondaries and TSIG keys (areas/zone-transfers/store.ts). */
   transfers?: TransfersRow | null;
-  /** The records already in the form nodes receive (zoneRecordOf), from a write that has them in hand: used instead of `records`. */
-  zone_records?: ZoneRecord[];
+  /**
+   * The records of a write that has them in hand (records/service.ts importZone), used instead of `records`: encoded
+   * for nodes straight from them (encodeDomainSnapshotFast's RecordSource), no ZoneRecord made of each.
+   */
+  records_in_hand?: RecordSource;
 }
 
 /** uptime_monitors.scope as stored (control-plane/src/areas/uptime/monitor.ts MonitorScope). */
@@ -207,49 +213,12 @@ async function readConfigRow(
 
 /**
  * Bumps the zone serial of domain `domainId` and reads its domain-level config without any record or rule, for a
- * write that has its records in hand (records/service.ts importZone): it sets them (zoneRecordOf) as the row's zone_records
+ * write that has its records in hand (records/service.ts importZone): it sets them as the row's records_in_hand
  * and hands it to the config log as ConfigChange.read, so a large import reads nothing of what it just wrote.
  * Undefined when the domain does not exist.
  */
 export async function bumpDomainConfigRow(tx: Tx, domainId: number): Promise<DomainConfigRow | undefined> {
   return readConfigRow(tx, domainId, sql`'[]'::json`, sql`'[]'::json`, true);
-}
-
-/** A record as nodes receive it, from its stored fields (for DomainConfigRow.zone_records). */
-export function zoneRecordOf(
-  id: number,
-  r: {
-    name: string;
-    type: string;
-    destination: string;
-    ttl: number;
-    mxPriority: number | null;
-    proxied: boolean;
-    captcha: boolean;
-    scheme: string;
-    port: number;
-    hostHeader: string | null;
-    hostHeaderMode: string;
-    timeout: number;
-    monitor: boolean;
-  },
-): ZoneRecord {
-  return {
-    id,
-    name: r.name,
-    type: r.type,
-    destination: r.destination,
-    ttl: r.ttl,
-    mxPriority: r.mxPriority ?? 0,
-    proxied: r.proxied,
-    captcha: r.captcha,
-    scheme: r.scheme,
-    port: r.port,
-    hostHeader: r.hostHeader ?? '',
-    hostHeaderMode: r.hostHeaderMode,
-    timeout: r.timeout,
-    monitor: r.monitor,
-  };
 }
 
 /**
@@ -278,7 +247,8 @@ export function configFromRow(
     underAttack: row.under_attack,
     developerModeUntil: untilMs === null ? null : new Date(untilMs),
   };
-  const zoneRecords = row.zone_records ?? row.records.map(tupleToRecord);
+  const inHand = row.records_in_hand;
+  const zoneRecords = inHand ? [] : row.records.map(tupleToRecord);
   const snapshotRules = row.rules.map(jsonToRule);
   return {
     snapshot: {
@@ -317,8 +287,10 @@ export function configFromRow(
       transfers: transfersForNodes(opts.vault, header.name, row.transfers ?? null),
     },
     configBytes: Number(row.config_bytes),
-    missingRecordIds: missing(records, zoneRecords),
+    // Records in hand were all written by the change itself, under its lock.
+    missingRecordIds: inHand ? [] : missing(records, zoneRecords),
     missingRuleIds: missing(rules, snapshotRules),
+    recordsInHand: inHand,
   };
 }
 

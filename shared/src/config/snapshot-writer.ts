@@ -12,15 +12,37 @@ const SNAPSHOT_ZONE = 6;
 const ZONE_RECORDS = 10;
 const LEN = 2;
 
-/** encodeDomainSnapshot(snapshot), byte for byte, in time and garbage linear in the records' bytes. */
-export function encodeDomainSnapshotFast(snapshot: DomainSnapshot): Uint8Array {
+/** A record's fields as the encoder reads them: a ZoneRecord's, or a stored record's, whose null is written as 0 or ''. */
+export type RecordSourceFields = Omit<ZoneRecord, 'id' | 'mxPriority' | 'hostHeader'> & {
+  mxPriority: number | null;
+  hostHeader: string | null;
+};
+
+/**
+ * Zone records given apart from the snapshot, by a writer that holds its records in another form (the control plane's
+ * stored fields, ids apart): `records[i]` is written as the ZoneRecord of id `ids[i]`, as if it were in
+ * `zone.records` after those there, with no ZoneRecord object made for it.
+ */
+export interface RecordSource {
+  ids: readonly number[];
+  records: readonly RecordSourceFields[];
+}
+
+/**
+ * encodeDomainSnapshot(snapshot), byte for byte, in time and garbage linear in the records' bytes; with `more`, of
+ * the snapshot whose zone.records are followed by those of `more`.
+ */
+export function encodeDomainSnapshotFast(snapshot: DomainSnapshot, more?: RecordSource): Uint8Array {
   const records = snapshot.zone.records;
-  if (records.length === 0) return encodeDomainSnapshot(snapshot);
+  const extra = more?.records.length ?? 0;
+  if (more && more.ids.length !== extra) throw new Error(`${more.ids.length} ids for ${extra} records`);
+  if (records.length + extra === 0) return encodeDomainSnapshot(snapshot);
   const head = encodeDomainSnapshot({ ...snapshot, zone: { ...snapshot.zone, records: [] } });
   const zone = lengthDelimitedFieldSpan(head, SNAPSHOT_ZONE);
   if (!zone) throw new Error('the encoded snapshot has no zone');
-  const body = new ProtoWriter(records.length * 64);
-  for (const r of records) writeRecord(body, r);
+  const body = new ProtoWriter((records.length + extra) * 64);
+  for (const r of records) writeRecord(body, r.id, r);
+  for (let i = 0; i < extra; i++) writeRecord(body, more!.ids[i]!, more!.records[i]!);
   const recordBytes = body.bytes();
   const zoneValue = head.subarray(zone.valueStart, zone.end);
   const zoneLength = zoneValue.length + recordBytes.length;
@@ -37,19 +59,19 @@ export function encodeDomainSnapshotFast(snapshot: DomainSnapshot): Uint8Array {
 }
 
 /** One record as a Zone `records` field: every field written, in field-number order, as protobufjs does. */
-function writeRecord(w: ProtoWriter, r: ZoneRecord): void {
+function writeRecord(w: ProtoWriter, id: number, r: RecordSourceFields): void {
   const start = w.open((ZONE_RECORDS << 3) | LEN);
-  w.varint(0x08).varint(r.id);
+  w.varint(0x08).varint(id);
   w.varint(0x12).string(r.name);
   w.varint(0x1a).string(r.type);
   w.varint(0x22).string(r.destination);
   w.varint(0x28).varint(r.ttl);
-  w.varint(0x30).varint(r.mxPriority);
+  w.varint(0x30).varint(r.mxPriority ?? 0);
   w.varint(0x38).varint(r.proxied ? 1 : 0);
   w.varint(0x40).varint(r.captcha ? 1 : 0);
   w.varint(0x4a).string(r.scheme);
   w.varint(0x50).varint(r.port);
-  w.varint(0x5a).string(r.hostHeader);
+  w.varint(0x5a).string(r.hostHeader ?? '');
   w.varint(0x62).string(r.hostHeaderMode);
   w.varint(0x68).varint(r.timeout);
   w.varint(0x70).varint(r.monitor ? 1 : 0);

@@ -133,7 +133,24 @@ function platformFields(comment: string | null): Partial<RecordCreate> {
  * (together) and skipped lines are counted as they are read: reading stops as soon as either is past `maxRecords`.
  */
 export function parseZoneFile(zone: string, text: string, maxRecords: number = LIMITS.importMaxRecords): ParseResult {
-  const result: ParseResult = { records: [], skipped: [], errors: [], tooLarge: false };
+  const records: ParsedRecord[] = [];
+  const rest = readZoneFile(zone, text, maxRecords, (line, input) => records.push({ line, input }));
+  return { records, ...rest };
+}
+
+/**
+ * parseZoneFile handing each record to `onRecord` as it is read, in file order, instead of collecting them: a caller
+ * that turns each into something else (records/service.ts readImportFile builds it) keeps no parsed record.
+ * `onRecord` must not throw.
+ */
+export function readZoneFile(
+  zone: string,
+  text: string,
+  maxRecords: number,
+  onRecord: (line: number, input: RecordCreate) => void,
+): Omit<ParseResult, 'records'> {
+  const result: Omit<ParseResult, 'records'> = { skipped: [], errors: [], tooLarge: false };
+  let records = 0;
   const zoneAbs = `${zone}.`;
   let origin = zoneAbs;
   let defaultTtl: number | null = null;
@@ -141,7 +158,7 @@ export function parseZoneFile(zone: string, text: string, maxRecords: number = L
   let owner: string | null = null;
 
   for (const e of entriesOf(text)) {
-    if (result.records.length + result.errors.length > maxRecords || result.skipped.length > maxRecords) {
+    if (records + result.errors.length > maxRecords || result.skipped.length > maxRecords) {
       result.tooLarge = true;
       break;
     }
@@ -196,15 +213,15 @@ export function parseZoneFile(zone: string, text: string, maxRecords: number = L
         ...(priority === undefined ? {} : { mx_priority: priority }),
         ...platformFields(e.comment),
       };
-      result.records.push({ line: e.line, input });
+      records++;
+      onRecord(e.line, input);
     } catch (err) {
       if (!(err instanceof LineError)) throw err;
       result.errors.push({ line: e.line, error: err.message });
     }
   }
   // The last entry read can be the one past the bound (the check above runs before each entry).
-  if (result.records.length + result.errors.length > maxRecords || result.skipped.length > maxRecords)
-    result.tooLarge = true;
+  if (records + result.errors.length > maxRecords || result.skipped.length > maxRecords) result.tooLarge = true;
   result.errors.sort((a, b) => a.line - b.line);
   return result;
 }

@@ -8,7 +8,8 @@ const LABEL = /^[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?$/;
 
 /** Why a dotted name (no trailing dot) is not a valid host name, or null when it is. */
 function labelProblem(labels: string[], allowWildcard: boolean): string | null {
-  for (const [i, label] of labels.entries()) {
+  for (let i = 0; i < labels.length; i++) {
+    const label = labels[i]!;
     if (label.length === 0) return 'empty label';
     if (label.length > 63) return `label "${label.slice(0, 20)}…" is longer than 63 characters`;
     if (label === '*') {

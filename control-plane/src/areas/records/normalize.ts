@@ -93,7 +93,9 @@ function merge(
   if (!isCreate && patch.type !== undefined && parseType(patch.type) !== base.type) {
     throw invalid('type cannot be changed; delete the record and create a new one');
   }
-  const out: RecordFields = { ...base, type };
+  // A create's base is its own (buildRecord): changed in place rather than copied, one object per record built.
+  const out: RecordFields = isCreate ? base : { ...base };
+  out.type = type;
   if (patch.name !== undefined) out.name = normalizeOwnerName(zone, patch.name);
   if (patch.destination !== undefined) {
     const parsed = parseDestination(type, patch.destination, opts);
@@ -141,7 +143,24 @@ function merge(
 export function buildRecord(zone: string, input: RecordCreate, opts: BuildOptions = {}): RecordFields {
   if (typeof input.name !== 'string') throw invalid('name is required');
   if (typeof input.destination !== 'string') throw invalid('destination is required');
-  const base: RecordFields = { name: '@', type: 'A', destination: '', ...RECORD_DEFAULTS };
+  const d = RECORD_DEFAULTS;
+  // Written out rather than spread: one literal of a fixed shape per record (an import builds a million).
+  const base: RecordFields = {
+    name: '@',
+    type: 'A',
+    destination: '',
+    mxPriority: d.mxPriority,
+    ttl: d.ttl,
+    proxied: d.proxied,
+    captcha: d.captcha,
+    scheme: d.scheme,
+    port: d.port,
+    hostHeader: d.hostHeader,
+    hostHeaderMode: d.hostHeaderMode,
+    monitor: d.monitor,
+    timeout: d.timeout,
+    comment: d.comment,
+  };
   return merge(zone, base, input, true, opts);
 }
 

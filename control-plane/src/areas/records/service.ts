@@ -6,11 +6,11 @@ import type { domains } from '../../db/schema.js';
 import { assertRecordsUnlocked, lockedEmailRecords, lockedRecordError } from '../email/service.js';
 import { ApiError, isApiError, MESSAGES } from '../../errors.js';
 import { effectiveFeatures, featuresOf, requireFeature, type EffectiveFeatures } from '../../plans/entitlements.js';
-import { buildZone, bumpDomainConfigRow, zoneRecordOf } from '../../config-log/snapshot.js';
+import { buildZone, bumpDomainConfigRow } from '../../config-log/snapshot.js';
 import { changeDomain, type DomainLock, type DomainWrite } from '../../config-log/index.js';
 import { sendBehind } from '../../db/pipeline.js';
 import { exportZone } from './bind-export.js';
-import { parseZoneFile, type ParseResult } from './bind-parse.js';
+import { parseZoneFile, readZoneFile, type ParseResult } from './bind-parse.js';
 import { applyPatch, buildRecord, sameFields } from './normalize.js';
 import {
   apiToStored,
@@ -303,44 +303,175 @@ export async function parseImportFile(
   domain: DomainRow,
   text: string,
 ): Promise<{ parsed: ParseResult; max: number }> {
-  const max = Math.max(LIMITS.importMaxRecords, (await effectiveFeatures(db, domain.id)).max_records);
+  const max = await importBound(db, domain);
   return { parsed: parseZoneFile(domain.name, text, max), max };
 }
 
+/** The most records a zone file of `domain` may hold (parseImportFile). */
+async function importBound(db: Db | Tx, domain: DomainRow): Promise<number> {
+  return Math.max(LIMITS.importMaxRecords, (await effectiveFeatures(db, domain.id)).max_records);
+}
+
 /** `plan` of a parsed file's records with the file's own skipped and invalid lines added, each list in line order. */
-export function withParsedLines(plan: ImportPlan, parsed: ParseResult): ImportPlan {
-  plan.skipped.push(...parsed.skipped);
-  plan.errors.push(...parsed.errors);
+export function withParsedLines(plan: ImportPlan, parsed: Omit<ParseResult, 'records'>): ImportPlan {
+  // One at a time: spread into push, a file of a few hundred thousand invalid lines overflowed the call stack (500).
+  for (const s of parsed.skipped) plan.skipped.push(s);
+  for (const e of parsed.errors) plan.errors.push(e);
   plan.skipped.sort((a, b) => a.line - b.line);
   plan.errors.sort((a, b) => a.line - b.line);
   return plan;
 }
 
-/** What importing `text` would do, checked exactly as the API checks single creates. Stores nothing. */
-async function planImport(tx: Tx, domain: DomainRow, text: string, policy: AddressPolicy): Promise<ImportPlan> {
-  return planParsed(tx, domain, await parseImportFile(tx, domain, text), policy);
+/** A record of a zone file built (buildRecord) and checked on its own (checkOrigin), with its line. */
+type Planned = ImportPlan['records'][number];
+
+/**
+ * A zone file read for an import (POST records/import and its preview): each record is built and its fields and
+ * origin checked as it is parsed, before the domain's lock (they depend on nothing but the domain's name), so only
+ * the built records are kept, not the parsed ones beside them (a 1,000,000-record import kept both until its write).
+ * `parsed` holds the file's skipped lines and its invalid ones, those of the build included; `built` the rest, in
+ * file order. planBuilt then checks them against the zone, as planRecords checks the items it builds itself.
+ */
+interface ImportFile {
+  parsed: Omit<ParseResult, 'records'>;
+  built: Planned[];
+  max: number;
 }
 
-/** planImport of a file parsed already (parseImportFile). */
-async function planParsed(
-  tx: Tx,
+async function readImportFile(
+  db: Db | Tx,
   domain: DomainRow,
-  { parsed, max }: { parsed: ParseResult; max: number },
+  text: string,
   policy: AddressPolicy,
-): Promise<ImportPlan> {
+): Promise<ImportFile> {
+  const max = await importBound(db, domain);
+  const built: Planned[] = [];
+  const buildErrors: ImportPlan['errors'] = [];
+  const parsed = readZoneFile(domain.name, text, max, (line, input) => {
+    try {
+      const record = buildRecord(domain.name, input, { literalTxt: true }) as Planned;
+      checkOrigin(policy, record);
+      record.line = line;
+      built.push(record);
+    } catch (err) {
+      buildErrors.push({ line, error: itemError(err) });
+    }
+  });
+  // Not sorted here: withParsedLines sorts the plan's lines once.
+  for (const e of buildErrors) parsed.errors.push(e);
+  return { parsed, built, max };
+}
+
+/** What importing `text` would do, checked exactly as the API checks single creates. Stores nothing. */
+async function planImport(tx: Tx, domain: DomainRow, text: string, policy: AddressPolicy): Promise<ImportPlan> {
+  return planFile(tx, domain, await readImportFile(tx, domain, text, policy));
+}
+
+/** planImport of a file read already (readImportFile). */
+async function planFile(tx: Tx, domain: DomainRow, { parsed, built, max }: ImportFile): Promise<ImportPlan> {
   if (parsed.tooLarge) {
     // Refused before any record is checked against the zone (and the rest of the file is not even read).
     return { records: [], skipped: [], errors: [{ line: 0, error: fileTooLarge(max) }], limitError: null };
   }
-  const plan = await planRecords(tx, domain, parsed.records, policy, { literalTxt: true });
-  return withParsedLines(plan, parsed);
+  return withParsedLines(await planBuilt(tx, domain, built), parsed);
+}
+
+/** What the checks of a batch of records against the zone need, and the plan they fill. */
+interface PlanContext {
+  plan: ImportPlan;
+  existingCount: number;
+  index: ZoneIndex;
+  features: EffectiveFeatures;
+  hosts: HostHeaderOwnership;
+}
+
+/**
+ * The context to check `n` records at the owner names `names` gives (raw, to be normalised, or normalised already).
+ * The records the checks need: none in an empty zone, the whole zone when it is no larger than the items (cheaper
+ * than sending every owner name of a large file to find them), else those at the items' names.
+ */
+async function planContext(
+  tx: Tx,
+  domain: DomainRow,
+  n: number,
+  names: () => { raw: Iterable<string | undefined> } | { normalised: string[] },
+): Promise<PlanContext> {
+  const existingCount = await countRecords(tx, domain.id);
+  let index: ZoneIndex;
+  if (existingCount === 0) index = new ZoneIndex();
+  else if (existingCount <= n) index = new ZoneIndex(await listRecordsAround(tx, domain.id, [], null));
+  else {
+    const given = names();
+    const owners = 'raw' in given ? ownerNames(domain.name, given.raw) : [...new Set(given.normalised)];
+    index = new ZoneIndex(await listRecordsAround(tx, domain.id, [], owners));
+  }
+  return {
+    plan: { records: [], skipped: [], errors: [], limitError: null },
+    existingCount,
+    index,
+    features: await effectiveFeatures(tx, domain.id),
+    hosts: new HostHeaderOwnership(tx, domain),
+  };
+}
+
+/**
+ * The checks of one built record that need the zone (host header, the zone rules), then the record planned. A promise
+ * only for a record with a host header to look up: a million records without one are planned without a million awaits.
+ */
+function planOne(ctx: PlanContext, record: Planned): Promise<void> | undefined {
+  if (record.hostHeader === null) {
+    planInZone(ctx, record);
+    return undefined;
+  }
+  return (async () => {
+    try {
+      gateHostHeader(ctx.features, record, null);
+      await checkHostHeader(ctx.hosts, record, null);
+    } catch (err) {
+      refuse(ctx, record, err);
+      return;
+    }
+    planInZone(ctx, record);
+  })();
+}
+
+function planInZone(ctx: PlanContext, record: Planned): void {
+  try {
+    ctx.index.check(record);
+  } catch (err) {
+    refuse(ctx, record, err);
+    return;
+  }
+  ctx.index.add(record); // not stored yet: indexed by its name only
+  ctx.plan.records.push(record);
+}
+
+function refuse(ctx: PlanContext, record: Planned, err: unknown): void {
+  if (isApiError(err) && err.code === 'CP_ERR_RECORD_DUPLICATE')
+    ctx.plan.skipped.push({ line: record.line, reason: 'an identical record already exists' });
+  else ctx.plan.errors.push({ line: record.line, error: itemError(err) });
+}
+
+function finishPlan(ctx: PlanContext): ImportPlan {
+  ctx.plan.limitError = limitError(ctx.features, ctx.existingCount + ctx.plan.records.length);
+  return ctx.plan;
+}
+
+/** planRecords of records built already (readImportFile), in their order. */
+async function planBuilt(tx: Tx, domain: DomainRow, built: readonly Planned[]): Promise<ImportPlan> {
+  const ctx = await planContext(tx, domain, built.length, () => ({ normalised: built.map((r) => r.name) }));
+  for (const record of built) {
+    const checking = planOne(ctx, record);
+    if (checking) await checking;
+  }
+  return finishPlan(ctx);
 }
 
 /**
  * What creating `items` would do, each checked exactly as a single create (fields, origin address, host header
  * and its plan feature, the zone rules against the records already there and the items before it): the records to
  * insert, the identical ones already present (skipped), the errors by line, and the plan's max_records. Stores
- * nothing. Zone import and gateways (areas/gateways) share it.
+ * nothing. Import sessions and gateways (areas/gateways) share it; the zone import builds as it parses (planBuilt).
  */
 export async function planRecords(
   tx: Tx,
@@ -349,46 +480,23 @@ export async function planRecords(
   policy: AddressPolicy,
   opts: { literalTxt?: boolean } = {},
 ): Promise<ImportPlan> {
-  const plan: ImportPlan = { records: [], skipped: [], errors: [], limitError: null };
-  const existingCount = await countRecords(tx, domain.id);
-  // The records the checks need: none in an empty zone, the whole zone when it is no larger than the items (cheaper
-  // than sending every owner name of a large file to find them), else those at the items' names.
-  const index =
-    existingCount === 0
-      ? new ZoneIndex()
-      : existingCount <= items.length
-        ? new ZoneIndex(await listRecordsAround(tx, domain.id, [], null))
-        : await indexAround(
-            tx,
-            domain,
-            [],
-            items.map((r) => r.input.name),
-          );
-  const features = await effectiveFeatures(tx, domain.id);
-  const hosts = new HostHeaderOwnership(tx, domain);
+  const ctx = await planContext(tx, domain, items.length, () => ({ raw: items.map((r) => r.input.name) }));
   for (const { line, input } of items) {
+    let record: Planned;
     try {
-      const record = buildRecord(domain.name, input, opts);
+      record = buildRecord(domain.name, input, opts) as Planned;
       checkOrigin(policy, record);
-      if (record.hostHeader !== null) {
-        gateHostHeader(features, record, null);
-        await checkHostHeader(hosts, record, null);
-      }
-      index.check(record);
-      // The record was built for this item alone: its line is set on it (a copy per record, for an import of a
-      // million, cost about 2 s of CPU and a million more objects live until the write).
-      const planned = record as RecordFields & { line: number };
-      planned.line = line;
-      index.add(planned); // not stored yet: indexed by its name only
-      plan.records.push(planned);
     } catch (err) {
-      if (isApiError(err) && err.code === 'CP_ERR_RECORD_DUPLICATE')
-        plan.skipped.push({ line, reason: 'an identical record already exists' });
-      else plan.errors.push({ line, error: itemError(err) });
+      ctx.plan.errors.push({ line, error: itemError(err) });
+      continue;
     }
+    // The record was built for this item alone: its line is set on it (a copy per record, for an import of a
+    // million, cost about 2 s of CPU and a million more objects live until the write).
+    record.line = line;
+    const checking = planOne(ctx, record);
+    if (checking) await checking;
   }
-  plan.limitError = limitError(features, existingCount + plan.records.length);
-  return plan;
+  return finishPlan(ctx);
 }
 
 export async function previewImport(app: FastifyInstance, domain: DomainRow, text: string): Promise<ImportPlan> {
@@ -409,11 +517,10 @@ export interface ImportOutcome {
 export async function importZone(app: FastifyInstance, domain: DomainRow, text: string): Promise<ImportOutcome> {
   // Parsed before the domain's lock is taken (it reads nothing but the plan's bound): the lock is held for the
   // checks against the zone and the write only. Its result is reported under the lock, as before.
-  const file = await parseImportFile(app.db, domain, text);
+  const file = await readImportFile(app.db, domain, text, originPolicy(app.config));
   return write<ImportOutcome>(app, domain, async (tx) => {
-    const plan = await planParsed(tx, domain, file, originPolicy(app.config));
-    // The parsed records are not needed once planned: a million of them let go before the write and the encoding.
-    file.parsed.records = [];
+    const plan = await planFile(tx, domain, file);
+    file.built = []; // the plan holds those it creates
     if (plan.errors.length) {
       const n = plan.errors.length;
       const first = plan.errors[0]!;
@@ -429,8 +536,8 @@ export async function importZone(app: FastifyInstance, domain: DomainRow, text: 
       const ids = await copyRecords(tx, domain.id, plan.records);
       const read = await bumpDomainConfigRow(tx, domain.id);
       if (!read) throw new ApiError('CP_ERR_NOT_FOUND', MESSAGES.domainNotFound);
-      read.zone_records = plan.records.map((r, i) => zoneRecordOf(ids[i]!, r));
-      plan.records = []; // nothing reads them after this: let them go before the encoding
+      read.records_in_hand = { ids, records: plan.records };
+      plan.records = []; // the config log's encoding holds them, and nothing else
       return {
         value: { created: ids.length, rows: null, skipped: plan.skipped },
         change: { upsertedRecords: ids, read },
