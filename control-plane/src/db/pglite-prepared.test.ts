@@ -8,6 +8,16 @@ import { usePreparedStatements } from './pglite-prepared.js';
 const QUERIES: Array<[string, unknown[]]> = [
   ['SELECT $1::int + 1 AS n, $2::text AS t, $3::bool AS b, $4::text AS missing', [41, "it's", true, null]],
   ["SELECT '\\x0102'::bytea AS bytes, $1::bytea AS echoed", [new Uint8Array([3, 4, 255])]],
+  // Bytes are bound as they are (binary format): every byte value, a view into a larger buffer, an empty one.
+  [
+    'SELECT $1::bytea AS every, length($2::bytea) AS n, $2::bytea = $3::bytea AS same, $4::bytea AS empty',
+    [
+      Uint8Array.from({ length: 512 }, (_, i) => i & 255),
+      new Uint8Array(new ArrayBuffer(300_000), 1000, 200_000).fill(0x5c),
+      new Uint8Array(200_000).fill(0x5c),
+      new Uint8Array(0),
+    ],
+  ],
   ['SELECT $1::json AS j, $2::jsonb AS jb', [JSON.stringify({ a: [1, 'x'] }), JSON.stringify({ b: null })]],
   ['SELECT ARRAY[1,2]::bigint[] AS a, \'{x,"y z"}\'::text[] AS t, $1::int[] AS ids', ['{5,6}']],
   ["SELECT '2020-01-01T00:00:00.123Z'::timestamptz AS at, 9007199254740993::int8 AS big", []],

@@ -58,6 +58,8 @@ const { serialize } = protocol;
 const BEGIN = serialize.query('BEGIN');
 const COMMIT = serialize.query('COMMIT');
 const ROLLBACK = serialize.query('ROLLBACK');
+/** The type oid of bytea. */
+const BYTEA = 17;
 /** "cached plan must not change result type" (feature_not_supported): a kept plan whose table changed. */
 const STALE_PLAN = '0A000';
 
@@ -236,12 +238,7 @@ export function usePreparedStatements(client: PGlite, max = PREPARED_STATEMENTS)
           await exec(BEGIN);
         }
         statement = unnamed ? await describe('', text, options) : await prepare(text, options);
-        const types = statement.paramTypes;
-        const values = (params ?? []).map((value, i) => {
-          if (value === null || value === undefined) return null;
-          const serializer = options?.serializers?.[types[i]!] ?? pg.serializers[types[i]!];
-          return serializer ? serializer(value) : String(value);
-        });
+        const values = valuesOf(statement, params, options);
         const begin = tx?.beginHeld === true;
         const commit = tx !== undefined && options?.thenCommit === true;
         const parts = [serialize.bind({ statement: statement.name, values }), serialize.execute({}), serialize.sync()];
@@ -297,13 +294,25 @@ export function usePreparedStatements(client: PGlite, max = PREPARED_STATEMENTS)
     return err;
   }
 
-  /** The values of `params`, serialised by the statement's parameter types. */
-  function valuesOf(statement: Statement, params: unknown[] | undefined, options: QueryOptions | undefined) {
+  /**
+   * The values of `params`, serialised by the statement's parameter types. Bytes for a bytea parameter are bound as
+   * they are (Bind's binary format, which for bytea is the bytes themselves): PGlite's own serialiser writes them as
+   * hex text through an array of a string per byte, seconds of CPU and gigabytes of heap for the 60 MB config-log
+   * payload of a 1,000,000-record import (bench/RESULTS.md "Large zone import: … the payload bound as bytes").
+   */
+  function valuesOf(
+    statement: Statement,
+    params: unknown[] | undefined,
+    options: QueryOptions | undefined,
+  ): (string | Uint8Array | null)[] {
     const types = statement.paramTypes;
     return (params ?? []).map((value, i) => {
       if (value === null || value === undefined) return null;
-      const serializer = options?.serializers?.[types[i]!] ?? pg.serializers[types[i]!];
-      return serializer ? serializer(value) : String(value);
+      const type = types[i]!;
+      const serializer = options?.serializers?.[type];
+      if (!serializer && type === BYTEA && value instanceof Uint8Array) return value;
+      const serialize = serializer ?? pg.serializers[type];
+      return serialize ? serialize(value) : String(value);
     });
   }
 
