@@ -23,6 +23,9 @@ function clientOf(tx: Tx): PgliteClient | PgClient {
 
 const isPglite = (c: PgliteClient | PgClient): c is PgliteClient => typeof (c as PgliteClient).exec === 'function';
 
+/** True when `tx` runs on PGlite: one session in this process, so nothing else runs between two of its statements. */
+export const onPglite = (tx: Tx): boolean => isPglite(clientOf(tx));
+
 /** Bytes handed to the socket per CopyData message (the server accepts larger, but a message is copied whole). */
 const COPY_CHUNK = 1 << 20;
 
