@@ -187,6 +187,14 @@ test('links let a stateful client chain operations: domain → records → rule,
   assert.ok(find(links('/domains/{domain}/records/{id}', 'put'), '/domains/{domain}/records/{id}', 'delete'));
   assert.ok(find(links('/domains/{domain}', 'put'), '/domains/{domain}', 'get'));
   assert.equal(links('/domains/{domain}', 'delete').length, 0, 'the fuzzer recreates its domain after a DELETE');
+  // A DELETE of a setting below the domain answers its GET with the setting off (200), not 404: no links to it.
+  assert.ok(find(links('/domains/{domain}/developer-mode', 'post'), '/domains/{domain}/analytics-tag', 'get'));
+  assert.equal(
+    find(links('/domains/{domain}/developer-mode', 'post'), '/domains/{domain}/analytics-tag', 'delete'),
+    undefined,
+  );
+  assert.equal(find(links('/domains/', 'post'), '/domains/{domain}/analytics-tag', 'delete'), undefined);
+  assert.equal(links('/domains/{domain}/analytics-tag', 'delete').length, 0);
 });
 
 test('GET /docs: the API reference page, without a key, with every asset served here (issue 9)', async (t) => {

@@ -72,6 +72,7 @@ export function addLinks(paths: Paths): void {
     for (const target of operations) {
       const m = new RegExp(`^${escapeRegExp(create.path)}\\{([^}/]+)\\}`).exec(target.path);
       if (!m) continue;
+      if (deletesSettingBelow(target, `${create.path}{${m[1]!}}`)) continue;
       const field = keyField(m[1]!, properties);
       if (!field) continue;
       const parameters: Record<string, string> = { [m[1]!]: `$response.body#/${field}` };
@@ -115,12 +116,13 @@ function addItemLinks(operations: Array<{ path: string; method: string; op: Open
     if (source.method === 'delete' && source.path === '/domains/{domain}') continue;
     const ok = source.op.responses?.['200'];
     const item = /^(.*\/\{[^}/]+\})(?:\/[^{}/]+)?$/.exec(source.path)?.[1];
-    if (!ok || !item) continue;
+    if (!ok || !item || deletesSettingBelow(source, item)) continue;
     const params = [...item.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
     const links: Record<string, unknown> = {};
     for (const target of operations) {
       if (target === source || !(target.path === item || /^\/[^{}/]+$/.test(target.path.slice(item.length)))) continue;
       if (!target.path.startsWith(item)) continue;
+      if (deletesSettingBelow(target, item)) continue;
       links[linkName(target.method, target.path)] = {
         operationRef: `#/paths/${pointer(target.path)}/${target.method}`,
         parameters: Object.fromEntries(params.map((p) => [p, `$request.path.${p}`])),
@@ -129,6 +131,16 @@ function addItemLinks(operations: Array<{ path: string; method: string; op: Open
     }
     if (Object.keys(links).length > 0) ok.links = { ...ok.links, ...links };
   }
+}
+
+/**
+ * A DELETE below a resource rather than of it (`DELETE /domains/{domain}/analytics-tag`) switches a setting off or
+ * empties a collection; the GET of the same path then answers the setting's off state with 200, by design
+ * (docs/decisions.md, "Domain operations of issue 16"). A fuzzer following links from the resource to both reads that
+ * 200 as a use after free, so such DELETEs get no links, to or from them; the other fuzz phases still call them.
+ */
+function deletesSettingBelow(target: { path: string; method: string }, resourcePath: string): boolean {
+  return target.method === 'delete' && target.path !== resourcePath;
 }
 
 function linkName(method: string, path: string): string {
