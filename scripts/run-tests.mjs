@@ -28,7 +28,18 @@ if (files.length === 0) {
 }
 const r = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=600000', ...files],
+  [
+    '--import',
+    'tsx',
+    '--test',
+    '--test-concurrency=2',
+    '--test-timeout=600000',
+    '--test-reporter=tap',
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${join(root, 'scripts', 'test-failure-summary.mjs')}`,
+    '--test-reporter-destination=stdout',
+    ...files,
+  ],
   { cwd: root, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } },
 );
 process.exit(r.status ?? 1);
