@@ -3,15 +3,21 @@
 // JavaScript Map, keyed by host + target as the edge's cache is. Per request the JavaScript makes one string (the
 // key, one slice of the shared buffer) and copies two pre-encoded pieces into the answers' buffer: the status line
 // with the Date (made again once a second, as uWS and nginx send one) and the stored entry (its headers and body).
-// Usage: node --import tsx bench/edge-node/native-front.ts <port> [reuse|single] [key|reads]
+// Usage: node --import tsx bench/edge-node/native-front.ts <port> [reuse|single] [key|reads|proxy <origin port>]
 // `reuse`: SO_REUSEPORT, for several processes on one port (wrk-front.sh's 2-core rows).
+// `proxy`: the plain proxy with the module's origin side: JavaScript only decides. Per request it finds the Host's
+// record (a Map), writes the request head to send (the method and target copied from the shared buffer, then the
+// record's pre-encoded lines: version, Host, the three X-Forwarded fields as nginx's bench config sends them, with
+// the peer's address from a memo) and names the origin (M.ORIGIN); C writes it on a pooled keep-alive connection and
+// copies the origin's answer, head and body, to the client. wrk sends no other field, so none is copied here.
 // `reads`: also make the strings the edge reads per request (as ceiling.ts reads does through uWS.js): a list of
 // [name, value] pairs of every header (names lower-cased, parsed from the head in JavaScript), the method, the path,
 // the query; the peer stays the number C gives.
 import { FIELDS, FLAG, M, listenFront } from '../../edge-node/native/http-front/front.js';
 
-const [portText, reuse, what = 'key'] = process.argv.slice(2);
+const [portText, reuse, what = 'key', originPortText] = process.argv.slice(2);
 const reads = what === 'reads';
+const proxy = what === 'proxy';
 const port = Number(portText);
 if (!port) throw new Error('usage: native-front.ts <port> [reuse]');
 
@@ -72,7 +78,60 @@ const headersOf = (rx: Buffer, off: number, len: number): [string, string][] => 
   return out;
 };
 
+/** proxy: a host's record, the origin's index and the lines after the target, per peer address (a memo). */
+interface Route {
+  origin: number;
+  host: string;
+  tails: Map<number, Buffer>;
+}
+const routes = new Map<string, Route>();
+const SPACE = 32;
+const tailOf = (r: Route, peer: number): Buffer => {
+  let t = r.tails.get(peer);
+  if (t === undefined) {
+    const ip = `${peer >>> 24}.${(peer >>> 16) & 255}.${(peer >>> 8) & 255}.${peer & 255}`;
+    t = Buffer.from(
+      ` HTTP/1.1\r\nhost: ${r.host}\r\nx-forwarded-for: ${ip}\r\nx-forwarded-proto: http\r\nx-forwarded-host: ${r.host}\r\n\r\n`,
+      'latin1',
+    );
+    if (r.tails.size < 1024) r.tails.set(peer, t);
+  }
+  return t;
+};
+const onProxyBatch = (n: number): void => {
+  const { rx, meta, tx } = front;
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    const m = i * FIELDS;
+    const r = routes.get(rx.toString('latin1', meta[m + M.HOST_OFF], meta[m + M.HOST_OFF] + meta[m + M.HOST_LEN]));
+    if (r === undefined) {
+      const first = (meta[m + M.FLAGS] & FLAG.KEEP_ALIVE) !== 0 ? notFound : notFoundClose;
+      tx.set(first, at);
+      tx.set(NOT_FOUND.whole, at + first.length);
+      meta[m + M.TX_OFF] = at;
+      meta[m + M.TX_LEN] = first.length + NOT_FOUND.whole.length;
+      at += first.length + NOT_FOUND.whole.length;
+      continue;
+    }
+    // the head: method, space, target (bytes copied in a loop: short spans), then the record's lines
+    const start = at;
+    for (let k = meta[m + M.METHOD_OFF], e = k + meta[m + M.METHOD_LEN]; k < e; k++) tx[at++] = rx[k];
+    tx[at++] = SPACE;
+    for (let k = meta[m + M.TARGET_OFF], e = k + meta[m + M.TARGET_LEN]; k < e; k++) tx[at++] = rx[k];
+    const tail = tailOf(r, meta[m + M.PEER]);
+    tx.set(tail, at);
+    at += tail.length;
+    meta[m + M.TX_OFF] = start;
+    meta[m + M.TX_LEN] = at - start;
+    meta[m + M.ORIGIN] = r.origin;
+  }
+};
+
 const front = listenFront({ host: '127.0.0.1', port, reusePort: reuse === 'reuse', batch: 64 }, (n) => {
+  if (proxy) {
+    onProxyBatch(n);
+    return;
+  }
   const now = Date.now();
   if (Math.floor(now / 1000) !== second) statusLines(now);
   const { rx, meta, tx } = front;
@@ -106,6 +165,13 @@ const front = listenFront({ host: '127.0.0.1', port, reusePort: reuse === 'reuse
     at += first.length + rest.length;
   }
 });
+if (proxy) {
+  const originPort = Number(originPortText);
+  if (!originPort) throw new Error('usage: native-front.ts <port> <reuse|single> proxy <origin port>');
+  const origin = front.addOrigin('127.0.0.1', originPort, 128);
+  for (const host of ['plain.bench.example.org', 'cache.bench.example.org'])
+    routes.set(host, { origin, host, tails: new Map() });
+}
 process.on('SIGTERM', () => {
   front.close();
   process.exit(0);

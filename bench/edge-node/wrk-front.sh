@@ -9,10 +9,14 @@
 #                                  of parsed requests per call into JavaScript)
 #   native front + the same reads  (native-front.ts reads: the strings the edge reads, made from the shared buffer)
 #   nginx plain proxy, edge plain proxy (plain.bench.example.org/page: the proxied rows' baseline in the same run)
+#   native front + native origin, JS decides (native-front.ts proxy: the same module's origin side, a pooled
+#                                  keep-alive connection per request, the answer copied to the client in C;
+#                                  JavaScript only picks the origin and writes the request head)
 # The ceiling servers run one process per core on one port (SO_REUSEPORT). Each row is measured in turn, the order
 # rotated every round; the median of ROUNDS. CPU µs/req: user + system of the row's processes (and their children)
 # during the run, over the requests wrk counted.
 # Usage: nice -n 5 bash bench/edge-node/wrk-front.sh [rounds (default 3)] [seconds (default 5)] [connections (default 64)]
+# ONLY="6 7 8" (row indices, from 0 in the order above) measures those rows alone.
 set -euo pipefail
 ROUNDS="${1:-3}"
 DUR="${2:-5}"
@@ -26,7 +30,7 @@ trap cleanup EXIT
 [ -f "$ROOT/edge-node/native/http-front/build/Release/http_front.node" ] ||
   { echo "the http-front module is not built: npm run setup" >&2; exit 1; }
 ORIGIN_PORT=$(free_port); NGINX_PORT=$(free_port); EDGE_PORT=$(free_port); UWS_PORT=$(free_port); FRONT_PORT=$(free_port)
-UWS_READS_PORT=$(free_port); FRONT_READS_PORT=$(free_port)
+UWS_READS_PORT=$(free_port); FRONT_READS_PORT=$(free_port); FRONT_PROXY_PORT=$(free_port)
 mkdir -p "$TMP/proxy/cache"
 start_origin
 (cd "$ROOT" && node --import tsx bench/edge-node/wrk-setup.ts "$TMP/data" "$ORIGIN_PORT")
@@ -35,8 +39,10 @@ echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 ROWS="$TMP/rows"
 : >"$ROWS"
 NAMES=("nginx proxy_cache hit" "bare uWS, fixed 1 KB" "uWS + the edge's reads" "edge cache hit" "native front, 1 KB from a JS Map"
-  "native front + the same reads" "nginx plain proxy" "edge plain proxy")
+  "native front + the same reads" "nginx plain proxy" "edge plain proxy" "native front + native origin, JS decides")
 NROWS=${#NAMES[@]}
+read -r -a ONLY_ROWS <<<"${ONLY:-$(seq -s' ' 0 $((NROWS - 1)))}"
+NONLY=${#ONLY_ROWS[@]}
 for cores in 1 2; do
   cpuset=$([ "$cores" = 1 ] && echo 1 || echo 0-1)
   cat >"$TMP/proxy/nginx.conf" <<CONF
@@ -51,7 +57,7 @@ CONF
     EDGE_WORKERS=$cores SYNC_URL=off CONTROL_PLANE_URL=off LOG_LEVEL=warn exec taskset -c "$cpuset" node --import tsx \
     edge-node/src/main.ts) >"$TMP/edge.log" 2>&1 </dev/null &
   EDGE_PID=$!; PIDS+=($!)
-  UWS_PIDS=(); FRONT_PIDS=(); UWS_READS_PIDS=(); FRONT_READS_PIDS=()
+  UWS_PIDS=(); FRONT_PIDS=(); UWS_READS_PIDS=(); FRONT_READS_PIDS=(); FRONT_PROXY_PIDS=()
   for _ in $(seq 1 "$cores"); do
     taskset -c "$cpuset" node --import tsx "$ROOT/bench/edge-node/ceiling.ts" fixed "$UWS_PORT" >>"$TMP/uws.log" 2>&1 &
     PIDS+=($!); UWS_PIDS+=($!)
@@ -62,8 +68,13 @@ CONF
     taskset -c "$cpuset" node --import tsx "$ROOT/bench/edge-node/native-front.ts" "$FRONT_READS_PORT" reuse reads \
       >>"$TMP/front.log" 2>&1 &
     PIDS+=($!); FRONT_READS_PIDS+=($!)
+    taskset -c "$cpuset" node --import tsx "$ROOT/bench/edge-node/native-front.ts" "$FRONT_PROXY_PORT" reuse proxy \
+      "$ORIGIN_PORT" >>"$TMP/front.log" 2>&1 &
+    PIDS+=($!); FRONT_PROXY_PIDS+=($!)
   done
-  for p in "$NGINX_PORT" "$EDGE_PORT" "$UWS_PORT" "$UWS_READS_PORT" "$FRONT_PORT" "$FRONT_READS_PORT"; do wait_port "$p"; done
+  for p in "$NGINX_PORT" "$EDGE_PORT" "$UWS_PORT" "$UWS_READS_PORT" "$FRONT_PORT" "$FRONT_READS_PORT" "$FRONT_PROXY_PORT"; do
+    wait_port "$p"
+  done
   sleep 1
   NGINX_PID=$(cat "$TMP/proxy/nginx.pid")
   ROW_SPECS=(
@@ -75,16 +86,18 @@ CONF
     "$FRONT_READS_PORT|cache.bench.example.org|/static/a.css|${FRONT_READS_PIDS[*]}"
     "$NGINX_PORT|plain.bench.example.org|/page|$NGINX_PID"
     "$EDGE_PORT|plain.bench.example.org|/page|$EDGE_PID"
+    "$FRONT_PROXY_PORT|plain.bench.example.org|/page|${FRONT_PROXY_PIDS[*]}"
   )
   for round in $(seq 1 "$ROUNDS"); do
-    for k in $(seq 0 $((NROWS - 1))); do
-      i=$(((k + round - 1) % NROWS))
+    for k in $(seq 0 $((NONLY - 1))); do
+      i=${ONLY_ROWS[$(((k + round - 1) % NONLY))]}
       IFS='|' read -r port host path pids <<<"${ROW_SPECS[$i]}"
       read -r -a pid_list <<<"$pids"
       echo "$cores|$i|$(run_wrk "$port" "$host" "$path" "${pid_list[@]}")" | tee -a "$ROWS" >&2
     done
   done
-  kill "$EDGE_PID" "${UWS_PIDS[@]}" "${UWS_READS_PIDS[@]}" "${FRONT_PIDS[@]}" "${FRONT_READS_PIDS[@]}" "$NGINX_PID" 2>/dev/null || true
+  kill "$EDGE_PID" "${UWS_PIDS[@]}" "${UWS_READS_PIDS[@]}" "${FRONT_PIDS[@]}" "${FRONT_READS_PIDS[@]}" "${FRONT_PROXY_PIDS[@]}" \
+    "$NGINX_PID" 2>/dev/null || true
   sleep 1
 done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -94,7 +107,7 @@ echo
 echo "| cores | row | req/s | p50 ms | p99 ms | CPU µs/req | user | system | req/s ÷ nginx's | nginx CPU ÷ this CPU |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 for cores in 1 2; do
-  for i in $(seq 0 $((NROWS - 1))); do
+  for i in "${ONLY_ROWS[@]}"; do
     col() { awk -F'|' -v c="$cores" -v i="$1" -v k="$2" '$1==c && $2==i {split($3, f, " "); print f[k]}' "$ROWS" | median; }
     anchor=$([ "$i" -ge 6 ] && echo 6 || echo 0)
     rps=$(col "$i" 1); cpu=$(col "$i" 4)

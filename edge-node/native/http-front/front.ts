@@ -5,7 +5,9 @@
 // Per batch, request i's fields are meta[i * FIELDS + M.*]; the bytes they point at are in rx (the Host value, the
 // request target right after it, then the head as received). The handler answers request i by copying its bytes
 // into tx and setting meta[i * FIELDS + M.TX_OFF] and M.TX_LEN; a length of 0 leaves it waiting for respond(), -1
-// closes the connection.
+// closes the connection. With M.ORIGIN set to an origin's index (addOrigin), tx[TX_OFF, +TX_LEN) is instead a request
+// head to send to that origin: C writes it on a pooled keep-alive connection, reads the answer's framing and copies
+// the answer to the client, never through JavaScript (502 with an x-edge-error field for what it does not relay).
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
@@ -35,8 +37,13 @@ export const M = {
   COOKIE_LEN: 18,
   TX_OFF: 19,
   TX_LEN: 20,
+  /**
+   * Set by the handler: >= 0 forwards the request to that origin (addOrigin's index) with tx[TX_OFF, +TX_LEN) as the
+   * request head to send; the answer goes from the origin to the client in C. -1 (as C leaves it): TX_* is the answer.
+   */
+  ORIGIN: 21,
 } as const;
-export const FIELDS = 21;
+export const FIELDS = 22;
 export const FLAG = { KEEP_ALIVE: 1, HTTP10: 2, HEAD: 4, V6: 8 } as const;
 
 interface Binding {
@@ -47,6 +54,7 @@ interface Binding {
       reusePort: boolean;
       batch: number;
       maxConnections: number;
+      maxOriginConnections: number;
       rx: Buffer;
       meta: Int32Array;
       tx: Buffer;
@@ -54,6 +62,8 @@ interface Binding {
     onBatch: (count: number) => void,
   ): { handle: object; port: number };
   respond(handle: object, slot: number, gen: number, bytes: Uint8Array): boolean;
+  addOrigin(handle: object, host: string, port: number, poolSize: number): number;
+  forward(handle: object, slot: number, gen: number, origin: number, head: Uint8Array): boolean;
   close(handle: object): void;
   META_FIELDS: number;
   MAX_HEAD: number;
@@ -87,6 +97,8 @@ export interface FrontOptions {
   /** Requests per call into JavaScript (default 64). */
   batch?: number;
   maxConnections?: number;
+  /** Open connections to origins, all origins together (default 1024). */
+  maxOriginConnections?: number;
   /** Bytes of answers one batch may leave in tx (default: 2 KiB per request of a batch, at least 64 KiB). */
   txSize?: number;
 }
@@ -98,6 +110,13 @@ export interface Front {
   readonly tx: Buffer;
   /** Answers a request left waiting; false when its connection is gone or holds no waiting request. */
   respond(slot: number, gen: number, bytes: Uint8Array): boolean;
+  /**
+   * An origin (IPv4 or IPv6 address and port) with a pool of at most poolSize open keep-alive connections; returns
+   * its index for M.ORIGIN and forward().
+   */
+  addOrigin(host: string, port: number, poolSize: number): number;
+  /** Forwards a request left waiting to an origin with this request head; false when its connection is gone. */
+  forward(slot: number, gen: number, origin: number, head: Uint8Array): boolean;
   close(): void;
 }
 
@@ -119,6 +138,7 @@ export function listenFront(o: FrontOptions, onBatch: (count: number) => void): 
       reusePort: o.reusePort ?? false,
       batch,
       maxConnections: o.maxConnections ?? 16384,
+      maxOriginConnections: o.maxOriginConnections ?? 1024,
       rx,
       meta,
       tx,
@@ -132,6 +152,8 @@ export function listenFront(o: FrontOptions, onBatch: (count: number) => void): 
     meta,
     tx,
     respond: (slot, gen, bytes) => open && b.respond(handle, slot, gen, bytes),
+    addOrigin: (host, port, poolSize) => b.addOrigin(handle, host, port, poolSize),
+    forward: (slot, gen, origin, head) => open && b.forward(handle, slot, gen, origin, head),
     close() {
       if (!open) return;
       open = false;

@@ -2,7 +2,7 @@
 // JavaScript, keep-alive, pipelining in order, heads split across reads, malformed and oversized heads refused with
 // the connection closed, answers given after the batch, and a connection closed by the handler.
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { FIELDS, FLAG, M, listenFront, loadHttpFront, type Front } from './front.js';
 
@@ -308,3 +308,462 @@ describe('http-front', { skip: built ? false : 'the http-front module is not bui
     }
   });
 });
+
+/** One answer as a client reads it: status, fields (names lower-cased), body (chunked decoded), trailers. */
+interface Relayed {
+  status: number;
+  headers: Map<string, string>;
+  body: Buffer;
+  trailers: string;
+}
+
+/**
+ * Reads answers from buf: Content-Length, chunked, or none (HEAD, 204, 304); returns those complete, and the length buf
+ * must reach before a Content-Length body in progress can complete (0: unknown).
+ */
+const readAnswers = (buf: Buffer, heads: boolean[]): { answers: Relayed[]; need: number } => {
+  const answers: Relayed[] = [];
+  let consumed = 0;
+  for (;;) {
+    const end = buf.indexOf('\r\n\r\n');
+    if (end < 0) break;
+    const lines = buf.toString('latin1', 0, end).split('\r\n');
+    const headers = new Map<string, string>();
+    for (const l of lines.slice(1))
+      headers.set(l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim());
+    const status = Number(lines[0].split(' ')[1]);
+    let at = end + 4;
+    let body = Buffer.alloc(0);
+    let trailers = '';
+    if (heads[answers.length] || status === 204 || status === 304) {
+      // no body
+    } else if (headers.get('transfer-encoding') === 'chunked') {
+      const parts: Buffer[] = [];
+      for (;;) {
+        const eol = buf.indexOf('\r\n', at);
+        if (eol < 0) return { answers, need: 0 };
+        const size = parseInt(buf.toString('latin1', at, eol).split(';')[0], 16);
+        if (size === 0) {
+          const tend = buf.indexOf('\r\n\r\n', eol - 2 >= at ? eol : at);
+          if (buf.subarray(eol + 2, eol + 4).toString() === '\r\n') {
+            at = eol + 4;
+          } else {
+            if (tend < 0) return { answers, need: 0 };
+            trailers = buf.toString('latin1', eol + 2, tend);
+            at = tend + 4;
+          }
+          break;
+        }
+        if (buf.length < eol + 2 + size + 2) return { answers, need: 0 };
+        parts.push(buf.subarray(eol + 2, eol + 2 + size));
+        at = eol + 2 + size + 2;
+      }
+      body = Buffer.concat(parts);
+    } else {
+      const len = Number(headers.get('content-length') ?? 0);
+      if (buf.length < at + len) return { answers, need: consumed + at + len };
+      body = buf.subarray(at, at + len);
+      at += len;
+    }
+    answers.push({ status, headers, body, trailers });
+    buf = buf.subarray(at);
+    consumed += at;
+  }
+  return { answers, need: 0 };
+};
+
+describe(
+  'http-front forwarding to origins',
+  { skip: built ? false : 'the http-front module is not built (npm run setup)' },
+  () => {
+    let front: Front;
+    /** host → origin index; the handler forwards every request of these hosts with a head of its own. */
+    const originOf = new Map<string, number>();
+    const origins: Server[] = [];
+    /** Per stub origin: connections accepted, open now, most open at once, requests read. */
+    const stats = new Map<
+      string,
+      { accepted: number; open: number; most: number; requests: string[]; closed: number }
+    >();
+    const held: (() => void)[] = [];
+    const BIG = 32 * 1024 * 1024;
+    let bigSocket: Socket | undefined;
+    const bigBody = Buffer.alloc(BIG);
+    for (let i = 0; i < BIG; i++) bigBody[i] = (i * 7 + 3) & 0xff;
+
+    /** A stub origin that answers by path with raw bytes (every framing written by hand). */
+    const stub = (name: string): Promise<number> =>
+      new Promise((resolve) => {
+        const st = { accepted: 0, open: 0, most: 0, requests: [] as string[], closed: 0 };
+        stats.set(name, st);
+        const server = createServer((sock) => {
+          st.accepted++;
+          st.most = Math.max(st.most, ++st.open);
+          sock.on('close', () => {
+            st.open--;
+            st.closed++;
+          });
+          sock.on('error', () => {});
+          let buf = '';
+          sock.on('data', (d) => {
+            buf += d.toString('latin1');
+            for (;;) {
+              const end = buf.indexOf('\r\n\r\n');
+              if (end < 0) return;
+              const head = buf.slice(0, end + 4);
+              buf = buf.slice(end + 4);
+              st.requests.push(head);
+              const path = head.split(' ')[1];
+              answer(path, sock, head);
+            }
+          });
+        });
+        origins.push(server);
+        server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
+      });
+
+    const answer = (path: string, sock: Socket, head: string): void => {
+      const w = (s: string) => sock.write(s, 'latin1');
+      switch (path) {
+        case '/cl':
+          w(
+            'HTTP/1.1 200 OK\r\ncontent-length: 5\r\nx-o: 1\r\nconnection: keep-alive\r\nkeep-alive: timeout=5\r\n\r\nhello',
+          );
+          return;
+        case '/head':
+          w('HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\n'); // the answer to HEAD: a length, no body
+          return;
+        case '/chunked': {
+          // in pieces, a loop turn apart: sizes, extensions, data and trailers cut across reads
+          const pieces = [
+            'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r',
+            '\nhel',
+            'lo\r\n6;ext=1\r\n wor',
+            'ld\r\n0\r\nx-t',
+            'railer: t\r\n',
+            '\r\n',
+          ];
+          void (async () => {
+            for (const p of pieces) {
+              w(p);
+              await new Promise((r) => setImmediate(r));
+            }
+          })();
+          return;
+        }
+        case '/close-after':
+          w('HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 2\r\n\r\nok');
+          sock.end();
+          return;
+        case '/http10': // as Python's http.server: HTTP/1.0, a length, then the close
+          w('HTTP/1.0 200 OK\r\ncontent-length: 3\r\n\r\nten');
+          sock.end();
+          return;
+        case '/idle-close': // keeps the connection by its words, then closes it while idle
+          w('HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nidle');
+          setImmediate(() => sock.end());
+          return;
+        case '/close-before':
+          sock.destroy();
+          return;
+        case '/reset-before':
+          sock.resetAndDestroy();
+          return;
+        case '/cl-te':
+          w('HTTP/1.1 200 OK\r\ncontent-length: 5\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n');
+          return;
+        case '/two-lengths':
+          w('HTTP/1.1 200 OK\r\ncontent-length: 5\r\ncontent-length: 6\r\n\r\nhello!');
+          return;
+        case '/te-gzip':
+          w('HTTP/1.1 200 OK\r\ntransfer-encoding: gzip, chunked\r\n\r\n0\r\n\r\n');
+          return;
+        case '/close-delimited':
+          w('HTTP/1.1 200 OK\r\n\r\nuntil the close');
+          sock.end();
+          return;
+        case '/interim':
+          w('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n');
+          return;
+        case '/bare-lf':
+          w('HTTP/1.1 200 OK\ncontent-length: 0\n\n');
+          return;
+        case '/bad-chunk':
+          w('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\n\r\n');
+          return;
+        case '/big':
+          bigSocket = sock;
+          w(`HTTP/1.1 200 OK\r\ncontent-length: ${BIG}\r\n\r\n`);
+          sock.write(bigBody);
+          return;
+        case '/hold':
+          held.push(() => w('HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nheld'));
+          if (held.length >= 2) for (const f of held.splice(0)) f();
+          return;
+        default:
+          w(`HTTP/1.1 404 Not Found\r\ncontent-length: ${head.length}\r\n\r\n${head}`);
+      }
+    };
+
+    before(async () => {
+      front = listenFront(
+        { host: '127.0.0.1', port: 0, batch: 4, maxConnections: 64, maxOriginConnections: 16 },
+        (n) => {
+          const { rx, meta, tx } = front;
+          let at = 0;
+          for (let i = 0; i < n; i++) {
+            const m = i * FIELDS;
+            const host = rx.toString('latin1', meta[m + M.HOST_OFF], meta[m + M.HOST_OFF] + meta[m + M.HOST_LEN]);
+            const method = rx.toString(
+              'latin1',
+              meta[m + M.METHOD_OFF],
+              meta[m + M.METHOD_OFF] + meta[m + M.METHOD_LEN],
+            );
+            const target = rx.toString(
+              'latin1',
+              meta[m + M.TARGET_OFF],
+              meta[m + M.TARGET_OFF] + meta[m + M.TARGET_LEN],
+            );
+            const head = Buffer.from(
+              `${method} ${target} HTTP/1.1\r\nhost: ${host}\r\nx-forwarded-for: 127.0.0.1\r\n\r\n`,
+              'latin1',
+            );
+            tx.set(head, at);
+            meta[m + M.TX_OFF] = at;
+            meta[m + M.TX_LEN] = head.length;
+            meta[m + M.ORIGIN] = originOf.get(host) ?? 999; // 999: no such origin (502 forward-invalid)
+            at += head.length;
+          }
+        },
+      );
+      originOf.set('a.test', front.addOrigin('127.0.0.1', await stub('a'), 4));
+      originOf.set('b.test', front.addOrigin('127.0.0.1', await stub('b'), 2));
+      const dead = await stub('dead');
+      await new Promise((r) => origins.pop()!.close(r));
+      originOf.set('dead.test', front.addOrigin('127.0.0.1', dead, 2));
+    });
+    after(() => {
+      front.close();
+      for (const s of origins) s.close();
+      bigSocket?.destroy();
+    });
+
+    /** Sends the requests (a loop turn apart), reads until `count` answers or the close. */
+    const exchange = (
+      requests: string[],
+      count: number,
+      opts: { heads?: boolean[]; untilClose?: boolean; pause?: (sock: Socket) => Promise<void> } = {},
+    ): Promise<{ answers: Relayed[]; closed: boolean; reset: boolean }> =>
+      new Promise((resolve, reject) => {
+        const sock = connect(front.port, '127.0.0.1');
+        let buf = Buffer.alloc(0);
+        let answers: Relayed[] = [];
+        let reset = false;
+        const timer = setTimeout(() => {
+          sock.destroy();
+          reject(
+            new Error(`no ${count} answers in 60 s (${answers.length}; ${buf.subarray(0, 400).toString('latin1')})`),
+          );
+        }, 60_000);
+        const finish = (closed: boolean) => {
+          clearTimeout(timer);
+          sock.destroy();
+          resolve({ answers, closed, reset });
+        };
+        const parts: Buffer[] = [];
+        let size = 0;
+        let need = 0;
+        sock.on('data', (d: Buffer) => {
+          parts.push(d);
+          size += d.length;
+          // parsed again only once a body in progress can be complete (the large one arrives in many reads)
+          if (opts.untilClose || size < need) return;
+          buf = Buffer.concat([buf, ...parts.splice(0)]);
+          ({ answers, need } = readAnswers(buf, opts.heads ?? []));
+          if (answers.length >= count) finish(false);
+        });
+        sock.on('error', (e: NodeJS.ErrnoException) => {
+          if (e.code === 'ECONNRESET') reset = true;
+        });
+        sock.on('close', () => {
+          buf = Buffer.concat([buf, ...parts.splice(0)]);
+          ({ answers } = readAnswers(buf, opts.heads ?? []));
+          finish(true);
+        });
+        void (async () => {
+          for (const r of requests) {
+            if (sock.destroyed) return;
+            sock.write(r);
+            await new Promise((res) => setImmediate(res));
+          }
+          if (opts.pause) {
+            sock.pause();
+            await opts.pause(sock);
+            sock.resume();
+          }
+        })();
+      });
+
+    const get = (path: string, host = 'a.test', extra = '') => `GET ${path} HTTP/1.1\r\nhost: ${host}\r\n${extra}\r\n`;
+    const waitFor = async (what: string, ok: () => boolean) => {
+      for (let i = 0; i < 6000 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
+      assert.ok(ok(), `${what} within 60 s`);
+    };
+
+    test('relays a Content-Length answer, hop-by-hop fields replaced; the head JavaScript gave is what the origin got', async () => {
+      const a = stats.get('a')!;
+      a.requests.length = 0;
+      const { answers, closed } = await exchange([get('/cl', 'a.test', 'user-agent: t\r\n')], 1);
+      assert.equal(closed, false);
+      assert.equal(answers[0].status, 200);
+      assert.equal(answers[0].body.toString(), 'hello');
+      assert.equal(answers[0].headers.get('x-o'), '1');
+      assert.equal(answers[0].headers.has('connection'), false);
+      assert.equal(answers[0].headers.has('keep-alive'), false);
+      assert.equal(a.requests.at(-1), 'GET /cl HTTP/1.1\r\nhost: a.test\r\nx-forwarded-for: 127.0.0.1\r\n\r\n');
+    });
+
+    test('relays a chunked answer cut across reads, extensions and trailers as sent', async () => {
+      const { answers, closed } = await exchange([get('/chunked'), get('/cl')], 2);
+      assert.equal(closed, false);
+      assert.equal(answers[0].headers.get('transfer-encoding'), 'chunked');
+      assert.equal(answers[0].body.toString(), 'hello world');
+      assert.equal(answers[0].trailers, 'x-trailer: t');
+      assert.equal(answers[1].body.toString(), 'hello'); // the connection goes on after the chunked answer
+    });
+
+    test('reuses the origin connection across requests and client connections (keep-alive pool)', async () => {
+      await waitFor('a idle pool', () => stats.get('a')!.open <= 4);
+      const a = stats.get('a')!;
+      const before = a.accepted;
+      const first = await exchange([get('/cl'), get('/cl'), get('/cl')], 3);
+      const second = await exchange([get('/cl')], 1);
+      assert.deepEqual(
+        [...first.answers, ...second.answers].map((x) => x.body.toString()),
+        ['hello', 'hello', 'hello', 'hello'],
+      );
+      assert.ok(a.accepted - before <= 1, `${a.accepted - before} new origin connections for 4 sequential requests`);
+    });
+
+    test('a HEAD answer has no body: the next answer on the connection is read right', async () => {
+      const { answers } = await exchange([`HEAD /head HTTP/1.1\r\nhost: a.test\r\n\r\n`, get('/cl')], 2, {
+        heads: [true, false],
+      });
+      assert.deepEqual(
+        answers.map((x) => [x.status, x.headers.get('content-length'), x.body.toString()]),
+        [
+          [200, '5', ''],
+          [200, '5', 'hello'],
+        ],
+      );
+    });
+
+    test('an origin that closes after its answer (Connection: close, HTTP/1.0): answered, and not reused', async () => {
+      const a = stats.get('a')!;
+      for (const path of ['/close-after', '/http10']) {
+        const accepted = a.accepted;
+        const { answers, closed } = await exchange([get(path), get('/cl')], 2);
+        assert.equal(closed, false, path);
+        assert.deepEqual(
+          answers.map((x) => x.status),
+          [200, 200],
+          path,
+        );
+        assert.equal(answers[0].body.toString(), path === '/http10' ? 'ten' : 'ok');
+        assert.ok(a.accepted > accepted, `${path}: the next request went on a new connection`);
+      }
+    });
+
+    test('an idle pooled connection the origin closed is never written to: the next request is answered', async () => {
+      const a = stats.get('a')!;
+      for (let round = 0; round < 5; round++) {
+        const closedBefore = a.closed;
+        const first = await exchange([get('/idle-close')], 1);
+        assert.equal(first.answers[0].body.toString(), 'idle');
+        await waitFor('the origin closed its idle connection', () => a.closed > closedBefore);
+        const { answers, reset } = await exchange([get('/cl')], 1);
+        assert.equal(reset, false);
+        assert.deepEqual(
+          answers.map((x) => [x.status, x.body.toString()]),
+          [[200, 'hello']],
+        );
+      }
+    });
+
+    test('an origin that closes or resets before answering: 502 with x-edge-error, the client connection kept', async () => {
+      for (const path of ['/close-before', '/reset-before']) {
+        const { answers, closed, reset } = await exchange([get(path), get('/cl')], 2);
+        assert.equal(reset, false, path);
+        assert.equal(closed, false, path);
+        assert.deepEqual(
+          answers.map((x) => [x.status, x.headers.get('x-edge-error') ?? '']),
+          [
+            [502, path === '/close-before' ? 'origin-closed' : 'origin-reset'],
+            [200, ''],
+          ],
+        );
+      }
+    });
+
+    const refused: [string, string][] = [
+      ['/cl-te', 'origin-framing'],
+      ['/two-lengths', 'origin-framing'],
+      ['/te-gzip', 'origin-framing'],
+      ['/close-delimited', 'origin-framing'],
+      ['/interim', 'origin-interim'],
+      ['/bare-lf', 'origin-head'],
+    ];
+    for (const [path, code] of refused)
+      test(`refuses an origin answer it does not relay (${path}): 502 ${code}, the next request answered`, async () => {
+        const { answers } = await exchange([get(path), get('/cl')], 2);
+        assert.deepEqual(
+          answers.map((x) => [x.status, x.headers.get('x-edge-error') ?? '']),
+          [
+            [502, code],
+            [200, ''],
+          ],
+        );
+      });
+
+    test('a malformed chunk after the head went out: the client connection is closed, not left hanging', async () => {
+      const { closed, answers } = await exchange([get('/bad-chunk')], 1, { untilClose: true });
+      assert.equal(closed, true);
+      assert.equal(answers.length, 0); // the answer was cut: it never completes for the client
+    });
+
+    test('no origin listening: 502 origin-connect; an unknown origin index: 502 forward-invalid', async () => {
+      const { answers } = await exchange([get('/x', 'dead.test'), get('/x', 'nowhere.test'), get('/cl')], 3);
+      assert.deepEqual(
+        answers.map((x) => [x.status, x.headers.get('x-edge-error') ?? '']),
+        [
+          [502, 'origin-connect'],
+          [502, 'forward-invalid'],
+          [200, ''],
+        ],
+      );
+    });
+
+    test('the pool is bounded: 6 concurrent requests to an origin of pool size 2 use at most 2 connections', async () => {
+      const b = stats.get('b')!;
+      const results = await Promise.all(Array.from({ length: 6 }, () => exchange([get('/hold', 'b.test')], 1)));
+      assert.deepEqual(
+        results.map((r) => r.answers[0].body.toString()),
+        Array(6).fill('held'),
+      );
+      assert.ok(b.most <= 2, `${b.most} connections open at once`);
+    });
+
+    test('a large body to a slow reader: read from the origin only as the client takes it, complete and in order', async () => {
+      const { answers, closed } = await exchange([get('/big'), get('/cl')], 2, {
+        pause: async () => {
+          // the client reads nothing: the origin is left with unsent bytes (nothing reads them on the front's side)
+          await waitFor('the origin socket backed up', () => bigSocket !== undefined && bigSocket.writableLength > 0);
+        },
+      });
+      assert.equal(closed, false);
+      assert.equal(answers[0].body.length, BIG);
+      assert.ok(answers[0].body.equals(bigBody));
+      assert.equal(answers[1].body.toString(), 'hello');
+    });
+  },
+);

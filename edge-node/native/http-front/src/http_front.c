@@ -1,6 +1,7 @@
 // A native HTTP/1.1 front for measuring (issue 12's ceiling row, not the edge's serving path): accepts connections
 // and parses request heads in C, hands JavaScript a BATCH of parsed requests per call, and writes the answers
-// JavaScript leaves as pre-encoded bytes.
+// JavaScript leaves as pre-encoded bytes, or forwards a request to an origin on the same epoll (pooled keep-alive
+// connections; the answer's head and body copied to the client in C; see "the origin side" below).
 //
 // One epoll instance of its own holds the listening socket and every connection (level-triggered); its descriptor is
 // polled on Node's own loop (uv_poll_t), so a wake-up drains up to EVENTS ready sockets, reads and parses them, and
@@ -36,6 +37,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -71,6 +73,7 @@ enum {
   M_COOKIE_LEN,
   M_TX_OFF,
   M_TX_LEN,
+  M_ORIGIN, // set by JavaScript: >= 0 forwards tx[off, +len) (a request head) to that origin (addOrigin's index)
   META_FIELDS
 };
 enum { F_KEEP_ALIVE = 1, F_HTTP10 = 2, F_HEAD = 4, F_V6 = 8 };
@@ -91,7 +94,50 @@ typedef struct {
   bool linger;      // refused or done: our side shut, reading and dropping until the peer closes
   uint32_t dropped; // bytes dropped while lingering
   uint32_t events;  // registered with epoll
+  uint32_t up;      // the origin connection answering this request (NONE: none)
+  bool awaiting;    // in an origin's queue for a connection
+  bool http10, head_req, idem, retried;
+  uint8_t *fwd; // the request head to forward (MAX_HEAD bytes, allocated on first use)
+  uint32_t fwd_len;
 } conn_t;
+
+#define NONE 0xffffffffu
+#define UP_TAG 0x80000000u
+#define UP_BUF (64 * 1024)
+#define MAX_WAITERS 4096
+#define MAX_ORIGINS 256
+#define MAX_CHUNK_LINE 4096
+
+enum { UP_FREE, UP_CONNECTING, UP_WRITING, UP_READING, UP_IDLE };
+enum { FR_NONE, FR_LENGTH, FR_CHUNKED };
+enum { CH_SIZE, CH_EXT, CH_SIZE_LF, CH_DATA, CH_DATA_CR, CH_DATA_LF, CH_TRAILER, CH_TRAILER_LINE, CH_TRAILER_LF, CH_END_LF };
+
+/** A connection to an origin: answering one client's request, or idle in its origin's pool. */
+typedef struct {
+  int fd; // -1: free
+  uint32_t gen;
+  uint8_t state, framing, cstate;
+  bool reused;    // answered a request before (a failure before any byte may be the keep-alive race)
+  bool head_done; // the answer's head went to the client
+  bool keep;      // the origin keeps the connection after this answer
+  bool digits;    // chunked: a size digit seen
+  uint32_t origin;
+  uint32_t prev, next;          // the origin's idle list
+  uint32_t client, client_gen;  // the client connection it answers
+  uint64_t remaining;           // length: body bytes to come; chunked: the chunk's data bytes to come
+  uint32_t line;                // chunked: bytes of the current size or trailer line
+  uint8_t *buf;                 // UP_BUF bytes, allocated on first use
+  uint32_t len, woff, events;
+} up_t;
+
+typedef struct {
+  struct sockaddr_storage addr;
+  socklen_t addr_len;
+  uint32_t max, open, idle_head;
+  uint32_t *wq; // clients waiting for a connection: (slot, gen) pairs, a ring of MAX_WAITERS
+  uint32_t wq_head, wq_n;
+  bool in_next;
+} origin_t;
 
 typedef struct {
   napi_env env;
@@ -111,6 +157,10 @@ typedef struct {
   int in_dispatch;
   napi_ref cb, rx_ref, meta_ref, tx_ref;
   napi_async_context actx;
+  origin_t *origins;
+  uint32_t norigins;
+  up_t *ups;
+  uint32_t max_ups, *free_ups, nfree_ups;
 } front_t;
 
 typedef struct {
@@ -121,6 +171,8 @@ typedef struct {
 
 static void on_poll(uv_poll_t *h, int status, int events);
 static void on_idle(uv_idle_t *h);
+static void up_abort(front_t *s, conn_t *c);
+static void up_resume(front_t *s, conn_t *c);
 
 // ---- connections ------------------------------------------------------------------------------------------------
 
@@ -140,6 +192,8 @@ static void set_events(front_t *s, conn_t *c) {
 
 static void conn_close(front_t *s, conn_t *c) {
   if (c->fd < 0) return;
+  if (c->up != NONE) up_abort(s, c); // its answer is cut: the origin connection cannot be reused
+  c->awaiting = false;               // a place in an origin's queue is skipped by its generation
   close(c->fd); // leaves the epoll set with it (never duplicated)
   c->fd = -1;
   c->gen++;
@@ -193,6 +247,7 @@ static void conn_flush(front_t *s, conn_t *c) {
     return;
   }
   set_events(s, c);
+  if (c->up != NONE) up_resume(s, c); // the client took what it was sent: read on from the origin
 }
 
 /** Sends bytes (straight to the socket when nothing is pending); false when the connection was closed. */
@@ -234,6 +289,25 @@ static bool conn_send(front_t *s, conn_t *c, const uint8_t *p, size_t len) {
   return true;
 }
 
+/** Sends a then b (one writev when nothing is pending: an answer's head and the body bytes read with it). */
+static bool conn_send2(front_t *s, conn_t *c, const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
+  if (c->wlen == c->woff && an > 0 && bn > 0) {
+    struct iovec iov[2] = {{(void *)a, an}, {(void *)b, bn}};
+    ssize_t r;
+    do r = writev(c->fd, iov, 2);
+    while (r < 0 && errno == EINTR);
+    if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+      conn_close(s, c);
+      return false;
+    }
+    size_t w = r < 0 ? 0 : (size_t)r;
+    if (w >= an) return conn_send(s, c, b + (w - an), bn - (w - an));
+    a += w;
+    an -= w;
+  }
+  return (an == 0 || conn_send(s, c, a, an)) && (bn == 0 || conn_send(s, c, b, bn));
+}
+
 static void queue_ready(front_t *s, conn_t *c) {
   if (c->queued) return;
   c->queued = true;
@@ -243,7 +317,7 @@ static void queue_ready(front_t *s, conn_t *c) {
 /** The request with JavaScript is answered: close if asked, else parse what followed it. */
 static void conn_answered(front_t *s, conn_t *c, const uint8_t *p, size_t len) {
   c->waiting = false;
-  if (!conn_send(s, c, p, len)) return;
+  if (len > 0 && !conn_send(s, c, p, len)) return;
   if (c->close_after) {
     if (c->wlen == c->woff) conn_finish(s, c);
     else set_events(s, c);
@@ -475,6 +549,10 @@ static void take(front_t *s, conn_t *c) {
   m[M_COOKIE_LEN] = (int32_t)h.cookie_len;
   m[M_TX_OFF] = 0;
   m[M_TX_LEN] = 0;
+  m[M_ORIGIN] = -1;
+  c->http10 = (h.flags & F_HTTP10) != 0;
+  c->head_req = (h.flags & F_HEAD) != 0;
+  c->idem = c->head_req || (h.method_len == 3 && memcmp(c->rbuf, "GET", 3) == 0);
   s->rx_at += need;
   s->n++;
   c->waiting = true;
@@ -556,6 +634,555 @@ static void conn_accept(front_t *s) {
   }
 }
 
+// ---- the origin side --------------------------------------------------------------------------------------------
+//
+// JavaScript answers a request with "forward to origin N" and the request head to send (M_ORIGIN, tx). The head goes
+// to a connection of the origin's pool (bounded: `poolSize` open connections; more requests wait in a bounded queue,
+// 502 origin-busy beyond it); the answer's head is parsed for its framing only (Content-Length, Transfer-Encoding:
+// chunked, Connection) and written to the client with the hop-by-hop fields replaced, then the body is copied to the
+// client as it comes, never through JavaScript. Reading from the origin stops while the client has unsent bytes
+// (backpressure). Refused with 502 and an x-edge-error field (or, once bytes of the answer were sent, the client's
+// connection closed): interim (1xx) and upgrade answers, a close-delimited body, a Transfer-Encoding other than
+// chunked, both Content-Length and Transfer-Encoding, conflicting lengths, malformed or over-MAX_HEAD heads, malformed
+// chunks. A pooled connection is reused only when the origin did not say it closes (Connection: close, or HTTP/1.0
+// without keep-alive), its answer ended exactly where its framing said, and it is still open and silent when taken
+// (an idle connection is watched for a close, and checked with a peek when taken); a GET or HEAD that fails on a
+// reused connection before any byte of the answer (the origin closed it meanwhile) is sent once more on another.
+
+static uint64_t up_tag(const front_t *s, const up_t *u) {
+  return ((uint64_t)u->gen << 32) | (UP_TAG | (uint32_t)(u - s->ups));
+}
+
+static void up_set_events(front_t *s, up_t *u, uint32_t want) {
+  if (want == u->events) return;
+  struct epoll_event ev = {.events = want, .data.u64 = up_tag(s, u)};
+  epoll_ctl(s->epfd, EPOLL_CTL_MOD, u->fd, &ev);
+  u->events = want;
+}
+
+static void idle_remove(front_t *s, origin_t *o, up_t *u) {
+  if (u->prev != NONE) s->ups[u->prev].next = u->next;
+  else o->idle_head = u->next;
+  if (u->next != NONE) s->ups[u->next].prev = u->prev;
+  u->prev = u->next = NONE;
+}
+
+static void origin_next(front_t *s, uint32_t oi);
+
+/** Closes an origin connection; `next`: give a waiting client a new one in its place. */
+static void up_close(front_t *s, up_t *u, bool next) {
+  uint32_t oi = u->origin;
+  origin_t *o = &s->origins[oi];
+  if (u->state == UP_IDLE) idle_remove(s, o, u);
+  close(u->fd);
+  u->fd = -1;
+  u->gen++;
+  u->state = UP_FREE;
+  u->client = NONE;
+  u->len = 0;
+  o->open--;
+  s->free_ups[s->nfree_ups++] = (uint32_t)(u - s->ups);
+  if (next) origin_next(s, oi);
+}
+
+/** Answers the client 502 with the error's code (the connection kept unless it was to close). */
+static void client_fail(front_t *s, conn_t *c, const char *code) {
+  char b[256];
+  int n = snprintf(b, sizeof b, "HTTP/1.1 502 Bad Gateway\r\nx-edge-error: %s\r\ncontent-length: 0\r\n%s\r\n", code,
+                   c->close_after ? "connection: close\r\n" : c->http10 ? "connection: keep-alive\r\n" : "");
+  conn_answered(s, c, (const uint8_t *)b, (size_t)n);
+}
+
+static void origin_acquire(front_t *s, conn_t *c, uint32_t oi);
+
+/** The origin connection failed: the client gets a 502 (or a retry, or its connection closed if bytes went out). */
+static void up_fail(front_t *s, up_t *u, const char *code) {
+  conn_t *c = &s->conns[u->client];
+  uint32_t oi = u->origin;
+  bool sent = u->head_done;
+  bool retry = !sent && u->len == 0 && u->reused && c->idem && !c->retried;
+  c->up = NONE;
+  up_close(s, u, false);
+  if (retry) {
+    c->retried = true;
+    origin_acquire(s, c, oi);
+  } else if (sent) {
+    conn_close(s, c); // part of the answer went out: a close is the only honest end
+  } else {
+    client_fail(s, c, code);
+  }
+  origin_next(s, oi);
+}
+
+/** The client's connection closes while its answer comes: the origin connection goes too (its answer is unread). */
+static void up_abort(front_t *s, conn_t *c) {
+  up_t *u = &s->ups[c->up];
+  c->up = NONE;
+  up_close(s, u, true);
+}
+
+static void up_write(front_t *s, up_t *u) {
+  conn_t *c = &s->conns[u->client];
+  while (u->woff < c->fwd_len) {
+    ssize_t r = send(u->fd, c->fwd + u->woff, c->fwd_len - u->woff, MSG_NOSIGNAL);
+    if (r > 0) {
+      u->woff += (uint32_t)r;
+      continue;
+    }
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      up_set_events(s, u, EPOLLOUT);
+      return;
+    }
+    up_fail(s, u, "origin-write");
+    return;
+  }
+  u->state = UP_READING;
+  up_set_events(s, u, EPOLLIN | EPOLLRDHUP);
+}
+
+/** Starts the client's request on the connection (connected, idle or new). */
+static void up_begin(front_t *s, up_t *u, conn_t *c) {
+  u->client = (uint32_t)(c - s->conns);
+  u->client_gen = c->gen;
+  c->up = (uint32_t)(u - s->ups);
+  u->woff = 0;
+  u->len = 0;
+  u->head_done = false;
+  u->state = UP_WRITING;
+  up_write(s, u);
+}
+
+static void up_connect(front_t *s, uint32_t oi, conn_t *c) {
+  origin_t *o = &s->origins[oi];
+  int fd = socket(o->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    client_fail(s, c, "origin-connect");
+    return;
+  }
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  uint32_t idx = s->free_ups[--s->nfree_ups];
+  up_t *u = &s->ups[idx];
+  if (!u->buf && !(u->buf = malloc(UP_BUF))) {
+    s->nfree_ups++;
+    close(fd);
+    client_fail(s, c, "origin-connect");
+    return;
+  }
+  u->fd = fd;
+  u->origin = oi;
+  u->reused = false;
+  u->prev = u->next = NONE;
+  o->open++;
+  int r = connect(fd, (struct sockaddr *)&o->addr, o->addr_len);
+  u->events = r == 0 ? EPOLLIN | EPOLLRDHUP : EPOLLOUT;
+  struct epoll_event ev = {.events = u->events, .data.u64 = up_tag(s, u)};
+  if ((r != 0 && errno != EINPROGRESS) || epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+    u->client = NONE;
+    up_close(s, u, false);
+    client_fail(s, c, "origin-connect");
+    return;
+  }
+  if (r == 0) {
+    up_begin(s, u, c);
+    return;
+  }
+  u->state = UP_CONNECTING;
+  u->client = (uint32_t)(c - s->conns);
+  u->client_gen = c->gen;
+  u->len = 0;
+  u->head_done = false;
+  c->up = idx;
+}
+
+/** Gives the client's request a connection of the origin: a pooled one still open, a new one, or a place in line. */
+static void origin_acquire(front_t *s, conn_t *c, uint32_t oi) {
+  origin_t *o = &s->origins[oi];
+  while (o->idle_head != NONE) {
+    up_t *u = &s->ups[o->idle_head];
+    idle_remove(s, o, u);
+    u->state = UP_WRITING;
+    uint8_t b;
+    ssize_t r = recv(u->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      up_begin(s, u, c);
+      return;
+    }
+    up_close(s, u, false); // closed by the origin, or bytes nobody asked for
+  }
+  if (o->open < o->max && s->nfree_ups > 0) {
+    up_connect(s, oi, c);
+    return;
+  }
+  if (o->wq_n == MAX_WAITERS) {
+    client_fail(s, c, "origin-busy");
+    return;
+  }
+  uint32_t at = (o->wq_head + o->wq_n++) % MAX_WAITERS;
+  o->wq[2 * at] = (uint32_t)(c - s->conns);
+  o->wq[2 * at + 1] = c->gen;
+  c->awaiting = true;
+}
+
+/** Clients waiting for a connection of the origin get one while there is one (pooled or room for a new one). */
+static void origin_next(front_t *s, uint32_t oi) {
+  origin_t *o = &s->origins[oi];
+  if (o->in_next) return;
+  o->in_next = true;
+  while (o->wq_n > 0 && (o->idle_head != NONE || (o->open < o->max && s->nfree_ups > 0))) {
+    uint32_t slot = o->wq[2 * o->wq_head], gen = o->wq[2 * o->wq_head + 1];
+    o->wq_head = (o->wq_head + 1) % MAX_WAITERS;
+    o->wq_n--;
+    conn_t *c = &s->conns[slot];
+    if (c->fd < 0 || c->gen != gen || !c->awaiting) continue; // gone meanwhile
+    c->awaiting = false;
+    origin_acquire(s, c, oi);
+  }
+  o->in_next = false;
+}
+
+/** The answer is complete: the connection back to the pool (or closed), the client free for its next request. */
+static void up_done(front_t *s, up_t *u, conn_t *c) {
+  uint32_t oi = u->origin;
+  origin_t *o = &s->origins[oi];
+  c->up = NONE;
+  u->client = NONE;
+  if (u->keep) {
+    u->reused = true;
+    u->state = UP_IDLE;
+    u->prev = NONE;
+    u->next = o->idle_head;
+    if (u->next != NONE) s->ups[u->next].prev = (uint32_t)(u - s->ups);
+    o->idle_head = (uint32_t)(u - s->ups);
+    up_set_events(s, u, EPOLLIN | EPOLLRDHUP); // any byte or close from an idle connection closes it
+  } else {
+    up_close(s, u, false);
+  }
+  conn_answered(s, c, NULL, 0);
+  origin_next(s, oi);
+}
+
+static int hexval(uint8_t ch) {
+  if (ch >= '0' && ch <= '9') return ch - '0';
+  ch |= 0x20;
+  if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+  return -1;
+}
+
+/** Scans chunked framing in p[0, n): the bytes that belong to the answer (all but what follows its end). */
+static size_t chunk_scan(up_t *u, const uint8_t *p, size_t n, bool *done, bool *bad) {
+  size_t i = 0;
+  while (i < n) {
+    uint8_t ch = p[i];
+    switch (u->cstate) {
+    case CH_SIZE: {
+      int v = hexval(ch);
+      if (v >= 0) {
+        if (u->remaining >> 56) goto bad;
+        u->remaining = u->remaining * 16 + (uint64_t)v;
+        u->digits = true;
+        i++;
+        break;
+      }
+      if (!u->digits) goto bad;
+      if (ch == ';' || ch == ' ' || ch == '\t') u->cstate = CH_EXT, u->line = 0;
+      else if (ch == '\r') u->cstate = CH_SIZE_LF;
+      else goto bad;
+      i++;
+      break;
+    }
+    case CH_EXT:
+    case CH_TRAILER_LINE: // the rest of a size line (its extensions) or a trailer line, up to its CR
+      if (ch == '\r') u->cstate = u->cstate == CH_EXT ? CH_SIZE_LF : CH_TRAILER_LF;
+      else if (ch == '\n' || (ch < 0x20 && ch != '\t') || ch == 0x7f || ++u->line > MAX_CHUNK_LINE) goto bad;
+      i++;
+      break;
+    case CH_DATA: {
+      size_t k = n - i < u->remaining ? n - i : (size_t)u->remaining;
+      i += k;
+      u->remaining -= k;
+      if (u->remaining == 0) u->cstate = CH_DATA_CR;
+      break;
+    }
+    case CH_TRAILER:
+      if (ch == '\r') {
+        u->cstate = CH_END_LF;
+        i++;
+        break;
+      }
+      if (ch == ' ' || ch == '\t') goto bad; // obs-fold
+      u->cstate = CH_TRAILER_LINE;
+      u->line = 0;
+      break;
+    default: // one expected byte: the CR after a chunk's data, or the LF of a CRLF
+      if (ch != (u->cstate == CH_DATA_CR ? '\r' : '\n')) goto bad;
+      i++;
+      switch (u->cstate) {
+      case CH_SIZE_LF:
+        u->digits = false;
+        u->cstate = u->remaining ? CH_DATA : CH_TRAILER;
+        break;
+      case CH_DATA_CR: u->cstate = CH_DATA_LF; break;
+      case CH_DATA_LF: u->cstate = CH_SIZE; break;
+      case CH_TRAILER_LF: u->cstate = CH_TRAILER; break;
+      default: *done = true; return i; // CH_END_LF
+      }
+      break;
+    }
+  }
+  return i;
+bad:
+  *bad = true;
+  return i;
+}
+
+/**
+ * Body bytes p[0, n) of the answer: to the client up to the answer's end, after pre[0, pre_len) (the answer's head,
+ * when these bytes came with it). False when the connection is done or gone.
+ */
+static bool up_body(front_t *s, up_t *u, conn_t *c, const uint8_t *pre, size_t pre_len, const uint8_t *p, size_t n) {
+  size_t take = 0;
+  bool done = false, bad = false;
+  if (u->framing == FR_NONE) {
+    done = true;
+  } else if (u->framing == FR_LENGTH) {
+    take = n < u->remaining ? n : (size_t)u->remaining;
+    u->remaining -= take;
+    done = u->remaining == 0;
+  } else {
+    take = chunk_scan(u, p, n, &done, &bad);
+  }
+  if ((take > 0 || pre_len > 0) && !conn_send2(s, c, pre, pre_len, p, take))
+    return false; // the client is gone, and the origin connection with it
+  if (bad) {
+    up_fail(s, u, "origin-chunked");
+    return false;
+  }
+  if (!done) return true;
+  if (take < n) u->keep = false; // bytes after the answer's end: the origin is not speaking HTTP as we read it
+  up_done(s, u, c);
+  return false;
+}
+
+/**
+ * The answer's head u->buf[0, end): checked, its framing taken, made into the client's head in out (its length in
+ * *out_len) with the hop-by-hop fields (Connection, Keep-Alive, Proxy-Connection) replaced by the client connection's
+ * own. False when it was refused.
+ */
+static bool up_head(front_t *s, up_t *u, conn_t *c, size_t end, uint8_t *out, size_t *out_len) {
+  const uint8_t *p = u->buf;
+  const char *why = "origin-head";
+  if (end < 16 || memcmp(p, "HTTP/1.", 7) != 0 || (p[7] != '0' && p[7] != '1') || p[8] != ' ' || p[9] < '1' ||
+      p[9] > '5' || p[10] < '0' || p[10] > '9' || p[11] < '0' || p[11] > '9' || (p[12] != ' ' && p[12] != '\r'))
+    goto refuse;
+  bool v10 = p[7] == '0';
+  int status = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
+  if (status < 200) {
+    why = "origin-interim"; // 1xx and 101 (an upgrade) are not relayed here
+    goto refuse;
+  }
+  size_t k = 0;
+  size_t i = 9;
+  while (i < end && p[i] != '\r') {
+    if ((p[i] < 0x20 && p[i] != '\t') || p[i] == 0x7f) goto refuse;
+    i++;
+  }
+  memcpy(out, "HTTP/1.1 ", 9);
+  memcpy(out + 9, p + 9, i + 2 - 9);
+  k = i + 2;
+  i += 2;
+  bool has_cl = false, has_te = false, conn_close = false, conn_keep = false;
+  uint64_t cl = 0;
+  while (i + 2 < end || (i + 2 == end && p[i] != '\r')) {
+    if (p[i] == ' ' || p[i] == '\t') goto refuse; // obs-fold
+    size_t ns = i;
+    while (i < end && tchar(p[i])) i++;
+    if (i == ns || i >= end || p[i] != ':') goto refuse;
+    size_t nl = i - ns;
+    i++;
+    while (i < end && (p[i] == ' ' || p[i] == '\t')) i++;
+    size_t vs = i;
+    while (i < end && p[i] != '\r') {
+      if ((p[i] < 0x20 && p[i] != '\t') || p[i] == 0x7f) goto refuse;
+      i++;
+    }
+    if (i + 1 >= end || p[i + 1] != '\n') goto refuse;
+    size_t ve = i;
+    while (ve > vs && (p[ve - 1] == ' ' || p[ve - 1] == '\t')) ve--;
+    const uint8_t *name = p + ns, *v = p + vs;
+    size_t vl = ve - vs;
+    i += 2;
+    uint8_t c0 = name[0] | 0x20;
+    bool copy = true;
+    if (c0 == 'c' && name_is(name, nl, "content-length")) {
+      uint64_t value = 0;
+      if (vl == 0 || vl > 15) goto framing;
+      for (size_t q = 0; q < vl; q++) {
+        if (v[q] < '0' || v[q] > '9') goto framing;
+        value = value * 10 + (v[q] - '0');
+      }
+      if (has_cl && value != cl) goto framing;
+      has_cl = true;
+      cl = value;
+    } else if (c0 == 't' && name_is(name, nl, "transfer-encoding")) {
+      if (has_te || !name_is(v, vl, "chunked")) goto framing;
+      has_te = true;
+    } else if (c0 == 'c' && name_is(name, nl, "connection")) {
+      if (has_token(v, vl, "close")) conn_close = true;
+      if (has_token(v, vl, "keep-alive")) conn_keep = true;
+      copy = false;
+    } else if ((c0 == 'k' && name_is(name, nl, "keep-alive")) || (c0 == 'p' && name_is(name, nl, "proxy-connection"))) {
+      copy = false;
+    }
+    if (copy) {
+      memcpy(out + k, name, i - ns);
+      k += i - ns;
+    }
+  }
+  if (has_te && (has_cl || v10)) goto framing; // CL with TE: a smuggling shape; TE in HTTP/1.0 is not defined
+  if (c->head_req || status == 204 || status == 304) {
+    u->framing = FR_NONE;
+  } else if (has_te) {
+    if (c->http10) goto framing; // a chunked body cannot go to an HTTP/1.0 client as it is
+    u->framing = FR_CHUNKED;
+    u->cstate = CH_SIZE;
+    u->remaining = 0;
+    u->digits = false;
+  } else if (has_cl) {
+    u->framing = FR_LENGTH;
+    u->remaining = cl;
+  } else {
+    goto framing; // a body delimited by the close: not relayed here
+  }
+  u->keep = v10 ? conn_keep && !conn_close : !conn_close;
+  const char *conn = c->close_after ? "connection: close\r\n" : c->http10 ? "connection: keep-alive\r\n" : "";
+  size_t cn = strlen(conn);
+  memcpy(out + k, conn, cn);
+  k += cn;
+  out[k++] = '\r';
+  out[k++] = '\n';
+  u->head_done = true;
+  *out_len = k;
+  return true;
+framing:
+  why = "origin-framing";
+refuse:
+  up_fail(s, u, why);
+  return false;
+}
+
+/** The end of the answer's head in p[0, n): its length with the blank line, 0 when not complete, -1 on a bare LF. */
+static long resp_head_end(const uint8_t *p, size_t n) {
+  size_t k = 0;
+  while (k < n) {
+    const uint8_t *lf = memchr(p + k, '\n', n - k);
+    if (!lf) return 0;
+    size_t at = (size_t)(lf - p);
+    if (at == 0 || p[at - 1] != '\r') return -1;
+    if (at >= 3 && p[at - 2] == '\n' && p[at - 3] == '\r') return (long)(at + 1);
+    k = at + 1;
+  }
+  return 0;
+}
+
+/** Reads the answer while the client takes what it is sent. */
+static void up_read(front_t *s, up_t *u) {
+  conn_t *c = &s->conns[u->client];
+  for (;;) {
+    if (c->wlen > c->woff) {
+      up_set_events(s, u, 0); // the client has unsent bytes: wait for it (up_resume)
+      return;
+    }
+    if (u->head_done) u->len = 0;
+    ssize_t r = read(u->fd, u->buf + u->len, UP_BUF - u->len);
+    if (r == 0) {
+      up_fail(s, u, "origin-closed");
+      return;
+    }
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        up_set_events(s, u, EPOLLIN | EPOLLRDHUP);
+        return;
+      }
+      up_fail(s, u, "origin-reset");
+      return;
+    }
+    if (u->head_done) {
+      if (!up_body(s, u, c, NULL, 0, u->buf, (size_t)r)) return;
+      continue;
+    }
+    u->len += (uint32_t)r;
+    long end = resp_head_end(u->buf, u->len < MAX_HEAD ? u->len : MAX_HEAD);
+    if (end < 0 || (end == 0 && u->len >= MAX_HEAD)) {
+      up_fail(s, u, "origin-head");
+      return;
+    }
+    if (end == 0) continue;
+    uint8_t out[MAX_HEAD + 64];
+    size_t out_len = 0;
+    if (!up_head(s, u, c, (size_t)end, out, &out_len)) return;
+    if (!up_body(s, u, c, out, out_len, u->buf + end, u->len - (size_t)end)) return;
+  }
+}
+
+static void up_resume(front_t *s, conn_t *c) {
+  up_t *u = &s->ups[c->up];
+  if (u->state == UP_READING) up_read(s, u);
+}
+
+static void up_event(front_t *s, up_t *u, uint32_t e) {
+  switch (u->state) {
+  case UP_IDLE:
+    up_close(s, u, true); // an idle connection spoke or closed: it is not reused
+    return;
+  case UP_CONNECTING: {
+    int err = 0;
+    socklen_t len = sizeof err;
+    if ((e & (EPOLLERR | EPOLLHUP)) || getsockopt(u->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
+      up_fail(s, u, "origin-connect");
+      return;
+    }
+    u->state = UP_WRITING;
+    u->woff = 0;
+    up_write(s, u);
+    return;
+  }
+  case UP_WRITING:
+    if (e & EPOLLERR) up_fail(s, u, "origin-write");
+    else up_write(s, u);
+    return;
+  case UP_READING: {
+    conn_t *c = &s->conns[u->client];
+    if (c->wlen > c->woff) { // paused for the client: only an error is reported here
+      if (e & (EPOLLERR | EPOLLHUP)) up_fail(s, u, "origin-reset");
+      return;
+    }
+    up_read(s, u);
+    return;
+  }
+  default:
+    return;
+  }
+}
+
+/** The request is to go to origin oi with the head p[0, len). */
+static void forward(front_t *s, conn_t *c, int32_t oi, const uint8_t *p, size_t len) {
+  if (oi < 0 || (uint32_t)oi >= s->norigins || len == 0 || len > MAX_HEAD) {
+    client_fail(s, c, "forward-invalid");
+    return;
+  }
+  if (!c->fwd && !(c->fwd = malloc(MAX_HEAD))) {
+    client_fail(s, c, "forward-memory");
+    return;
+  }
+  memcpy(c->fwd, p, len);
+  c->fwd_len = (uint32_t)len;
+  c->retried = false;
+  origin_acquire(s, c, (uint32_t)oi);
+}
+
 // ---- JavaScript -------------------------------------------------------------------------------------------------
 
 static void call_handler(front_t *s, unsigned n) {
@@ -599,6 +1226,8 @@ static void dispatch(front_t *s) {
     if (c->fd < 0 || c->gen != (uint32_t)m[M_GEN] || !c->waiting) continue; // gone, or answered by respond()
     int32_t off = m[M_TX_OFF], len = m[M_TX_LEN];
     if (len < 0) conn_close(s, c);
+    else if (m[M_ORIGIN] >= 0 && len > 0 && off >= 0 && (size_t)off + (size_t)len <= s->tx_len)
+      forward(s, c, m[M_ORIGIN], s->tx + off, (size_t)len);
     else if (len > 0 && off >= 0 && (size_t)off + (size_t)len <= s->tx_len) conn_answered(s, c, s->tx + off, (size_t)len);
   }
   s->n = 0;
@@ -652,6 +1281,11 @@ static void on_poll(uv_poll_t *h, int status, int events) {
         conn_accept(s);
         continue;
       }
+      if (slot & UP_TAG) {
+        up_t *u = &s->ups[slot & ~UP_TAG];
+        if (u->fd >= 0 && u->gen == (uint32_t)(evs[i].data.u64 >> 32)) up_event(s, u, evs[i].events);
+        continue;
+      }
       conn_t *c = &s->conns[slot];
       if (c->fd < 0 || c->gen != (uint32_t)(evs[i].data.u64 >> 32)) continue; // closed during this wake-up
       uint32_t e = evs[i].events;
@@ -693,8 +1327,20 @@ static void free_front(front_t *s) {
       if (s->conns[i].fd >= 0) close(s->conns[i].fd);
       free(s->conns[i].rbuf);
       free(s->conns[i].wbuf);
+      free(s->conns[i].fwd);
     }
   }
+  if (s->ups) {
+    for (uint32_t i = 0; i < s->max_ups; i++) {
+      if (s->ups[i].fd >= 0) close(s->ups[i].fd);
+      free(s->ups[i].buf);
+    }
+  }
+  if (s->origins)
+    for (uint32_t i = 0; i < s->norigins; i++) free(s->origins[i].wq);
+  free(s->ups);
+  free(s->free_ups);
+  free(s->origins);
   free(s->conns);
   free(s->free_slots);
   free(s->ready);
@@ -780,12 +1426,13 @@ static napi_value js_listen(napi_env env, napi_callback_info info) {
   size_t host_len;
   CHECK(napi_get_value_string_utf8(env, get_prop(env, o, "host"), host, sizeof host, &host_len));
   uint32_t port = get_u32(env, o, "port"), batch = get_u32(env, o, "batch"), max = get_u32(env, o, "maxConnections");
+  uint32_t max_ups = get_u32(env, o, "maxOriginConnections");
   bool reuse = false;
   napi_get_value_bool(env, get_prop(env, o, "reusePort"), &reuse);
   void *rx, *meta, *tx;
   size_t rx_len, meta_len, tx_len;
   napi_value rxv = get_prop(env, o, "rx"), metav = get_prop(env, o, "meta"), txv = get_prop(env, o, "tx");
-  if (batch == 0 || batch > 4096 || max == 0 || max > 1000000 || port > 65535 || !get_bytes(env, rxv, &rx, &rx_len) ||
+  if (batch == 0 || batch > 4096 || max == 0 || max > 1000000 || max_ups > 1000000 || port > 65535 || !get_bytes(env, rxv, &rx, &rx_len) ||
       !get_bytes(env, metav, &meta, &meta_len) || !get_bytes(env, txv, &tx, &tx_len) || rx_len < 3 * MAX_HEAD ||
       meta_len < (size_t)batch * META_FIELDS * 4) {
     napi_throw_range_error(env, NULL,
@@ -850,22 +1497,36 @@ static napi_value js_listen(napi_env env, napi_callback_info info) {
   s->free_slots = malloc(max * sizeof *s->free_slots);
   s->ready = malloc(max * sizeof *s->ready);
   s->ready_b = malloc(max * sizeof *s->ready_b);
-  if (!s->conns || !s->free_slots || !s->ready || !s->ready_b) {
+  s->max_ups = max_ups;
+  s->ups = calloc(max_ups ? max_ups : 1, sizeof *s->ups);
+  s->free_ups = malloc((max_ups ? max_ups : 1) * sizeof *s->free_ups);
+  s->origins = calloc(MAX_ORIGINS, sizeof *s->origins);
+  if (!s->conns || !s->free_slots || !s->ready || !s->ready_b || !s->ups || !s->free_ups || !s->origins) {
     close(lfd);
     close(epfd);
     free(s->conns);
     free(s->free_slots);
     free(s->ready);
     free(s->ready_b);
+    free(s->ups);
+    free(s->free_ups);
+    free(s->origins);
     free(s);
     napi_throw_error(env, NULL, "http-front: out of memory");
     return NULL;
   }
   for (uint32_t i = 0; i < max; i++) {
     s->conns[i].fd = -1;
+    s->conns[i].up = NONE;
     s->free_slots[i] = max - 1 - i;
   }
   s->nfree = max;
+  for (uint32_t i = 0; i < max_ups; i++) {
+    s->ups[i].fd = -1;
+    s->ups[i].client = NONE;
+    s->free_ups[i] = max_ups - 1 - i;
+  }
+  s->nfree_ups = max_ups;
   struct epoll_event ev = {.events = EPOLLIN, .data.u64 = LISTEN_TAG};
   epoll_ctl(epfd, EPOLL_CTL_ADD, lfd, &ev);
 
@@ -922,9 +1583,83 @@ static napi_value js_respond(napi_env env, napi_callback_info info) {
         napi_get_value_uint32(env, argv[2], &gen) == napi_ok && get_bytes(env, argv[3], &data, &len) &&
         slot < s->max_conns) {
       conn_t *c = &s->conns[slot];
-      if (c->fd >= 0 && c->gen == gen && c->waiting) {
+      if (c->fd >= 0 && c->gen == gen && c->waiting && c->up == NONE && !c->awaiting) {
         ok = true;
         conn_answered(s, c, data, len);
+        if (s->in_dispatch == 0 && s->nready > 0 && !s->idling) {
+          s->idling = true;
+          uv_idle_start(&s->idle, on_idle);
+        }
+      }
+    }
+  }
+  napi_get_boolean(env, ok, &out);
+  return out;
+}
+
+/** addOrigin(handle, host, port, poolSize) → the origin's index (for M_ORIGIN and forward()). */
+static napi_value js_add_origin(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4], out;
+  char host[64] = {0};
+  size_t host_len;
+  uint32_t port = 0, pool = 0;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 4) return NULL;
+  front_t *s = front_of(env, argv[0]);
+  if (!s || napi_get_value_string_utf8(env, argv[1], host, sizeof host, &host_len) != napi_ok ||
+      napi_get_value_uint32(env, argv[2], &port) != napi_ok || napi_get_value_uint32(env, argv[3], &pool) != napi_ok ||
+      port == 0 || port > 65535 || pool == 0) {
+    napi_throw_type_error(env, NULL, "addOrigin(handle, host, port 1..65535, poolSize > 0)");
+    return NULL;
+  }
+  if (s->norigins == MAX_ORIGINS) {
+    napi_throw_range_error(env, NULL, "http-front: too many origins");
+    return NULL;
+  }
+  origin_t *o = &s->origins[s->norigins];
+  memset(o, 0, sizeof *o);
+  struct sockaddr_in *a4 = (struct sockaddr_in *)&o->addr;
+  struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&o->addr;
+  if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
+    a4->sin_family = AF_INET;
+    a4->sin_port = htons((uint16_t)port);
+    o->addr_len = sizeof *a4;
+  } else if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
+    a6->sin6_family = AF_INET6;
+    a6->sin6_port = htons((uint16_t)port);
+    o->addr_len = sizeof *a6;
+  } else {
+    napi_throw_type_error(env, NULL, "addOrigin: host must be an IPv4 or IPv6 address");
+    return NULL;
+  }
+  if (!(o->wq = malloc(2 * MAX_WAITERS * sizeof *o->wq))) {
+    napi_throw_error(env, NULL, "http-front: out of memory");
+    return NULL;
+  }
+  o->max = pool;
+  o->idle_head = NONE;
+  napi_create_uint32(env, s->norigins++, &out);
+  return out;
+}
+
+/** forward(handle, slot, gen, origin, head) → boolean: forwards a request left waiting (M_TX_LEN 0) after its batch. */
+static napi_value js_forward(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5], out;
+  bool ok = false;
+  uint32_t slot = 0, gen = 0;
+  int32_t origin = -1;
+  void *data;
+  size_t len;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) == napi_ok && argc == 5) {
+    front_t *s = front_of(env, argv[0]);
+    if (s && napi_get_value_uint32(env, argv[1], &slot) == napi_ok &&
+        napi_get_value_uint32(env, argv[2], &gen) == napi_ok && napi_get_value_int32(env, argv[3], &origin) == napi_ok &&
+        get_bytes(env, argv[4], &data, &len) && slot < s->max_conns) {
+      conn_t *c = &s->conns[slot];
+      if (c->fd >= 0 && c->gen == gen && c->waiting && c->up == NONE && !c->awaiting) {
+        ok = true;
+        forward(s, c, origin, data, len);
         if (s->in_dispatch == 0 && s->nready > 0 && !s->idling) {
           s->idling = true;
           uv_idle_start(&s->idle, on_idle);
@@ -958,6 +1693,10 @@ static napi_value init(napi_env env, napi_value exports) {
   napi_set_named_property(env, exports, "listen", f);
   napi_create_function(env, "respond", NAPI_AUTO_LENGTH, js_respond, NULL, &f);
   napi_set_named_property(env, exports, "respond", f);
+  napi_create_function(env, "addOrigin", NAPI_AUTO_LENGTH, js_add_origin, NULL, &f);
+  napi_set_named_property(env, exports, "addOrigin", f);
+  napi_create_function(env, "forward", NAPI_AUTO_LENGTH, js_forward, NULL, &f);
+  napi_set_named_property(env, exports, "forward", f);
   napi_create_function(env, "close", NAPI_AUTO_LENGTH, js_close, NULL, &f);
   napi_set_named_property(env, exports, "close", f);
   set_u32(env, exports, "META_FIELDS", META_FIELDS);
