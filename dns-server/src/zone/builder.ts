@@ -83,10 +83,11 @@ export class ZoneBuilder {
    * A builder of `header`'s zone with `records` (the header's own records are ignored), compiled a slice at a time:
    * `pause` is awaited about every SLICE items, so that a large zone is compiled between the answers to other
    * queries. The zone is new and served by no one until the caller installs it, so nothing is seen half-built.
+   * `records` may give the same object each time, overwritten (NodeStore.readDomain): put() keeps none.
    */
   static async inSlices(
     header: DomainSnapshot,
-    records: Iterable<ZoneRecord>,
+    records: Iterable<OwnerRecord>,
     opts: CompileOptions,
     pause: () => Promise<void>,
   ): Promise<ZoneBuilder> {
@@ -94,7 +95,7 @@ export class ZoneBuilder {
     b.plainOnFirstQuery = true;
     let n = 0;
     for (const r of records) {
-      b.put(r);
+      b.put(r, undefined, true);
       if (++n % SLICE === 0) await pause();
     }
     const steps = b.rebuildSteps();
@@ -145,10 +146,12 @@ export class ZoneBuilder {
     return this.apply(snapshot, written, removed);
   }
 
-  private put(r: ZoneRecord | OwnerRecord, touched?: Set<string>): void {
-    if (this.records.has(r.id)) this.remove(r.id, touched ?? new Set());
+  /** Keeps `r` (replacing the record of its id); `unheld`: its id is known not to be held (a zone read whole from
+   *  the store, each id once), so it is not looked up first. */
+  private put(r: ZoneRecord | OwnerRecord, touched?: Set<string>, unheld = false): void {
+    if (!unheld && this.records.has(r.id)) this.remove(r.id, touched ?? new Set());
     const owner = ownerOf(r, this.apex);
-    this.records.set(r, owner);
+    this.records.set(r, owner, unheld);
     if (owner === null) {
       this.invalidNames.set(r.id, `record ${r.id}: invalid name "${r.name}"`);
       return;
@@ -221,7 +224,7 @@ export class ZoneBuilder {
     const previous = this.zone;
     this.zone = zone;
     try {
-      const recompiled = yield* this.recompileSteps(zone, ownersWithApex(this.apex, this.idsByOwner.keys()));
+      const recompiled = yield* this.recompileSteps(zone, null);
       return { how: 'rebuilt', problems: this.problems(), recompiled };
     } catch (err) {
       this.zone = previous;
@@ -268,35 +271,40 @@ export class ZoneBuilder {
   /**
    * recompile(), yielding between slices of SLICE names. Driven without pauses (drain) for a served zone, whose
    * install (step 5) must be one synchronous step; inSlices pauses only while the zone is not served yet.
+   * `touched` null: the zone is compiled whole into `zone`, new and empty (rebuildSteps).
    */
   private *recompileSteps(
     zone: CompiledZone,
-    touched: Iterable<string>,
+    touched: Iterable<string> | null,
     diff: { deleted: ZoneRR[]; added: ZoneRR[] } | null = null,
   ): Generator<void, number> {
     let n = 0;
     const apex = this.apex;
     const served = zone.nodes;
     // A zone compiled whole is served by no one yet (rebuildSteps made it): its nodes go straight into it, nothing
-    // staged, and every name of the zone is affected (read from the builder's maps, not gathered into a Set).
-    const fresh = served.size === 0 && this.readers.size === 0 && diff === null;
+    // staged, and every name of the zone is affected (read from the builder's maps, not gathered into a Set). Its
+    // names are read with what the maps hold for them (entries, not a lookup per name: in a large zone each lookup
+    // is a cache miss or two, and they were most of the compile's time).
+    const fresh = touched === null;
     // 1. Owner contents, and the nodes that appear or disappear with them (empty non-terminals included).
     const affected = fresh ? undefined : new Set<string>();
     const cutChanged: string[] = [];
-    for (const owner of touched) {
+    for (const [owner, ids] of fresh ? ownersWithApex(apex, this.idsByOwner) : withIdsOf(touched, this.idsByOwner)) {
       if (owner !== apex && !owner.endsWith(`.${apex}`)) continue; // outside the zone: never served
-      const before = this.content.get(owner);
-      const existed = this.exists(owner);
-      const ids = this.idsByOwner.get(owner);
+      // A fresh compile meets each owner once and has compiled none before it: it holds no content yet.
+      const before = fresh ? undefined : this.content.get(owner);
+      // exists() before and after the content changes (its children do not change in between).
+      const parent = owner === apex || (this.children.get(owner) ?? 0) > 0;
+      const existed = parent || before?.exists === true;
       const content =
         ids === undefined
           ? undefined
           : ((typeof ids === 'number' ? this.records.flatContent(ids) : undefined) ??
             compileOwner(owner, apex, this.recordsOf(ids), this.opts));
       if (content !== undefined) this.content.set(owner, content);
-      else this.content.delete(owner);
+      else if (!fresh) this.content.delete(owner);
       affected?.add(owner);
-      const now = this.exists(owner);
+      const now = parent || content?.exists === true;
       if (!existed && now) this.link(owner, affected);
       else if (existed && !now) this.unlink(owner, affected);
       if (owner !== apex && isCut(before) !== isCut(content)) cutChanged.push(owner);
@@ -310,10 +318,10 @@ export class ZoneBuilder {
       }
     // 3. The nodes to recompile: those affected and every node whose answers read one of them.
     // (A patch without readers: the affected set is the whole work, not copied.)
-    let redo: Iterable<string>;
-    if (!affected) redo = this.namesOfZone();
-    else if (this.readers.size === 0) redo = affected;
-    else {
+    // (A zone compiled whole: every name of the zone, read with its content by contentOfZone.)
+    let redo: Iterable<string> = [];
+    if (affected && this.readers.size === 0) redo = affected;
+    else if (affected) {
       const more = new Set(affected);
       for (const name of affected) for (const reader of this.readers.get(name) ?? []) more.add(reader);
       redo = more;
@@ -321,11 +329,19 @@ export class ZoneBuilder {
     // 4. New node objects beside the served ones, seen through a view; answers compiled against that view (a zone
     // compiled whole: straight into it).
     const staged = new Map<string, ZoneNode | null>();
-    for (const name of redo) {
-      if (this.exists(name)) {
-        const node: ZoneNode = { name, rrsets: this.rrsetsOf(name), cut: this.cutOf(name), slots: NO_SLOTS };
-        if (fresh) served.set(name, node);
-        else staged.set(name, node);
+    // A zone compiled whole: the nodes whose answers are compiled now (lazy: those not plain), gathered as they are
+    // made rather than read back from the zone in another pass.
+    const lazy = this.plainOnFirstQuery && zone.signer === null;
+    const toFill: ZoneNode[] = [];
+    if (fresh) served.reserve(this.content.size + this.children.size);
+    for (const [name, own] of fresh ? this.contentOfZone() : withContentOf(redo, this.content)) {
+      if (name === apex || own?.exists === true || (this.children.get(name) ?? 0) > 0) {
+        const node: ZoneNode = { name, rrsets: this.rrsetsOf(name, own), cut: this.cutOf(name, own), slots: NO_SLOTS };
+        if (!fresh) staged.set(name, node);
+        else {
+          served.set(name, node);
+          if (!(lazy && isPlain(node, apex))) toFill.push(node);
+        }
       } else if (served.has(name)) staged.set(name, null);
       if (++n % SLICE === 0) yield;
     }
@@ -337,10 +353,9 @@ export class ZoneBuilder {
           negativeSoa: zone.negativeSoa,
           synthesised: new Map(),
         };
-    const built: Iterable<ZoneNode | null> = fresh ? served.values() : staged.values();
+    const built: Iterable<ZoneNode | null> = fresh ? toFill : staged.values();
     // What each new node's answers read besides itself; kept only for those that read something (most read nothing).
     const reads = new Map<string, { names: Set<string>; soa: boolean }>();
-    const lazy = this.plainOnFirstQuery && zone.signer === null;
     let compiled = 0;
     for (const node of built) {
       if (node && !(lazy && isPlain(node, apex))) {
@@ -384,12 +399,13 @@ export class ZoneBuilder {
     return compiled;
   }
 
-  /** Every name that may exist in the zone (a whole compile's work): the apex, every owner, every parent. */
-  private *namesOfZone(): Generator<string> {
+  /** Every name that may exist in the zone (a whole compile's work) with its content: the apex, every owner, every
+   *  parent. */
+  private *contentOfZone(): Generator<[string, OwnerContent | undefined]> {
     const apex = this.apex;
-    yield apex;
-    for (const name of this.content.keys()) if (name !== apex) yield name;
-    for (const name of this.children.keys()) if (name !== apex && !this.content.has(name)) yield name;
+    yield [apex, this.content.get(apex)];
+    for (const entry of this.content) if (entry[0] !== apex) yield entry;
+    for (const name of this.children.keys()) if (name !== apex && !this.content.has(name)) yield [name, undefined];
   }
 
   private exists(name: string): boolean {
@@ -418,8 +434,8 @@ export class ZoneBuilder {
     if (!this.exists(parent)) this.unlink(parent, affected);
   }
 
-  private rrsetsOf(name: string): RRsets {
-    const own = this.content.get(name);
+  /** The RRsets of node `name`, given its content (`own`: this.content's). */
+  private rrsetsOf(name: string, own: OwnerContent | undefined): RRsets {
     const sets = own?.exists ? own.rrsets : NO_RRSETS;
     if (name !== this.apex) return sets;
     const apexSets = new Map(sets);
@@ -434,10 +450,12 @@ export class ZoneBuilder {
     return name.length - dot - 1 === this.apex.length ? this.apex : name.slice(dot + 1);
   }
 
-  /** The topmost delegation point at or above `name` (below the apex), or ''. */
-  private cutOf(name: string): string {
-    let cut = '';
-    for (let p = name; p.length > this.apex.length; p = this.parentOf(p)) if (isCut(this.content.get(p))) cut = p;
+  /** The topmost delegation point at or above `name` (below the apex), or '', given name's content (`own`). */
+  private cutOf(name: string, own: OwnerContent | undefined): string {
+    if (name.length <= this.apex.length) return '';
+    let cut = isCut(own) ? name : '';
+    for (let p = this.parentOf(name); p.length > this.apex.length; p = this.parentOf(p))
+      if (isCut(this.content.get(p))) cut = p;
     return cut;
   }
 
@@ -516,10 +534,25 @@ function drain<T>(steps: Generator<void, T>): T {
   }
 }
 
-/** The apex, then every other owner of `owners` (each once), without copying them into a Set. */
-function* ownersWithApex(apex: string, owners: Iterable<string>): Generator<string> {
-  yield apex;
-  for (const o of owners) if (o !== apex) yield o;
+type Ids = number | Set<number>;
+
+/** The apex, then every other owner of `idsByOwner` (each once), each with its ids (undefined: none). */
+function* ownersWithApex(apex: string, idsByOwner: Map<string, Ids>): Generator<[string, Ids | undefined]> {
+  yield [apex, idsByOwner.get(apex)];
+  for (const entry of idsByOwner) if (entry[0] !== apex) yield entry;
+}
+
+/** Each owner of `owners` with its ids (undefined: none). */
+function* withIdsOf(owners: Iterable<string>, idsByOwner: Map<string, Ids>): Generator<[string, Ids | undefined]> {
+  for (const o of owners) yield [o, idsByOwner.get(o)];
+}
+
+/** Each name of `names` with its content (undefined: none). */
+function* withContentOf(
+  names: Iterable<string>,
+  content: Map<string, OwnerContent>,
+): Generator<[string, OwnerContent | undefined]> {
+  for (const name of names) yield [name, content.get(name)];
 }
 
 /** Types whose RRsets name no other node of the zone (no chain, no additional addresses). */

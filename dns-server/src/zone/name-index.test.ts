@@ -1,5 +1,5 @@
-// The index of a zone's nodes by name bytes agrees with the Map it mirrors through random sets and deletes (growth
-// and backward-shift deletion included), and the parser's suffix hashes are nameHash of each suffix.
+// The table of a zone's nodes agrees with a Map given the same sets and deletes (growth, reserve and backward-shift
+// deletion included), by name bytes and by string, and the parser's suffix hashes are nameHash of each suffix.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { prng } from '@platform/shared/testing/prng';
@@ -10,25 +10,42 @@ import type { ZoneNode } from './model.js';
 
 const node = (name: string): ZoneNode => ({ name, rrsets: new Map(), cut: '', slots: [] });
 
-test('NodeMap: the index finds exactly what the Map holds, through sets, replacements and deletes', () => {
+test('NodeMap: by bytes and by string it holds exactly what a Map holds, through sets, replacements and deletes', () => {
   const rand = prng(3);
   const nodes = new NodeMap();
+  const want = new Map<string, ZoneNode>();
   const names = Array.from({ length: 3000 }, (_, i) => `n${Math.floor(rand() * 1e6)}-${i % 40}.example.org`);
   const bytes = Buffer.alloc(300);
   const find = (name: string) => {
     const n = bytes.write(name, 'latin1');
     return nodes.index.find(bytes, 0, n, nameHash(name));
   };
+  const same = (step: number) => {
+    for (const n of names) {
+      assert.equal(find(n), want.get(n), `step ${step}: ${n}`);
+      assert.equal(nodes.get(n), want.get(n), `step ${step}: ${n}`);
+      assert.equal(nodes.has(n), want.has(n), `step ${step}: ${n}`);
+    }
+    assert.equal(nodes.size, want.size);
+    assert.deepEqual([...nodes.keys()].sort(), [...want.keys()].sort());
+    for (const [name, n] of nodes) assert.equal(n, want.get(name));
+  };
   for (let step = 0; step < 20000; step++) {
     const name = names[Math.floor(rand() * names.length)];
-    if (rand() < 0.6) nodes.set(name, node(name));
-    else nodes.delete(name);
-    if (step % 500 === 0) for (const n of names) assert.equal(find(n), nodes.get(n), `step ${step}: ${n}`);
+    if (step === 7000) nodes.reserve(5000);
+    if (rand() < 0.6) {
+      const n = node(name);
+      nodes.set(name, n);
+      want.set(name, n);
+    } else assert.equal(nodes.delete(name), want.delete(name));
+    if (step % 500 === 0) same(step);
   }
-  for (const n of names) assert.equal(find(n), nodes.get(n), n);
+  same(20000);
   assert.equal(find('nothere.example.org'), undefined);
+  assert.equal(nodes.get('nothere.example.org'), undefined);
   nodes.clear();
   for (const n of names) assert.equal(find(n), undefined);
+  assert.equal(nodes.size, 0);
 });
 
 test('the parser hashes every suffix of the name as nameHash does, the key made only when asked for', () => {

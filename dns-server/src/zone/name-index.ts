@@ -1,7 +1,7 @@
 // Finding a zone's node from the query's name bytes, without making a string of them: the parser hashes the name
 // (and each suffix at a label start) while it has the bytes, and the zone's nodes are also indexed by that hash in an
 // open-addressing table. A hit is checked byte for byte against the node's name; a miss (or a name that is not plain
-// ASCII) falls back to the Map by string, so the index only ever makes a lookup faster, never different.
+// ASCII) falls back to the lookup by string (NodeMap.get, the same table), so the index never answers differently.
 import type { ZoneNode } from './model.js';
 
 const FNV_OFFSET = 0x811c9dc5 | 0;
@@ -57,6 +57,24 @@ export class NameIndex {
     return undefined;
   }
 
+  /** Nodes indexed. */
+  get size(): number {
+    return this.count;
+  }
+
+  /** The node named `name`, if indexed. */
+  get(name: string): ZoneNode | undefined {
+    const i = this.slotOf(name, nameHash(name));
+    return this.used[i] !== 0 ? this.nodes[i] : undefined;
+  }
+
+  /** The nodes indexed, in table order (stable while none is added or removed). */
+  *values(): Generator<ZoneNode> {
+    const { nodes, used } = this;
+    for (let i = 0; i < used.length; i++) if (used[i] !== 0) yield nodes[i]!;
+  }
+
+  /** Indexes `node` under `name`, which must be `node.name` (the table compares the names of the nodes it holds). */
   set(name: string, node: ZoneNode): void {
     const hash = nameHash(name);
     const i = this.slotOf(name, hash);
@@ -67,13 +85,22 @@ export class NameIndex {
     this.used[i] = 1;
     this.hashes[i] = hash;
     this.nodes[i] = node;
-    if (++this.count * 2 > this.mask + 1) this.grow();
+    if (++this.count * 2 > this.mask + 1) this.grow((this.mask + 1) * 2);
   }
 
-  delete(name: string): void {
+  /** Makes room for `n` nodes in all, so that indexing them grows the table at most once (a large zone compiled
+   *  whole: a million nodes otherwise rehash all those indexed before them 17 times over). */
+  reserve(n: number): void {
+    let size = this.mask + 1;
+    while (n * 2 > size) size *= 2;
+    if (size > this.mask + 1) this.grow(size);
+  }
+
+  /** Forgets `name`; false when it was not indexed. */
+  delete(name: string): boolean {
     const mask = this.mask;
     let i = this.slotOf(name, nameHash(name));
-    if (this.used[i] === 0) return;
+    if (this.used[i] === 0) return false;
     this.count--;
     // Backward shift: move later entries of the run into the hole when their home slot allows it.
     for (let j = (i + 1) & mask; this.used[j] !== 0; j = (j + 1) & mask) {
@@ -86,6 +113,7 @@ export class NameIndex {
     }
     this.used[i] = 0;
     this.nodes[i] = undefined;
+    return true;
   }
 
   clear(): void {
@@ -102,9 +130,8 @@ export class NameIndex {
     return i;
   }
 
-  private grow(): void {
+  private grow(size: number): void {
     const { hashes, nodes, used } = this;
-    const size = (this.mask + 1) * 2;
     this.hashes = new Int32Array(size);
     this.nodes = new Array<ZoneNode | undefined>(size).fill(undefined);
     this.used = new Uint8Array(size);
@@ -120,24 +147,58 @@ export class NameIndex {
   }
 }
 
-/** The zone's nodes by name: a Map, with every set and delete mirrored into a NameIndex. */
-export class NodeMap extends Map<string, ZoneNode> {
+/**
+ * The zone's nodes by name, held in the NameIndex alone (a Map beside it cost a large zone a million more entries,
+ * and its compile a million more Map writes): a Map's reads and writes, iterated in table order (not insertion order:
+ * nothing that reads a zone's nodes depends on their order; zone transfers send the SOA first themselves). A node is
+ * always kept under its own name.
+ */
+export class NodeMap {
   readonly index = new NameIndex();
 
-  override set(name: string, node: ZoneNode): this {
-    super.set(name, node);
-    // The Map constructor calls set before the fields exist; NodeMap is always made empty.
+  get size(): number {
+    return this.index.size;
+  }
+
+  get(name: string): ZoneNode | undefined {
+    return this.index.get(name);
+  }
+
+  has(name: string): boolean {
+    return this.index.get(name) !== undefined;
+  }
+
+  set(name: string, node: ZoneNode): this {
     this.index.set(name, node);
     return this;
   }
 
-  override delete(name: string): boolean {
-    this.index.delete(name);
-    return super.delete(name);
+  /** Makes room for `n` nodes in all (NameIndex.reserve). */
+  reserve(n: number): void {
+    this.index.reserve(n);
   }
 
-  override clear(): void {
+  delete(name: string): boolean {
+    return this.index.delete(name);
+  }
+
+  clear(): void {
     this.index.clear();
-    super.clear();
+  }
+
+  values(): IterableIterator<ZoneNode> {
+    return this.index.values();
+  }
+
+  *keys(): Generator<string> {
+    for (const node of this.index.values()) yield node.name;
+  }
+
+  *entries(): Generator<[string, ZoneNode]> {
+    for (const node of this.index.values()) yield [node.name, node];
+  }
+
+  [Symbol.iterator](): Generator<[string, ZoneNode]> {
+    return this.entries();
   }
 }

@@ -34,16 +34,17 @@ export class RecordTable {
     return this.byId.keys();
   }
 
-  /** Keeps `r` (replacing any record of its id), given its owner as ownerOf computes it (null: invalid name). */
-  set(r: OwnerRecord, owner: string | null): void {
+  /** Keeps `r` (replacing any record of its id), given its owner as ownerOf computes it (null: invalid name);
+   *  `unheld`: no record of its id is held (the caller knows it), so none is looked up. */
+  set(r: OwnerRecord, owner: string | null, unheld = false): void {
     const address = owner !== null ? this.flatAddress(r, owner) : null;
     if (address === null) {
-      const kept = this.byId.get(r.id);
+      const kept = unheld ? undefined : this.byId.get(r.id);
       if (typeof kept === 'number') this.release(kept);
       this.byId.set(r.id, ownerRecord(r));
       return;
     }
-    let i = this.byId.get(r.id);
+    let i = unheld ? undefined : this.byId.get(r.id);
     if (typeof i !== 'number') i = this.free.pop() ?? this.owners.length;
     if (i >= this.addresses.length) this.grow();
     this.owners[i] = owner!;

@@ -1,6 +1,6 @@
 // Keeps the ZoneTable in step with the node store: compiles every zone at start, then brings one zone up to date per
 // applied entry, patching only the names a delta touched (ZoneBuilder) and diffing a snapshot against what is served.
-import type { DomainSnapshot, ZoneRecord } from '@platform/shared/config';
+import type { DomainSnapshot, ZoneRecord, ZoneRecordCore } from '@platform/shared/config';
 import type { DomainChange } from '@platform/shared/node-store';
 import type { Logger } from '@platform/shared';
 import type { Counters } from '../counters.js';
@@ -15,9 +15,9 @@ export interface ZoneSource {
   getHeader(domain: string): DomainSnapshot | undefined;
   getRecord(domain: string, id: number): ZoneRecord | undefined;
   domains(): string[];
-  /** The header and the records read lazily from one snapshot (NodeStore.readDomain); without it every change is
-   *  compiled at once. */
-  readDomain?(domain: string): { header: DomainSnapshot; records: Iterable<ZoneRecord>; close(): void } | undefined;
+  /** The header and the records read lazily from one snapshot (NodeStore.readDomain: each record read may be the
+   *  same object, overwritten by the next); without it every change is compiled at once. */
+  readDomain?(domain: string): { header: DomainSnapshot; records: Iterable<ZoneRecordCore>; close(): void } | undefined;
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   decodeDomainSnapshot,
   decodeDomainSnapshotFast,
   decodeZoneRecord,
+  decodeZoneRecordCore,
   encodeDomainSnapshot,
   encodeZoneRecord,
   sliceSnapshotParts,
@@ -16,6 +17,7 @@ import {
   toObject,
   zoneRecordId,
   type ZoneRecord,
+  type ZoneRecordCore,
 } from './index.js';
 
 const ZoneRecordType = protobuf.loadSync(PROTO_PATH).lookupType('platform.config.v1.ZoneRecord');
@@ -55,6 +57,36 @@ test('decodeZoneRecord and zoneRecordId read random records exactly as protobufj
     // A plain Uint8Array (not a Buffer) reads the same.
     assert.deepStrictEqual(decodeZoneRecord(Uint8Array.from(bytes)), want);
   }
+});
+
+test('decodeZoneRecordCore writes exactly the core fields of decodeZoneRecord into the object it is given, every time', () => {
+  const random = prng(23);
+  const into: ZoneRecordCore = { id: 9, name: 'x', type: 'x', destination: 'x', ttl: 9, mxPriority: 9, proxied: true };
+  const core = (r: ZoneRecord): ZoneRecordCore => ({
+    id: r.id,
+    name: r.name,
+    type: r.type,
+    destination: r.destination,
+    ttl: r.ttl,
+    mxPriority: r.mxPriority,
+    proxied: r.proxied,
+  });
+  // Fields unknown to the reader (field 20, and 5 as fixed32 on the generic path) on some of them.
+  const tails = [Buffer.alloc(0), Buffer.from([20 << 3, 0x96, 0x01]), Buffer.from([(5 << 3) | 5, 1, 0, 0, 0])];
+  for (let i = 0; i < 2000; i++) {
+    const bytes = Buffer.concat([encodeZoneRecord(randomRecord(random)), tails[i % 3]!]);
+    let want: ZoneRecord;
+    try {
+      want = decodeZoneRecord(bytes);
+    } catch {
+      assert.throws(() => decodeZoneRecordCore(bytes, into), { code: 'CFG_ERR_DECODE' });
+      continue;
+    }
+    assert.equal(decodeZoneRecordCore(bytes, into), into);
+    assert.deepStrictEqual(into, core(want));
+  }
+  // A message without fields: the defaults, whatever the object held before.
+  assert.deepStrictEqual(decodeZoneRecordCore(new Uint8Array(0), into), core(decodeZoneRecord(new Uint8Array(0))));
 });
 
 test('unknown fields are skipped, odd wire types take the generic path, truncated input throws CFG_ERR_DECODE', () => {

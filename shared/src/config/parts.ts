@@ -27,7 +27,6 @@ export function encodeZoneRecord(record: ZoneRecord): Uint8Array {
  * generic path, so odd input decodes exactly as before; truncated input throws CFG_ERR_DECODE like it.
  */
 export function decodeZoneRecord(bytes: Uint8Array): ZoneRecord {
-  const b = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const r: ZoneRecord = {
     id: 0,
     name: '',
@@ -44,11 +43,51 @@ export function decodeZoneRecord(bytes: Uint8Array): ZoneRecord {
     timeout: 0,
     monitor: false,
   };
+  return readRecordFields(bytes, r, true) ? r : (toObject(ZoneRecordType, bytes) as unknown as ZoneRecord);
+}
+
+/** The fields of a record a DNS node's answers depend on (what its zone compile reads of each record). */
+export type ZoneRecordCore = Pick<
+  ZoneRecord,
+  'id' | 'name' | 'type' | 'destination' | 'ttl' | 'mxPriority' | 'proxied'
+>;
+
+/**
+ * Decodes the ZoneRecordCore fields of one ZoneRecord into `into` (every one written; the values decodeZoneRecord
+ * gives) and returns it: the other fields are skipped without making their strings, and no object is made, so a
+ * node reading back a million records it copies into its own tables allocates only the strings it keeps.
+ */
+export function decodeZoneRecordCore(bytes: Uint8Array, into: ZoneRecordCore): ZoneRecordCore {
+  into.id = 0;
+  into.name = '';
+  into.type = '';
+  into.destination = '';
+  into.ttl = 0;
+  into.mxPriority = 0;
+  into.proxied = false;
+  if (readRecordFields(bytes, into as ZoneRecord, false)) return into;
+  const r = decodeZoneRecord(bytes);
+  into.id = r.id;
+  into.name = r.name;
+  into.type = r.type;
+  into.destination = r.destination;
+  into.ttl = r.ttl;
+  into.mxPriority = r.mxPriority;
+  into.proxied = r.proxied;
+  return into;
+}
+
+/**
+ * Reads a ZoneRecord's fields into `r` (its defaults already set): all of them, or (`all` false) only the
+ * ZoneRecordCore ones. False when the message needs the generic path (decodeZoneRecord's note); throws CFG_ERR_DECODE
+ * on input protobufjs would not read.
+ */
+function readRecordFields(bytes: Uint8Array, r: ZoneRecord, all: boolean): boolean {
+  const b = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const end = b.length;
   at = 0;
-  let generic = false;
   try {
-    while (at < end && !generic) {
+    while (at < end) {
       const tag = varint(b, end);
       const wire = tag & 7;
       const field = tag >>> 3;
@@ -57,13 +96,14 @@ export function decodeZoneRecord(bytes: Uint8Array): ZoneRecord {
         skip(b, end, wire);
         continue;
       }
-      if (kind === -1 || wire !== (kind === STR ? LEN : 0)) {
-        generic = true;
-        continue;
-      }
+      if (kind === -1 || wire !== (kind === STR ? LEN : 0)) return false;
       if (kind === STR) {
         const len = varint(b, end);
         if (len > end - at) throw new RangeError('index out of range');
+        if (!all && field > 4) {
+          at += len;
+          continue;
+        }
         const s = len === 0 ? '' : b.toString('utf8', at, at + len);
         at += len;
         if (field === 2) r.name = s;
@@ -76,6 +116,7 @@ export function decodeZoneRecord(bytes: Uint8Array): ZoneRecord {
       }
       const v = varint(b, end);
       if (field === 1) r.id = v;
+      else if (!all && field > 7) continue;
       else if (kind === BOOL) {
         if (field === 7) r.proxied = v !== 0;
         else if (field === 8) r.captcha = v !== 0;
@@ -94,7 +135,7 @@ export function decodeZoneRecord(bytes: Uint8Array): ZoneRecord {
       cause: err,
     });
   }
-  return generic ? (toObject(ZoneRecordType, bytes) as unknown as ZoneRecord) : r;
+  return true;
 }
 
 /**

@@ -7,12 +7,14 @@ import {
   decodeDomainSnapshot,
   decodeRule,
   decodeZoneRecord,
+  decodeZoneRecordCore,
   encodeConfigEntry,
   splitConfigEntry,
   type ConfigEntry,
   type DomainSnapshot,
   type Rule,
   type ZoneRecord,
+  type ZoneRecordCore,
 } from '../config/index.js';
 import { LAYOUT_KEY, STORE_LAYOUT, VERSION_KEY, migrateLayout } from './layout.js';
 import { idRange, openDatabases, storeWriter, type WrittenEntry } from './writer.js';
@@ -70,8 +72,10 @@ export interface NodeStore {
    * The domain's header (as getHeader) and its records in id order, decoded as they are iterated, both from one read
    * snapshot that stays open until the records have all been read or `close()` is called (call it in any case: a
    * large zone is read across many turns of the event loop), or undefined when the store does not hold the domain.
+   * Each record read is the SAME object, overwritten by the next (only its ZoneRecordCore fields: a large zone's
+   * million records read back make no object each): copy what you keep before reading on.
    */
-  readDomain(domain: string): { header: DomainSnapshot; records: Iterable<ZoneRecord>; close(): void } | undefined;
+  readDomain(domain: string): { header: DomainSnapshot; records: Iterable<ZoneRecordCore>; close(): void } | undefined;
   /** Every rule of a domain, in id order. */
   getRules(domain: string): Rule[];
   domains(): string[];
@@ -284,9 +288,18 @@ export function openNodeStore(path: string, opts: NodeStoreOptions = {}): NodeSt
           return undefined;
         }
         const range = records.getRange({ ...idRange(domain), transaction: txn });
-        function* decoded(): Generator<ZoneRecord> {
+        const into: ZoneRecordCore = {
+          id: 0,
+          name: '',
+          type: '',
+          destination: '',
+          ttl: 0,
+          mxPriority: 0,
+          proxied: false,
+        };
+        function* decoded(): Generator<ZoneRecordCore> {
           try {
-            for (const { value } of range) yield decodeZoneRecord(value);
+            for (const { value } of range) yield decodeZoneRecordCore(value, into);
           } finally {
             finish();
           }
