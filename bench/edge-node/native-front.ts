@@ -3,13 +3,14 @@
 // JavaScript Map, keyed by host + target as the edge's cache is. Per request the JavaScript makes one string (the
 // key, one slice of the shared buffer) and copies two pre-encoded pieces into the answers' buffer: the status line
 // with the Date (made again once a second, as uWS and nginx send one) and the stored entry (its headers and body).
-// Usage: node --import tsx bench/edge-node/native-front.ts <port> [reuse|single] [key|reads|proxy <origin port>]
+// Usage: node --import tsx bench/edge-node/native-front.ts <port> [reuse|single] [key|reads|proxy|proxy-peek <origin port>]
 // `reuse`: SO_REUSEPORT, for several processes on one port (wrk-front.sh's 2-core rows).
 // `proxy`: the plain proxy with the module's origin side: JavaScript only decides. Per request it finds the Host's
 // record (a Map), writes the request head to send (the method and target copied from the shared buffer, then the
 // record's pre-encoded lines: version, Host, the three X-Forwarded fields as nginx's bench config sends them, with
 // the peer's address from a memo) and names the origin (M.ORIGIN); C writes it on a pooled keep-alive connection and
 // copies the origin's answer, head and body, to the client. wrk sends no other field, so none is copied here.
+// `proxy-peek`: the same with a peek (recv MSG_PEEK) at every pooled connection taken (peekEveryReuse).
 // `reads`: also make the strings the edge reads per request (as ceiling.ts reads does through uWS.js): a list of
 // [name, value] pairs of every header (names lower-cased, parsed from the head in JavaScript), the method, the path,
 // the query; the peer stays the number C gives.
@@ -17,7 +18,7 @@ import { FIELDS, FLAG, M, listenFront } from '../../edge-node/native/http-front/
 
 const [portText, reuse, what = 'key', originPortText] = process.argv.slice(2);
 const reads = what === 'reads';
-const proxy = what === 'proxy';
+const proxy = what === 'proxy' || what === 'proxy-peek';
 const port = Number(portText);
 if (!port) throw new Error('usage: native-front.ts <port> [reuse]');
 
@@ -127,44 +128,47 @@ const onProxyBatch = (n: number): void => {
   }
 };
 
-const front = listenFront({ host: '127.0.0.1', port, reusePort: reuse === 'reuse', batch: 64 }, (n) => {
-  if (proxy) {
-    onProxyBatch(n);
-    return;
-  }
-  const now = Date.now();
-  if (Math.floor(now / 1000) !== second) statusLines(now);
-  const { rx, meta, tx } = front;
-  let at = 0;
-  for (let i = 0; i < n; i++) {
-    const m = i * FIELDS;
-    const key = rx.toString('latin1', meta[m + M.HOST_OFF], meta[m + M.TARGET_OFF] + meta[m + M.TARGET_LEN]);
-    const flags = meta[m + M.FLAGS];
-    if (reads) {
-      const t = meta[m + M.TARGET_OFF];
-      const pathEnd = t + meta[m + M.PATH_LEN];
-      const targetEnd = t + meta[m + M.TARGET_LEN];
-      sink[reqs++ & 63] = {
-        headers: headersOf(rx, meta[m + M.HEAD_OFF], meta[m + M.HEAD_LEN]),
-        method: rx.toString('latin1', meta[m + M.METHOD_OFF], meta[m + M.METHOD_OFF] + meta[m + M.METHOD_LEN]),
-        path: rx.toString('latin1', t, pathEnd),
-        query: pathEnd < targetEnd ? rx.toString('latin1', pathEnd + 1, targetEnd) : '',
-        peer: meta[m + M.PEER],
-      };
+const front = listenFront(
+  { host: '127.0.0.1', port, reusePort: reuse === 'reuse', batch: 64, peekEveryReuse: what === 'proxy-peek' },
+  (n) => {
+    if (proxy) {
+      onProxyBatch(n);
+      return;
     }
-    const hit = cache.get(key);
-    const e = hit ?? NOT_FOUND;
-    const keep = (flags & FLAG.KEEP_ALIVE) !== 0;
-    const first = hit !== undefined ? (keep ? ok : okClose) : keep ? notFound : notFoundClose;
-    const rest = (flags & FLAG.HEAD) !== 0 ? e.head : e.whole;
-    // tx holds 2 KiB per request of the batch; every answer here is smaller
-    tx.set(first, at);
-    tx.set(rest, at + first.length);
-    meta[m + M.TX_OFF] = at;
-    meta[m + M.TX_LEN] = first.length + rest.length;
-    at += first.length + rest.length;
-  }
-});
+    const now = Date.now();
+    if (Math.floor(now / 1000) !== second) statusLines(now);
+    const { rx, meta, tx } = front;
+    let at = 0;
+    for (let i = 0; i < n; i++) {
+      const m = i * FIELDS;
+      const key = rx.toString('latin1', meta[m + M.HOST_OFF], meta[m + M.TARGET_OFF] + meta[m + M.TARGET_LEN]);
+      const flags = meta[m + M.FLAGS];
+      if (reads) {
+        const t = meta[m + M.TARGET_OFF];
+        const pathEnd = t + meta[m + M.PATH_LEN];
+        const targetEnd = t + meta[m + M.TARGET_LEN];
+        sink[reqs++ & 63] = {
+          headers: headersOf(rx, meta[m + M.HEAD_OFF], meta[m + M.HEAD_LEN]),
+          method: rx.toString('latin1', meta[m + M.METHOD_OFF], meta[m + M.METHOD_OFF] + meta[m + M.METHOD_LEN]),
+          path: rx.toString('latin1', t, pathEnd),
+          query: pathEnd < targetEnd ? rx.toString('latin1', pathEnd + 1, targetEnd) : '',
+          peer: meta[m + M.PEER],
+        };
+      }
+      const hit = cache.get(key);
+      const e = hit ?? NOT_FOUND;
+      const keep = (flags & FLAG.KEEP_ALIVE) !== 0;
+      const first = hit !== undefined ? (keep ? ok : okClose) : keep ? notFound : notFoundClose;
+      const rest = (flags & FLAG.HEAD) !== 0 ? e.head : e.whole;
+      // tx holds 2 KiB per request of the batch; every answer here is smaller
+      tx.set(first, at);
+      tx.set(rest, at + first.length);
+      meta[m + M.TX_OFF] = at;
+      meta[m + M.TX_LEN] = first.length + rest.length;
+      at += first.length + rest.length;
+    }
+  },
+);
 if (proxy) {
   const originPort = Number(originPortText);
   if (!originPort) throw new Error('usage: native-front.ts <port> <reuse|single> proxy <origin port>');

@@ -12,6 +12,7 @@
 #   native front + native origin, JS decides (native-front.ts proxy: the same module's origin side, a pooled
 #                                  keep-alive connection per request, the answer copied to the client in C;
 #                                  JavaScript only picks the origin and writes the request head)
+#   the same, a peek at every reuse (native-front.ts proxy-peek: a recv(MSG_PEEK) per pooled connection taken)
 # The ceiling servers run one process per core on one port (SO_REUSEPORT). Each row is measured in turn, the order
 # rotated every round; the median of ROUNDS. CPU µs/req: user + system of the row's processes (and their children)
 # during the run, over the requests wrk counted.
@@ -30,7 +31,7 @@ trap cleanup EXIT
 [ -f "$ROOT/edge-node/native/http-front/build/Release/http_front.node" ] ||
   { echo "the http-front module is not built: npm run setup" >&2; exit 1; }
 ORIGIN_PORT=$(free_port); NGINX_PORT=$(free_port); EDGE_PORT=$(free_port); UWS_PORT=$(free_port); FRONT_PORT=$(free_port)
-UWS_READS_PORT=$(free_port); FRONT_READS_PORT=$(free_port); FRONT_PROXY_PORT=$(free_port)
+UWS_READS_PORT=$(free_port); FRONT_READS_PORT=$(free_port); FRONT_PROXY_PORT=$(free_port); FRONT_PEEK_PORT=$(free_port)
 mkdir -p "$TMP/proxy/cache"
 start_origin
 (cd "$ROOT" && node --import tsx bench/edge-node/wrk-setup.ts "$TMP/data" "$ORIGIN_PORT")
@@ -39,7 +40,8 @@ echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 ROWS="$TMP/rows"
 : >"$ROWS"
 NAMES=("nginx proxy_cache hit" "bare uWS, fixed 1 KB" "uWS + the edge's reads" "edge cache hit" "native front, 1 KB from a JS Map"
-  "native front + the same reads" "nginx plain proxy" "edge plain proxy" "native front + native origin, JS decides")
+  "native front + the same reads" "nginx plain proxy" "edge plain proxy" "native front + native origin, JS decides"
+  "the same, a peek at every reuse")
 NROWS=${#NAMES[@]}
 read -r -a ONLY_ROWS <<<"${ONLY:-$(seq -s' ' 0 $((NROWS - 1)))}"
 NONLY=${#ONLY_ROWS[@]}
@@ -57,7 +59,7 @@ CONF
     EDGE_WORKERS=$cores SYNC_URL=off CONTROL_PLANE_URL=off LOG_LEVEL=warn exec taskset -c "$cpuset" node --import tsx \
     edge-node/src/main.ts) >"$TMP/edge.log" 2>&1 </dev/null &
   EDGE_PID=$!; PIDS+=($!)
-  UWS_PIDS=(); FRONT_PIDS=(); UWS_READS_PIDS=(); FRONT_READS_PIDS=(); FRONT_PROXY_PIDS=()
+  UWS_PIDS=(); FRONT_PIDS=(); UWS_READS_PIDS=(); FRONT_READS_PIDS=(); FRONT_PROXY_PIDS=(); FRONT_PEEK_PIDS=()
   for _ in $(seq 1 "$cores"); do
     taskset -c "$cpuset" node --import tsx "$ROOT/bench/edge-node/ceiling.ts" fixed "$UWS_PORT" >>"$TMP/uws.log" 2>&1 &
     PIDS+=($!); UWS_PIDS+=($!)
@@ -71,8 +73,12 @@ CONF
     taskset -c "$cpuset" node --import tsx "$ROOT/bench/edge-node/native-front.ts" "$FRONT_PROXY_PORT" reuse proxy \
       "$ORIGIN_PORT" >>"$TMP/front.log" 2>&1 &
     PIDS+=($!); FRONT_PROXY_PIDS+=($!)
+    taskset -c "$cpuset" node --import tsx "$ROOT/bench/edge-node/native-front.ts" "$FRONT_PEEK_PORT" reuse proxy-peek \
+      "$ORIGIN_PORT" >>"$TMP/front.log" 2>&1 &
+    PIDS+=($!); FRONT_PEEK_PIDS+=($!)
   done
-  for p in "$NGINX_PORT" "$EDGE_PORT" "$UWS_PORT" "$UWS_READS_PORT" "$FRONT_PORT" "$FRONT_READS_PORT" "$FRONT_PROXY_PORT"; do
+  for p in "$NGINX_PORT" "$EDGE_PORT" "$UWS_PORT" "$UWS_READS_PORT" "$FRONT_PORT" "$FRONT_READS_PORT" "$FRONT_PROXY_PORT" \
+    "$FRONT_PEEK_PORT"; do
     wait_port "$p"
   done
   sleep 1
@@ -87,6 +93,7 @@ CONF
     "$NGINX_PORT|plain.bench.example.org|/page|$NGINX_PID"
     "$EDGE_PORT|plain.bench.example.org|/page|$EDGE_PID"
     "$FRONT_PROXY_PORT|plain.bench.example.org|/page|${FRONT_PROXY_PIDS[*]}"
+    "$FRONT_PEEK_PORT|plain.bench.example.org|/page|${FRONT_PEEK_PIDS[*]}"
   )
   for round in $(seq 1 "$ROUNDS"); do
     for k in $(seq 0 $((NONLY - 1))); do
@@ -96,7 +103,7 @@ CONF
       echo "$cores|$i|$(run_wrk "$port" "$host" "$path" "${pid_list[@]}")" | tee -a "$ROWS" >&2
     done
   done
-  kill "$EDGE_PID" "${UWS_PIDS[@]}" "${UWS_READS_PIDS[@]}" "${FRONT_PIDS[@]}" "${FRONT_READS_PIDS[@]}" "${FRONT_PROXY_PIDS[@]}" \
+  kill "$EDGE_PID" "${UWS_PIDS[@]}" "${UWS_READS_PIDS[@]}" "${FRONT_PIDS[@]}" "${FRONT_READS_PIDS[@]}" "${FRONT_PROXY_PIDS[@]}" "${FRONT_PEEK_PIDS[@]}" \
     "$NGINX_PID" 2>/dev/null || true
   sleep 1
 done

@@ -55,6 +55,7 @@ interface Binding {
       batch: number;
       maxConnections: number;
       maxOriginConnections: number;
+      peekEveryReuse: boolean;
       rx: Buffer;
       meta: Int32Array;
       tx: Buffer;
@@ -99,6 +100,11 @@ export interface FrontOptions {
   maxConnections?: number;
   /** Open connections to origins, all origins together (default 1024). */
   maxOriginConnections?: number;
+  /**
+   * Peek at every pooled origin connection when it is taken (a syscall per request). Default false: only a request
+   * other than GET and HEAD, or a connection no complete epoll_wait has seen since it went idle, is peeked.
+   */
+  peekEveryReuse?: boolean;
   /** Bytes of answers one batch may leave in tx (default: 2 KiB per request of a batch, at least 64 KiB). */
   txSize?: number;
 }
@@ -139,6 +145,7 @@ export function listenFront(o: FrontOptions, onBatch: (count: number) => void): 
       batch,
       maxConnections: o.maxConnections ?? 16384,
       maxOriginConnections: o.maxOriginConnections ?? 1024,
+      peekEveryReuse: o.peekEveryReuse ?? false,
       rx,
       meta,
       tx,

@@ -405,6 +405,7 @@ describe(
           });
           sock.on('error', () => {});
           let buf = '';
+          let served = 0;
           sock.on('data', (d) => {
             buf += d.toString('latin1');
             for (;;) {
@@ -414,7 +415,7 @@ describe(
               buf = buf.slice(end + 4);
               st.requests.push(head);
               const path = head.split(' ')[1];
-              answer(path, sock, head);
+              answer(path, sock, head, ++served);
             }
           });
         });
@@ -422,7 +423,7 @@ describe(
         server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
       });
 
-    const answer = (path: string, sock: Socket, head: string): void => {
+    const answer = (path: string, sock: Socket, head: string, served: number): void => {
       const w = (s: string) => sock.write(s, 'latin1');
       switch (path) {
         case '/cl':
@@ -465,6 +466,10 @@ describe(
           return;
         case '/close-before':
           sock.destroy();
+          return;
+        case '/close-if-reused': // the keep-alive race: the origin closed a connection the request was written to
+          if (served > 1) sock.destroy();
+          else w('HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nfresh');
           return;
         case '/reset-before':
           sock.resetAndDestroy();
@@ -538,6 +543,7 @@ describe(
       );
       originOf.set('a.test', front.addOrigin('127.0.0.1', await stub('a'), 4));
       originOf.set('b.test', front.addOrigin('127.0.0.1', await stub('b'), 2));
+      originOf.set('c.test', front.addOrigin('127.0.0.1', await stub('c'), 1));
       const dead = await stub('dead');
       await new Promise((r) => origins.pop()!.close(r));
       originOf.set('dead.test', front.addOrigin('127.0.0.1', dead, 2));
@@ -703,6 +709,29 @@ describe(
           ],
         );
       }
+    });
+
+    test('a GET the origin drops unanswered on a reused connection is sent once more on a new one; a POST is not', async () => {
+      const c = stats.get('c')!;
+      const accepted = c.accepted;
+      const { answers } = await exchange([get('/cl', 'c.test'), get('/close-if-reused', 'c.test')], 2);
+      assert.deepEqual(
+        answers.map((x) => x.status),
+        [200, 200],
+      );
+      assert.equal(answers[1].body.toString(), 'fresh');
+      assert.equal(c.accepted - accepted, 2); // the first connection, then the retry's
+      const post = await exchange(
+        ['POST /cl HTTP/1.1\r\nhost: c.test\r\n\r\n', 'POST /close-if-reused HTTP/1.1\r\nhost: c.test\r\n\r\n'],
+        2,
+      );
+      assert.deepEqual(
+        post.answers.map((x) => [x.status, x.headers.get('x-edge-error') ?? '']),
+        [
+          [200, ''],
+          [502, 'origin-closed'],
+        ],
+      );
     });
 
     const refused: [string, string][] = [

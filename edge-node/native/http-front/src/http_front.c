@@ -128,6 +128,7 @@ typedef struct {
   uint32_t line;                // chunked: bytes of the current size or trailer line
   uint8_t *buf;                 // UP_BUF bytes, allocated on first use
   uint32_t len, woff, events;
+  uint32_t idle_at; // the front's epoll_wait count when it went idle
 } up_t;
 
 typedef struct {
@@ -161,6 +162,9 @@ typedef struct {
   uint32_t norigins;
   up_t *ups;
   uint32_t max_ups, *free_ups, nfree_ups;
+  uint32_t waits;   // epoll_wait calls
+  uint32_t drained; // the last epoll_wait that returned every ready event, all of them handled
+  bool peek_always; // check every pooled connection with a peek when taken, not only those not seen since idle
 } front_t;
 
 typedef struct {
@@ -803,6 +807,14 @@ static void origin_acquire(front_t *s, conn_t *c, uint32_t oi) {
     up_t *u = &s->ups[o->idle_head];
     idle_remove(s, o, u);
     u->state = UP_WRITING;
+    // A close (or any byte) from an idle connection is an epoll event that closes it. Once an epoll_wait after it went
+    // idle has returned every ready event and all were handled, a close that arrived before that wait is known: a
+    // GET or HEAD goes without a peek (a close after the wait is the keep-alive race, which the retry covers); any
+    // other method, or a connection not seen by such a wait yet, is peeked.
+    if (!s->peek_always && c->idem && (int32_t)(s->drained - u->idle_at) > 0) {
+      up_begin(s, u, c);
+      return;
+    }
     uint8_t b;
     ssize_t r = recv(u->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -851,6 +863,7 @@ static void up_done(front_t *s, up_t *u, conn_t *c) {
   if (u->keep) {
     u->reused = true;
     u->state = UP_IDLE;
+    u->idle_at = s->waits;
     u->prev = NONE;
     u->next = o->idle_head;
     if (u->next != NONE) s->ups[u->next].prev = (uint32_t)(u - s->ups);
@@ -1273,7 +1286,9 @@ static void on_poll(uv_poll_t *h, int status, int events) {
   if (s->closing) return;
   struct epoll_event evs[EVENTS];
   for (int round = 0; round < ROUNDS_PER_WAKEUP; round++) {
+    s->waits++;
     int n = epoll_wait(s->epfd, evs, EVENTS, 0);
+    if (n == 0) s->drained = s->waits;
     if (n <= 0) break;
     for (int i = 0; i < n && !s->closing; i++) {
       uint32_t slot = (uint32_t)evs[i].data.u64;
@@ -1300,6 +1315,7 @@ static void on_poll(uv_poll_t *h, int status, int events) {
       }
       if (e & (EPOLLIN | EPOLLHUP)) conn_read(s, c);
     }
+    if (n < EVENTS) s->drained = s->waits;
     if (s->closing) return;
     dispatch(s);
     if (s->closing) return;
@@ -1427,8 +1443,9 @@ static napi_value js_listen(napi_env env, napi_callback_info info) {
   CHECK(napi_get_value_string_utf8(env, get_prop(env, o, "host"), host, sizeof host, &host_len));
   uint32_t port = get_u32(env, o, "port"), batch = get_u32(env, o, "batch"), max = get_u32(env, o, "maxConnections");
   uint32_t max_ups = get_u32(env, o, "maxOriginConnections");
-  bool reuse = false;
+  bool reuse = false, peek_always = false;
   napi_get_value_bool(env, get_prop(env, o, "reusePort"), &reuse);
+  napi_get_value_bool(env, get_prop(env, o, "peekEveryReuse"), &peek_always);
   void *rx, *meta, *tx;
   size_t rx_len, meta_len, tx_len;
   napi_value rxv = get_prop(env, o, "rx"), metav = get_prop(env, o, "meta"), txv = get_prop(env, o, "tx");
@@ -1498,6 +1515,7 @@ static napi_value js_listen(napi_env env, napi_callback_info info) {
   s->ready = malloc(max * sizeof *s->ready);
   s->ready_b = malloc(max * sizeof *s->ready_b);
   s->max_ups = max_ups;
+  s->peek_always = peek_always;
   s->ups = calloc(max_ups ? max_ups : 1, sizeof *s->ups);
   s->free_ups = malloc((max_ups ? max_ups : 1) * sizeof *s->free_ups);
   s->origins = calloc(MAX_ORIGINS, sizeof *s->origins);
