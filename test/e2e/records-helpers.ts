@@ -3,6 +3,9 @@ import { eq, sql } from 'drizzle-orm';
 import { domains } from '../../control-plane/src/db/schema.js';
 import { rowsOf } from '../../control-plane/src/db/migrate.js';
 import { setOverride } from '../../control-plane/src/plans/subscriptions.js';
+import { buildDomainSnapshot } from '../../control-plane/src/config-log/snapshot.js';
+import { decodeDomainSnapshot, type DomainSnapshot } from '@platform/shared/config';
+import assert from 'node:assert/strict';
 import { startTestControlPlane, type TestControlPlane } from '../helpers/control-plane.js';
 
 export interface RecordsFixture {
@@ -48,4 +51,32 @@ export async function recordsFixture(
       await cp.database.db.update(domains).set({ state }).where(eq(domains.id, domainId));
     },
   };
+}
+
+/**
+ * The one config-log entry appended after version `from` (asserted: exactly one, a delta), decoded, beside the domain's
+ * whole snapshot as it is read back from the database now.
+ */
+export async function oneDeltaAndZone(
+  f: RecordsFixture,
+  from: number,
+): Promise<{ sent: DomainSnapshot; stored: DomainSnapshot }> {
+  const entries = await f.cp.app.configLog.readAfter(f.cp.app.db, from, 100_000);
+  assert.equal(entries.length, 1, 'ONE config-log entry');
+  assert.equal(entries[0]!.delta, true);
+  const sent = decodeDomainSnapshot(entries[0]!.payload);
+  const stored = await f.cp.database.db.transaction((tx) =>
+    buildDomainSnapshot(tx, { id: f.domainId }, f.cp.config.nsSets),
+  );
+  return { sent, stored };
+}
+
+/** The domain's config_bytes as stored (kept by triggers) and as counted from its records and rules now. */
+export async function configBytes(f: RecordsFixture): Promise<{ bytes: string; counted: string }> {
+  return rowsOf<{ bytes: string; counted: string }>(
+    await f.cp.database.db.execute(sql`SELECT config_bytes::text AS bytes, ((SELECT sum(dns_record_config_bytes(name,
+      type, destination, scheme, host_header_mode, host_header)) FROM dns_records WHERE domain_id = d.id)
+      + (SELECT coalesce(sum(rule_config_bytes(type, filters, fields)), 0) FROM rules WHERE domain_id = d.id))::text
+      AS counted FROM domains d WHERE id = ${f.domainId}`),
+  )[0]!;
 }

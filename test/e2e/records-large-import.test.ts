@@ -4,10 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'drizzle-orm';
-import { decodeDomainSnapshot } from '@platform/shared/config';
 import { rowsOf } from '../../control-plane/src/db/migrate.js';
-import { buildDomainSnapshot } from '../../control-plane/src/config-log/snapshot.js';
-import { recordsFixture } from './records-helpers.js';
+import { configBytes, oneDeltaAndZone, recordsFixture } from './records-helpers.js';
 
 test('large zone import: file cap follows the plan, its own body limit, the created records not listed', async (t) => {
   const f = await recordsFixture(t, 'large-import.example', {
@@ -142,23 +140,11 @@ test('large zone import: every field stored as written, the config-log entry equ
   assert.equal(list.at(-1)!.name, 'h10049');
 
   // ONE entry, a delta holding exactly the zone as it is read back from the database.
-  const entries = await cp.app.configLog.readAfter(cp.app.db, from, 100_000);
-  assert.equal(entries.length, 1);
-  assert.equal(entries[0]!.delta, true);
-  const sent = decodeDomainSnapshot(entries[0]!.payload);
-  const stored = await cp.database.db.transaction((tx) =>
-    buildDomainSnapshot(tx, { id: f.domainId }, cp.config.nsSets),
-  );
+  const { sent, stored } = await oneDeltaAndZone(f, from);
   assert.deepEqual(sent.zone.records, stored.zone.records);
   assert.equal(sent.zone.serial, stored.zone.serial);
   // The statement trigger keeping the domain's compiled size ran for the COPY as for an INSERT.
-  const { bytes, counted } = rowsOf<{ bytes: string; counted: string }>(
-    await cp.database.db
-      .execute(sql`SELECT config_bytes::text AS bytes, ((SELECT sum(dns_record_config_bytes(name, type,
-      destination, scheme, host_header_mode, host_header)) FROM dns_records WHERE domain_id = d.id)
-      + (SELECT coalesce(sum(rule_config_bytes(type, filters, fields)), 0) FROM rules WHERE domain_id = d.id))::text AS counted
-      FROM domains d WHERE id = ${f.domainId}`),
-  )[0]!;
+  const { bytes, counted } = await configBytes(f);
   assert.equal(bytes, counted);
 });
 

@@ -6,13 +6,19 @@
 import type { FastifyInstance } from 'fastify';
 import type * as wf from '../../../../workflows/src/workflows/index.js';
 import type { Tx } from '../../db/index.js';
-import { changeDomain } from '../../config-log/index.js';
+import { changeDomain, type ConfigChange } from '../../config-log/index.js';
 import { ApiError, isApiError } from '../../errors.js';
 import { originPolicy } from '../../origins/address-check.js';
 import type { WorkflowStart } from '../../workflow-outbox/outbox.js';
 import { assertNotFrozen } from '../domain-lifecycle/transitions.js';
-import { parseImportFile, planRecords, withParsedLines, type DomainRow, type ImportPlan } from '../records/service.js';
-import { insertRecords } from '../records/store.js';
+import {
+  createPlanned,
+  parseImportFile,
+  planRecords,
+  withParsedLines,
+  type DomainRow,
+  type ImportPlan,
+} from '../records/service.js';
 import { normalizeOwnerName } from '../records/names.js';
 import { LIMITS, type RecordCreate } from '../records/types.js';
 import {
@@ -26,6 +32,7 @@ import {
   setProgress,
   setSupersededBy,
   storeScan,
+  type ClosedTimes,
   type CommitResult,
   type CommitResultItem,
   type ScanProgress,
@@ -202,14 +209,15 @@ function resultItem(
 
 /**
  * Writes the open session `s` (locked by the caller, in changeDomain's transaction): plans its records against the
- * zone as it is now, and creates all of them or throws (400 with the per-record result, 403 past max_records).
+ * zone as it is now, and creates all of them or throws (400 with the per-record result, 403 past max_records);
+ * more than LIMITS.importListedRecords with one COPY, as POST records/import (records/service.ts createPlanned).
  */
 async function commitLocked(
   app: FastifyInstance,
   tx: Tx,
   domain: DomainRow,
   s: SessionRow,
-): Promise<{ result: CommitResult; created: number[] }> {
+): Promise<{ result: CommitResult; closed: ClosedTimes; change: ConfigChange }> {
   const { plan: planned } = await plan(app, tx, domain, s.inputs);
   if (planned.errors.length) {
     const errors = new Map(planned.errors.map((e) => [e.line, e.error]));
@@ -226,29 +234,39 @@ async function commitLocked(
     );
   }
   if (planned.limitError) throw new ApiError('CP_ERR_PLAN_LIMIT', planned.limitError, { feature: 'max_records' });
-  const rows = await insertRecords(tx, domain.id, planned.records);
-  const createdAt = new Map(planned.records.map((r, k) => [r.line, rows[k]!]));
+  const { ids, change } = await createPlanned(tx, domain.id, planned.records);
+  const created = new Map<number, number>();
+  for (let k = 0; k < ids.length; k++) created.set(planned.records[k]!.line, k);
   const skipped = new Map(planned.skipped.map((k) => [k.line, k.reason]));
   const results = s.inputs.map((i) => {
-    const row = createdAt.get(i.line);
-    if (row) return resultItem(domain.name, i, 'created', { name: row.name, destination: row.destination, id: row.id });
-    return resultItem(domain.name, i, 'skipped', {
-      reason: skipped.get(i.line) ?? 'an identical record already exists',
-    });
+    const k = created.get(i.line);
+    if (k === undefined)
+      return resultItem(domain.name, i, 'skipped', {
+        reason: skipped.get(i.line) ?? 'an identical record already exists',
+      });
+    // The record as stored: its name and destination normalised (the plan's are what the write stored).
+    const r = planned.records[k]!;
+    return resultItem(domain.name, i, 'created', { name: r.name, destination: r.destination, id: ids[k]! });
   });
-  const result = { created: rows.length, skipped: results.length - rows.length, failed: 0, results };
-  await closeSession(tx, s.id, 'committed', { result });
-  return { result, created: rows.map((r) => r.id) };
+  const result = { created: ids.length, skipped: results.length - ids.length, failed: 0, results };
+  const closed = await closeSession(tx, s.id, 'committed', { result });
+  if (!closed) throw new Error(`import session ${s.id}: not open under its lock`); // FOR UPDATE holds it open
+  return { result, closed, change };
 }
 
+/**
+ * Commits the open session `id`: all its records or none, in ONE config-log entry. Answers the session as committed
+ * (the row read under the lock with its new status, result and times: a session of a million records is not read
+ * back, GET reads the same).
+ */
 export async function commitSession(app: FastifyInstance, domainId: number, id: number): Promise<SessionRow> {
   return changeDomain(app, domainId, async (tx, locked) => {
     assertNotFrozen(locked);
     const s = await getSession(tx, locked.id, id, true);
     if (!s) throw notFound(id);
     if (s.status !== 'open') throw notLive(s, 'committed');
-    const { created } = await commitLocked(app, tx, locked, s);
-    return { value: (await getSession(tx, locked.id, id))!, change: { upsertedRecords: created } };
+    const { result, closed, change } = await commitLocked(app, tx, locked, s);
+    return { value: { ...s, status: 'committed', result, ...closed }, change };
   });
 }
 

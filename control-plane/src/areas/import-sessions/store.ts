@@ -58,6 +58,12 @@ export interface SessionRow {
   closed_at: string | Date | null;
 }
 
+/** The times closeSession set (it answers undefined for a session that was not live). */
+export interface ClosedTimes {
+  updated_at: string | Date;
+  closed_at: string | Date;
+}
+
 const COLUMNS = sql.raw(
   `id, domain_id, source, status, auto_commit, inputs, records, skipped, errors, limit_error, progress, result, error,
    superseded_by, created_at, updated_at, closed_at`,
@@ -167,11 +173,13 @@ export async function closeSession(
   id: number,
   status: Exclude<SessionStatus, 'scanning' | 'open'>,
   extra: { result?: CommitResult; error?: string } = {},
-): Promise<void> {
-  await tx.execute(sql`
+): Promise<ClosedTimes | undefined> {
+  const res = await tx.execute(sql`
     UPDATE import_sessions SET status = ${status}, result = ${extra.result ? json(extra.result) : null}::jsonb,
       error = ${extra.error ?? null}, updated_at = now(), closed_at = now()
-    WHERE id = ${id} AND status IN ('scanning', 'open')`);
+    WHERE id = ${id} AND status IN ('scanning', 'open')
+    RETURNING updated_at, closed_at`);
+  return rowsOf<ClosedTimes>(res)[0];
 }
 
 export async function setSupersededBy(tx: Tx, id: number, by: number): Promise<void> {

@@ -7,7 +7,7 @@ import { assertRecordsUnlocked, lockedEmailRecords, lockedRecordError } from '..
 import { ApiError, isApiError, MESSAGES } from '../../errors.js';
 import { effectiveFeatures, featuresOf, requireFeature, type EffectiveFeatures } from '../../plans/entitlements.js';
 import { buildZone, bumpDomainConfigRow } from '../../config-log/snapshot.js';
-import { changeDomain, type DomainLock, type DomainWrite } from '../../config-log/index.js';
+import { changeDomain, type ConfigChange, type DomainLock, type DomainWrite } from '../../config-log/index.js';
 import { sendBehind } from '../../db/pipeline.js';
 import { exportZone } from './bind-export.js';
 import { parseZoneFile, readZoneFile, type ParseResult } from './bind-parse.js';
@@ -531,24 +531,36 @@ export async function importZone(app: FastifyInstance, domain: DomainRow, text: 
       throw new ApiError('CP_ERR_RECORD_INVALID', message, { errors: plan.errors });
     }
     if (plan.limitError) throw new ApiError('CP_ERR_PLAN_LIMIT', plan.limitError, { feature: 'max_records' });
-    if (plan.records.length > LIMITS.importListedRecords) {
-      // A large import: one COPY, and the config-log entry is built from the records in hand (nothing read back).
-      const ids = await copyRecords(tx, domain.id, plan.records);
-      const read = await bumpDomainConfigRow(tx, domain.id);
-      if (!read) throw new ApiError('CP_ERR_NOT_FOUND', MESSAGES.domainNotFound);
-      read.records_in_hand = { ids, records: plan.records };
-      plan.records = []; // the config log's encoding holds them, and nothing else
-      return {
-        value: { created: ids.length, rows: null, skipped: plan.skipped },
-        change: { upsertedRecords: ids, read },
-      };
-    }
-    const rows = await insertRecords(tx, domain.id, plan.records);
+    const created = await createPlanned(tx, domain.id, plan.records);
+    plan.records = []; // the config log's encoding holds them, and nothing else
     return {
-      value: { created: rows.length, rows, skipped: plan.skipped },
-      change: { upsertedRecords: rows.map((r) => r.id) },
+      value: { created: created.ids.length, rows: created.rows, skipped: plan.skipped },
+      change: created.change,
     };
   });
+}
+
+/**
+ * Creates the records of an import's plan (POST records/import, an import session's commit) in the caller's
+ * transaction, in their order, and answers their ids and the change for the config log (ONE entry). More than
+ * LIMITS.importListedRecords: one COPY, and the entry is built from the records in hand (nothing read back; `rows`
+ * null); fewer: one INSERT that answers the rows. Either way a failure throws, and the transaction stores nothing.
+ */
+export async function createPlanned(
+  tx: Tx,
+  domainId: number,
+  records: ImportPlan['records'],
+): Promise<{ ids: number[]; rows: RecordRow[] | null; change: ConfigChange }> {
+  if (records.length <= LIMITS.importListedRecords) {
+    const rows = await insertRecords(tx, domainId, records);
+    const ids = rows.map((r) => r.id);
+    return { ids, rows, change: { upsertedRecords: ids } };
+  }
+  const ids = await copyRecords(tx, domainId, records);
+  const read = await bumpDomainConfigRow(tx, domainId);
+  if (!read) throw new ApiError('CP_ERR_NOT_FOUND', MESSAGES.domainNotFound);
+  read.records_in_hand = { ids, records };
+  return { ids, rows: null, change: { upsertedRecords: ids, read } };
 }
 
 export async function exportZoneText(app: FastifyInstance, domain: DomainRow): Promise<string> {
