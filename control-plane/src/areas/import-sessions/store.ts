@@ -1,5 +1,6 @@
-// Import sessions in the database (migrations/0036_import_sessions.sql). At most one session of a domain is live
-// (scanning or open): the partial unique index holds it even between two processes.
+// Import sessions in the database (migrations/0036_import_sessions.sql; the plan and the result json, not jsonb, since
+// 0042: a million planned records pass jsonb's 256 MB bound). At most one session of a domain is live (scanning or
+// open): the partial unique index holds it even between two processes.
 import { sql } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/index.js';
 import { rowsOf } from '../../db/migrate.js';
@@ -69,7 +70,7 @@ const COLUMNS = sql.raw(
    superseded_by, created_at, updated_at, closed_at`,
 );
 
-/** jsonb arrives parsed from Postgres and PGlite alike; a text form (older drivers) is parsed here. */
+/** json and jsonb arrive parsed from Postgres and PGlite alike; a text form (older drivers) is parsed here. */
 function parsed(row: Record<string, unknown>): SessionRow {
   for (const k of ['inputs', 'records', 'skipped', 'errors', 'progress', 'result'])
     if (typeof row[k] === 'string') row[k] = JSON.parse(row[k]);
@@ -100,9 +101,9 @@ export async function insertSession(
   const res = await tx.execute(sql`
     INSERT INTO import_sessions (domain_id, source, status, auto_commit, created_by, inputs, records, skipped, errors,
       limit_error, progress)
-    VALUES (${s.domainId}, ${s.source}, ${s.status}, ${s.autoCommit}, ${s.createdBy}, ${json(s.inputs ?? [])}::jsonb,
-      ${json(s.plan?.records ?? [])}::jsonb, ${json(s.plan?.skipped ?? [])}::jsonb,
-      ${json(s.plan?.errors ?? [])}::jsonb, ${s.plan?.limitError ?? null}, ${json(s.progress ?? {})}::jsonb)
+    VALUES (${s.domainId}, ${s.source}, ${s.status}, ${s.autoCommit}, ${s.createdBy}, ${json(s.inputs ?? [])}::json,
+      ${json(s.plan?.records ?? [])}::json, ${json(s.plan?.skipped ?? [])}::json,
+      ${json(s.plan?.errors ?? [])}::json, ${s.plan?.limitError ?? null}, ${json(s.progress ?? {})}::jsonb)
     RETURNING ${COLUMNS}`);
   return first(res)!;
 }
@@ -158,8 +159,8 @@ export async function storeScan(
   progress: ScanProgress,
 ): Promise<void> {
   await tx.execute(sql`
-    UPDATE import_sessions SET status = 'open', inputs = ${json(inputs)}::jsonb, records = ${json(plan.records)}::jsonb,
-      skipped = ${json(plan.skipped)}::jsonb, errors = ${json(plan.errors)}::jsonb, limit_error = ${plan.limitError},
+    UPDATE import_sessions SET status = 'open', inputs = ${json(inputs)}::json, records = ${json(plan.records)}::json,
+      skipped = ${json(plan.skipped)}::json, errors = ${json(plan.errors)}::json, limit_error = ${plan.limitError},
       progress = ${json(progress)}::jsonb, updated_at = now()
     WHERE id = ${id}`);
 }
@@ -175,7 +176,7 @@ export async function closeSession(
   extra: { result?: CommitResult; error?: string } = {},
 ): Promise<ClosedTimes | undefined> {
   const res = await tx.execute(sql`
-    UPDATE import_sessions SET status = ${status}, result = ${extra.result ? json(extra.result) : null}::jsonb,
+    UPDATE import_sessions SET status = ${status}, result = ${extra.result ? json(extra.result) : null}::json,
       error = ${extra.error ?? null}, updated_at = now(), closed_at = now()
     WHERE id = ${id} AND status IN ('scanning', 'open')
     RETURNING updated_at, closed_at`);
