@@ -162,10 +162,12 @@ async function race(
   const second = await add('second.example');
   await deleter.query('BEGIN');
   await deleter.query('DELETE FROM domains WHERE id = $1', [second.id]);
-  const inserted = insert(second.id);
+  // The refusal is awaited from the start: the writer's error can arrive before the COMMIT's reply does, and a
+  // rejection with no handler yet fails the test as unhandled.
+  const refused = assert.rejects(insert(second.id), isMissingDomain);
   await new Promise((r) => setTimeout(r, 200));
   await deleter.query('COMMIT');
-  await assert.rejects(inserted, isMissingDomain);
+  await refused;
 
   assert.equal(await recordCount(db), 0);
 }
