@@ -335,7 +335,7 @@ export class ZoneBuilder {
     const toFill: ZoneNode[] = [];
     if (fresh) served.reserve(this.content.size + this.children.size);
     for (const [name, own] of fresh ? this.contentOfZone() : withContentOf(redo, this.content)) {
-      if (name === apex || own?.exists === true || (this.children.get(name) ?? 0) > 0) {
+      if (this.existsWith(name, own)) {
         const node: ZoneNode = { name, rrsets: this.rrsetsOf(name, own), cut: this.cutOf(name, own), slots: NO_SLOTS };
         if (!fresh) staged.set(name, node);
         else {
@@ -409,7 +409,12 @@ export class ZoneBuilder {
   }
 
   private exists(name: string): boolean {
-    return name === this.apex || this.content.get(name)?.exists === true || (this.children.get(name) ?? 0) > 0;
+    return this.existsWith(name, this.content.get(name));
+  }
+
+  /** exists() with the name's content already in hand. */
+  private existsWith(name: string, own: OwnerContent | undefined): boolean {
+    return name === this.apex || own?.exists === true || (this.children.get(name) ?? 0) > 0;
   }
 
   /** `name` starts to exist: its parent counts it, and parents that did not exist become empty non-terminals. */

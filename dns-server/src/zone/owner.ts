@@ -1,5 +1,5 @@
 // One owner name's records → its RRsets: the part of zone compilation that depends on that name's records alone.
-import type { ZoneRecord } from '@platform/shared/config';
+import type { ZoneRecord, ZoneRecordCore } from '@platform/shared/config';
 import { TYPE, TYPE_BY_NAME, PROXIED_TTL } from '../wire/constants.js';
 import { parseRdata, normaliseName, ipv4Number, ipv6Bytes } from '../wire/rdata.js';
 import type { RRset } from './model.js';
@@ -14,20 +14,7 @@ export interface CompileOptions {
 }
 
 /** The fields of a record its owner's answers depend on (what a zone builder keeps of each record). */
-export type OwnerRecord = Pick<ZoneRecord, 'id' | 'name' | 'type' | 'destination' | 'ttl' | 'mxPriority' | 'proxied'>;
-
-/** Just those fields of a record: a decoded record holds seven more, a large zone a million records. */
-export function ownerRecord(r: OwnerRecord): OwnerRecord {
-  return {
-    id: r.id,
-    name: r.name,
-    type: r.type,
-    destination: r.destination,
-    ttl: r.ttl,
-    mxPriority: r.mxPriority,
-    proxied: r.proxied,
-  };
-}
+export type OwnerRecord = ZoneRecordCore;
 
 /** The problems of an owner without any (shared: never written to). */
 const NO_PROBLEMS: string[] = [];

@@ -2,7 +2,8 @@
 // name and destination strings: three heap objects, ~140 bytes) survives every scavenge of the import for nothing but
 // the rare recompile of its owner.
 import { ipv4Number, ipv4Text } from '../wire/rdata.js';
-import { oneAddressContent, ownerRecord, type OwnerContent, type OwnerRecord } from './owner.js';
+import { zoneRecordCore } from '@platform/shared/config';
+import { oneAddressContent, type OwnerContent, type OwnerRecord } from './owner.js';
 
 /**
  * Records by id. A record of type "A", not proxied, whose name is the relative lower-case name of its owner and whose
@@ -41,7 +42,7 @@ export class RecordTable {
     if (address === null) {
       const kept = unheld ? undefined : this.byId.get(r.id);
       if (typeof kept === 'number') this.release(kept);
-      this.byId.set(r.id, ownerRecord(r));
+      this.byId.set(r.id, zoneRecordCore(r));
       return;
     }
     let i = unheld ? undefined : this.byId.get(r.id);
