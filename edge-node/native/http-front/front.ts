@@ -7,7 +7,9 @@
 // into tx and setting meta[i * FIELDS + M.TX_OFF] and M.TX_LEN; a length of 0 leaves it waiting for respond(), -1
 // closes the connection. With M.ORIGIN set to an origin's index (addOrigin), tx[TX_OFF, +TX_LEN) is instead a request
 // head to send to that origin: C writes it on a pooled keep-alive connection, reads the answer's framing and copies
-// the answer to the client, never through JavaScript (502 with an x-edge-error field for what it does not relay).
+// the answer to the client, never through JavaScript (502 with an x-edge-error field for what it does not relay), and
+// leaves a completion record per forwarded request (D.*) for the next call (onBatch's second argument); with failToJs
+// a forward that fails before any byte reached the client is handed back instead of answered (D.WAITING).
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
@@ -42,8 +44,49 @@ export const M = {
    * request head to send; the answer goes from the origin to the client in C. -1 (as C leaves it): TX_* is the answer.
    */
   ORIGIN: 21,
+  /** Set by the handler with ORIGIN: tx[TX_OFF + TX_LEN, +ADD_LEN) are lines (`name: value` CRLF) added to the answer's head. */
+  ADD_LEN: 22,
 } as const;
-export const FIELDS = 22;
+export const FIELDS = 23;
+
+/** Field indices of one completion record in `done` (the C module's D_* enum). */
+export const D = {
+  SLOT: 0,
+  GEN: 1,
+  /** The origin's status (0: no answer head came). */
+  STATUS: 2,
+  /** ERRORS' index; 0: the answer was relayed whole. */
+  ERROR: 3,
+  /** Body bytes relayed to the client (as the origin framed them): BYTES_LO + BYTES_HI * 2^31. */
+  BYTES_LO: 4,
+  BYTES_HI: 5,
+  /** Microseconds from the forward to the answer's head (-1: none came) and to the end. */
+  HEAD_US: 6,
+  TOTAL_US: 7,
+  /** 1 when the request was sent a second time (a GET or HEAD after the keep-alive race). */
+  RETRIED: 8,
+  /** 1: nothing reached the client and the request waits for JavaScript's answer (respond()); failToJs only. */
+  WAITING: 9,
+} as const;
+export const DONE_FIELDS = 10;
+/** The error codes of D.ERROR, by index (the C module's E_*). */
+export const ERRORS = [
+  '',
+  'origin-connect',
+  'origin-closed',
+  'origin-reset',
+  'origin-write',
+  'origin-head',
+  'origin-interim',
+  'origin-framing',
+  'origin-chunked',
+  'origin-busy',
+  'forward-invalid',
+  'forward-memory',
+  'origin-timeout',
+  'client-closed',
+] as const;
+export type ForwardError = (typeof ERRORS)[number];
 export const FLAG = { KEEP_ALIVE: 1, HTTP10: 2, HEAD: 4, V6: 8 } as const;
 
 interface Binding {
@@ -59,14 +102,18 @@ interface Binding {
       rx: Buffer;
       meta: Int32Array;
       tx: Buffer;
+      done: Int32Array | undefined;
+      failToJs: boolean;
     },
-    onBatch: (count: number) => void,
+    onBatch: (count: number, done: number) => void,
   ): { handle: object; port: number };
-  respond(handle: object, slot: number, gen: number, bytes: Uint8Array): boolean;
+  respond(handle: object, slot: number, gen: number, bytes: Uint8Array, close?: boolean): boolean;
   addOrigin(handle: object, host: string, port: number, poolSize: number): number;
-  forward(handle: object, slot: number, gen: number, origin: number, head: Uint8Array): boolean;
+  forward(handle: object, slot: number, gen: number, origin: number, head: Uint8Array, add?: Uint8Array): boolean;
+  cancel(handle: object, slot: number, gen: number): boolean;
   close(handle: object): void;
   META_FIELDS: number;
+  DONE_FIELDS: number;
   MAX_HEAD: number;
   MAX_FIELDS: number;
 }
@@ -86,6 +133,8 @@ export function loadHttpFront(): Binding | null {
     return null;
   }
   if (binding.META_FIELDS !== FIELDS) throw new Error(`http-front: META_FIELDS ${binding.META_FIELDS}, not ${FIELDS}`);
+  if (binding.DONE_FIELDS !== DONE_FIELDS)
+    throw new Error(`http-front: DONE_FIELDS ${binding.DONE_FIELDS}, not ${DONE_FIELDS}`);
   return binding;
 }
 
@@ -107,6 +156,14 @@ export interface FrontOptions {
   peekEveryReuse?: boolean;
   /** Bytes of answers one batch may leave in tx (default: 2 KiB per request of a batch, at least 64 KiB). */
   txSize?: number;
+  /**
+   * Keep a completion record per forwarded request (Front.done, onBatch's second argument). Its capacity is
+   * maxConnections + batch records: each connection has one forwarded request at a time, and every call hands over
+   * what was recorded.
+   */
+  records?: boolean;
+  /** With records: a forward failing before any byte reached the client waits for respond() (D.WAITING), no 502. */
+  failToJs?: boolean;
 }
 
 export interface Front {
@@ -114,20 +171,27 @@ export interface Front {
   readonly rx: Buffer;
   readonly meta: Int32Array;
   readonly tx: Buffer;
-  /** Answers a request left waiting; false when its connection is gone or holds no waiting request. */
-  respond(slot: number, gen: number, bytes: Uint8Array): boolean;
+  /** Completion records (DONE_FIELDS each; empty without `records`). */
+  readonly done: Int32Array;
+  /**
+   * Answers a request left waiting (`close`: then closes the connection; no bytes: closes it now); false when its
+   * connection is gone or holds no waiting request.
+   */
+  respond(slot: number, gen: number, bytes: Uint8Array, close?: boolean): boolean;
   /**
    * An origin (IPv4 or IPv6 address and port) with a pool of at most poolSize open keep-alive connections; returns
    * its index for M.ORIGIN and forward().
    */
   addOrigin(host: string, port: number, poolSize: number): number;
   /** Forwards a request left waiting to an origin with this request head; false when its connection is gone. */
-  forward(slot: number, gen: number, origin: number, head: Uint8Array): boolean;
+  forward(slot: number, gen: number, origin: number, head: Uint8Array, add?: Uint8Array): boolean;
+  /** Ends a forwarded request whose answer's head has not come as origin-timeout; false when there is none. */
+  cancel(slot: number, gen: number): boolean;
   close(): void;
 }
 
 /** Listens; onBatch(n) is called with n parsed requests and answers them in tx and meta (see the top). */
-export function listenFront(o: FrontOptions, onBatch: (count: number) => void): Front {
+export function listenFront(o: FrontOptions, onBatch: (count: number, done: number) => void): Front {
   const b = loadHttpFront();
   if (b === null)
     throw new Error(
@@ -137,18 +201,22 @@ export function listenFront(o: FrontOptions, onBatch: (count: number) => void): 
   const rx = Buffer.allocUnsafeSlow(Math.max(3, batch) * b.MAX_HEAD);
   const meta = new Int32Array(batch * FIELDS);
   const tx = Buffer.allocUnsafeSlow(o.txSize ?? Math.max(64 * 1024, batch * 2048));
+  const maxConnections = o.maxConnections ?? 16384;
+  const done = new Int32Array(o.records ? (maxConnections + batch) * DONE_FIELDS : 0);
   const { handle, port } = b.listen(
     {
       host: o.host,
       port: o.port,
       reusePort: o.reusePort ?? false,
       batch,
-      maxConnections: o.maxConnections ?? 16384,
+      maxConnections,
       maxOriginConnections: o.maxOriginConnections ?? 1024,
       peekEveryReuse: o.peekEveryReuse ?? false,
       rx,
       meta,
       tx,
+      done: o.records ? done : undefined,
+      failToJs: o.failToJs ?? false,
     },
     onBatch,
   );
@@ -158,9 +226,16 @@ export function listenFront(o: FrontOptions, onBatch: (count: number) => void): 
     rx,
     meta,
     tx,
-    respond: (slot, gen, bytes) => open && b.respond(handle, slot, gen, bytes),
+    done,
+    respond: (slot, gen, bytes, close) =>
+      open && (close === undefined ? b.respond(handle, slot, gen, bytes) : b.respond(handle, slot, gen, bytes, close)),
     addOrigin: (host, port, poolSize) => b.addOrigin(handle, host, port, poolSize),
-    forward: (slot, gen, origin, head) => open && b.forward(handle, slot, gen, origin, head),
+    forward: (slot, gen, origin, head, add) =>
+      open &&
+      (add === undefined
+        ? b.forward(handle, slot, gen, origin, head)
+        : b.forward(handle, slot, gen, origin, head, add)),
+    cancel: (slot, gen) => open && b.cancel(handle, slot, gen),
     close() {
       if (!open) return;
       open = false;

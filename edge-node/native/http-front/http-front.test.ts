@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { FIELDS, FLAG, M, listenFront, loadHttpFront, type Front } from './front.js';
+import { D, DONE_FIELDS, ERRORS, FIELDS, FLAG, M, listenFront, loadHttpFront, type Front } from './front.js';
 
 const built = loadHttpFront() !== null;
 
@@ -793,6 +793,180 @@ describe(
       assert.equal(answers[0].body.length, BIG);
       assert.ok(answers[0].body.equals(bigBody));
       assert.equal(answers[1].body.toString(), 'hello');
+    });
+  },
+);
+
+describe(
+  'http-front completion records, failures handed back, lines added to the answer',
+  { skip: built ? false : 'the http-front module is not built (npm run setup)' },
+  () => {
+    let front: Front;
+    let originPort = 0;
+    let origin: Server;
+    const originOf = new Map<string, number>();
+    /** Records as JavaScript received them, and the calls that carried them (requests, records). */
+    const records: {
+      slot: number;
+      gen: number;
+      status: number;
+      error: string;
+      bytes: number;
+      head: number;
+      waiting: boolean;
+    }[] = [];
+    const seen: { slot: number; gen: number; path: string }[] = [];
+    /** Answers JavaScript gives to a request handed back (by path). */
+    const handedBack = new Map<string, Buffer>();
+    const held: Socket[] = [];
+
+    before(async () => {
+      origin = createServer((sock) => {
+        sock.on('error', () => {});
+        let buf = '';
+        sock.on('data', (d) => {
+          buf += d.toString('latin1');
+          for (let end = buf.indexOf('\r\n\r\n'); end >= 0; end = buf.indexOf('\r\n\r\n')) {
+            const path = buf.slice(0, end).split(' ')[1];
+            buf = buf.slice(end + 4);
+            if (path === '/silent')
+              held.push(sock); // never answers
+            else sock.write(`HTTP/1.1 200 OK\r\ncontent-length: ${path.length}\r\nx-o: 1\r\n\r\n${path}`, 'latin1');
+          }
+        });
+      });
+      await new Promise<void>((r) => origin.listen(0, '127.0.0.1', r));
+      originPort = (origin.address() as AddressInfo).port;
+      const dead = createServer();
+      await new Promise<void>((r) => dead.listen(0, '127.0.0.1', r));
+      const deadPort = (dead.address() as AddressInfo).port;
+      await new Promise((r) => dead.close(r));
+      front = listenFront(
+        { host: '127.0.0.1', port: 0, batch: 4, maxConnections: 16, records: true, failToJs: true },
+        (n, d) => {
+          const { rx, meta, tx, done } = front;
+          for (let k = 0; k < d; k++) {
+            const r = k * DONE_FIELDS;
+            const rec = {
+              slot: done[r + D.SLOT],
+              gen: done[r + D.GEN],
+              status: done[r + D.STATUS],
+              error: ERRORS[done[r + D.ERROR]],
+              bytes: done[r + D.BYTES_LO] + done[r + D.BYTES_HI] * 2 ** 31,
+              head: done[r + D.HEAD_US],
+              waiting: done[r + D.WAITING] === 1,
+            };
+            records.push(rec);
+            if (rec.waiting) {
+              const path = seen.find((s) => s.slot === rec.slot && s.gen === rec.gen)!.path;
+              const body = `handed back ${rec.error}`;
+              const answer =
+                handedBack.get(path) ??
+                Buffer.from(`HTTP/1.1 599 Handed Back\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
+              assert.equal(front.respond(rec.slot, rec.gen, answer), true);
+            }
+          }
+          let at = 0;
+          for (let i = 0; i < n; i++) {
+            const m = i * FIELDS;
+            const host = rx.toString('latin1', meta[m + M.HOST_OFF], meta[m + M.HOST_OFF] + meta[m + M.HOST_LEN]);
+            const path = rx.toString('latin1', meta[m + M.TARGET_OFF], meta[m + M.TARGET_OFF] + meta[m + M.TARGET_LEN]);
+            seen.push({ slot: meta[m + M.SLOT], gen: meta[m + M.GEN], path });
+            const head = Buffer.from(`GET ${path} HTTP/1.1\r\nhost: ${host}\r\n\r\n`, 'latin1');
+            const add = Buffer.from('x-cache-status: DYNAMIC\r\nx-added: yes\r\n', 'latin1');
+            tx.set(head, at);
+            tx.set(add, at + head.length);
+            meta[m + M.TX_OFF] = at;
+            meta[m + M.TX_LEN] = head.length;
+            meta[m + M.ADD_LEN] = add.length;
+            meta[m + M.ORIGIN] = originOf.get(host) ?? 999;
+            at += head.length + add.length;
+          }
+        },
+      );
+      originOf.set('a.test', front.addOrigin('127.0.0.1', originPort, 4));
+      originOf.set('dead.test', front.addOrigin('127.0.0.1', deadPort, 2));
+    });
+    after(() => {
+      front.close();
+      for (const s of held) s.destroy();
+      origin.close();
+    });
+
+    /** Sends one request on a new connection, reads its whole answer (raw bytes). */
+    const ask = (path: string, host = 'a.test', onSent?: (sock: Socket) => void): Promise<Buffer> =>
+      new Promise((resolve, reject) => {
+        const sock = connect(front.port, '127.0.0.1');
+        const parts: Buffer[] = [];
+        const timer = setTimeout(() => {
+          sock.destroy();
+          reject(new Error(`no answer to ${path} in 60 s`));
+        }, 60_000);
+        sock.on('data', (d: Buffer) => {
+          parts.push(d);
+          const buf = Buffer.concat(parts);
+          const { answers } = readAnswers(buf, []);
+          if (answers.length > 0) {
+            clearTimeout(timer);
+            sock.destroy();
+            resolve(buf);
+          }
+        });
+        sock.on('error', () => {});
+        sock.on('close', () => {
+          clearTimeout(timer);
+          resolve(Buffer.concat(parts));
+        });
+        sock.write(`GET ${path} HTTP/1.1\r\nhost: ${host}\r\n\r\n`, () => onSent?.(sock));
+      });
+    const waitFor = async (what: string, ok: () => boolean) => {
+      for (let i = 0; i < 6000 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
+      assert.ok(ok(), `${what} within 60 s`);
+    };
+    const recordOf = (path: string) => {
+      const s = seen.findLast((x) => x.path === path)!;
+      return records.findLast((r) => r.slot === s.slot && r.gen === s.gen);
+    };
+
+    test('a relayed answer carries the added lines and leaves one record: status, bytes written, no error', async () => {
+      const raw = await ask('/hello');
+      const { answers } = readAnswers(raw, []);
+      assert.equal(answers[0].status, 200);
+      assert.equal(answers[0].body.toString(), '/hello');
+      assert.equal(answers[0].headers.get('x-o'), '1');
+      assert.equal(answers[0].headers.get('x-cache-status'), 'DYNAMIC');
+      assert.equal(answers[0].headers.get('x-added'), 'yes');
+      await waitFor('its record', () => recordOf('/hello') !== undefined);
+      const r = recordOf('/hello')!;
+      assert.deepEqual([r.status, r.error, r.waiting, r.bytes], [200, '', false, '/hello'.length]);
+      assert.ok(r.head >= 0);
+    });
+
+    test('a failure before any byte went out is handed back: JavaScript answers it', async () => {
+      const raw = await ask('/down', 'dead.test');
+      const { answers } = readAnswers(raw, []);
+      assert.deepEqual([answers[0].status, answers[0].body.toString()], [599, 'handed back origin-connect']);
+      const r = recordOf('/down')!;
+      assert.deepEqual([r.status, r.error, r.waiting], [0, 'origin-connect', true]);
+    });
+
+    test('cancel() ends a request whose answer head has not come as origin-timeout, handed back', async () => {
+      const answer = ask('/silent');
+      await waitFor('the origin holds the request', () => held.length > 0);
+      const s = seen.findLast((x) => x.path === '/silent')!;
+      assert.equal(front.cancel(s.slot, s.gen), true);
+      const { answers } = readAnswers(await answer, []);
+      assert.deepEqual([answers[0].status, answers[0].body.toString()], [599, 'handed back origin-timeout']);
+      assert.equal(front.cancel(s.slot, s.gen), false); // answered: nothing to cancel
+    });
+
+    test('a client that closes while its answer is awaited leaves a client-closed record', async () => {
+      const before = held.length;
+      void ask('/silent', 'a.test', (sock) => {
+        void waitFor('the origin holds the request', () => held.length > before).then(() => sock.destroy());
+      });
+      await waitFor('the client-closed record', () => recordOf('/silent')?.error === 'client-closed');
+      assert.equal(recordOf('/silent')!.waiting, false);
     });
   },
 );

@@ -38,6 +38,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -74,8 +75,49 @@ enum {
   M_TX_OFF,
   M_TX_LEN,
   M_ORIGIN, // set by JavaScript: >= 0 forwards tx[off, +len) (a request head) to that origin (addOrigin's index)
+  M_ADD_LEN, // set by JavaScript with M_ORIGIN: tx[off + len, +M_ADD_LEN) are lines added to the answer's head
   META_FIELDS
 };
+// A completion record per forwarded request (the `done` Int32Array, D_FIELDS each), handed to JavaScript with the
+// next batch (onBatch's second argument): the client's slot and generation, the origin's status (0 when no head
+// came), an error code (E_*; 0: the answer was relayed whole), the body bytes relayed to the client (as the origin
+// framed them; low and high 31 bits), the microseconds from the forward to the answer's head and to its end, whether it was sent
+// twice (the keep-alive race). With E_* set and D_WAITING 1, nothing reached the client and the request still waits
+// for JavaScript's answer (respond()): JavaScript chooses the error answer, as for its own origin client.
+enum { D_SLOT, D_GEN, D_STATUS, D_ERROR, D_BYTES_LO, D_BYTES_HI, D_HEAD_US, D_TOTAL_US, D_RETRIED, D_WAITING, D_FIELDS };
+enum {
+  E_NONE,
+  E_CONNECT,
+  E_CLOSED,
+  E_RESET,
+  E_WRITE,
+  E_HEAD,
+  E_INTERIM,
+  E_FRAMING,
+  E_CHUNKED,
+  E_BUSY,
+  E_INVALID,
+  E_MEMORY,
+  E_TIMEOUT,
+  E_CLIENT, // the client's connection closed before the answer's end
+  E_COUNT
+};
+static const char *const ERROR_NAMES[E_COUNT] = {"",
+                                                 "origin-connect",
+                                                 "origin-closed",
+                                                 "origin-reset",
+                                                 "origin-write",
+                                                 "origin-head",
+                                                 "origin-interim",
+                                                 "origin-framing",
+                                                 "origin-chunked",
+                                                 "origin-busy",
+                                                 "forward-invalid",
+                                                 "forward-memory",
+                                                 "origin-timeout",
+                                                 "client-closed"};
+/** An answer JavaScript gives (respond, tx) may wait unsent up to this (JavaScript bounds what it makes). */
+#define MAX_PENDING_JS (64u * 1024 * 1024)
 enum { F_KEEP_ALIVE = 1, F_HTTP10 = 2, F_HEAD = 4, F_V6 = 8 };
 
 typedef struct {
@@ -97,8 +139,9 @@ typedef struct {
   uint32_t up;      // the origin connection answering this request (NONE: none)
   bool awaiting;    // in an origin's queue for a connection
   bool http10, head_req, idem, retried;
-  uint8_t *fwd; // the request head to forward (MAX_HEAD bytes, allocated on first use)
-  uint32_t fwd_len;
+  uint8_t *fwd; // the request head to forward, then the lines to add to the answer's head (2 * MAX_HEAD bytes)
+  uint32_t fwd_len, add_len;
+  uint64_t fwd_at; // when it was forwarded (CLOCK_MONOTONIC, ns)
 } conn_t;
 
 #define NONE 0xffffffffu
@@ -129,6 +172,9 @@ typedef struct {
   uint8_t *buf;                 // UP_BUF bytes, allocated on first use
   uint32_t len, woff, events;
   uint32_t idle_at; // the front's epoll_wait count when it went idle
+  int status;       // the answer's status
+  uint64_t sent;    // bytes of the answer written to the client
+  uint64_t head_at; // when its head came (ns)
 } up_t;
 
 typedef struct {
@@ -165,6 +211,10 @@ typedef struct {
   uint32_t waits;   // epoll_wait calls
   uint32_t drained; // the last epoll_wait that returned every ready event, all of them handled
   bool peek_always; // check every pooled connection with a peek when taken, not only those not seen since idle
+  int32_t *done;    // completion records (D_FIELDS each), JavaScript's; NULL: none kept
+  uint32_t done_max, ndone, done_lost;
+  bool fail_to_js;  // a forward that fails before any byte reached the client is handed back (D_WAITING), no 502
+  napi_ref done_ref;
 } front_t;
 
 typedef struct {
@@ -177,6 +227,41 @@ static void on_poll(uv_poll_t *h, int status, int events);
 static void on_idle(uv_idle_t *h);
 static void up_abort(front_t *s, conn_t *c);
 static void up_resume(front_t *s, conn_t *c);
+
+static uint64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/** A forwarded request's completion record (see D_*); u: its origin connection, when it had one. */
+static void record(front_t *s, const conn_t *c, const up_t *u, int err, bool waiting) {
+  if (!s->done) return;
+  if (s->ndone == s->done_max) {
+    s->done_lost++;
+    return;
+  }
+  int32_t *d = s->done + (size_t)s->ndone++ * D_FIELDS;
+  uint64_t now = now_ns(), sent = u ? u->sent : 0;
+  d[D_SLOT] = (int32_t)(c - s->conns);
+  d[D_GEN] = (int32_t)c->gen;
+  d[D_STATUS] = u ? u->status : 0;
+  d[D_ERROR] = err;
+  d[D_BYTES_LO] = (int32_t)(sent & 0x7fffffff);
+  d[D_BYTES_HI] = (int32_t)(sent >> 31);
+  d[D_HEAD_US] = u && u->head_at ? (int32_t)((u->head_at - c->fwd_at) / 1000) : -1;
+  d[D_TOTAL_US] = (int32_t)((now - c->fwd_at) / 1000);
+  d[D_RETRIED] = c->retried;
+  d[D_WAITING] = waiting;
+}
+
+/** Records made outside a batch's call reach JavaScript on the loop's next turn (uv_idle), if no batch comes first. */
+static void schedule_flush(front_t *s) {
+  if (s->ndone > 0 && s->in_dispatch == 0 && !s->idling && !s->closing) {
+    s->idling = true;
+    uv_idle_start(&s->idle, on_idle);
+  }
+}
 
 // ---- connections ------------------------------------------------------------------------------------------------
 
@@ -197,7 +282,8 @@ static void set_events(front_t *s, conn_t *c) {
 static void conn_close(front_t *s, conn_t *c) {
   if (c->fd < 0) return;
   if (c->up != NONE) up_abort(s, c); // its answer is cut: the origin connection cannot be reused
-  c->awaiting = false;               // a place in an origin's queue is skipped by its generation
+  if (c->awaiting) record(s, c, NULL, E_CLIENT, false);
+  c->awaiting = false; // a place in an origin's queue is skipped by its generation
   close(c->fd); // leaves the epoll set with it (never duplicated)
   c->fd = -1;
   c->gen++;
@@ -254,8 +340,11 @@ static void conn_flush(front_t *s, conn_t *c) {
   if (c->up != NONE) up_resume(s, c); // the client took what it was sent: read on from the origin
 }
 
-/** Sends bytes (straight to the socket when nothing is pending); false when the connection was closed. */
-static bool conn_send(front_t *s, conn_t *c, const uint8_t *p, size_t len) {
+/**
+ * Sends bytes (straight to the socket when nothing is pending), keeping up to `limit` unsent; false when the
+ * connection was closed.
+ */
+static bool conn_send_max(front_t *s, conn_t *c, const uint8_t *p, size_t len, size_t limit) {
   if (c->wlen == c->woff) {
     c->wlen = c->woff = 0;
     while (len > 0) {
@@ -272,12 +361,12 @@ static bool conn_send(front_t *s, conn_t *c, const uint8_t *p, size_t len) {
     }
     if (len == 0) return true;
   }
-  if (c->wlen + len > MAX_PENDING) {
+  if (c->wlen + len > limit) {
     conn_close(s, c);
     return false;
   }
   if (c->wlen + len > c->wcap) {
-    uint32_t cap = c->wcap ? c->wcap : 4096;
+    size_t cap = c->wcap ? c->wcap : 4096;
     while (cap < c->wlen + len) cap *= 2;
     uint8_t *b = realloc(c->wbuf, cap);
     if (!b) {
@@ -285,12 +374,16 @@ static bool conn_send(front_t *s, conn_t *c, const uint8_t *p, size_t len) {
       return false;
     }
     c->wbuf = b;
-    c->wcap = cap;
+    c->wcap = (uint32_t)cap;
   }
   memcpy(c->wbuf + c->wlen, p, len);
   c->wlen += (uint32_t)len;
   set_events(s, c);
   return true;
+}
+
+static bool conn_send(front_t *s, conn_t *c, const uint8_t *p, size_t len) {
+  return conn_send_max(s, c, p, len, MAX_PENDING);
 }
 
 /** Sends a then b (one writev when nothing is pending: an answer's head and the body bytes read with it). */
@@ -321,7 +414,7 @@ static void queue_ready(front_t *s, conn_t *c) {
 /** The request with JavaScript is answered: close if asked, else parse what followed it. */
 static void conn_answered(front_t *s, conn_t *c, const uint8_t *p, size_t len) {
   c->waiting = false;
-  if (len > 0 && !conn_send(s, c, p, len)) return;
+  if (len > 0 && !conn_send_max(s, c, p, len, MAX_PENDING_JS)) return;
   if (c->close_after) {
     if (c->wlen == c->woff) conn_finish(s, c);
     else set_events(s, c);
@@ -554,6 +647,7 @@ static void take(front_t *s, conn_t *c) {
   m[M_TX_OFF] = 0;
   m[M_TX_LEN] = 0;
   m[M_ORIGIN] = -1;
+  m[M_ADD_LEN] = 0;
   c->http10 = (h.flags & F_HTTP10) != 0;
   c->head_req = (h.flags & F_HEAD) != 0;
   c->idem = c->head_req || (h.method_len == 3 && memcmp(c->rbuf, "GET", 3) == 0);
@@ -689,10 +783,20 @@ static void up_close(front_t *s, up_t *u, bool next) {
   if (next) origin_next(s, oi);
 }
 
-/** Answers the client 502 with the error's code (the connection kept unless it was to close). */
-static void client_fail(front_t *s, conn_t *c, const char *code) {
+/**
+ * Nothing of the answer reached the client: with failToJs the request is handed back to JavaScript (a record with
+ * D_WAITING; it answers with respond()), else answered 502 with the error's code (the connection kept unless it was
+ * to close). u: the origin connection that failed, if any.
+ */
+static void client_fail(front_t *s, conn_t *c, int err, const up_t *u) {
+  if (s->fail_to_js && s->done) {
+    record(s, c, u, err, true);
+    schedule_flush(s);
+    return;
+  }
+  record(s, c, u, err, false);
   char b[256];
-  int n = snprintf(b, sizeof b, "HTTP/1.1 502 Bad Gateway\r\nx-edge-error: %s\r\ncontent-length: 0\r\n%s\r\n", code,
+  int n = snprintf(b, sizeof b, "HTTP/1.1 502 Bad Gateway\r\nx-edge-error: %s\r\ncontent-length: 0\r\n%s\r\n", ERROR_NAMES[err],
                    c->close_after ? "connection: close\r\n" : c->http10 ? "connection: keep-alive\r\n" : "");
   conn_answered(s, c, (const uint8_t *)b, (size_t)n);
 }
@@ -700,7 +804,7 @@ static void client_fail(front_t *s, conn_t *c, const char *code) {
 static void origin_acquire(front_t *s, conn_t *c, uint32_t oi);
 
 /** The origin connection failed: the client gets a 502 (or a retry, or its connection closed if bytes went out). */
-static void up_fail(front_t *s, up_t *u, const char *code) {
+static void up_fail(front_t *s, up_t *u, int err) {
   conn_t *c = &s->conns[u->client];
   uint32_t oi = u->origin;
   bool sent = u->head_done;
@@ -711,9 +815,10 @@ static void up_fail(front_t *s, up_t *u, const char *code) {
     c->retried = true;
     origin_acquire(s, c, oi);
   } else if (sent) {
+    record(s, c, u, err, false);
     conn_close(s, c); // part of the answer went out: a close is the only honest end
   } else {
-    client_fail(s, c, code);
+    client_fail(s, c, err, u);
   }
   origin_next(s, oi);
 }
@@ -722,6 +827,7 @@ static void up_fail(front_t *s, up_t *u, const char *code) {
 static void up_abort(front_t *s, conn_t *c) {
   up_t *u = &s->ups[c->up];
   c->up = NONE;
+  record(s, c, u, E_CLIENT, false);
   up_close(s, u, true);
 }
 
@@ -738,7 +844,7 @@ static void up_write(front_t *s, up_t *u) {
       up_set_events(s, u, EPOLLOUT);
       return;
     }
-    up_fail(s, u, "origin-write");
+    up_fail(s, u, E_WRITE);
     return;
   }
   u->state = UP_READING;
@@ -753,6 +859,9 @@ static void up_begin(front_t *s, up_t *u, conn_t *c) {
   u->woff = 0;
   u->len = 0;
   u->head_done = false;
+  u->status = 0;
+  u->sent = 0;
+  u->head_at = 0;
   u->state = UP_WRITING;
   up_write(s, u);
 }
@@ -761,17 +870,20 @@ static void up_connect(front_t *s, uint32_t oi, conn_t *c) {
   origin_t *o = &s->origins[oi];
   int fd = socket(o->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
-    client_fail(s, c, "origin-connect");
+    client_fail(s, c, E_CONNECT, NULL);
     return;
   }
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   uint32_t idx = s->free_ups[--s->nfree_ups];
   up_t *u = &s->ups[idx];
+  u->status = 0;
+  u->sent = 0;
+  u->head_at = 0;
   if (!u->buf && !(u->buf = malloc(UP_BUF))) {
     s->nfree_ups++;
     close(fd);
-    client_fail(s, c, "origin-connect");
+    client_fail(s, c, E_CONNECT, NULL);
     return;
   }
   u->fd = fd;
@@ -785,7 +897,7 @@ static void up_connect(front_t *s, uint32_t oi, conn_t *c) {
   if ((r != 0 && errno != EINPROGRESS) || epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
     u->client = NONE;
     up_close(s, u, false);
-    client_fail(s, c, "origin-connect");
+    client_fail(s, c, E_CONNECT, NULL);
     return;
   }
   if (r == 0) {
@@ -797,6 +909,9 @@ static void up_connect(front_t *s, uint32_t oi, conn_t *c) {
   u->client_gen = c->gen;
   u->len = 0;
   u->head_done = false;
+  u->status = 0;
+  u->sent = 0;
+  u->head_at = 0;
   c->up = idx;
 }
 
@@ -828,7 +943,7 @@ static void origin_acquire(front_t *s, conn_t *c, uint32_t oi) {
     return;
   }
   if (o->wq_n == MAX_WAITERS) {
-    client_fail(s, c, "origin-busy");
+    client_fail(s, c, E_BUSY, NULL);
     return;
   }
   uint32_t at = (o->wq_head + o->wq_n++) % MAX_WAITERS;
@@ -858,6 +973,7 @@ static void origin_next(front_t *s, uint32_t oi) {
 static void up_done(front_t *s, up_t *u, conn_t *c) {
   uint32_t oi = u->origin;
   origin_t *o = &s->origins[oi];
+  record(s, c, u, E_NONE, false);
   c->up = NONE;
   u->client = NONE;
   if (u->keep) {
@@ -968,8 +1084,9 @@ static bool up_body(front_t *s, up_t *u, conn_t *c, const uint8_t *pre, size_t p
   }
   if ((take > 0 || pre_len > 0) && !conn_send2(s, c, pre, pre_len, p, take))
     return false; // the client is gone, and the origin connection with it
+  u->sent += take;
   if (bad) {
-    up_fail(s, u, "origin-chunked");
+    up_fail(s, u, E_CHUNKED);
     return false;
   }
   if (!done) return true;
@@ -985,14 +1102,15 @@ static bool up_body(front_t *s, up_t *u, conn_t *c, const uint8_t *pre, size_t p
  */
 static bool up_head(front_t *s, up_t *u, conn_t *c, size_t end, uint8_t *out, size_t *out_len) {
   const uint8_t *p = u->buf;
-  const char *why = "origin-head";
+  int why = E_HEAD;
   if (end < 16 || memcmp(p, "HTTP/1.", 7) != 0 || (p[7] != '0' && p[7] != '1') || p[8] != ' ' || p[9] < '1' ||
       p[9] > '5' || p[10] < '0' || p[10] > '9' || p[11] < '0' || p[11] > '9' || (p[12] != ' ' && p[12] != '\r'))
     goto refuse;
   bool v10 = p[7] == '0';
   int status = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
+  u->status = status;
   if (status < 200) {
-    why = "origin-interim"; // 1xx and 101 (an upgrade) are not relayed here
+    why = E_INTERIM; // 1xx and 101 (an upgrade) are not relayed here
     goto refuse;
   }
   size_t k = 0;
@@ -1069,6 +1187,8 @@ static bool up_head(front_t *s, up_t *u, conn_t *c, size_t end, uint8_t *out, si
     goto framing; // a body delimited by the close: not relayed here
   }
   u->keep = v10 ? conn_keep && !conn_close : !conn_close;
+  memcpy(out + k, c->fwd + MAX_HEAD, c->add_len); // JavaScript's lines (x-cache-status, add rules)
+  k += c->add_len;
   const char *conn = c->close_after ? "connection: close\r\n" : c->http10 ? "connection: keep-alive\r\n" : "";
   size_t cn = strlen(conn);
   memcpy(out + k, conn, cn);
@@ -1076,10 +1196,11 @@ static bool up_head(front_t *s, up_t *u, conn_t *c, size_t end, uint8_t *out, si
   out[k++] = '\r';
   out[k++] = '\n';
   u->head_done = true;
+  u->head_at = now_ns();
   *out_len = k;
   return true;
 framing:
-  why = "origin-framing";
+  why = E_FRAMING;
 refuse:
   up_fail(s, u, why);
   return false;
@@ -1110,7 +1231,7 @@ static void up_read(front_t *s, up_t *u) {
     if (u->head_done) u->len = 0;
     ssize_t r = read(u->fd, u->buf + u->len, UP_BUF - u->len);
     if (r == 0) {
-      up_fail(s, u, "origin-closed");
+      up_fail(s, u, E_CLOSED);
       return;
     }
     if (r < 0) {
@@ -1119,7 +1240,7 @@ static void up_read(front_t *s, up_t *u) {
         up_set_events(s, u, EPOLLIN | EPOLLRDHUP);
         return;
       }
-      up_fail(s, u, "origin-reset");
+      up_fail(s, u, E_RESET);
       return;
     }
     if (u->head_done) {
@@ -1129,11 +1250,11 @@ static void up_read(front_t *s, up_t *u) {
     u->len += (uint32_t)r;
     long end = resp_head_end(u->buf, u->len < MAX_HEAD ? u->len : MAX_HEAD);
     if (end < 0 || (end == 0 && u->len >= MAX_HEAD)) {
-      up_fail(s, u, "origin-head");
+      up_fail(s, u, E_HEAD);
       return;
     }
     if (end == 0) continue;
-    uint8_t out[MAX_HEAD + 64];
+    uint8_t out[2 * MAX_HEAD + 64];
     size_t out_len = 0;
     if (!up_head(s, u, c, (size_t)end, out, &out_len)) return;
     if (!up_body(s, u, c, out, out_len, u->buf + end, u->len - (size_t)end)) return;
@@ -1154,7 +1275,7 @@ static void up_event(front_t *s, up_t *u, uint32_t e) {
     int err = 0;
     socklen_t len = sizeof err;
     if ((e & (EPOLLERR | EPOLLHUP)) || getsockopt(u->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
-      up_fail(s, u, "origin-connect");
+      up_fail(s, u, E_CONNECT);
       return;
     }
     u->state = UP_WRITING;
@@ -1163,13 +1284,13 @@ static void up_event(front_t *s, up_t *u, uint32_t e) {
     return;
   }
   case UP_WRITING:
-    if (e & EPOLLERR) up_fail(s, u, "origin-write");
+    if (e & EPOLLERR) up_fail(s, u, E_WRITE);
     else up_write(s, u);
     return;
   case UP_READING: {
     conn_t *c = &s->conns[u->client];
     if (c->wlen > c->woff) { // paused for the client: only an error is reported here
-      if (e & (EPOLLERR | EPOLLHUP)) up_fail(s, u, "origin-reset");
+      if (e & (EPOLLERR | EPOLLHUP)) up_fail(s, u, E_RESET);
       return;
     }
     up_read(s, u);
@@ -1181,31 +1302,35 @@ static void up_event(front_t *s, up_t *u, uint32_t e) {
 }
 
 /** The request is to go to origin oi with the head p[0, len). */
-static void forward(front_t *s, conn_t *c, int32_t oi, const uint8_t *p, size_t len) {
-  if (oi < 0 || (uint32_t)oi >= s->norigins || len == 0 || len > MAX_HEAD) {
-    client_fail(s, c, "forward-invalid");
+static void forward(front_t *s, conn_t *c, int32_t oi, const uint8_t *p, size_t len, const uint8_t *add,
+                    size_t add_len) {
+  c->fwd_at = now_ns();
+  c->retried = false;
+  if (oi < 0 || (uint32_t)oi >= s->norigins || len == 0 || len > MAX_HEAD || add_len > MAX_HEAD) {
+    client_fail(s, c, E_INVALID, NULL);
     return;
   }
-  if (!c->fwd && !(c->fwd = malloc(MAX_HEAD))) {
-    client_fail(s, c, "forward-memory");
+  if (!c->fwd && !(c->fwd = malloc(2 * MAX_HEAD))) {
+    client_fail(s, c, E_MEMORY, NULL);
     return;
   }
   memcpy(c->fwd, p, len);
+  if (add_len > 0) memcpy(c->fwd + MAX_HEAD, add, add_len);
+  c->add_len = (uint32_t)add_len;
   c->fwd_len = (uint32_t)len;
-  c->retried = false;
   origin_acquire(s, c, (uint32_t)oi);
 }
 
 // ---- JavaScript -------------------------------------------------------------------------------------------------
 
-static void call_handler(front_t *s, unsigned n) {
+static void call_handler(front_t *s, unsigned n, unsigned d) {
   napi_env env = s->env;
   napi_handle_scope scope;
   if (napi_open_handle_scope(env, &scope) != napi_ok) return;
-  napi_value cb, recv, arg, result;
+  napi_value cb, recv, args[2], result;
   if (napi_get_reference_value(env, s->cb, &cb) == napi_ok && napi_get_global(env, &recv) == napi_ok &&
-      napi_create_uint32(env, n, &arg) == napi_ok) {
-    if (napi_make_callback(env, s->actx, recv, cb, 1, &arg, &result) != napi_ok) {
+      napi_create_uint32(env, n, &args[0]) == napi_ok && napi_create_uint32(env, d, &args[1]) == napi_ok) {
+    if (napi_make_callback(env, s->actx, recv, cb, 2, args, &result) != napi_ok) {
       bool pending = false;
       napi_is_exception_pending(env, &pending);
       if (pending) {
@@ -1220,17 +1345,20 @@ static void call_handler(front_t *s, unsigned n) {
 
 static void release(front_t *s);
 
-/** Hands the batch to JavaScript, then writes its answers. */
+/** Hands the batch and the completion records to JavaScript, then writes its answers. */
 static void dispatch(front_t *s) {
-  unsigned n = s->n;
-  if (n == 0 || s->closing) return;
+  unsigned n = s->n, d = s->ndone;
+  if ((n == 0 && d == 0) || s->closing || s->in_dispatch > 0) return;
   s->in_dispatch++;
-  call_handler(s, n);
+  call_handler(s, n, d);
   s->in_dispatch--;
   if (s->closing) {
     if (s->in_dispatch == 0) release(s);
     return;
   }
+  // records made during the call (a forward() that failed at once) stay for the next one
+  if (s->ndone > d) memmove(s->done, s->done + (size_t)d * D_FIELDS, (size_t)(s->ndone - d) * D_FIELDS * 4);
+  s->ndone -= d;
   for (unsigned i = 0; i < n; i++) {
     int32_t *m = s->meta + (size_t)i * META_FIELDS;
     uint32_t slot = (uint32_t)m[M_SLOT];
@@ -1239,12 +1367,14 @@ static void dispatch(front_t *s) {
     if (c->fd < 0 || c->gen != (uint32_t)m[M_GEN] || !c->waiting) continue; // gone, or answered by respond()
     int32_t off = m[M_TX_OFF], len = m[M_TX_LEN];
     if (len < 0) conn_close(s, c);
-    else if (m[M_ORIGIN] >= 0 && len > 0 && off >= 0 && (size_t)off + (size_t)len <= s->tx_len)
-      forward(s, c, m[M_ORIGIN], s->tx + off, (size_t)len);
+    else if (m[M_ORIGIN] >= 0 && len > 0 && off >= 0 && m[M_ADD_LEN] >= 0 &&
+             (size_t)off + (size_t)len + (size_t)m[M_ADD_LEN] <= s->tx_len)
+      forward(s, c, m[M_ORIGIN], s->tx + off, (size_t)len, s->tx + off + len, (size_t)m[M_ADD_LEN]);
     else if (len > 0 && off >= 0 && (size_t)off + (size_t)len <= s->tx_len) conn_answered(s, c, s->tx + off, (size_t)len);
   }
   s->n = 0;
   s->rx_at = 0;
+  schedule_flush(s);
 }
 
 /** Parses the connections whose request was answered and that hold more bytes (pipelining), a few rounds. */
@@ -1269,7 +1399,7 @@ static void pump(front_t *s) {
   if (s->nready > 0 && !s->idling) {
     s->idling = true;
     uv_idle_start(&s->idle, on_idle);
-  } else if (s->nready == 0 && s->idling) {
+  } else if (s->nready == 0 && s->ndone == 0 && s->idling) {
     s->idling = false;
     uv_idle_stop(&s->idle);
   }
@@ -1277,6 +1407,8 @@ static void pump(front_t *s) {
 
 static void on_idle(uv_idle_t *h) {
   front_t *s = h->data;
+  if (s->closing) return;
+  if (s->ndone > 0) dispatch(s);
   if (s->closing) return;
   pump(s);
 }
@@ -1323,17 +1455,18 @@ static void on_poll(uv_poll_t *h, int status, int events) {
     if (s->closing) return;
     if (n < EVENTS) break;
   }
+  if (s->ndone > 0) dispatch(s); // completions of this wake-up with no request to carry them
 }
 
 // ---- lifetime ---------------------------------------------------------------------------------------------------
 
 static void release(front_t *s) {
   napi_env env = s->env;
-  napi_ref refs[] = {s->cb, s->rx_ref, s->meta_ref, s->tx_ref};
+  napi_ref refs[] = {s->cb, s->rx_ref, s->meta_ref, s->tx_ref, s->done_ref};
   for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++)
     if (refs[i]) napi_delete_reference(env, refs[i]);
   if (s->actx) napi_async_destroy(env, s->actx);
-  s->cb = s->rx_ref = s->meta_ref = s->tx_ref = NULL;
+  s->cb = s->rx_ref = s->meta_ref = s->tx_ref = s->done_ref = NULL;
   s->actx = NULL;
 }
 
@@ -1443,9 +1576,14 @@ static napi_value js_listen(napi_env env, napi_callback_info info) {
   CHECK(napi_get_value_string_utf8(env, get_prop(env, o, "host"), host, sizeof host, &host_len));
   uint32_t port = get_u32(env, o, "port"), batch = get_u32(env, o, "batch"), max = get_u32(env, o, "maxConnections");
   uint32_t max_ups = get_u32(env, o, "maxOriginConnections");
-  bool reuse = false, peek_always = false;
+  bool reuse = false, peek_always = false, fail_to_js = false;
   napi_get_value_bool(env, get_prop(env, o, "reusePort"), &reuse);
   napi_get_value_bool(env, get_prop(env, o, "peekEveryReuse"), &peek_always);
+  napi_get_value_bool(env, get_prop(env, o, "failToJs"), &fail_to_js);
+  void *done = NULL;
+  size_t done_len = 0;
+  napi_value donev = get_prop(env, o, "done");
+  if (!get_bytes(env, donev, &done, &done_len)) done = NULL;
   void *rx, *meta, *tx;
   size_t rx_len, meta_len, tx_len;
   napi_value rxv = get_prop(env, o, "rx"), metav = get_prop(env, o, "meta"), txv = get_prop(env, o, "tx");
@@ -1516,6 +1654,9 @@ static napi_value js_listen(napi_env env, napi_callback_info info) {
   s->ready_b = malloc(max * sizeof *s->ready_b);
   s->max_ups = max_ups;
   s->peek_always = peek_always;
+  s->fail_to_js = fail_to_js;
+  s->done = done;
+  s->done_max = (uint32_t)(done_len / (D_FIELDS * 4));
   s->ups = calloc(max_ups ? max_ups : 1, sizeof *s->ups);
   s->free_ups = malloc((max_ups ? max_ups : 1) * sizeof *s->free_ups);
   s->origins = calloc(MAX_ORIGINS, sizeof *s->origins);
@@ -1553,6 +1694,7 @@ static napi_value js_listen(napi_env env, napi_callback_info info) {
   CHECK(napi_create_reference(env, rxv, 1, &s->rx_ref));
   CHECK(napi_create_reference(env, metav, 1, &s->meta_ref));
   CHECK(napi_create_reference(env, txv, 1, &s->tx_ref));
+  if (done) CHECK(napi_create_reference(env, donev, 1, &s->done_ref));
   CHECK(napi_create_string_utf8(env, "HttpFront", NAPI_AUTO_LENGTH, &resource_name));
   CHECK(napi_async_init(env, NULL, resource_name, &s->actx));
   uv_loop_t *loop;
@@ -1577,6 +1719,18 @@ fail:
   return NULL;
 }
 
+/**
+ * After respond(), forward() or cancel() from JavaScript outside a batch's call: what they made ready (pipelined
+ * requests, completion records) is handled on the loop's next turn.
+ */
+static void after_call(front_t *s) {
+  if (s->in_dispatch == 0 && s->nready > 0 && !s->idling) {
+    s->idling = true;
+    uv_idle_start(&s->idle, on_idle);
+  }
+  schedule_flush(s);
+}
+
 static front_t *front_of(napi_env env, napi_value v) {
   void *data = NULL;
   if (napi_get_value_external(env, v, &data) != napi_ok) return NULL;
@@ -1585,17 +1739,19 @@ static front_t *front_of(napi_env env, napi_value v) {
 }
 
 /**
- * respond(handle, slot, gen, bytes) → boolean: answers a request left waiting (M_TX_LEN 0) after its batch; false when
- * its connection is gone or has no request waiting.
+ * respond(handle, slot, gen, bytes, close?) → boolean: answers a request left waiting (M_TX_LEN 0) after its batch
+ * (`close`: then closes the connection; no bytes: closes it now); false when its connection is gone or has no request
+ * waiting.
  */
 static napi_value js_respond(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
-  napi_value argv[4], out;
-  bool ok = false;
+  size_t argc = 5;
+  napi_value argv[5], out;
+  bool ok = false, close_after = false;
   uint32_t slot = 0, gen = 0;
   void *data;
   size_t len;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) == napi_ok && argc == 4) {
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) == napi_ok && argc >= 4) {
+    if (argc == 5) napi_get_value_bool(env, argv[4], &close_after);
     front_t *s = front_of(env, argv[0]);
     if (s && napi_get_value_uint32(env, argv[1], &slot) == napi_ok &&
         napi_get_value_uint32(env, argv[2], &gen) == napi_ok && get_bytes(env, argv[3], &data, &len) &&
@@ -1603,11 +1759,12 @@ static napi_value js_respond(napi_env env, napi_callback_info info) {
       conn_t *c = &s->conns[slot];
       if (c->fd >= 0 && c->gen == gen && c->waiting && c->up == NONE && !c->awaiting) {
         ok = true;
-        conn_answered(s, c, data, len);
-        if (s->in_dispatch == 0 && s->nready > 0 && !s->idling) {
-          s->idling = true;
-          uv_idle_start(&s->idle, on_idle);
+        if (len == 0) conn_close(s, c); // nothing to answer with: the connection is closed
+        else {
+          if (close_after) c->close_after = true;
+          conn_answered(s, c, data, len);
         }
+        after_call(s);
       }
     }
   }
@@ -1660,16 +1817,20 @@ static napi_value js_add_origin(napi_env env, napi_callback_info info) {
   return out;
 }
 
-/** forward(handle, slot, gen, origin, head) → boolean: forwards a request left waiting (M_TX_LEN 0) after its batch. */
+/**
+ * forward(handle, slot, gen, origin, head, add?) → boolean: forwards a request left waiting (M_TX_LEN 0) after its
+ * batch; `add`: lines to add to the answer's head.
+ */
 static napi_value js_forward(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
-  napi_value argv[5], out;
+  size_t argc = 6;
+  napi_value argv[6], out;
   bool ok = false;
   uint32_t slot = 0, gen = 0;
   int32_t origin = -1;
-  void *data;
-  size_t len;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) == napi_ok && argc == 5) {
+  void *data, *add = NULL;
+  size_t len, add_len = 0;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) == napi_ok && argc >= 5) {
+    if (argc == 6 && !get_bytes(env, argv[5], &add, &add_len)) add_len = 0;
     front_t *s = front_of(env, argv[0]);
     if (s && napi_get_value_uint32(env, argv[1], &slot) == napi_ok &&
         napi_get_value_uint32(env, argv[2], &gen) == napi_ok && napi_get_value_int32(env, argv[3], &origin) == napi_ok &&
@@ -1677,11 +1838,45 @@ static napi_value js_forward(napi_env env, napi_callback_info info) {
       conn_t *c = &s->conns[slot];
       if (c->fd >= 0 && c->gen == gen && c->waiting && c->up == NONE && !c->awaiting) {
         ok = true;
-        forward(s, c, origin, data, len);
-        if (s->in_dispatch == 0 && s->nready > 0 && !s->idling) {
-          s->idling = true;
-          uv_idle_start(&s->idle, on_idle);
+        forward(s, c, origin, data, len, add, add_len);
+        after_call(s);
+      }
+    }
+  }
+  napi_get_boolean(env, ok, &out);
+  return out;
+}
+
+/**
+ * cancel(handle, slot, gen) → boolean: a forwarded request whose answer's head has not come (its origin connection is
+ * closed, or its place in the origin's queue given up) ends as origin-timeout (handed back to JavaScript with
+ * failToJs, else 502); false when there is no such request (its head came, or it is not forwarded).
+ */
+static napi_value js_cancel(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3], out;
+  bool ok = false;
+  uint32_t slot = 0, gen = 0;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) == napi_ok && argc == 3) {
+    front_t *s = front_of(env, argv[0]);
+    if (s && napi_get_value_uint32(env, argv[1], &slot) == napi_ok &&
+        napi_get_value_uint32(env, argv[2], &gen) == napi_ok && slot < s->max_conns) {
+      conn_t *c = &s->conns[slot];
+      if (c->fd >= 0 && c->gen == gen && c->waiting) {
+        if (c->awaiting) {
+          c->awaiting = false;
+          ok = true;
+          client_fail(s, c, E_TIMEOUT, NULL);
+        } else if (c->up != NONE && !s->ups[c->up].head_done) {
+          up_t *u = &s->ups[c->up];
+          uint32_t oi = u->origin;
+          ok = true;
+          c->up = NONE;
+          client_fail(s, c, E_TIMEOUT, u);
+          up_close(s, u, false);
+          origin_next(s, oi);
         }
+        after_call(s);
       }
     }
   }
@@ -1715,11 +1910,14 @@ static napi_value init(napi_env env, napi_value exports) {
   napi_set_named_property(env, exports, "addOrigin", f);
   napi_create_function(env, "forward", NAPI_AUTO_LENGTH, js_forward, NULL, &f);
   napi_set_named_property(env, exports, "forward", f);
+  napi_create_function(env, "cancel", NAPI_AUTO_LENGTH, js_cancel, NULL, &f);
+  napi_set_named_property(env, exports, "cancel", f);
   napi_create_function(env, "close", NAPI_AUTO_LENGTH, js_close, NULL, &f);
   napi_set_named_property(env, exports, "close", f);
   set_u32(env, exports, "META_FIELDS", META_FIELDS);
   set_u32(env, exports, "MAX_HEAD", MAX_HEAD);
   set_u32(env, exports, "MAX_FIELDS", MAX_FIELDS);
+  set_u32(env, exports, "DONE_FIELDS", D_FIELDS);
   return exports;
 }
 
