@@ -23,7 +23,8 @@ try {
 
 async function runSingle(): Promise<void> {
   const node = await startServingNode(config);
-  node.store.onApplied((e) => node.refresh(domainChange(e)));
+  // The event itself, not its domainChange: a large entry's records in hand are compiled without reading them back.
+  node.store.onApplied((e) => node.refresh(e));
   const sync = startNodeSyncFromConfig(node.store, { ...config, nodeIdPrefix: 'dns' });
   const ops = config.metricsPort
     ? await startDnsOps({

@@ -1,13 +1,13 @@
 // One serving process: the zone table compiled from the node store, the UDP/TCP listeners, and the counters.
 import { join } from 'node:path';
-import { openNodeStore, type DomainChange, type NodeStore } from '@platform/shared/node-store';
+import { openNodeStore, type NodeStore } from '@platform/shared/node-store';
 import { componentLogger } from '@platform/shared';
 import { ensureNodeToken } from '@platform/shared/node-token';
 import type { DnsServerConfig } from './config.js';
 import { createCounters, type Counters } from './counters.js';
 import { startDnsServer, type DnsServer } from './server.js';
 import { ZoneTable } from './zone/table.js';
-import { ZoneSet } from './zone/zone-set.js';
+import { ZoneSet, type ZoneChange } from './zone/zone-set.js';
 import { Notifier } from './xfr/notify.js';
 
 export const log = componentLogger('dns-server');
@@ -18,8 +18,9 @@ export interface ServingNode {
   table: ZoneTable;
   counters: Counters;
   server: DnsServer;
-  /** Brings one domain's compiled zone up to date with the store after the store applied an entry for it. */
-  refresh(change: DomainChange): void;
+  /** Brings one domain's compiled zone up to date with the store after the store applied an entry for it (given
+   *  the store's event in this process: a large one is compiled from its records in hand, not read back). */
+  refresh(change: ZoneChange): void;
   close(): Promise<void>;
 }
 

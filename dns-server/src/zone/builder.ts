@@ -83,20 +83,34 @@ export class ZoneBuilder {
    * A builder of `header`'s zone with `records` (the header's own records are ignored), compiled a slice at a time:
    * `pause` is awaited about every SLICE items, so that a large zone is compiled between the answers to other
    * queries. The zone is new and served by no one until the caller installs it, so nothing is seen half-built.
-   * `records` may give the same object each time, overwritten (NodeStore.readDomain): put() keeps none.
+   * `records` may give the same object each time, overwritten (NodeStore.readDomain): put() keeps none. A record
+   * whose id is not above every id before it replaces the one of its id (so ids given more than once: the last wins).
+   * `previous`: the records of that builder are added after `records`, but for the ids `removed` or already held
+   * (a delta in hand over the zone before it: its own records win).
    */
   static async inSlices(
     header: DomainSnapshot,
     records: Iterable<OwnerRecord>,
     opts: CompileOptions,
     pause: () => Promise<void>,
+    previous?: { builder: ZoneBuilder; removed: ReadonlySet<number> },
   ): Promise<ZoneBuilder> {
     const b = new ZoneBuilder(header, opts, false);
     b.plainOnFirstQuery = true;
     let n = 0;
+    let last = -Infinity;
     for (const r of records) {
-      b.put(r, undefined, true);
+      // Ids in increasing order (the store's, and the hub's) cannot be held yet: no lookup.
+      b.put(r, undefined, r.id > last);
+      if (r.id > last) last = r.id;
       if (++n % SLICE === 0) await pause();
+    }
+    if (previous) {
+      const { records: before } = previous.builder;
+      for (const id of before.keys()) {
+        if (!previous.removed.has(id) && !b.records.has(id)) b.put(before.get(id)!, undefined, true);
+        if (++n % SLICE === 0) await pause();
+      }
     }
     const steps = b.rebuildSteps();
     while (!steps.next().done) await pause();

@@ -1,7 +1,7 @@
 // Keeps the ZoneTable in step with the node store: compiles every zone at start, then brings one zone up to date per
 // applied entry, patching only the names a delta touched (ZoneBuilder) and diffing a snapshot against what is served.
 import type { DomainSnapshot, ZoneRecord, ZoneRecordCore } from '@platform/shared/config';
-import type { DomainChange } from '@platform/shared/node-store';
+import type { AppliedEvent, DomainChange, ReceivedRecords } from '@platform/shared/node-store';
 import type { Logger } from '@platform/shared';
 import type { Counters } from '../counters.js';
 import { ZoneBuilder, type PatchResult } from './builder.js';
@@ -20,6 +20,21 @@ export interface ZoneSource {
   readDomain?(domain: string): { header: DomainSnapshot; records: Iterable<ZoneRecordCore>; close(): void } | undefined;
 }
 
+/** A zone's records to compile whole: read from the store, or from a change in hand over a builder's records. */
+interface ZoneRead {
+  header: DomainSnapshot;
+  records: Iterable<ZoneRecordCore>;
+  /** A delta in hand: the records of the zone before it, less those it removed (its own records come first). */
+  previous?: { builder: ZoneBuilder; removed: ReadonlySet<number> };
+  close(): void;
+}
+
+/**
+ * A change as the store's listener hears it in this process: with the entry's records in hand
+ * (AppliedEvent.received), a large change is compiled from them instead of read back from the store.
+ */
+export type ZoneChange = DomainChange & Partial<Pick<AppliedEvent, 'received'>>;
+
 /**
  * A change writing at least this many records (a zone import, a large zone's snapshot) is compiled into a new zone a
  * slice at a time between answers (ZoneBuilder.inSlices) rather than at once: compiling costs a few microseconds
@@ -36,7 +51,7 @@ export class ZoneSet {
   /** Serial last served per domain: a new one is announced to the zone's secondaries (onNewSerial). */
   private readonly served = new Map<string, number>();
   /** Domains being compiled in slices, with the changes that came meanwhile (applied in order once it is served). */
-  private readonly building = new Map<string, DomainChange[]>();
+  private readonly building = new Map<string, ZoneChange[]>();
   private idleWaiters: Array<() => void> = [];
 
   constructor(
@@ -66,7 +81,7 @@ export class ZoneSet {
    * Brings `change.domain` up to date with the store. A zone that fails to compile leaves the previous one served
    * (STYLE.md §5) and its builder is dropped, so the next change compiles the domain whole from the store.
    */
-  refresh(change: DomainChange): void {
+  refresh(change: ZoneChange): void {
     const domain = change.domain.toLowerCase();
     const queued = this.building.get(domain);
     if (queued) {
@@ -75,7 +90,7 @@ export class ZoneSet {
     }
     const size = Math.max(change.recordCount ?? 0, change.recordIds.length);
     if (this.store.readDomain && change.kind !== 'deleted' && size >= this.largeChange) {
-      void this.compileInSlices(domain);
+      void this.compileInSlices(domain, change);
       return;
     }
     const builder = this.builders.get(domain);
@@ -97,17 +112,21 @@ export class ZoneSet {
   }
 
   /**
-   * Compiles the domain whole from the store into a new zone, a slice at a time between answers, then serves it in
-   * one step; the zone served before stays served (and answered) meanwhile, and the changes of the domain that come
-   * meanwhile are applied once it is served. Never rejects.
+   * Compiles the domain whole into a new zone, a slice at a time between answers, then serves it in one step; the
+   * zone served before stays served (and answered) meanwhile, and the changes of the domain that come meanwhile are
+   * applied once it is served. The records come from the change in hand when it has them (a snapshot's whole zone;
+   * a delta's records over those the domain's builder holds), else from the store. Never rejects.
    */
-  private async compileInSlices(domain: string): Promise<void> {
-    const queued: DomainChange[] = [];
+  private async compileInSlices(domain: string, change: ZoneChange): Promise<void> {
+    const queued: ZoneChange[] = [];
     this.building.set(domain, queued);
     const started = performance.now();
     let records = 0;
+    let from = 'store';
     try {
-      const read = this.store.readDomain!(domain);
+      const inHand = this.inHand(domain, change);
+      if (inHand) from = 'entry';
+      const read: ZoneRead | undefined = inHand ?? this.store.readDomain!(domain);
       if (!read) this.drop(domain);
       else {
         try {
@@ -117,7 +136,7 @@ export class ZoneSet {
             await new Promise<void>((resolve) => setImmediate(resolve));
             last = performance.now();
           };
-          const builder = await ZoneBuilder.inSlices(read.header, read.records, this.opts, pause);
+          const builder = await ZoneBuilder.inSlices(read.header, read.records, this.opts, pause, read.previous);
           records = builder.size;
           this.builders.set(domain, builder);
           this.serve(domain, builder);
@@ -139,9 +158,30 @@ export class ZoneSet {
     } finally {
       this.building.delete(domain);
     }
-    this.log.info({ domain, records, ms: Math.round(performance.now() - started) }, 'large zone compiled in slices');
+    this.log.info(
+      { domain, records, from, ms: Math.round(performance.now() - started) },
+      'large zone compiled in slices',
+    );
     for (const change of queued) this.refresh(change);
     if (this.building.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+  }
+
+  /**
+   * The zone after `change` from the records it carries, or undefined (read the store): a snapshot's records are
+   * the zone; a delta's are put over the records of the domain's builder, which holds the zone as of the change
+   * before (every change of the domain is heard in order; a builder dropped after a failure is not there).
+   */
+  private inHand(domain: string, change: ZoneChange): ZoneRead | undefined {
+    if (!change.received || (change.kind !== 'snapshot' && change.kind !== 'delta')) return undefined;
+    const builder = this.builders.get(domain);
+    if (change.kind === 'delta' && !builder) return undefined;
+    const header = this.store.getHeader(domain);
+    if (!header) return undefined;
+    const got: ReceivedRecords = change.received();
+    const records = got.records;
+    const previous =
+      change.kind === 'delta' ? { builder: builder!, removed: new Set(got.removedRecordIds) } : undefined;
+    return { header, records, previous, close: () => (records as Generator<unknown>).return?.(undefined) };
   }
 
   /** Signs again every signed zone whose signatures are close to expiring. */

@@ -5,6 +5,7 @@ export {
   type NodeStoreDurability,
   type AppliedEvent,
   type AppliedListener,
+  type ReceivedRecords,
   type DomainChange,
   wholeDomain,
   domainChange,

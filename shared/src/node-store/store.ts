@@ -20,6 +20,7 @@ import { LAYOUT_KEY, STORE_LAYOUT, VERSION_KEY, migrateLayout } from './layout.j
 import { idRange, openDatabases, storeWriter, type WrittenEntry } from './writer.js';
 import type { FromWriter, ToWriter, WriterData } from './writer-protocol.js';
 import { startModuleWorker } from '../worker-thread.js';
+import { snapshotRecords } from './received.js';
 
 /**
  * What a listener learns after an entry is committed. Listeners read what they need from the store, which holds
@@ -39,6 +40,22 @@ export interface AppliedEvent {
   ruleIds: readonly number[];
   /** Records the entry wrote: a snapshot's whole zone, a delta's written records (0 for a deletion). */
   recordCount: number;
+  /**
+   * The entry's records as this process received them, read from the entry's bytes rather than back from the store
+   * (absent for a deletion, or an entry without records): a snapshot's whole zone, or a delta's records written (the
+   * `recordCount` first of `recordIds`) and the ids it removed (the rest). Call it while handling the event or later
+   * (it keeps the entry's bytes until dropped); each record iterated is the SAME object, overwritten by the next
+   * (readDomain's rule). What it gives is this entry alone: a later entry of the same batch is heard after it.
+   */
+  received?: () => ReceivedRecords;
+}
+
+/** AppliedEvent.received: what one entry wrote, from its bytes. */
+export interface ReceivedRecords {
+  /** Records written (a snapshot's whole zone), in the entry's order. */
+  records: Iterable<ZoneRecordCore>;
+  /** A delta's removed record ids ([] for a snapshot). */
+  removedRecordIds: readonly number[];
 }
 
 export type AppliedListener = (e: AppliedEvent) => void;
@@ -164,17 +181,38 @@ export function openNodeStore(path: string, opts: NodeStoreOptions = {}): NodeSt
 
   const thread = writerThread({ path, durability });
 
-  function heard(written: readonly WrittenEntry[]): void {
+  function heard(written: readonly WrittenEntry[], entries: readonly Uint8Array[]): void {
+    // The snapshot bytes of the batch's entries by version, split only when a listener asks for an entry's records.
+    let snapshots: Map<number, Uint8Array> | undefined;
+    const snapshotOf = (version: number): Uint8Array => {
+      if (!snapshots) {
+        snapshots = new Map();
+        for (const bytes of entries) {
+          const e = splitConfigEntry(bytes);
+          snapshots.set(e.version, e.snapshotBytes);
+        }
+      }
+      return snapshots.get(version)!;
+    };
     for (const w of written) {
       if (w.skipped) continue;
+      const recordIds = w.recordIds;
+      const received =
+        w.kind === 'deleted' || w.recordCount === 0
+          ? undefined
+          : (): ReceivedRecords => ({
+              records: snapshotRecords(snapshotOf(w.version)),
+              removedRecordIds: w.kind === 'delta' ? recordIds.slice(w.recordCount) : [],
+            });
       notify({
         version: w.version,
         domain: w.domain,
         kind: w.kind,
         deleted: w.kind === 'deleted',
-        recordIds: w.recordIds,
+        recordIds,
         ruleIds: w.ruleIds,
         recordCount: w.recordCount,
+        received,
       });
     }
   }
@@ -205,7 +243,7 @@ export function openNodeStore(path: string, opts: NodeStoreOptions = {}): NodeSt
           skipped: false,
         }));
     }
-    heard(written);
+    heard(written, entries);
   }
 
   function resetNow(): void {
@@ -326,10 +364,10 @@ export function openNodeStore(path: string, opts: NodeStoreOptions = {}): NodeSt
       for (const e of entries) bytes += e.byteLength;
       const small = bytes < offThreadBytes;
       if (small && queued === 0) {
-        heard(writer.applyBatch(entries));
+        heard(writer.applyBatch(entries), entries);
         return Promise.resolve();
       }
-      return enqueue(() => (small ? heard(writer.applyBatch(entries)) : writeOffThread(entries)));
+      return enqueue(() => (small ? heard(writer.applyBatch(entries), entries) : writeOffThread(entries)));
     },
     idle() {
       return tail;
