@@ -2,6 +2,7 @@
 // plane's import writes it. Prints the CPU from ingest to the entry nodes receive (what holds up the send), and the
 // CPU of the compaction (squash) the mirror does after the send (compactDue; absent before it existed: the squash
 // then ran inside ingest). Run: N=300000 ROUNDS=3 node --import tsx bench/sync/hub-ingest.ts
+// BASE=k: the domain's snapshot holds k records before the delta (so the squash is not the delta itself).
 import { loadavg } from 'node:os';
 import { encodeDomainSnapshotFast } from '@platform/shared/config';
 import { domainHeader, zoneRecord } from '@platform/shared/testing/config-entries';
@@ -19,11 +20,16 @@ const head = (version: number): Omit<LogEntry, 'payload'> => ({
   removedRecordIds: [],
   removedRuleIds: [],
 });
-const empty = encodeDomainSnapshotFast(domainHeader(APEX, 1));
+const BASE = Number(process.env.BASE ?? 0);
+const h1 = domainHeader(APEX, 1);
+const empty = encodeDomainSnapshotFast({
+  ...h1,
+  zone: { ...h1.zone, records: Array.from({ length: BASE }, (_, i) => zoneRecord(i + 10, `b${i}`, ip(i))) },
+});
 const h = domainHeader(APEX, 2);
 const delta = encodeDomainSnapshotFast({
   ...h,
-  zone: { ...h.zone, records: Array.from({ length: N }, (_, i) => zoneRecord(i + 10, `r${i}`, ip(i))) },
+  zone: { ...h.zone, records: Array.from({ length: N }, (_, i) => zoneRecord(BASE + i + 10, `r${i}`, ip(i))) },
 });
 const cpu = (from: NodeJS.CpuUsage) => {
   const u = process.cpuUsage(from);

@@ -10,6 +10,7 @@ import { rowsOf } from '../db/migrate.js';
 import { dnsRecords, domains, rules, users } from '../db/schema.js';
 import { isApiError } from '../errors.js';
 import { ConfigLog } from './index.js';
+import { WHOLE_DELTA } from './compacted.js';
 
 const NS_SETS = [
   ['ns1.platform.test', 'ns2.platform.test'],
@@ -284,6 +285,19 @@ test('compaction keeps one snapshot per domain at the version given; pruned tomb
     [va2],
   );
   assert.equal(await log.horizon(db), vbDel);
+
+  // A delta that is already the whole state becomes a snapshot as it is, its payload untouched.
+  const c = await addDomain(db, userId, 'c.example');
+  await db.transaction((tx) => log.appendSnapshot(tx, c.id));
+  const vc2 = await db.transaction((tx) => log.appendChange(tx, c.id, { domain: true }));
+  const delta = (await log.readAfter(db, va2!, 100)).find((e) => e.version === vc2)!;
+  assert.equal(delta.delta, true);
+  assert.equal(await log.compact(db, 'c.example', vc2!, WHOLE_DELTA), true);
+  const kept = (await log.readAfter(db, va2!, 100)).filter((e) => e.domainName === 'c.example');
+  assert.deepEqual(
+    kept.map((e) => [e.version, e.delta, Buffer.from(e.payload).equals(delta.payload)]),
+    [[vc2, false, true]],
+  );
 });
 
 test('concurrent appends commit in version order and every one gets its own serial', async (t) => {

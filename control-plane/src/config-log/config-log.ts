@@ -7,6 +7,7 @@ import { compiled } from '../db/compiled.js';
 import { rowsOf } from '../db/migrate.js';
 import { configLog, configLogHorizon } from '../db/schema.js';
 import { ApiError } from '../errors.js';
+import { WHOLE_DELTA, type Compacted } from './compacted.js';
 import { configFromRow, readDomainConfig, type DomainConfigRow } from './snapshot.js';
 import { keyVault, type KeyVault } from '../areas/ssl/key-vault.js';
 
@@ -276,15 +277,22 @@ export class ConfigLog {
    * Compaction of one domain up to `version`, its latest entry the caller has seen: the entry at `version` becomes the
    * whole snapshot `payload` (the domain's state at that version, squashed from its entries; omitted for a tombstone,
    * which stays as it is), and every older entry of the domain is deleted. Entries appended meanwhile are newer and
-   * untouched. Returns false when the entry at `version` is gone (another process compacted further).
+   * untouched. WHOLE_DELTA: the entry at `version` is a delta whose payload is already the whole state (an import onto
+   * an empty zone): it becomes a snapshot without its payload written again (60 MB for a million records). Returns
+   * false when the entry at `version` is gone (another process compacted further).
    */
-  async compact(db: Db, domainName: string, version: number, payload?: Uint8Array): Promise<boolean> {
+  async compact(db: Db, domainName: string, version: number, payload?: Compacted): Promise<boolean> {
     return db.transaction(async (tx) => {
       const where = and(eq(configLog.version, version), eq(configLog.domainName, domainName));
       const kept = payload
         ? await tx
             .update(configLog)
-            .set({ payload, delta: false, removedRecordIds: [], removedRuleIds: [] })
+            .set({
+              ...(payload === WHOLE_DELTA ? {} : { payload }),
+              delta: false,
+              removedRecordIds: [],
+              removedRuleIds: [],
+            })
             .where(and(where, eq(configLog.deleted, false)))
             .returning({ version: configLog.version })
         : await tx.select({ version: configLog.version }).from(configLog).where(where);

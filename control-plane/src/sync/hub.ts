@@ -7,6 +7,7 @@ import { startModuleWorker } from '@platform/shared/worker-thread';
 import { MAX_SYNC_FRAME_BYTES } from '@platform/shared/config';
 import type { Db } from '../db/index.js';
 import type { ConfigLog, StoredEntry } from '../config-log/index.js';
+import type { Compacted } from '../config-log/compacted.js';
 import {
   HUB_STATE_BYTES,
   hubState,
@@ -94,9 +95,9 @@ export async function startSyncHub(opts: SyncHubOptions): Promise<SyncHub> {
   });
 
   // Compactions asked for by the worker, latest per domain, stored one at a time.
-  const compactions = new Map<string, { version: number; payload?: Uint8Array }>();
+  const compactions = new Map<string, { version: number; payload?: Compacted }>();
   let compacting: Promise<void> | undefined;
-  function compactLater(domain: string, version: number, payload?: Uint8Array): void {
+  function compactLater(domain: string, version: number, payload?: Compacted): void {
     const prev = compactions.get(domain);
     // A later squash without payload (a snapshot or tombstone) still needs no earlier payload stored.
     compactions.set(domain, {

@@ -6,13 +6,16 @@ import assert from 'node:assert/strict';
 import {
   applyDelta,
   decodeConfigEntry,
+  decodeDomainSnapshot,
   encodeDomainSnapshot,
+  encodeDomainSnapshotFast,
   SCHEMA_MAJOR,
   unpackEntries,
   type DomainSnapshot,
   type ZoneRecord,
 } from '@platform/shared/config';
 import { prng } from '@platform/shared/testing/prng';
+import { WHOLE_DELTA, type Compacted } from '../config-log/compacted.js';
 import { framesOf } from './frames.js';
 import { LogMirror, type LogEntry } from './mirror.js';
 
@@ -234,4 +237,48 @@ test('a delta that makes its domain due is returned as it is; compactDue squashe
     ],
   );
   assert.equal(caught[0]!.snapshot!.zone.records.length, 3000);
+});
+
+test('a delta that is the whole state (an import onto an empty zone) is compacted as it is; otherwise the squash is stored', () => {
+  const compacted: Array<[string, number, Compacted | undefined]> = [];
+  const mirror = new LogMirror({
+    maxFrameBytes: 1 << 24,
+    sendDeltas: true,
+    onCompact: (d, v, payload) => compacted.push([d, v, payload]),
+  });
+  const random = prng(11);
+  const records = (from: number, n: number) => Array.from({ length: n }, (_, i) => record(from + i, big(random)));
+  mirror.ingest([
+    { ...header(1, 'empty.example'), payload: encodeDomainSnapshot(snapshotOf('empty.example', 1, [])) },
+    { ...header(2, 'full.example'), payload: encodeDomainSnapshot(snapshotOf('full.example', 2, records(1, 10))) },
+  ]);
+  const imported = encodeDomainSnapshotFast(snapshotOf('empty.example', 3, records(100, 5000)));
+  mirror.ingest([
+    { ...header(3, 'empty.example'), delta: true, payload: imported },
+    {
+      ...header(4, 'full.example'),
+      delta: true,
+      payload: encodeDomainSnapshotFast(snapshotOf('full.example', 4, records(200, 5000))),
+    },
+  ]);
+  assert.equal(mirror.compactDue(), 2);
+  assert.deepEqual(
+    compacted.map(([d, v, p]) => [d, v, p === WHOLE_DELTA ? p : p?.length]),
+    [
+      ['empty.example', 3, WHOLE_DELTA],
+      ['full.example', 4, (compacted[1]![2] as Uint8Array).length],
+    ],
+  );
+  const caught = new Map(
+    mirror.catchUp(0).map((b) => {
+      const e = decodeConfigEntry(b);
+      return [e.domain, e] as const;
+    }),
+  );
+  assert.equal(caught.get('empty.example')!.delta ?? false, false);
+  assert.deepEqual(caught.get('empty.example')!.snapshot, decodeDomainSnapshot(imported));
+  assert.deepEqual(
+    caught.get('full.example')!.snapshot!.zone.records.map((r) => r.id),
+    [...records(1, 10), ...records(200, 5000)].map((r) => r.id),
+  );
 });

@@ -8,6 +8,8 @@ import {
   encodeDomainSnapshotFast,
   type DomainSnapshot,
 } from '@platform/shared/config';
+import { WHOLE_DELTA, type Compacted } from '../config-log/compacted.js';
+import { squashAppended } from './squash.js';
 
 /** One config-log entry as the main thread reads it (StoredEntry of config-log.ts). */
 export interface LogEntry {
@@ -63,8 +65,11 @@ export interface MirrorOptions {
   sendDeltas: boolean;
   /** Squash a domain's deltas into a snapshot after this many (and when they outweigh the snapshot). */
   compactAfterDeltas?: number;
-  /** Called when entries older than `version` of `domain` are superseded; `payload` is the squashed snapshot. */
-  onCompact?: (domain: string, version: number, payload?: Uint8Array) => void;
+  /**
+   * Called when entries older than `version` of `domain` are superseded; `payload` is the squashed snapshot, or
+   * WHOLE_DELTA when it is byte for byte the delta at `version` (which then only becomes a snapshot).
+   */
+  onCompact?: (domain: string, version: number, payload?: Compacted) => void;
   /** Called when an entry cannot be read or squashed: its domain is withheld like an oversized one. */
   onError?: (domain: string, version: number, err: unknown) => void;
   /** Called when a domain's state is too large to send, and when it fits again. */
@@ -286,13 +291,17 @@ export class LogMirror {
     // The squashed snapshot takes the place of the domain's latest delta (later entries of other domains stay).
     const at = this.firstAfter(last.version - 1);
     if (this.items[at] !== last || squashed.version !== last.version) return;
+    // An import onto an empty zone squashes to its own delta: the stored entry only changes its kind, and the mirror
+    // keeps one copy of the bytes.
+    const whole = sameBytes(squashed.payload, last.payload);
+    if (whole) squashed.payload = last.payload;
     this.items[at] = squashed;
     if (d.base) this.supersede(d.base);
     for (const old of d.deltas) if (old !== last) this.supersede(old);
     d.base = squashed;
     d.deltas = [];
     d.deltaBytes = 0;
-    this.opts.onCompact?.(d.name, squashed.version, squashed.payload);
+    this.opts.onCompact?.(d.name, squashed.version, whole ? WHOLE_DELTA : squashed.payload);
   }
 
   /** The domain's whole state as a snapshot entry at its latest version (built once per version). */
@@ -300,7 +309,11 @@ export class LogMirror {
     const latest = this.latest(d);
     if (latest.kind !== 'delta') return latest;
     if (d.squashed?.version === latest.version) return d.squashed;
-    const payload = encodeDomainSnapshotFast(this.latestState(d));
+    // Deltas that only add records after the ones before them (an import) are squashed from their bytes; the rest is
+    // decoded and applied.
+    const payload =
+      squashAppended(d.base?.kind === 'snapshot' ? d.base.payload : undefined, d.deltas) ??
+      encodeDomainSnapshotFast(this.latestState(d));
     d.stateBytes = payload.length;
     d.stateExact = true;
     d.squashed = {
@@ -402,4 +415,8 @@ export class LogMirror {
     }
     return lo;
   }
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a === b || (a.length === b.length && Buffer.from(a.buffer, a.byteOffset, a.length).equals(b));
 }

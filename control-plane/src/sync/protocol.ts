@@ -1,5 +1,6 @@
 // Messages between the sync hub's worker thread and the main thread that owns the database.
 import type { LogEntry } from './mirror.js';
+import type { Compacted } from '../config-log/compacted.js';
 
 /** What the worker starts with (workerData). */
 export interface HubWorkerData {
@@ -38,7 +39,7 @@ export type FromWorker =
   | { type: 'listening'; port: number }
   | { type: 'listen-failed'; message: string }
   /** Entries of `domain` before `version` are superseded; `payload`: the squashed snapshot to store at `version`. */
-  | { type: 'compact'; domain: string; version: number; payload?: Uint8Array }
+  | { type: 'compact'; domain: string; version: number; payload?: Compacted }
   /** A node is ahead of the mirror: tail the log and report the database's head. */
   | { type: 'head-request'; id: number }
   | { type: 'nodes'; id: number; head: number; nodes: ConnectedNode[] }
