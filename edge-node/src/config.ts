@@ -41,6 +41,12 @@ export interface EdgeConfig {
    * `npm run setup`) or `js` (the TypeScript client, edge-node/src/proxy/origin-client/) for plain-HTTP origins.
    */
   originClient: 'native' | 'js';
+  /**
+   * EDGE_FRONT: `uws` (the default: uWebSockets.js serves HTTP and HTTPS) or `native` (plain HTTP through
+   * edge-node/native/http-front, C accepting, parsing and relaying proxied answers, the phases in TypeScript; HTTPS
+   * stays on uWS; uWS serves HTTP too when the module is not built or EDGE_HOST is not an IPv4 address).
+   */
+  front: 'uws' | 'native';
   /** Bytes the cache holds across all domains (each domain also has its cache_cap_mb). */
   cacheMaxBytes: number;
   /** Request-log records kept while the control plane is unreachable; the oldest are dropped beyond it. */
@@ -111,6 +117,7 @@ export function loadConfig(env: EnvSource = process.env): Readonly<EdgeConfig> {
     originCaFile: r.optional('EDGE_ORIGIN_CA_FILE'),
     originPoolsMax: r.int('EDGE_ORIGIN_POOLS_MAX', 1024, 1, 1_000_000),
     originClient: originClient(r),
+    front: frontOf(r),
     cacheMaxBytes: r.int('EDGE_CACHE_MAX_BYTES', 1024 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
     logBufferMax: r.int('EDGE_LOG_BUFFER_MAX', 100_000, 1, 10_000_000),
     cacheMaxObjectBytes: r.int('EDGE_CACHE_MAX_OBJECT_BYTES', 8 * 1024 * 1024, 0, 1024 * 1024 * 1024),
@@ -125,6 +132,13 @@ export function loadConfig(env: EnvSource = process.env): Readonly<EdgeConfig> {
     cachePort: r.int('EDGE_CACHE_PORT', 0, -1, 65535),
     cacheUrl: r.optional('EDGE_CACHE_URL'),
   });
+}
+
+function frontOf(r: EnvReader): 'uws' | 'native' {
+  const v = r.string('EDGE_FRONT', 'uws');
+  if (v === 'uws' || v === 'native') return v;
+  r.problems.push(`EDGE_FRONT must be "uws" or "native", got "${v}"`);
+  return 'uws';
 }
 
 function originClient(r: EnvReader): 'native' | 'js' {

@@ -127,6 +127,8 @@ export async function startEdgeNode(
     tlsDir,
     defaultCert,
     nodeToken,
+    front: config.front,
+    policy,
   });
   policy.addOwn({ address: config.host, port: server.httpPort });
   if (server.httpsPort >= 0) policy.addOwn({ address: config.host, port: server.httpsPort });

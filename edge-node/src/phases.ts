@@ -819,7 +819,10 @@ class Plan implements ResponsePlan {
     const optimize = rules.optimize;
     this.compresses = optimize !== undefined;
     this.transforms = ctx.method === 'GET' && optimize !== undefined && anyTransforms(optimize);
+    this.nativeForwardable = pool === undefined && rules.error_page === undefined;
   }
+
+  readonly nativeForwardable: boolean;
 
   readonly transforms: boolean;
 

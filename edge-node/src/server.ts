@@ -1,17 +1,20 @@
 // uWS wiring: the HTTP and HTTPS apps, SNI certificates from the snapshots, and the per-request entry into the phases.
 import { createHash, createPrivateKey, randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp } from 'uWebSockets.js';
 import { componentLogger } from '@platform/shared';
+import type { AddressPolicy } from '@platform/shared/address-policy';
 import { openCertificateKey, type Certificate } from '@platform/shared/config';
 import { normaliseHost, normalisePath, parsePeerAddress, type PeerAddress } from '@platform/shared/match';
 import { RequestContext } from './context.js';
 import type { EdgeErrorCode } from './errors.js';
 import { runPhases, type EdgeState } from './phases.js';
 import { respond, setHandlerResponse } from './proxy/respond.js';
+import { nativeFrontAvailable, startNativeFront, type NativeServer } from './front/native.js';
 
 const log = componentLogger('edge-node.server');
 
@@ -195,7 +198,7 @@ export function makeHandler(state: EdgeState, scheme: 'http' | 'https') {
     try {
       pending = runPhases(res, ctx, state, body);
     } catch (err) {
-      failed(res, ctx, state, err);
+      requestFailed(res, ctx, state, err);
     } finally {
       setHandlerResponse(null);
     }
@@ -203,7 +206,7 @@ export function makeHandler(state: EdgeState, scheme: 'http' | 'https') {
     // cannot have gone away within this call) needs no abort handler: uWS keeps one per request (a closure and a V8
     // global handle), so it is attached only to a request still waiting for its answer, before the handler returns.
     if (!ctx.aborted && !headFirst) res.onAborted(() => onAborted(ctx, body));
-    pending?.catch((err) => failed(res, ctx, state, err));
+    pending?.catch((err) => requestFailed(res, ctx, state, err));
   };
 }
 
@@ -217,8 +220,8 @@ function onAborted(ctx: RequestContext, body: Readable | null): void {
   body?.destroy();
 }
 
-/** One catch per request: 502 `edge error` once, logged. */
-function failed(res: HttpResponse, ctx: RequestContext, state: EdgeState, err: unknown): void {
+/** One catch per request: 502 `edge error` once, logged (the native front's requests too). */
+export function requestFailed(res: HttpResponse, ctx: RequestContext, state: EdgeState, err: unknown): void {
   log.error({ err, host: ctx.host, path: ctx.path }, 'request failed');
   ctx.unserved = 'edge_error';
   respond(
@@ -252,11 +255,23 @@ export interface ServerOptions {
   defaultCert: { certFile: string; keyFile: string } | undefined;
   /** Opens the sealed private keys of snapshot certificates (cert-seal.ts); unset: only plain keys are installed. */
   nodeToken?: string;
+  /** Plain HTTP through the native front (config.ts `front`); HTTPS stays on uWS. */
+  front?: 'uws' | 'native';
+  /** Origin addresses the native front may connect to (the others go through the existing clients, which refuse). */
+  policy?: AddressPolicy;
 }
 
 export async function startEdgeServer(state: EdgeState, opts: ServerOptions): Promise<EdgeServer> {
+  let native = opts.front === 'native';
+  if (native && (!nativeFrontAvailable() || isIP(opts.host) !== 4)) {
+    log.error(
+      { host: opts.host },
+      'EDGE_FRONT=native needs the http-front module (npm run setup) and an IPv4 EDGE_HOST: uWS serves HTTP',
+    );
+    native = false;
+  }
   const httpHandler = makeHandler(state, 'http');
-  const http = uWS.App().any('/*', httpHandler);
+  const http = native ? undefined : uWS.App().any('/*', httpHandler);
   const httpsHandler = makeHandler(state, 'https');
   // Both apps are built before either listens: a worker whose HTTPS app cannot be built (an unreadable certificate)
   // exits without having accepted, and so reset, any connection.
@@ -266,7 +281,14 @@ export async function startEdgeServer(state: EdgeState, opts: ServerOptions): Pr
           .SSLApp({ cert_file_name: opts.defaultCert.certFile, key_file_name: opts.defaultCert.keyFile })
           .any('/*', httpsHandler)
       : undefined;
-  const httpListen = await listen(http, opts.host, opts.httpPort);
+  let nativeServer: NativeServer | undefined;
+  const httpListen = http
+    ? await listen(http, opts.host, opts.httpPort)
+    : {
+        port: (nativeServer = startNativeFront(state, { host: opts.host, port: opts.httpPort, policy: opts.policy }))
+          .port,
+        socket: undefined,
+      };
   const httpsListen = https ? await listen(https, opts.host, opts.httpsPort) : undefined;
   // hostname → fingerprint of the certificate installed for it, and the domain that installed it.
   const installed = new Map<string, { fingerprint: string; domain: string }>();
@@ -334,7 +356,8 @@ export async function startEdgeServer(state: EdgeState, opts: ServerOptions): Pr
       }
     },
     close() {
-      uWS.us_listen_socket_close(httpListen.socket as never);
+      if (nativeServer) nativeServer.close();
+      else uWS.us_listen_socket_close(httpListen.socket as never);
       if (httpsListen) uWS.us_listen_socket_close(httpsListen.socket as never);
     },
   };

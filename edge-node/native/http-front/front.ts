@@ -57,7 +57,7 @@ export const D = {
   STATUS: 2,
   /** ERRORS' index; 0: the answer was relayed whole. */
   ERROR: 3,
-  /** Body bytes relayed to the client (as the origin framed them): BYTES_LO + BYTES_HI * 2^31. */
+  /** Body bytes relayed to the client (a chunked body's data, not its framing): BYTES_LO + BYTES_HI * 2^31. */
   BYTES_LO: 4,
   BYTES_HI: 5,
   /** Microseconds from the forward to the answer's head (-1: none came) and to the end. */

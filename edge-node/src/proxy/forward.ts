@@ -19,7 +19,7 @@ import {
   type OriginControl,
   type OriginHandler,
 } from './origin-client/request.js';
-import { endWithoutBody, linesFit, writeHead, writeHeadLines, type ResponseOps } from './respond.js';
+import { addsOnly, endWithoutBody, linesFit, writeHead, writeHeadLines, type ResponseOps } from './respond.js';
 import { createCompressor, type Coding } from '../rules/optimize.js';
 import { charsetOf, TRANSFORM_MAX_BYTES, transformBody, type TransformKind } from '../rules/optimize-transform.js';
 
@@ -101,6 +101,20 @@ export interface ResponsePlan {
   retarget(): OriginTarget | undefined;
   /** The exchange is over (answered, failed or aborted): log it. */
   done(): void;
+  /**
+   * Nothing but the origin's status decides the answer beyond forwardsAsIs: no error_page rule (replaceBody) and no
+   * origin_pool (health marks, failover). The native front may relay such an answer itself.
+   */
+  readonly nativeForwardable?: boolean;
+}
+
+/**
+ * A response of the native front (front/native.ts) that forwards a request itself: the head goes to the origin and
+ * the answer to the client in C, with the x-cache-status line and `add` rules' lines added. False when it does not
+ * take the request (an origin by name, a refused address, a full module): the exchange then runs here.
+ */
+export interface NativeForwarder {
+  forwardNative(ctx: RequestContext, target: OriginTarget, head: string, plan: ResponsePlan): boolean;
 }
 
 /**
@@ -792,5 +806,19 @@ export function forward(
   plan: ResponsePlan,
   h2: boolean,
 ): void {
+  // The native front relays a bodiless request to a plain-HTTP origin whose answer nothing reads or edits but added
+  // lines; everything else (HTTPS, Auto, a body, cache fills, optimize, error pages, pools, set/remove rules) runs here.
+  if (
+    body === null &&
+    target.scheme === 'http' &&
+    plan.nativeForwardable === true &&
+    forwardsAsIs(plan) &&
+    addsOnly(plan.ops) &&
+    (res as Partial<NativeForwarder>).forwardNative !== undefined
+  ) {
+    const encoded = encodeUpstream(ctx, target, requestHeaders, false);
+    if (encoded.invalid === null && (res as unknown as NativeForwarder).forwardNative(ctx, target, encoded.head, plan))
+      return;
+  }
   new Exchange(res, ctx, pools, target, requestHeaders, body, plan, h2).start();
 }

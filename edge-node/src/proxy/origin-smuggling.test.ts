@@ -58,7 +58,8 @@ for (const client of ['js', 'native'])
 
     await t.test('an origin that resets or closes before the answer is complete: 502, never a reset', async () => {
       for (const path of ['/reset-at-once', '/reset-after-head', '/close-after-head', '/reset-mid-chunk']) {
-        for (const method of ['GET', 'POST']) {
+        // the native front refuses request bodies (413): its GETs only
+        for (const method of process.env.EDGE_FRONT === 'native' ? ['GET'] : ['GET', 'POST']) {
           const r = await viaAgent(port, agent, 'www.example.org', method, path, method === 'POST' ? 5000 : -1);
           assert.equal(r.status, 502, `${method} ${path}: ${r.body.slice(0, 100)}`);
           assert.equal(r.edgeError, 'EDGE_ERR_UPSTREAM_UNREACHABLE', `${method} ${path}`);

@@ -35,7 +35,8 @@ function addBytes(op: HeaderOp): Buffer {
   return b;
 }
 
-function addsOnly(ops: ResponseOps | null): boolean {
+/** Response header rules that only add lines (none edit or remove one). */
+export function addsOnly(ops: ResponseOps | null): boolean {
   if (ops === null) return true;
   for (let k = 0; k < ops.length; k++) if (ops[k].op !== 'add') return false;
   return true;

@@ -172,6 +172,8 @@ export async function startTestEdge(
     ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8',
     // The whole edge suite runs on either origin client: EDGE_ORIGIN_CLIENT=js|native in the test's environment.
     ...(process.env.EDGE_ORIGIN_CLIENT ? { EDGE_ORIGIN_CLIENT: process.env.EDGE_ORIGIN_CLIENT } : {}),
+    // and on either front: EDGE_FRONT=uws|native (native-front.test.ts runs the suites that apply with native).
+    ...(process.env.EDGE_FRONT ? { EDGE_FRONT: process.env.EDGE_FRONT } : {}),
     ...env,
   });
   const store = openNodeStore(join(dataDir, 'edge-node'));

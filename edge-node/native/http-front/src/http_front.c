@@ -80,8 +80,8 @@ enum {
 };
 // A completion record per forwarded request (the `done` Int32Array, D_FIELDS each), handed to JavaScript with the
 // next batch (onBatch's second argument): the client's slot and generation, the origin's status (0 when no head
-// came), an error code (E_*; 0: the answer was relayed whole), the body bytes relayed to the client (as the origin
-// framed them; low and high 31 bits), the microseconds from the forward to the answer's head and to its end, whether it was sent
+// came), an error code (E_*; 0: the answer was relayed whole), the body bytes relayed to the client (a chunked
+// body's data, without its framing; low and high 31 bits), the microseconds from the forward to the answer's head and to its end, whether it was sent
 // twice (the keep-alive race). With E_* set and D_WAITING 1, nothing reached the client and the request still waits
 // for JavaScript's answer (respond()): JavaScript chooses the error answer, as for its own origin client.
 enum { D_SLOT, D_GEN, D_STATUS, D_ERROR, D_BYTES_LO, D_BYTES_HI, D_HEAD_US, D_TOTAL_US, D_RETRIED, D_WAITING, D_FIELDS };
@@ -162,6 +162,8 @@ typedef struct {
   uint8_t state, framing, cstate;
   bool reused;    // answered a request before (a failure before any byte may be the keep-alive race)
   bool head_done; // the answer's head went to the client
+  bool parsed;    // the answer's head was read (its body comes next)
+  bool data_seen; // chunked: a data byte came
   bool keep;      // the origin keeps the connection after this answer
   bool digits;    // chunked: a size digit seen
   uint32_t origin;
@@ -173,9 +175,13 @@ typedef struct {
   uint32_t len, woff, events;
   uint32_t idle_at; // the front's epoll_wait count when it went idle
   int status;       // the answer's status
-  uint64_t sent;    // bytes of the answer written to the client
+  uint64_t sent;    // body bytes of the answer relayed to the client (chunked: the data, not the framing)
   uint64_t head_at; // when its head came (ns)
+  uint8_t *hold;    // HOLD_BYTES: the client's head (and chunk framing) held until a body byte comes
+  uint32_t hold_len;
 } up_t;
+/** The head made for the client (2 * MAX_HEAD + 64 at most) and a chunk size line with its extensions. */
+#define HOLD_BYTES (2 * MAX_HEAD + 64 + MAX_CHUNK_LINE + 64)
 
 typedef struct {
   struct sockaddr_storage addr;
@@ -808,7 +814,7 @@ static void up_fail(front_t *s, up_t *u, int err) {
   conn_t *c = &s->conns[u->client];
   uint32_t oi = u->origin;
   bool sent = u->head_done;
-  bool retry = !sent && u->len == 0 && u->reused && c->idem && !c->retried;
+  bool retry = !sent && !u->parsed && u->len == 0 && u->reused && c->idem && !c->retried;
   c->up = NONE;
   up_close(s, u, false);
   if (retry) {
@@ -859,6 +865,9 @@ static void up_begin(front_t *s, up_t *u, conn_t *c) {
   u->woff = 0;
   u->len = 0;
   u->head_done = false;
+  u->parsed = false;
+  u->data_seen = false;
+  u->hold_len = 0;
   u->status = 0;
   u->sent = 0;
   u->head_at = 0;
@@ -909,6 +918,9 @@ static void up_connect(front_t *s, uint32_t oi, conn_t *c) {
   u->client_gen = c->gen;
   u->len = 0;
   u->head_done = false;
+  u->parsed = false;
+  u->data_seen = false;
+  u->hold_len = 0;
   u->status = 0;
   u->sent = 0;
   u->head_at = 0;
@@ -1029,6 +1041,8 @@ static size_t chunk_scan(up_t *u, const uint8_t *p, size_t n, bool *done, bool *
       break;
     case CH_DATA: {
       size_t k = n - i < u->remaining ? n - i : (size_t)u->remaining;
+      u->data_seen = true;
+      u->sent += k; // the body's bytes, not its framing
       i += k;
       u->remaining -= k;
       if (u->remaining == 0) u->cstate = CH_DATA_CR;
@@ -1082,9 +1096,37 @@ static bool up_body(front_t *s, up_t *u, conn_t *c, const uint8_t *pre, size_t p
   } else {
     take = chunk_scan(u, p, n, &done, &bad);
   }
+  if (bad && !u->head_done) {
+    up_fail(s, u, E_CHUNKED); // nothing went out yet: a 502 can be the answer
+    return false;
+  }
+  if (!u->head_done) {
+    // The head goes out with the first body byte (as the edge's other path writes it): an origin that fails before
+    // any is answered 502, never a head and a close. Held meanwhile with the chunk framing read so far.
+    if (pre_len == 0) {
+      pre = u->hold;
+      pre_len = u->hold_len;
+    }
+    if (!done && (u->framing == FR_LENGTH ? take == 0 : !u->data_seen)) {
+      if (!u->hold && !(u->hold = malloc(HOLD_BYTES))) {
+        up_fail(s, u, E_MEMORY);
+        return false;
+      }
+      if (pre_len + take > HOLD_BYTES) {
+        up_fail(s, u, E_CHUNKED);
+        return false;
+      }
+      if (pre != u->hold) memcpy(u->hold, pre, pre_len);
+      memcpy(u->hold + pre_len, p, take);
+      u->hold_len = (uint32_t)(pre_len + take);
+      return true;
+    }
+    u->head_done = true;
+    u->hold_len = 0;
+  }
   if ((take > 0 || pre_len > 0) && !conn_send2(s, c, pre, pre_len, p, take))
     return false; // the client is gone, and the origin connection with it
-  u->sent += take;
+  if (u->framing == FR_LENGTH) u->sent += take;
   if (bad) {
     up_fail(s, u, E_CHUNKED);
     return false;
@@ -1097,7 +1139,7 @@ static bool up_body(front_t *s, up_t *u, conn_t *c, const uint8_t *pre, size_t p
 
 /**
  * The answer's head u->buf[0, end): checked, its framing taken, made into the client's head in out (its length in
- * *out_len) with the hop-by-hop fields (Connection, Keep-Alive, Proxy-Connection) replaced by the client connection's
+ * *out_len) with the hop-by-hop fields (Connection, Keep-Alive, Proxy-Connection; TE, Trailer and Upgrade dropped) replaced by the client connection's
  * own. False when it was refused.
  */
 static bool up_head(front_t *s, up_t *u, conn_t *c, size_t end, uint8_t *out, size_t *out_len) {
@@ -1163,8 +1205,10 @@ static bool up_head(front_t *s, up_t *u, conn_t *c, size_t end, uint8_t *out, si
       if (has_token(v, vl, "close")) conn_close = true;
       if (has_token(v, vl, "keep-alive")) conn_keep = true;
       copy = false;
-    } else if ((c0 == 'k' && name_is(name, nl, "keep-alive")) || (c0 == 'p' && name_is(name, nl, "proxy-connection"))) {
-      copy = false;
+    } else if ((c0 == 'k' && name_is(name, nl, "keep-alive")) || (c0 == 'p' && name_is(name, nl, "proxy-connection")) ||
+               (c0 == 't' && (name_is(name, nl, "te") || name_is(name, nl, "trailer"))) ||
+               (c0 == 'u' && name_is(name, nl, "upgrade"))) {
+      copy = false; // hop-by-hop (RFC 9110 §7.6.1), as the edge's other path drops them
     }
     if (copy) {
       memcpy(out + k, name, i - ns);
@@ -1195,7 +1239,7 @@ static bool up_head(front_t *s, up_t *u, conn_t *c, size_t end, uint8_t *out, si
   k += cn;
   out[k++] = '\r';
   out[k++] = '\n';
-  u->head_done = true;
+  u->parsed = true;
   u->head_at = now_ns();
   *out_len = k;
   return true;
@@ -1228,7 +1272,7 @@ static void up_read(front_t *s, up_t *u) {
       up_set_events(s, u, 0); // the client has unsent bytes: wait for it (up_resume)
       return;
     }
-    if (u->head_done) u->len = 0;
+    if (u->parsed) u->len = 0;
     ssize_t r = read(u->fd, u->buf + u->len, UP_BUF - u->len);
     if (r == 0) {
       up_fail(s, u, E_CLOSED);
@@ -1243,7 +1287,7 @@ static void up_read(front_t *s, up_t *u) {
       up_fail(s, u, E_RESET);
       return;
     }
-    if (u->head_done) {
+    if (u->parsed) {
       if (!up_body(s, u, c, NULL, 0, u->buf, (size_t)r)) return;
       continue;
     }
@@ -1483,6 +1527,7 @@ static void free_front(front_t *s) {
     for (uint32_t i = 0; i < s->max_ups; i++) {
       if (s->ups[i].fd >= 0) close(s->ups[i].fd);
       free(s->ups[i].buf);
+      free(s->ups[i].hold);
     }
   }
   if (s->origins)
@@ -1867,7 +1912,7 @@ static napi_value js_cancel(napi_env env, napi_callback_info info) {
           c->awaiting = false;
           ok = true;
           client_fail(s, c, E_TIMEOUT, NULL);
-        } else if (c->up != NONE && !s->ups[c->up].head_done) {
+        } else if (c->up != NONE && !s->ups[c->up].parsed) {
           up_t *u = &s->ups[c->up];
           uint32_t oi = u->origin;
           ok = true;

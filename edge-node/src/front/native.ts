@@ -1,0 +1,494 @@
+// The edge's plain-HTTP listener on the native front (EDGE_FRONT=native; edge-node/native/http-front): the module
+// accepts and parses in C and hands a batch of requests per call; the phases run here as they do for uWS, on a
+// NativeResponse (the part of uWS's HttpResponse the phases write with). What a plain proxied request needs after
+// the phases (an IPv4/IPv6 literal origin over HTTP the address policy allows, nothing reading or rewriting the
+// answer but added lines) is forwarded by the module, the answer relayed in C; its completion record comes back with
+// a later batch and is logged as any other request. Everything else (a cache hit, a refusal, a redirect, an origin by
+// name, HTTPS origins, cache fills, optimize, error pages, origin pools) runs the existing path and its answer goes out
+// whole through the module (see NativeResponse). HTTPS stays on uWS (server.ts).
+import { isIP } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import type { HttpResponse } from 'uWebSockets.js';
+import { componentLogger } from '@platform/shared';
+import type { AddressPolicy } from '@platform/shared/address-policy';
+import { normalisePath, parsePeerAddress, type PeerAddress } from '@platform/shared/match';
+import {
+  D,
+  DONE_FIELDS,
+  ERRORS,
+  FIELDS,
+  FLAG,
+  M,
+  listenFront,
+  loadHttpFront,
+  type Front,
+} from '../../native/http-front/front.js';
+import { RequestContext } from '../context.js';
+import type { EdgeErrorCode } from '../errors.js';
+import { runPhases, type EdgeState } from '../phases.js';
+import type { NativeForwarder, ResponsePlan } from '../proxy/forward.js';
+import { OriginError, OriginProtocolError } from '../proxy/origin-client/errors.js';
+import type { OriginTarget } from '../proxy/origin.js';
+import { setHandlerResponse } from '../proxy/respond.js';
+import { hostOf, requestFailed } from '../server.js';
+import { isConnectFailure, isTimeout } from '../proxy/upstream.js';
+import type { HeaderOp } from '../rules/header.js';
+
+const log = componentLogger('edge-node.front');
+
+/** Whether EDGE_FRONT=native can serve here: the module built. */
+export function nativeFrontAvailable(): boolean {
+  return loadHttpFront() !== null;
+}
+
+/** Bytes an answer made in JavaScript may have on this front (the module keeps it unsent up to 64 MiB). */
+const MAX_ANSWER = 64 * 1024 * 1024;
+/** Keep-alive connections per origin the module keeps open (a bounded queue of requests waits beyond it). */
+const ORIGIN_POOL = 256;
+/** How often forwarded requests are checked against their origin's timeout (the record's timeout, for the head). */
+const SWEEP_MS = 250;
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH'];
+/** The method as a shared literal when it is a common one (as server.ts methodOf). */
+function methodAt(rx: Buffer, off: number, len: number): string {
+  for (let k = 0; k < METHODS.length; k++) {
+    const m = METHODS[k];
+    if (m.length !== len) continue;
+    let same = true;
+    for (let i = 0; same && i < len; i++) same = rx[off + i] === m.charCodeAt(i);
+    if (same) return m;
+  }
+  return rx.toString('latin1', off, off + len);
+}
+
+/** PeerAddress objects of IPv4 clients by a hash of the address (direct-mapped, as server.ts peerOf). */
+const PEERS: (PeerAddress | undefined)[] = new Array<PeerAddress | undefined>(4096).fill(undefined);
+function peerV4(v4: number): PeerAddress {
+  const slot = (v4 ^ (v4 >>> 12) ^ (v4 >>> 24)) & 4095;
+  const known = PEERS[slot];
+  if (known !== undefined && known.v4 === v4) return known;
+  const peer: PeerAddress = {
+    v4,
+    v6: undefined,
+    text: `${v4 >>> 24}.${(v4 >>> 16) & 255}.${(v4 >>> 8) & 255}.${v4 & 255}`,
+  };
+  PEERS[slot] = peer;
+  return peer;
+}
+
+/** Request header lines of head rx[off, off + len) as uWS's forEach gives them: names lower case, values trimmed. */
+function headerList(rx: Buffer, off: number, len: number): [string, string][] {
+  let ascii = true;
+  for (let i = off; ascii && i < off + len; i++) ascii = rx[i] < 0x80;
+  // uWS gives header values as UTF-8 strings; the bytes are ASCII for nearly every request.
+  const text = ascii ? rx.toString('latin1', off, off + len) : rx.toString('utf8', off, off + len);
+  const out: [string, string][] = [];
+  let at = text.indexOf('\r\n') + 2;
+  for (;;) {
+    const eol = text.indexOf('\r\n', at);
+    if (eol <= at) break;
+    const colon = text.indexOf(':', at);
+    out.push([text.slice(at, colon).toLowerCase(), text.slice(colon + 1, eol).trim()]);
+    at = eol + 2;
+  }
+  return out;
+}
+
+/** The Date line of answers made here (uWS writes one too), made again when the second changes. */
+let dateSecond = 0;
+let dateLine = '';
+function dateHeader(): string {
+  const now = Date.now();
+  const second = Math.floor(now / 1000);
+  if (second !== dateSecond) {
+    dateSecond = second;
+    dateLine = `date: ${new Date(now).toUTCString()}\r\n`;
+  }
+  return dateLine;
+}
+
+/** The lines added to a relayed answer's head (`name: value` CRLF, UTF-8 as uWS writes text), by cache status and op. */
+const CACHE_STATUS_LINES = new Map<string, Buffer>();
+const ADD_LINES = new WeakMap<HeaderOp, Buffer>();
+function addedLines(cacheStatus: string, ops: readonly HeaderOp[] | null): Buffer {
+  let c = CACHE_STATUS_LINES.get(cacheStatus);
+  if (c === undefined)
+    CACHE_STATUS_LINES.set(
+      cacheStatus,
+      (c = Buffer.from(cacheStatus === '' ? '' : `x-cache-status: ${cacheStatus}\r\n`)),
+    );
+  if (ops === null || ops.length === 0) return c;
+  const parts = [c];
+  for (const op of ops) {
+    let b = ADD_LINES.get(op);
+    if (b === undefined) ADD_LINES.set(op, (b = Buffer.from(`${op.name}: ${op.value}\r\n`)));
+    parts.push(b);
+  }
+  return Buffer.concat(parts);
+}
+
+/** The module's failure codes as the errors the existing path reads (isConnectFailure, isTimeout, sendError). */
+function errorOf(code: string): Error {
+  switch (code) {
+    case 'origin-connect':
+      return Object.assign(new Error(`connect failed (${code})`), { code: 'ECONNREFUSED' });
+    case 'origin-timeout':
+      return new OriginError('EDGE_ORIGIN_HEADERS_TIMEOUT', 'no response head within the timeout');
+    case 'origin-closed':
+      return new OriginError('EDGE_ORIGIN_CLOSED', 'the origin closed the connection before answering');
+    case 'origin-reset':
+    case 'origin-write':
+      return Object.assign(new Error(`the origin reset the connection (${code})`), { code: 'ECONNRESET' });
+    case 'origin-head':
+    case 'origin-interim':
+    case 'origin-framing':
+    case 'origin-chunked':
+      return new OriginProtocolError(code);
+    default:
+      return new Error(`the request could not be forwarded (${code})`);
+  }
+}
+
+/** A request forwarded by the module, until its completion record. */
+interface Forwarded {
+  gen: number;
+  res: NativeResponse;
+  ctx: RequestContext;
+  plan: ResponsePlan;
+  /** performance.now() past which its answer's head is late (the origin's timeout). */
+  deadline: number;
+  cancelled: boolean;
+}
+
+/**
+ * The part of uWS's HttpResponse the phases write with, for a request of the native front: the answer is collected
+ * whole (status block, header lines, body) and handed to the module when it ends, in the batch's answer buffer when
+ * it ends during the batch's call, else with respond(). Writes never refuse (nothing streams through JavaScript on
+ * this front): an answer over MAX_ANSWER bytes is replaced by a 502 (x-edge-error EDGE_ERR_INTERNAL).
+ */
+class NativeResponse implements NativeForwarder {
+  private status: string | Buffer = '';
+  private lines = '';
+  private body: Buffer[] = [];
+  private size = 0;
+  private done = false;
+  private tooLarge = false;
+
+  constructor(
+    private readonly server: NativeServer,
+    readonly slot: number,
+    readonly gen: number,
+    /** The request's index in the batch while its call runs, -1 after. */
+    public at: number,
+    /** The client's HTTP version and keep-alive (FLAG.*). */
+    readonly flags: number,
+  ) {}
+
+  writeStatus(block: string | Buffer): this {
+    this.status = block;
+    return this;
+  }
+  writeHeader(name: string, value: string): this {
+    this.lines += `${name}: ${value}\r\n`;
+    return this;
+  }
+  write(chunk: string | ArrayBuffer | Uint8Array): boolean {
+    this.add(chunk);
+    return true;
+  }
+  tryEnd(chunk: string | ArrayBuffer | Uint8Array, total: number): [boolean, boolean] {
+    this.add(chunk);
+    const ended = this.size >= total;
+    if (ended) this.finish(this.size, false, true);
+    return [true, ended];
+  }
+  end(body?: string | ArrayBuffer | Uint8Array, close?: boolean): this {
+    if (body !== undefined) this.add(body);
+    this.finish(this.size, close === true, true);
+    return this;
+  }
+  endWithoutBody(length?: number, close?: boolean): this {
+    this.finish(length ?? -1, close === true, false);
+    return this;
+  }
+  getWriteOffset(): number {
+    return this.size;
+  }
+  onWritable(): this {
+    return this;
+  }
+  onAborted(): this {
+    return this;
+  }
+  onData(): this {
+    return this;
+  }
+  cork(cb: () => void): this {
+    cb();
+    return this;
+  }
+  pause(): this {
+    return this;
+  }
+  resume(): this {
+    return this;
+  }
+  close(): this {
+    if (this.done) return this;
+    this.done = true;
+    this.server.closeConnection(this);
+    return this;
+  }
+
+  private add(chunk: string | ArrayBuffer | Uint8Array): void {
+    if (this.done) return;
+    const b =
+      typeof chunk === 'string'
+        ? Buffer.from(chunk)
+        : chunk instanceof ArrayBuffer
+          ? Buffer.from(new Uint8Array(chunk).slice())
+          : Buffer.from(chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength));
+    if (b.length === 0) return;
+    this.size += b.length;
+    if (this.size > MAX_ANSWER) this.tooLarge = true;
+    else this.body.push(b);
+  }
+
+  /** The answer's bytes: `length` >= 0 is its Content-Length; `withBody`: the collected body follows. */
+  private finish(length: number, close: boolean, withBody: boolean): void {
+    if (this.done) return;
+    this.done = true;
+    if (this.tooLarge) {
+      const text = 'answer too large for this front\n';
+      this.status = '502 Bad Gateway';
+      this.lines = `content-type: text/plain; charset=utf-8\r\nx-edge-error: ${'EDGE_ERR_INTERNAL' satisfies EdgeErrorCode}\r\n`;
+      this.body = [Buffer.from(text)];
+      length = text.length;
+      withBody = true;
+    }
+    const keepAlive = (this.flags & FLAG.KEEP_ALIVE) !== 0 && !close;
+    const connection = !keepAlive
+      ? 'connection: close\r\n'
+      : (this.flags & FLAG.HTTP10) !== 0
+        ? 'connection: keep-alive\r\n'
+        : '';
+    const tail = `\r\n${this.lines}${dateHeader()}${length >= 0 ? `content-length: ${length}\r\n` : ''}${connection}\r\n`;
+    const parts: Buffer[] = [
+      HTTP11,
+      typeof this.status === 'string' ? Buffer.from(this.status) : this.status,
+      Buffer.from(tail, 'latin1'),
+    ];
+    if (withBody) for (const b of this.body) parts.push(b);
+    this.server.answer(this, Buffer.concat(parts), !keepAlive);
+    this.body = [];
+  }
+
+  forwardNative(ctx: RequestContext, target: OriginTarget, head: string, plan: ResponsePlan): boolean {
+    return this.server.forward(this, ctx, target, head, plan);
+  }
+}
+const HTTP11 = Buffer.from('HTTP/1.1 ');
+
+export interface NativeServer {
+  readonly port: number;
+  answer(res: NativeResponse, bytes: Buffer, close: boolean): void;
+  closeConnection(res: NativeResponse): void;
+  forward(res: NativeResponse, ctx: RequestContext, target: OriginTarget, head: string, plan: ResponsePlan): boolean;
+  close(): void;
+}
+
+/** Listens on host:port with the native front; requests run the phases of `state`. */
+export function startNativeFront(
+  state: EdgeState,
+  opts: { host: string; port: number; policy: AddressPolicy | undefined; batch?: number },
+): NativeServer {
+  /** Where the batch's answers and forwarded heads go in tx, during a call. */
+  let txAt = 0;
+  let inBatch = false;
+  /** Forwarded requests by connection slot (one at a time per connection). */
+  const forwarded = new Map<number, Forwarded>();
+  /** The module's origin index of each target (-1: not forwarded by the module), and of each address and port. */
+  const originOfTarget = new WeakMap<OriginTarget, number>();
+  const originIndex = new Map<string, number>();
+
+  const originFor = (target: OriginTarget): number => {
+    let i = originOfTarget.get(target);
+    if (i !== undefined) return i;
+    i = -1;
+    if (
+      target.scheme === 'http' &&
+      isIP(target.address) !== 0 &&
+      opts.policy?.refusal(target.address, target.port) === undefined
+    ) {
+      const key = `${target.address}|${target.port}`;
+      const known = originIndex.get(key);
+      if (known !== undefined) i = known;
+      else {
+        try {
+          i = front.addOrigin(target.address, target.port, ORIGIN_POOL);
+          originIndex.set(key, i);
+        } catch (err) {
+          log.warn(
+            { err, address: target.address },
+            'origin not added to the native front: the existing client serves it',
+          );
+        }
+      }
+    }
+    originOfTarget.set(target, i);
+    return i;
+  };
+
+  /** A completion record: the request is logged, or (handed back) answered as the existing path answers a failure. */
+  const completed = (r: number): void => {
+    const done = front.done;
+    const slot = done[r + D.SLOT];
+    const f = forwarded.get(slot);
+    if (f === undefined || f.gen !== done[r + D.GEN]) return;
+    forwarded.delete(slot);
+    const { ctx, plan } = f;
+    const headUs = done[r + D.HEAD_US];
+    if (headUs >= 0) ctx.upstreamMs = headUs / 1000;
+    const code = ERRORS[done[r + D.ERROR]] ?? 'forward-invalid';
+    const bytes = done[r + D.BYTES_LO] + done[r + D.BYTES_HI] * 2 ** 31;
+    ctx.bytes = bytes;
+    ctx.originBytes = bytes;
+    if (code === '') {
+      ctx.status = done[r + D.STATUS];
+      ctx.aborted = true;
+    } else if (done[r + D.WAITING] === 1) {
+      // Nothing reached the client: answered as the existing path answers the same failure (stale, error pages).
+      const err = errorOf(code);
+      if (!plan.onFailure(err, isConnectFailure(err))) plan.sendError(isTimeout(err) ? 504 : 502);
+    } else {
+      // The client went away, or the answer was cut after its head went out (the connection closed).
+      ctx.status = headUs >= 0 ? done[r + D.STATUS] : 499;
+      ctx.aborted = true;
+    }
+    plan.done();
+  };
+
+  const onBatch = (n: number, d: number): void => {
+    inBatch = true;
+    txAt = 0;
+    try {
+      for (let k = 0; k < d; k++) completed(k * DONE_FIELDS);
+      const { rx, meta } = front;
+      for (let i = 0; i < n; i++) {
+        const m = i * FIELDS;
+        const res = new NativeResponse(server, meta[m + M.SLOT], meta[m + M.GEN], i, meta[m + M.FLAGS]);
+        const method = methodAt(rx, meta[m + M.METHOD_OFF], meta[m + M.METHOD_LEN]);
+        const targetOff = meta[m + M.TARGET_OFF];
+        const pathLen = meta[m + M.PATH_LEN];
+        const targetLen = meta[m + M.TARGET_LEN];
+        const url = rx.toString('latin1', targetOff, targetOff + pathLen);
+        const flags = meta[m + M.FLAGS];
+        const ctx = new RequestContext({
+          method,
+          host: hostOf(rx.toString('latin1', meta[m + M.HOST_OFF], meta[m + M.HOST_OFF] + meta[m + M.HOST_LEN])),
+          path: normalisePath(url),
+          rawPath: url,
+          query: pathLen < targetLen ? rx.toString('latin1', targetOff + pathLen + 1, targetOff + targetLen) : '',
+          headers: headerList(rx, meta[m + M.HEAD_OFF], meta[m + M.HEAD_LEN]),
+          peer: (flags & FLAG.V6) !== 0 ? parsePeerAddress('') : peerV4(meta[m + M.PEER] >>> 0),
+          scheme: 'http',
+          startedAt: performance.now(),
+        });
+        let pending: Promise<void> | undefined;
+        setHandlerResponse(res as unknown as HttpResponse);
+        try {
+          pending = runPhases(res as unknown as HttpResponse, ctx, state, null);
+        } catch (err) {
+          failed(res, ctx, err);
+        } finally {
+          setHandlerResponse(null);
+        }
+        res.at = -1;
+        pending?.catch((err) => failed(res, ctx, err));
+      }
+    } finally {
+      inBatch = false;
+    }
+  };
+
+  const failed = (res: NativeResponse, ctx: RequestContext, err: unknown): void =>
+    requestFailed(res as unknown as HttpResponse, ctx, state, err);
+
+  const server: NativeServer = {
+    get port() {
+      return front.port;
+    },
+    answer(res, bytes, close) {
+      const m = res.at * FIELDS;
+      if (res.at >= 0 && inBatch && !close && txAt + bytes.length <= front.tx.length) {
+        bytes.copy(front.tx, txAt);
+        front.meta[m + M.TX_OFF] = txAt;
+        front.meta[m + M.TX_LEN] = bytes.length;
+        txAt += bytes.length;
+        return;
+      }
+      front.respond(res.slot, res.gen, bytes, close);
+    },
+    closeConnection(res) {
+      if (res.at >= 0 && inBatch) front.meta[res.at * FIELDS + M.TX_LEN] = -1;
+      else front.respond(res.slot, res.gen, EMPTY);
+    },
+    forward(res, ctx, target, head, plan) {
+      const origin = originFor(target);
+      if (origin < 0) return false;
+      const add = addedLines(ctx.cacheStatus, plan.ops);
+      if (res.at >= 0 && inBatch && txAt + head.length + add.length <= front.tx.length) {
+        const m = res.at * FIELDS;
+        const len = front.tx.write(head, txAt, 'latin1');
+        add.copy(front.tx, txAt + len);
+        front.meta[m + M.TX_OFF] = txAt;
+        front.meta[m + M.TX_LEN] = len;
+        front.meta[m + M.ADD_LEN] = add.length;
+        front.meta[m + M.ORIGIN] = origin;
+        txAt += len + add.length;
+      } else if (!front.forward(res.slot, res.gen, origin, Buffer.from(head, 'latin1'), add)) {
+        return false;
+      }
+      forwarded.set(res.slot, {
+        gen: res.gen,
+        res,
+        ctx,
+        plan,
+        deadline: performance.now() + target.timeoutSec * 1000,
+        cancelled: false,
+      });
+      return true;
+    },
+    close() {
+      clearInterval(sweep);
+      front.close();
+    },
+  };
+
+  // Called back only after listenFront returns (the module calls JavaScript from the loop): `front` is set by then.
+  const front: Front = listenFront(
+    {
+      host: opts.host,
+      port: opts.port,
+      reusePort: true,
+      batch: opts.batch ?? 64,
+      records: true,
+      failToJs: true,
+    },
+    onBatch,
+  );
+  // An origin that sends no answer head within its timeout: the module drops the request (origin-timeout), handed
+  // back and answered 504. The body's pace is not timed on this path.
+  const sweep = setInterval(() => {
+    const now = performance.now();
+    for (const [slot, f] of forwarded)
+      if (!f.cancelled && f.deadline <= now) {
+        f.cancelled = true;
+        front.cancel(slot, f.gen);
+      }
+  }, SWEEP_MS);
+  sweep.unref();
+  return server;
+}
+
+const EMPTY = Buffer.alloc(0);

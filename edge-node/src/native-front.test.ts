@@ -1,0 +1,125 @@
+// The edge on the native front (EDGE_FRONT=native, edge-node/native/http-front): the behaviour suites that apply run
+// again here against edges started with it (this process's EDGE_FRONT, read by testing/harness.ts), so the two fronts
+// are shown to agree: proxying (records, forwarding headers, scheme, 504 timeout), aborts and their log records, rule
+// changes, SSRF refusals (502 x-edge-error), the cache through the edge (hits answered from JavaScript), cache
+// poisoning, pipelined and bodiless answers, origin_protocol, malformed and smuggling origin answers (502 x-edge-error),
+// rule filters, rule types, origin pools, optimize transforms, HTTPS (which stays on uWS). What they do with request
+// bodies is skipped on this front (refused 413 / 501 by the module). Then the native path's own: a natively relayed
+// request's log record and counters equal the uWS path's, and its failures answer with the same x-edge-error codes.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { nativeFrontAvailable } from './front/native.js';
+import {
+  proxiedRecord,
+  rule,
+  send,
+  snapshot,
+  startStubOrigin,
+  startTestEdge,
+  type TestEdge,
+} from './testing/harness.js';
+import type { RequestLogRecord } from './log/buffer.js';
+
+process.env.EDGE_FRONT = 'native';
+const built = nativeFrontAvailable();
+
+if (built) {
+  await import('./proxy.test.js');
+  await import('./abort.test.js');
+  await import('./rule-changes.test.js');
+  await import('./ssrf.test.js');
+  await import('./tls.test.js');
+  await import('./cache/cache.test.js');
+  await import('./cache/poisoning.test.js');
+  await import('./proxy/handler-answers.test.js');
+  await import('./proxy/origin-protocol.test.js');
+  await import('./proxy/origin-smuggling.test.js');
+  await import('./rules/filters.test.js');
+  await import('./rules/types.test.js');
+  await import('./rules/origin-pool.test.js');
+  await import('./rules/optimize-transform.test.js');
+}
+
+/** The records of `edge`'s log once `count` are in, without the fields that differ by time and by process. */
+async function records(edge: TestEdge, count: number): Promise<Partial<RequestLogRecord>[]> {
+  for (let i = 0; i < 1200 && edge.node.logs.size < count; i++) await new Promise((r) => setTimeout(r, 50));
+  return edge.node.logs.drain().map((r) => {
+    const { t: _t, ms: _ms, upstreamMs, peer: _peer, ...rest } = r;
+    // -1 when no origin was asked; a time otherwise
+    return { ...rest, upstreamMs: upstreamMs < 0 ? -1 : 0 };
+  });
+}
+
+test(
+  'natively relayed requests are logged and counted as the uWS path logs them; failures answer the same codes',
+  { skip: built ? false : 'the http-front module is not built (npm run setup)' },
+  async (t) => {
+    const origin = await startStubOrigin('o', (req, res) => {
+      if (req.url === '/missing') {
+        res.writeHead(404, { 'content-type': 'text/plain' });
+        res.end('nope');
+      } else if (req.url === '/slow') {
+        setTimeout(() => res.end('late'), 3000);
+      } else {
+        res.setHeader('content-type', 'text/plain');
+        res.end(`origin ${req.url}`);
+      }
+    });
+    t.after(() => origin.close());
+    const dead = await startStubOrigin('dead');
+    await dead.close();
+    const snapshots = [
+      snapshot('example.org', {
+        records: [proxiedRecord('www', origin.port), proxiedRecord('down', dead.port)],
+        rules: [
+          rule('header', { response_headers: [{ op: 'add', name: 'x-added', value: 'yes' }] }),
+          rule('cache', { path_includes: ['/cached/*'], edge_ttl: 60, respect_origin: false }),
+        ],
+      }),
+      snapshot('slow.example.org', { records: [proxiedRecord('@', origin.port, { timeout: 1 })] }),
+    ];
+    const uws = await startTestEdge(t, snapshots, { EDGE_FRONT: 'uws' });
+    const native = await startTestEdge(t, snapshots, { EDGE_FRONT: 'native' });
+    const asked: [string, string][] = [
+      ['www.example.org', '/plain'],
+      ['www.example.org', '/missing'],
+      ['www.example.org', '/cached/a'], // MISS (the uWS path stores it)
+      ['www.example.org', '/cached/a'], // HIT, from JavaScript
+      ['down.example.org', '/x'], // 502 EDGE_ERR_UPSTREAM_UNREACHABLE
+      ['slow.example.org', '/slow'], // 504 EDGE_ERR_UPSTREAM_TIMEOUT
+      ['nowhere.example.net', '/'], // 421
+    ];
+    const answers: Record<string, unknown>[][] = [];
+    for (const edge of [uws, native]) {
+      const port = edge.node.server.httpPort;
+      const got: Record<string, unknown>[] = [];
+      for (const [host, path] of asked) {
+        const r = await send(port, host, path);
+        got.push({
+          status: r.status,
+          body: r.body,
+          edgeError: r.headers['x-edge-error'],
+          cache: r.headers['x-cache-status'],
+          added: r.headers['x-added'],
+          type: r.headers['content-type'],
+        });
+      }
+      answers.push(got);
+    }
+    assert.deepEqual(answers[1], answers[0]);
+    assert.deepEqual(
+      answers[0].map((a) => [a.status, a.cache ?? '', a.edgeError ?? '']),
+      [
+        [200, 'DYNAMIC', ''],
+        [404, 'DYNAMIC', ''],
+        [200, 'MISS', ''],
+        [200, 'HIT', ''],
+        [502, 'DYNAMIC', 'EDGE_ERR_UPSTREAM_UNREACHABLE'],
+        [504, 'DYNAMIC', 'EDGE_ERR_UPSTREAM_TIMEOUT'],
+        [421, '', 'EDGE_ERR_HOST_NOT_SERVED'],
+      ],
+    );
+    assert.deepEqual(await records(native, asked.length), await records(uws, asked.length));
+    assert.deepEqual(native.node.requests.nonZero(), uws.node.requests.nonZero());
+  },
+);
