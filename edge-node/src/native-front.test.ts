@@ -58,6 +58,11 @@ test(
       if (req.url === '/missing') {
         res.writeHead(404, { 'content-type': 'text/plain' });
         res.end('nope');
+      } else if (req.url === '/edited/a') {
+        res.setHeader('content-type', 'text/plain');
+        res.setHeader('x-drop', 'gone');
+        res.setHeader('x-keep', 'kept');
+        res.end('edited');
       } else if (req.url === '/slow') {
         setTimeout(() => res.end('late'), 3000);
       } else {
@@ -74,6 +79,14 @@ test(
         rules: [
           rule('header', { response_headers: [{ op: 'add', name: 'x-added', value: 'yes' }] }),
           rule('cache', { path_includes: ['/cached/*'], edge_ttl: 60, respect_origin: false }),
+          rule('header', {
+            path_includes: ['/edited/*'],
+            response_headers: [
+              { op: 'set', name: 'content-type', value: 'text/x-set' },
+              { op: 'remove', name: 'x-drop' },
+              { op: 'remove', name: 'x-added' },
+            ],
+          }),
         ],
       }),
       snapshot('slow.example.org', { records: [proxiedRecord('@', origin.port, { timeout: 1 })] }),
@@ -83,6 +96,7 @@ test(
     const asked: [string, string][] = [
       ['www.example.org', '/plain'],
       ['www.example.org', '/missing'],
+      ['www.example.org', '/edited/a'], // set and remove rules: the origin's fields dropped in C
       ['www.example.org', '/cached/a'], // MISS (the uWS path stores it)
       ['www.example.org', '/cached/a'], // HIT, from JavaScript
       ['down.example.org', '/x'], // 502 EDGE_ERR_UPSTREAM_UNREACHABLE
@@ -102,16 +116,23 @@ test(
           cache: r.headers['x-cache-status'],
           added: r.headers['x-added'],
           type: r.headers['content-type'],
+          dropped: r.headers['x-drop'],
+          kept: r.headers['x-keep'],
         });
       }
       answers.push(got);
     }
     assert.deepEqual(answers[1], answers[0]);
     assert.deepEqual(
+      [answers[0][2].type, answers[0][2].dropped, answers[0][2].kept, answers[0][2].added],
+      ['text/x-set', undefined, 'kept', undefined],
+    );
+    assert.deepEqual(
       answers[0].map((a) => [a.status, a.cache ?? '', a.edgeError ?? '']),
       [
         [200, 'DYNAMIC', ''],
         [404, 'DYNAMIC', ''],
+        [200, 'DYNAMIC', ''],
         [200, 'MISS', ''],
         [200, 'HIT', ''],
         [502, 'DYNAMIC', 'EDGE_ERR_UPSTREAM_UNREACHABLE'],
@@ -121,5 +142,8 @@ test(
     );
     assert.deepEqual(await records(native, asked.length), await records(uws, asked.length));
     assert.deepEqual(native.node.requests.nonZero(), uws.node.requests.nonZero());
+    // /plain, /missing and /edited/a went through the module; the rest through the existing path or from JavaScript
+    assert.equal(native.node.server.nativeRelayed, 3);
+    assert.equal(uws.node.server.nativeRelayed, 0);
   },
 );

@@ -22,6 +22,8 @@ export interface EdgeServer {
   httpPort: number;
   /** -1 when HTTPS is off. */
   httpsPort: number;
+  /** Answers the native front relayed from origins in C (EDGE_FRONT=native; 0 on uWS). */
+  readonly nativeRelayed: number;
   /** Installs the certificates of one domain (replacing what it had); an empty list removes them. */
   setCertificates(domain: string, certs: readonly Certificate[]): void;
   close(): void;
@@ -314,6 +316,9 @@ export async function startEdgeServer(state: EdgeState, opts: ServerOptions): Pr
   return {
     httpPort: httpListen.port,
     httpsPort: httpsListen?.port ?? -1,
+    get nativeRelayed() {
+      return nativeServer?.relayed ?? 0;
+    },
     setCertificates(domain, certs) {
       if (!https) return;
       const wanted = new Map<string, { fingerprint: string; cert: Certificate }>();

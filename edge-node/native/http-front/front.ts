@@ -46,8 +46,10 @@ export const M = {
   ORIGIN: 21,
   /** Set by the handler with ORIGIN: tx[TX_OFF + TX_LEN, +ADD_LEN) are lines (`name: value` CRLF) added to the answer's head. */
   ADD_LEN: 22,
+  /** Of those ADD_LEN bytes, the first DROP_LEN are names (each followed by LF) of the origin's fields to drop. */
+  DROP_LEN: 23,
 } as const;
-export const FIELDS = 23;
+export const FIELDS = 24;
 
 /** Field indices of one completion record in `done` (the C module's D_* enum). */
 export const D = {
@@ -109,7 +111,15 @@ interface Binding {
   ): { handle: object; port: number };
   respond(handle: object, slot: number, gen: number, bytes: Uint8Array, close?: boolean): boolean;
   addOrigin(handle: object, host: string, port: number, poolSize: number): number;
-  forward(handle: object, slot: number, gen: number, origin: number, head: Uint8Array, add?: Uint8Array): boolean;
+  forward(
+    handle: object,
+    slot: number,
+    gen: number,
+    origin: number,
+    head: Uint8Array,
+    add?: Uint8Array,
+    dropLen?: number,
+  ): boolean;
   cancel(handle: object, slot: number, gen: number): boolean;
   close(handle: object): void;
   META_FIELDS: number;
@@ -184,7 +194,8 @@ export interface Front {
    */
   addOrigin(host: string, port: number, poolSize: number): number;
   /** Forwards a request left waiting to an origin with this request head; false when its connection is gone. */
-  forward(slot: number, gen: number, origin: number, head: Uint8Array, add?: Uint8Array): boolean;
+  /** `add`: lines added to the answer's head, after `dropLen` bytes of names to drop from it (as M.DROP_LEN). */
+  forward(slot: number, gen: number, origin: number, head: Uint8Array, add?: Uint8Array, dropLen?: number): boolean;
   /** Ends a forwarded request whose answer's head has not come as origin-timeout; false when there is none. */
   cancel(slot: number, gen: number): boolean;
   close(): void;
@@ -230,11 +241,11 @@ export function listenFront(o: FrontOptions, onBatch: (count: number, done: numb
     respond: (slot, gen, bytes, close) =>
       open && (close === undefined ? b.respond(handle, slot, gen, bytes) : b.respond(handle, slot, gen, bytes, close)),
     addOrigin: (host, port, poolSize) => b.addOrigin(handle, host, port, poolSize),
-    forward: (slot, gen, origin, head, add) =>
+    forward: (slot, gen, origin, head, add, dropLen) =>
       open &&
       (add === undefined
         ? b.forward(handle, slot, gen, origin, head)
-        : b.forward(handle, slot, gen, origin, head, add)),
+        : b.forward(handle, slot, gen, origin, head, add, dropLen ?? 0)),
     cancel: (slot, gen) => open && b.cancel(handle, slot, gen),
     close() {
       if (!open) return;

@@ -2,7 +2,7 @@
 // accepts and parses in C and hands a batch of requests per call; the phases run here as they do for uWS, on a
 // NativeResponse (the part of uWS's HttpResponse the phases write with). What a plain proxied request needs after
 // the phases (an IPv4/IPv6 literal origin over HTTP the address policy allows, nothing reading or rewriting the
-// answer but added lines) is forwarded by the module, the answer relayed in C; its completion record comes back with
+// answer but response header rules and the cache status line) is forwarded by the module, the answer relayed in C; its completion record comes back with
 // a later batch and is logged as any other request. Everything else (a cache hit, a refusal, a redirect, an origin by
 // name, HTTPS origins, cache fills, optimize, error pages, origin pools) runs the existing path and its answer goes out
 // whole through the module (see NativeResponse). HTTPS stays on uWS (server.ts).
@@ -107,24 +107,45 @@ function dateHeader(): string {
   return dateLine;
 }
 
-/** The lines added to a relayed answer's head (`name: value` CRLF, UTF-8 as uWS writes text), by cache status and op. */
-const CACHE_STATUS_LINES = new Map<string, Buffer>();
-const ADD_LINES = new WeakMap<HeaderOp, Buffer>();
-function addedLines(cacheStatus: string, ops: readonly HeaderOp[] | null): Buffer {
-  let c = CACHE_STATUS_LINES.get(cacheStatus);
-  if (c === undefined)
-    CACHE_STATUS_LINES.set(
-      cacheStatus,
-      (c = Buffer.from(cacheStatus === '' ? '' : `x-cache-status: ${cacheStatus}\r\n`)),
-    );
-  if (ops === null || ops.length === 0) return c;
-  const parts = [c];
-  for (const op of ops) {
-    let b = ADD_LINES.get(op);
-    if (b === undefined) ADD_LINES.set(op, (b = Buffer.from(`${op.name}: ${op.value}\r\n`)));
-    parts.push(b);
+/**
+ * What the module does to a relayed answer's head for the response header rules and the cache status: the names of the
+ * origin's fields to drop (`set` and `remove` ops, each followed by LF; dropLen bytes), then the lines to add
+ * (`name: value` CRLF; the x-cache-status line and `set`/`add` values, as applyHeaderOps leaves them), UTF-8 as uWS
+ * writes text. Made once per cache status for no ops and for one op (the common cases).
+ */
+interface HeadEdit {
+  bytes: Buffer;
+  dropLen: number;
+}
+const NO_OP_EDITS = new Map<string, HeadEdit>();
+const ONE_OP_EDITS = new WeakMap<HeaderOp, Map<string, HeadEdit>>();
+function headEdit(cacheStatus: string, ops: readonly HeaderOp[] | null): HeadEdit {
+  const n = ops === null ? 0 : ops.length;
+  const memo = n === 0 ? NO_OP_EDITS : n === 1 ? ONE_OP_EDITS.get(ops![0]) : undefined;
+  const known = memo?.get(cacheStatus);
+  if (known !== undefined) return known;
+  const added: [string, string][] = cacheStatus === '' ? [] : [['x-cache-status', cacheStatus]];
+  const drop = new Set<string>();
+  for (let k = 0; k < n; k++) {
+    const o = ops![k];
+    if (o.op !== 'add') {
+      drop.add(o.name);
+      for (let i = added.length - 1; i >= 0; i--) if (added[i][0] === o.name) added.splice(i, 1);
+    }
+    if (o.op !== 'remove') added.push([o.name, o.value]);
   }
-  return Buffer.concat(parts);
+  let names = '';
+  for (const name of drop) names += `${name}\n`;
+  let lines = '';
+  for (const [name, value] of added) lines += `${name}: ${value}\r\n`;
+  const made = { bytes: Buffer.from(names + lines), dropLen: Buffer.byteLength(names) };
+  if (n === 0) NO_OP_EDITS.set(cacheStatus, made);
+  else if (n === 1) {
+    let m = ONE_OP_EDITS.get(ops![0]);
+    if (m === undefined) ONE_OP_EDITS.set(ops![0], (m = new Map()));
+    m.set(cacheStatus, made);
+  }
+  return made;
 }
 
 /** The module's failure codes as the errors the existing path reads (isConnectFailure, isTimeout, sendError). */
@@ -291,6 +312,8 @@ const HTTP11 = Buffer.from('HTTP/1.1 ');
 
 export interface NativeServer {
   readonly port: number;
+  /** Answers the module relayed whole from an origin (completion records without an error). */
+  readonly relayed: number;
   answer(res: NativeResponse, bytes: Buffer, close: boolean): void;
   closeConnection(res: NativeResponse): void;
   forward(res: NativeResponse, ctx: RequestContext, target: OriginTarget, head: string, plan: ResponsePlan): boolean;
@@ -307,6 +330,7 @@ export function startNativeFront(
   let inBatch = false;
   /** Forwarded requests by connection slot (one at a time per connection). */
   const forwarded = new Map<number, Forwarded>();
+  let relayed = 0;
   /** The module's origin index of each target (-1: not forwarded by the module), and of each address and port. */
   const originOfTarget = new WeakMap<OriginTarget, number>();
   const originIndex = new Map<string, number>();
@@ -354,6 +378,7 @@ export function startNativeFront(
     ctx.bytes = bytes;
     ctx.originBytes = bytes;
     if (code === '') {
+      relayed++;
       ctx.status = done[r + D.STATUS];
       ctx.aborted = true;
     } else if (done[r + D.WAITING] === 1) {
@@ -418,6 +443,9 @@ export function startNativeFront(
     get port() {
       return front.port;
     },
+    get relayed() {
+      return relayed;
+    },
     answer(res, bytes, close) {
       const m = res.at * FIELDS;
       if (res.at >= 0 && inBatch && !close && txAt + bytes.length <= front.tx.length) {
@@ -436,7 +464,8 @@ export function startNativeFront(
     forward(res, ctx, target, head, plan) {
       const origin = originFor(target);
       if (origin < 0) return false;
-      const add = addedLines(ctx.cacheStatus, plan.ops);
+      const edit = headEdit(ctx.cacheStatus, plan.ops);
+      const add = edit.bytes;
       if (res.at >= 0 && inBatch && txAt + head.length + add.length <= front.tx.length) {
         const m = res.at * FIELDS;
         const len = front.tx.write(head, txAt, 'latin1');
@@ -444,9 +473,10 @@ export function startNativeFront(
         front.meta[m + M.TX_OFF] = txAt;
         front.meta[m + M.TX_LEN] = len;
         front.meta[m + M.ADD_LEN] = add.length;
+        front.meta[m + M.DROP_LEN] = edit.dropLen;
         front.meta[m + M.ORIGIN] = origin;
         txAt += len + add.length;
-      } else if (!front.forward(res.slot, res.gen, origin, Buffer.from(head, 'latin1'), add)) {
+      } else if (!front.forward(res.slot, res.gen, origin, Buffer.from(head, 'latin1'), add, edit.dropLen)) {
         return false;
       }
       forwarded.set(res.slot, {

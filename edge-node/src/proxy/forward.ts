@@ -19,7 +19,7 @@ import {
   type OriginControl,
   type OriginHandler,
 } from './origin-client/request.js';
-import { addsOnly, endWithoutBody, linesFit, writeHead, writeHeadLines, type ResponseOps } from './respond.js';
+import { endWithoutBody, linesFit, writeHead, writeHeadLines, type ResponseOps } from './respond.js';
 import { createCompressor, type Coding } from '../rules/optimize.js';
 import { charsetOf, TRANSFORM_MAX_BYTES, transformBody, type TransformKind } from '../rules/optimize-transform.js';
 
@@ -110,7 +110,7 @@ export interface ResponsePlan {
 
 /**
  * A response of the native front (front/native.ts) that forwards a request itself: the head goes to the origin and
- * the answer to the client in C, with the x-cache-status line and `add` rules' lines added. False when it does not
+ * the answer to the client in C, edited by the response header rules and given its x-cache-status line. False when it does not
  * take the request (an origin by name, a refused address, a full module): the exchange then runs here.
  */
 export interface NativeForwarder {
@@ -806,14 +806,13 @@ export function forward(
   plan: ResponsePlan,
   h2: boolean,
 ): void {
-  // The native front relays a bodiless request to a plain-HTTP origin whose answer nothing reads or edits but added
-  // lines; everything else (HTTPS, Auto, a body, cache fills, optimize, error pages, pools, set/remove rules) runs here.
+  // The native front relays a bodiless request to a plain-HTTP origin whose answer nothing reads or edits but response
+  // header rules; everything else (HTTPS, Auto, a body, cache fills, optimize, error pages, pools) runs here.
   if (
     body === null &&
     target.scheme === 'http' &&
     plan.nativeForwardable === true &&
     forwardsAsIs(plan) &&
-    addsOnly(plan.ops) &&
     (res as Partial<NativeForwarder>).forwardNative !== undefined
   ) {
     const encoded = encodeUpstream(ctx, target, requestHeaders, false);

@@ -35,8 +35,7 @@ function addBytes(op: HeaderOp): Buffer {
   return b;
 }
 
-/** Response header rules that only add lines (none edit or remove one). */
-export function addsOnly(ops: ResponseOps | null): boolean {
+function addsOnly(ops: ResponseOps | null): boolean {
   if (ops === null) return true;
   for (let k = 0; k < ops.length; k++) if (ops[k].op !== 'add') return false;
   return true;

@@ -75,7 +75,8 @@ enum {
   M_TX_OFF,
   M_TX_LEN,
   M_ORIGIN, // set by JavaScript: >= 0 forwards tx[off, +len) (a request head) to that origin (addOrigin's index)
-  M_ADD_LEN, // set by JavaScript with M_ORIGIN: tx[off + len, +M_ADD_LEN) are lines added to the answer's head
+  M_ADD_LEN, // set by JavaScript with M_ORIGIN: tx[off + len, +M_ADD_LEN) are lines added to the answer's head,
+  M_DROP_LEN, // of which the first M_DROP_LEN bytes are instead names (each followed by LF) of the origin's fields to drop
   META_FIELDS
 };
 // A completion record per forwarded request (the `done` Int32Array, D_FIELDS each), handed to JavaScript with the
@@ -140,7 +141,7 @@ typedef struct {
   bool awaiting;    // in an origin's queue for a connection
   bool http10, head_req, idem, retried;
   uint8_t *fwd; // the request head to forward, then the lines to add to the answer's head (2 * MAX_HEAD bytes)
-  uint32_t fwd_len, add_len;
+  uint32_t fwd_len, add_len, drop_len;
   uint64_t fwd_at; // when it was forwarded (CLOCK_MONOTONIC, ns)
 } conn_t;
 
@@ -477,6 +478,22 @@ static bool has_token(const uint8_t *p, size_t n, const char *token) {
   return false;
 }
 
+/** Whether the field name p[0, n) is one of the LF-terminated names in list[0, len) (case-insensitive). */
+static bool name_listed(const uint8_t *p, size_t n, const uint8_t *list, size_t len) {
+  size_t i = 0;
+  while (i < len) {
+    const uint8_t *lf = memchr(list + i, '\n', len - i);
+    size_t k = lf ? (size_t)(lf - (list + i)) : len - i;
+    if (k == n) {
+      size_t q = 0;
+      while (q < n && (p[q] | 0x20) == (list[i + q] | 0x20)) q++;
+      if (q == n) return true;
+    }
+    i += k + 1;
+  }
+  return false;
+}
+
 /**
  * Parses head p[0, n) (ending with CRLF CRLF; every LF was checked to follow a CR). Returns 0, or the status to
  * refuse with.
@@ -654,6 +671,7 @@ static void take(front_t *s, conn_t *c) {
   m[M_TX_LEN] = 0;
   m[M_ORIGIN] = -1;
   m[M_ADD_LEN] = 0;
+  m[M_DROP_LEN] = 0;
   c->http10 = (h.flags & F_HTTP10) != 0;
   c->head_req = (h.flags & F_HEAD) != 0;
   c->idem = c->head_req || (h.method_len == 3 && memcmp(c->rbuf, "GET", 3) == 0);
@@ -1209,6 +1227,8 @@ static bool up_head(front_t *s, up_t *u, conn_t *c, size_t end, uint8_t *out, si
                (c0 == 't' && (name_is(name, nl, "te") || name_is(name, nl, "trailer"))) ||
                (c0 == 'u' && name_is(name, nl, "upgrade"))) {
       copy = false; // hop-by-hop (RFC 9110 §7.6.1), as the edge's other path drops them
+    } else if (c->drop_len > 0 && name_listed(name, nl, c->fwd + MAX_HEAD, c->drop_len)) {
+      copy = false; // a response header rule's set or remove
     }
     if (copy) {
       memcpy(out + k, name, i - ns);
@@ -1231,8 +1251,8 @@ static bool up_head(front_t *s, up_t *u, conn_t *c, size_t end, uint8_t *out, si
     goto framing; // a body delimited by the close: not relayed here
   }
   u->keep = v10 ? conn_keep && !conn_close : !conn_close;
-  memcpy(out + k, c->fwd + MAX_HEAD, c->add_len); // JavaScript's lines (x-cache-status, add rules)
-  k += c->add_len;
+  memcpy(out + k, c->fwd + MAX_HEAD + c->drop_len, c->add_len - c->drop_len); // JavaScript's lines
+  k += c->add_len - c->drop_len;
   const char *conn = c->close_after ? "connection: close\r\n" : c->http10 ? "connection: keep-alive\r\n" : "";
   size_t cn = strlen(conn);
   memcpy(out + k, conn, cn);
@@ -1347,10 +1367,10 @@ static void up_event(front_t *s, up_t *u, uint32_t e) {
 
 /** The request is to go to origin oi with the head p[0, len). */
 static void forward(front_t *s, conn_t *c, int32_t oi, const uint8_t *p, size_t len, const uint8_t *add,
-                    size_t add_len) {
+                    size_t add_len, size_t drop_len) {
   c->fwd_at = now_ns();
   c->retried = false;
-  if (oi < 0 || (uint32_t)oi >= s->norigins || len == 0 || len > MAX_HEAD || add_len > MAX_HEAD) {
+  if (oi < 0 || (uint32_t)oi >= s->norigins || len == 0 || len > MAX_HEAD || add_len > MAX_HEAD || drop_len > add_len) {
     client_fail(s, c, E_INVALID, NULL);
     return;
   }
@@ -1361,6 +1381,7 @@ static void forward(front_t *s, conn_t *c, int32_t oi, const uint8_t *p, size_t 
   memcpy(c->fwd, p, len);
   if (add_len > 0) memcpy(c->fwd + MAX_HEAD, add, add_len);
   c->add_len = (uint32_t)add_len;
+  c->drop_len = (uint32_t)drop_len;
   c->fwd_len = (uint32_t)len;
   origin_acquire(s, c, (uint32_t)oi);
 }
@@ -1411,9 +1432,10 @@ static void dispatch(front_t *s) {
     if (c->fd < 0 || c->gen != (uint32_t)m[M_GEN] || !c->waiting) continue; // gone, or answered by respond()
     int32_t off = m[M_TX_OFF], len = m[M_TX_LEN];
     if (len < 0) conn_close(s, c);
-    else if (m[M_ORIGIN] >= 0 && len > 0 && off >= 0 && m[M_ADD_LEN] >= 0 &&
+    else if (m[M_ORIGIN] >= 0 && len > 0 && off >= 0 && m[M_ADD_LEN] >= 0 && m[M_DROP_LEN] >= 0 &&
              (size_t)off + (size_t)len + (size_t)m[M_ADD_LEN] <= s->tx_len)
-      forward(s, c, m[M_ORIGIN], s->tx + off, (size_t)len, s->tx + off + len, (size_t)m[M_ADD_LEN]);
+      forward(s, c, m[M_ORIGIN], s->tx + off, (size_t)len, s->tx + off + len, (size_t)m[M_ADD_LEN],
+              (size_t)m[M_DROP_LEN]);
     else if (len > 0 && off >= 0 && (size_t)off + (size_t)len <= s->tx_len) conn_answered(s, c, s->tx + off, (size_t)len);
   }
   s->n = 0;
@@ -1863,19 +1885,20 @@ static napi_value js_add_origin(napi_env env, napi_callback_info info) {
 }
 
 /**
- * forward(handle, slot, gen, origin, head, add?) → boolean: forwards a request left waiting (M_TX_LEN 0) after its
- * batch; `add`: lines to add to the answer's head.
+ * forward(handle, slot, gen, origin, head, add?, dropLen?) → boolean: forwards a request left waiting (M_TX_LEN 0)
+ * after its batch; `add`: lines to add to the answer's head, after `dropLen` bytes of names to drop (M_DROP_LEN).
  */
 static napi_value js_forward(napi_env env, napi_callback_info info) {
-  size_t argc = 6;
-  napi_value argv[6], out;
+  size_t argc = 7;
+  napi_value argv[7], out;
   bool ok = false;
-  uint32_t slot = 0, gen = 0;
+  uint32_t slot = 0, gen = 0, drop_len = 0;
   int32_t origin = -1;
   void *data, *add = NULL;
   size_t len, add_len = 0;
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) == napi_ok && argc >= 5) {
-    if (argc == 6 && !get_bytes(env, argv[5], &add, &add_len)) add_len = 0;
+    if (argc >= 6 && !get_bytes(env, argv[5], &add, &add_len)) add_len = 0;
+    if (argc == 7) napi_get_value_uint32(env, argv[6], &drop_len);
     front_t *s = front_of(env, argv[0]);
     if (s && napi_get_value_uint32(env, argv[1], &slot) == napi_ok &&
         napi_get_value_uint32(env, argv[2], &gen) == napi_ok && napi_get_value_int32(env, argv[3], &origin) == napi_ok &&
@@ -1883,7 +1906,7 @@ static napi_value js_forward(napi_env env, napi_callback_info info) {
       conn_t *c = &s->conns[slot];
       if (c->fd >= 0 && c->gen == gen && c->waiting && c->up == NONE && !c->awaiting) {
         ok = true;
-        forward(s, c, origin, data, len, add, add_len);
+        forward(s, c, origin, data, len, add, add_len, drop_len);
         after_call(s);
       }
     }
