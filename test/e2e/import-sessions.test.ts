@@ -99,6 +99,9 @@ test('import sessions from a zone file: start, open, get, commit (atomic, one co
     assert.ok(done.closed_at);
     assert.equal(done.result.created, 5);
     assert.equal(done.result.skipped, 1);
+    // A session of up to 10,000 records is answered with its planned records, as GET answers it.
+    assert.deepEqual([done.records, done.records_omitted], [s.records, undefined]);
+    assert.deepEqual((await cp.call(key, 'GET', url(`import-sessions/${s.id}`))).json(), done);
     const a = done.result.results.find((r: { name: string }) => r.name === 'a');
     assert.equal(a.status, 'skipped');
     const mail = done.result.results.find((r: { name: string; type: string }) => r.name === 'mail');

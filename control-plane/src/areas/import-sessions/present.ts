@@ -13,6 +13,7 @@ export function presentSession(row: SessionRow, domain: string) {
     auto_commit: row.auto_commit,
     progress: row.source === 'scan' ? (row.progress as { phase: 'queued' }) : { phase: 'done' as const },
     records: row.records.map(previewRecord),
+    ...(row.records_omitted ? { records_omitted: true } : {}),
     skipped: row.skipped,
     errors: row.errors,
     limit_error: row.limit_error,

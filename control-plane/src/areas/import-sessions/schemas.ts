@@ -86,7 +86,16 @@ export const ImportSession = Type.Object(
     }),
     auto_commit: Type.Boolean({ description: 'POST records/scan: committed as soon as the scan is through' }),
     progress: Progress,
-    records: Type.Array(PreviewRecord, { description: 'Records the commit would create (as planned)' }),
+    records: Type.Array(PreviewRecord, {
+      description:
+        'Records the commit would create (as planned); empty (with records_omitted) in the answer of the commit of a session of more than 10,000 records',
+    }),
+    records_omitted: Type.Optional(
+      Type.Boolean({
+        description:
+          'true: the answer of a commit of more than 10,000 records does not list the planned records (GET of the session does)',
+      }),
+    ),
     skipped: Type.Array(Skipped, {
       description: 'SOA and apex NS (managed by the platform) and records identical to existing ones',
     }),

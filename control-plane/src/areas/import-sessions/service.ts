@@ -26,9 +26,11 @@ import {
   deleteSession,
   getSession,
   getSessionById,
+  getSessionToCommit,
   insertSession,
   LIVE,
   liveSession,
+  sessionRecords,
   setProgress,
   setSupersededBy,
   storeScan,
@@ -191,6 +193,7 @@ function shownName(zone: string, raw: string): string {
   }
 }
 
+/** The result of one input; `more` may name it (a created record's stored name), else its name is normalised here. */
 function resultItem(
   zone: string,
   i: SessionInput,
@@ -199,7 +202,7 @@ function resultItem(
 ): CommitResultItem {
   return {
     line: i.line,
-    name: shownName(zone, i.input.name),
+    name: more.name ?? shownName(zone, i.input.name),
     type: i.input.type,
     destination: i.input.destination,
     status,
@@ -257,16 +260,23 @@ async function commitLocked(
 /**
  * Commits the open session `id`: all its records or none, in ONE config-log entry. Answers the session as committed
  * (the row read under the lock with its new status, result and times: a session of a million records is not read
- * back, GET reads the same).
+ * back). The lock reads the inputs, not the stored plan; a session of more than LIMITS.importListedRecords records
+ * is answered without its planned records (`records_omitted`, as POST records/import answers a large import), which
+ * GET still lists; at most that many are read back for the answer.
  */
 export async function commitSession(app: FastifyInstance, domainId: number, id: number): Promise<SessionRow> {
   return changeDomain(app, domainId, async (tx, locked) => {
     assertNotFrozen(locked);
-    const s = await getSession(tx, locked.id, id, true);
+    const s = await getSessionToCommit(tx, locked.id, id);
     if (!s) throw notFound(id);
     if (s.status !== 'open') throw notLive(s, 'committed');
     const { result, closed, change } = await commitLocked(app, tx, locked, s);
-    return { value: { ...s, status: 'committed', result, ...closed }, change };
+    const listed = s.inputs.length <= LIMITS.importListedRecords;
+    const records = listed ? await sessionRecords(tx, s.id) : [];
+    return {
+      value: { ...s, status: 'committed', records, ...(listed ? {} : { records_omitted: true }), result, ...closed },
+      change,
+    };
   });
 }
 
