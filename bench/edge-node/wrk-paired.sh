@@ -13,6 +13,9 @@
 #   <before-tree>: a checkout of the code to compare with, with node_modules and the native origin client built
 #   (e.g. `git archive <commit> | tar -x -C /tmp/before`, node_modules hard-linked with cp -al, the module's build/
 #   copied); "after" is this tree.
+# BEFORE_ENV / AFTER_ENV: settings (NAME=value, space-separated) for the edge of that side, e.g. the same tree twice
+#   with BEFORE_ENV=EDGE_FRONT=uws AFTER_ENV=EDGE_FRONT=native (the edge on uWS against the edge on the native front);
+#   BEFORE_NAME / AFTER_NAME: their names in the table (default before, after).
 set -euo pipefail
 BEFORE="$(cd "${1:?usage: wrk-paired.sh <before-tree> [rounds] [seconds] [connections]}" && pwd)"
 ROUNDS="${2:-5}"
@@ -39,10 +42,11 @@ CONF
 (cd "$AFTER" && node --import tsx bench/edge-node/wrk-setup.ts "$TMP/data" "$ORIGIN_PORT")
 
 EDGE_PID=
-start_edge() { # <tree> <port> <cores> <cpuset>
+start_edge() { # <tree> <port> <cores> <cpuset> [NAME=value settings]
   rm -rf "$TMP/data-$2"; cp -r "$TMP/data" "$TMP/data-$2"
-  (cd "$1" && ALLOWED_PRIVATE_NETWORKS=127.0.0.0/8 DATA_DIR="$TMP/data-$2" EDGE_HTTP_PORT=$2 EDGE_HTTPS_PORT=-1 EDGE_WORKERS=$3 \
-    SYNC_URL=off CONTROL_PLANE_URL=off LOG_LEVEL=warn exec taskset -c "$4" node --import tsx edge-node/src/main.ts) \
+  # shellcheck disable=SC2086 # the settings are words
+  (cd "$1" && exec env ${5:-} ALLOWED_PRIVATE_NETWORKS=127.0.0.0/8 DATA_DIR="$TMP/data-$2" EDGE_HTTP_PORT=$2 EDGE_HTTPS_PORT=-1 EDGE_WORKERS=$3 \
+    SYNC_URL=off CONTROL_PLANE_URL=off LOG_LEVEL=warn taskset -c "$4" node --import tsx edge-node/src/main.ts) \
     >"$TMP/edge-$2.log" 2>&1 </dev/null &
   PIDS+=($!)
   EDGE_PID=$!
@@ -53,9 +57,9 @@ ROWS="$TMP/rows"
 : >"$ROWS"
 for cores in 1 2; do
   cpuset=$([ "$cores" = 1 ] && echo 1 || echo 0-1)
-  start_edge "$BEFORE" "$BEFORE_PORT" "$cores" "$cpuset"
+  start_edge "$BEFORE" "$BEFORE_PORT" "$cores" "$cpuset" "${BEFORE_ENV:-}"
   BEFORE_PID=$EDGE_PID
-  start_edge "$AFTER" "$AFTER_PORT" "$cores" "$cpuset"
+  start_edge "$AFTER" "$AFTER_PORT" "$cores" "$cpuset" "${AFTER_ENV:-}"
   AFTER_PID=$EDGE_PID
   proxy_conf "$cores"
   taskset -c "$cpuset" "$NGINX" -p "$TMP/proxy" -c "$TMP/proxy/nginx.conf"
@@ -92,7 +96,10 @@ for cores in 1 2; do
     for who in nginx before after; do
       col() { awk -F'|' -v c="$cores" -v n="$name" -v w="$who" -v i="$1" '$1==c && $2==n && $3==w {split($4, f, " "); print f[i]}' "$ROWS" | median; }
       cpu=$(col 4)
-      echo "| $cores | $name | $who | $(col 1) | $(col 2) | $(col 3) | $cpu | $(col 5) | $(col 6) | $(echo "scale=2; $ncpu / $cpu" | bc) |"
+      label=$who
+      [ "$who" = before ] && label="${BEFORE_NAME:-before}"
+      [ "$who" = after ] && label="${AFTER_NAME:-after}"
+      echo "| $cores | $name | $label | $(col 1) | $(col 2) | $(col 3) | $cpu | $(col 5) | $(col 6) | $(echo "scale=2; $ncpu / $cpu" | bc) |"
     done
   done
 done

@@ -224,7 +224,11 @@ class NativeResponse implements NativeForwarder {
     return [true, ended];
   }
   end(body?: string | ArrayBuffer | Uint8Array, close?: boolean): this {
-    if (body !== undefined) this.add(body);
+    // The answer is written before end returns: a Buffer given here is used as it is (no copy).
+    if (body !== undefined && Buffer.isBuffer(body) && !this.done && this.size + body.length <= MAX_ANSWER) {
+      if (body.length > 0) this.body.push(body);
+      this.size += body.length;
+    } else if (body !== undefined) this.add(body);
     this.finish(this.size, close === true, true);
     return this;
   }
@@ -294,13 +298,7 @@ class NativeResponse implements NativeForwarder {
         ? 'connection: keep-alive\r\n'
         : '';
     const tail = `\r\n${this.lines}${dateHeader()}${length >= 0 ? `content-length: ${length}\r\n` : ''}${connection}\r\n`;
-    const parts: Buffer[] = [
-      HTTP11,
-      typeof this.status === 'string' ? Buffer.from(this.status) : this.status,
-      Buffer.from(tail, 'latin1'),
-    ];
-    if (withBody) for (const b of this.body) parts.push(b);
-    this.server.answer(this, Buffer.concat(parts), !keepAlive);
+    this.server.answer(this, this.status, tail, withBody ? this.body : NO_BODY, !keepAlive);
     this.body = [];
   }
 
@@ -308,13 +306,22 @@ class NativeResponse implements NativeForwarder {
     return this.server.forward(this, ctx, target, head, plan);
   }
 }
+const NO_BODY: Buffer[] = [];
+
+/** The answer's bytes in one Buffer: `HTTP/1.1 `, the status block (UTF-8, as uWS writes text), the tail, the body. */
+function answerBytes(status: string | Buffer, tail: string, body: readonly Buffer[]): Buffer {
+  const parts: Buffer[] = [HTTP11, typeof status === 'string' ? Buffer.from(status) : status, Buffer.from(tail)];
+  for (const b of body) parts.push(b);
+  return Buffer.concat(parts);
+}
 const HTTP11 = Buffer.from('HTTP/1.1 ');
 
 export interface NativeServer {
   readonly port: number;
   /** Answers the module relayed whole from an origin (completion records without an error). */
   readonly relayed: number;
-  answer(res: NativeResponse, bytes: Buffer, close: boolean): void;
+  /** An answer made in JavaScript: `HTTP/1.1 `, the status block and header lines (writeStatus), `tail`, the body. */
+  answer(res: NativeResponse, status: string | Buffer, tail: string, body: readonly Buffer[], close: boolean): void;
   closeConnection(res: NativeResponse): void;
   forward(res: NativeResponse, ctx: RequestContext, target: OriginTarget, head: string, plan: ResponsePlan): boolean;
   close(): void;
@@ -446,16 +453,27 @@ export function startNativeFront(
     get relayed() {
       return relayed;
     },
-    answer(res, bytes, close) {
-      const m = res.at * FIELDS;
-      if (res.at >= 0 && inBatch && !close && txAt + bytes.length <= front.tx.length) {
-        bytes.copy(front.tx, txAt);
-        front.meta[m + M.TX_OFF] = txAt;
-        front.meta[m + M.TX_LEN] = bytes.length;
-        txAt += bytes.length;
-        return;
+    answer(res, status, tail, body, close) {
+      if (res.at >= 0 && inBatch && !close) {
+        // Written straight into the batch's answer buffer when it surely fits (a string of n characters is at most 3n
+        // bytes of UTF-8): no Buffer made per answer.
+        let size = 9 + (typeof status === 'string' ? status.length * 3 : status.length) + tail.length * 3;
+        for (const b of body) size += b.length;
+        const tx = front.tx;
+        if (txAt + size <= tx.length) {
+          const start = txAt;
+          let at = txAt + tx.write('HTTP/1.1 ', txAt, 'latin1');
+          at += typeof status === 'string' ? tx.write(status, at) : status.copy(tx, at);
+          at += tx.write(tail, at);
+          for (const b of body) at += b.copy(tx, at);
+          const m = res.at * FIELDS;
+          front.meta[m + M.TX_OFF] = start;
+          front.meta[m + M.TX_LEN] = at - start;
+          txAt = at;
+          return;
+        }
       }
-      front.respond(res.slot, res.gen, bytes, close);
+      front.respond(res.slot, res.gen, answerBytes(status, tail, body), close);
     },
     closeConnection(res) {
       if (res.at >= 0 && inBatch) front.meta[res.at * FIELDS + M.TX_LEN] = -1;
