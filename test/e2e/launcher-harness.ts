@@ -95,6 +95,7 @@ async function startLauncherOnce(opts: LauncherOptions): Promise<Launcher> {
   proc.stdout!.on('data', (d) => (out += d));
   proc.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
+  let ready = false;
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       clearInterval(poll);
@@ -103,15 +104,19 @@ async function startLauncherOnce(opts: LauncherOptions): Promise<Launcher> {
     }, 180_000);
     const poll = setInterval(() => {
       if (out.includes('ready: every process is up')) {
+        ready = true;
         clearInterval(poll);
         clearTimeout(timer);
         resolve();
       }
     }, 100);
     void exited.then((code) => {
+      // After ready, an exit is the test's business (its own cleanup removes the directory,
+      // possibly while orphaned children still write into it).
+      if (ready) return;
       clearInterval(poll);
       clearTimeout(timer);
-      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(dataDir, { recursive: true, force: true, maxRetries: 5 });
       const Failure = /is already in use/.test(out) ? PortTakenError : Error;
       reject(new Failure(`launcher ${opts.name} exited (${code}) before ready:\n${out.slice(-4000)}`));
     });
@@ -171,7 +176,7 @@ export function alive(pid: number): boolean {
 }
 
 export function removeLauncherDir(l: Launcher): void {
-  rmSync(l.dataDir, { recursive: true, force: true });
+  rmSync(l.dataDir, { recursive: true, force: true, maxRetries: 5 });
 }
 
 /** After a failed test: the launcher and everything it started are killed, so nothing holds the test's pipes. */
