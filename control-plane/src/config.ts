@@ -75,6 +75,11 @@ export interface ControlPlaneConfig {
    * tests shorten it to see minutes close in seconds.
    */
   attackMinuteMs: number;
+  /**
+   * UPTIME_EVALUATE_EVERY_MS: how often at most the uptime detector judges one domain (areas/uptime/detector.ts).
+   * 5,000 in production; tests shorten it so they wait for the judgement, not the clock.
+   */
+  uptimeEvaluateEveryMs: number;
 }
 
 export const DEFAULT_NS_SETS = 'ns1.platform.test,ns2.platform.test;ns3.platform.test,ns4.platform.test';
@@ -155,6 +160,7 @@ export function loadConfig(env: EnvSource = process.env): Readonly<ControlPlaneC
     syncTombstoneRetentionMs: r.int('SYNC_TOMBSTONE_RETENTION_HOURS', 168, 1, 24 * 365) * 3_600_000,
     syncCompactAfterDeltas: r.int('SYNC_COMPACT_AFTER_DELTAS', 64, 1, 100_000),
     attackMinuteMs: r.int('ATTACK_MINUTE_MS', 60_000, 1000, 60_000),
+    uptimeEvaluateEveryMs: r.int('UPTIME_EVALUATE_EVERY_MS', 5_000, 100, 3_600_000),
     temporal: loadTemporalConfig(r, env),
     acme: loadAcmeConfig(r),
     analytics: loadAnalyticsConfig(r),

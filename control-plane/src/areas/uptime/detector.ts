@@ -119,17 +119,22 @@ async function watchedHosts(
   return out;
 }
 
-/** A domain is judged at most this often per process; counts arriving meanwhile are judged when the wait ends. */
+/**
+ * A domain is judged at most this often per process (UPTIME_EVALUATE_EVERY_MS sets it); counts arriving meanwhile are
+ * judged when the wait ends.
+ */
 export const EVALUATE_EVERY_MS = 5_000;
+const evaluateEveryMs = (app: FastifyInstance) =>
+  (app.config as { uptimeEvaluateEveryMs?: number }).uptimeEvaluateEveryMs ?? EVALUATE_EVERY_MS;
 const schedules = new WeakMap<object, Map<number, { last: number; timer?: NodeJS.Timeout }>>();
 
-/** Judges the domain now, or once EVALUATE_EVERY_MS has passed since it was last judged. */
+/** Judges the domain now, or once the wait (evaluateEveryMs) has passed since it was last judged. */
 async function scheduleEvaluation(app: FastifyInstance, domainId: number): Promise<void> {
   let byDomain = schedules.get(app.db);
   if (!byDomain) schedules.set(app.db, (byDomain = new Map()));
   const s = byDomain.get(domainId) ?? { last: 0 };
   byDomain.set(domainId, s);
-  const wait = s.last + EVALUATE_EVERY_MS - Date.now();
+  const wait = s.last + evaluateEveryMs(app) - Date.now();
   if (wait <= 0) {
     s.last = Date.now();
     await evaluateDomain(app, domainId);
@@ -214,7 +219,7 @@ async function addCounts(app: FastifyInstance, rows: CountRow[], scope: IngestSc
     );
 }
 
-/** Judges the domains (each at most every EVALUATE_EVERY_MS) once their counts are committed. */
+/** Judges the domains (each at most every evaluateEveryMs) once their counts are committed. */
 export async function scheduleEvaluations(app: FastifyInstance, domainIds: Iterable<number>): Promise<void> {
   for (const domainId of new Set(domainIds)) await scheduleEvaluation(app, domainId);
 }
