@@ -6,7 +6,8 @@
 // seen meanwhile. The large entry is written on the store's writer thread (the node answers meanwhile); the CPU figure
 // is the process's, that thread included.
 // Run: node --expose-gc --import tsx bench/dns-server/large-zone-apply.ts
-//   env RECORDS (1000000), MODE (delta | snapshot), WRITES (200), add --cpu-prof for a profile.
+//   env RECORDS (1000000), MODE (delta | snapshot), WRITES (200), WRITER_READY (1), OPEN_MS (5000: from the store's
+//   open to the large entry), add --cpu-prof for a profile.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -50,7 +51,11 @@ const bigFrame =
 records.length = 0;
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-large-zone-'));
-const store = openNodeStore(join(dir, 'lmdb'), { durability: (process.env.DURABILITY ?? 'data') as 'data' });
+// As dns-server's main.ts opens it: the writer thread started at open (WRITER_READY=0: at the first large batch).
+const store = openNodeStore(join(dir, 'lmdb'), {
+  durability: (process.env.DURABILITY ?? 'data') as 'data',
+  writerReady: process.env.WRITER_READY !== '0',
+});
 const table = new ZoneTable();
 const counters = createCounters();
 const zones = new ZoneSet(table, store, EDGE, counters, componentLogger('bench.large-zone'));
@@ -94,6 +99,8 @@ const settle = () => new Promise((r) => setTimeout(r, 100));
 // The large entry: applied as sync-client does it; the other zone is asked every event-loop turn meanwhile.
 const before = heap();
 await settle();
+// A node's store is open long before an import arrives: its writer thread (writerReady) has started meanwhile.
+await new Promise((r) => setTimeout(r, Number(process.env.OPEN_MS ?? 5000)));
 const load0 = loadavg()[0]!;
 let otherAnswers = 0;
 let otherWrong = 0;

@@ -21,8 +21,12 @@ try {
   process.exit(1);
 }
 
+/** The store of the process that writes (single, or the primary): its writer thread started before a large import
+ *  arrives, so the import does not wait for the thread's start. */
+const writingStore = () => openNodeStore(nodeStorePath(config), { writerReady: true });
+
 async function runSingle(): Promise<void> {
-  const node = await startServingNode(config);
+  const node = await startServingNode(config, writingStore());
   // The event itself, not its domainChange: a large entry's records in hand are compiled without reading them back.
   node.store.onApplied((e) => node.refresh(e));
   const sync = startNodeSyncFromConfig(node.store, { ...config, nodeIdPrefix: 'dns' });
@@ -89,7 +93,7 @@ async function freePort(host: string): Promise<number> {
 }
 
 async function runPrimary(): Promise<void> {
-  const store = openNodeStore(nodeStorePath(config));
+  const store = writingStore();
   const port = config.port || (await freePort(config.host));
   const counters = new Map<number, Counters>();
   let listening = 0;

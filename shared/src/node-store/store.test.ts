@@ -1,6 +1,7 @@
 // NodeStore on a real LMDB directory: apply, tombstones, idempotence, resume after reopen, batches.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -219,4 +220,52 @@ test('a large batch is written on the writer thread: meanwhile this thread runs 
   assert.equal(reopened.getRecord('example.org', 1)?.destination, '192.0.2.2');
   assert.equal(reopened.getRecords('example.org').length, 40_001);
   assert.deepEqual(reopened.domains().sort(), ['example.org', 'other.example']);
+});
+
+test('a store keeping its writer thread ready (writerReady) writes a large batch there, closes while the thread starts, and does not keep a process up', async (t) => {
+  const path = join(tempDir(t), 'lmdb');
+  // Closed while the thread it started at open is still loading: the close ends it and resolves.
+  await openNodeStore(path, { writerReady: true }).close();
+  const store = openNodeStore(path, { writerReady: true, offThreadBytes: 0 });
+  const events: AppliedEvent[] = [];
+  store.onApplied((e) => events.push(e));
+  const entry = (version: number, address: string) =>
+    encodeConfigEntry({
+      version,
+      domain: 'example.org',
+      deleted: false,
+      snapshot: snapshot('example.org', version, [address]),
+    });
+  await store.applyEncoded([entry(1, '192.0.2.1')]);
+  await store.applyEncoded([entry(2, '192.0.2.2')]);
+  assert.deepEqual(
+    events.map((e) => [e.version, e.kind]),
+    [
+      [1, 'snapshot'],
+      [2, 'snapshot'],
+    ],
+  );
+  assert.equal(store.getRecord('example.org', 1)?.destination, '192.0.2.2');
+  await store.close();
+  // A process whose store holds an idle ready thread (never closed) still exits when it has nothing else to do.
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--input-type=module',
+      '-e',
+      `import { openNodeStore } from ${JSON.stringify(new URL('./index.ts', import.meta.url).href)};
+       const s = openNodeStore(${JSON.stringify(path)}, { writerReady: true });
+       console.log(s.version);`,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  clearTimeout(timer);
+  assert.equal(code, 0, 'the process exited by itself');
+  assert.equal(out.trim(), '2');
 });

@@ -140,6 +140,13 @@ export interface NodeStoreOptions {
   durability?: NodeStoreDurability;
   /** Batches of at least this many bytes are written on the writer thread (default 1 MiB; Infinity: never). */
   offThreadBytes?: number;
+  /**
+   * Keep the writer thread started: at open, and again as soon as an idle one ends (which drops the last batch's
+   * heap). A large batch then does not wait for the thread's start (under tsx its loader and modules: 1–2 s of CPU
+   * on a loaded machine, on the path from the entry to the zone served), at the cost of an idle thread. Default false:
+   * started at the first large batch.
+   */
+  writerReady?: boolean;
 }
 
 /** Opens (creating if needed) the LMDB store at `path`. */
@@ -179,7 +186,7 @@ export function openNodeStore(path: string, opts: NodeStoreOptions = {}): NodeSt
     return done;
   }
 
-  const thread = writerThread({ path, durability });
+  const thread = writerThread({ path, durability }, opts.writerReady === true);
 
   function heard(written: readonly WrittenEntry[], entries: readonly Uint8Array[]): void {
     // The snapshot bytes of the batch's entries by version, split only when a listener asks for an entry's records.
@@ -396,13 +403,17 @@ export function openNodeStore(path: string, opts: NodeStoreOptions = {}): NodeSt
  * The store's writer thread: started at a large batch, unreferenced while it has nothing to do, and ended after
  * WRITER_IDLE_MS without a batch (its heap holds the last batch's pieces until it collects them).
  */
-function writerThread(data: WriterData): {
+function writerThread(
+  data: WriterData,
+  ready: boolean,
+): {
   write(entries: readonly Uint8Array[]): Promise<WrittenEntry[]>;
   close(): Promise<void>;
 } {
   let worker: Worker | undefined;
   let idleTimer: NodeJS.Timeout | undefined;
   let nextId = 0;
+  let shut = false;
   const waiting = new Map<number, { resolve: (w: WrittenEntry[]) => void; reject: (err: Error) => void }>();
   const failAll = (err: Error) => {
     for (const w of waiting.values()) w.reject(err);
@@ -417,7 +428,7 @@ function writerThread(data: WriterData): {
       if (waiting.size === 0) {
         w.unref();
         clearTimeout(idleTimer);
-        idleTimer = setTimeout(() => void end(), WRITER_IDLE_MS).unref();
+        idleTimer = setTimeout(() => void end().then(startReady), WRITER_IDLE_MS).unref();
       }
       if (!job) return;
       if (msg.type === 'failed') job.reject(Object.assign(new Error(msg.message), { stack: msg.stack }));
@@ -435,6 +446,13 @@ function writerThread(data: WriterData): {
     });
     return w;
   }
+  /** writerReady: a thread started with nothing to do, unreferenced (it does not keep the process up). */
+  function startReady(): void {
+    if (!ready || shut || worker) return;
+    worker = start();
+    worker.unref();
+  }
+  startReady();
   return {
     write(entries) {
       // The entries laid end to end in one buffer, handed over (not copied again) to the thread.
@@ -459,7 +477,10 @@ function writerThread(data: WriterData): {
         w.postMessage({ type: 'apply', id, buffer, ends } satisfies ToWriter, [buffer]);
       });
     },
-    close: end,
+    close() {
+      shut = true;
+      return end();
+    },
   };
   async function end(): Promise<void> {
     clearTimeout(idleTimer);
