@@ -1,7 +1,9 @@
 // Summarises a V8 CPU profile (node --cpu-prof) as a markdown table of the functions with the most self time: one
 // row per function (name, file:line), its share of the busy samples (idle left out) and of all samples.
-// Usage: node --import tsx bench/edge-node/cpuprofile-top.ts <file.cpuprofile> [rows (default 10)] [skip seconds]
-//   skip seconds: samples of the profile's first seconds left out (the process's start-up and warm-up).
+// Usage: node --import tsx bench/edge-node/cpuprofile-top.ts <file.cpuprofile> [rows (default 10)] [from seconds]
+//   [until seconds]
+//   from / until: only the samples between these seconds of the profile (leaving out the process's start-up and
+//   warm-up, and its exit: pino's fsync of the log at exit is not a request's cost).
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
@@ -15,10 +17,11 @@ interface Profile {
   timeDeltas: number[];
 }
 
-const [file, rowsText, skipText] = process.argv.slice(2);
-if (!file) throw new Error('usage: cpuprofile-top.ts <file.cpuprofile> [rows] [skip seconds]');
+const [file, rowsText, fromText, untilText] = process.argv.slice(2);
+if (!file) throw new Error('usage: cpuprofile-top.ts <file.cpuprofile> [rows] [from seconds] [until seconds]');
 const rows = Number(rowsText ?? 10);
-const skipUs = Number(skipText ?? 0) * 1e6;
+const fromUs = Number(fromText ?? 0) * 1e6;
+const untilUs = untilText === undefined ? Infinity : Number(untilText) * 1e6;
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 
 const nameOf = new Map<number, string>();
@@ -41,7 +44,7 @@ let at = 0;
 for (let i = 0; i < profile.samples.length; i++) {
   const us = profile.timeDeltas[i] ?? 0;
   at += us;
-  if (at < skipUs) continue;
+  if (at < fromUs || at > untilUs) continue;
   const name = nameOf.get(profile.samples[i]) ?? '?';
   selfUs.set(name, (selfUs.get(name) ?? 0) + us);
   total += us;

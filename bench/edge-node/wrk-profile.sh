@@ -3,11 +3,12 @@
 # node --cpu-prof against the bench origin (nginx on core 0, as wrk-paired.sh), driven by wrk -t1 on core 0 for a
 # warm-up and then SECONDS; the edge is stopped with SIGTERM (the profile is written on exit) and the functions with
 # the most self time are printed by cpuprofile-top.ts, leaving out the samples before the measured run (start-up,
-# the store's load, the warm-up's compilation).
+# the store's load, the warm-up's compilation) and after it (the exit: pino's fsync of its log file, which under a
+# loaded disk took a tenth of an earlier profile and is no request's cost).
 # Usage: bash bench/edge-node/wrk-profile.sh [scenario: plain|rules|cache (default plain)] [seconds (default 10)]
 #   [connections (default 32)] [rows (default 15)]
 # EDGE_ENV: settings for the edge (NAME=value, space-separated), e.g. EDGE_ENV=EDGE_FRONT=native. PROFILE_OUT: keep
-#   the .cpuprofile there (a file name) instead of dropping it with the temporary directory.
+#   the main thread's .cpuprofile there (a file name); PROFILE_DIR: keep every thread's there (a directory).
 set -euo pipefail
 SCENARIO="${1:-plain}"
 DUR="${2:-10}"
@@ -44,6 +45,7 @@ read -r u0 s0 < <(ticks "$EDGE_PID")
 taskset -c 0 wrk -t1 -c"$CONNS" -d"${DUR}s" --latency -H "Host: $host" "http://127.0.0.1:$EDGE_PORT$path" | tee "$TMP/wrk.out" |
   grep -E 'Requests/sec|requests in|Non-2xx|  (50|99)%'
 read -r u1 s1 < <(ticks "$EDGE_PID")
+ended=$(date +%s.%N)
 n=$(awk '/requests in/ {print $1}' "$TMP/wrk.out")
 echo "edge CPU µs/req: user $(echo "scale=1; ($u1 - $u0) * $TICK_US / $n" | bc), system $(echo "scale=1; ($s1 - $s0) * $TICK_US / $n" | bc) (profiler's cost included)"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -53,6 +55,7 @@ for _ in $(seq 1 100); do kill -0 "$EDGE_PID" 2>/dev/null || break; sleep 0.1; d
 prof=$(ls "$TMP"/prof/*.0.*.cpuprofile | head -1)
 echo "profiles: $(cd "$TMP/prof" && ls | tr '\n' ' ')(the main thread's below)"
 [ -z "${PROFILE_OUT:-}" ] || cp "$prof" "$PROFILE_OUT"
-# The profile starts with the process (give or take its module loading): leave out everything before the measured run.
-skip=$(echo "$measured - $started" | bc)
-(cd "$TREE" && node --import tsx bench/edge-node/cpuprofile-top.ts "$prof" "$ROWS" "$skip")
+[ -z "${PROFILE_DIR:-}" ] || { mkdir -p "$PROFILE_DIR" && cp "$TMP"/prof/*.cpuprofile "$PROFILE_DIR/"; }
+# The profile starts with the process (give or take its module loading): only the measured run's samples are read.
+(cd "$TREE" && node --import tsx bench/edge-node/cpuprofile-top.ts "$prof" "$ROWS" "$(echo "$measured - $started" | bc)" \
+  "$(echo "$ended - $started" | bc)")
