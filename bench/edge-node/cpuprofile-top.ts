@@ -1,6 +1,9 @@
 // Summarises a V8 CPU profile (node --cpu-prof) as a markdown table of the functions with the most self time: one
 // row per function (name, file:line), its share of the busy samples (idle left out) and of all samples.
-// Usage: node --import tsx bench/edge-node/cpuprofile-top.ts <file.cpuprofile> [rows (default 10)]
+// Usage: node --import tsx bench/edge-node/cpuprofile-top.ts <file.cpuprofile> [rows (default 10)] [from seconds]
+//   [until seconds]
+//   from / until: only the samples between these seconds of the profile (leaving out the process's start-up and
+//   warm-up, and its exit: pino's fsync of the log at exit is not a request's cost).
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
@@ -14,9 +17,11 @@ interface Profile {
   timeDeltas: number[];
 }
 
-const [file, rowsText] = process.argv.slice(2);
-if (!file) throw new Error('usage: cpuprofile-top.ts <file.cpuprofile> [rows]');
+const [file, rowsText, fromText, untilText] = process.argv.slice(2);
+if (!file) throw new Error('usage: cpuprofile-top.ts <file.cpuprofile> [rows] [from seconds] [until seconds]');
 const rows = Number(rowsText ?? 10);
+const fromUs = Number(fromText ?? 0) * 1e6;
+const untilUs = untilText === undefined ? Infinity : Number(untilText) * 1e6;
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 
 const nameOf = new Map<number, string>();
@@ -35,8 +40,11 @@ function shortUrl(url: string): string {
 
 const selfUs = new Map<string, number>();
 let total = 0;
+let at = 0;
 for (let i = 0; i < profile.samples.length; i++) {
   const us = profile.timeDeltas[i] ?? 0;
+  at += us;
+  if (at < fromUs || at > untilUs) continue;
   const name = nameOf.get(profile.samples[i]) ?? '?';
   selfUs.set(name, (selfUs.get(name) ?? 0) + us);
   total += us;

@@ -8,6 +8,7 @@
 // request's log record and counters equal the uWS path's, and its failures answer with the same x-edge-error codes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect, createServer, type Socket } from 'node:net';
 import { nativeFrontAvailable } from './front/native.js';
 import {
   proxiedRecord,
@@ -145,5 +146,62 @@ test(
     // /plain, /missing and /edited/a went through the module; the rest through the existing path or from JavaScript
     assert.equal(native.node.server.nativeRelayed, 3);
     assert.equal(uws.node.server.nativeRelayed, 0);
+  },
+);
+
+/** One request written as raw bytes to 127.0.0.1:port (Connection: close); resolves with the raw answer. */
+function rawRequest(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    // Written, not ended: uWS drops a half-closed connection before answering.
+    const socket = connect(port, '127.0.0.1', () => socket.write(request));
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('end', () => resolve(Buffer.concat(chunks).toString('latin1')));
+    socket.on('error', reject);
+  });
+}
+
+test(
+  'request header values reach the origin without the spaces and tabs around them (RFC 9110 OWS), inner ones kept',
+  { skip: built ? false : 'the http-front module is not built (npm run setup)' },
+  async (t) => {
+    // A raw origin: the request head exactly as the edge wrote it (an HTTP server would trim the values itself).
+    const heads: string[] = [];
+    const sockets = new Set<Socket>();
+    const origin = createServer((socket) => {
+      sockets.add(socket);
+      let pending = '';
+      socket.on('data', (c: Buffer) => {
+        pending += c.toString('latin1');
+        for (let end = pending.indexOf('\r\n\r\n'); end >= 0; end = pending.indexOf('\r\n\r\n')) {
+          heads.push(pending.slice(0, end + 2));
+          pending = pending.slice(end + 4);
+          socket.write('HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\n\r\nok');
+        }
+      });
+      socket.on('close', () => sockets.delete(socket));
+    });
+    await new Promise<void>((r) => origin.listen(0, '127.0.0.1', r));
+    t.after(() => {
+      for (const s of sockets) s.destroy();
+      origin.close();
+    });
+    const port = (origin.address() as { port: number }).port;
+    const snapshots = [snapshot('example.org', { records: [proxiedRecord('www', port)] })];
+    for (const front of ['native', 'uws']) {
+      const edge = await startTestEdge(t, snapshots, { EDGE_FRONT: front });
+      heads.length = 0;
+      const answer = await rawRequest(
+        edge.node.server.httpPort,
+        'GET /padded HTTP/1.1\r\nHost: www.example.org\r\nX-Pad: \t padded  inner\tvalue \t\r\n' +
+          'X-Tight:tight\r\nX-Blank: \t \r\nConnection: close\r\n\r\n',
+      );
+      assert.match(answer, /^HTTP\/1\.1 200 /, front);
+      assert.equal(heads.length, 1, front);
+      const lines = heads[0]
+        .split('\r\n')
+        .filter((l) => l.startsWith('x-pad:') || l.startsWith('x-tight:') || l.startsWith('x-blank:'));
+      assert.deepEqual(lines, ['x-pad: padded  inner\tvalue', 'x-tight: tight', 'x-blank: '], front);
+    }
   },
 );

@@ -48,6 +48,23 @@ const ORIGIN_POOL = 256;
 /** How often forwarded requests are checked against their origin's timeout (the record's timeout, for the head). */
 const SWEEP_MS = 250;
 
+/**
+ * Buffer's own latin1 methods (on Buffer.prototype, undocumented; undici reads with them too): toString and write with
+ * an encoding name first check their arguments and look the encoding up, a third of their time for the short strings of
+ * a request (profiled under wrk). Bounds are the caller's: every offset here comes from the module's parse of rx or
+ * from txAt and a size checked against tx.
+ */
+interface Latin1Buffer {
+  latin1Slice(start: number, end: number): string;
+  latin1Write(text: string, offset: number, length: number): number;
+}
+function latin1(b: Buffer, start: number, end: number): string {
+  return (b as unknown as Latin1Buffer).latin1Slice(start, end);
+}
+function writeLatin1(b: Buffer, text: string, offset: number): number {
+  return (b as unknown as Latin1Buffer).latin1Write(text, offset, b.length - offset);
+}
+
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH'];
 /** The method as a shared literal when it is a common one (as server.ts methodOf). */
 function methodAt(rx: Buffer, off: number, len: number): string {
@@ -58,7 +75,7 @@ function methodAt(rx: Buffer, off: number, len: number): string {
     for (let i = 0; same && i < len; i++) same = rx[off + i] === m.charCodeAt(i);
     if (same) return m;
   }
-  return rx.toString('latin1', off, off + len);
+  return latin1(rx, off, off + len);
 }
 
 /** PeerAddress objects of IPv4 clients by a hash of the address (direct-mapped, as server.ts peerOf). */
@@ -76,19 +93,29 @@ function peerV4(v4: number): PeerAddress {
   return peer;
 }
 
+/** SP or HTAB: the only whitespace around a field value (RFC 9110 §5.5, OWS), kept out of it. */
+function isOws(c: number): boolean {
+  return c === 0x20 || c === 0x09;
+}
+
 /** Request header lines of head rx[off, off + len) as uWS's forEach gives them: names lower case, values trimmed. */
 function headerList(rx: Buffer, off: number, len: number): [string, string][] {
   let ascii = true;
   for (let i = off; ascii && i < off + len; i++) ascii = rx[i] < 0x80;
   // uWS gives header values as UTF-8 strings; the bytes are ASCII for nearly every request.
-  const text = ascii ? rx.toString('latin1', off, off + len) : rx.toString('utf8', off, off + len);
+  const text = ascii ? latin1(rx, off, off + len) : rx.toString('utf8', off, off + len);
   const out: [string, string][] = [];
   let at = text.indexOf('\r\n') + 2;
   for (;;) {
     const eol = text.indexOf('\r\n', at);
     if (eol <= at) break;
     const colon = text.indexOf(':', at);
-    out.push([text.slice(at, colon).toLowerCase(), text.slice(colon + 1, eol).trim()]);
+    // Trimmed by index (one slice per value, no String.trim copy): SP and HTAB only, as RFC 9110 says.
+    let start = colon + 1;
+    let end = eol;
+    while (start < end && isOws(text.charCodeAt(start))) start++;
+    while (end > start && isOws(text.charCodeAt(end - 1))) end--;
+    out.push([text.slice(at, colon).toLowerCase(), text.slice(start, end)]);
     at = eol + 2;
   }
   return out;
@@ -170,17 +197,6 @@ function errorOf(code: string): Error {
   }
 }
 
-/** A request forwarded by the module, until its completion record. */
-interface Forwarded {
-  gen: number;
-  res: NativeResponse;
-  ctx: RequestContext;
-  plan: ResponsePlan;
-  /** performance.now() past which its answer's head is late (the origin's timeout). */
-  deadline: number;
-  cancelled: boolean;
-}
-
 /**
  * The part of uWS's HttpResponse the phases write with, for a request of the native front: the answer is collected
  * whole (status block, header lines, body) and handed to the module when it ends, in the batch's answer buffer when
@@ -190,10 +206,20 @@ interface Forwarded {
 class NativeResponse implements NativeForwarder {
   private status: string | Buffer = '';
   private lines = '';
-  private body: Buffer[] = [];
+  /** Made at the first chunk: most answers made here end with one Buffer or none. */
+  private body: Buffer[] | null = null;
   private size = 0;
   private done = false;
   private tooLarge = false;
+  /**
+   * While the module forwards the request (until its completion record): what the record completes. Kept here, the
+   * response found by its connection slot, rather than in a record per request in a Map (whose churn was GC time).
+   */
+  ctx: RequestContext | null = null;
+  plan: ResponsePlan | null = null;
+  /** performance.now() past which its answer's head is late (the origin's timeout). */
+  deadline = 0;
+  cancelled = false;
 
   constructor(
     private readonly server: NativeServer,
@@ -226,7 +252,7 @@ class NativeResponse implements NativeForwarder {
   end(body?: string | ArrayBuffer | Uint8Array, close?: boolean): this {
     // The answer is written before end returns: a Buffer given here is used as it is (no copy).
     if (body !== undefined && Buffer.isBuffer(body) && !this.done && this.size + body.length <= MAX_ANSWER) {
-      if (body.length > 0) this.body.push(body);
+      if (body.length > 0) (this.body ??= []).push(body);
       this.size += body.length;
     } else if (body !== undefined) this.add(body);
     this.finish(this.size, close === true, true);
@@ -276,7 +302,7 @@ class NativeResponse implements NativeForwarder {
     if (b.length === 0) return;
     this.size += b.length;
     if (this.size > MAX_ANSWER) this.tooLarge = true;
-    else this.body.push(b);
+    else (this.body ??= []).push(b);
   }
 
   /** The answer's bytes: `length` >= 0 is its Content-Length; `withBody`: the collected body follows. */
@@ -298,8 +324,8 @@ class NativeResponse implements NativeForwarder {
         ? 'connection: keep-alive\r\n'
         : '';
     const tail = `\r\n${this.lines}${dateHeader()}${length >= 0 ? `content-length: ${length}\r\n` : ''}${connection}\r\n`;
-    this.server.answer(this, this.status, tail, withBody ? this.body : NO_BODY, !keepAlive);
-    this.body = [];
+    this.server.answer(this, this.status, tail, withBody && this.body !== null ? this.body : NO_BODY, !keepAlive);
+    this.body = null;
   }
 
   forwardNative(ctx: RequestContext, target: OriginTarget, head: string, plan: ResponsePlan): boolean {
@@ -335,8 +361,10 @@ export function startNativeFront(
   /** Where the batch's answers and forwarded heads go in tx, during a call. */
   let txAt = 0;
   let inBatch = false;
-  /** Forwarded requests by connection slot (one at a time per connection). */
-  const forwarded = new Map<number, Forwarded>();
+  /** Forwarded requests by connection slot (one at a time per connection); undefined where none is. */
+  const forwarded: (NativeResponse | undefined)[] = [];
+  /** performance.now() at the start of the batch's call: the requests' start and forwarding time. */
+  let batchNow = 0;
   let relayed = 0;
   /** The module's origin index of each target (-1: not forwarded by the module), and of each address and port. */
   const originOfTarget = new WeakMap<OriginTarget, number>();
@@ -374,10 +402,13 @@ export function startNativeFront(
   const completed = (r: number): void => {
     const done = front.done;
     const slot = done[r + D.SLOT];
-    const f = forwarded.get(slot);
+    const f = forwarded[slot];
     if (f === undefined || f.gen !== done[r + D.GEN]) return;
-    forwarded.delete(slot);
-    const { ctx, plan } = f;
+    forwarded[slot] = undefined;
+    const ctx = f.ctx!;
+    const plan = f.plan!;
+    f.ctx = null;
+    f.plan = null;
     const headUs = done[r + D.HEAD_US];
     if (headUs >= 0) ctx.upstreamMs = headUs / 1000;
     const code = ERRORS[done[r + D.ERROR]] ?? 'forward-invalid';
@@ -403,6 +434,8 @@ export function startNativeFront(
   const onBatch = (n: number, d: number): void => {
     inBatch = true;
     txAt = 0;
+    // One clock read per batch: the requests of a batch arrived together (a batch is one pass of the module's loop).
+    batchNow = performance.now();
     try {
       for (let k = 0; k < d; k++) completed(k * DONE_FIELDS);
       const { rx, meta } = front;
@@ -413,18 +446,18 @@ export function startNativeFront(
         const targetOff = meta[m + M.TARGET_OFF];
         const pathLen = meta[m + M.PATH_LEN];
         const targetLen = meta[m + M.TARGET_LEN];
-        const url = rx.toString('latin1', targetOff, targetOff + pathLen);
+        const url = latin1(rx, targetOff, targetOff + pathLen);
         const flags = meta[m + M.FLAGS];
         const ctx = new RequestContext({
           method,
-          host: hostOf(rx.toString('latin1', meta[m + M.HOST_OFF], meta[m + M.HOST_OFF] + meta[m + M.HOST_LEN])),
+          host: hostOf(latin1(rx, meta[m + M.HOST_OFF], meta[m + M.HOST_OFF] + meta[m + M.HOST_LEN])),
           path: normalisePath(url),
           rawPath: url,
-          query: pathLen < targetLen ? rx.toString('latin1', targetOff + pathLen + 1, targetOff + targetLen) : '',
+          query: pathLen < targetLen ? latin1(rx, targetOff + pathLen + 1, targetOff + targetLen) : '',
           headers: headerList(rx, meta[m + M.HEAD_OFF], meta[m + M.HEAD_LEN]),
           peer: (flags & FLAG.V6) !== 0 ? parsePeerAddress('') : peerV4(meta[m + M.PEER] >>> 0),
           scheme: 'http',
-          startedAt: performance.now(),
+          startedAt: batchNow,
         });
         let pending: Promise<void> | undefined;
         setHandlerResponse(res as unknown as HttpResponse);
@@ -462,10 +495,13 @@ export function startNativeFront(
         const tx = front.tx;
         if (txAt + size <= tx.length) {
           const start = txAt;
-          let at = txAt + tx.write('HTTP/1.1 ', txAt, 'latin1');
+          let at = txAt + writeLatin1(tx, 'HTTP/1.1 ', txAt);
           at += typeof status === 'string' ? tx.write(status, at) : status.copy(tx, at);
           at += tx.write(tail, at);
-          for (const b of body) at += b.copy(tx, at);
+          for (const b of body) {
+            tx.set(b, at);
+            at += b.length;
+          }
           const m = res.at * FIELDS;
           front.meta[m + M.TX_OFF] = start;
           front.meta[m + M.TX_LEN] = at - start;
@@ -486,8 +522,8 @@ export function startNativeFront(
       const add = edit.bytes;
       if (res.at >= 0 && inBatch && txAt + head.length + add.length <= front.tx.length) {
         const m = res.at * FIELDS;
-        const len = front.tx.write(head, txAt, 'latin1');
-        add.copy(front.tx, txAt + len);
+        const len = writeLatin1(front.tx, head, txAt);
+        front.tx.set(add, txAt + len);
         front.meta[m + M.TX_OFF] = txAt;
         front.meta[m + M.TX_LEN] = len;
         front.meta[m + M.ADD_LEN] = add.length;
@@ -497,14 +533,13 @@ export function startNativeFront(
       } else if (!front.forward(res.slot, res.gen, origin, Buffer.from(head, 'latin1'), add, edit.dropLen)) {
         return false;
       }
-      forwarded.set(res.slot, {
-        gen: res.gen,
-        res,
-        ctx,
-        plan,
-        deadline: performance.now() + target.timeoutSec * 1000,
-        cancelled: false,
-      });
+      res.ctx = ctx;
+      res.plan = plan;
+      res.deadline = (inBatch ? batchNow : performance.now()) + target.timeoutSec * 1000;
+      res.cancelled = false;
+      // Grown one by one (the module hands out the lowest free slot first): the array stays dense, never a dictionary.
+      while (forwarded.length <= res.slot) forwarded.push(undefined);
+      forwarded[res.slot] = res;
       return true;
     },
     close() {
@@ -529,11 +564,13 @@ export function startNativeFront(
   // back and answered 504. The body's pace is not timed on this path.
   const sweep = setInterval(() => {
     const now = performance.now();
-    for (const [slot, f] of forwarded)
-      if (!f.cancelled && f.deadline <= now) {
+    for (let slot = 0; slot < forwarded.length; slot++) {
+      const f = forwarded[slot];
+      if (f !== undefined && !f.cancelled && f.deadline <= now) {
         f.cancelled = true;
         front.cancel(slot, f.gen);
       }
+    }
   }, SWEEP_MS);
   sweep.unref();
   return server;
