@@ -55,3 +55,48 @@ test('a ring of columns: the newest records, each whole and its own, oldest firs
   );
   assert.equal(buffer.total, 7);
 });
+
+test('the number columns grow past their first rows and keep every row; rare fields are never left from a reused row', () => {
+  // 2,500 rows: the number columns are made for 1,024 and doubled twice, the rows written so far copied each time.
+  const buffer = new RequestLogBuffer(2500);
+  for (let i = 0; i < 2500; i++) {
+    const ctx = request(i);
+    ctx.upstreamMs = i === 1500 ? 12.345 : -1;
+    ctx.originBytes = i === 2 ** 11 ? 2 ** 40 : 0;
+    buffer.add(ctx);
+  }
+  const all = buffer.drain();
+  assert.equal(all.length, 2500);
+  assert.deepEqual(
+    all.filter((r, i) => r.status !== 200 + i || r.bytes !== 10 * i || r.path !== `/${i}`).map((r) => r.path),
+    [],
+  );
+  assert.deepEqual([all[1500].upstreamMs, all[1499].upstreamMs, all[2048].originBytes], [12.35, -1, 2 ** 40]);
+  assert.equal(all[2047].originBytes, undefined);
+  assert.deepEqual([all[1].tls, all[2].tls], ['TLS', 'none']);
+  // A ring of 2: a row holding every rare field, overwritten by a request with none of them, and the other way round.
+  const ring = new RequestLogBuffer(2);
+  const rare = request(1);
+  rare.markdown = true;
+  rare.rateLimitRule = 7;
+  rare.rateLimitKey = 'k';
+  rare.botScore = 3;
+  rare.botClass = 'automated';
+  rare.fingerprint = 'fp';
+  ring.add(rare);
+  ring.add(request(2));
+  ring.add(request(3));
+  const [plain, plain2] = ring.drain();
+  for (const r of [plain, plain2])
+    assert.deepEqual(
+      [r.md, r.rlRule, r.rlKey, r.bot, r.botClass, r.fp, r.waf],
+      [undefined, undefined, undefined, undefined, undefined, undefined, undefined],
+    );
+  ring.add(request(2));
+  ring.add(rare);
+  const [, withRare] = ring.drain();
+  assert.deepEqual(
+    [withRare.md, withRare.rlRule, withRare.rlKey, withRare.bot, withRare.botClass, withRare.fp, withRare.waf],
+    [true, 7, 'k', 3, 'automated', 'fp', undefined],
+  );
+});

@@ -85,7 +85,7 @@ export const OUTBOX_DEFAULTS: OutboxBounds = { maxBatches: 64, maxBytes: 64 * 10
  * which made the request log the largest single cost of a cache hit (bench/RESULTS.md, issue 12).
  */
 export class RequestLogBuffer {
-  private cols = new RecordColumns();
+  private readonly cols: RecordColumns;
   /** Index of the oldest record in the ring (non-zero only once the ring is full). */
   private head = 0;
   private count = 0;
@@ -102,7 +102,9 @@ export class RequestLogBuffer {
   constructor(
     readonly max = 100_000,
     readonly bounds: OutboxBounds = OUTBOX_DEFAULTS,
-  ) {}
+  ) {
+    this.cols = new RecordColumns(max);
+  }
 
   get size(): number {
     return this.count;
@@ -130,8 +132,8 @@ export class RequestLogBuffer {
   drain(): RequestLogRecord[] {
     const out: RequestLogRecord[] = new Array(this.count);
     for (let i = 0; i < this.count; i++) out[i] = this.cols.record((this.head + i) % this.max);
-    // New columns: the drained ones' strings and rule lists go with them (nothing kept alive by the slots).
-    this.cols = new RecordColumns();
+    // The drained rows' strings and rule lists go with their columns (nothing kept alive by the slots).
+    this.cols.reset();
     this.head = 0;
     this.count = 0;
     return out;
@@ -160,37 +162,91 @@ export class RequestLogBuffer {
 const TLS = ['none', 'TLS'] as const;
 
 /**
+ * The fields most requests leave at their defaults (Markdown, an enforced rate_limit, WAF findings, a fingerprint, a
+ * bot score): one object per request that has any, so a request without any writes one slot (null) for all of them.
+ */
+interface RareFields {
+  md: boolean;
+  rlRule: number;
+  rlKey: string;
+  waf: WafEvent[] | null;
+  fp: string;
+  bot: number;
+  botClass: string;
+}
+
+/** Rows the number columns are first made with; they double up to the ring's size as rows are written. */
+const FIRST_ROWS = 1024;
+
+/**
  * The fields of the ring's records by column, row i of each column one record. Slots are written in place (a column
- * grows by one slot until the ring is full, then rows are reused): numbers in arrays V8 keeps unboxed, strings and
- * the context's own lists (rule hits, WAF findings) by reference, null when empty.
+ * grows until the ring is full, then rows are reused). Numbers go in typed arrays (a store is a plain write: no
+ * elements kind to check, no write barrier), kept across drains as they hold no references; strings and the
+ * context's own lists (rule hits, the rare fields) by reference in arrays made anew at each drain (reset).
  */
 class RecordColumns {
-  private readonly t: number[] = [];
-  private readonly host: string[] = [];
-  private readonly path: string[] = [];
-  private readonly method: string[] = [];
-  private readonly status: number[] = [];
-  private readonly bytes: number[] = [];
-  private readonly cache: string[] = [];
+  private rows = 0;
+  private t: Float64Array = new Float64Array(0);
+  private status: Int32Array = new Int32Array(0);
+  private bytes: Float64Array = new Float64Array(0);
+  private ms: Float64Array = new Float64Array(0);
+  private upstreamMs: Float64Array = new Float64Array(0);
+  private tls: Uint8Array = new Uint8Array(0);
+  private originBytes: Float64Array = new Float64Array(0);
+  private host: string[] = [];
+  private path: string[] = [];
+  private method: string[] = [];
+  private cache: string[] = [];
   /** A request's one hit as it is (shared: context.ts ruleHit), its list when more, null when none. */
-  private readonly hits: (RuleHit | RuleHit[] | null)[] = [];
-  private readonly ms: number[] = [];
-  private readonly upstreamMs: number[] = [];
-  private readonly peer: string[] = [];
-  private readonly tls: number[] = [];
-  private readonly ua: UaCategory[] = [];
-  private readonly served: ServingPath[] = [];
-  private readonly unserved: (UnservedReason | '')[] = [];
-  private readonly originBytes: number[] = [];
-  private readonly md: number[] = [];
-  private readonly rlRule: number[] = [];
-  private readonly rlKey: string[] = [];
-  private readonly waf: (WafEvent[] | null)[] = [];
-  private readonly fp: string[] = [];
-  private readonly bot: number[] = [];
-  private readonly botClass: string[] = [];
+  private hits: (RuleHit | RuleHit[] | null)[] = [];
+  private peer: string[] = [];
+  private ua: UaCategory[] = [];
+  private served: ServingPath[] = [];
+  private unserved: (UnservedReason | '')[] = [];
+  private rare: (RareFields | null)[] = [];
+
+  constructor(private readonly max: number) {}
+
+  /** Drops the references of the drained rows (the strings and lists go with them); the number columns stay. */
+  reset(): void {
+    this.host = [];
+    this.path = [];
+    this.method = [];
+    this.cache = [];
+    this.hits = [];
+    this.peer = [];
+    this.ua = [];
+    this.served = [];
+    this.unserved = [];
+    this.rare = [];
+  }
+
+  /** The number columns with room for row `row` (< max): doubled, the rows written so far copied. */
+  private grow(row: number): void {
+    let rows = this.rows === 0 ? FIRST_ROWS : this.rows * 2;
+    while (rows <= row) rows *= 2;
+    rows = Math.max(Math.min(rows, this.max), row + 1);
+    const f64 = (old: Float64Array): Float64Array => {
+      const made = new Float64Array(rows);
+      made.set(old);
+      return made;
+    };
+    this.t = f64(this.t);
+    this.bytes = f64(this.bytes);
+    this.ms = f64(this.ms);
+    this.upstreamMs = f64(this.upstreamMs);
+    this.originBytes = f64(this.originBytes);
+    const status = new Int32Array(rows);
+    status.set(this.status);
+    this.status = status;
+    const tls = new Uint8Array(rows);
+    tls.set(this.tls);
+    this.tls = tls;
+    this.rows = rows;
+  }
 
   write(row: number, ctx: RequestContext, t: number): void {
+    if (row >= this.rows) this.grow(row);
     this.t[row] = t;
     this.host[row] = ctx.host;
     this.path[row] = ctx.path;
@@ -208,13 +264,18 @@ class RecordColumns {
     this.served[row] = servingPath(ctx);
     this.unserved[row] = ctx.unserved !== '' ? ctx.unserved : ctx.status === 499 ? 'client_aborted' : '';
     this.originBytes[row] = ctx.originBytes;
-    this.md[row] = ctx.markdown ? 1 : 0;
-    this.rlRule[row] = ctx.rateLimitRule;
-    this.rlKey[row] = ctx.rateLimitKey;
-    this.waf[row] = ctx.waf;
-    this.fp[row] = ctx.fingerprint;
-    this.bot[row] = ctx.botScore;
-    this.botClass[row] = ctx.botClass;
+    this.rare[row] =
+      ctx.markdown || ctx.rateLimitRule !== 0 || ctx.waf !== null || ctx.fingerprint !== '' || ctx.botScore !== 0
+        ? {
+            md: ctx.markdown,
+            rlRule: ctx.rateLimitRule,
+            rlKey: ctx.rateLimitKey,
+            waf: ctx.waf,
+            fp: ctx.fingerprint,
+            bot: ctx.botScore,
+            botClass: ctx.botClass,
+          }
+        : null;
   }
 
   /** Row `i` as the record shipped: optional fields only when set. */
@@ -245,17 +306,19 @@ class RecordColumns {
     const unserved = this.unserved[i];
     if (unserved !== '') record.unserved = unserved;
     if (this.originBytes[i] > 0) record.originBytes = this.originBytes[i];
-    if (this.md[i] === 1) record.md = true;
-    if (this.rlRule[i] !== 0) {
-      record.rlRule = this.rlRule[i];
-      record.rlKey = this.rlKey[i];
+    const rare = this.rare[i];
+    if (rare === null) return record;
+    if (rare.md) record.md = true;
+    if (rare.rlRule !== 0) {
+      record.rlRule = rare.rlRule;
+      record.rlKey = rare.rlKey;
     }
-    const waf = this.waf[i];
+    const waf = rare.waf;
     if (waf !== null) record.waf = waf.map((e) => [e.ruleId, e.wafRule, e.phase, e.target, e.data, e.action]);
-    if (this.fp[i] !== '') record.fp = this.fp[i];
-    if (this.bot[i] !== 0) {
-      record.bot = this.bot[i];
-      record.botClass = this.botClass[i];
+    if (rare.fp !== '') record.fp = rare.fp;
+    if (rare.bot !== 0) {
+      record.bot = rare.bot;
+      record.botClass = rare.botClass;
     }
     return record;
   }
