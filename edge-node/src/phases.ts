@@ -140,22 +140,27 @@ export function runPhases(
   const rules = domain.byType;
 
   // header rules: every matching rule applies, in priority order; collected now, applied on the way out and back.
-  // Shared empty lists when no header rule matches (read only; the lists are made at the first matching rule).
+  // The lists are read only from here on: a shared empty one when no rule adds to it, the first adding rule's own
+  // list while it is the only one, a new list (concat: the rules' lists are never written) once a second adds to it.
   let requestOps = NO_OPS;
   let responseOps = NO_OPS;
   let ipScope = '';
   const headerIdx = rules.header;
   if (headerIdx) {
-    for (const r of headerIdx.all(ctx, [])) {
-      if (requestOps === NO_OPS) {
-        requestOps = [];
-        responseOps = [];
-      }
+    const matched = headerRules;
+    matched.length = 0;
+    headerIdx.all(ctx, matched);
+    for (let k = 0; k < matched.length; k++) {
+      const r = matched[k];
+      const { request, response } = r.action;
       ctx.hit(r.id, r.type, false);
-      if (r.action.request.length > 0 && ipScoped(r)) ipScope += `,${r.id}`;
-      for (const op of r.action.request) requestOps.push(op);
-      for (const op of r.action.response) responseOps.push(op);
+      if (request.length > 0) {
+        if (ipScoped(r)) ipScope += `,${r.id}`;
+        requestOps = requestOps.length === 0 ? request : requestOps.concat(request);
+      }
+      if (response.length > 0) responseOps = responseOps.length === 0 ? response : responseOps.concat(response);
     }
+    matched.length = 0;
   }
 
   const drop = rules.drop?.first(ctx);
@@ -308,6 +313,9 @@ function answerSsoToken(
 
 /** The Host header as the browser sent it (with its port) when it is a plain name, for URLs sent back to it. */
 const PLAIN_HOST = /^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$/;
+
+/** Matching header rules of the request being evaluated (reused: emptied before and after each use). */
+const headerRules: CompiledRule<RuleActions['header']>[] = [];
 
 /** Matching rate_limit rules of the request being evaluated (reused: evaluation is synchronous). */
 const rateScratch: CompiledRule<RateLimitAction>[] = [];
