@@ -160,7 +160,7 @@ test(
 function rawRequest(port: number, request: string): Promise<string> {
   return new Promise((resolve, reject) => {
     // Written, not ended: uWS drops a half-closed connection before answering.
-    const socket = connect(port, '127.0.0.1', () => socket.write(request));
+    const socket = connect(port, '127.0.0.1', () => socket.write(request, 'latin1'));
     const chunks: Buffer[] = [];
     socket.on('data', (c: Buffer) => chunks.push(c));
     socket.on('end', () => resolve(Buffer.concat(chunks).toString('latin1')));
@@ -210,5 +210,49 @@ test(
         .filter((l) => l.startsWith('x-pad:') || l.startsWith('x-tight:') || l.startsWith('x-blank:'));
       assert.deepEqual(lines, ['x-pad: padded  inner\tvalue', 'x-tight: tight', 'x-blank: '], front);
     }
+    // Names in any case (the common ones are looked up by their bytes, the others lowered) and names one letter off a
+    // common one: the origin gets the same lines from both fronts; with a value of UTF-8 bytes, the same and that one.
+    const sent: Record<string, string[]> = {};
+    for (const front of ['native', 'uws']) {
+      const edge = await startTestEdge(t, snapshots, { EDGE_FRONT: front });
+      for (const utf8 of [false, true]) {
+        heads.length = 0;
+        const head = Buffer.concat([
+          Buffer.from(
+            'GET /names HTTP/1.1\r\nHOST: www.example.org\r\nUser-Agent: UA/1\r\nACCEPT-encoding: gzip\r\n' +
+              'Accepts: a\r\nX-Accept: b\r\nAccept-Languagf: c\r\nCoOkIe: k=v\r\nX-Custom-Name: d\r\n' +
+              'Sec-Fetch-Site: none\r\nTE: trailers\r\nDNT: 1\r\n',
+            'latin1',
+          ),
+          utf8 ? Buffer.from('X-Utf8: caf\u00e9 \r\n', 'utf8') : Buffer.alloc(0),
+          Buffer.from('Connection: close\r\n\r\n', 'latin1'),
+        ]);
+        const answer = await rawRequest(edge.node.server.httpPort, head.toString('latin1'));
+        assert.match(answer, /^HTTP\/1\.1 200 /, front);
+        assert.equal(heads.length, 1, front);
+        (sent[`${front} ${utf8}`] = heads[0].split('\r\n').slice(1)).sort();
+      }
+    }
+    assert.deepEqual(sent['native false'], sent['uws false']);
+    // The UTF-8 value as the native front always sent it (decoded as UTF-8, written latin1); uWS's path sends `caf`.
+    assert.deepEqual(
+      sent['native true'].filter((l) => !l.startsWith('x-utf8')),
+      sent['native false'],
+    );
+    for (const line of [
+      'user-agent: UA/1',
+      'accept-encoding: gzip',
+      'accepts: a',
+      'x-accept: b',
+      'accept-languagf: c',
+      'cookie: k=v',
+      'x-custom-name: d',
+      'sec-fetch-site: none',
+      'dnt: 1',
+      'host: www.example.org',
+      'x-forwarded-host: www.example.org',
+    ])
+      assert.ok(sent['native false'].includes(line), `${line} in ${JSON.stringify(sent['native false'])}`);
+    assert.ok(sent['native true'].includes('x-utf8: caf\u00e9'), JSON.stringify(sent['native true']));
   },
 );

@@ -98,24 +98,98 @@ function isOws(c: number): boolean {
   return c === 0x20 || c === 0x09;
 }
 
-/** Request header lines of head rx[off, off + len) as uWS's forEach gives them: names lower case, values trimmed. */
+/**
+ * Request header names most clients send, by length: a name found here (ASCII case-insensitively, by its bytes) is the
+ * shared lower-case literal, no slice or toLowerCase per header. Lower-case letters and `-` only (see knownName).
+ */
+const KNOWN_NAMES: string[][] = [];
+for (const name of [
+  'host',
+  'user-agent',
+  'accept',
+  'accept-encoding',
+  'accept-language',
+  'connection',
+  'cookie',
+  'referer',
+  'origin',
+  'cache-control',
+  'pragma',
+  'authorization',
+  'content-type',
+  'content-length',
+  'if-none-match',
+  'if-modified-since',
+  'upgrade-insecure-requests',
+  'sec-fetch-site',
+  'sec-fetch-mode',
+  'sec-fetch-dest',
+  'sec-fetch-user',
+  'sec-ch-ua',
+  'sec-ch-ua-mobile',
+  'sec-ch-ua-platform',
+  'priority',
+  'dnt',
+  'te',
+  'x-requested-with',
+  'x-forwarded-for',
+]) {
+  while (KNOWN_NAMES.length <= name.length) KNOWN_NAMES.push([]);
+  KNOWN_NAMES[name.length].push(name);
+}
+
+/**
+ * The known name rx[start, end) spells, ignoring ASCII case, or undefined. `c | 0x20` equals a lower-case letter only
+ * for it and its upper-case form, and equals `-` only for `-` and CR (never in a name the module parsed).
+ */
+function knownName(rx: Buffer, start: number, end: number): string | undefined {
+  const len = end - start;
+  if (len >= KNOWN_NAMES.length) return undefined;
+  const names = KNOWN_NAMES[len];
+  for (let k = 0; k < names.length; k++) {
+    const name = names[k];
+    let i = 0;
+    while (i < len && (rx[start + i] | 0x20) === name.charCodeAt(i)) i++;
+    if (i === len) return name;
+  }
+  return undefined;
+}
+
+/** The Host line's value headerList read (latin1, the head being ASCII), undefined when it read none. */
+let listHost: string | undefined;
+
+/**
+ * Request header lines of head rx[off, off + len) as uWS's forEach gives them: names lower case, values trimmed. The
+ * module's parse (http_front.c) has checked every line: a token name, `:`, a value with no control character but
+ * HTAB, CRLF. Found by a scan of the bytes; the values read as latin1 from one string of the head when it is all ASCII
+ * (a byte's index is then its character's), each as UTF-8 otherwise (uWS gives header values as UTF-8 strings; a
+ * value's bytes start and end at ASCII ones, so decoding it alone gives what decoding the head gives there).
+ */
 function headerList(rx: Buffer, off: number, len: number): [string, string][] {
+  listHost = undefined;
+  const end = off + len;
   let ascii = true;
-  for (let i = off; ascii && i < off + len; i++) ascii = rx[i] < 0x80;
-  // uWS gives header values as UTF-8 strings; the bytes are ASCII for nearly every request.
-  const text = ascii ? latin1(rx, off, off + len) : rx.toString('utf8', off, off + len);
+  for (let i = off; ascii && i < end; i++) ascii = rx[i] < 0x80;
+  const text = ascii ? latin1(rx, off, end) : '';
   const out: [string, string][] = [];
-  let at = text.indexOf('\r\n') + 2;
-  for (;;) {
-    const eol = text.indexOf('\r\n', at);
-    if (eol <= at) break;
-    const colon = text.indexOf(':', at);
+  let at = off;
+  while (at < end && rx[at] !== 0x0a) at++;
+  at++;
+  while (at < end && rx[at] !== 0x0d) {
+    let colon = at;
+    while (colon < end && rx[colon] !== 0x3a) colon++;
+    let eol = colon;
+    while (eol < end && rx[eol] !== 0x0d) eol++;
     // Trimmed by index (one slice per value, no String.trim copy): SP and HTAB only, as RFC 9110 says.
     let start = colon + 1;
-    let end = eol;
-    while (start < end && isOws(text.charCodeAt(start))) start++;
-    while (end > start && isOws(text.charCodeAt(end - 1))) end--;
-    out.push([text.slice(at, colon).toLowerCase(), text.slice(start, end)]);
+    let stop = eol;
+    while (start < stop && isOws(rx[start])) start++;
+    while (stop > start && isOws(rx[stop - 1])) stop--;
+    const name = knownName(rx, at, colon) ?? latin1(rx, at, colon).toLowerCase();
+    const value = ascii ? text.slice(start - off, stop - off) : rx.toString('utf8', start, stop);
+    // The module's Host value is this line's (trimmed alike; a second Host line is refused): read once.
+    if (ascii && name === 'host') listHost = value;
+    out.push([name, value]);
     at = eol + 2;
   }
   return out;
@@ -448,13 +522,15 @@ export function startNativeFront(
         const targetLen = meta[m + M.TARGET_LEN];
         const url = latin1(rx, targetOff, targetOff + pathLen);
         const flags = meta[m + M.FLAGS];
+        const headers = headerList(rx, meta[m + M.HEAD_OFF], meta[m + M.HEAD_LEN]);
+        const hostOff = meta[m + M.HOST_OFF];
         const ctx = new RequestContext({
           method,
-          host: hostOf(latin1(rx, meta[m + M.HOST_OFF], meta[m + M.HOST_OFF] + meta[m + M.HOST_LEN])),
+          host: hostOf(listHost ?? latin1(rx, hostOff, hostOff + meta[m + M.HOST_LEN])),
           path: normalisePath(url),
           rawPath: url,
           query: pathLen < targetLen ? latin1(rx, targetOff + pathLen + 1, targetOff + targetLen) : '',
-          headers: headerList(rx, meta[m + M.HEAD_OFF], meta[m + M.HEAD_LEN]),
+          headers,
           peer: (flags & FLAG.V6) !== 0 ? parsePeerAddress('') : peerV4(meta[m + M.PEER] >>> 0),
           scheme: 'http',
           startedAt: batchNow,
