@@ -56,6 +56,23 @@ test('proxying: host selection, records, forwarding headers, scheme, timeout', a
     assert.equal(h['x-real-ip'], '127.0.0.7');
     assert.equal(h['x-forwarded-proto'], 'http');
     assert.equal(h['x-forwarded-host'], 'www.example.org');
+    // Clients taking turns at one origin (its head's last lines are kept while the peer and Host stay the same).
+    for (const [peer, host] of [
+      ['127.0.0.8', 'www.example.org'],
+      ['127.0.0.8', 'www.example.org'],
+      ['127.0.0.7', 'www.example.org'],
+      ['127.0.0.7', 'a.dev.example.org'],
+      ['127.0.0.9', 'a.dev.example.org'],
+      ['127.0.0.7', 'www.example.org'],
+    ]) {
+      await send(port, host, '/', { localAddress: peer });
+      const seen = origin.seen.at(-1)!.headers;
+      assert.deepEqual(
+        [seen['x-forwarded-for'], seen['x-real-ip'], seen['x-forwarded-host']],
+        [peer, peer, host],
+        `${peer} ${host}`,
+      );
+    }
   });
 
   await t.test('host_header overrides the Host sent to the origin', async () => {

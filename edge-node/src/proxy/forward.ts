@@ -152,6 +152,24 @@ class ProxyHeadTemplate {
   get invalidForwarded(): boolean {
     return this.forwardedInvalid;
   }
+
+  private tailPeer = '';
+  private tailForwarded = '';
+  private tail = '';
+
+  /**
+   * The head's last lines: x-forwarded-for and x-real-ip (the TCP peer, an address the front formatted: nothing to
+   * check), then forwardedLines; made again when the peer or those lines change (a connection's requests share them).
+   */
+  tailLines(peer: string, scheme: string, clientHost: string): string {
+    const forwarded = this.forwardedLines(scheme, clientHost);
+    if (peer !== this.tailPeer || forwarded !== this.tailForwarded) {
+      this.tail = `x-forwarded-for: ${peer}\r\nx-real-ip: ${peer}\r\n${forwarded}`;
+      this.tailPeer = peer;
+      this.tailForwarded = forwarded;
+    }
+    return this.tail;
+  }
 }
 
 const templates = new WeakMap<OriginTarget, ProxyHeadTemplate>();
@@ -169,8 +187,7 @@ export function encodeUpstream(
   let t = templates.get(target);
   if (t === undefined) templates.set(target, (t = new ProxyHeadTemplate(target)));
   const path = ctx.upstreamQuery ? `${ctx.upstreamPath}?${ctx.upstreamQuery}` : ctx.upstreamPath;
-  const peer = ctx.peer.text;
-  const tail = `x-forwarded-for: ${peer}\r\nx-real-ip: ${peer}\r\n${t.forwardedLines(ctx.scheme, ctx.host)}`;
+  const tail = t.tailLines(ctx.peer.text, ctx.scheme, ctx.host);
   const encoded = encodeProxied(ctx.method, path, t.host, requestHeaders, HOP_REQUEST, tail, hasBody);
   if (t.invalidForwarded)
     encoded.invalid ??= new OriginError('EDGE_ORIGIN_REQUEST', 'invalid request header "x-forwarded-host"');
