@@ -168,8 +168,10 @@ export class RequestContext {
     this.hits.push(ruleHit(id, type, dry));
   }
 
+  /** The first value of header `name` (lower case), or undefined. An indexed loop: no iterator, no destructuring. */
   header(name: string): string | undefined {
-    for (const [k, v] of this.headers) if (k === name) return v;
+    const headers = this.headers;
+    for (let i = 0; i < headers.length; i++) if (headers[i][0] === name) return headers[i][1];
     return undefined;
   }
 }
