@@ -148,7 +148,8 @@ export function runPhases(
   const headerIdx = rules.header;
   if (headerIdx) {
     const matched = headerRules;
-    matched.length = 0;
+    // Empty unless a rule's evaluation threw during the last use; emptied by pop (cheaper than the length setter).
+    if (matched.length !== 0) matched.length = 0;
     headerIdx.all(ctx, matched);
     for (let k = 0; k < matched.length; k++) {
       const r = matched[k];
@@ -160,7 +161,7 @@ export function runPhases(
       }
       if (response.length > 0) responseOps = responseOps.length === 0 ? response : responseOps.concat(response);
     }
-    matched.length = 0;
+    while (matched.length > 0) matched.pop();
   }
 
   const drop = rules.drop?.first(ctx);
