@@ -67,3 +67,63 @@ test('RecordTable: every record read back equal to the one written, its owner gi
   }
   assert.ok(flats > 100, `flat records seen ${flats}`);
 });
+
+test('RecordTable: a zone given in increasing id order (kept by id in an array), ids far apart, then rewritten and removed at random', () => {
+  const random = prng(12);
+  const table = new RecordTable(APEX);
+  const want = new Map<number, OwnerRecord>();
+  const owner = (r: OwnerRecord) => ownerOf(r, APEX);
+  const record = (id: number): OwnerRecord => ({
+    id,
+    name: random() < 0.9 ? `r${id}` : 'WWW', // upper case: kept as an object
+    type: random() < 0.95 ? 'A' : 'TXT',
+    destination: `10.${id & 255}.${(id >> 8) & 255}.${random() < 0.5 ? 1 : 2}`,
+    ttl: 300,
+    mxPriority: 0,
+    proxied: false,
+  });
+  const check = (when: string) => {
+    assert.equal(table.size, want.size, when);
+    assert.deepEqual(
+      [...table.keys()].sort((a, b) => a - b),
+      [...want.keys()].sort((a, b) => a - b),
+      when,
+    );
+    for (const [k, r] of want) assert.deepEqual(table.get(k), r, `${when}: record ${k}`);
+    for (const k of [0, 5, 999, 2 ** 40]) if (!want.has(k)) assert.equal(table.has(k), false, `${when}: ${k}`);
+  };
+  // Increasing ids (as a zone read whole is given: unheld), with gaps, a jump far above, and back near again.
+  let id = 1000;
+  for (let n = 0; n < 5000; n++) {
+    id += n === 3000 ? 1_000_000_000 : 1 + Math.floor(random() * 3);
+    const r = record(id);
+    table.set(r, owner(r), true);
+    want.set(id, r);
+  }
+  check('after the increasing ids');
+  // Rewrites (flat ↔ object), removals and new ids, below, inside and above what was given.
+  const ids = [...want.keys()];
+  for (let step = 0; step < 8000; step++) {
+    const k = random() < 0.7 ? ids[Math.floor(random() * ids.length)]! : Math.floor(random() * 20_000);
+    if (random() < 0.3) {
+      const kept = want.get(k);
+      assert.equal(table.delete(k, owner), kept === undefined ? undefined : owner(kept));
+      want.delete(k);
+    } else {
+      const r = record(k);
+      table.set(r, owner(r));
+      want.set(k, r);
+    }
+    if (step % 2000 === 0) check(`step ${step}`);
+  }
+  check('at the end');
+  // Emptied, then filled again from another id on.
+  for (const k of [...want.keys()]) table.delete(k, owner);
+  want.clear();
+  for (let k = 50; k < 60; k++) {
+    const r = record(k);
+    table.set(r, owner(r), true);
+    want.set(k, r);
+  }
+  check('filled again');
+});

@@ -12,8 +12,16 @@ import { oneAddressContent, type OwnerContent, type OwnerRecord } from './owner.
  * its OwnerRecord object.
  */
 export class RecordTable {
-  /** A record object, or the index of a flat record. */
+  /** A record object, or the index of a flat record whose id is not in `dense`. */
   private readonly byId = new Map<number, OwnerRecord | number>();
+  /**
+   * Flat records by id - denseBase: their index + 1 (0: none there, see byId). A zone given in increasing id order
+   * (an import, a snapshot: the hub's ids) fills it instead of byId, whose million-entry hash table was a fifth of a
+   * large zone's compile; ids far above it (under a quarter of its places used) go to byId.
+   */
+  private dense = new Int32Array(0);
+  private denseBase = 0;
+  private denseCount = 0;
   private owners: string[] = [];
   private addresses = new Int32Array(64);
   private ttls = new Uint32Array(64);
@@ -24,40 +32,46 @@ export class RecordTable {
   constructor(private readonly apex: string) {}
 
   get size(): number {
-    return this.byId.size;
+    return this.byId.size + this.denseCount;
   }
 
   has(id: number): boolean {
-    return this.byId.has(id);
+    return this.denseAt(id) > 0 || this.byId.has(id);
   }
 
-  keys(): IterableIterator<number> {
-    return this.byId.keys();
+  *keys(): IterableIterator<number> {
+    const dense = this.dense;
+    for (let k = 0; k < dense.length; k++) if (dense[k]! > 0) yield this.denseBase + k;
+    yield* this.byId.keys();
   }
 
   /** Keeps `r` (replacing any record of its id), given its owner as ownerOf computes it (null: invalid name);
    *  `unheld`: no record of its id is held (the caller knows it), so none is looked up. */
   set(r: OwnerRecord, owner: string | null, unheld = false): void {
     const address = owner !== null ? this.flatAddress(r, owner) : null;
+    const kept = unheld ? undefined : this.kept(r.id);
     if (address === null) {
-      const kept = unheld ? undefined : this.byId.get(r.id);
-      if (typeof kept === 'number') this.release(kept);
+      if (typeof kept === 'number') this.forget(r.id, kept);
       this.byId.set(r.id, zoneRecordCore(r));
       return;
     }
-    let i = unheld ? undefined : this.byId.get(r.id);
-    if (typeof i !== 'number') i = this.free.pop() ?? this.owners.length;
-    if (i >= this.addresses.length) this.grow();
+    let i: number;
+    if (typeof kept === 'number') i = kept;
+    else {
+      if (kept !== undefined) this.byId.delete(r.id);
+      i = this.free.pop() ?? this.owners.length;
+      if (i >= this.addresses.length) this.grow();
+      this.place(r.id, i);
+    }
     this.owners[i] = owner!;
     this.addresses[i] = address;
     this.ttls[i] = r.ttl;
     this.priorities[i] = r.mxPriority;
-    this.byId.set(r.id, i);
   }
 
   /** The record of `id`, equal to the one given to set(). */
   get(id: number): OwnerRecord | undefined {
-    const kept = this.byId.get(id);
+    const kept = this.kept(id);
     if (typeof kept !== 'number') return kept;
     const owner = this.owners[kept]!;
     return {
@@ -74,20 +88,67 @@ export class RecordTable {
   /** What compileOwner makes of the record of `id` alone when it is kept flat (without reading it back), else
    *  undefined. */
   flatContent(id: number): OwnerContent | undefined {
-    const kept = this.byId.get(id);
+    const kept = this.kept(id);
     if (typeof kept !== 'number') return undefined;
     return oneAddressContent(this.ttls[kept]!, this.addresses[kept]!);
   }
 
   /** Forgets `id`; returns its record's owner name (null: the name was invalid), or undefined when not held. */
   delete(id: number, ownerOf: (r: OwnerRecord) => string | null): string | null | undefined {
-    const kept = this.byId.get(id);
+    const kept = this.kept(id);
     if (kept === undefined) return undefined;
-    this.byId.delete(id);
-    if (typeof kept !== 'number') return ownerOf(kept);
+    if (typeof kept !== 'number') {
+      this.byId.delete(id);
+      return ownerOf(kept);
+    }
     const owner = this.owners[kept]!;
-    this.release(kept);
+    this.forget(id, kept);
     return owner;
+  }
+
+  /** The record object or flat index of `id`, or undefined. */
+  private kept(id: number): OwnerRecord | number | undefined {
+    const at = this.denseAt(id);
+    return at > 0 ? at - 1 : this.byId.get(id);
+  }
+
+  /** dense's value for `id` (index + 1), 0 when it holds none. */
+  private denseAt(id: number): number {
+    const k = id - this.denseBase;
+    return k >= 0 && k < this.dense.length ? this.dense[k]! : 0;
+  }
+
+  /** Keeps flat index `i` for `id`, which holds nothing: in dense when it falls in or near it, else in byId. */
+  private place(id: number, i: number): void {
+    if (this.size === 0) {
+      this.denseBase = id;
+      if (this.dense.length > 0) this.dense.fill(0);
+    }
+    const k = id - this.denseBase;
+    if (k >= 0 && k < this.dense.length) {
+      this.dense[k] = i + 1;
+      this.denseCount++;
+      return;
+    }
+    // Grown (doubled at least) only while at least a quarter of its places would be used.
+    if (Number.isInteger(k) && k >= this.dense.length && k < 4 * (this.denseCount + 1024)) {
+      const dense = new Int32Array(Math.max(this.dense.length * 2, k + 1, 1024));
+      dense.set(this.dense);
+      this.dense = dense;
+      this.dense[k] = i + 1;
+      this.denseCount++;
+      return;
+    }
+    this.byId.set(id, i);
+  }
+
+  /** Forgets flat index `i` of `id` (wherever it is kept) and frees it. */
+  private forget(id: number, i: number): void {
+    if (this.denseAt(id) > 0) {
+      this.dense[id - this.denseBase] = 0;
+      this.denseCount--;
+    } else this.byId.delete(id);
+    this.release(i);
   }
 
   /** The address of a record kept flat, or null when it is kept as an object. */

@@ -13,6 +13,7 @@ import {
   zoneRecordCore,
   encodeDomainSnapshot,
   encodeZoneRecord,
+  outlineSnapshot,
   sliceSnapshotParts,
   splitSnapshot,
   toObject,
@@ -136,4 +137,20 @@ test('splitSnapshot gives the header without records and rules, and every part a
   assert.deepStrictEqual(split.records.map(decodeZoneRecord), whole.zone.records);
   assert.deepStrictEqual(decodeDomainSnapshotFast(bytes), whole);
   assert.throws(() => splitSnapshot(bytes.subarray(0, bytes.length - 3)), { code: 'CFG_ERR_DECODE' });
+});
+
+test("outlineSnapshot gives splitSnapshot's header and counts the records and rules without slicing them", () => {
+  const random = prng(6);
+  const s = domainHeader('example.org', 9);
+  s.zone.records = Array.from({ length: 40 }, () => randomRecord(random));
+  s.dnssec = undefined;
+  const bytes = encodeDomainSnapshot(s);
+  const split = splitSnapshot(bytes);
+  const outline = outlineSnapshot(bytes);
+  assert.equal(outline.records, 40);
+  assert.equal(outline.rules, split.rules.length);
+  assert.deepStrictEqual(Buffer.from(outline.header), Buffer.from(split.header));
+  const empty = encodeDomainSnapshot(domainHeader('example.org', 2));
+  assert.equal(outlineSnapshot(empty).records, 0);
+  assert.throws(() => outlineSnapshot(bytes.subarray(0, bytes.length - 3)), { code: 'CFG_ERR_DECODE' });
 });

@@ -261,15 +261,51 @@ export function sliceSnapshotParts(bytes: Uint8Array): { records: Uint8Array[]; 
 export function splitSnapshot(bytes: Uint8Array): { header: Uint8Array; records: Uint8Array[]; rules: Uint8Array[] } {
   const records: Uint8Array[] = [];
   const rules: Uint8Array[] = [];
+  const header = walkSnapshot(
+    bytes,
+    (r) => records.push(r.bytes()),
+    (r) => rules.push(r.bytes()),
+  );
+  return { header, records, rules };
+}
+
+/**
+ * splitSnapshot's header, and how many records and rules the snapshot holds, without a slice per record: what a
+ * reader needs before it walks a large zone's records itself (received.ts). Throws CFG_ERR_DECODE as splitSnapshot.
+ */
+export function outlineSnapshot(bytes: Uint8Array): { header: Uint8Array; records: number; rules: number } {
+  let records = 0;
+  let rules = 0;
+  const header = walkSnapshot(
+    bytes,
+    (r) => {
+      r.skipType(LEN);
+      records++;
+    },
+    (r) => {
+      r.skipType(LEN);
+      rules++;
+    },
+  );
+  return { header, records, rules };
+}
+
+/** The snapshot without its records and rules (encoded); each record and rule is handed to `record` or `rule` with
+ *  the reader at its length prefix, to be read or skipped. */
+function walkSnapshot(
+  bytes: Uint8Array,
+  record: (r: protobuf.Reader) => void,
+  rule: (r: protobuf.Reader) => void,
+): Uint8Array {
   const pieces: Uint8Array[] = [];
   try {
     forEachRaw(bytes, (field, wire, r, raw) => {
       if (wire === LEN && (field === SNAPSHOT_ZONE || field === SNAPSHOT_RULE_SET)) {
         const inner = field === SNAPSHOT_ZONE ? ZONE_RECORDS : RULE_SET_RULES;
-        const into = field === SNAPSHOT_ZONE ? records : rules;
+        const take = field === SNAPSHOT_ZONE ? record : rule;
         const kept: Uint8Array[] = [];
         forEachRaw(r.bytes(), (f, wt, ir, innerRaw) => {
-          if (f === inner && wt === LEN) into.push(ir.bytes());
+          if (f === inner && wt === LEN) take(ir);
           else {
             ir.skipType(wt);
             kept.push(innerRaw());
@@ -294,7 +330,7 @@ export function splitSnapshot(bytes: Uint8Array): { header: Uint8Array; records:
       cause: err,
     });
   }
-  return { header: Buffer.concat(pieces), records, rules };
+  return Buffer.concat(pieces);
 }
 
 /** Where the first top-level length-delimited field `field` lies in `bytes`: its tag, its value, its end. */

@@ -6,6 +6,8 @@ export {
   type AppliedEvent,
   type AppliedListener,
   type ReceivedRecords,
+  type WritingEvent,
+  type WritingListener,
   type DomainChange,
   wholeDomain,
   domainChange,
