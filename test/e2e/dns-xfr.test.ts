@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startControlPlane, type ControlPlaneProcess } from './sync-harness.js';
 import { removeDir, startDnsProcess, type DnsProcess } from './dns-helpers.js';
-import { freeUdpPort, need, startNsd, type Nsd } from '../../dns-server/src/xfr/testing.js';
+import { freeDnsPort, need, startNsd, type Nsd } from '../../dns-server/src/xfr/testing.js';
 
 const run = promisify(execFile);
 let cp: ControlPlaneProcess | undefined;
@@ -47,7 +47,7 @@ test('secondaries through the API: NSD transfers from a dns-server process and f
   cp = await startControlPlane('dns-xfr');
   await cp.api('POST', '/domains/', { name: 'xfr.example' });
   await cp.api('POST', '/domains/xfr.example/records/', { name: 'www', type: 'A', destination: '192.0.2.1', ttl: 300 });
-  const nsdPort = await freeUdpPort();
+  const nsdPort = await freeDnsPort();
   const written = await cp.api<{ generated_secrets: Record<string, string> }>(
     'PUT',
     '/domains/xfr.example/zone-transfers',

@@ -10,7 +10,7 @@ import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eventually, startLifecycle, type Lifecycle } from '../helpers/workflows-harness.js';
-import { freeUdpPort, startNsd, type Nsd } from '../../dns-server/src/xfr/testing.js';
+import { freeDnsPort, startNsd, type Nsd } from '../../dns-server/src/xfr/testing.js';
 import { SCAN_LABELS } from '../../workflows/src/scan-labels.js';
 
 const AXFR_ZONE = 'axfr.example.org';
@@ -44,7 +44,7 @@ const both = (fn: (s: Lifecycle['dns']) => void) => {
 
 async function startNsdPrimary(): Promise<void> {
   dir = mkdtempSync(join(tmpdir(), 'import-scan-nsd-'));
-  axfrPort = await freeUdpPort();
+  axfrPort = await freeDnsPort();
   nsd = await startNsd({ dir, port: axfrPort, zone: AXFR_ZONE, zoneText: ZONE_FILE });
   // Ready once it answers on TCP.
   await eventually('NSD to listen', async () => {

@@ -3,6 +3,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
 export function need(...tools: string[]): void {
@@ -11,12 +12,22 @@ export function need(...tools: string[]): void {
       throw new Error(`${name} is not installed: apt-get install nsd bind9-dnsutils bind9-utils`);
 }
 
-export async function freeUdpPort(): Promise<number> {
-  const s = createSocket('udp4');
-  await new Promise<void>((r) => s.bind(0, '127.0.0.1', r));
-  const port = s.address().port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
+/** A port free on 127.0.0.1 for both UDP and TCP: NSD binds both, and a UDP-only check collided under load. */
+export async function freeDnsPort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const tcp = createServer();
+    await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', r));
+    const port = (tcp.address() as AddressInfo).port;
+    const udp = createSocket('udp4');
+    const udpFree = await new Promise<boolean>((r) => {
+      udp.once('error', () => r(false));
+      udp.bind(port, '127.0.0.1', () => r(true));
+    });
+    if (udpFree) await new Promise<void>((r) => udp.close(() => r()));
+    await new Promise<void>((r) => tcp.close(() => r()));
+    if (udpFree) return port;
+  }
+  throw new Error('no port free for both UDP and TCP on 127.0.0.1 after 50 attempts');
 }
 
 export interface Nsd {
@@ -38,7 +49,7 @@ export async function startNsd(o: {
   zoneText?: string;
 }): Promise<Nsd> {
   need('nsd');
-  const port = o.port ?? (await freeUdpPort());
+  const port = o.port ?? (await freeDnsPort());
   const { dir } = o;
   const primary = o.primaryPort !== undefined && o.key ? { port: o.primaryPort, key: o.key } : undefined;
   if (o.zoneText !== undefined) writeFileSync(join(dir, `${o.zone}.zone`), o.zoneText);

@@ -18,7 +18,7 @@ import { ZoneBuilder } from '../zone/builder.js';
 import { ZoneTable } from '../zone/table.js';
 import { makeDnssec, trustAnchor } from '../dnssec/testing.js';
 import { Notifier } from './notify.js';
-import { freeUdpPort, need, startNsd } from './testing.js';
+import { freeDnsPort, need, startNsd } from './testing.js';
 
 const run = promisify(execFile);
 const OPTS = { edgeIpv4: ['203.0.113.1'], edgeIpv6: ['2001:db8::1'] };
@@ -47,7 +47,7 @@ test('NSD as a secondary: signed AXFR with TSIG, NOTIFY on change, refusals', as
   need('nsd', 'dig', 'delv', 'dnssec-verify');
   const dir = mkdtempSync(join(tmpdir(), 'xfr-nsd-'));
   const secret = randomBytes(32);
-  const nsdPort = await freeUdpPort();
+  const nsdPort = await freeDnsPort();
   const dnssec = makeDnssec();
   const transfers = {
     secondaries: [{ address: '127.0.0.1', port: nsdPort, tsigKey: 'xfr-key' }],
