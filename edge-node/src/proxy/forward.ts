@@ -462,7 +462,16 @@ class Attempt implements Dispatcher.DispatchHandler, OriginHandler {
   private writeOutHead(): void {
     const { ctx, res, plan } = this.x;
     if (this.outHead !== null) writeHeadLines(res, ctx, this.status, this.outHead, plan.ops);
-    else writeHead(res, ctx, this.status, this.outHeaders, plan.ops);
+    else writeHead(res, ctx, this.status, this.headersToWrite(), plan.ops);
+  }
+
+  /**
+   * The header list writeHead may edit in place (it applies the response header rules to it): a copy while the answer
+   * is being stored, so the cache keeps the origin's headers and a hit applies the rules once, not on top of themselves.
+   */
+  private headersToWrite(): [string, string][] {
+    const ops = this.x.plan.ops;
+    return this.capture !== null && ops !== null && ops.length > 0 ? this.outHeaders.slice() : this.outHeaders;
   }
 
   /** Compression and the cache copy, decided from the outgoing headers and the body's length (-1: unknown). */
@@ -535,7 +544,7 @@ class Attempt implements Dispatcher.DispatchHandler, OriginHandler {
     ctx.aborted = true;
     this.headWritten = true;
     res.cork(() => {
-      writeHead(res, ctx, this.status, this.outHeaders, plan.ops);
+      writeHead(res, ctx, this.status, this.headersToWrite(), plan.ops);
       res.end(answer);
     });
     if (this.capture) plan.onStored(this.status, this.outHeaders, Buffer.concat(this.capture), this.originHeaders);
