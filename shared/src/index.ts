@@ -4,4 +4,5 @@
 export * from './errors.js';
 export * from './env.js';
 export * from './logger.js';
+export * from './typed-arrays.js';
 export type * from './types/index.js';

@@ -2,6 +2,7 @@
 // name and destination strings: three heap objects, ~140 bytes) survives every scavenge of the import for nothing but
 // the rare recompile of its owner.
 import { ipv4Number, ipv4Text } from '../wire/rdata.js';
+import { grown } from '@platform/shared';
 import { zoneRecordCore } from '@platform/shared/config';
 import { oneAddressContent, type OwnerContent, type OwnerRecord } from './owner.js';
 
@@ -132,9 +133,7 @@ export class RecordTable {
     }
     // Grown (doubled at least) only while at least a quarter of its places would be used.
     if (Number.isInteger(k) && k >= this.dense.length && k < 4 * (this.denseCount + 1024)) {
-      const dense = new Int32Array(Math.max(this.dense.length * 2, k + 1, 1024));
-      dense.set(this.dense);
-      this.dense = dense;
+      this.dense = grown(this.dense, Math.max(this.dense.length * 2, k + 1, 1024));
       this.dense[k] = i + 1;
       this.denseCount++;
       return;
@@ -167,14 +166,8 @@ export class RecordTable {
 
   private grow(): void {
     const size = this.addresses.length * 2;
-    const addresses = new Int32Array(size);
-    addresses.set(this.addresses);
-    this.addresses = addresses;
-    const ttls = new Uint32Array(size);
-    ttls.set(this.ttls);
-    this.ttls = ttls;
-    const priorities = new Uint32Array(size);
-    priorities.set(this.priorities);
-    this.priorities = priorities;
+    this.addresses = grown(this.addresses, size);
+    this.ttls = grown(this.ttls, size);
+    this.priorities = grown(this.priorities, size);
   }
 }

@@ -1,6 +1,7 @@
 // Request log records collected in memory on the hot path (slots written in preallocated columns, no object per
 // request) and drained in batches.
 import { performance } from 'node:perf_hooks';
+import { grown } from '@platform/shared';
 import type { ServingPath, UaCategory, UnservedReason } from '@platform/shared/types';
 import type { RequestContext, RuleHit, WafEvent } from '../context.js';
 import { userAgentCategory } from './ua-category.js';
@@ -226,22 +227,13 @@ class RecordColumns {
     let rows = this.rows === 0 ? FIRST_ROWS : this.rows * 2;
     while (rows <= row) rows *= 2;
     rows = Math.max(Math.min(rows, this.max), row + 1);
-    const f64 = (old: Float64Array): Float64Array => {
-      const made = new Float64Array(rows);
-      made.set(old);
-      return made;
-    };
-    this.t = f64(this.t);
-    this.bytes = f64(this.bytes);
-    this.ms = f64(this.ms);
-    this.upstreamMs = f64(this.upstreamMs);
-    this.originBytes = f64(this.originBytes);
-    const status = new Int32Array(rows);
-    status.set(this.status);
-    this.status = status;
-    const tls = new Uint8Array(rows);
-    tls.set(this.tls);
-    this.tls = tls;
+    this.t = grown(this.t, rows);
+    this.bytes = grown(this.bytes, rows);
+    this.ms = grown(this.ms, rows);
+    this.upstreamMs = grown(this.upstreamMs, rows);
+    this.originBytes = grown(this.originBytes, rows);
+    this.status = grown(this.status, rows);
+    this.tls = grown(this.tls, rows);
     this.rows = rows;
   }
 
