@@ -5,7 +5,9 @@
 // through code that reads that variable (test/helpers/database.ts, the harnesses that use it, a few tests themselves);
 // the control plane it starts reads DATABASE_URL, which only those pass on. So a file uses the database when the name
 // TEST_DATABASE_URL stands anywhere in it or in a module of this repository that it imports, directly or through
-// others (static imports, re-exports, import('literal'), new URL('literal', import.meta.url)); comments count too.
+// others (static imports, re-exports, import('literal'), new URL('literal', import.meta.url), and any string that names
+// an existing source file of the repository, such as a script a test starts as a process); comments count too: a file
+// that reaches the database in a way this cannot see names TEST_DATABASE_URL in a comment.
 // Whatever this cannot follow counts as using the database: an import of a module of the repository that does not
 // resolve, or an import() of a computed name. Every other file runs the same code in both stages.
 //
@@ -50,6 +52,9 @@ const SPECIFIERS = [
   /\brequire\s*\(\s*['"]([^'"]+)['"]\s*\)/g,
   /\bnew\s+URL\s*\(\s*['"]([^'"]+)['"]\s*,\s*import\.meta\.url/g,
 ];
+// Any string that names a source file of the repository, beside the file or from the root ('reads.test.ts',
+// 'control-plane/src/main.ts'): a script a test starts as a process (clickhouse-reads.test.ts runs three test files).
+const SOURCE_PATH = /['"`]([^'"`\s$]+\.(?:ts|mts|js|mjs))['"`]/g;
 // shared/src/worker-thread.ts: startModuleWorker(import.meta.url, 'name') starts ./name.ts beside the caller.
 const WORKER = /\bstartModuleWorker\(\s*import\.meta\.url\s*,\s*['"]([^'"]+)['"]/g;
 // import( followed by anything but a string literal: a name this cannot follow (`typeof import('x')` is a type; prose
@@ -110,6 +115,16 @@ function* specifiers(text) {
   for (const m of text.matchAll(WORKER)) yield [`./${m[1]}.ts`, false];
 }
 
+/** Source files of the repository that strings in a text name as paths (only those that exist). */
+function namedPaths(text, from, base) {
+  const out = [];
+  for (const m of text.matchAll(SOURCE_PATH))
+    for (const p of [resolve(dirname(from), m[1]), resolve(base, m[1])])
+      if (p.startsWith(base) && !p.includes(`${join('/', 'node_modules')}/`) && existsSync(p) && statSync(p).isFile())
+        out.push(p);
+  return out;
+}
+
 /**
  * A resolved path of this repository, null for a module outside it (node:, an npm package), or undefined when the
  * specifier names something of the repository that does not resolve.
@@ -153,6 +168,8 @@ export function classify(files, base = root) {
         if (target === undefined) reason ??= `cannot resolve '${spec}'`;
         else if (target !== null && !edges.includes(target)) edges.push(target);
       }
+    if (text !== null)
+      for (const p of namedPaths(text, file, base)) if (!edges.includes(p) && p !== file) edges.push(p);
     own.set(file, reason);
     imports.set(file, edges);
     todo.push(...edges);

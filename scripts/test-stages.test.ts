@@ -48,6 +48,7 @@ test('a file uses the database when the variable is reachable by any import it c
     'lib/y.ts': `import { x } from './x.js';\nimport '../helpers/db.js';\nexport const y = () => x;\n`,
     'lib/pure.ts': `import { plain } from '@x/pkg/t/plain';\nexport const pure = plain;\n`,
     'lib/w.ts': `export const url = process.env.${MARK};\n`,
+    'helper.ts': `import { a } from './lib/a.js';\n`,
     'direct.test.ts': `const url = process.env.${MARK};\n`,
     'indirect.test.ts': `import { test } from 'node:test';\nimport { a } from './lib/a.js';\n`,
     'cycle.test.ts': `import { x } from './lib/x.js';\n`,
@@ -57,6 +58,9 @@ test('a file uses the database when the variable is reachable by any import it c
     'url.test.ts': `const u = new URL('./lib/a.ts', import.meta.url);\n`,
     'worker.test.ts': `startModuleWorker(import.meta.url, 'lib/w');\n`,
     'computed.test.ts': `const name = './lib/pure.js';\nawait import(name);\n`,
+    // A script started as a process, named by a string (clickhouse-reads.test.ts runs three test files so).
+    'spawned.test.ts': `for (const f of ['helper.ts']) spawn(process.execPath, [join(HERE, f)]);\n`,
+    'spawned-from-root.test.ts': `spawn(process.execPath, [join(ROOT, 'lib/a.ts')]);\n`,
     'unresolved.test.ts': `import { gone } from './lib/gone.js';\n`,
     'unresolved-workspace.test.ts': `import { gone } from '@x/pkg/gone';\n`,
     'pure.test.ts':
@@ -74,6 +78,8 @@ test('a file uses the database when the variable is reachable by any import it c
       'url',
       'worker',
       'computed',
+      'spawned',
+      'spawned-from-root',
       'unresolved',
       'unresolved-workspace',
       'pure',
@@ -92,6 +98,7 @@ test('this repository: control-plane tests use the database, edge and DNS node t
     'test/e2e/records-api.test.ts',
     'control-plane/src/areas/account/account.test.ts',
     'control-plane/src/db/pg-prepared.test.ts',
+    'control-plane/src/areas/analytics/clickhouse-reads.test.ts',
     'test/e2e/edge-waf.test.ts',
     'edge-node/src/proxy.test.ts',
     'dns-server/src/rrl.test.ts',
@@ -103,6 +110,8 @@ test('this repository: control-plane tests use the database, edge and DNS node t
       ['test/e2e/records-api.test.ts', 'database'],
       ['control-plane/src/areas/account/account.test.ts', 'database'],
       ['control-plane/src/db/pg-prepared.test.ts', 'database'],
+      // Starts reads.test.ts and two more as processes (the guard caught it before strings naming files were followed).
+      ['control-plane/src/areas/analytics/clickhouse-reads.test.ts', 'database'],
       ['test/e2e/edge-waf.test.ts', 'database'],
       ['edge-node/src/proxy.test.ts', 'no-database'],
       ['dns-server/src/rrl.test.ts', 'no-database'],
