@@ -44,15 +44,8 @@ function main() {
       // does reach a database fails here rather than being left out of the Postgres stage (scripts/test-stages.mjs).
       '--import',
       join(root, 'scripts', 'test-stage-guard.mjs'),
-      '--test',
-      '--test-concurrency=2',
-      '--test-timeout=600000',
-      '--test-reporter=tap',
-      '--test-reporter-destination=stdout',
-      `--test-reporter=${join(root, 'scripts', 'test-failure-summary.mjs')}`,
-      '--test-reporter-destination=stdout',
-      `--test-reporter=${join(root, 'scripts', 'test-durations.mjs')}`,
-      '--test-reporter-destination=stdout',
+      // node:test's run() at concurrency 2, a 600 s limit per test, in this order (scripts/test-main.mjs).
+      join(root, 'scripts', 'test-main.mjs'),
       ...files,
     ],
     {

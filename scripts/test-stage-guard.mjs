@@ -6,9 +6,8 @@ import { resolve } from 'node:path';
 import { NO_DATABASE_FILES_ENV, NO_DATABASE_URL } from './test-stages.mjs';
 
 const list = process.env[NO_DATABASE_FILES_ENV];
-if (list && !process.execArgv.includes('--test') && process.argv[1]) {
+if (list && process.argv[1]) {
   const file = resolve(process.argv[1]);
   if (list.split('\n').includes(file)) process.env.TEST_DATABASE_URL = NO_DATABASE_URL;
 }
-// Not passed on: what a test starts is not a test file of this list.
-delete process.env[NO_DATABASE_FILES_ENV];
+// The list stays in the environment: the runner's own process (scripts/test-main.mjs) passes it to the test files'.
