@@ -1,5 +1,6 @@
-// The node-side config store in LMDB: per domain its header (every snapshot field but records and rules), and each
-// record and rule under its own key, so that a delta entry is applied in one transaction touching only what it names.
+// The node-side config store in LMDB: per domain its header (every snapshot field but records and rules), its records
+// in blocks of ids (record-blocks.ts) and each rule under its own key, so that a delta entry is applied in one
+// transaction touching only the blocks and rules it names.
 import type { Worker } from 'node:worker_threads';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { componentLogger } from '../logger.js';
@@ -21,6 +22,7 @@ import { idRange, openDatabases, storeWriter, type WrittenEntry } from './writer
 import type { FromWriter, ToWriter, WriterData } from './writer-protocol.js';
 import { startModuleWorker } from '../worker-thread.js';
 import { snapshotRecords } from './received.js';
+import { blockOf, blockRecords, findInBlock } from './record-blocks.js';
 
 /**
  * What a listener learns after an entry is committed. Listeners read what they need from the store, which holds
@@ -292,7 +294,7 @@ export function openNodeStore(path: string, opts: NodeStoreOptions = {}): NodeSt
         if (!header) return undefined;
         const s = decodeDomainSnapshot(header);
         for (const { value } of records.getRange({ ...idRange(domain), transaction: txn }))
-          s.zone.records.push(decodeZoneRecord(value));
+          for (const r of blockRecords(value)) s.zone.records.push(decodeZoneRecord(r.bytes));
         for (const { value } of rules.getRange({ ...idRange(domain), transaction: txn }))
           s.ruleSet.rules.push(decodeRule(value));
         return s;
@@ -305,7 +307,8 @@ export function openNodeStore(path: string, opts: NodeStoreOptions = {}): NodeSt
       return header ? decodeDomainSnapshot(header) : undefined;
     },
     getRecord(domain, id) {
-      const bytes = records.get([domain, id]);
+      const block = records.get([domain, blockOf(id)]);
+      const bytes = block ? findInBlock(block, id) : undefined;
       return bytes ? decodeZoneRecord(bytes) : undefined;
     },
     getRule(domain, id) {
@@ -313,7 +316,10 @@ export function openNodeStore(path: string, opts: NodeStoreOptions = {}): NodeSt
       return bytes ? decodeRule(bytes) : undefined;
     },
     getRecords(domain) {
-      return readAll(records, domain, decodeZoneRecord);
+      const out: ZoneRecord[] = [];
+      for (const { value } of records.getRange(idRange(domain)))
+        for (const r of blockRecords(value)) out.push(decodeZoneRecord(r.bytes));
+      return out;
     },
     getRules(domain) {
       return readAll(rules, domain, decodeRule);
@@ -344,7 +350,8 @@ export function openNodeStore(path: string, opts: NodeStoreOptions = {}): NodeSt
         };
         function* decoded(): Generator<ZoneRecordCore> {
           try {
-            for (const { value } of range) yield decodeZoneRecordCore(value, into);
+            for (const { value } of range)
+              for (const r of blockRecords(value)) yield decodeZoneRecordCore(r.bytes, into);
           } finally {
             finish();
           }
