@@ -7,8 +7,7 @@
 // is the process's, that thread included.
 // Run: node --expose-gc --import tsx bench/dns-server/large-zone-apply.ts
 //   env RECORDS (1000000), MODE (delta | snapshot), WRITES (200), WRITER_READY (1), OPEN_MS (5000: from the store's
-//   open to the large entry), PREPARE (0: compiled after the commit, dns-server's default; 1: the zone compiled
-//   while the writer thread writes it, as main.ts does with DNS_COMPILE_WHILE_WRITING=true), add --cpu-prof for a profile.
+//   open to the large entry), add --cpu-prof for a profile.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -67,7 +66,6 @@ store.onApplied((e) => {
   zones.refresh(e); // as dns-server/src/main.ts (one process): the event, with the entry's records in hand
   refreshMs += performance.now() - s;
 });
-if (process.env.PREPARE === '1') store.onWriting((w) => zones.prepare(w));
 const other = domainHeader(OTHER, 1);
 store.applyEncoded(
   unpackEntries(

@@ -27,8 +27,6 @@ export interface DnsServerConfig {
   metricsPort: number;
   /** UDP datagram I/O: `batch` (recvmmsg/sendmmsg, dns-server/native/batch-udp) or `dgram` (node:dgram). */
   udpIo: 'batch' | 'dgram';
-  /** A large entry's zone compiled while the node store's writer thread writes it (ZoneSet.prepare), not after. */
-  compileWhileWriting: boolean;
 }
 
 export function loadConfig(env: EnvSource = process.env): Readonly<DnsServerConfig> {
@@ -68,7 +66,5 @@ export function loadConfig(env: EnvSource = process.env): Readonly<DnsServerConf
     },
     metricsPort: r.int('DNS_METRICS_PORT', 0, 0, 65535),
     udpIo: udpIo === 'dgram' ? 'dgram' : 'batch',
-    // Off unless asked: it pays only with a core to spare (bench/RESULTS.md, 2026-11-29).
-    compileWhileWriting: r.bool('DNS_COMPILE_WHILE_WRITING', false),
   });
 }

@@ -29,8 +29,6 @@ async function runSingle(): Promise<void> {
   const node = await startServingNode(config, writingStore());
   // The event itself, not its domainChange: a large entry's records in hand are compiled without reading them back.
   node.store.onApplied((e) => node.refresh(e));
-  // A large entry's zone compiled while the writer thread writes it, served once applied.
-  if (config.compileWhileWriting) node.store.onWriting((w) => node.prepare(w));
   const sync = startNodeSyncFromConfig(node.store, { ...config, nodeIdPrefix: 'dns' });
   const ops = config.metricsPort
     ? await startDnsOps({

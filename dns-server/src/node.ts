@@ -1,6 +1,6 @@
 // One serving process: the zone table compiled from the node store, the UDP/TCP listeners, and the counters.
 import { join } from 'node:path';
-import { openNodeStore, type NodeStore, type WritingEvent } from '@platform/shared/node-store';
+import { openNodeStore, type NodeStore } from '@platform/shared/node-store';
 import { componentLogger } from '@platform/shared';
 import { ensureNodeToken } from '@platform/shared/node-token';
 import type { DnsServerConfig } from './config.js';
@@ -21,9 +21,6 @@ export interface ServingNode {
   /** Brings one domain's compiled zone up to date with the store after the store applied an entry for it (given
    *  the store's event in this process: a large one is compiled from its records in hand, not read back). */
   refresh(change: ZoneChange): void;
-  /** A large entry the store started to write (NodeStore.onWriting): its zone is compiled meanwhile and served
-   *  once the entry is applied (ZoneSet.prepare). */
-  prepare(w: WritingEvent): void;
   close(): Promise<void>;
 }
 
@@ -70,9 +67,6 @@ export async function startServingNode(
     server,
     refresh(change) {
       zones.refresh(change);
-    },
-    prepare(w) {
-      zones.prepare(w);
     },
     async close() {
       clearInterval(resign);

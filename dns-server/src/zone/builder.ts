@@ -300,11 +300,12 @@ export class ZoneBuilder {
     // names are read with what the maps hold for them (entries, not a lookup per name: in a large zone each lookup
     // is a cache miss or two, and they were most of the compile's time).
     const fresh = touched === null;
+    const dotApex = `.${apex}`; // (made once, not once per owner)
     // 1. Owner contents, and the nodes that appear or disappear with them (empty non-terminals included).
     const affected = fresh ? undefined : new Set<string>();
     const cutChanged: string[] = [];
     for (const [owner, ids] of fresh ? ownersWithApex(apex, this.idsByOwner) : withIdsOf(touched, this.idsByOwner)) {
-      if (owner !== apex && !owner.endsWith(`.${apex}`)) continue; // outside the zone: never served
+      if (owner !== apex && !owner.endsWith(dotApex)) continue; // outside the zone: never served
       // A fresh compile meets each owner once and has compiled none before it: it holds no content yet.
       const before = fresh ? undefined : this.content.get(owner);
       // exists() before and after the content changes (its children do not change in between).

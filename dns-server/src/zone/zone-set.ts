@@ -1,7 +1,7 @@
 // Keeps the ZoneTable in step with the node store: compiles every zone at start, then brings one zone up to date per
 // applied entry, patching only the names a delta touched (ZoneBuilder) and diffing a snapshot against what is served.
 import type { DomainSnapshot, ZoneRecord, ZoneRecordCore } from '@platform/shared/config';
-import type { AppliedEvent, DomainChange, ReceivedRecords, WritingEvent } from '@platform/shared/node-store';
+import type { AppliedEvent, DomainChange, ReceivedRecords } from '@platform/shared/node-store';
 import type { Logger } from '@platform/shared';
 import type { Counters } from '../counters.js';
 import { ZoneBuilder, type PatchResult } from './builder.js';
@@ -33,17 +33,7 @@ interface ZoneRead {
  * A change as the store's listener hears it in this process: with the entry's records in hand
  * (AppliedEvent.received), a large change is compiled from them instead of read back from the store.
  */
-export type ZoneChange = DomainChange & Partial<Pick<AppliedEvent, 'received' | 'version'>>;
-
-/** A large entry compiled while the store writes it (ZoneSet.prepare): served once its own change is heard. */
-interface Prepared {
-  version: number;
-  /** The entry's header, as the store will hold it once applied. */
-  header: () => DomainSnapshot;
-  /** Resolves with the entry's change once it is heard (refresh), or null once the store settled without it. */
-  verdict: Promise<ZoneChange | null>;
-  heard: (change: ZoneChange | null) => void;
-}
+export type ZoneChange = DomainChange & Partial<Pick<AppliedEvent, 'received'>>;
 
 /**
  * A change writing at least this many records (a zone import, a large zone's snapshot) is compiled into a new zone a
@@ -62,8 +52,6 @@ export class ZoneSet {
   private readonly served = new Map<string, number>();
   /** Domains being compiled in slices, with the changes that came meanwhile (applied in order once it is served). */
   private readonly building = new Map<string, ZoneChange[]>();
-  /** Domains whose large entry is compiled while the store writes it (prepare), by domain. */
-  private readonly preparing = new Map<string, Prepared>();
   private idleWaiters: Array<() => void> = [];
 
   constructor(
@@ -97,9 +85,7 @@ export class ZoneSet {
     const domain = change.domain.toLowerCase();
     const queued = this.building.get(domain);
     if (queued) {
-      const prepared = this.preparing.get(domain);
-      if (prepared && change.version === prepared.version) prepared.heard(change);
-      else queued.push(change);
+      queued.push(change);
       return;
     }
     const size = Math.max(change.recordCount ?? 0, change.recordIds.length);
@@ -126,40 +112,12 @@ export class ZoneSet {
   }
 
   /**
-   * A large entry the store has started to write (NodeStore.onWriting): its zone is compiled from the entry's records
-   * now, a slice at a time as compileInSlices does, while the writer thread writes it, and served only when the
-   * entry's own change (the same version) is heard; dropped if the store settles without it (the batch failed, or
-   * the entry was skipped). Only when the domain is not being compiled already, and for a delta, when its builder
-   * holds the zone as of the change before (the store announces a batch once every earlier one was heard).
-   */
-  prepare(w: WritingEvent): void {
-    const domain = w.domain.toLowerCase();
-    if (w.recordCount < this.largeChange || this.building.has(domain)) return;
-    if (w.kind === 'delta' && !this.builders.has(domain)) return;
-    let heard!: (change: ZoneChange | null) => void;
-    const verdict = new Promise<ZoneChange | null>((resolve) => (heard = resolve));
-    const prepared: Prepared = { version: w.version, header: w.header, verdict, heard };
-    this.preparing.set(domain, prepared);
-    void w.settled.then(() => heard(null));
-    const change: ZoneChange = {
-      domain: w.domain,
-      kind: w.kind,
-      recordIds: [],
-      ruleIds: [],
-      recordCount: w.recordCount,
-      received: w.received,
-      version: w.version,
-    };
-    void this.compileInSlices(domain, change, prepared);
-  }
-
-  /**
    * Compiles the domain whole into a new zone, a slice at a time between answers, then serves it in one step; the
    * zone served before stays served (and answered) meanwhile, and the changes of the domain that come meanwhile are
    * applied once it is served. The records come from the change in hand when it has them (a snapshot's whole zone;
    * a delta's records over those the domain's builder holds), else from the store. Never rejects.
    */
-  private async compileInSlices(domain: string, change: ZoneChange, prepared?: Prepared): Promise<void> {
+  private async compileInSlices(domain: string, change: ZoneChange): Promise<void> {
     const queued: ZoneChange[] = [];
     this.building.set(domain, queued);
     const started = performance.now();
@@ -167,15 +125,10 @@ export class ZoneSet {
     let from = 'store';
     let outcome = 'served';
     try {
-      const inHand = this.inHand(domain, change, prepared?.header);
-      if (inHand) from = prepared ? 'entry, while written' : 'entry';
-      const read: ZoneRead | undefined = inHand ?? (prepared ? undefined : this.store.readDomain!(domain));
-      if (!read && prepared) {
-        // (Not expected: prepare checked what inHand needs.) The change is handled as any other once heard.
-        const heard = await prepared.verdict;
-        if (heard) queued.unshift(heard);
-        outcome = 'not prepared';
-      } else if (!read) this.drop(domain);
+      const inHand = this.inHand(domain, change);
+      if (inHand) from = 'entry';
+      const read: ZoneRead | undefined = inHand ?? this.store.readDomain!(domain);
+      if (!read) this.drop(domain);
       else {
         try {
           let last = performance.now();
@@ -184,34 +137,17 @@ export class ZoneSet {
             await new Promise<void>((resolve) => setImmediate(resolve));
             last = performance.now();
           };
-          let builder: ZoneBuilder | undefined;
-          try {
-            builder = await ZoneBuilder.inSlices(read.header, read.records, this.opts, pause, read.previous);
-          } catch (err) {
-            if (!prepared) throw err;
-            // Compiled again once (if) the entry is applied, as any change.
-            this.log.warn({ err, domain }, 'zone failed to compile while written; compiling it once applied');
-            const heard = await prepared.verdict;
-            if (heard) queued.unshift(heard);
-            outcome = 'failed while written';
-          }
-          // A zone compiled while the store writes its entry is served only once the entry is applied.
-          if (builder && prepared && (await prepared.verdict) === null) {
-            outcome = 'dropped: the entry was not applied';
-            builder = undefined;
-          }
-          if (builder) {
-            records = builder.size;
-            this.builders.set(domain, builder);
-            this.serve(domain, builder);
-            this.counters.dns_zone_compiles_total++;
-            const problems = builder.problems();
-            if (problems.length > 0)
-              this.log.warn(
-                { domain, problems: problems.slice(0, 100), count: problems.length },
-                'zone compiled with records skipped',
-              );
-          }
+          const builder = await ZoneBuilder.inSlices(read.header, read.records, this.opts, pause, read.previous);
+          records = builder.size;
+          this.builders.set(domain, builder);
+          this.serve(domain, builder);
+          this.counters.dns_zone_compiles_total++;
+          const problems = builder.problems();
+          if (problems.length > 0)
+            this.log.warn(
+              { domain, problems: problems.slice(0, 100), count: problems.length },
+              'zone compiled with records skipped',
+            );
         } finally {
           read.close();
         }
@@ -223,7 +159,6 @@ export class ZoneSet {
       this.log.error({ err, domain }, 'zone failed to compile; keeping the previous one');
     } finally {
       this.building.delete(domain);
-      if (prepared && this.preparing.get(domain) === prepared) this.preparing.delete(domain);
       this.log.info(
         { domain, records, from, outcome, ms: Math.round(performance.now() - started) },
         'large zone compiled in slices',
@@ -238,11 +173,11 @@ export class ZoneSet {
    * the zone; a delta's are put over the records of the domain's builder, which holds the zone as of the change
    * before (every change of the domain is heard in order; a builder dropped after a failure is not there).
    */
-  private inHand(domain: string, change: ZoneChange, header0?: () => DomainSnapshot): ZoneRead | undefined {
+  private inHand(domain: string, change: ZoneChange): ZoneRead | undefined {
     if (!change.received || (change.kind !== 'snapshot' && change.kind !== 'delta')) return undefined;
     const builder = this.builders.get(domain);
     if (change.kind === 'delta' && !builder) return undefined;
-    const header = header0 ? header0() : this.store.getHeader(domain);
+    const header = this.store.getHeader(domain);
     if (!header) return undefined;
     const got: ReceivedRecords = change.received();
     const records = got.records;

@@ -278,7 +278,7 @@ test('a layout-1 store (one snapshot per domain) is converted in place and keeps
   assert.deepEqual(store.domains(), ['a.example']);
   assert.deepEqual(store.getSnapshot('a.example'), normalised(a));
   await store.close();
-  // Reopening finds layout 2 and changes nothing.
+  // Reopening finds the current layout and changes nothing.
   const again = openNodeStore(path);
   t.after(() => again.close());
   assert.equal(again.version, 42);

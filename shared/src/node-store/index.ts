@@ -6,8 +6,6 @@ export {
   type AppliedEvent,
   type AppliedListener,
   type ReceivedRecords,
-  type WritingEvent,
-  type WritingListener,
   type DomainChange,
   wholeDomain,
   domainChange,

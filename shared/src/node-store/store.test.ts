@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decodeDomainSnapshot, encodeConfigEntry, encodeDomainSnapshot, type DomainSnapshot } from '../config/index.js';
-import { openNodeStore, type AppliedEvent, type WritingEvent } from './index.js';
-import { deltaEntry, domainHeader, zoneRecord } from '../testing/config-entries.js';
+import { openNodeStore, type AppliedEvent } from './index.js';
+import { domainHeader, zoneRecord } from '../testing/config-entries.js';
 import { packEntries, unpackEntries } from '../config/frames.js';
 import { ensureNodeToken, readNodeToken } from '../node-token.js';
 import { callInProcessesAtOnce } from '../testing/at-once.js';
@@ -268,59 +268,4 @@ test('a store keeping its writer thread ready (writerReady) writes a large batch
   clearTimeout(timer);
   assert.equal(code, 0, 'the process exited by itself');
   assert.equal(out.trim(), '2');
-});
-
-test("onWriting: a large batch's entries are heard before the commit with their header and records, and settled after their AppliedEvents; not a small batch, nor a domain given twice in one batch", async (t) => {
-  const store = openNodeStore(join(tempDir(t), 'lmdb'));
-  t.after(() => store.close());
-  const order: string[] = [];
-  const writing: WritingEvent[] = [];
-  store.onApplied((e) => order.push(`applied ${e.version} ${e.domain}`));
-  store.onWriting((w) => {
-    order.push(`writing ${w.version} ${w.domain} at version ${store.version}`);
-    writing.push(w);
-    void w.settled.then(() => order.push(`settled ${w.version}`));
-  });
-  store.apply({
-    version: 1,
-    domain: 'example.org',
-    deleted: false,
-    snapshot: snapshot('example.org', 1, ['192.0.2.1']),
-  });
-  const added = Array.from({ length: 30_000 }, (_, i) => zoneRecord(100 + i, `n${i}`, `10.0.${i >> 8}.${i & 255}`));
-  const large = encodeConfigEntry(
-    deltaEntry(2, domainHeader('example.org', 2), { records: added, removedRecordIds: [1] }),
-  );
-  // Beside it in the batch: another domain's snapshot, and a third domain given twice (not announced).
-  const small = (version: number, domain: string) =>
-    encodeConfigEntry({ version, domain, deleted: false, snapshot: snapshot(domain, version, ['192.0.2.7']) });
-  await store.applyEncoded([large, small(3, 'other.example'), small(4, 'twice.example'), small(5, 'twice.example')]);
-  assert.deepEqual(order, [
-    'applied 1 example.org',
-    'writing 2 example.org at version 1',
-    'writing 3 other.example at version 1',
-    'applied 2 example.org',
-    'applied 3 other.example',
-    'applied 4 twice.example',
-    'applied 5 twice.example',
-    'settled 2',
-    'settled 3',
-  ]);
-  const w = writing[0]!;
-  assert.equal(w.kind, 'delta');
-  assert.equal(w.recordCount, 30_000);
-  assert.deepEqual(w.header(), store.getHeader('example.org'));
-  const got = w.received();
-  assert.deepEqual(got.removedRecordIds, [1]);
-  let n = 0;
-  for (const r of got.records) {
-    if (n === 29_999) assert.deepEqual([r.id, r.name, r.destination], [30_099, 'n29999', '10.0.117.47']);
-    n++;
-  }
-  assert.equal(n, 30_000);
-  assert.equal(writing[1]!.kind, 'snapshot');
-  // A small batch is written on this thread: nothing announced.
-  order.length = 0;
-  await store.applyEncoded([small(6, 'other.example')]);
-  assert.deepEqual(order, ['applied 6 other.example']);
 });

@@ -1,5 +1,6 @@
-// The node-side config store in LMDB: per domain its header (every snapshot field but records and rules), and each
-// record and rule under its own key, so that a delta entry is applied in one transaction touching only what it names.
+// The node-side config store in LMDB: per domain its header (every snapshot field but records and rules), its records
+// in blocks of ids (record-blocks.ts) and each rule under its own key, so that a delta entry is applied in one
+// transaction touching only the blocks and rules it names.
 import type { Worker } from 'node:worker_threads';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { componentLogger } from '../logger.js';
@@ -9,7 +10,6 @@ import {
   decodeZoneRecord,
   decodeZoneRecordCore,
   encodeConfigEntry,
-  outlineSnapshot,
   splitConfigEntry,
   type ConfigEntry,
   type DomainSnapshot,
@@ -22,6 +22,7 @@ import { idRange, openDatabases, storeWriter, type WrittenEntry } from './writer
 import type { FromWriter, ToWriter, WriterData } from './writer-protocol.js';
 import { startModuleWorker } from '../worker-thread.js';
 import { snapshotRecords } from './received.js';
+import { blockOf, blockRecords, findInBlock } from './record-blocks.js';
 
 /**
  * What a listener learns after an entry is committed. Listeners read what they need from the store, which holds
@@ -60,29 +61,6 @@ export interface ReceivedRecords {
 }
 
 export type AppliedListener = (e: AppliedEvent) => void;
-
-/**
- * A large entry (a zone import, a late node's snapshot) the store has started to write on its writer thread, heard
- * before its commit (onWriting), so that a listener can prepare from the entry's bytes what it will serve once the
- * entry is applied. Nothing in it is applied yet: the entry is applied when, and only when, its AppliedEvent (the same
- * version) is heard, which is before `settled` resolves; an entry whose AppliedEvent was not heard by then was not
- * applied (its batch failed, or the store skipped it).
- */
-export interface WritingEvent {
-  version: number;
-  domain: string;
-  kind: 'snapshot' | 'delta';
-  /** Records the entry writes (a snapshot's whole zone, a delta's written records). */
-  recordCount: number;
-  /** The domain's header as the entry sets it (as getHeader will read it: records and rules empty). */
-  header(): DomainSnapshot;
-  /** The entry's records, as AppliedEvent.received gives them (each record the SAME object, overwritten). */
-  received(): ReceivedRecords;
-  /** Resolves once the entry's batch is written and its AppliedEvents heard, or has failed. Never rejects. */
-  settled: Promise<void>;
-}
-
-export type WritingListener = (e: WritingEvent) => void;
 
 /** What a serving process needs to bring one domain up to date from the store (an AppliedEvent without its version). */
 export type DomainChange = Pick<AppliedEvent, 'domain' | 'kind' | 'recordIds' | 'ruleIds'> &
@@ -142,12 +120,6 @@ export interface NodeStore {
   reset(): Promise<void>;
   /** Registers a listener called after each applied entry commits; returns the function that removes it. */
   onApplied(listener: AppliedListener): () => void;
-  /**
-   * Registers a listener called, before the commit, for each entry of a batch written on the writer thread that
-   * writes records, carries its header, is above the stored version and is the batch's only entry of its domain
-   * (WritingEvent); returns the function that removes it.
-   */
-  onWriting(listener: WritingListener): () => void;
   close(): Promise<void>;
 }
 
@@ -188,7 +160,6 @@ export function openNodeStore(path: string, opts: NodeStoreOptions = {}): NodeSt
   const { meta, headers, records, rules } = dbs;
   const writer = storeWriter(root, dbs, log);
   const listeners = new Set<AppliedListener>();
-  const writingListeners = new Set<WritingListener>();
   const currentVersion = () => meta.get(VERSION_KEY) ?? 0;
   migrateLayout(root, meta, log, writer);
 
@@ -257,23 +228,16 @@ export function openNodeStore(path: string, opts: NodeStoreOptions = {}): NodeSt
 
   async function writeOffThread(entries: readonly Uint8Array[]): Promise<void> {
     const before = currentVersion();
-    let settle!: () => void;
-    const settled = new Promise<void>((resolve) => (settle = resolve));
     let written: WrittenEntry[];
     try {
-      const writing = thread.write(entries); // (handed to the thread before this thread reads the entries again)
-      if (writingListeners.size > 0) announce(entries, before, settled);
-      written = await writing;
+      written = await thread.write(entries);
       // This thread's read snapshot may predate the writer thread's commit (lmdb-js renews it once per turn).
       root.resetReadTxn();
     } catch (err) {
       root.resetReadTxn();
       // The thread may have died between its commit and its answer: then the batch did apply (the version moved
       // with it, in one transaction), and listeners hear each of its domains as replaced whole.
-      if (currentVersion() === before) {
-        settle();
-        throw err;
-      }
+      if (currentVersion() === before) throw err;
       log.error({ err }, 'node store writer thread failed after its commit; reading the domains it wrote whole');
       written = entries
         .map((bytes) => splitConfigEntry(bytes))
@@ -288,55 +252,7 @@ export function openNodeStore(path: string, opts: NodeStoreOptions = {}): NodeSt
           skipped: false,
         }));
     }
-    try {
-      heard(written, entries);
-    } finally {
-      settle();
-    }
-  }
-
-  /** Tells the writing listeners about the entries of a batch being written that they may prepare (onWriting). */
-  function announce(entries: readonly Uint8Array[], stored: number, settled: Promise<void>): void {
-    let split: ReturnType<typeof splitConfigEntry>[];
-    try {
-      split = entries.map((bytes) => splitConfigEntry(bytes));
-    } catch {
-      return; // the writer finds the batch unreadable too
-    }
-    const perDomain = new Map<string, number>();
-    for (const e of split) perDomain.set(e.domain, (perDomain.get(e.domain) ?? 0) + 1);
-    let last = stored;
-    for (const e of split) {
-      // (The writer skips an entry at or below the version before it, as here.)
-      if (e.version <= last) continue;
-      last = e.version;
-      if (e.deleted || e.snapshotBytes.length === 0 || perDomain.get(e.domain) !== 1) continue;
-      let outline: ReturnType<typeof outlineSnapshot>;
-      try {
-        outline = outlineSnapshot(e.snapshotBytes);
-      } catch {
-        continue; // unreadable: the writer skips it too
-      }
-      if (outline.records === 0) continue;
-      const snapshot = e.snapshotBytes;
-      const removedRecordIds = e.delta ? e.removedRecordIds : [];
-      const event: WritingEvent = {
-        version: e.version,
-        domain: e.domain,
-        kind: e.delta ? 'delta' : 'snapshot',
-        recordCount: outline.records,
-        header: () => decodeDomainSnapshot(outline.header),
-        received: () => ({ records: snapshotRecords(snapshot), removedRecordIds }),
-        settled,
-      };
-      for (const l of writingListeners) {
-        try {
-          l(event);
-        } catch (err) {
-          log.error({ err, version: e.version, domain: e.domain }, 'onWriting listener failed');
-        }
-      }
-    }
+    heard(written, entries);
   }
 
   function resetNow(): void {
@@ -378,7 +294,7 @@ export function openNodeStore(path: string, opts: NodeStoreOptions = {}): NodeSt
         if (!header) return undefined;
         const s = decodeDomainSnapshot(header);
         for (const { value } of records.getRange({ ...idRange(domain), transaction: txn }))
-          s.zone.records.push(decodeZoneRecord(value));
+          for (const r of blockRecords(value)) s.zone.records.push(decodeZoneRecord(r.bytes));
         for (const { value } of rules.getRange({ ...idRange(domain), transaction: txn }))
           s.ruleSet.rules.push(decodeRule(value));
         return s;
@@ -391,7 +307,8 @@ export function openNodeStore(path: string, opts: NodeStoreOptions = {}): NodeSt
       return header ? decodeDomainSnapshot(header) : undefined;
     },
     getRecord(domain, id) {
-      const bytes = records.get([domain, id]);
+      const block = records.get([domain, blockOf(id)]);
+      const bytes = block ? findInBlock(block, id) : undefined;
       return bytes ? decodeZoneRecord(bytes) : undefined;
     },
     getRule(domain, id) {
@@ -399,7 +316,10 @@ export function openNodeStore(path: string, opts: NodeStoreOptions = {}): NodeSt
       return bytes ? decodeRule(bytes) : undefined;
     },
     getRecords(domain) {
-      return readAll(records, domain, decodeZoneRecord);
+      const out: ZoneRecord[] = [];
+      for (const { value } of records.getRange(idRange(domain)))
+        for (const r of blockRecords(value)) out.push(decodeZoneRecord(r.bytes));
+      return out;
     },
     getRules(domain) {
       return readAll(rules, domain, decodeRule);
@@ -430,7 +350,8 @@ export function openNodeStore(path: string, opts: NodeStoreOptions = {}): NodeSt
         };
         function* decoded(): Generator<ZoneRecordCore> {
           try {
-            for (const { value } of range) yield decodeZoneRecordCore(value, into);
+            for (const { value } of range)
+              for (const r of blockRecords(value)) yield decodeZoneRecordCore(r.bytes, into);
           } finally {
             finish();
           }
@@ -476,14 +397,9 @@ export function openNodeStore(path: string, opts: NodeStoreOptions = {}): NodeSt
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    onWriting(listener) {
-      writingListeners.add(listener);
-      return () => writingListeners.delete(listener);
-    },
     async close() {
       await tail;
       listeners.clear();
-      writingListeners.clear();
       await thread.close();
       await root.close();
     },

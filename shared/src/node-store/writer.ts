@@ -1,5 +1,5 @@
 // The node store's writes, shared by the thread that serves (small batches) and the writer thread (large ones): the
-// LMDB databases of layout 2, and one batch of encoded entries applied in ONE transaction together with the version.
+// LMDB databases of layout 3, and one batch of encoded entries applied in ONE transaction together with the version.
 import type { Database, RootDatabase } from 'lmdb';
 import type { Logger } from '../logger.js';
 import {
@@ -13,10 +13,12 @@ import {
   type DomainSnapshot,
 } from '../config/index.js';
 import { VERSION_KEY } from './layout.js';
+import { blockOf, changedBlock, encodeBlock, groupByBlock, type RecordPart } from './record-blocks.js';
 
 export interface StoreDatabases {
   meta: Database<number, string>;
   headers: Database<Buffer, string>;
+  /** A domain's records in blocks of ids (record-blocks.ts), keyed [domain, block number]. */
   records: Database<Buffer, [string, number]>;
   rules: Database<Buffer, [string, number]>;
 }
@@ -25,7 +27,7 @@ export function openDatabases(root: RootDatabase): StoreDatabases {
   return {
     meta: root.openDB({ name: 'meta' }),
     headers: root.openDB({ name: 'domains', encoding: 'binary' }),
-    records: root.openDB({ name: 'records', encoding: 'binary' }),
+    records: root.openDB({ name: 'record-blocks', encoding: 'binary' }),
     rules: root.openDB({ name: 'rules', encoding: 'binary' }),
   };
 }
@@ -46,7 +48,9 @@ export interface WrittenEntry {
 /** Keys of records and rules: [domain, id]. Numbers sort before strings, so this range holds one domain's ids. */
 export const idRange = (domain: string) => ({ start: [domain, -Infinity], end: [domain, Infinity] });
 
-type Part = { id: number; bytes: Uint8Array };
+type Part = RecordPart;
+
+const NONE: ReadonlySet<number> = new Set();
 
 /** An entry decoded enough to be written. */
 interface Pending {
@@ -70,6 +74,9 @@ export interface StoreWriter {
   clear(): void;
   /** Inside a transaction: replaces one domain whole (the layout migration). */
   writeSnapshot(domain: string, snapshot: DomainSnapshot, bytes: Uint8Array): void;
+  /** Inside a transaction: moves the records of layout 2 (one value per record, keyed [domain, id], in the database
+   *  `records`) into blocks, and drops that database; returns the records moved. */
+  blocksFromLayout2(): number;
 }
 
 export function storeWriter(root: RootDatabase, dbs: StoreDatabases, log: Logger): StoreWriter {
@@ -88,6 +95,34 @@ export function storeWriter(root: RootDatabase, dbs: StoreDatabases, log: Logger
     for (const p of parts) db.putSync([domain, p.id], asBuffer(p.bytes));
   }
 
+  /** A domain's records replaced whole: its blocks written, and those it no longer has removed. */
+  function replaceRecords(domain: string, parts: readonly Part[]): void {
+    const blocks = groupByBlock(parts);
+    removeIds(records, domain, new Set(blocks.keys()));
+    for (const [b, list] of blocks) records.putSync([domain, b], encodeBlock(list));
+  }
+
+  /** A delta's records: the ids removed, then the records written, each block touched read and written once. */
+  function changeRecords(domain: string, removedIds: readonly number[], parts: readonly Part[]): void {
+    const removed = new Map<number, Set<number>>();
+    for (const id of removedIds) {
+      const b = blockOf(id);
+      const ids = removed.get(b);
+      if (ids) ids.add(id);
+      else removed.set(b, new Set([id]));
+    }
+    const written = groupByBlock(parts);
+    for (const b of new Set([...removed.keys(), ...written.keys()])) {
+      const key: [string, number] = [domain, b];
+      const before = records.get(key);
+      const gone = removed.get(b);
+      // A block not held yet, nothing removed from it (most of an import): its records as given.
+      const after = !before && !gone ? written.get(b)! : changedBlock(before, gone ?? NONE, written.get(b) ?? []);
+      if (after.length > 0) records.putSync(key, encodeBlock(after));
+      else if (before) records.removeSync(key);
+    }
+  }
+
   function write(p: Pending): void {
     if (p.skip) return;
     const { domain } = p;
@@ -99,17 +134,16 @@ export function storeWriter(root: RootDatabase, dbs: StoreDatabases, log: Logger
     }
     if (p.kind === 'snapshot') {
       headers.putSync(domain, asBuffer(p.header!));
-      removeIds(records, domain, new Set(p.records.map((r) => r.id)));
+      replaceRecords(domain, p.records);
       removeIds(rules, domain, new Set(p.rules.map((r) => r.id)));
     } else {
       if (!headers.doesExist(domain))
         log.warn({ version: p.version, domain }, 'delta for a domain this store does not hold; applied onto nothing');
       if (p.header) headers.putSync(domain, asBuffer(p.header));
       // Removals first: an id both removed and written by one delta ends up written.
-      for (const id of p.removedRecordIds) records.removeSync([domain, id]);
+      changeRecords(domain, p.removedRecordIds, p.records);
       for (const id of p.removedRuleIds) rules.removeSync([domain, id]);
     }
-    putParts(records, domain, p.records);
     putParts(rules, domain, p.rules);
   }
 
@@ -147,10 +181,34 @@ export function storeWriter(root: RootDatabase, dbs: StoreDatabases, log: Logger
     writeSnapshot(domain, snapshot, bytes) {
       const p = snapshotParts(snapshot, bytes);
       headers.putSync(domain, asBuffer(encodeSnapshotHeader(snapshot)));
-      removeIds(records, domain, new Set(p.records.map((r) => r.id)));
+      replaceRecords(domain, p.records);
       removeIds(rules, domain, new Set(p.rules.map((r) => r.id)));
-      putParts(records, domain, p.records);
       putParts(rules, domain, p.rules);
+    },
+    blocksFromLayout2() {
+      const old: Database<Buffer, [string, number]> = root.openDB({ name: 'records', encoding: 'binary' });
+      let domain = '';
+      let block = NaN;
+      let parts: RecordPart[] = [];
+      let moved = 0;
+      const flush = () => {
+        if (parts.length > 0) records.putSync([domain, block], encodeBlock(parts));
+        parts = [];
+      };
+      // Keys in order: each domain's ids increasing, so each block's records come together and in order.
+      for (const { key, value } of old.getRange()) {
+        const [d, id] = key;
+        if (d !== domain || blockOf(id) !== block) {
+          flush();
+          domain = d;
+          block = blockOf(id);
+        }
+        parts.push({ id, bytes: Buffer.from(value) });
+        moved++;
+      }
+      flush();
+      old.dropSync();
+      return moved;
     },
   };
 }
