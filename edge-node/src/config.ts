@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { isIP } from 'node:net';
 import { EnvReader, type EnvSource } from '@platform/shared';
 import { readAllowedNetworks, type IpRange } from '@platform/shared/address-policy';
+import { CLOCK_TOLERANCE_S } from './rules/sso.js';
 
 export interface EdgeConfig {
   host: string;
@@ -22,6 +23,8 @@ export interface EdgeConfig {
    * an `sso` block send a browser to sign in; default CONTROL_PLANE_URL.
    */
   ssoUrl: string | undefined;
+  /** EDGE_SSO_CLOCK_TOLERANCE_SECONDS: clock skew tolerated on an edge SSO token or session (15; tests shorten it). */
+  ssoClockToleranceS: number;
   logFlushMs: number;
   /** ALLOWED_PRIVATE_NETWORKS: internal ranges origins may be in anyway (empty: none). */
   allowedPrivateNetworks: IpRange[];
@@ -110,6 +113,7 @@ export function loadConfig(env: EnvSource = process.env): Readonly<EdgeConfig> {
     workers: r.int('EDGE_WORKERS', 1, 1, 64),
     controlPlaneUrl: cp === 'off' ? undefined : cp.replace(/\/$/, ''),
     ssoUrl: ssoUrl?.replace(/\/$/, ''),
+    ssoClockToleranceS: r.int('EDGE_SSO_CLOCK_TOLERANCE_SECONDS', CLOCK_TOLERANCE_S, 0, 300),
     logFlushMs: r.int('EDGE_LOG_FLUSH_MS', 2000, 50, 600000),
     allowedPrivateNetworks: readAllowedNetworks(r),
     publicAddresses,

@@ -115,7 +115,7 @@ export async function startEdgeNode(
   const nodeToken = ensureNodeToken(config.dataDir, config.nodeToken);
   configureChallengeSecret(config.challengeSecret, nodeToken);
   configureSso(
-    { controlPlaneUrl: config.controlPlaneUrl, browserUrl: config.ssoUrl },
+    { controlPlaneUrl: config.controlPlaneUrl, browserUrl: config.ssoUrl, clockToleranceS: config.ssoClockToleranceS },
     config.challengeSecret,
     nodeToken,
   );

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { EnvReader, type EnvSource } from '@platform/shared';
 import { readAllowedNetworks, type IpRange } from '@platform/shared/address-policy';
 import { DOMAIN_LIFECYCLE } from './task-queues.js';
+import { WEBHOOK_RETRY_DELAYS_MS } from './uptime/retry-schedule.js';
 
 export interface Resolver {
   host: string;
@@ -36,6 +37,8 @@ export interface WorkflowsConfig {
   allowedPrivateNetworks: IpRange[];
   /** SCAN_AXFR_PORT: the port an import scan asks the domain's nameservers for a zone transfer on (53; tests move it). */
   scanAxfrPort: number;
+  /** UPTIME_WEBHOOK_RETRY_DELAYS_MS: the waits before a webhook's two retries (the spec's 5 s and 30 s; tests shorten them). */
+  webhookRetryDelaysMs: readonly number[];
 }
 
 export function parseResolvers(list: string[], problems: string[], key = 'DNS_RESOLVERS'): Resolver[] {
@@ -50,6 +53,21 @@ export function parseResolvers(list: string[], problems: string[], key = 'DNS_RE
     out.push({ host: m[1], port });
   }
   return out;
+}
+
+/** Two whole milliseconds, each 100 to 3,600,000 (an hour); the spec's 5,000 and 30,000 when unset. */
+function webhookRetryDelays(r: EnvReader): readonly number[] {
+  const key = 'UPTIME_WEBHOOK_RETRY_DELAYS_MS';
+  const list = r.list(key, WEBHOOK_RETRY_DELAYS_MS.map(String));
+  const delays = list.map(Number);
+  if (
+    delays.length !== WEBHOOK_RETRY_DELAYS_MS.length ||
+    delays.some((d) => !Number.isInteger(d) || d < 100 || d > 3_600_000)
+  ) {
+    r.problems.push(`${key} must be two whole milliseconds from 100 to 3600000, got "${list.join(',')}"`);
+    return WEBHOOK_RETRY_DELAYS_MS;
+  }
+  return delays;
 }
 
 export function loadConfig(env: EnvSource = process.env): Readonly<WorkflowsConfig> {
@@ -82,5 +100,6 @@ export function loadConfig(env: EnvSource = process.env): Readonly<WorkflowsConf
     metricsPort: r.int('WORKER_METRICS_PORT', 0, 0, 65535),
     allowedPrivateNetworks: readAllowedNetworks(r),
     scanAxfrPort: r.int('SCAN_AXFR_PORT', 53, 1, 65535),
+    webhookRetryDelaysMs: webhookRetryDelays(r),
   });
 }

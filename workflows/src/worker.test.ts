@@ -114,6 +114,52 @@ test('watchDelegation checks at once, then backs off until the domain is no long
   await keepHistory('domain-delegation:a.example.org', 'watch-delegation.json');
 });
 
+test("deliverUptimeWebhook sleeps the retry delays its worker's attempts carry; the third failure is final", async () => {
+  const attempts: number[] = [];
+  const reports: { final: boolean; keys: string[] }[] = [];
+  const result = await withWorker(
+    {
+      sendUptimeWebhook: async (_id, attempt) => {
+        attempts.push(attempt);
+        return {
+          attempt,
+          started_at: new Date().toISOString(),
+          status_code: 500,
+          duration_ms: 1,
+          error: 'answered 500',
+          outcome: 'failure',
+          retryDelaysMs: [150, 300],
+        };
+      },
+      recordUptimeWebhookAttempt: async (_id, a) => {
+        reports.push({ final: a.final, keys: Object.keys(a) });
+      },
+    },
+    (taskQueue) =>
+      env.client.workflow.execute('deliverUptimeWebhook', {
+        taskQueue,
+        workflowId: 'uptime-webhook:1',
+        args: [{ deliveryId: 1 }],
+      }),
+  );
+  assert.equal(result, 'failed');
+  assert.deepEqual(attempts, [1, 2, 3]);
+  assert.deepEqual(
+    reports.map((r) => r.final),
+    [false, false, true],
+  );
+  assert.ok(
+    reports.every((r) => !r.keys.includes('retryDelaysMs')),
+    'the schedule is not reported to the deliveries log',
+  );
+  const { events } = await env.client.workflow.getHandle('uptime-webhook:1').fetchHistory();
+  const timers = (events ?? []).flatMap((e) => {
+    const d = e.timerStartedEventAttributes?.startToFireTimeout;
+    return d ? [Number(d.seconds ?? 0) * 1000 + (d.nanos ?? 0) / 1e6] : [];
+  });
+  assert.deepEqual(timers, [150, 300]);
+});
+
 test('watchDelegation gives up after its window and ends when the domain is deleted', async () => {
   const gaveUp = await withWorker(
     {

@@ -1,11 +1,13 @@
 // The edge's sso requirement without a control plane: tokens checked against a JWKS served here (its fetches
 // counted: cached, fetched again for an unknown key id only after the cooldown), every kind of bad token refused, a
-// token used once, and the session cookie's verdicts (listed, other account, stale for the rule, other host).
+// token used once, the clock tolerance on an expired token, and the session cookie's verdicts (listed, other account,
+// stale for the rule, other host).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { SignJWT } from 'jose';
+import { loadConfig } from '../config.js';
 import { acceptToken, configureSso, sessionValue, SSO_COOKIE, ssoVerdict } from './sso.js';
 
 const HOST = 'app.sso.test';
@@ -95,6 +97,26 @@ test('edge sso: tokens against the control plane JWKS, and session cookies', asy
     });
     assert.equal(fetches, 1);
   });
+
+  await t.test(
+    'a token past its expiry: taken within the clock tolerance (15 s unless set), refused beyond',
+    async () => {
+      const now = Date.now();
+      const expiredAgo = (s: number) => token(a, { exp: Math.floor(now / 1000) - s });
+      assert.equal((await acceptToken(await expiredAgo(10), HOST, NONCE, now)).ok, true);
+      assert.equal((await acceptToken(await expiredAgo(17), HOST, NONCE, now)).ok, false);
+      // EDGE_SSO_CLOCK_TOLERANCE_SECONDS=2 (the node passes it as clockToleranceS).
+      configureSso({ controlPlaneUrl: url, browserUrl: undefined, clockToleranceS: 2 }, 'secret', '', 300);
+      assert.equal((await acceptToken(await expiredAgo(1), HOST, NONCE, now)).ok, true);
+      assert.equal((await acceptToken(await expiredAgo(4), HOST, NONCE, now)).ok, false);
+      configureSso({ controlPlaneUrl: url, browserUrl: undefined }, 'secret', '', 300);
+      assert.equal((await acceptToken(await expiredAgo(10), HOST, NONCE, now)).ok, true, 'the default again');
+      assert.equal(loadConfig({}).ssoClockToleranceS, 15);
+      assert.equal(loadConfig({ EDGE_SSO_CLOCK_TOLERANCE_SECONDS: '0' }).ssoClockToleranceS, 0);
+      for (const bad of ['-1', '301', '1.5'])
+        assert.throws(() => loadConfig({ EDGE_SSO_CLOCK_TOLERANCE_SECONDS: bad }), /EDGE_SSO_CLOCK_TOLERANCE_SECONDS/);
+    },
+  );
 
   await t.test('an unknown key id: the key set again only after the cooldown (a rotation)', async () => {
     // A key set fetched now (a fresh cache, a cooldown of 3 s: long beside this test's work even on a loaded machine).

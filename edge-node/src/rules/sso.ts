@@ -26,8 +26,11 @@ export const SSO_COOKIE = 'edge_sso';
  */
 export const SSO_STATE_COOKIE = 'edge_sso_state';
 const STATE_TTL_S = 600;
-/** Seconds of clock skew tolerated on a token (as the provider's CLOCK_TOLERANCE_SECONDS). */
-const CLOCK_TOLERANCE_S = 15;
+/**
+ * Seconds of clock skew tolerated on a token by default (as the provider's CLOCK_TOLERANCE_SECONDS);
+ * EDGE_SSO_CLOCK_TOLERANCE_SECONDS sets another (tests shorten it).
+ */
+export const CLOCK_TOLERANCE_S = 15;
 /** A token longer than this is refused before any parsing (an RS256 JWT of our claims is about 700 characters). */
 export const MAX_TOKEN_CHARS = 4096;
 /** Least time between two JWKS fetches (an unknown key id asks for one); the key set is kept 10 minutes. */
@@ -51,9 +54,12 @@ interface SsoSetup {
   /** The control plane's address for this node (JWKS), and the one browsers are sent to. */
   controlPlaneUrl: string | undefined;
   browserUrl: string | undefined;
+  /** Seconds of clock skew tolerated on a token and a session cookie; CLOCK_TOLERANCE_S when absent. */
+  clockToleranceS?: number;
 }
 
 let setup: SsoSetup = { controlPlaneUrl: undefined, browserUrl: undefined };
+let clockToleranceS = CLOCK_TOLERANCE_S;
 let jwks: JWTVerifyGetKey | undefined;
 let key: Buffer = Buffer.alloc(32);
 
@@ -65,6 +71,7 @@ export function configureSso(
   jwksCooldownMs = JWKS_COOLDOWN_MS,
 ): void {
   setup = s;
+  clockToleranceS = s.clockToleranceS ?? CLOCK_TOLERANCE_S;
   jwks = s.controlPlaneUrl
     ? createRemoteJWKSet(new URL(`${s.controlPlaneUrl}/sso/jwks`), {
         cooldownDuration: jwksCooldownMs,
@@ -173,7 +180,7 @@ function validSession(value: string, host: string, now: number): string | undefi
   const issuedText = value.slice(0, d1);
   if (!/^\d+$/.test(issuedText)) return undefined;
   const issued = Number(issuedText);
-  if (issued * 1000 > now + CLOCK_TOLERANCE_S * 1000) return undefined;
+  if (issued * 1000 > now + clockToleranceS * 1000) return undefined;
   const e = value.slice(d1 + 1, d2);
   const expected = mac(`s|${issued}|${e}|${host}`);
   const got = value.slice(d2 + 1);
@@ -223,7 +230,7 @@ export async function acceptToken(token: string, host: string, state: string, no
       algorithms: ['RS256'],
       typ: EDGE_SSO_TOKEN_TYPE,
       audience: host,
-      clockTolerance: CLOCK_TOLERANCE_S,
+      clockTolerance: clockToleranceS,
       requiredClaims: ['exp', 'iat', 'jti', 'sub'],
       currentDate: new Date(now),
     }));
@@ -244,6 +251,6 @@ export async function acceptToken(token: string, host: string, state: string, no
   }
   if (used.has(jti)) return { ok: false, status: 403, reason: 'sign-in token already used' };
   if (used.size >= MAX_USED) return { ok: false, status: 503, reason: 'too many sign-ins; retry later' };
-  used.set(jti, (exp + CLOCK_TOLERANCE_S) * 1000);
+  used.set(jti, (exp + clockToleranceS) * 1000);
   return { ok: true, email };
 }

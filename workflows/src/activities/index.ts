@@ -15,7 +15,7 @@ export type ActivityDeps = Pick<
   'dnsResolvers' | 'dnsTimeoutMs' | 'controlPlaneUrl' | 'nodeToken' | 'acmeDnsNodes'
 > &
   Partial<Pick<WorkflowsConfig, 'acmeEdgeNodes'>> &
-  Partial<Pick<WorkflowsConfig, 'allowedPrivateNetworks' | 'scanAxfrPort'>>;
+  Partial<Pick<WorkflowsConfig, 'allowedPrivateNetworks' | 'scanAxfrPort' | 'webhookRetryDelaysMs'>>;
 
 /** host:port of a URL (the control plane's), as an endpoint of the platform. */
 function urlEndpoint(url: string): { host: string; port: number }[] {
@@ -38,6 +38,7 @@ export function createActivities(deps: ActivityDeps) {
       controlPlaneUrl: deps.controlPlaneUrl,
       nodeToken: deps.nodeToken,
       allowedPrivateNetworks: deps.allowedPrivateNetworks ?? [],
+      ...(deps.webhookRetryDelaysMs ? { retryDelaysMs: deps.webhookRetryDelaysMs } : {}),
     }),
     ...createAcmeActivities({
       baseUrl: deps.controlPlaneUrl,

@@ -47,6 +47,10 @@ test('sendUptimeWebhook: names are checked on the address connected to; the plat
 
   const ok = await allowed.sendUptimeWebhook(1, 1);
   assert.deepEqual([ok?.outcome, ok?.status_code, ok?.error], ['success', 204, null]);
+  // The schedule the workflow sleeps: the spec's 5 s and 30 s unless the worker is given others.
+  assert.deepEqual(ok?.retryDelaysMs, [5_000, 30_000]);
+  const shortened = createWebhookActivities({ ...deps, allowedPrivateNetworks: [], retryDelaysMs: [100, 200] });
+  assert.deepEqual((await shortened.sendUptimeWebhook(1, 1))?.retryDelaysMs, [100, 200]);
   assert.equal(got.length, 1);
   assert.equal(got[0].headers.host, `localhost:${rx.port}`, 'the Host header keeps the name');
   const ts = Number(got[0].headers['x-service-timestamp']);

@@ -5,6 +5,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { AddressPolicy, isAddressRefused, resolveAllowed, type IpRange } from '@platform/shared/address-policy';
+import { WEBHOOK_RETRY_DELAYS_MS } from './retry-schedule.js';
 import { webhookSignature, WEBHOOK_USER_AGENT } from './sign.js';
 
 export interface WebhookDeps {
@@ -14,6 +15,8 @@ export interface WebhookDeps {
   allowedPrivateNetworks: readonly IpRange[];
   /** The time a receiver has to answer (spec: 5 seconds). */
   timeoutMs?: number;
+  /** UPTIME_WEBHOOK_RETRY_DELAYS_MS: the waits before the two retries (spec: 5 and 30 seconds). */
+  retryDelaysMs?: readonly number[];
 }
 
 /** What one attempt did, as the deliveries log records it. */
@@ -25,6 +28,9 @@ export interface AttemptResult {
   error: string | null;
   outcome: 'success' | 'failure' | 'refused';
 }
+
+/** An attempt's result as the delivery workflow gets it: with the worker's retry delays, which it sleeps. */
+export type SentAttempt = AttemptResult & { retryDelaysMs: readonly number[] };
 
 interface DeliveryContext {
   id: number;
@@ -125,6 +131,7 @@ function post(
 export function createWebhookActivities(deps: WebhookDeps) {
   const policy = webhookPolicy(deps);
   const timeoutMs = deps.timeoutMs ?? 5_000;
+  const retryDelaysMs = [...(deps.retryDelaysMs ?? WEBHOOK_RETRY_DELAYS_MS)];
   const auth = { authorization: `Bearer ${deps.nodeToken}` };
 
   async function controlPlane(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Response> {
@@ -147,7 +154,7 @@ export function createWebhookActivities(deps: WebhookDeps) {
      * One attempt of a delivery: reads it (and the current signing secret) from the control plane, signs the body
      * with the time of sending, and POSTs it. Null when the delivery is gone or no longer pending.
      */
-    async sendUptimeWebhook(deliveryId: number, attempt: number): Promise<AttemptResult | null> {
+    async sendUptimeWebhook(deliveryId: number, attempt: number): Promise<SentAttempt | null> {
       const res = await controlPlane('GET', `/internal/uptime/deliveries/${deliveryId}`);
       if (res.status === 404) return null;
       if (!res.ok) throw new Error(`control plane answered ${res.status} for delivery ${deliveryId}`);
@@ -155,13 +162,18 @@ export function createWebhookActivities(deps: WebhookDeps) {
       if (d.state !== 'pending') return null;
 
       const started = Date.now();
-      const result = (outcome: AttemptResult['outcome'], statusCode: number | null, error: string | null) => ({
+      const result = (
+        outcome: AttemptResult['outcome'],
+        statusCode: number | null,
+        error: string | null,
+      ): SentAttempt => ({
         attempt,
         started_at: new Date(started).toISOString(),
         status_code: statusCode,
         duration_ms: Date.now() - started,
         error,
         outcome,
+        retryDelaysMs,
       });
       let url: URL;
       try {
