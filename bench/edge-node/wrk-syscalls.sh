@@ -48,7 +48,7 @@ count() {
   echo "$name without perf (req/s p50 p99 CPU user system): $(DUR=$DUR run_wrk "$port" "$host" "$path" "$@")"
   perf stat -x, -e 'syscalls:sys_enter_*' -p "$pids" -o "$TMP/perf-$name" &
   local perf_pid=$!
-  sleep 0.3
+  sleep 2 # attaching some 350 tracepoints to every thread takes a while under load: counts were short with 0.3 s
   taskset -c 0 wrk -t1 -c"$CONNS" -d"${DUR}s" -H "Host: $host" "http://127.0.0.1:$port$path" >"$TMP/wrk-$name"
   kill -INT "$perf_pid"
   wait "$perf_pid" || true
