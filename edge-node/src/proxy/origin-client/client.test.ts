@@ -209,24 +209,38 @@ for (const [kind, make] of CLIENTS)
       assert.equal((await stalled).error, 'EDGE_ORIGIN_HEADERS_TIMEOUT');
     });
 
-    await t.test('a chunked upload, chunks before and after the connection: framed exactly, the connection reused', async (st) => {
-      const origin = await rawOrigin(st, (req, i) => ({ bytes: answer(`n${i} ${req.body.toString('latin1')}`) }));
-      async function* parts() {
-        yield Buffer.from('one');
-        yield Buffer.from('three');
-        await new Promise((r) => setTimeout(r, 20));
-        yield Buffer.from('sixteen-bytes...');
-      }
-      const h = new Recorder();
-      oc.dispatch('127.0.0.1', origin.port, '', 'POST', '/', ['host', 'o.example'], Readable.from(parts()), h, 5000, 5000);
-      const r = await h.done;
-      assert.equal(r.error, null);
-      assert.equal(r.body, 'n0 onethreesixteen-bytes...');
-      assert.match(origin.seen[0].head, /\r\ntransfer-encoding: chunked/i);
-      // the framing ended where it said: the next request on the same connection is read right
-      assert.equal((await send(oc, origin.port)).body, 'n1 ');
-      assert.equal(origin.connections, 1);
-    });
+    await t.test(
+      'a chunked upload, chunks before and after the connection: framed exactly, the connection reused',
+      async (st) => {
+        const origin = await rawOrigin(st, (req, i) => ({ bytes: answer(`n${i} ${req.body.toString('latin1')}`) }));
+        async function* parts() {
+          yield Buffer.from('one');
+          yield Buffer.from('three');
+          await new Promise((r) => setTimeout(r, 20));
+          yield Buffer.from('sixteen-bytes...');
+        }
+        const h = new Recorder();
+        oc.dispatch(
+          '127.0.0.1',
+          origin.port,
+          '',
+          'POST',
+          '/',
+          ['host', 'o.example'],
+          Readable.from(parts()),
+          h,
+          5000,
+          5000,
+        );
+        const r = await h.done;
+        assert.equal(r.error, null);
+        assert.equal(r.body, 'n0 onethreesixteen-bytes...');
+        assert.match(origin.seen[0].head, /\r\ntransfer-encoding: chunked/i);
+        // the framing ended where it said: the next request on the same connection is read right
+        assert.equal((await send(oc, origin.port)).body, 'n1 ');
+        assert.equal(origin.connections, 1);
+      },
+    );
 
     await t.test('a handler that throws fails its own request only; the process and the pool live on', async (st) => {
       const origin = await rawOrigin(st, (_r, i) => ({ bytes: answer(`n${i}`) }));
