@@ -38,6 +38,20 @@ function send(
   return handler.done;
 }
 
+/** A POST of a streamed body to the origin at 127.0.0.1:port (the framing by the headers: a length, or chunked). */
+function post(
+  oc: AnyOriginClient,
+  port: number,
+  headers: string[],
+  body: Readable,
+  headersTimeoutMs = 5000,
+  bodyTimeoutMs = 5000,
+): Promise<Recorded> {
+  const h = new Recorder();
+  oc.dispatch('127.0.0.1', port, '', 'POST', '/', headers, body, h, headersTimeoutMs, bodyTimeoutMs);
+  return h.done;
+}
+
 const answer = (text: string, extra = '') => `HTTP/1.1 200 OK\r\nContent-Length: ${text.length}\r\n${extra}\r\n${text}`;
 
 for (const [kind, make] of CLIENTS)
@@ -183,23 +197,15 @@ for (const [kind, make] of CLIENTS)
           yield Buffer.from('abcd');
         }
       }
-      const upload = (stallMs: number, headersTimeoutMs: number, bodyTimeoutMs: number) => {
-        const h = new Recorder();
-        const body = Readable.from(slowly(stallMs));
-        oc.dispatch(
-          '127.0.0.1',
+      const upload = (stallMs: number, headersTimeoutMs: number, bodyTimeoutMs: number) =>
+        post(
+          oc,
           origin.port,
-          '',
-          'POST',
-          '/',
           ['content-length', '16'],
-          body,
-          h,
+          Readable.from(slowly(stallMs)),
           headersTimeoutMs,
           bodyTimeoutMs,
         );
-        return h.done;
-      };
       // 400 ms of upload with a 250 ms head timeout: answered.
       const r = await upload(100, 250, 250);
       assert.equal(r.error, null);
@@ -219,20 +225,7 @@ for (const [kind, make] of CLIENTS)
           await new Promise((r) => setTimeout(r, 20));
           yield Buffer.from('sixteen-bytes...');
         }
-        const h = new Recorder();
-        oc.dispatch(
-          '127.0.0.1',
-          origin.port,
-          '',
-          'POST',
-          '/',
-          ['host', 'o.example'],
-          Readable.from(parts()),
-          h,
-          5000,
-          5000,
-        );
-        const r = await h.done;
+        const r = await post(oc, origin.port, ['host', 'o.example'], Readable.from(parts()));
         assert.equal(r.error, null);
         assert.equal(r.body, 'n0 onethreesixteen-bytes...');
         assert.match(origin.seen[0].head, /\r\ntransfer-encoding: chunked/i);
