@@ -67,6 +67,27 @@ nginx_rules_server() {
 CONF
 }
 
+# nginx's proxy (the plain proxy, the cache hit and 20 rules) with worker_processes $1, in $TMP/proxy/nginx.conf.
+proxy_conf() {
+  cat >"$TMP/proxy/nginx.conf" <<CONF
+user root; worker_processes $1; pid $TMP/proxy/nginx.pid; error_log $TMP/proxy/error.log warn;
+events { worker_connections 8192; }
+http { access_log off; keepalive_requests 100000;
+$(nginx_proxy_common)
+$(nginx_rules_server) }
+CONF
+}
+
+# The bench's scenarios by name (wrk-profile.sh, wrk-syscalls.sh): sets host and path.
+scenario() {
+  case "$1" in
+    plain) host=plain.bench.example.org path=/page ;;
+    rules) host=rules.bench.example.org path=/plain/x ;;
+    cache) host=cache.bench.example.org path=/static/a.css ;;
+    *) echo "unknown scenario $1 (plain, rules, cache)" >&2; exit 2 ;;
+  esac
+}
+
 # Paired and alternated runs (wrk-paired.sh, wrk-front.sh): run_wrk needs CONNS and DUR; wrk -t1 on core 0.
 # User and system ticks of the given processes and their children.
 ticks() {

@@ -30,15 +30,6 @@ trap cleanup EXIT
 ORIGIN_PORT=$(free_port); NGINX_PORT=$(free_port); BEFORE_PORT=$(free_port); AFTER_PORT=$(free_port)
 mkdir -p "$TMP/proxy/cache"
 start_origin
-proxy_conf() {
-  cat >"$TMP/proxy/nginx.conf" <<CONF
-user root; worker_processes $1; pid $TMP/proxy/nginx.pid; error_log $TMP/proxy/error.log warn;
-events { worker_connections 8192; }
-http { access_log off; keepalive_requests 100000;
-$(nginx_proxy_common)
-$(nginx_rules_server) }
-CONF
-}
 (cd "$AFTER" && node --import tsx bench/edge-node/wrk-setup.ts "$TMP/data" "$ORIGIN_PORT")
 
 EDGE_PID=

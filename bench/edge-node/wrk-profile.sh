@@ -20,12 +20,7 @@ TMP="$(mktemp -d /tmp/edge-profile.XXXXXX)"
 PIDS=()
 source "$(dirname "$0")/wrk-common.sh"
 trap cleanup EXIT
-case "$SCENARIO" in
-  plain) host=plain.bench.example.org path=/page ;;
-  rules) host=rules.bench.example.org path=/plain/x ;;
-  cache) host=cache.bench.example.org path=/static/a.css ;;
-  *) echo "unknown scenario $SCENARIO (plain, rules, cache)" >&2; exit 2 ;;
-esac
+scenario "$SCENARIO"
 ORIGIN_PORT=$(free_port); EDGE_PORT=$(free_port)
 start_origin
 (cd "$TREE" && node --import tsx bench/edge-node/wrk-setup.ts "$TMP/data" "$ORIGIN_PORT")

@@ -452,6 +452,24 @@ describe(
           })();
           return;
         }
+        case '/cl-pieces': {
+          // a Content-Length answer in pieces a timer apart: the head cut inside a field and before its blank line,
+          // the body in three reads (each read of the front's is short, and the next waits for the socket to speak)
+          const pieces = ['HTTP/1.1 200 OK\r\ncontent-le', 'ngth: 10\r\n\r', '\n012', '3456', '789'];
+          void (async () => {
+            for (const p of pieces) {
+              w(p);
+              await new Promise((r) => setTimeout(r, 5));
+            }
+          })();
+          return;
+        }
+        case '/who': // which of the front's connections this is (its port)
+          w(`HTTP/1.1 200 OK\r\ncontent-length: ${String(sock.remotePort).length}\r\n\r\n${sock.remotePort}`);
+          return;
+        case '/who-later':
+          setTimeout(() => answer('/who', sock, head, served), 100);
+          return;
         case '/close-after':
           w('HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 2\r\n\r\nok');
           sock.end();
@@ -653,6 +671,31 @@ describe(
         ['hello', 'hello', 'hello', 'hello'],
       );
       assert.ok(a.accepted - before <= 1, `${a.accepted - before} new origin connections for 4 sequential requests`);
+    });
+
+    test('an answer whose head and body come in pieces, each after a short read: relayed whole, the next one too', async () => {
+      const { answers, closed } = await exchange([get('/cl-pieces'), get('/cl')], 2);
+      assert.equal(closed, false);
+      assert.equal(answers[0].status, 200);
+      assert.equal(answers[0].body.toString(), '0123456789');
+      assert.equal(answers[1].body.toString(), 'hello');
+    });
+
+    test('the idle connection taken is the one idle longest (then the other): the pool is used in turn', async () => {
+      const d = await stub('d');
+      originOf.set('d.test', front.addOrigin('127.0.0.1', d, 2));
+      const st = stats.get('d')!;
+      // two connections: one held 100 ms, the other answered at once (idle first)
+      const held = exchange([get('/who-later', 'd.test')], 1);
+      await waitFor('the held request at the origin', () => st.requests.length === 1);
+      const first = (await exchange([get('/who', 'd.test')], 1)).answers[0].body.toString();
+      const second = (await held).answers[0].body.toString();
+      assert.notEqual(first, second);
+      assert.equal(st.accepted, 2);
+      const next = [];
+      for (let i = 0; i < 4; i++) next.push((await exchange([get('/who', 'd.test')], 1)).answers[0].body.toString());
+      assert.deepEqual(next, [first, second, first, second]);
+      assert.equal(st.accepted, 2);
     });
 
     test('a HEAD answer has no body: the next answer on the connection is read right', async () => {

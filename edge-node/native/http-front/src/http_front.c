@@ -187,7 +187,7 @@ typedef struct {
 typedef struct {
   struct sockaddr_storage addr;
   socklen_t addr_len;
-  uint32_t max, open, idle_head;
+  uint32_t max, open, idle_head, idle_tail; // the idle list: newest at the head, oldest (taken first) at the tail
   uint32_t *wq; // clients waiting for a connection: (slot, gen) pairs, a ring of MAX_WAITERS
   uint32_t wq_head, wq_n;
   bool in_next;
@@ -325,9 +325,14 @@ static void conn_finish(front_t *s, conn_t *c) {
 /** Writes what is pending; closes the connection when it fails or when it is done and meant to close. */
 static void conn_flush(front_t *s, conn_t *c) {
   while (c->woff < c->wlen) {
-    ssize_t r = write(c->fd, c->wbuf + c->woff, c->wlen - c->woff);
+    size_t want = c->wlen - c->woff;
+    ssize_t r = write(c->fd, c->wbuf + c->woff, want);
     if (r > 0) {
       c->woff += (uint32_t)r;
+      if ((size_t)r < want) { // short: the socket's buffer is full, another write would only say EAGAIN
+        set_events(s, c);
+        return;
+      }
       continue;
     }
     if (r < 0 && errno == EINTR) continue;
@@ -347,27 +352,8 @@ static void conn_flush(front_t *s, conn_t *c) {
   if (c->up != NONE) up_resume(s, c); // the client took what it was sent: read on from the origin
 }
 
-/**
- * Sends bytes (straight to the socket when nothing is pending), keeping up to `limit` unsent; false when the
- * connection was closed.
- */
-static bool conn_send_max(front_t *s, conn_t *c, const uint8_t *p, size_t len, size_t limit) {
-  if (c->wlen == c->woff) {
-    c->wlen = c->woff = 0;
-    while (len > 0) {
-      ssize_t r = write(c->fd, p, len);
-      if (r > 0) {
-        p += r;
-        len -= (size_t)r;
-        continue;
-      }
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-      conn_close(s, c);
-      return false;
-    }
-    if (len == 0) return true;
-  }
+/** Keeps bytes to send once the socket takes them (EPOLLOUT), up to `limit` unsent; false when it closed instead. */
+static bool conn_queue(front_t *s, conn_t *c, const uint8_t *p, size_t len, size_t limit) {
   if (c->wlen + len > limit) {
     conn_close(s, c);
     return false;
@@ -389,6 +375,30 @@ static bool conn_send_max(front_t *s, conn_t *c, const uint8_t *p, size_t len, s
   return true;
 }
 
+/**
+ * Sends bytes (straight to the socket when nothing is pending), keeping up to `limit` unsent; false when the
+ * connection was closed. A short write is not followed by another: the socket's buffer is full, and the rest waits for
+ * EPOLLOUT.
+ */
+static bool conn_send_max(front_t *s, conn_t *c, const uint8_t *p, size_t len, size_t limit) {
+  if (c->wlen == c->woff && len > 0) {
+    c->wlen = c->woff = 0;
+    ssize_t r;
+    do r = write(c->fd, p, len);
+    while (r < 0 && errno == EINTR);
+    if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+      conn_close(s, c);
+      return false;
+    }
+    if (r > 0) {
+      p += r;
+      len -= (size_t)r;
+    }
+    if (len == 0) return true;
+  }
+  return len == 0 || conn_queue(s, c, p, len, limit);
+}
+
 static bool conn_send(front_t *s, conn_t *c, const uint8_t *p, size_t len) {
   return conn_send_max(s, c, p, len, MAX_PENDING);
 }
@@ -396,6 +406,7 @@ static bool conn_send(front_t *s, conn_t *c, const uint8_t *p, size_t len) {
 /** Sends a then b (one writev when nothing is pending: an answer's head and the body bytes read with it). */
 static bool conn_send2(front_t *s, conn_t *c, const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
   if (c->wlen == c->woff && an > 0 && bn > 0) {
+    c->wlen = c->woff = 0;
     struct iovec iov[2] = {{(void *)a, an}, {(void *)b, bn}};
     ssize_t r;
     do r = writev(c->fd, iov, 2);
@@ -405,9 +416,10 @@ static bool conn_send2(front_t *s, conn_t *c, const uint8_t *a, size_t an, const
       return false;
     }
     size_t w = r < 0 ? 0 : (size_t)r;
-    if (w >= an) return conn_send(s, c, b + (w - an), bn - (w - an));
-    a += w;
-    an -= w;
+    if (w == an + bn) return true;
+    // short (or EAGAIN): the socket's buffer is full; the rest is kept for EPOLLOUT without another write
+    if (w >= an) return conn_queue(s, c, b + (w - an), bn - (w - an), MAX_PENDING);
+    return conn_queue(s, c, a + w, an - w, MAX_PENDING) && conn_queue(s, c, b, bn, MAX_PENDING);
   }
   return (an == 0 || conn_send(s, c, a, an)) && (bn == 0 || conn_send(s, c, b, bn));
 }
@@ -786,6 +798,7 @@ static void idle_remove(front_t *s, origin_t *o, up_t *u) {
   if (u->prev != NONE) s->ups[u->prev].next = u->next;
   else o->idle_head = u->next;
   if (u->next != NONE) s->ups[u->next].prev = u->prev;
+  else o->idle_tail = u->prev;
   u->prev = u->next = NONE;
 }
 
@@ -858,9 +871,14 @@ static void up_abort(front_t *s, conn_t *c) {
 static void up_write(front_t *s, up_t *u) {
   conn_t *c = &s->conns[u->client];
   while (u->woff < c->fwd_len) {
-    ssize_t r = send(u->fd, c->fwd + u->woff, c->fwd_len - u->woff, MSG_NOSIGNAL);
+    size_t want = c->fwd_len - u->woff;
+    ssize_t r = send(u->fd, c->fwd + u->woff, want, MSG_NOSIGNAL);
     if (r > 0) {
       u->woff += (uint32_t)r;
+      if ((size_t)r < want) { // short: the socket's buffer is full; the rest on EPOLLOUT
+        up_set_events(s, u, EPOLLOUT);
+        return;
+      }
       continue;
     }
     if (r < 0 && errno == EINTR) continue;
@@ -948,8 +966,10 @@ static void up_connect(front_t *s, uint32_t oi, conn_t *c) {
 /** Gives the client's request a connection of the origin: a pooled one still open, a new one, or a place in line. */
 static void origin_acquire(front_t *s, conn_t *c, uint32_t oi) {
   origin_t *o = &s->origins[oi];
-  while (o->idle_head != NONE) {
-    up_t *u = &s->ups[o->idle_head];
+  // The oldest idle connection first: it has most likely been through a drained epoll_wait since it went idle (see
+  // below), so it goes without a peek; the newest, taken first, had most often not (a recv per request more).
+  while (o->idle_tail != NONE) {
+    up_t *u = &s->ups[o->idle_tail];
     idle_remove(s, o, u);
     u->state = UP_WRITING;
     // A close (or any byte) from an idle connection is an epoll event that closes it. Once an epoll_wait after it went
@@ -1013,6 +1033,7 @@ static void up_done(front_t *s, up_t *u, conn_t *c) {
     u->prev = NONE;
     u->next = o->idle_head;
     if (u->next != NONE) s->ups[u->next].prev = (uint32_t)(u - s->ups);
+    else o->idle_tail = (uint32_t)(u - s->ups);
     o->idle_head = (uint32_t)(u - s->ups);
     up_set_events(s, u, EPOLLIN | EPOLLRDHUP); // any byte or close from an idle connection closes it
   } else {
@@ -1287,13 +1308,19 @@ static long resp_head_end(const uint8_t *p, size_t n) {
 /** Reads the answer while the client takes what it is sent. */
 static void up_read(front_t *s, up_t *u) {
   conn_t *c = &s->conns[u->client];
+  bool drained = false;
   for (;;) {
     if (c->wlen > c->woff) {
       up_set_events(s, u, 0); // the client has unsent bytes: wait for it (up_resume)
       return;
     }
+    if (drained) { // the last read was short: the socket had no more, another read would only say EAGAIN
+      up_set_events(s, u, EPOLLIN | EPOLLRDHUP);
+      return;
+    }
     if (u->parsed) u->len = 0;
-    ssize_t r = read(u->fd, u->buf + u->len, UP_BUF - u->len);
+    size_t room = UP_BUF - u->len;
+    ssize_t r = read(u->fd, u->buf + u->len, room);
     if (r == 0) {
       up_fail(s, u, E_CLOSED);
       return;
@@ -1307,6 +1334,7 @@ static void up_read(front_t *s, up_t *u) {
       up_fail(s, u, E_RESET);
       return;
     }
+    drained = (size_t)r < room;
     if (u->parsed) {
       if (!up_body(s, u, c, NULL, 0, u->buf, (size_t)r)) return;
       continue;
@@ -1879,7 +1907,7 @@ static napi_value js_add_origin(napi_env env, napi_callback_info info) {
     return NULL;
   }
   o->max = pool;
-  o->idle_head = NONE;
+  o->idle_head = o->idle_tail = NONE;
   napi_create_uint32(env, s->norigins++, &out);
   return out;
 }

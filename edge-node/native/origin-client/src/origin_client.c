@@ -555,13 +555,17 @@ static void on_write(uv_write_t *w, int status) {
   }
 }
 
-/** Writes bytes (tries at once; the rest is copied and queued). Returns 0 or a libuv error. */
-static int conn_write(conn_t *c, const char *data, size_t len) {
+/**
+ * Writes the pieces in order (tries at once, in one writev; the rest is copied and queued in one write request).
+ * Returns 0 or a libuv error.
+ */
+static int conn_writev(conn_t *c, const uv_buf_t *bufs, unsigned nbufs) {
   if (c->wfailed) return 0;
-  uv_buf_t b = uv_buf_init((char *)data, (unsigned)len);
+  size_t len = 0;
+  for (unsigned i = 0; i < nbufs; i++) len += bufs[i].len;
   size_t done = 0;
   if (c->queued_bytes == 0) {
-    int n = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+    int n = uv_try_write((uv_stream_t *)&c->tcp, bufs, nbufs);
     if (n >= 0) done = (size_t)n;
     else if (peer_gone(n)) {
       write_failed(c);
@@ -576,7 +580,16 @@ static int conn_write(conn_t *c, const char *data, size_t len) {
   wr->conn = c;
   wr->req = c->req;
   wr->len = rest;
-  memcpy(wr->data, data + done, rest);
+  size_t at = 0, skip = done; // the pieces past the `done` bytes the socket took
+  for (unsigned i = 0; i < nbufs; i++) {
+    if (skip >= bufs[i].len) {
+      skip -= bufs[i].len;
+      continue;
+    }
+    memcpy(wr->data + at, bufs[i].base + skip, bufs[i].len - skip);
+    at += bufs[i].len - skip;
+    skip = 0;
+  }
   uv_buf_t rb = uv_buf_init(wr->data, (unsigned)rest);
   int e = uv_write(&wr->w, (uv_stream_t *)&c->tcp, &rb, 1, on_write);
   if (e < 0) {
@@ -591,20 +604,31 @@ static int conn_write(conn_t *c, const char *data, size_t len) {
   return 0;
 }
 
-/** Writes one chunk of the request body in its framing. Returns 0 or a libuv error. */
-static int body_write(conn_t *c, oreq_t *r, const char *data, size_t len, int last) {
-  int e = 0;
+static int conn_write(conn_t *c, const char *data, size_t len) {
+  uv_buf_t b = uv_buf_init((char *)data, (unsigned)len);
+  return conn_writev(c, &b, 1);
+}
+
+/**
+ * Writes one chunk of the request body in its framing, after pre[0, pre_len) (the request's head, when the chunk came
+ * before the connection), in one writev: not one write per piece of the chunked framing. Returns 0 or a libuv error.
+ */
+static int body_write(conn_t *c, oreq_t *r, const char *pre, size_t pre_len, const char *data, size_t len, int last) {
+  uv_buf_t b[5];
+  unsigned n = 0;
+  char line[24];
+  if (pre_len > 0) b[n++] = uv_buf_init((char *)pre, (unsigned)pre_len);
   if (r->declared < 0) {
     if (len > 0) {
-      char line[24];
-      int n = snprintf(line, sizeof line, "%zx\r\n", len);
-      if ((e = conn_write(c, line, (size_t)n)) < 0) return e;
-      if ((e = conn_write(c, data, len)) < 0) return e;
-      if ((e = conn_write(c, "\r\n", 2)) < 0) return e;
+      int k = snprintf(line, sizeof line, "%zx\r\n", len);
+      b[n++] = uv_buf_init(line, (unsigned)k);
+      b[n++] = uv_buf_init((char *)data, (unsigned)len);
+      b[n++] = uv_buf_init("\r\n", 2);
     }
-    if (last) e = conn_write(c, "0\r\n\r\n", 5);
+    if (last) b[n++] = uv_buf_init("0\r\n\r\n", 5);
   } else if (len > 0)
-    e = conn_write(c, data, len);
+    b[n++] = uv_buf_init((char *)data, (unsigned)len);
+  int e = n > 0 ? conn_writev(c, b, n) : 0;
   r->bsent += (int64_t)len;
   if (last) r->bdone = 1;
   return e;
@@ -625,18 +649,21 @@ static void conn_start(conn_t *c, oreq_t *r) {
   c->activity = uv_now(g_loop);
   c->queued_bytes = 0;
   c->wfailed = 0;
-  int e = conn_write(c, r->head, r->head_len);
-  if (e == 0 && (r->flags & F_BODY)) {
+  int e = 0;
+  size_t pre_len = r->head_len; // the head goes out with the body's first chunk, if one came already
+  if (r->flags & F_BODY) {
     /* What JavaScript gave before the connection: written now, in order. */
     bchunk_t *b = r->bhead;
     r->bhead = r->btail = NULL;
     while (b) {
       bchunk_t *n = b->next;
-      if (e == 0) e = body_write(c, r, b->data, b->len, b->last);
+      if (e == 0) e = body_write(c, r, r->head, pre_len, b->data, b->len, b->last);
+      pre_len = 0;
       free(b);
       b = n;
     }
   }
+  if (pre_len > 0) e = conn_write(c, r->head, pre_len);
   conn_read(c);
   if (e < 0) {
     conn_fail_later(c, e);
@@ -1581,7 +1608,7 @@ static napi_value js_write(napi_env env, napi_callback_info info) {
   int wait = 0;
   if (c && (c->state == C_HEAD || c->state == C_BODY)) {
     c->activity = uv_now(g_loop);
-    int e = body_write(c, r, data, len, last);
+    int e = body_write(c, r, NULL, 0, data, len, last);
     if (e < 0) conn_fail_later(c, e);
     else if (last && c->state == C_HEAD) {
       c->deadline = uv_now(g_loop) + r->headers_ms;

@@ -38,6 +38,20 @@ function send(
   return handler.done;
 }
 
+/** A POST of a streamed body to the origin at 127.0.0.1:port (the framing by the headers: a length, or chunked). */
+function post(
+  oc: AnyOriginClient,
+  port: number,
+  headers: string[],
+  body: Readable,
+  headersTimeoutMs = 5000,
+  bodyTimeoutMs = 5000,
+): Promise<Recorded> {
+  const h = new Recorder();
+  oc.dispatch('127.0.0.1', port, '', 'POST', '/', headers, body, h, headersTimeoutMs, bodyTimeoutMs);
+  return h.done;
+}
+
 const answer = (text: string, extra = '') => `HTTP/1.1 200 OK\r\nContent-Length: ${text.length}\r\n${extra}\r\n${text}`;
 
 for (const [kind, make] of CLIENTS)
@@ -183,23 +197,15 @@ for (const [kind, make] of CLIENTS)
           yield Buffer.from('abcd');
         }
       }
-      const upload = (stallMs: number, headersTimeoutMs: number, bodyTimeoutMs: number) => {
-        const h = new Recorder();
-        const body = Readable.from(slowly(stallMs));
-        oc.dispatch(
-          '127.0.0.1',
+      const upload = (stallMs: number, headersTimeoutMs: number, bodyTimeoutMs: number) =>
+        post(
+          oc,
           origin.port,
-          '',
-          'POST',
-          '/',
           ['content-length', '16'],
-          body,
-          h,
+          Readable.from(slowly(stallMs)),
           headersTimeoutMs,
           bodyTimeoutMs,
         );
-        return h.done;
-      };
       // 400 ms of upload with a 250 ms head timeout: answered.
       const r = await upload(100, 250, 250);
       assert.equal(r.error, null);
@@ -208,6 +214,26 @@ for (const [kind, make] of CLIENTS)
       const stalled = upload(2000, 5000, 300);
       assert.equal((await stalled).error, 'EDGE_ORIGIN_HEADERS_TIMEOUT');
     });
+
+    await t.test(
+      'a chunked upload, chunks before and after the connection: framed exactly, the connection reused',
+      async (st) => {
+        const origin = await rawOrigin(st, (req, i) => ({ bytes: answer(`n${i} ${req.body.toString('latin1')}`) }));
+        async function* parts() {
+          yield Buffer.from('one');
+          yield Buffer.from('three');
+          await new Promise((r) => setTimeout(r, 20));
+          yield Buffer.from('sixteen-bytes...');
+        }
+        const r = await post(oc, origin.port, ['host', 'o.example'], Readable.from(parts()));
+        assert.equal(r.error, null);
+        assert.equal(r.body, 'n0 onethreesixteen-bytes...');
+        assert.match(origin.seen[0].head, /\r\ntransfer-encoding: chunked/i);
+        // the framing ended where it said: the next request on the same connection is read right
+        assert.equal((await send(oc, origin.port)).body, 'n1 ');
+        assert.equal(origin.connections, 1);
+      },
+    );
 
     await t.test('a handler that throws fails its own request only; the process and the pool live on', async (st) => {
       const origin = await rawOrigin(st, (_r, i) => ({ bytes: answer(`n${i}`) }));
