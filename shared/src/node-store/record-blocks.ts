@@ -74,9 +74,12 @@ export function groupByBlock(parts: readonly RecordPart[]): Map<number, RecordPa
     if (list) list.push(p);
     else blocks.set(b, [p]);
   }
-  if (!sorted) for (const [b, list] of blocks) blocks.set(b, ordered(list));
+  if (!sorted) for (const [b, list] of blocks) blocks.set(b, changedBlock(undefined, NO_IDS, list));
   return blocks;
 }
+
+/** No ids (changedBlock's `removed` when nothing is removed). */
+export const NO_IDS: ReadonlySet<number> = new Set();
 
 /** A block's records after removing `removed` ids and then writing `written` (so an id in both ends up written). */
 export function changedBlock(
@@ -87,13 +90,6 @@ export function changedBlock(
   const byId = new Map<number, RecordPart>();
   if (value) for (const p of blockRecords(value)) if (!removed.has(p.id)) byId.set(p.id, p);
   for (const p of written) byId.set(p.id, p);
-  return [...byId.values()].sort((a, b) => a.id - b.id);
-}
-
-/** `parts` in increasing id order, the last of each id kept. */
-function ordered(parts: readonly RecordPart[]): RecordPart[] {
-  const byId = new Map<number, RecordPart>();
-  for (const p of parts) byId.set(p.id, p);
   return [...byId.values()].sort((a, b) => a.id - b.id);
 }
 

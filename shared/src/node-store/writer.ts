@@ -13,7 +13,7 @@ import {
   type DomainSnapshot,
 } from '../config/index.js';
 import { VERSION_KEY } from './layout.js';
-import { blockOf, changedBlock, encodeBlock, groupByBlock, type RecordPart } from './record-blocks.js';
+import { NO_IDS, blockOf, changedBlock, encodeBlock, groupByBlock, type RecordPart } from './record-blocks.js';
 
 export interface StoreDatabases {
   meta: Database<number, string>;
@@ -49,8 +49,6 @@ export interface WrittenEntry {
 export const idRange = (domain: string) => ({ start: [domain, -Infinity], end: [domain, Infinity] });
 
 type Part = RecordPart;
-
-const NONE: ReadonlySet<number> = new Set();
 
 /** An entry decoded enough to be written. */
 interface Pending {
@@ -117,7 +115,7 @@ export function storeWriter(root: RootDatabase, dbs: StoreDatabases, log: Logger
       const before = records.get(key);
       const gone = removed.get(b);
       // A block not held yet, nothing removed from it (most of an import): its records as given.
-      const after = !before && !gone ? written.get(b)! : changedBlock(before, gone ?? NONE, written.get(b) ?? []);
+      const after = !before && !gone ? written.get(b)! : changedBlock(before, gone ?? NO_IDS, written.get(b) ?? []);
       if (after.length > 0) records.putSync(key, encodeBlock(after));
       else if (before) records.removeSync(key);
     }
