@@ -7,8 +7,6 @@ import { proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { WEBHOOK_RETRY_DELAYS_MS } from './retry-schedule.js';
 
-export { WEBHOOK_RETRY_DELAYS_MS };
-
 /**
  * One attempt. Retried by Temporal only while the delivery cannot be read from the control plane (nothing was sent
  * yet); once the request went out the activity returns its outcome instead of throwing.
